@@ -1,0 +1,12 @@
+// Package handshake is the contract between a plugin host and a plugin
+// process before any gRPC call is made, as hashicorp/go-plugin defines it:
+//
+//   - the environment the host gives the plugin (the magic cookie, the app
+//     protocol versions it speaks, the port range, the host's AutoMTLS
+//     certificate), see Env;
+//   - the one line the plugin prints on stdout to say where it listens and
+//     what it negotiated, see Line;
+//   - the choice of app protocol version, see Negotiate.
+//
+// The package does no I/O. Everything in it is pure and is fuzzed.
+package handshake
