@@ -1,0 +1,283 @@
+// Package broker lets a plugin and its host open extra gRPC connections to
+// each other, for callbacks: the host serves a service the plugin calls, or
+// the plugin serves one more service for the host.
+//
+// It speaks go-plugin's plugin.GRPCBroker protocol without multiplexing:
+// the side that serves (Serve, Accept) opens a new socket and announces
+// {service_id, network, address} on the broker stream; the side that calls
+// (Dial) waits for the announcement with that ID and dials it with the same
+// AutoMTLS settings as the main connection. IDs are agreed out of band,
+// usually sent in an ordinary RPC: one side calls NextID and Serve, tells
+// the other the ID, and the other calls Dial.
+package broker
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"net"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials"
+	"google.golang.org/grpc/credentials/insecure"
+
+	"github.com/plugkit/plugkit/internal/goplugin/pluginpb"
+	"github.com/plugkit/plugkit/internal/listen"
+)
+
+// DefaultDialTimeout is how long Dial waits for the peer's announcement
+// when its context has no deadline (go-plugin waits 5 s).
+const DefaultDialTimeout = 5 * time.Second
+
+// ErrClosed is returned by a broker after Close.
+var ErrClosed = errors.New("broker: closed (the plugin connection is gone)")
+
+// Stream is the broker stream as both gRPC stub types see it.
+type Stream interface {
+	Send(*pluginpb.ConnInfo) error
+	Recv() (*pluginpb.ConnInfo, error)
+}
+
+// Options configure a Broker. The zero value serves and dials in plain
+// text over unix sockets in the temporary directory.
+type Options struct {
+	// TLS secures brokered connections; nil means none.
+	TLS *tls.Config
+	// Unix says where brokered sockets go.
+	Unix listen.UnixConfig
+	// ServerOptions and DialOptions are added to every brokered server
+	// and connection (message size limits, interceptors).
+	ServerOptions []grpc.ServerOption
+	DialOptions   []grpc.DialOption
+}
+
+// Broker is one side's end of the broker stream.
+type Broker struct {
+	opts   Options
+	nextID atomic.Uint32
+
+	attached chan struct{} // closed once a stream is attached
+	done     chan struct{} // closed by Close
+	once     sync.Once
+
+	sendMu sync.Mutex
+	stream Stream
+
+	mu      sync.Mutex
+	pending map[uint32]chan *pluginpb.ConnInfo
+	servers []*grpc.Server
+	lns     []net.Listener
+}
+
+// New returns a broker with no stream yet; Run attaches one.
+func New(opts Options) *Broker {
+	return &Broker{
+		opts:     opts,
+		attached: make(chan struct{}),
+		done:     make(chan struct{}),
+		pending:  make(map[uint32]chan *pluginpb.ConnInfo),
+	}
+}
+
+// Run reads the peer's announcements from s until the stream ends or the
+// broker is closed. Only the first stream attaches.
+func (b *Broker) Run(s Stream) error {
+	b.sendMu.Lock()
+	if b.stream != nil {
+		b.sendMu.Unlock()
+		return errors.New("broker: a stream is already attached")
+	}
+	b.stream = s
+	close(b.attached)
+	b.sendMu.Unlock()
+	for {
+		info, err := s.Recv()
+		if err != nil {
+			return err
+		}
+		if info.GetKnock() != nil && info.GetAddress() == "" {
+			// A multiplexing knock; plugkit never asks for multiplexing.
+			continue
+		}
+		b.deliver(info)
+	}
+}
+
+func (b *Broker) inbox(id uint32) chan *pluginpb.ConnInfo {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	ch, ok := b.pending[id]
+	if !ok {
+		ch = make(chan *pluginpb.ConnInfo, 1)
+		b.pending[id] = ch
+	}
+	return ch
+}
+
+func (b *Broker) deliver(info *pluginpb.ConnInfo) {
+	ch := b.inbox(info.GetServiceId())
+	select {
+	case ch <- info:
+	default:
+		// An announcement for this ID is already waiting; the newer one
+		// replaces it.
+		select {
+		case <-ch:
+		default:
+		}
+		ch <- info
+	}
+}
+
+// NextID returns a fresh service ID, starting at 1.
+func (b *Broker) NextID() uint32 { return b.nextID.Add(1) }
+
+// Accept opens a listener for service id and announces it to the peer.
+// The caller serves on it and closes it.
+func (b *Broker) Accept(ctx context.Context, id uint32) (net.Listener, error) {
+	ln, err := listen.Unix(b.opts.Unix)
+	if err != nil {
+		return nil, fmt.Errorf("broker: listening for service %d: %w", id, err)
+	}
+	if err := b.send(ctx, &pluginpb.ConnInfo{ServiceId: id, Network: "unix", Address: ln.Addr().String()}); err != nil {
+		ln.Close()
+		return nil, err
+	}
+	return ln, nil
+}
+
+func (b *Broker) send(ctx context.Context, info *pluginpb.ConnInfo) error {
+	if _, ok := ctx.Deadline(); !ok {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, DefaultDialTimeout)
+		defer cancel()
+	}
+	select {
+	case <-b.attached:
+	case <-b.done:
+		return ErrClosed
+	case <-ctx.Done():
+		return fmt.Errorf("broker: announcing service %d: the peer never opened the broker stream: %w", info.GetServiceId(), ctx.Err())
+	}
+	b.sendMu.Lock()
+	defer b.sendMu.Unlock()
+	if err := b.stream.Send(info); err != nil {
+		return fmt.Errorf("broker: announcing service %d: %w", info.GetServiceId(), err)
+	}
+	return nil
+}
+
+// Serve serves the services that register adds on a new brokered
+// connection for id, in the background, until the broker is closed. It
+// returns once the peer has been told where to dial.
+func (b *Broker) Serve(ctx context.Context, id uint32, register func(*grpc.Server)) error {
+	ln, err := b.Accept(ctx, id)
+	if err != nil {
+		return err
+	}
+	opts := append([]grpc.ServerOption{}, b.opts.ServerOptions...)
+	if b.opts.TLS != nil {
+		opts = append(opts, grpc.Creds(credentials.NewTLS(b.opts.TLS)))
+	}
+	srv := grpc.NewServer(opts...)
+	register(srv)
+	b.mu.Lock()
+	select {
+	case <-b.done:
+		b.mu.Unlock()
+		ln.Close()
+		return ErrClosed
+	default:
+	}
+	b.servers = append(b.servers, srv)
+	b.lns = append(b.lns, ln)
+	b.mu.Unlock()
+	go srv.Serve(ln)
+	return nil
+}
+
+// Dial waits for the peer to announce service id and connects to it. It
+// waits until ctx ends, or DefaultDialTimeout when ctx has no deadline.
+func (b *Broker) Dial(ctx context.Context, id uint32) (*grpc.ClientConn, error) {
+	if _, ok := ctx.Deadline(); !ok {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, DefaultDialTimeout)
+		defer cancel()
+	}
+	var info *pluginpb.ConnInfo
+	select {
+	case info = <-b.inbox(id):
+	case <-b.done:
+		return nil, ErrClosed
+	case <-ctx.Done():
+		return nil, fmt.Errorf("broker: the peer did not announce service %d in time: %w", id, ctx.Err())
+	}
+	b.mu.Lock()
+	delete(b.pending, id)
+	b.mu.Unlock()
+	network, address := info.GetNetwork(), info.GetAddress()
+	if network != "unix" && network != "tcp" {
+		return nil, fmt.Errorf("broker: service %d announced on network %q; want unix or tcp", id, network)
+	}
+	creds := insecure.NewCredentials()
+	if b.opts.TLS != nil {
+		creds = credentials.NewTLS(b.opts.TLS)
+	}
+	opts := append([]grpc.DialOption{
+		grpc.WithTransportCredentials(creds),
+		grpc.WithContextDialer(func(ctx context.Context, _ string) (net.Conn, error) {
+			return (&net.Dialer{}).DialContext(ctx, network, address)
+		}),
+	}, b.opts.DialOptions...)
+	conn, err := grpc.NewClient("passthrough:///"+address, opts...)
+	if err != nil {
+		return nil, fmt.Errorf("broker: dialing service %d at %s: %w", id, address, err)
+	}
+	return conn, nil
+}
+
+// Close stops every brokered server and wakes every waiting Dial.
+func (b *Broker) Close() error {
+	b.once.Do(func() {
+		close(b.done)
+		b.mu.Lock()
+		servers, lns := b.servers, b.lns
+		b.servers, b.lns = nil, nil
+		b.mu.Unlock()
+		for _, s := range servers {
+			s.Stop()
+		}
+		for _, ln := range lns {
+			ln.Close()
+		}
+	})
+	return nil
+}
+
+// ServerHandler adapts a Broker to the plugin.GRPCBroker service, for the
+// side that serves the broker stream (the plugin).
+type ServerHandler struct {
+	pluginpb.UnimplementedGRPCBrokerServer
+	Broker *Broker
+}
+
+// StartStream attaches the host's stream to the broker. It returns when
+// the stream ends or the broker is closed, so that a plugin's graceful stop
+// does not wait for the host to hang up.
+func (h ServerHandler) StartStream(s grpc.BidiStreamingServer[pluginpb.ConnInfo, pluginpb.ConnInfo]) error {
+	errc := make(chan error, 1)
+	go func() { errc <- h.Broker.Run(s) }()
+	select {
+	case err := <-errc:
+		if s.Context().Err() != nil {
+			return nil
+		}
+		return err
+	case <-h.Broker.done:
+		return nil
+	}
+}

@@ -1,0 +1,56 @@
+package host
+
+import (
+	"context"
+	"time"
+
+	"github.com/plugkit/plugkit/internal/goplugin/pluginpb"
+)
+
+// Close stops the plugin and releases everything: the Shutdown RPC, a
+// wait, SIGTERM, a wait, SIGKILL; the process is always reaped. A
+// reattached plugin is asked to shut down and then only disconnected:
+// this host did not start it. Close is safe to call more than once.
+func (c *Client) Close() error {
+	c.closeOnce.Do(func() { c.closeErr = c.close() })
+	return c.closeErr
+}
+
+func (c *Client) close() error {
+	wait := orDefault(c.cfg.StopTimeout, DefaultStopTimeout)
+	shutdown := func() {
+		ctx, cancel := context.WithTimeout(context.Background(), wait)
+		defer cancel()
+		if _, err := pluginpb.NewGRPCControllerClient(c.conn).Shutdown(ctx, &pluginpb.Empty{}); err != nil {
+			c.logger.Debug("plugin Shutdown RPC failed", "error", err)
+		}
+	}
+	if c.proc == nil {
+		shutdown()
+		c.release()
+		return nil
+	}
+	select {
+	case <-c.proc.exited:
+		// Already gone (crashed, or killed from outside).
+		c.release()
+		c.proc.closePipes()
+		return nil
+	default:
+	}
+	start := time.Now()
+	killed := c.proc.stop(shutdown, wait)
+	c.release()
+	if killed {
+		c.logger.Warn("plugin did not stop when asked; killed it", "after", time.Since(start).Round(time.Millisecond))
+	}
+	return nil
+}
+
+// release closes the connection and waits for the background goroutines.
+func (c *Client) release() {
+	c.broker.Close()
+	c.cancelBG()
+	c.conn.Close()
+	c.bg.Wait()
+}

@@ -1,0 +1,121 @@
+package host
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"path/filepath"
+	"time"
+
+	"google.golang.org/grpc"
+
+	"github.com/plugkit/plugkit/handshake"
+)
+
+// Defaults for Config's zero values.
+const (
+	// DefaultStartTimeout bounds the wait for the handshake line.
+	DefaultStartTimeout = 30 * time.Second
+	// DefaultMaxMessageSize is the largest gRPC message sent or received:
+	// 64 MiB, against gRPC's own 4 MiB. The plugin side uses the same.
+	DefaultMaxMessageSize = 64 << 20
+	// DefaultStopTimeout is how long Close waits after each step (the
+	// Shutdown RPC, then SIGTERM) before the next, firmer one.
+	DefaultStopTimeout = 2 * time.Second
+	// DefaultHealthTimeout bounds the health check made after connecting.
+	DefaultHealthTimeout = 5 * time.Second
+)
+
+// Config says which plugin to launch and how to talk to it. Path, Cookie
+// and Versions are required; every other field has a useful zero value.
+type Config struct {
+	// Path is the plugin executable.
+	Path string
+	// Args are its arguments (not including the program name).
+	Args []string
+	// Env is added to the host's own environment for the plugin, before
+	// the handshake variables.
+	Env []string
+	// Dir is the plugin's working directory; empty means the host's.
+	Dir string
+
+	// Cookie is the magic cookie the plugin expects.
+	Cookie handshake.Cookie
+	// Versions are the app protocol versions the host speaks; the plugin
+	// picks the highest it shares.
+	Versions []int
+
+	// NoAutoMTLS turns AutoMTLS off. It is on by default: the host and the
+	// plugin each make a throwaway certificate and accept only each other.
+	NoAutoMTLS bool
+	// Network is "tcp" to ask the plugin to listen on loopback TCP instead
+	// of a unix socket (plugkit plugins honour it; others ignore it).
+	Network string
+	// UnixSocketDir is where the plugin and the host's brokered servers
+	// make their sockets; empty means the temporary directory.
+	UnixSocketDir string
+	// MinPort and MaxPort bound a TCP listener; zero means 10000-25000.
+	MinPort, MaxPort int
+
+	// Name labels the plugin in logs and errors; empty means the base
+	// name of Path.
+	Name string
+	// Logger receives the plugin's log records and plugkit's own
+	// diagnostics; nil means slog.Default().
+	Logger *slog.Logger
+	// Stdout and Stderr receive what the plugin writes to os.Stdout and
+	// os.Stderr after the handshake (sent over GRPCStdio). Nil means each
+	// line is logged.
+	Stdout, Stderr io.Writer
+
+	// StartTimeout bounds the wait for the handshake; 0 means
+	// DefaultStartTimeout. The context given to Start bounds it too.
+	StartTimeout time.Duration
+	// StopTimeout is Close's wait after each step; 0 means
+	// DefaultStopTimeout.
+	StopTimeout time.Duration
+	// MaxMessageSize bounds gRPC messages both ways; 0 means
+	// DefaultMaxMessageSize.
+	MaxMessageSize int
+	// DialOptions are added to the gRPC connection's options.
+	DialOptions []grpc.DialOption
+}
+
+func (c *Config) check() error {
+	if c.Path == "" {
+		return errors.New("host: Config.Path is empty: name the plugin executable")
+	}
+	if err := c.Cookie.Validate(); err != nil {
+		return fmt.Errorf("host: %w", err)
+	}
+	if len(c.Versions) == 0 {
+		return errors.New("host: Config.Versions is empty: list the app protocol versions this host speaks")
+	}
+	if c.Network != "" && c.Network != "unix" && c.Network != "tcp" {
+		return fmt.Errorf("host: Config.Network %q: want unix or tcp", c.Network)
+	}
+	return nil
+}
+
+func (c *Config) name() string {
+	if c.Name != "" {
+		return c.Name
+	}
+	return filepath.Base(c.Path)
+}
+
+func (c *Config) logger() *slog.Logger {
+	if c.Logger != nil {
+		return c.Logger
+	}
+	return slog.Default()
+}
+
+func orDefault[T comparable](v, def T) T {
+	var zero T
+	if v == zero {
+		return def
+	}
+	return v
+}

@@ -1,0 +1,42 @@
+package host
+
+import (
+	"fmt"
+	"strings"
+)
+
+// ExitError reports a plugin that exited before it finished starting.
+type ExitError struct {
+	Name string
+	// State is the process's exit status ("exit status 1", "signal: killed").
+	State string
+	// Stderr holds the last lines it wrote to standard error.
+	Stderr []string
+}
+
+func (e *ExitError) Error() string {
+	msg := fmt.Sprintf("plugin %s exited before its handshake (%s)", e.Name, e.State)
+	if len(e.Stderr) == 0 {
+		return msg + " and wrote nothing to stderr"
+	}
+	return msg + "; its last stderr lines:\n  " + strings.Join(e.Stderr, "\n  ")
+}
+
+// StartError reports a plugin that could not be started or connected to
+// for any other reason than exiting; Err says why.
+type StartError struct {
+	Name   string
+	Err    error
+	Stderr []string
+}
+
+func (e *StartError) Error() string {
+	msg := fmt.Sprintf("plugin %s: %v", e.Name, e.Err)
+	if len(e.Stderr) > 0 {
+		msg += "; its last stderr lines:\n  " + strings.Join(e.Stderr, "\n  ")
+	}
+	return msg
+}
+
+// Unwrap returns the cause.
+func (e *StartError) Unwrap() error { return e.Err }

@@ -1,0 +1,327 @@
+package host_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+
+	objectstorev1 "github.com/plugkit/plugkit/examples/objectstore/gen/objectstore/v1"
+	"github.com/plugkit/plugkit/handshake"
+	"github.com/plugkit/plugkit/host"
+)
+
+func TestMain(m *testing.M) {
+	if mode := os.Getenv(modeEnv); mode != "" {
+		runTestPlugin(mode)
+		return
+	}
+	goleak.VerifyTestMain(m)
+}
+
+// syncBuffer is a goroutine-safe log destination.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// config returns a Config that starts this test binary as plugin mode.
+func config(t *testing.T, mode string) host.Config {
+	t.Helper()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return host.Config{
+		Path: exe,
+		// GORACE: a race-enabled binary otherwise sleeps 1 s at exit.
+		Env:          []string{modeEnv + "=" + mode, "GORACE=atexit_sleep_ms=0"},
+		Cookie:       testCookie,
+		Versions:     []int{1},
+		Name:         "test-" + mode,
+		StartTimeout: 10 * time.Second,
+		Logger:       slog.New(slog.NewTextHandler(&bytes.Buffer{}, nil)),
+	}
+}
+
+func start(t *testing.T, cfg host.Config) *host.Client {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	c, err := host.Start(ctx, cfg)
+	if err != nil {
+		t.Fatalf("Start: %v", err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+func exists(t *testing.T, c *host.Client, key string) bool {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	resp, err := objectstorev1.NewObjectStoreClient(c.Conn()).Exists(ctx, &objectstorev1.ExistsRequest{Key: key})
+	if err != nil {
+		t.Fatalf("Exists(%q): %v", key, err)
+	}
+	return resp.GetExists()
+}
+
+func TestStartCallClose(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		noMTLS  bool
+		network string
+	}{{"automtls-unix", false, ""}, {"plaintext-unix", true, ""}, {"automtls-tcp", false, "tcp"}} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := config(t, "kv")
+			cfg.NoAutoMTLS = tc.noMTLS
+			cfg.Network = tc.network
+			c := start(t, cfg)
+			if c.TLS() == tc.noMTLS {
+				t.Errorf("TLS() = %v with NoAutoMTLS %v", c.TLS(), tc.noMTLS)
+			}
+			wantNet := "unix"
+			if tc.network == "tcp" {
+				wantNet = "tcp"
+			}
+			if c.Network() != wantNet || c.Version() != 1 {
+				t.Errorf("network %s version %d, want %s 1", c.Network(), c.Version(), wantNet)
+			}
+			if !exists(t, c, "yes-1") || exists(t, c, "no") {
+				t.Error("Exists answered wrongly")
+			}
+			if wantNet == "unix" {
+				fi, err := os.Stat(c.Address())
+				if err != nil || fi.Mode().Perm() != 0o600 {
+					t.Errorf("socket %s: %v, mode %v; want 0600", c.Address(), err, fi.Mode().Perm())
+				}
+			}
+			start := time.Now()
+			if err := c.Close(); err != nil {
+				t.Fatal(err)
+			}
+			if d := time.Since(start); d > time.Second {
+				t.Errorf("Close took %v; the Shutdown RPC should make it quick", d)
+			}
+			select {
+			case <-c.Exited():
+			default:
+				t.Error("process not reaped after Close")
+			}
+			if wantNet == "unix" {
+				if _, err := os.Stat(filepath.Dir(c.Address())); !os.IsNotExist(err) {
+					t.Errorf("socket directory left behind: %v", err)
+				}
+			}
+		})
+	}
+}
+
+func TestStdioAndLogsReachTheLogger(t *testing.T) {
+	var logs syncBuffer
+	cfg := config(t, "kv")
+	cfg.Logger = slog.New(slog.NewJSONHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	c := start(t, cfg)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	resp, err := objectstorev1.NewObjectStoreClient(c.Conn()).List(ctx, &objectstorev1.ListRequest{})
+	if err != nil || len(resp.GetKeys()) != 1 {
+		t.Fatalf("List: %v %v", resp, err)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for !strings.Contains(logs.String(), "list called") && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	out := logs.String()
+	if !strings.Contains(out, `"msg":"list called"`) || !strings.Contains(out, `"plugin":"test-kv"`) || !strings.Contains(out, `"stream":"stdout"`) {
+		t.Errorf("the plugin's stdout line did not arrive as a record naming the plugin:\n%s", out)
+	}
+}
+
+func TestHostileStderrIsLoggedNotFatal(t *testing.T) {
+	var logs syncBuffer
+	cfg := config(t, "hostile")
+	cfg.Logger = slog.New(slog.NewJSONHandler(&logs, nil))
+	c := start(t, cfg)
+	if !exists(t, c, "yes") {
+		t.Fatal("plugin not usable after hostile stderr")
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for !strings.Contains(logs.String(), "a text warning") && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	out := logs.String()
+	for _, want := range []string{`"msg":"{\"an\":\"object\"}"`, `"level":"ERROR"`, `"msg":"after the junk"`, `"truncated":true`, `"msg":"a text warning"`, "junk"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("logs lack %s", want)
+		}
+	}
+	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+		if !strings.Contains(line, `"plugin":"test-hostile"`) {
+			t.Errorf("record without the plugin's name: %.200s", line)
+		}
+	}
+}
+
+func TestNegotiatesHighestMutualVersion(t *testing.T) {
+	for _, tc := range []struct {
+		host []int
+		want int
+	}{{[]int{1, 2, 3}, 3}, {[]int{2}, 2}, {[]int{4, 9}, 4}} {
+		cfg := config(t, "versions")
+		cfg.Versions = tc.host
+		c := start(t, cfg)
+		if c.Version() != tc.want {
+			t.Errorf("host %v: negotiated %d, want %d", tc.host, c.Version(), tc.want)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		resp, err := objectstorev1.NewObjectStoreClient(c.Conn()).List(ctx, &objectstorev1.ListRequest{})
+		cancel()
+		if err != nil || resp.GetKeys()[0] != "version-"+string(rune('0'+tc.want)) {
+			t.Errorf("host %v: served by %v (%v)", tc.host, resp.GetKeys(), err)
+		}
+		c.Close()
+	}
+}
+
+func TestStartFailures(t *testing.T) {
+	tests := []struct {
+		name   string
+		mode   string
+		modify func(*host.Config)
+		want   []string
+		is     error
+	}{
+		{name: "exits before the handshake", mode: "exit", want: []string{"exited before its handshake", "exit status 3", "boom: the config file /etc/x is missing"}},
+		{name: "no handshake in time", mode: "silent", modify: func(c *host.Config) { c.StartTimeout = 300 * time.Millisecond }, want: []string{"no complete handshake line within 300ms"}},
+		{name: "garbage line", mode: "garbage", want: []string{"bad handshake line", "Welcome to my plugin!"}},
+		{name: "partial line", mode: "partial", want: []string{"exited before its handshake"}},
+		{name: "core version 2", mode: "core2", want: []string{"core version"}},
+		{name: "netrpc", mode: "netrpc", is: handshake.ErrNetRPC},
+		{name: "udp", mode: "udp", want: []string{"network", `"udp"`}},
+		{name: "unparsable cert", mode: "badcert", want: []string{"certificate"}},
+		{name: "mismatched cert", mode: "wrongcert", want: []string{"health check", "certificate"}},
+		{name: "wrong cookie", mode: "kv", modify: func(c *host.Config) { c.Cookie.Value = "wrong" }, want: []string{"exit status 1", "not meant to be run by hand"}},
+		{name: "no mutual version", mode: "versions", modify: func(c *host.Config) { c.Versions = []int{1, 7} }, want: []string{"plugin supports [2]", "host supports [1 7]", "plugin_versions"}},
+		{name: "not serving", mode: "notserving", modify: func(c *host.Config) { c.NoAutoMTLS = true }, is: host.ErrNotServing},
+		{name: "socket dir too long", mode: "kv", modify: func(c *host.Config) {
+			c.UnixSocketDir = filepath.Join(t.TempDir(), strings.Repeat("d", 100))
+			os.MkdirAll(c.UnixSocketDir, 0o700)
+		}, want: []string{"over the 103-byte limit", "PLUGIN_UNIX_SOCKET_DIR"}},
+		{name: "missing binary", mode: "kv", modify: func(c *host.Config) { c.Path = "/nonexistent/plugin" }, want: []string{"/nonexistent/plugin"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg := config(t, tt.mode)
+			if tt.modify != nil {
+				tt.modify(&cfg)
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+			defer cancel()
+			c, err := host.Start(ctx, cfg)
+			if err == nil {
+				c.Close()
+				t.Fatal("Start succeeded")
+			}
+			for _, want := range tt.want {
+				if !strings.Contains(err.Error(), want) {
+					t.Errorf("error lacks %q:\n%v", want, err)
+				}
+			}
+			if tt.is != nil && !errors.Is(err, tt.is) {
+				t.Errorf("error is not %v: %v", tt.is, err)
+			}
+			if strings.Count(err.Error(), "\n") > 25 {
+				t.Errorf("error too long to read:\n%v", err)
+			}
+		})
+	}
+}
+
+func TestCloseEscalatesToSIGKILL(t *testing.T) {
+	cfg := config(t, "stubborn")
+	cfg.NoAutoMTLS = true
+	cfg.StopTimeout = 200 * time.Millisecond
+	cfg.UnixSocketDir = t.TempDir()
+	c := start(t, cfg)
+	start := time.Now()
+	if err := c.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if d := time.Since(start); d < 400*time.Millisecond {
+		t.Errorf("Close returned after %v, before the SIGTERM step could have waited", d)
+	}
+	if err := syscall.Kill(c.Pid(), 0); !errors.Is(err, syscall.ESRCH) {
+		t.Errorf("process %d still exists after Close (kill 0: %v)", c.Pid(), err)
+	}
+}
+
+func TestCloseAfterCrash(t *testing.T) {
+	c := start(t, config(t, "kv"))
+	syscall.Kill(c.Pid(), syscall.SIGKILL)
+	select {
+	case <-c.Exited():
+	case <-time.After(5 * time.Second):
+		t.Fatal("Exited not closed after the process was killed")
+	}
+	if err := c.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestReattach(t *testing.T) {
+	cfg := config(t, "kv")
+	cfg.NoAutoMTLS = true
+	first := start(t, cfg)
+	data := []byte(`{"registry.terraform.io/x/y":` + mustJSON(t, first.ReattachConfig()) + `}`)
+	rcs, err := host.ParseReattach(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rc := rcs["registry.terraform.io/x/y"]
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	second, err := host.Reattach(ctx, rc, host.Config{Versions: []int{1}, Logger: cfg.Logger})
+	if err != nil {
+		t.Fatalf("Reattach: %v", err)
+	}
+	if !exists(t, second, "yes") {
+		t.Error("reattached connection does not work")
+	}
+	second.Close()
+
+	// The negotiated version is checked, unlike in go-plugin.
+	if _, err := host.Reattach(ctx, rc, host.Config{Versions: []int{2}}); err == nil || !strings.Contains(err.Error(), "plugin supports [1], host supports [2]") {
+		t.Errorf("Reattach with a version mismatch: %v", err)
+	}
+	first.Close()
+	rc.Pid = first.Pid()
+	if _, err := host.Reattach(ctx, rc, host.Config{Versions: []int{1}}); !errors.Is(err, host.ErrPluginGone) {
+		t.Errorf("Reattach to a dead pid: %v", err)
+	}
+	if _, err := host.ParseReattach([]byte("{not json")); err == nil || !strings.Contains(err.Error(), "Protocol") {
+		t.Errorf("ParseReattach(junk): %v", err)
+	}
+}

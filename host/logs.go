@@ -1,0 +1,235 @@
+package host
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+	"unicode/utf8"
+)
+
+// maxLogLine is the longest stderr line logged as one record; longer
+// lines are cut into records of this size, each marked truncated.
+const maxLogLine = 64 << 10
+
+// tailLines is how many of the plugin's last stderr lines an error about
+// its start carries.
+const tailLines = 20
+
+// levelTrace is hclog's trace level, below slog.LevelDebug.
+const levelTrace = slog.Level(-8)
+
+// hclogTime is the timestamp format of hclog JSON.
+const hclogTime = "2006-01-02T15:04:05.000000Z07:00"
+
+// logSink turns a plugin's output lines into slog records. It never
+// panics and never trusts the input: any bytes make a record.
+type logSink struct {
+	logger *slog.Logger
+	source string // "stderr", "stdout": the stream the lines came from
+
+	mu       sync.Mutex
+	panicked bool     // after "panic: " every line is an error
+	tail     []string // the last tailLines lines
+}
+
+func newLogSink(logger *slog.Logger, source string) *logSink {
+	return &logSink{logger: logger, source: source}
+}
+
+// consume reads r to its end, one record a line.
+func (s *logSink) consume(r io.Reader) {
+	br := bufio.NewReaderSize(r, maxLogLine)
+	for {
+		line, err := br.ReadSlice('\n')
+		truncated := err == bufio.ErrBufferFull
+		if len(line) > 0 {
+			s.line(line, truncated)
+		}
+		for truncated {
+			// The rest of an over-long line, in maxLogLine pieces.
+			line, err = br.ReadSlice('\n')
+			truncated = err == bufio.ErrBufferFull
+			if len(line) > 0 {
+				s.line(line, true)
+			}
+		}
+		if err != nil {
+			return
+		}
+	}
+}
+
+// Write lets the sink take output as an io.Writer (GRPCStdio chunks).
+// Chunks are split into lines; a partial last line is logged as it is.
+func (s *logSink) Write(p []byte) (int, error) {
+	for _, line := range bytes.SplitAfter(p, []byte("\n")) {
+		if len(line) > 0 {
+			s.line(line, false)
+		}
+	}
+	return len(p), nil
+}
+
+func (s *logSink) lastLines() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]string(nil), s.tail...)
+}
+
+func (s *logSink) line(raw []byte, truncated bool) {
+	text := strings.TrimRight(string(raw), "\r\n")
+	if !utf8.ValidString(text) {
+		text = strings.ToValidUTF8(text, "\uFFFD")
+	}
+	if text == "" {
+		return
+	}
+	s.mu.Lock()
+	s.tail = append(s.tail, text)
+	if len(s.tail) > tailLines {
+		s.tail = s.tail[len(s.tail)-tailLines:]
+	}
+	panicked := s.panicked
+	s.mu.Unlock()
+
+	rec := parseLogLine(text)
+	if !rec.json && (strings.HasPrefix(text, "panic: ") || strings.HasPrefix(text, "fatal error: ")) {
+		s.mu.Lock()
+		s.panicked = true
+		s.mu.Unlock()
+		panicked = true
+	}
+	if panicked && !rec.json {
+		rec.level = slog.LevelError
+	}
+	if !s.logger.Enabled(context.Background(), rec.level) {
+		return
+	}
+	r := slog.NewRecord(rec.time, rec.level, rec.message, 0)
+	r.AddAttrs(rec.attrs...)
+	if truncated {
+		r.AddAttrs(slog.Bool("truncated", true))
+	}
+	if s.source != "stderr" {
+		r.AddAttrs(slog.String("stream", s.source))
+	}
+	_ = s.logger.Handler().Handle(context.Background(), r)
+}
+
+type logRecord struct {
+	time    time.Time
+	level   slog.Level
+	message string
+	attrs   []slog.Attr
+	json    bool
+}
+
+// parseLogLine reads one line: hclog JSON when it is a JSON object,
+// otherwise text with an optional "[LEVEL]" prefix.
+func parseLogLine(text string) logRecord {
+	rec := logRecord{time: time.Now(), level: slog.LevelInfo, message: text}
+	if strings.HasPrefix(text, "{") {
+		var fields map[string]any
+		dec := json.NewDecoder(strings.NewReader(text))
+		dec.UseNumber()
+		if dec.Decode(&fields) == nil {
+			rec.json = true
+			rec.message = ""
+			keys := make([]string, 0, len(fields))
+			for k := range fields {
+				keys = append(keys, k)
+			}
+			sort.Strings(keys)
+			for _, k := range keys {
+				v := fields[k]
+				switch k {
+				case "@message":
+					rec.message = stringify(v)
+				case "@level":
+					rec.level = levelOf(stringify(v))
+				case "@timestamp":
+					if t, err := time.Parse(hclogTime, stringify(v)); err == nil {
+						rec.time = t
+					} else if t, err := time.Parse(time.RFC3339Nano, stringify(v)); err == nil {
+						rec.time = t
+					}
+				case "@module":
+					rec.attrs = append(rec.attrs, slog.String("module", stringify(v)))
+				case "@caller":
+					rec.attrs = append(rec.attrs, slog.String("caller", stringify(v)))
+				default:
+					rec.attrs = append(rec.attrs, slog.Any(strings.TrimPrefix(k, "@"), plain(v)))
+				}
+			}
+			return rec
+		}
+	}
+	for _, p := range []struct {
+		prefix string
+		level  slog.Level
+	}{
+		{"[TRACE]", levelTrace}, {"[DEBUG]", slog.LevelDebug}, {"[INFO]", slog.LevelInfo},
+		{"[WARN]", slog.LevelWarn}, {"[ERROR]", slog.LevelError}, {"[ERR]", slog.LevelError},
+	} {
+		if rest, ok := strings.CutPrefix(text, p.prefix); ok {
+			rec.level = p.level
+			rec.message = strings.TrimSpace(rest)
+			break
+		}
+	}
+	return rec
+}
+
+// stringify renders any JSON value as text: strings as they are, anything
+// else (an object as @message, a number as @level) as compact JSON.
+func stringify(v any) string {
+	switch v := v.(type) {
+	case string:
+		return v
+	case nil:
+		return ""
+	default:
+		b, err := json.Marshal(v)
+		if err != nil {
+			return fmt.Sprint(v)
+		}
+		return string(b)
+	}
+}
+
+// plain turns json.Number into a Go number so handlers print it as one.
+func plain(v any) any {
+	if n, ok := v.(json.Number); ok {
+		if i, err := n.Int64(); err == nil {
+			return i
+		}
+		if f, err := n.Float64(); err == nil {
+			return f
+		}
+		return n.String()
+	}
+	return v
+}
+
+func levelOf(s string) slog.Level {
+	switch strings.ToLower(s) {
+	case "trace":
+		return levelTrace
+	case "debug":
+		return slog.LevelDebug
+	case "warn", "warning":
+		return slog.LevelWarn
+	case "error", "err", "fatal":
+		return slog.LevelError
+	default:
+		return slog.LevelInfo
+	}
+}

@@ -1,0 +1,144 @@
+package host_test
+
+// The test binary doubles as every plugin the tests need: started with
+// PLUGKIT_TEST_PLUGIN=MODE it becomes that plugin instead of running
+// tests (see TestMain).
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/health"
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+
+	"github.com/plugkit/plugkit/automtls"
+	"github.com/plugkit/plugkit/broker"
+	objectstorev1 "github.com/plugkit/plugkit/examples/objectstore/gen/objectstore/v1"
+	"github.com/plugkit/plugkit/handshake"
+	"github.com/plugkit/plugkit/plugin"
+)
+
+var testCookie = handshake.Cookie{Key: "PLUGKIT_TEST_COOKIE", Value: "c00kie"}
+
+const modeEnv = "PLUGKIT_TEST_PLUGIN"
+
+// store answers Exists with true for keys that start with "yes" and says
+// which protocol version served the call.
+type store struct {
+	objectstorev1.UnimplementedObjectStoreServer
+	version int
+}
+
+func (s store) Exists(_ context.Context, req *objectstorev1.ExistsRequest) (*objectstorev1.ExistsResponse, error) {
+	return &objectstorev1.ExistsResponse{Exists: strings.HasPrefix(req.GetKey(), "yes")}, nil
+}
+
+func (s store) List(context.Context, *objectstorev1.ListRequest) (*objectstorev1.ListResponse, error) {
+	fmt.Println("list called") // goes over GRPCStdio
+	return &objectstorev1.ListResponse{Keys: []string{fmt.Sprintf("version-%d", s.version)}}, nil
+}
+
+func register(version int) plugin.Register {
+	return func(s *grpc.Server, _ *broker.Broker) error {
+		objectstorev1.RegisterObjectStoreServer(s, store{version: version})
+		return nil
+	}
+}
+
+func runTestPlugin(mode string) {
+	cfg := plugin.Config{Cookie: testCookie, Versions: map[int]plugin.Register{1: register(1)}}
+	switch mode {
+	case "kv":
+	case "versions":
+		cfg.Versions = map[int]plugin.Register{2: register(2), 3: register(3), 4: register(4)}
+	case "hostile":
+		w := os.NewFile(2, "stderr")
+		fmt.Fprintln(w, `{"@level":"error","@message":{"an":"object"},"@module":"x"}`)
+		fmt.Fprintln(w, `{"@level":7,"@message":["list"],"@timestamp":"never"}`)
+		fmt.Fprintln(w, strings.Repeat("L", 200<<10))
+		w.Write([]byte("\x00\xff\xfe binary \x1b[31m junk \xc3\x28\n"))
+		fmt.Fprintln(w, `{"@message":"after the junk","@level":"warn"}`)
+		fmt.Fprintln(w, `[WARN] a text warning`)
+	case "exit":
+		fmt.Fprintln(os.Stderr, "boom: the config file /etc/x is missing")
+		os.Exit(3)
+	case "silent":
+		time.Sleep(time.Minute)
+		os.Exit(0)
+	case "garbage":
+		fmt.Println("Welcome to my plugin!")
+		time.Sleep(time.Minute)
+		os.Exit(0)
+	case "partial":
+		fmt.Print("1|1|unix")
+		os.Exit(0)
+	case "core2":
+		fmt.Println("2|1|unix|/tmp/x|grpc|")
+		time.Sleep(time.Minute)
+		os.Exit(0)
+	case "netrpc":
+		fmt.Println("1|1|unix|/tmp/x|netrpc|")
+		time.Sleep(time.Minute)
+		os.Exit(0)
+	case "udp":
+		fmt.Println("1|1|udp|127.0.0.1:1|grpc|")
+		time.Sleep(time.Minute)
+		os.Exit(0)
+	case "badcert":
+		fmt.Println("1|1|unix|/tmp/x|grpc|AAAA")
+		time.Sleep(time.Minute)
+		os.Exit(0)
+	case "wrongcert":
+		// A real plugin that advertises somebody else's certificate.
+		other, _ := automtls.New()
+		r, w, _ := os.Pipe()
+		cfg.Handshake = w
+		stdout := os.Stdout
+		go func() {
+			buf := make([]byte, 4096)
+			n, _ := r.Read(buf)
+			l, err := handshake.Parse(string(buf[:n]))
+			if err != nil {
+				os.Exit(5)
+			}
+			l.ServerCert = other.DER()
+			fmt.Fprintln(stdout, l.String())
+		}()
+	case "notserving", "stubborn":
+		rawPlugin(mode)
+		os.Exit(0)
+	default:
+		fmt.Fprintln(os.Stderr, "unknown test plugin mode", mode)
+		os.Exit(2)
+	}
+	plugin.Serve(cfg)
+}
+
+// rawPlugin is a hand-made plain-text gRPC plugin: with mode "notserving"
+// its health says NOT_SERVING; with "stubborn" it has no controller and
+// ignores SIGTERM, so only SIGKILL stops it.
+func rawPlugin(mode string) {
+	signal.Ignore(syscall.SIGTERM, os.Interrupt)
+	dir, _ := os.MkdirTemp(os.Getenv("PLUGIN_UNIX_SOCKET_DIR"), "raw")
+	ln, err := net.Listen("unix", dir+"/s")
+	if err != nil {
+		os.Exit(4)
+	}
+	srv := grpc.NewServer()
+	h := health.NewServer()
+	st := healthpb.HealthCheckResponse_SERVING
+	if mode == "notserving" {
+		st = healthpb.HealthCheckResponse_NOT_SERVING
+	}
+	h.SetServingStatus("plugin", st)
+	healthpb.RegisterHealthServer(srv, h)
+	fmt.Printf("1|1|unix|%s|grpc|\n", ln.Addr())
+	srv.Serve(ln)
+}

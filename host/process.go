@@ -1,0 +1,197 @@
+package host
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/exec"
+	"syscall"
+	"time"
+)
+
+// maxHandshakeLine bounds the first line read from a plugin.
+const maxHandshakeLine = 16 << 10
+
+// drainTimeout bounds the wait for a dead plugin's pipes to close (a
+// grandchild may hold them open).
+const drainTimeout = time.Second
+
+// process is a launched plugin process and its output pipes.
+type process struct {
+	cmd    *exec.Cmd
+	stdout *bufio.Reader
+	outR   *os.File
+	errR   *os.File
+	stderr *logSink
+
+	exited  chan struct{} // closed after Wait returns
+	state   *os.ProcessState
+	waitErr error
+
+	forwarding bool // forwardStdout was started
+	stderrDone chan struct{}
+	stdoutDone chan struct{}
+	lineCh     chan lineResult
+}
+
+type lineResult struct {
+	line     string
+	complete bool
+	err      error
+}
+
+func startProcess(cmd *exec.Cmd, logger *slog.Logger) (*process, error) {
+	outR, outW, err := os.Pipe()
+	if err != nil {
+		return nil, err
+	}
+	errR, errW, err := os.Pipe()
+	if err != nil {
+		outR.Close()
+		outW.Close()
+		return nil, err
+	}
+	cmd.Stdout, cmd.Stderr = outW, errW
+	setProcAttr(cmd)
+	if err := cmd.Start(); err != nil {
+		outR.Close()
+		outW.Close()
+		errR.Close()
+		errW.Close()
+		return nil, err
+	}
+	outW.Close()
+	errW.Close()
+	p := &process{
+		cmd:        cmd,
+		stdout:     bufio.NewReader(outR),
+		outR:       outR,
+		errR:       errR,
+		stderr:     newLogSink(logger, "stderr"),
+		exited:     make(chan struct{}),
+		stderrDone: make(chan struct{}),
+		stdoutDone: make(chan struct{}),
+		lineCh:     make(chan lineResult, 1),
+	}
+	go func() {
+		defer close(p.stderrDone)
+		p.stderr.consume(errR)
+	}()
+	go func() {
+		p.waitErr = cmd.Wait()
+		p.state = cmd.ProcessState
+		close(p.exited)
+	}()
+	go func() {
+		line, complete, err := readLine(p.stdout, maxHandshakeLine)
+		p.lineCh <- lineResult{line, complete, err}
+	}()
+	return p, nil
+}
+
+// readHandshake waits for the first stdout line.
+func (p *process) readHandshake(ctx context.Context, timeout time.Duration, name string) (string, error) {
+	t := time.NewTimer(timeout)
+	defer t.Stop()
+	select {
+	case r := <-p.lineCh:
+		if r.complete {
+			return r.line, nil
+		}
+		if r.err != nil && !errors.Is(r.err, io.EOF) {
+			return "", fmt.Errorf("reading the handshake: %w", r.err)
+		}
+		// stdout closed: the plugin exited (or closed stdout) first.
+		select {
+		case <-p.exited:
+		case <-time.After(drainTimeout):
+			return "", fmt.Errorf("plugin closed its stdout without a handshake line (got %q)", r.line)
+		}
+		return "", p.exitError(name)
+	case <-p.exited:
+		// The line may have been printed just before exiting.
+		select {
+		case r := <-p.lineCh:
+			if r.complete {
+				return r.line, nil
+			}
+		case <-time.After(100 * time.Millisecond):
+		}
+		return "", p.exitError(name)
+	case <-t.C:
+		return "", fmt.Errorf("no complete handshake line within %v: is it a go-plugin gRPC plugin, and is the cookie right?", timeout)
+	case <-ctx.Done():
+		return "", fmt.Errorf("waiting for the handshake: %w", ctx.Err())
+	}
+}
+
+func (p *process) exitError(name string) error {
+	p.waitStderr()
+	return &ExitError{Name: name, State: p.state.String()}
+}
+
+func (p *process) waitStderr() {
+	select {
+	case <-p.stderrDone:
+	case <-time.After(drainTimeout):
+		p.errR.Close()
+		<-p.stderrDone
+	}
+}
+
+// forwardStdout logs whatever the plugin writes straight to its stdout
+// file descriptor after the handshake.
+func (p *process) forwardStdout(logger *slog.Logger) {
+	defer close(p.stdoutDone)
+	newLogSink(logger, "stdout").consume(p.stdout)
+}
+
+// kill ends the process at once and reaps it.
+func (p *process) kill() {
+	p.cmd.Process.Kill()
+	<-p.exited
+	p.closePipes()
+}
+
+func (p *process) closePipes() {
+	p.waitStderr()
+	if p.forwarding {
+		select {
+		case <-p.stdoutDone:
+		case <-time.After(drainTimeout):
+			p.outR.Close()
+			<-p.stdoutDone
+		}
+	}
+	p.outR.Close()
+}
+
+// stop ends the process in steps: whatever ask does (the Shutdown RPC),
+// then SIGTERM, then SIGKILL, waiting up to wait after each.
+func (p *process) stop(ask func(), wait time.Duration) (killed bool) {
+	waitExit := func() bool {
+		t := time.NewTimer(wait)
+		defer t.Stop()
+		select {
+		case <-p.exited:
+			return true
+		case <-t.C:
+			return false
+		}
+	}
+	ask()
+	if !waitExit() {
+		p.cmd.Process.Signal(syscall.SIGTERM)
+		if !waitExit() {
+			p.cmd.Process.Kill()
+			<-p.exited
+			killed = true
+		}
+	}
+	p.closePipes()
+	return killed
+}

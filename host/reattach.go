@@ -1,0 +1,97 @@
+package host
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"syscall"
+	"time"
+
+	"github.com/plugkit/plugkit/handshake"
+)
+
+// ReattachConfig describes a running plugin, in the JSON form of
+// Terraform's TF_REATTACH_PROVIDERS:
+//
+//	{"Protocol":"grpc","ProtocolVersion":6,"Pid":123,"Test":true,
+//	 "Addr":{"Network":"unix","String":"/tmp/plugin..."}}
+type ReattachConfig struct {
+	Protocol        string       `json:"Protocol"`
+	ProtocolVersion int          `json:"ProtocolVersion"`
+	Pid             int          `json:"Pid"`
+	Test            bool         `json:"Test"`
+	Addr            ReattachAddr `json:"Addr"`
+}
+
+// ReattachAddr is where a reattachable plugin listens.
+type ReattachAddr struct {
+	Network string `json:"Network"`
+	String  string `json:"String"`
+}
+
+// ParseReattach reads a TF_REATTACH_PROVIDERS-style object: plugin names
+// (provider addresses, for Terraform) mapped to ReattachConfigs.
+func ParseReattach(data []byte) (map[string]ReattachConfig, error) {
+	var out map[string]ReattachConfig
+	if err := json.Unmarshal(data, &out); err != nil {
+		return nil, fmt.Errorf("reattach configuration: %w (want {\"NAME\":{\"Protocol\":\"grpc\",\"ProtocolVersion\":6,\"Pid\":123,\"Addr\":{\"Network\":\"unix\",\"String\":\"/path\"}}})", err)
+	}
+	return out, nil
+}
+
+// ErrPluginGone reports a reattach to a process that no longer exists.
+var ErrPluginGone = errors.New("no process has that pid any more")
+
+// Reattach connects to a plugin that is already running (started by a
+// debugger, a test, or an earlier host). cfg supplies the host's Versions,
+// Logger and the like; its Path, Cookie and AutoMTLS settings are not used:
+// reattached connections are plain text, as Terraform's are. Unlike
+// go-plugin (issue 310), the plugin's protocol version is checked against
+// cfg.Versions.
+func Reattach(ctx context.Context, rc ReattachConfig, cfg Config) (*Client, error) {
+	name := cfg.Name
+	if name == "" {
+		name = fmt.Sprintf("pid %d", rc.Pid)
+	}
+	if len(cfg.Versions) == 0 {
+		return nil, errors.New("host: Config.Versions is empty: list the app protocol versions this host speaks")
+	}
+	if rc.Protocol != "" && rc.Protocol != handshake.ProtocolGRPC {
+		return nil, &StartError{Name: name, Err: fmt.Errorf("reattach protocol %q: %w", rc.Protocol, handshake.ErrNetRPC)}
+	}
+	if rc.Addr.Network != "unix" && rc.Addr.Network != "tcp" {
+		return nil, &StartError{Name: name, Err: fmt.Errorf("reattach network %q: want unix or tcp", rc.Addr.Network)}
+	}
+	if !slices.Contains(cfg.Versions, rc.ProtocolVersion) {
+		return nil, &StartError{Name: name, Err: &handshake.VersionError{Plugin: []int{rc.ProtocolVersion}, Host: cfg.Versions}}
+	}
+	if rc.Pid > 0 && !alive(rc.Pid) {
+		return nil, &StartError{Name: name, Err: fmt.Errorf("reattach to pid %d: %w; start the plugin again and use its new reattach configuration", rc.Pid, ErrPluginGone)}
+	}
+	c := &Client{
+		cfg:     cfg,
+		name:    name,
+		logger:  cfg.logger().With("plugin", name),
+		started: time.Now(),
+		pid:     rc.Pid,
+		line: handshake.Line{
+			CoreVersion: handshake.CoreVersion,
+			AppVersion:  rc.ProtocolVersion,
+			Network:     rc.Addr.Network,
+			Address:     rc.Addr.String,
+			Protocol:    handshake.ProtocolGRPC,
+		},
+	}
+	if err := c.connect(ctx, nil); err != nil {
+		return nil, &StartError{Name: name, Err: err}
+	}
+	c.ready = time.Since(c.started)
+	return c, nil
+}
+
+func alive(pid int) bool {
+	err := syscall.Kill(pid, 0)
+	return err == nil || errors.Is(err, syscall.EPERM)
+}

@@ -1,0 +1,316 @@
+package host
+
+import (
+	"bufio"
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"os/exec"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials"
+	"google.golang.org/grpc/credentials/insecure"
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/types/known/emptypb"
+
+	"github.com/plugkit/plugkit/automtls"
+	"github.com/plugkit/plugkit/broker"
+	"github.com/plugkit/plugkit/handshake"
+	"github.com/plugkit/plugkit/internal/goplugin/pluginpb"
+	"github.com/plugkit/plugkit/internal/listen"
+)
+
+// ErrNotServing reports a plugin whose health check answered NOT_SERVING.
+var ErrNotServing = errors.New("plugin reports NOT_SERVING on its health check")
+
+// Client is a running plugin and the gRPC connection to it.
+type Client struct {
+	cfg     Config
+	name    string
+	logger  *slog.Logger
+	line    handshake.Line
+	conn    *grpc.ClientConn
+	broker  *broker.Broker
+	started time.Time
+	ready   time.Duration
+
+	proc     *process // nil when reattached
+	pid      int
+	bg       sync.WaitGroup // stdio forwarding and the broker stream
+	cancelBG context.CancelFunc
+
+	closeOnce sync.Once
+	closeErr  error
+}
+
+// Start launches the plugin, waits for its handshake, connects and checks
+// its health. ctx bounds the whole start; the plugin keeps running after
+// Start returns, until Close.
+func Start(ctx context.Context, cfg Config) (*Client, error) {
+	if err := cfg.check(); err != nil {
+		return nil, err
+	}
+	name := cfg.name()
+	logger := cfg.logger().With("plugin", name)
+	started := time.Now()
+
+	var id *automtls.Identity
+	if !cfg.NoAutoMTLS {
+		var err error
+		if id, err = automtls.New(); err != nil {
+			return nil, err
+		}
+	}
+	env := handshake.Env{
+		Cookie:        cfg.Cookie,
+		Versions:      cfg.Versions,
+		MinPort:       cfg.MinPort,
+		MaxPort:       cfg.MaxPort,
+		UnixSocketDir: cfg.UnixSocketDir,
+		Network:       cfg.Network,
+	}
+	if id != nil {
+		env.ClientCert = id.PEM()
+	}
+	cmd := exec.Command(cfg.Path, cfg.Args...)
+	cmd.Env = append(append(os.Environ(), cfg.Env...), env.Environ()...)
+	cmd.Dir = cfg.Dir
+	proc, err := startProcess(cmd, logger)
+	if err != nil {
+		return nil, &StartError{Name: name, Err: fmt.Errorf("starting %s: %w", cfg.Path, err)}
+	}
+	fail := func(err error) (*Client, error) {
+		proc.kill()
+		tail := proc.stderr.lastLines()
+		var exit *ExitError
+		if errors.As(err, &exit) {
+			exit.Stderr = tail
+			return nil, exit
+		}
+		return nil, &StartError{Name: name, Err: err, Stderr: tail}
+	}
+
+	lineText, err := proc.readHandshake(ctx, orDefault(cfg.StartTimeout, DefaultStartTimeout), name)
+	if err != nil {
+		return fail(err)
+	}
+	line, err := handshake.Parse(lineText)
+	if err != nil {
+		return fail(err)
+	}
+	if !slices.Contains(cfg.Versions, line.AppVersion) {
+		return fail(&handshake.VersionError{Plugin: []int{line.AppVersion}, Host: cfg.Versions})
+	}
+	tlsConfig, err := clientTLS(id, line)
+	if err != nil {
+		return fail(err)
+	}
+	c := &Client{cfg: cfg, name: name, logger: logger, line: line, started: started, proc: proc, pid: cmd.Process.Pid}
+	if err := c.connect(ctx, tlsConfig); err != nil {
+		return fail(err)
+	}
+	c.ready = time.Since(started)
+	proc.forwarding = true
+	go proc.forwardStdout(logger)
+	return c, nil
+}
+
+func clientTLS(id *automtls.Identity, line handshake.Line) (*tls.Config, error) {
+	switch {
+	case id == nil && line.ServerCert != nil:
+		return nil, errors.New("the plugin sent a TLS certificate, but AutoMTLS is off on the host: turn AutoMTLS on")
+	case id == nil:
+		return nil, nil
+	case line.ServerCert == nil:
+		return nil, errors.New("the plugin answered without a certificate: it does not support AutoMTLS (or ignored PLUGIN_CLIENT_CERT); connect with AutoMTLS off (--no-mtls, Config.NoAutoMTLS) if that is intended")
+	}
+	cert, err := automtls.ParseDER(line.ServerCert)
+	if err != nil {
+		return nil, err
+	}
+	return id.Config(cert), nil
+}
+
+// connect dials the plugin, checks its health and opens the broker and
+// stdio streams.
+func (c *Client) connect(ctx context.Context, tlsConfig *tls.Config) error {
+	maxMsg := orDefault(c.cfg.MaxMessageSize, DefaultMaxMessageSize)
+	creds := insecure.NewCredentials()
+	if tlsConfig != nil {
+		creds = credentials.NewTLS(tlsConfig)
+	}
+	network, address := c.line.Network, c.line.Address
+	opts := append([]grpc.DialOption{
+		grpc.WithTransportCredentials(creds),
+		grpc.WithContextDialer(func(ctx context.Context, _ string) (net.Conn, error) {
+			return (&net.Dialer{}).DialContext(ctx, network, address)
+		}),
+		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(maxMsg), grpc.MaxCallSendMsgSize(maxMsg)),
+	}, c.cfg.DialOptions...)
+	conn, err := grpc.NewClient("passthrough:///"+address, opts...)
+	if err != nil {
+		return fmt.Errorf("connecting to %s %s: %w", network, address, err)
+	}
+	c.conn = conn
+	if err := c.checkHealth(ctx); err != nil {
+		conn.Close()
+		return err
+	}
+
+	bgCtx, cancel := context.WithCancel(context.Background())
+	c.cancelBG = cancel
+	c.broker = broker.New(broker.Options{
+		TLS:           tlsConfig,
+		Unix:          listen.UnixConfig{Dir: c.cfg.UnixSocketDir},
+		ServerOptions: []grpc.ServerOption{grpc.MaxRecvMsgSize(maxMsg), grpc.MaxSendMsgSize(maxMsg)},
+		DialOptions:   []grpc.DialOption{grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(maxMsg), grpc.MaxCallSendMsgSize(maxMsg))},
+	})
+	stream, err := pluginpb.NewGRPCBrokerClient(conn).StartStream(bgCtx)
+	if err != nil {
+		cancel()
+		conn.Close()
+		return fmt.Errorf("opening the broker stream: %w", err)
+	}
+	c.bg.Add(1)
+	go func() {
+		defer c.bg.Done()
+		c.broker.Run(stream)
+	}()
+	c.openStdio(bgCtx)
+	return nil
+}
+
+func (c *Client) checkHealth(ctx context.Context) error {
+	hctx, cancel := context.WithTimeout(ctx, DefaultHealthTimeout)
+	defer cancel()
+	resp, err := healthpb.NewHealthClient(c.conn).Check(hctx, &healthpb.HealthCheckRequest{Service: "plugin"})
+	switch {
+	case status.Code(err) == codes.Unimplemented:
+		c.logger.Debug("plugin has no health service; assuming it serves")
+		return nil
+	case err != nil:
+		return fmt.Errorf("health check of %s %s: %w", c.line.Network, c.line.Address, err)
+	case resp.GetStatus() != healthpb.HealthCheckResponse_SERVING:
+		return fmt.Errorf("%w (status %s)", ErrNotServing, resp.GetStatus())
+	}
+	return nil
+}
+
+// openStdio opens GRPCStdio and forwards it. Plugins without it (non-Go
+// plugins) answer Unimplemented, which is fine.
+func (c *Client) openStdio(ctx context.Context) {
+	stream, err := pluginpb.NewGRPCStdioClient(c.conn).StreamStdio(ctx, &emptypb.Empty{})
+	if err != nil {
+		c.logger.Debug("plugin stdio stream unavailable", "error", err)
+		return
+	}
+	var stdout, stderr io.Writer = c.cfg.Stdout, c.cfg.Stderr
+	if stdout == nil {
+		stdout = newLogSink(c.logger, "stdout")
+	}
+	if stderr == nil {
+		stderr = newLogSink(c.logger, "stderr")
+	}
+	c.bg.Add(1)
+	go func() {
+		defer c.bg.Done()
+		for {
+			msg, err := stream.Recv()
+			if err != nil {
+				if code := status.Code(err); code != codes.Canceled && code != codes.Unavailable && code != codes.Unimplemented && !errors.Is(err, io.EOF) {
+					c.logger.Debug("plugin stdio stream ended", "error", err)
+				}
+				return
+			}
+			switch msg.GetChannel() {
+			case pluginpb.StdioData_STDOUT:
+				stdout.Write(msg.GetData())
+			case pluginpb.StdioData_STDERR:
+				stderr.Write(msg.GetData())
+			default:
+				c.logger.Debug("plugin stdio data on an unknown channel", "channel", msg.GetChannel())
+			}
+		}
+	}()
+}
+
+// Conn is the gRPC connection to the plugin, for generated stubs.
+func (c *Client) Conn() *grpc.ClientConn { return c.conn }
+
+// Version is the negotiated app protocol version.
+func (c *Client) Version() int { return c.line.AppVersion }
+
+// Broker is the connection broker, for callbacks between host and plugin.
+func (c *Client) Broker() *broker.Broker { return c.broker }
+
+// Pid is the plugin's process ID.
+func (c *Client) Pid() int { return c.pid }
+
+// Network and Address say where the plugin listens.
+func (c *Client) Network() string { return c.line.Network }
+
+// Address is the socket path or host:port of the plugin.
+func (c *Client) Address() string { return c.line.Address }
+
+// TLS reports whether the connection uses AutoMTLS.
+func (c *Client) TLS() bool { return c.line.ServerCert != nil }
+
+// Name is the plugin's name in logs.
+func (c *Client) Name() string { return c.name }
+
+// StartDuration is how long Start took, from launch to a healthy
+// connection.
+func (c *Client) StartDuration() time.Duration { return c.ready }
+
+// Exited is closed when the plugin process has exited. For a reattached
+// plugin it is never closed.
+func (c *Client) Exited() <-chan struct{} {
+	if c.proc == nil {
+		return nil
+	}
+	return c.proc.exited
+}
+
+// Ping checks the plugin's health within ctx.
+func (c *Client) Ping(ctx context.Context) error { return c.checkHealth(ctx) }
+
+// ReattachConfig describes the connection in the form Reattach and
+// Terraform's TF_REATTACH_PROVIDERS take. A plugin started with AutoMTLS
+// cannot be reattached to (the certificate is not in the description).
+func (c *Client) ReattachConfig() ReattachConfig {
+	return ReattachConfig{
+		Protocol:        handshake.ProtocolGRPC,
+		ProtocolVersion: c.line.AppVersion,
+		Pid:             c.pid,
+		Addr:            ReattachAddr{Network: c.line.Network, String: c.line.Address},
+	}
+}
+
+// readLine reads one line of at most limit bytes.
+func readLine(br *bufio.Reader, limit int) (string, bool, error) {
+	var sb strings.Builder
+	for {
+		b, err := br.ReadByte()
+		if err != nil {
+			return sb.String(), false, err
+		}
+		if b == '\n' {
+			return sb.String(), true, nil
+		}
+		if sb.Len() >= limit {
+			return sb.String(), false, fmt.Errorf("handshake line longer than %d bytes", limit)
+		}
+		sb.WriteByte(b)
+	}
+}

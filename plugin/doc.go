@@ -1,0 +1,27 @@
+// Package plugin is the plugin side of plugkit: Serve turns a program into
+// a plugin that any go-plugin gRPC host can launch (a plugkit host,
+// Terraform, Vault, Packer, a go-plugin host of your own).
+//
+// A plugin's main function names its magic cookie and, for each app
+// protocol version it speaks, a function that registers that version's
+// gRPC services:
+//
+//	func main() {
+//		plugin.Serve(plugin.Config{
+//			Cookie: handshake.Cookie{Key: "MYAPP_PLUGIN", Value: "kv"},
+//			Versions: map[int]plugin.Register{
+//				1: func(s *grpc.Server, _ *broker.Broker) error {
+//					kvv1.RegisterKVServer(s, &store{})
+//					return nil
+//				},
+//			},
+//		})
+//	}
+//
+// Serve checks the cookie (a person who runs the binary by hand is told
+// what it is), negotiates the highest version the host also speaks, listens
+// on a private unix socket (or TCP when the host asks), turns on AutoMTLS
+// when the host sent a certificate, registers health, reflection and
+// go-plugin's broker, controller and stdio services, prints the handshake
+// line and serves until the host asks it to stop, or dies.
+package plugin

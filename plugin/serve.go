@@ -1,0 +1,338 @@
+package plugin
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"os/signal"
+	"slices"
+	"sort"
+	"syscall"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials"
+	"google.golang.org/grpc/health"
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+	"google.golang.org/grpc/reflection"
+	reflectionv1 "google.golang.org/grpc/reflection/grpc_reflection_v1"
+	reflectionv1alpha "google.golang.org/grpc/reflection/grpc_reflection_v1alpha"
+	"google.golang.org/protobuf/reflect/protoregistry"
+
+	"github.com/plugkit/plugkit/automtls"
+	"github.com/plugkit/plugkit/broker"
+	"github.com/plugkit/plugkit/handshake"
+	"github.com/plugkit/plugkit/internal/goplugin/pluginpb"
+	"github.com/plugkit/plugkit/internal/listen"
+)
+
+// HealthService is the service name whose health go-plugin hosts check.
+const HealthService = "plugin"
+
+// DefaultMaxMessageSize is the largest gRPC message plugkit sends or
+// receives by default on both sides: 64 MiB, against gRPC's own 4 MiB,
+// which Terraform schemas and object-store chunks outgrow.
+const DefaultMaxMessageSize = 64 << 20
+
+// DefaultShutdownTimeout is how long a plugin lets in-flight calls finish
+// after it is asked to stop, before it stops hard. It is below go-plugin's
+// 2 s kill timeout, so a go-plugin host never has to kill a plugkit plugin.
+const DefaultShutdownTimeout = 1500 * time.Millisecond
+
+// parentPollInterval is how often the plugin checks that its host is
+// alive: well inside the 1 s within which an orphaned plugin must exit.
+const parentPollInterval = 200 * time.Millisecond
+
+// Register registers the gRPC services of one app protocol version on s.
+// b is the broker, for services that call back into the host.
+type Register func(s *grpc.Server, b *broker.Broker) error
+
+// Config describes a plugin. Cookie and Versions are required; every
+// other field has a useful zero value.
+type Config struct {
+	// Cookie is the magic cookie the host must set.
+	Cookie handshake.Cookie
+	// Versions maps each app protocol version the plugin speaks to the
+	// function that registers that version's services. The host's highest
+	// mutual version is chosen; only its services are registered.
+	Versions map[int]Register
+	// Logger receives plugkit's own diagnostics. Nil means NewLogger at
+	// info level: hclog JSON on standard error, read by the host.
+	Logger *slog.Logger
+	// ServerOptions are added to the gRPC server's options.
+	ServerOptions []grpc.ServerOption
+	// MaxMessageSize bounds gRPC messages both ways; 0 means
+	// DefaultMaxMessageSize.
+	MaxMessageSize int
+	// ShutdownTimeout bounds a graceful stop; 0 means
+	// DefaultShutdownTimeout.
+	ShutdownTimeout time.Duration
+
+	// The fields below are for running a plugin inside another program,
+	// such as a test. A real plugin leaves them zero.
+
+	// LookupEnv reads the environment; nil means os.LookupEnv.
+	LookupEnv func(string) (string, bool)
+	// Handshake receives the handshake line; nil means standard output.
+	Handshake io.Writer
+	// KeepStdio leaves os.Stdout and os.Stderr alone. Otherwise, after the
+	// handshake, they are redirected to the GRPCStdio stream, as go-plugin
+	// does, so that stray prints cannot corrupt the protocol.
+	KeepStdio bool
+	// NoParentWatch turns off exiting when the parent process dies.
+	NoParentWatch bool
+}
+
+// Serve runs the plugin and exits the process when it is done: status 0
+// after the host asked it to stop, 1 after an error, which is written to
+// standard error first. A person who runs the binary by hand gets a
+// message saying what it is. Interrupts (Ctrl-C in a terminal, which
+// reach the host and its plugins alike) are ignored: the host decides
+// when its plugins stop. SIGTERM stops the plugin gracefully.
+func Serve(cfg Config) {
+	signal.Ignore(os.Interrupt)
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM)
+	err := Run(ctx, cfg)
+	stop()
+	if err != nil {
+		fmt.Fprintln(processStderr, err)
+		os.Exit(1)
+	}
+	os.Exit(0)
+}
+
+// Run serves the plugin until ctx ends, the host calls Shutdown, or the
+// parent process dies. It returns nil after a requested stop.
+func Run(ctx context.Context, cfg Config) error {
+	if len(cfg.Versions) == 0 {
+		return errors.New("plugin: Config.Versions is empty: register the services of at least one app protocol version")
+	}
+	lookup := cfg.LookupEnv
+	if lookup == nil {
+		lookup = os.LookupEnv
+	}
+	logger := cfg.Logger
+	if logger == nil {
+		logger = NewLogger(slog.LevelInfo)
+	}
+	env, err := handshake.ReadEnv(lookup, cfg.Cookie)
+	if err != nil {
+		return err
+	}
+	version := chooseVersion(cfg.Versions, env.Versions, logger)
+
+	var tlsConfig *tls.Config
+	var serverCert []byte
+	if len(env.ClientCert) > 0 {
+		hostCert, err := automtls.ParsePEM(env.ClientCert)
+		if err != nil {
+			return fmt.Errorf("plugin: %s is set but unusable: %w", handshake.EnvClientCert, err)
+		}
+		id, err := automtls.New()
+		if err != nil {
+			return err
+		}
+		tlsConfig = id.Config(hostCert)
+		serverCert = id.DER()
+	}
+
+	ln, err := openListener(env)
+	if err != nil {
+		return fmt.Errorf("plugin: %w", err)
+	}
+	defer ln.Close()
+
+	maxMsg := cfg.MaxMessageSize
+	if maxMsg == 0 {
+		maxMsg = DefaultMaxMessageSize
+	}
+	opts := []grpc.ServerOption{grpc.MaxRecvMsgSize(maxMsg), grpc.MaxSendMsgSize(maxMsg)}
+	if tlsConfig != nil {
+		opts = append(opts, grpc.Creds(credentials.NewTLS(tlsConfig)))
+	}
+	opts = append(opts, cfg.ServerOptions...)
+	srv := grpc.NewServer(opts...)
+
+	brk := broker.New(broker.Options{
+		TLS:           tlsConfig,
+		Unix:          listen.UnixConfig{Dir: env.UnixSocketDir, Group: env.UnixSocketGroup},
+		ServerOptions: []grpc.ServerOption{grpc.MaxRecvMsgSize(maxMsg), grpc.MaxSendMsgSize(maxMsg)},
+		DialOptions:   []grpc.DialOption{grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(maxMsg), grpc.MaxCallSendMsgSize(maxMsg))},
+	})
+	defer brk.Close()
+
+	shutdown := make(chan struct{}, 1)
+	stdio := newStdioServer()
+	healthSrv := health.NewServer()
+	healthSrv.SetServingStatus(HealthService, healthpb.HealthCheckResponse_SERVING)
+	healthpb.RegisterHealthServer(srv, healthSrv)
+	pluginpb.RegisterGRPCBrokerServer(srv, broker.ServerHandler{Broker: brk})
+	pluginpb.RegisterGRPCControllerServer(srv, controller{shutdown: shutdown})
+	pluginpb.RegisterGRPCStdioServer(srv, stdio)
+	if err := cfg.Versions[version](srv, brk); err != nil {
+		return fmt.Errorf("plugin: registering the services of protocol version %d: %w", version, err)
+	}
+	reflectOpts := reflection.ServerOptions{Services: srv, DescriptorResolver: pluginpb.Files, ExtensionResolver: protoregistry.GlobalTypes}
+	reflectionv1.RegisterServerReflectionServer(srv, reflection.NewServerV1(reflectOpts))
+	reflectionv1alpha.RegisterServerReflectionServer(srv, reflection.NewServer(reflectOpts))
+
+	line := handshake.Line{
+		CoreVersion:  handshake.CoreVersion,
+		AppVersion:   version,
+		Network:      ln.Addr().Network(),
+		Address:      ln.Addr().String(),
+		Protocol:     handshake.ProtocolGRPC,
+		ServerCert:   serverCert,
+		HasMultiplex: env.Multiplex, // plugkit does not multiplex: the field says false
+	}
+
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ln) }()
+
+	out := cfg.Handshake
+	if out == nil {
+		out = os.Stdout
+	}
+	if _, err := io.WriteString(out, line.String()+"\n"); err != nil {
+		srv.Stop()
+		return fmt.Errorf("plugin: writing the handshake: %w", err)
+	}
+	if f, ok := out.(*os.File); ok {
+		f.Sync()
+	}
+	if !cfg.KeepStdio {
+		restore, err := stdio.capture()
+		if err != nil {
+			srv.Stop()
+			return fmt.Errorf("plugin: redirecting stdout and stderr: %w", err)
+		}
+		defer restore()
+	}
+	logger.Debug("plugin serving", "network", line.Network, "address", line.Address, "version", version, "tls", tlsConfig != nil)
+
+	var parentGone <-chan struct{}
+	if !cfg.NoParentWatch {
+		watchCtx, cancel := context.WithCancel(ctx)
+		defer cancel()
+		parentGone = watchParent(watchCtx)
+	}
+	// The broker and stdio streams live as long as the connection; end them
+	// first, so that a graceful stop waits only for the host's own calls.
+	endStreams := func() {
+		stdio.close()
+		brk.Close()
+	}
+	select {
+	case <-shutdown:
+		logger.Debug("plugin stopping: the host asked")
+		endStreams()
+		stopGracefully(srv, healthSrv, cfg.ShutdownTimeout)
+	case <-ctx.Done():
+		logger.Debug("plugin stopping", "reason", context.Cause(ctx))
+		endStreams()
+		stopGracefully(srv, healthSrv, cfg.ShutdownTimeout)
+	case <-parentGone:
+		logger.Warn("plugin stopping: its host process is gone")
+		endStreams()
+		srv.Stop()
+	case err := <-served:
+		endStreams()
+		if err != nil {
+			return fmt.Errorf("plugin: serving: %w", err)
+		}
+	}
+	return nil
+}
+
+func chooseVersion(versions map[int]Register, host []int, logger *slog.Logger) int {
+	mine := make([]int, 0, len(versions))
+	for v := range versions {
+		mine = append(mine, v)
+	}
+	sort.Ints(mine)
+	if len(host) == 0 {
+		return mine[len(mine)-1]
+	}
+	v, err := handshake.Negotiate(mine, host)
+	if err != nil {
+		// As go-plugin plugins do, answer with our lowest version so the
+		// host fails at once with its own message instead of timing out;
+		// say here what we support, which the handshake cannot.
+		logger.Error("no app protocol version in common with the host", "plugin_versions", mine, "host_versions", host, "error", err)
+		return slices.Min(mine)
+	}
+	return v
+}
+
+func openListener(env handshake.Env) (net.Listener, error) {
+	if env.Network == "tcp" {
+		return listen.TCP(env.MinPort, env.MaxPort)
+	}
+	return listen.Unix(listen.UnixConfig{Dir: env.UnixSocketDir, Group: env.UnixSocketGroup})
+}
+
+// stopGracefully lets in-flight calls finish for up to timeout, then
+// stops hard.
+func stopGracefully(srv *grpc.Server, h *health.Server, timeout time.Duration) {
+	if timeout <= 0 {
+		timeout = DefaultShutdownTimeout
+	}
+	h.Shutdown()
+	done := make(chan struct{})
+	go func() {
+		srv.GracefulStop()
+		close(done)
+	}()
+	t := time.NewTimer(timeout)
+	defer t.Stop()
+	select {
+	case <-done:
+	case <-t.C:
+		srv.Stop()
+		<-done
+	}
+}
+
+// watchParent closes the returned channel when the process that started
+// this one is gone (this process was re-parented), or ctx ends. Polling
+// the parent works whatever the host is and needs no help from it.
+func watchParent(ctx context.Context) <-chan struct{} {
+	gone := make(chan struct{})
+	parent := os.Getppid()
+	go func() {
+		t := time.NewTicker(parentPollInterval)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				if os.Getppid() != parent {
+					close(gone)
+					return
+				}
+			}
+		}
+	}()
+	return gone
+}
+
+type controller struct {
+	pluginpb.UnimplementedGRPCControllerServer
+	shutdown chan<- struct{}
+}
+
+// Shutdown asks Run to stop. It returns at once; the stop happens after
+// the reply is sent.
+func (c controller) Shutdown(context.Context, *pluginpb.Empty) (*pluginpb.Empty, error) {
+	select {
+	case c.shutdown <- struct{}{}:
+	default:
+	}
+	return &pluginpb.Empty{}, nil
+}
