@@ -16,10 +16,24 @@ type ExitError struct {
 
 func (e *ExitError) Error() string {
 	msg := fmt.Sprintf("plugin %s exited before its handshake (%s)", e.Name, e.State)
+	if e.cookieRejected() {
+		msg = fmt.Sprintf("plugin %s rejected the magic cookie and exited (%s): check the cookie the host sets (Config.Cookie, --cookie)", e.Name, e.State)
+	}
 	if len(e.Stderr) == 0 {
 		return msg + " and wrote nothing to stderr"
 	}
 	return msg + "; its last stderr lines:\n  " + strings.Join(e.Stderr, "\n  ")
+}
+
+// cookieRejected recognises the message plugkit and go-plugin plugins
+// print when started without their cookie.
+func (e *ExitError) cookieRejected() bool {
+	for _, l := range e.Stderr {
+		if strings.Contains(strings.ToLower(l), "not meant to be") {
+			return true
+		}
+	}
+	return false
 }
 
 // StartError reports a plugin that could not be started or connected to

@@ -223,7 +223,7 @@ func TestStartFailures(t *testing.T) {
 		{name: "udp", mode: "udp", want: []string{"network", `"udp"`}},
 		{name: "unparsable cert", mode: "badcert", want: []string{"certificate"}},
 		{name: "mismatched cert", mode: "wrongcert", want: []string{"health check", "certificate"}},
-		{name: "wrong cookie", mode: "kv", modify: func(c *host.Config) { c.Cookie.Value = "wrong" }, want: []string{"exit status 1", "not meant to be run by hand"}},
+		{name: "wrong cookie", mode: "kv", modify: func(c *host.Config) { c.Cookie.Value = "wrong" }, want: []string{"rejected the magic cookie", "exit status 1", "not meant to be run by hand"}},
 		{name: "no mutual version", mode: "versions", modify: func(c *host.Config) { c.Versions = []int{1, 7} }, want: []string{"plugin supports [2]", "host supports [1 7]", "plugin_versions"}},
 		{name: "not serving", mode: "notserving", modify: func(c *host.Config) { c.NoAutoMTLS = true }, is: host.ErrNotServing},
 		{name: "socket dir too long", mode: "kv", modify: func(c *host.Config) {

@@ -21,21 +21,18 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/plugkit/plugkit/examples/objectstore"
 	objectstorev1 "github.com/plugkit/plugkit/examples/objectstore/gen/objectstore/v1"
 	"github.com/plugkit/plugkit/broker"
-	"github.com/plugkit/plugkit/handshake"
 	"github.com/plugkit/plugkit/plugin"
 )
-
-// Cookie is the example plugins' magic cookie.
-var Cookie = handshake.Cookie{Key: "PLUGKIT_EXAMPLE_PLUGIN", Value: "objectstore"}
 
 // chunkSize is the size of the chunks Get streams.
 const chunkSize = 256 << 10
 
 func main() {
 	plugin.Serve(plugin.Config{
-		Cookie: Cookie,
+		Cookie: objectstore.Cookie,
 		Versions: map[int]plugin.Register{
 			1: func(s *grpc.Server, _ *broker.Broker) error {
 				objectstorev1.RegisterObjectStoreServer(s, newStore())

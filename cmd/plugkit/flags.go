@@ -1,0 +1,82 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/plugkit/plugkit/handshake"
+)
+
+// parseArgs parses flags that may come before, between or after the
+// positional arguments (plugkit inspect PLUGIN --json), and returns the
+// positional ones.
+func parseArgs(fs *flag.FlagSet, args []string) ([]string, error) {
+	var positional []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			return nil, err
+		}
+		args = fs.Args()
+		if len(args) == 0 {
+			return positional, nil
+		}
+		if args[0] == "--" {
+			return append(positional, args[1:]...), nil
+		}
+		positional = append(positional, args[0])
+		args = args[1:]
+	}
+}
+
+// newFlagSet returns a flag set that reports errors to stderr and does
+// not exit.
+func newFlagSet(name, usage string, stderr io.Writer) *flag.FlagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprintf(stderr, "usage: %s\n\nflags:\n", usage)
+		fs.PrintDefaults()
+	}
+	return fs
+}
+
+// pluginFlags are the flags of every command that launches a plugin.
+type pluginFlags struct {
+	cookie   string
+	versions string
+	noMTLS   bool
+	timeout  string
+}
+
+func (p *pluginFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&p.cookie, "cookie", "", "the plugin's magic cookie, `KEY=VALUE` (required)")
+	fs.StringVar(&p.versions, "versions", "1", "app protocol versions the host offers, a comma `list` such as 5,6")
+	fs.BoolVar(&p.noMTLS, "no-mtls", false, "turn AutoMTLS off (for plugins that cannot do TLS)")
+	fs.StringVar(&p.timeout, "timeout", "30s", "how long to wait for the plugin to start")
+}
+
+// parse checks the flags and returns the cookie and versions.
+func (p *pluginFlags) parse() (handshake.Cookie, []int, error) {
+	if p.cookie == "" {
+		return handshake.Cookie{}, nil, fmt.Errorf("--cookie KEY=VALUE is required: the plugin's documentation names its magic cookie (Terraform providers: TF_PLUGIN_MAGIC_COOKIE=d602bf8f...)")
+	}
+	cookie, err := handshake.ParseCookie(p.cookie)
+	if err != nil {
+		return cookie, nil, err
+	}
+	versions, err := handshake.ParseVersions(p.versions)
+	if err != nil {
+		return cookie, nil, fmt.Errorf("--versions: %w", err)
+	}
+	if len(versions) == 0 {
+		return cookie, nil, fmt.Errorf("--versions %q lists no version", p.versions)
+	}
+	return cookie, versions, nil
+}
+
+// oneLine folds an error into a single line for a person to read.
+func oneLine(err error) string {
+	return strings.Join(strings.Fields(err.Error()), " ")
+}
