@@ -1,0 +1,149 @@
+package protocheck
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// sharedDir returns ../shared relative to the repository root (the
+// directory holding go.mod), where the test corpus lives.
+func sharedDir(t testing.TB) string {
+	t.Helper()
+	dir, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			break
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			t.Fatal("cannot find the repository root (go.mod) above the test directory")
+		}
+		dir = parent
+	}
+	shared := filepath.Join(dir, "..", "shared")
+	if _, err := os.Stat(filepath.Join(shared, "corpus", "terraform")); err != nil {
+		t.Fatalf("the test corpus is missing: expected %s (a checkout of the shared corpus next to the repository): %v", filepath.Join(shared, "corpus", "terraform"), err)
+	}
+	return shared
+}
+
+// corpusImage loads tfpluginMAJ.MIN.proto as tfpluginMAJ.proto.
+func corpusImage(t testing.TB, dir string, maj, min int) *Image {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(dir, fmt.Sprintf("tfplugin%d.%d.proto", maj, min)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	img, err := NewImage(context.Background(), fmt.Sprintf("tfplugin%d.%d", maj, min), map[string][]byte{fmt.Sprintf("tfplugin%d.proto", maj): data}, LoadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return img
+}
+
+func readJSONL(t testing.TB, path string) []bufFinding {
+	t.Helper()
+	out := []bufFinding{}
+	f, err := os.Open(path)
+	if os.IsNotExist(err) {
+		return out
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		if strings.TrimSpace(sc.Text()) == "" {
+			continue
+		}
+		var bf bufFinding
+		if err := json.Unmarshal(sc.Bytes(), &bf); err != nil {
+			t.Fatalf("%s: %v", path, err)
+		}
+		out = append(out, bf)
+	}
+	return out
+}
+
+// TestCorpusParity compares plugkit in buf-compatible mode with buf's
+// recorded output on every consecutive tfplugin pair: byte-equal with
+// BufNames, and equal except for full names without it.
+func TestCorpusParity(t *testing.T) {
+	dir := filepath.Join(sharedDir(t), "corpus", "terraform")
+	images := map[[2]int]*Image{}
+	img := func(maj, min int) *Image {
+		k := [2]int{maj, min}
+		if images[k] == nil {
+			images[k] = corpusImage(t, dir, maj, min)
+		}
+		return images[k]
+	}
+	for _, maj := range []int{5, 6} {
+		for min := 0; min < 9; min++ {
+			for _, cat := range []string{CategoryFILE, CategoryWIREJSON, CategoryWIRE} {
+				name := fmt.Sprintf("%d.%d-to-%d.%d.%s", maj, min, maj, min+1, cat)
+				want := readJSONL(t, filepath.Join(dir, "buf-expected", name+".jsonl"))
+				got, err := Breaking(img(maj, min), img(maj, min+1), Options{Use: []string{cat}, BufCompat: true, BufNames: true})
+				if err != nil {
+					t.Fatal(err)
+				}
+				gj, _ := json.Marshal(toBuf(got))
+				wj, _ := json.Marshal(want)
+				if string(gj) != string(wj) {
+					t.Errorf("%s:\nplugkit %s\nbuf     %s", name, gj, wj)
+				}
+				full, err := Breaking(img(maj, min), img(maj, min+1), Options{Use: []string{cat}, BufCompat: true})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if len(full) != len(got) {
+					t.Fatalf("%s: %d findings with full names, %d with buf names", name, len(full), len(got))
+				}
+				for i := range full {
+					if !sameUpToFullNames(got[i].Message, full[i].Message, fmt.Sprintf("tfplugin%d", maj)) {
+						t.Errorf("%s: full-name message %q does not map to buf's %q", name, full[i].Message, got[i].Message)
+					}
+				}
+
+			}
+		}
+	}
+}
+
+// TestCorpusPlugkitMode checks plugkit's own view of the tfplugin history:
+// the ServerCapabilities move is one FILE finding with a hint, and no
+// WIRE or WIRE_JSON break.
+func TestCorpusPlugkitMode(t *testing.T) {
+	dir := filepath.Join(sharedDir(t), "corpus", "terraform")
+	for _, maj := range []int{5, 6} {
+		old, new := corpusImage(t, dir, maj, 3), corpusImage(t, dir, maj, 4)
+		for _, cat := range []string{CategoryWIREJSON, CategoryWIRE} {
+			got, err := Breaking(old, new, Options{Use: []string{cat}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(got) != 0 {
+				t.Errorf("%d.3->%d.4 %s: want no findings, got %+v", maj, maj, cat, got)
+			}
+		}
+		got, err := Breaking(old, new, Options{Use: []string{CategoryFILE}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(got) != 1 || got[0].Type != "MESSAGE_NO_DELETE" || got[0].Hint == "" ||
+			!strings.Contains(got[0].Message, fmt.Sprintf(`moved to "tfplugin%d.ServerCapabilities"`, maj)) {
+			t.Errorf("%d.3->%d.4 FILE: want one MESSAGE_NO_DELETE naming the move, got %+v", maj, maj, got)
+		}
+	}
+}

@@ -1,0 +1,2 @@
+// Package protocheck checks protobuf schemas for breaking changes.
+package protocheck

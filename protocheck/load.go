@@ -1,0 +1,366 @@
+package protocheck
+
+import (
+	"archive/tar"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/bufbuild/protocompile"
+	"github.com/bufbuild/protocompile/reporter"
+	"google.golang.org/protobuf/reflect/protoreflect"
+)
+
+// LoadOptions configures Load. The zero value loads a directory or git input
+// with no extra import paths.
+type LoadOptions struct {
+	// ImportPaths are extra directories searched for imports that are not in
+	// the input itself (like protoc's -I). The standard google/protobuf
+	// imports are always available.
+	ImportPaths []string
+	// Dir is the directory relative inputs and git repositories are resolved
+	// against. Empty means the current directory.
+	Dir string
+}
+
+// Image is a compiled set of .proto files: the files of one input, paired
+// with another Image by Breaking.
+type Image struct {
+	// Input is the input string the image was loaded from.
+	Input string
+	// Root is the prefix that turns a File.Path into a path to show to
+	// people: the input directory as given ("" for "." and for git inputs).
+	Root string
+	// Files are the input's own files (not their imports), sorted by Path.
+	Files []*File
+
+	byPath map[string]*File
+}
+
+// File is one compiled .proto file of an Image.
+type File struct {
+	// Path is the file's path relative to the input root, with forward
+	// slashes, e.g. "tfplugin5.proto" or "foo/v1/foo.proto".
+	Path string
+	// Source is the file's content.
+	Source []byte
+	// Desc is the linked descriptor, with source code info.
+	Desc protoreflect.FileDescriptor
+}
+
+// File returns the file with the given path, or nil.
+func (img *Image) File(path string) *File { return img.byPath[path] }
+
+// CompileError reports .proto files that do not compile. Each entry carries
+// the file, line and column of one problem.
+type CompileError struct {
+	// Input is the input being loaded.
+	Input string
+	// Errors are the individual problems, each formatted "path:line:col: message".
+	Errors []string
+}
+
+func (e *CompileError) Error() string {
+	return fmt.Sprintf("input %q does not compile:\n%s", e.Input, strings.Join(e.Errors, "\n"))
+}
+
+// gitInput is a parsed buf-style git input such as ".git#tag=v1,subdir=proto".
+type gitInput struct {
+	repo, tag, branch, ref, subdir string
+}
+
+// parseGitInput reports whether input is a git input and parses it.
+func parseGitInput(input string) (gitInput, bool, error) {
+	repo, opts, ok := strings.Cut(input, "#")
+	if !ok {
+		if strings.HasSuffix(input, ".git") {
+			return gitInput{repo: input}, true, nil
+		}
+		return gitInput{}, false, nil
+	}
+	g := gitInput{repo: repo}
+	if g.repo == "" {
+		g.repo = "."
+	}
+	for _, kv := range strings.Split(opts, ",") {
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok || v == "" {
+			return g, true, fmt.Errorf("git input %q: option %q is not key=value (use tag=, branch=, ref= and subdir=)", input, kv)
+		}
+		switch k {
+		case "tag":
+			g.tag = v
+		case "branch":
+			g.branch = v
+		case "ref", "commit":
+			g.ref = v
+		case "subdir":
+			g.subdir = path.Clean(strings.Trim(filepath.ToSlash(v), "/"))
+		case "depth", "recurse_submodules":
+			// Accepted for compatibility with buf; local git needs neither.
+		default:
+			return g, true, fmt.Errorf("git input %q: unknown option %q (use tag=, branch=, ref= and subdir=)", input, k)
+		}
+	}
+	n := 0
+	for _, s := range []string{g.tag, g.branch, g.ref} {
+		if s != "" {
+			n++
+		}
+	}
+	if n > 1 {
+		return g, true, fmt.Errorf("git input %q: give only one of tag=, branch= and ref=", input)
+	}
+	return g, true, nil
+}
+
+// Load reads and compiles the .proto files of input, which is a directory or
+// a git input in buf's form: "REPO#tag=v1.2", "#branch=main", "#ref=SHA",
+// each optionally followed by ",subdir=DIR". REPO is a local repository's
+// directory or its .git directory and defaults to the current directory.
+//
+// Files that fail to compile give a *CompileError listing every problem
+// with its position.
+func Load(ctx context.Context, input string, opts LoadOptions) (*Image, error) {
+	sources, err := readInput(ctx, input, opts)
+	if err != nil {
+		return nil, err
+	}
+	return compileSources(ctx, input, displayRoot(input), sources, opts)
+}
+
+// displayRoot is the prefix shown before file paths of input.
+func displayRoot(input string) string {
+	if _, isGit, _ := parseGitInput(input); isGit {
+		return ""
+	}
+	root := filepath.ToSlash(filepath.Clean(input))
+	if root == "." {
+		return ""
+	}
+	return root
+}
+
+// DisplayPath joins the image's Root and a file path.
+func (img *Image) DisplayPath(p string) string {
+	if img == nil || img.Root == "" || p == "" {
+		return p
+	}
+	return img.Root + "/" + p
+}
+
+func readInput(ctx context.Context, input string, opts LoadOptions) (map[string][]byte, error) {
+	g, isGit, err := parseGitInput(input)
+	if err != nil {
+		return nil, err
+	}
+	if isGit {
+		return readGit(ctx, input, g, opts.Dir)
+	}
+	dir := input
+	if opts.Dir != "" && !filepath.IsAbs(dir) {
+		dir = filepath.Join(opts.Dir, dir)
+	}
+	return readDir(input, dir)
+}
+
+func readDir(input, dir string) (map[string][]byte, error) {
+	st, err := os.Stat(dir)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, fmt.Errorf("input %q: directory does not exist (give a directory of .proto files or a git input such as .git#branch=main)", input)
+		}
+		return nil, fmt.Errorf("input %q: %w", input, err)
+	}
+	if !st.IsDir() {
+		return nil, fmt.Errorf("input %q is not a directory (give a directory of .proto files or a git input such as .git#branch=main)", input)
+	}
+	sources := map[string][]byte{}
+	err = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			if p != dir && strings.HasPrefix(d.Name(), ".") {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !strings.HasSuffix(d.Name(), ".proto") {
+			return nil
+		}
+		rel, err := filepath.Rel(dir, p)
+		if err != nil {
+			return err
+		}
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		sources[filepath.ToSlash(rel)] = data
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("input %q: %w", input, err)
+	}
+	if len(sources) == 0 {
+		return nil, fmt.Errorf("input %q: no .proto files found", input)
+	}
+	return sources, nil
+}
+
+func gitCommand(ctx context.Context, repo, baseDir string, args ...string) *exec.Cmd {
+	if baseDir != "" && !filepath.IsAbs(repo) {
+		repo = filepath.Join(baseDir, repo)
+	}
+	var full []string
+	if st, err := os.Stat(repo); err == nil && st.IsDir() && strings.HasSuffix(filepath.Clean(repo), ".git") {
+		full = append([]string{"--git-dir", repo}, args...)
+	} else {
+		full = append([]string{"-C", repo}, args...)
+	}
+	return exec.CommandContext(ctx, "git", full...)
+}
+
+func readGit(ctx context.Context, input string, g gitInput, baseDir string) (map[string][]byte, error) {
+	rev := "HEAD"
+	switch {
+	case g.tag != "":
+		rev = "refs/tags/" + g.tag
+	case g.branch != "":
+		rev = g.branch
+	case g.ref != "":
+		rev = g.ref
+	}
+	var stderr bytes.Buffer
+	cmd := gitCommand(ctx, g.repo, baseDir, "rev-parse", "--verify", "--quiet", rev+"^{commit}")
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		if g.branch != "" {
+			// A branch that only exists on a remote.
+			cmd = gitCommand(ctx, g.repo, baseDir, "rev-parse", "--verify", "--quiet", "origin/"+g.branch+"^{commit}")
+			out, err = cmd.Output()
+		}
+		if err != nil {
+			if _, lookErr := exec.LookPath("git"); lookErr != nil {
+				return nil, fmt.Errorf("git input %q: the git command is needed: %w", input, lookErr)
+			}
+			return nil, fmt.Errorf("git input %q: %q is not a commit, tag or branch of repository %q (list them with git tag and git branch -a)%s", input, rev, g.repo, trimStderr(stderr.String()))
+		}
+	}
+	commit := strings.TrimSpace(string(out))
+	args := []string{"archive", "--format=tar", commit}
+	if g.subdir != "" && g.subdir != "." {
+		args = append(args, "--", g.subdir)
+	}
+	stderr.Reset()
+	cmd = gitCommand(ctx, g.repo, baseDir, args...)
+	cmd.Stderr = &stderr
+	tarData, err := cmd.Output()
+	if err != nil {
+		return nil, fmt.Errorf("git input %q: git archive of %s failed (does subdir %q exist at that commit?)%s", input, commit, g.subdir, trimStderr(stderr.String()))
+	}
+	sources := map[string][]byte{}
+	tr := tar.NewReader(bytes.NewReader(tarData))
+	prefix := ""
+	if g.subdir != "" && g.subdir != "." {
+		prefix = g.subdir + "/"
+	}
+	for {
+		hdr, err := tr.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, fmt.Errorf("git input %q: reading archive: %w", input, err)
+		}
+		if hdr.Typeflag != tar.TypeReg || !strings.HasSuffix(hdr.Name, ".proto") || !strings.HasPrefix(hdr.Name, prefix) {
+			continue
+		}
+		data, err := io.ReadAll(tr)
+		if err != nil {
+			return nil, fmt.Errorf("git input %q: reading archive: %w", input, err)
+		}
+		sources[strings.TrimPrefix(hdr.Name, prefix)] = data
+	}
+	if len(sources) == 0 {
+		return nil, fmt.Errorf("git input %q: no .proto files at %s (check subdir=)", input, commit)
+	}
+	return sources, nil
+}
+
+func trimStderr(s string) string {
+	s = strings.TrimSpace(s)
+	if s == "" {
+		return ""
+	}
+	return ": " + s
+}
+
+func compileSources(ctx context.Context, input, root string, sources map[string][]byte, opts LoadOptions) (*Image, error) {
+	names := make([]string, 0, len(sources))
+	for name := range sources {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	local := protocompile.ResolverFunc(func(p string) (protocompile.SearchResult, error) {
+		if data, ok := sources[p]; ok {
+			return protocompile.SearchResult{Source: bytes.NewReader(data)}, nil
+		}
+		return protocompile.SearchResult{}, fs.ErrNotExist
+	})
+	var resolver protocompile.Resolver = local
+	if len(opts.ImportPaths) > 0 {
+		resolver = protocompile.CompositeResolver{local, &protocompile.SourceResolver{ImportPaths: opts.ImportPaths}}
+	}
+	var problems []string
+	rep := reporter.NewReporter(func(err reporter.ErrorWithPos) error {
+		msg := err.Error()
+		if root != "" {
+			msg = root + "/" + msg
+		}
+		problems = append(problems, msg)
+		return nil
+	}, nil)
+	c := protocompile.Compiler{
+		Resolver:       protocompile.WithStandardImports(resolver),
+		SourceInfoMode: protocompile.SourceInfoStandard,
+		Reporter:       rep,
+	}
+	files, err := c.Compile(ctx, names...)
+	if len(problems) > 0 {
+		sort.Strings(problems)
+		return nil, &CompileError{Input: input, Errors: problems}
+	}
+	if err != nil {
+		return nil, &CompileError{Input: input, Errors: []string{err.Error()}}
+	}
+	img := &Image{Input: input, Root: root, byPath: map[string]*File{}}
+	for i, fd := range files {
+		f := &File{Path: names[i], Source: sources[names[i]], Desc: fd}
+		img.Files = append(img.Files, f)
+		img.byPath[f.Path] = f
+	}
+	return img, nil
+}
+
+// NewImage compiles in-memory sources (path to content) as an Image. It is
+// Load for callers that already hold the files, such as tests and tools
+// reading from archives.
+func NewImage(ctx context.Context, name string, sources map[string][]byte, opts LoadOptions) (*Image, error) {
+	cp := make(map[string][]byte, len(sources))
+	for k, v := range sources {
+		cp[k] = v
+	}
+	return compileSources(ctx, name, "", cp, opts)
+}
