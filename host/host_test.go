@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -14,6 +15,9 @@ import (
 	"time"
 
 	"go.uber.org/goleak"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/health"
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 
 	objectstorev1 "github.com/plugkit/plugkit/examples/objectstore/gen/objectstore/v1"
 	"github.com/plugkit/plugkit/handshake"
@@ -288,6 +292,56 @@ func TestCloseAfterCrash(t *testing.T) {
 	}
 	if err := c.Close(); err != nil {
 		t.Fatal(err)
+	}
+}
+
+func TestBrokerCallbacksBothWays(t *testing.T) {
+	for _, noMTLS := range []bool{false, true} {
+		cfg := config(t, "callback")
+		cfg.NoAutoMTLS = noMTLS
+		c := start(t, cfg)
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		store := objectstorev1.NewObjectStoreClient(c.Conn())
+
+		// Host serves, plugin dials: the plugin reports what the host's
+		// service told it.
+		id := c.Broker().NextID()
+		err := c.Broker().Serve(ctx, id, func(s *grpc.Server) {
+			h := health.NewServer()
+			h.SetServingStatus("host", healthpb.HealthCheckResponse_NOT_SERVING)
+			healthpb.RegisterHealthServer(s, h)
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = store.Init(ctx, &objectstorev1.InitRequest{Config: map[string]string{"dial": fmt.Sprint(id)}})
+		if !strings.Contains(fmt.Sprint(err), "host says NOT_SERVING") {
+			t.Errorf("mTLS %v: plugin calling back into the host: %v", !noMTLS, err)
+		}
+
+		// Plugin serves, host dials.
+		id = c.Broker().NextID()
+		if _, err := store.Init(ctx, &objectstorev1.InitRequest{Config: map[string]string{"serve": fmt.Sprint(id)}}); err != nil {
+			t.Fatal(err)
+		}
+		conn, err := c.Broker().Dial(ctx, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp, err := healthpb.NewHealthClient(conn).Check(ctx, &healthpb.HealthCheckRequest{Service: "plugin-callback"})
+		if err != nil || resp.GetStatus() != healthpb.HealthCheckResponse_SERVING {
+			t.Errorf("mTLS %v: host calling the plugin's brokered service: %v %v", !noMTLS, resp, err)
+		}
+		conn.Close()
+
+		// Dial of an ID nobody announces fails by the deadline.
+		short, cancelShort := context.WithTimeout(ctx, 200*time.Millisecond)
+		if _, err := c.Broker().Dial(short, 999); err == nil || !strings.Contains(err.Error(), "did not announce service 999") {
+			t.Errorf("Dial of an unannounced ID: %v", err)
+		}
+		cancelShort()
+		cancel()
+		c.Close()
 	}
 }
 

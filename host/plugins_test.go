@@ -58,6 +58,11 @@ func runTestPlugin(mode string) {
 	case "kv":
 	case "versions":
 		cfg.Versions = map[int]plugin.Register{2: register(2), 3: register(3), 4: register(4)}
+	case "callback":
+		cfg.Versions = map[int]plugin.Register{1: func(s *grpc.Server, b *broker.Broker) error {
+			objectstorev1.RegisterObjectStoreServer(s, &callbackStore{broker: b})
+			return nil
+		}}
 	case "hostile":
 		w := os.NewFile(2, "stderr")
 		fmt.Fprintln(w, `{"@level":"error","@message":{"an":"object"},"@module":"x"}`)
@@ -141,4 +146,43 @@ func rawPlugin(mode string) {
 	healthpb.RegisterHealthServer(srv, h)
 	fmt.Printf("1|1|unix|%s|grpc|\n", ln.Addr())
 	srv.Serve(ln)
+}
+
+// callbackStore uses the broker from Init: config "dial" names a service ID
+// the host serves (a health service whose status for "host" the plugin
+// reports back as an error message), config "serve" an ID on which the
+// plugin serves a health service of its own.
+type callbackStore struct {
+	objectstorev1.UnimplementedObjectStoreServer
+	broker *broker.Broker
+}
+
+func (s *callbackStore) Init(ctx context.Context, req *objectstorev1.InitRequest) (*objectstorev1.InitResponse, error) {
+	if v := req.GetConfig()["serve"]; v != "" {
+		var id uint32
+		fmt.Sscan(v, &id)
+		err := s.broker.Serve(ctx, id, func(srv *grpc.Server) {
+			h := health.NewServer()
+			h.SetServingStatus("plugin-callback", healthpb.HealthCheckResponse_SERVING)
+			healthpb.RegisterHealthServer(srv, h)
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+	if v := req.GetConfig()["dial"]; v != "" {
+		var id uint32
+		fmt.Sscan(v, &id)
+		conn, err := s.broker.Dial(ctx, id)
+		if err != nil {
+			return nil, err
+		}
+		defer conn.Close()
+		resp, err := healthpb.NewHealthClient(conn).Check(ctx, &healthpb.HealthCheckRequest{Service: "host"})
+		if err != nil {
+			return nil, err
+		}
+		return nil, fmt.Errorf("host says %s", resp.GetStatus())
+	}
+	return &objectstorev1.InitResponse{}, nil
 }
