@@ -316,8 +316,8 @@ var ruleCases = func() []ruleCase {
 
 		{name: "PACKAGE_ENUM_NO_DELETE/deleted", rule: "PACKAGE_ENUM_NO_DELETE", // buf v1.75 reports nothing when no enum is left in the package
 			breaks: false,
-			old: one(p3 + "enum E { E_UNSPECIFIED = 0; }\nmessage M {\n  enum F { F_UNSPECIFIED = 0; }\n}\n"),
-			new: one(p3 + "message M {\n}\n")},
+			old:    one(p3 + "enum E { E_UNSPECIFIED = 0; }\nmessage M {\n  enum F { F_UNSPECIFIED = 0; }\n}\n"),
+			new:    one(p3 + "message M {\n}\n")},
 		{name: "PACKAGE_ENUM_NO_DELETE/deleted_others_remain", rule: "PACKAGE_ENUM_NO_DELETE", breaks: true,
 			old: one(p3 + "enum E { E_UNSPECIFIED = 0; }\nenum G { G_UNSPECIFIED = 0; }\nmessage M {\n  enum F { F_UNSPECIFIED = 0; }\n}\n"),
 			new: one(p3 + "enum G { G_UNSPECIFIED = 0; }\nmessage M {\n}\n")},
@@ -327,8 +327,8 @@ var ruleCases = func() []ruleCase {
 
 		{name: "PACKAGE_EXTENSION_NO_DELETE/deleted", rule: "PACKAGE_EXTENSION_NO_DELETE", // buf v1.75 reports nothing when no extension is left in the package
 			breaks: false,
-			old: one(p2 + "message M { extensions 10 to 20; }\nextend M { optional int32 e = 10; }\n"),
-			new: one(p2 + "message M { extensions 10 to 20; }\n")},
+			old:    one(p2 + "message M { extensions 10 to 20; }\nextend M { optional int32 e = 10; }\n"),
+			new:    one(p2 + "message M { extensions 10 to 20; }\n")},
 		{name: "PACKAGE_EXTENSION_NO_DELETE/deleted_others_remain", rule: "PACKAGE_EXTENSION_NO_DELETE", breaks: true,
 			old: one(p2 + "message M { extensions 10 to 20; }\nextend M { optional int32 e = 10; optional int32 f = 11; }\n"),
 			new: one(p2 + "message M { extensions 10 to 20; }\nextend M { optional int32 f = 11; }\n")},
