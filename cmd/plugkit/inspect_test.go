@@ -1,0 +1,99 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"os/exec"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+// memoryPlugin builds the example memory plugin into the test's
+// temporary directory.
+func memoryPlugin(t *testing.T) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "memory")
+	out, err := exec.Command("go", "build", "-o", bin, "github.com/plugkit/plugkit/examples/objectstore/plugins/memory").CombinedOutput()
+	if err != nil {
+		t.Fatalf("building the memory plugin: %v\n%s", err, out)
+	}
+	return bin
+}
+
+func TestInspectJSON(t *testing.T) {
+	bin := memoryPlugin(t)
+	var stdout, stderr bytes.Buffer
+	code := run([]string{"inspect", bin, "--cookie", "PLUGKIT_EXAMPLE_PLUGIN=objectstore", "--versions", "1,2", "--json"}, &stdout, &stderr)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr.String())
+	}
+	var got map[string]any
+	if err := json.Unmarshal(stdout.Bytes(), &got); err != nil {
+		t.Fatalf("output is not one JSON object: %v\n%s", err, stdout.String())
+	}
+	if got["protocol_version"] != 1.0 || got["network"] != "unix" || got["protocol"] != "grpc" || got["tls"] != true {
+		t.Errorf("fields: %v", got)
+	}
+	if pid, _ := got["pid"].(float64); pid <= 0 {
+		t.Errorf("pid %v", got["pid"])
+	}
+	if ms, _ := got["start_ms"].(float64); ms <= 0 {
+		t.Errorf("start_ms %v", got["start_ms"])
+	}
+	want := []any{"grpc.health.v1.Health", "grpc.reflection.v1.ServerReflection", "grpc.reflection.v1alpha.ServerReflection",
+		"objectstore.v1.ObjectStore", "plugin.GRPCBroker", "plugin.GRPCController", "plugin.GRPCStdio"}
+	if !reflect.DeepEqual(got["services"], want) {
+		t.Errorf("services %v, want %v", got["services"], want)
+	}
+}
+
+func TestInspectNoMTLS(t *testing.T) {
+	bin := memoryPlugin(t)
+	var stdout, stderr bytes.Buffer
+	if code := run([]string{"inspect", "--no-mtls", "--json", "--cookie", "PLUGKIT_EXAMPLE_PLUGIN=objectstore", bin}, &stdout, &stderr); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr.String())
+	}
+	if !strings.Contains(stdout.String(), `"tls":false`) {
+		t.Errorf("want tls false: %s", stdout.String())
+	}
+}
+
+func TestInspectFailures(t *testing.T) {
+	bin := memoryPlugin(t)
+	tests := []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"inspect", bin, "--cookie", "PLUGKIT_EXAMPLE_PLUGIN=objectstore", "--versions", "5,6"}, 1, "plugin supports [1], host supports [5 6]"},
+		{[]string{"inspect", bin, "--cookie", "PLUGKIT_EXAMPLE_PLUGIN=nope"}, 1, "rejected the magic cookie"},
+		{[]string{"inspect", bin}, 2, "--cookie KEY=VALUE is required"},
+		{[]string{"inspect", bin, "--cookie", "novalue"}, 2, "KEY=VALUE"},
+		{[]string{"inspect", bin, "--cookie", "A=B", "--versions", "x"}, 2, "--versions"},
+		{[]string{"inspect", "/nonexistent", "--cookie", "A=B"}, 1, "/nonexistent"},
+		{[]string{"inspect"}, 2, "want one plugin path"},
+		{[]string{"nosuchcommand"}, 2, "unknown command"},
+	}
+	for _, tt := range tests {
+		var stdout, stderr bytes.Buffer
+		code := run(tt.args, &stdout, &stderr)
+		first, _, _ := strings.Cut(stderr.String(), "\n")
+		if code != tt.code || !strings.Contains(first, tt.want) {
+			t.Errorf("%v: exit %d, first stderr line %q; want exit %d and %q", tt.args[1:], code, first, tt.code, tt.want)
+		}
+	}
+}
+
+func TestDemo(t *testing.T) {
+	var stdout, stderr bytes.Buffer
+	if code := run([]string{"demo"}, &stdout, &stderr); code != 0 {
+		t.Fatalf("demo exit %d: %s\n%s", code, stderr.String(), stdout.String())
+	}
+	for _, want := range []string{"get blobs/random-8MiB.bin", "identical", "exists now: false", "process reaped"} {
+		if !strings.Contains(stdout.String(), want) {
+			t.Errorf("demo output lacks %q:\n%s", want, stdout.String())
+		}
+	}
+}
