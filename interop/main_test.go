@@ -1,0 +1,79 @@
+package interop_test
+
+import (
+	"bytes"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+)
+
+// modeEnv, when set, makes the test binary one of the programs in
+// children_test.go instead of running tests.
+const modeEnv = "PLUGKIT_INTEROP_MODE"
+
+func TestMain(m *testing.M) {
+	if mode := os.Getenv(modeEnv); mode != "" {
+		runChild(mode)
+		os.Exit(0)
+	}
+	goleak.VerifyTestMain(m)
+}
+
+// childEnv is the environment a re-exec'd child gets on top of its
+// parent's: its mode, and GORACE so that a race-enabled child does not
+// sleep 1 s at exit.
+func childEnv(mode string) []string {
+	return []string{modeEnv + "=" + mode, "GORACE=atexit_sleep_ms=0"}
+}
+
+// self is the test binary, which every child runs.
+func self(t *testing.T) string {
+	t.Helper()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return exe
+}
+
+// syncBuffer is a goroutine-safe log destination.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// waitFor polls cond every 10 ms until it holds or d has passed, and
+// reports whether it held.
+func waitFor(d time.Duration, cond func() bool) bool {
+	deadline := time.Now().Add(d)
+	for {
+		if cond() {
+			return true
+		}
+		if time.Now().After(deadline) {
+			return false
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// waitContains waits up to 10 s for b to contain s n times.
+func waitContains(b *syncBuffer, s string, n int) bool {
+	return waitFor(10*time.Second, func() bool { return strings.Count(b.String(), s) >= n })
+}
