@@ -1099,7 +1099,9 @@ func (c *checker) checkFieldPair(of, nf protoreflect.FieldDescriptor, nameFolded
 	// Names.
 	renamed := of.Name() != nf.Name()
 	if !of.IsExtension() && of.JSONName() != nf.JSONName() {
-		derived := renamed && !c.opts.BufCompat && c.on["FIELD_SAME_NAME"] && !nameFolded &&
+		// A JSON name that follows from a rename (or renumbering) is part
+		// of that one finding in plugkit's view.
+		derived := renamed && !c.opts.BufCompat && (nameFolded || c.on["FIELD_SAME_NAME"]) &&
 			!fieldHasJSONName(of) && !fieldHasJSONName(nf)
 		if !derived {
 			c.add("FIELD_SAME_JSON_NAME", at(nf, []int32{10}, nil), "", "%s changed option \"json_name\" from %q to %q.", c.fieldDesc(nf), of.JSONName(), nf.JSONName())
