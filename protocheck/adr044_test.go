@@ -9,7 +9,7 @@ import (
 
 func TestParseSince(t *testing.T) {
 	valid := map[string]Since{
-		"Since: cosmos-sdk 0.44":           {"cosmos-sdk", []string{"0.44"}},
+		"Since: cosmos-sdk 0.44":            {"cosmos-sdk", []string{"0.44"}},
 		"Since: cosmos-sdk 0.42.11, 0.44.5": {"cosmos-sdk", []string{"0.42.11", "0.44.5"}},
 		" * Since: tfplugin 5.4-rc1 ":       {"tfplugin", []string{"5.4-rc1"}},
 	}
@@ -93,7 +93,7 @@ var adrCases = []adrCase{
 	{name: "malformed/old lines are not reported again", old: p3 + "// since: demo v1.0\nmessage M {}\n",
 		new: p3 + "// since: demo v1.0\nmessage M {}\n"},
 	{name: "cosmos option", old: "syntax = \"proto3\";\npackage a;\nimport \"cosmos_proto/cosmos.proto\";\nmessage M {}\n",
-		new: "syntax = \"proto3\";\npackage a;\nimport \"cosmos_proto/cosmos.proto\";\nmessage M {}\nmessage N {\n  option (cosmos_proto.message_added_in) = \"cosmos-sdk 0.50\";\n  string x = 1;\n}\nmessage O {\n  option (cosmos_proto.message_added_in) = \"cosmos sdk\";\n}\n",
+		new:  "syntax = \"proto3\";\npackage a;\nimport \"cosmos_proto/cosmos.proto\";\nmessage M {}\nmessage N {\n  option (cosmos_proto.message_added_in) = \"cosmos-sdk 0.50\";\n  string x = 1;\n}\nmessage O {\n  option (cosmos_proto.message_added_in) = \"cosmos sdk\";\n}\n",
 		want: []string{"SINCE_COMMENT_MALFORMED"}},
 	{name: "reserved added/field", old: p3 + "message M {\n  int32 a = 1;\n  int32 b = 2;\n}\n",
 		new: p3 + "message M {\n  int32 a = 1;\n  reserved 2;\n}\n", want: []string{"RESERVED_ADDED"}},

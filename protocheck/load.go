@@ -343,7 +343,12 @@ func compileSources(ctx context.Context, input, root string, sources map[string]
 		return nil, &CompileError{Input: input, Errors: problems}
 	}
 	if err != nil {
-		return nil, &CompileError{Input: input, Errors: []string{err.Error()}}
+		msg := err.Error()
+		var ewp reporter.ErrorWithPos
+		if root != "" && errors.As(err, &ewp) {
+			msg = root + "/" + msg
+		}
+		return nil, &CompileError{Input: input, Errors: []string{msg}}
 	}
 	img := &Image{Input: input, Root: root, byPath: map[string]*File{}}
 	for i, fd := range files {

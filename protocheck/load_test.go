@@ -1,0 +1,84 @@
+package protocheck
+
+import (
+	"context"
+	"errors"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+func TestLoadBadInput(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	writeTree(t, filepath.Join(dir, "bad"), map[string]string{"a.proto": "syntax = \"proto3\";\npackage a;\nmessage M {\n  int32 a = ;\n}\n"})
+	writeTree(t, filepath.Join(dir, "imp"), map[string]string{"a.proto": "syntax = \"proto3\";\npackage a;\nimport \"missing/dep.proto\";\nmessage M {}\n"})
+	writeTree(t, filepath.Join(dir, "empty"), map[string]string{"README": "no protos"})
+
+	_, err := Load(ctx, filepath.Join(dir, "bad"), LoadOptions{})
+	var ce *CompileError
+	if !errors.As(err, &ce) || len(ce.Errors) == 0 || !regexp.MustCompile(`bad/a\.proto:4:13: `).MatchString(ce.Errors[0]) {
+		t.Errorf("unparsable proto: want a CompileError with file:line:col, got %v", err)
+	}
+	_, err = Load(ctx, filepath.Join(dir, "imp"), LoadOptions{})
+	if !errors.As(err, &ce) || !strings.Contains(err.Error(), "imp/a.proto:3:8:") || !strings.Contains(err.Error(), "missing/dep.proto") {
+		t.Errorf("missing import: want a positioned error naming the import, got %v", err)
+	}
+	// The import resolves with -I.
+	writeTree(t, filepath.Join(dir, "inc"), map[string]string{"missing/dep.proto": "syntax = \"proto3\";\npackage dep;\n"})
+	if _, err := Load(ctx, filepath.Join(dir, "imp"), LoadOptions{ImportPaths: []string{filepath.Join(dir, "inc")}}); err != nil {
+		t.Errorf("with -I: %v", err)
+	}
+	if _, err := Load(ctx, filepath.Join(dir, "nope"), LoadOptions{}); err == nil || !strings.Contains(err.Error(), "does not exist") {
+		t.Errorf("missing directory: %v", err)
+	}
+	if _, err := Load(ctx, filepath.Join(dir, "empty"), LoadOptions{}); err == nil || !strings.Contains(err.Error(), "no .proto files") {
+		t.Errorf("directory without protos: %v", err)
+	}
+	if _, err := Load(ctx, ".git#tag=v1,bogus=1", LoadOptions{}); err == nil || !strings.Contains(err.Error(), "unknown option") {
+		t.Errorf("bad git option: %v", err)
+	}
+}
+
+func TestLoadGit(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git not installed")
+	}
+	ctx := context.Background()
+	repo := t.TempDir()
+	writeTree(t, repo, map[string]string{"proto/a/a.proto": "syntax = \"proto3\";\npackage a;\nmessage M { int32 x = 1; }\n", "other.proto": "syntax = \"proto3\";\n"})
+	gitRun(t, repo, "init", "-q", "-b", "main")
+	gitRun(t, repo, "add", ".")
+	gitRun(t, repo, "commit", "-q", "-m", "one")
+	gitRun(t, repo, "tag", "v1")
+	writeTree(t, repo, map[string]string{"proto/a/a.proto": "syntax = \"proto3\";\npackage a;\nmessage M {}\n"})
+	gitRun(t, repo, "commit", "-q", "-am", "two")
+
+	for _, in := range []string{repo + "#tag=v1,subdir=proto", repo + "/.git#branch=main,subdir=proto", repo + "#ref=HEAD~1,subdir=proto"} {
+		img, err := Load(ctx, in, LoadOptions{})
+		if err != nil {
+			t.Fatalf("%s: %v", in, err)
+		}
+		if len(img.Files) != 1 || img.Files[0].Path != "a/a.proto" || img.Root != "" {
+			t.Fatalf("%s: files %v root %q", in, img.Files, img.Root)
+		}
+	}
+	old, _ := Load(ctx, repo+"#tag=v1,subdir=proto", LoadOptions{})
+	cur, _ := Load(ctx, repo+"#branch=main,subdir=proto", LoadOptions{})
+	got, err := Breaking(old, cur, Options{Use: []string{"FIELD_NO_DELETE"}})
+	if err != nil || len(got) != 1 {
+		t.Fatalf("tag against branch: %v %+v", err, got)
+	}
+	// Relative git inputs resolve against LoadOptions.Dir.
+	if _, err := Load(ctx, ".git#tag=v1,subdir=proto", LoadOptions{Dir: repo}); err != nil {
+		t.Errorf("relative .git input: %v", err)
+	}
+	if _, err := Load(ctx, repo+"#tag=v9", LoadOptions{}); err == nil || !strings.Contains(err.Error(), "is not a commit, tag or branch") {
+		t.Errorf("bad git ref: %v", err)
+	}
+	if _, err := Load(ctx, repo+"#tag=v1,subdir=nothere", LoadOptions{}); err == nil {
+		t.Error("missing subdir: want an error")
+	}
+}
