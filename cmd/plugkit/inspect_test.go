@@ -43,7 +43,7 @@ func TestInspectJSON(t *testing.T) {
 		t.Errorf("start_ms %v", got["start_ms"])
 	}
 	want := []any{"grpc.health.v1.Health", "grpc.reflection.v1.ServerReflection", "grpc.reflection.v1alpha.ServerReflection",
-		"objectstore.v1.ObjectStore", "plugin.GRPCBroker", "plugin.GRPCController", "plugin.GRPCStdio"}
+		"objectstore.v1.ObjectStore", "plugin.GRPCBroker", "plugin.GRPCController", "plugin.GRPCStdio", "plugkit.catalog.v1.Catalog"}
 	if !reflect.DeepEqual(got["services"], want) {
 		t.Errorf("services %v, want %v", got["services"], want)
 	}

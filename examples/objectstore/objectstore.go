@@ -16,6 +16,12 @@ import (
 	"github.com/plugkit/plugkit/handshake"
 )
 
+// Kind is the plugin kind of the example object stores.
+const Kind = "objectstore"
+
+// CapPresign is the capability of objectstore v2.1: Presign works.
+const CapPresign = "presign"
+
 // Cookie is the magic cookie of the example plugins.
 var Cookie = handshake.Cookie{Key: "PLUGKIT_EXAMPLE_PLUGIN", Value: "objectstore"}
 

@@ -13,6 +13,9 @@ import (
 	"google.golang.org/protobuf/reflect/protoreflect"
 
 	objectstorev1 "github.com/plugkit/plugkit/examples/objectstore/gen/objectstore/v1"
+	objectstorev2 "github.com/plugkit/plugkit/examples/objectstore/gen/objectstore/v2"
+	objectstorev3 "github.com/plugkit/plugkit/examples/objectstore/gen/objectstore/v3"
+	catalogv1 "github.com/plugkit/plugkit/gen/plugkit/catalog/v1"
 	"github.com/plugkit/plugkit/internal/goplugin/pluginpb"
 )
 
@@ -25,7 +28,10 @@ var generated = []struct {
 	{"proto", "plugkit/goplugin/broker.proto", pluginpb.File_plugkit_goplugin_broker_proto},
 	{"proto", "plugkit/goplugin/controller.proto", pluginpb.File_plugkit_goplugin_controller_proto},
 	{"proto", "plugkit/goplugin/stdio.proto", pluginpb.File_plugkit_goplugin_stdio_proto},
+	{"proto", "plugkit/catalog/v1/catalog.proto", catalogv1.File_plugkit_catalog_v1_catalog_proto},
 	{"examples/objectstore/proto", "objectstore/v1/objectstore.proto", objectstorev1.File_objectstore_v1_objectstore_proto},
+	{"examples/objectstore/proto", "objectstore/v2/objectstore.proto", objectstorev2.File_objectstore_v2_objectstore_proto},
+	{"examples/objectstore/proto", "objectstore/v3/objectstore.proto", objectstorev3.File_objectstore_v3_objectstore_proto},
 }
 
 func TestGeneratedCodeIsFresh(t *testing.T) {

@@ -1,0 +1,40 @@
+// Command future is an example plugin from the future: it serves kind
+// "objectstore" only at major 3, which no host in this repository speaks.
+// Hosts that discover it say why they cannot use it and which release of
+// it to pick instead.
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/plugkit/plugkit/catalog"
+	"github.com/plugkit/plugkit/examples/objectstore"
+	objectstorev3 "github.com/plugkit/plugkit/examples/objectstore/gen/objectstore/v3"
+)
+
+const version = "3.0.0"
+
+type store struct {
+	objectstorev3.UnimplementedObjectStoreServer
+}
+
+func (store) Put(context.Context, *objectstorev3.PutRequest) (*objectstorev3.PutResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "the future is not here yet")
+}
+
+func main() {
+	cat, err := catalog.New(version,
+		catalog.Implement[objectstorev3.ObjectStoreServer](objectstore.Kind, 3, 0, "example.com/future",
+			&objectstorev3.ObjectStore_ServiceDesc, store{}),
+	)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	catalog.Serve(objectstore.Cookie, cat)
+}
