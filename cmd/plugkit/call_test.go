@@ -1,0 +1,108 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// tfCookie is Terraform's magic cookie (tfserve.Cookie, spelled out so
+// that this test does not depend on the package under test elsewhere).
+const tfCookie = "TF_PLUGIN_MAGIC_COOKIE=d602bf8f470bc67ca7faa0386276bbdd4330efaf76d1a219cb4d6991ca9872b2"
+
+// TestCallGoPluginProvider calls a provider served by go-plugin itself
+// (terraform-plugin-go's tf6server.Serve), through reflection only.
+func TestCallGoPluginProvider(t *testing.T) {
+	bin := filepath.Join(t.TempDir(), "terraform-provider-fixture")
+	out, err := exec.Command("go", "build", "-o", bin, "./testdata/tf6provider").CombinedOutput()
+	if err != nil {
+		t.Fatalf("building the go-plugin provider fixture: %v\n%s", err, out)
+	}
+	call := func(args ...string) (string, string, int) {
+		t.Helper()
+		var stdout, stderr bytes.Buffer
+		code := run(append([]string{"call", bin, "--cookie", tfCookie, "--versions", "5,6"}, args...), &stdout, &stderr)
+		return stdout.String(), stderr.String(), code
+	}
+
+	t.Run("GetProviderSchema", func(t *testing.T) {
+		stdout, stderr, code := call("tfplugin6.Provider/GetProviderSchema", "{}")
+		if code != 0 {
+			t.Fatalf("exit %d: %s", code, stderr)
+		}
+		var resp struct {
+			ResourceSchemas map[string]struct {
+				Block struct {
+					Attributes []struct {
+						Name     string `json:"name"`
+						Type     string `json:"type"`
+						Required bool   `json:"required"`
+					} `json:"attributes"`
+				} `json:"block"`
+			} `json:"resourceSchemas"`
+		}
+		if err := json.Unmarshal([]byte(stdout), &resp); err != nil {
+			t.Fatalf("output is not one JSON object: %v\n%s", err, stdout)
+		}
+		w, ok := resp.ResourceSchemas["fixture_widget"]
+		if !ok || len(w.Block.Attributes) != 2 {
+			t.Fatalf("schema lacks fixture_widget and its two attributes:\n%s", stdout)
+		}
+		// Bytes fields are base64 in protobuf JSON: "number" is the type.
+		for _, a := range w.Block.Attributes {
+			if a.Name == "size" && (!a.Required || a.Type != `ImNvbnN0cmFpbnQgbnVtYmVyIg==` && a.Type != "Im51bWJlciI=") {
+				t.Errorf("size attribute: %+v", a)
+			}
+		}
+	})
+	t.Run("compact", func(t *testing.T) {
+		stdout, stderr, code := call("--compact", "tfplugin6.Provider/GetMetadata")
+		if code != 0 || strings.Count(stdout, "\n") != 1 || !strings.Contains(stdout, `"typeName":"fixture_widget"`) {
+			t.Errorf("exit %d, stdout %q, stderr %s", code, stdout, stderr)
+		}
+	})
+	t.Run("unknown method", func(t *testing.T) {
+		_, stderr, code := call("tfplugin6.Provider/GetSchema")
+		if code != 1 || !strings.Contains(stderr, `no method "GetSchema"`) || !strings.Contains(stderr, "GetProviderSchema") {
+			t.Errorf("exit %d: %s", code, stderr)
+		}
+	})
+	t.Run("unknown service", func(t *testing.T) {
+		_, stderr, code := call("tfplugin5.Provider/GetSchema")
+		if code != 1 || !strings.Contains(stderr, `no service "tfplugin5.Provider"`) || !strings.Contains(stderr, "tfplugin6.Provider") {
+			t.Errorf("exit %d: %s", code, stderr)
+		}
+	})
+	t.Run("bad JSON", func(t *testing.T) {
+		_, stderr, code := call("tfplugin6.Provider/GetProviderSchema", `{"x":1}`)
+		if code != 2 || !strings.Contains(stderr, `unknown field "x"`) || !strings.Contains(stderr, "tfplugin6.GetProviderSchema.Request") {
+			t.Errorf("exit %d: %s", code, stderr)
+		}
+	})
+	t.Run("list", func(t *testing.T) {
+		stdout, stderr, code := call()
+		if code != 2 || !strings.Contains(stdout, "tfplugin6.Provider/ApplyResourceChange\n") || !strings.Contains(stdout, "(server stream)") {
+			t.Errorf("exit %d, stdout %s, stderr %s", code, stdout, stderr)
+		}
+	})
+}
+
+func TestCallUsageErrors(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"call"}, "want PLUGIN SERVICE/METHOD"},
+		{[]string{"call", "/bin/true", "tfplugin6.Provider/X"}, "--cookie KEY=VALUE is required"},
+		{[]string{"call", "/bin/true", "--cookie", tfCookie, "GetProviderSchema"}, "not a method name"},
+		{[]string{"call", "/bin/true", "--cookie", tfCookie, "--versions", "x", "a.B/C"}, "--versions"},
+	} {
+		var stdout, stderr bytes.Buffer
+		if code := run(tc.args, &stdout, &stderr); code != 2 || !strings.Contains(stderr.String(), tc.want) {
+			t.Errorf("%v: exit %d, stderr %s", tc.args, code, stderr.String())
+		}
+	}
+}
