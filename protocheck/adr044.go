@@ -17,6 +17,7 @@ type Since struct {
 	Versions []string
 }
 
+// String formats s as a Since line.
 func (s Since) String() string {
 	return "Since: " + s.Name + " " + strings.Join(s.Versions, ", ")
 }

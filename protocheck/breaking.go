@@ -688,6 +688,7 @@ const (
 	cardMap
 )
 
+// String gives buf's name of the cardinality.
 func (k cardinality) String() string {
 	switch k {
 	case cardExplicit:

@@ -18,6 +18,7 @@ const (
 	SeverityInfo
 )
 
+// String returns "error" or "info".
 func (s Severity) String() string {
 	if s == SeverityInfo {
 		return "info"
@@ -95,9 +96,9 @@ type jsonFinding struct {
 
 // Error formats accepted by WriteFindings.
 const (
-	FormatText          = "text"
-	FormatJSON          = "json"
-	FormatGitHubActions = "github-actions"
+	FormatText          = "text"           // path:line:col:message
+	FormatJSON          = "json"           // one JSON object a line
+	FormatGitHubActions = "github-actions" // ::error workflow commands
 )
 
 // WriteFindings prints findings in one of the formats "text"

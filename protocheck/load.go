@@ -69,6 +69,7 @@ type CompileError struct {
 	Errors []string
 }
 
+// Error lists every problem on its own line.
 func (e *CompileError) Error() string {
 	return fmt.Sprintf("input %q does not compile:\n%s", e.Input, strings.Join(e.Errors, "\n"))
 }

@@ -10,13 +10,13 @@ import (
 // categories with the same members; CSR is buf's extra category, kept so
 // that buf configurations naming it work. ADR044 and PROTOCOL are plugkit's.
 const (
-	CategoryFILE     = "FILE"
-	CategoryPACKAGE  = "PACKAGE"
-	CategoryWIREJSON = "WIRE_JSON"
-	CategoryWIRE     = "WIRE"
-	CategoryCSR      = "CSR"
-	CategoryADR044   = "ADR044"
-	CategoryPROTOCOL = "PROTOCOL"
+	CategoryFILE     = "FILE"      // generated code keeps working (buf's default)
+	CategoryPACKAGE  = "PACKAGE"   // like FILE, but elements may move between files of a package
+	CategoryWIREJSON = "WIRE_JSON" // binary and JSON encodings stay compatible
+	CategoryWIRE     = "WIRE"      // the binary encoding stays compatible
+	CategoryCSR      = "CSR"       // buf's extra category, accepted for buf configurations
+	CategoryADR044   = "ADR044"    // Cosmos ADR-044: Since lines, no reserved for removed fields
+	CategoryPROTOCOL = "PROTOCOL"  // versioned protocol files (History)
 )
 
 // Rule describes one check.
