@@ -1,0 +1,422 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/plugkit/plugkit/host"
+	"github.com/plugkit/plugkit/internal/reflectcall"
+	"github.com/plugkit/plugkit/tfserve"
+)
+
+// The binaries TestMain builds once for all tests.
+var (
+	binDir      string // holds terraform-provider-demo, for dev_overrides
+	providerBin string
+	plugkitBin  string
+)
+
+const (
+	buildTimeout     = 3 * time.Minute
+	terraformTimeout = time.Minute
+	startTimeout     = 20 * time.Second
+)
+
+func TestMain(m *testing.M) {
+	os.Exit(runTests(m))
+}
+
+func runTests(m *testing.M) int {
+	dir, err := os.MkdirTemp("", "tfdemo")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer os.RemoveAll(dir)
+	binDir = filepath.Join(dir, "bin")
+	providerBin = filepath.Join(binDir, "terraform-provider-demo")
+	plugkitBin = filepath.Join(dir, "plugkit")
+	if err := goBuild(providerBin, "."); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	return m.Run()
+}
+
+func goBuild(out, pkg string) error {
+	ctx, cancel := context.WithTimeout(context.Background(), buildTimeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "go", "build", "-o", out, pkg)
+	if b, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("go build -o %s %s: %v\n%s", out, pkg, err, b)
+	}
+	return nil
+}
+
+// terraform runs Terraform in a private home, data directory and CLI
+// configuration that points registry.terraform.io/plugkit/demo at the
+// freshly built provider.
+type terraform struct {
+	t    *testing.T
+	path string
+	dir  string // the configuration's directory
+	env  []string
+}
+
+func newTerraform(t *testing.T, config string) *terraform {
+	t.Helper()
+	path, err := exec.LookPath("terraform")
+	if err != nil {
+		t.Fatalf("terraform is not on PATH (%v). This end-to-end test needs Terraform >= 1.0 (1.11.4 is known to work): "+
+			"install it from https://developer.hashicorp.com/terraform/install, e.g. download "+
+			"https://releases.hashicorp.com/terraform/1.11.4/terraform_1.11.4_linux_amd64.zip and unzip it into /usr/local/bin", err)
+	}
+	home := t.TempDir()
+	cli := filepath.Join(home, "dev.tfrc")
+	rc := fmt.Sprintf("provider_installation {\n  dev_overrides {\n    %q = %q\n  }\n  direct {}\n}\n", "registry.terraform.io/plugkit/demo", binDir)
+	if err := os.WriteFile(cli, []byte(rc), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(home, "config")
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	tf := &terraform{t: t, path: path, dir: dir}
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "TF_") && !strings.HasPrefix(kv, "HOME=") && !strings.HasPrefix(kv, "DEMO_PROVIDER_DIR=") {
+			tf.env = append(tf.env, kv)
+		}
+	}
+	tf.env = append(tf.env, "HOME="+home, "TF_CLI_CONFIG_FILE="+cli, "TF_DATA_DIR="+filepath.Join(home, "data"),
+		"TF_IN_AUTOMATION=1", "CHECKPOINT_DISABLE=1", "TF_INPUT=0")
+	tf.write(config)
+	return tf
+}
+
+func (tf *terraform) write(config string) {
+	tf.t.Helper()
+	if err := os.WriteFile(filepath.Join(tf.dir, "main.tf"), []byte(config), 0o644); err != nil {
+		tf.t.Fatal(err)
+	}
+}
+
+// run runs terraform with args and returns its output and exit code;
+// exit codes other than those in ok fail the test.
+func (tf *terraform) run(ok []int, args ...string) (string, int) {
+	tf.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), terraformTimeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, tf.path, append(args, "-no-color", "-input=false")...)
+	cmd.Dir = tf.dir
+	cmd.Env = tf.env
+	cmd.WaitDelay = 5 * time.Second
+	start := time.Now()
+	out, err := cmd.CombinedOutput()
+	code := 0
+	var exit *exec.ExitError
+	switch {
+	case errors.As(err, &exit):
+		code = exit.ExitCode()
+	case err != nil:
+		tf.t.Fatalf("terraform %s: %v", strings.Join(args, " "), err)
+	}
+	if ctx.Err() != nil {
+		tf.t.Fatalf("terraform %s: no result within %v\n%s", strings.Join(args, " "), terraformTimeout, out)
+	}
+	tf.t.Logf("terraform %s: exit %d in %v", strings.Join(args, " "), code, time.Since(start).Round(time.Millisecond))
+	if !slices.Contains(ok, code) {
+		tf.t.Fatalf("terraform %s: exit %d, want %v\n%s", strings.Join(args, " "), code, ok, out)
+	}
+	return string(out), code
+}
+
+func itemConfig(dir, name string) string {
+	return fmt.Sprintf(`terraform {
+  required_providers {
+    demo = { source = "registry.terraform.io/plugkit/demo" }
+  }
+}
+
+provider "demo" {
+  dir = %q
+}
+
+resource "demo_item" "a" {
+  name = %q
+}
+
+output "id" {
+  value = demo_item.a.id
+}
+`, dir, name)
+}
+
+// items returns the items in dir by id.
+func items(t *testing.T, dir string) map[string]item {
+	t.Helper()
+	files, err := filepath.Glob(filepath.Join(dir, "*.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]item{}
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var it item
+		if err := json.Unmarshal(data, &it); err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+		got[strings.TrimSuffix(filepath.Base(f), ".json")] = it
+	}
+	return got
+}
+
+func onlyItem(t *testing.T, dir string) item {
+	t.Helper()
+	got := items(t, dir)
+	if len(got) != 1 {
+		t.Fatalf("want one item file in %s, have %v", dir, got)
+	}
+	for id, it := range got {
+		if it.ID != id {
+			t.Errorf("file %s.json holds id %q", id, it.ID)
+		}
+		return it
+	}
+	panic("unreachable")
+}
+
+// TestTerraformEndToEnd drives the provider with the real Terraform:
+// plan, apply, a plan without changes, an update, drift, destroy.
+func TestTerraformEndToEnd(t *testing.T) {
+	itemDir := filepath.Join(t.TempDir(), "items")
+	tf := newTerraform(t, itemConfig(itemDir, "first"))
+
+	out, _ := tf.run([]int{0}, "plan")
+	for _, want := range []string{"demo_item.a will be created", `name = "first"`, "id   = (known after apply)", "Plan: 1 to add, 0 to change, 0 to destroy."} {
+		if !strings.Contains(out, want) {
+			t.Errorf("first plan lacks %q:\n%s", want, out)
+		}
+	}
+	if got := items(t, itemDir); len(got) != 0 {
+		t.Errorf("plan created items: %v", got)
+	}
+
+	out, _ = tf.run([]int{0}, "apply", "-auto-approve")
+	if !strings.Contains(out, "Apply complete! Resources: 1 added, 0 changed, 0 destroyed.") {
+		t.Errorf("apply:\n%s", out)
+	}
+	first := onlyItem(t, itemDir)
+	if first.Name != "first" || !validID.MatchString(first.ID) || !strings.Contains(out, `id = "`+first.ID+`"`) {
+		t.Errorf("item %+v; apply output:\n%s", first, out)
+	}
+
+	out, _ = tf.run([]int{0}, "plan", "-detailed-exitcode")
+	if !strings.Contains(out, "No changes.") {
+		t.Errorf("second plan is not empty:\n%s", out)
+	}
+
+	tf.write(itemConfig(itemDir, "renamed"))
+	out, _ = tf.run([]int{0}, "apply", "-auto-approve")
+	if !strings.Contains(out, "1 changed") {
+		t.Errorf("rename apply:\n%s", out)
+	}
+	if it := onlyItem(t, itemDir); it != (item{ID: first.ID, Name: "renamed"}) {
+		t.Errorf("after rename: %+v, want id %s kept", it, first.ID)
+	}
+
+	// Drift: the file is removed behind Terraform's back; refresh notices.
+	if err := os.Remove(filepath.Join(itemDir, first.ID+".json")); err != nil {
+		t.Fatal(err)
+	}
+	out, _ = tf.run([]int{2}, "plan", "-detailed-exitcode")
+	if !strings.Contains(out, "demo_item.a will be created") {
+		t.Errorf("plan after drift:\n%s", out)
+	}
+	tf.run([]int{0}, "apply", "-auto-approve")
+	if it := onlyItem(t, itemDir); it.ID == first.ID || it.Name != "renamed" {
+		t.Errorf("recreated item %+v", it)
+	}
+
+	out, _ = tf.run([]int{0}, "destroy", "-auto-approve")
+	if !strings.Contains(out, "Destroy complete! Resources: 1 destroyed.") {
+		t.Errorf("destroy:\n%s", out)
+	}
+	if got := items(t, itemDir); len(got) != 0 {
+		t.Errorf("items left after destroy: %v", got)
+	}
+}
+
+// TestTerraformMissingDir checks the diagnostic a user gets without dir
+// and without DEMO_PROVIDER_DIR.
+func TestTerraformMissingDir(t *testing.T) {
+	tf := newTerraform(t, `
+terraform {
+  required_providers {
+    demo = { source = "registry.terraform.io/plugkit/demo" }
+  }
+}
+resource "demo_item" "a" { name = "x" }
+`)
+	out, _ := tf.run([]int{1}, "plan")
+	if !strings.Contains(out, "No item directory") || !strings.Contains(out, DirEnv) {
+		t.Errorf("plan without a directory:\n%s", out)
+	}
+}
+
+func startProvider(t *testing.T, versions []int, env ...string) *host.Client {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), startTimeout)
+	defer cancel()
+	c, err := host.Start(ctx, host.Config{
+		Path:         providerBin,
+		Env:          env,
+		Cookie:       tfserve.Cookie,
+		Versions:     versions,
+		StartTimeout: startTimeout,
+		Logger:       slog.New(slog.NewTextHandler(&bytes.Buffer{}, nil)),
+	})
+	if err != nil {
+		t.Fatalf("host.Start with versions %v: %v", versions, err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+// TestHostNegotiation starts the same binary from hosts offering
+// different protocol versions and calls the provider service the
+// negotiated version names, through reflection (no tfplugin stubs).
+func TestHostNegotiation(t *testing.T) {
+	for _, tc := range []struct {
+		versions []int
+		want     int
+	}{{[]int{5}, 5}, {[]int{5, 6}, 6}, {[]int{6}, 6}} {
+		t.Run(fmt.Sprint(tc.versions), func(t *testing.T) {
+			c := startProvider(t, tc.versions)
+			if c.Version() != tc.want || !c.TLS() {
+				t.Fatalf("negotiated %d (TLS %v), want %d with AutoMTLS", c.Version(), c.TLS(), tc.want)
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			rc := reflectcall.New(c.Conn())
+			services, err := rc.Services(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			other := 11 - tc.want
+			if !slices.Contains(services, fmt.Sprintf("tfplugin%d.Provider", tc.want)) || slices.Contains(services, fmt.Sprintf("tfplugin%d.Provider", other)) {
+				t.Errorf("services %v: want tfplugin%d.Provider alone", services, tc.want)
+			}
+			// tfplugin5 names the RPC GetSchema; tfplugin6 GetProviderSchema.
+			method := "tfplugin6.Provider/GetProviderSchema"
+			if tc.want == 5 {
+				method = "tfplugin5.Provider/GetSchema"
+			}
+			var schema []byte
+			err = rc.CallJSON(ctx, method, []byte(`{}`), false, func(b []byte) error {
+				schema = b
+				return nil
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !strings.Contains(string(schema), `"demo_item"`) || !strings.Contains(string(schema), `"name":"dir"`) {
+				t.Errorf("schema lacks demo_item or the provider's dir:\n%s", schema)
+			}
+		})
+	}
+	t.Run("no common version", func(t *testing.T) {
+		ctx, cancel := context.WithTimeout(context.Background(), startTimeout)
+		defer cancel()
+		c, err := host.Start(ctx, host.Config{Path: providerBin, Cookie: tfserve.Cookie, Versions: []int{7}, StartTimeout: startTimeout,
+			Logger: slog.New(slog.NewTextHandler(&bytes.Buffer{}, nil))})
+		if err == nil {
+			c.Close()
+			t.Fatal("a host offering only 7 started the provider")
+		}
+		if !strings.Contains(err.Error(), "[7]") {
+			t.Errorf("error does not name the versions: %v", err)
+		}
+	})
+}
+
+// TestProtocol5Apply runs create, read and delete through protocol 5
+// (tfplugin5, served by downgrading the v6 provider) with a raw host, and
+// takes the item directory from DEMO_PROVIDER_DIR.
+func TestProtocol5Apply(t *testing.T) {
+	itemDir := t.TempDir()
+	c := startProvider(t, []int{5}, DirEnv+"="+itemDir)
+	rc := reflectcall.New(c.Conn())
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	call := func(method, req string) map[string]any {
+		t.Helper()
+		var resp map[string]any
+		err := rc.CallJSON(ctx, "tfplugin5.Provider/"+method, []byte(req), false, func(b []byte) error { return json.Unmarshal(b, &resp) })
+		if err != nil {
+			t.Fatalf("%s: %v", method, err)
+		}
+		if d, ok := resp["diagnostics"]; ok {
+			t.Fatalf("%s: diagnostics %v", method, d)
+		}
+		return resp
+	}
+	// DynamicValue.json is bytes: base64 in protobuf JSON.
+	dv := func(v any) string {
+		b, _ := json.Marshal(v)
+		j, _ := json.Marshal(map[string]any{"json": b})
+		return string(j)
+	}
+	call("Configure", // tfplugin5's name for ConfigureProvider
+		`{"config":`+dv(map[string]any{"dir": nil})+`}`)
+	planned := call("PlanResourceChange", `{"typeName":"demo_item","priorState":`+dv(nil)+`,"proposedNewState":`+dv(map[string]any{"id": nil, "name": "five"})+`,"config":`+dv(map[string]any{"id": nil, "name": "five"})+`}`)
+	plannedState, _ := json.Marshal(planned["plannedState"])
+	applied := call("ApplyResourceChange", `{"typeName":"demo_item","priorState":`+dv(nil)+`,"plannedState":`+string(plannedState)+`,"config":`+dv(map[string]any{"id": nil, "name": "five"})+`}`)
+	it := onlyItem(t, itemDir)
+	if it.Name != "five" {
+		t.Errorf("item %+v", it)
+	}
+	newState, _ := json.Marshal(applied["newState"])
+	call("ApplyResourceChange", `{"typeName":"demo_item","priorState":`+string(newState)+`,"plannedState":`+dv(nil)+`}`)
+	if got := items(t, itemDir); len(got) != 0 {
+		t.Errorf("items left after delete: %v", got)
+	}
+}
+
+// TestInspectShowsProtocol6 runs plugkit inspect on the provider as a
+// host offering 5 and 6.
+func TestInspectShowsProtocol6(t *testing.T) {
+	if err := goBuild(plugkitBin, "github.com/plugkit/plugkit/cmd/plugkit"); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, plugkitBin, "inspect", providerBin, "--cookie", tfserve.CookieKey+"="+tfserve.CookieValue, "--versions", "5,6", "--json").CombinedOutput()
+	if err != nil {
+		t.Fatalf("plugkit inspect: %v\n%s", err, out)
+	}
+	var got struct {
+		ProtocolVersion int      `json:"protocol_version"`
+		TLS             bool     `json:"tls"`
+		Services        []string `json:"services"`
+	}
+	if err := json.Unmarshal(out, &got); err != nil {
+		t.Fatalf("plugkit inspect --json: %v\n%s", err, out)
+	}
+	if got.ProtocolVersion != 6 || !got.TLS || !slices.Contains(got.Services, "tfplugin6.Provider") {
+		t.Errorf("inspect: %+v", got)
+	}
+}
