@@ -65,6 +65,9 @@ type index struct {
 	services   map[protoreflect.FullName]elem[protoreflect.ServiceDescriptor]
 	extensions map[protoreflect.FullName]elem[protoreflect.FieldDescriptor]
 	packages   map[string][]*File
+	// importPackages are the packages of imported files (buf counts them
+	// in FILE_NO_DELETE and PACKAGE_NO_DELETE).
+	importPackages map[string]bool
 	// order keeps declaration order for deterministic walks.
 	messageOrder []protoreflect.FullName
 	enumOrder    []protoreflect.FullName
@@ -73,12 +76,16 @@ type index struct {
 
 func newIndex(img *Image) *index {
 	x := &index{
-		img:        img,
-		messages:   map[protoreflect.FullName]elem[protoreflect.MessageDescriptor]{},
-		enums:      map[protoreflect.FullName]elem[protoreflect.EnumDescriptor]{},
-		services:   map[protoreflect.FullName]elem[protoreflect.ServiceDescriptor]{},
-		extensions: map[protoreflect.FullName]elem[protoreflect.FieldDescriptor]{},
-		packages:   map[string][]*File{},
+		img:            img,
+		messages:       map[protoreflect.FullName]elem[protoreflect.MessageDescriptor]{},
+		enums:          map[protoreflect.FullName]elem[protoreflect.EnumDescriptor]{},
+		services:       map[protoreflect.FullName]elem[protoreflect.ServiceDescriptor]{},
+		extensions:     map[protoreflect.FullName]elem[protoreflect.FieldDescriptor]{},
+		packages:       map[string][]*File{},
+		importPackages: map[string]bool{},
+	}
+	for _, fd := range img.imports {
+		x.importPackages[string(fd.Package())] = true
 	}
 	for _, f := range img.Files {
 		fd := f.Desc
@@ -394,6 +401,19 @@ func (c *checker) checkFiles() {
 		}
 		c.checkFileDeletions(of, nf)
 	}
+	if c.opts.BufCompat {
+		// buf also pairs the files the inputs import.
+		var gone []string
+		for p := range c.old.img.imports {
+			if c.new.img.File(p) == nil && c.new.img.imports[p] == nil {
+				gone = append(gone, p)
+			}
+		}
+		sort.Strings(gone)
+		for _, p := range gone {
+			c.add("FILE_NO_DELETE", atFile(""), "", "Previously present file %q was deleted.", p)
+		}
+	}
 }
 
 // nestedMessages maps nested names to messages of one file.
@@ -572,6 +592,13 @@ func (c *checker) checkPackages() {
 	for p := range c.old.packages {
 		pkgs = append(pkgs, p)
 	}
+	if c.opts.BufCompat {
+		for p := range c.old.importPackages {
+			if _, own := c.old.packages[p]; !own {
+				pkgs = append(pkgs, p)
+			}
+		}
+	}
 	sort.Strings(pkgs)
 	pkgHas := func(x *index, pkg string, kind string) bool {
 		for _, f := range x.packages[pkg] {
@@ -604,7 +631,11 @@ func (c *checker) checkPackages() {
 		return false
 	}
 	for _, pkg := range pkgs {
-		if _, ok := c.new.packages[pkg]; !ok {
+		_, ok := c.new.packages[pkg]
+		if !ok && c.opts.BufCompat && c.new.importPackages[pkg] {
+			ok = true
+		}
+		if !ok {
 			c.add("PACKAGE_NO_DELETE", atFile(""), "", "Previously present package %q was deleted.", pkg)
 			continue
 		}

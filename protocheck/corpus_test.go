@@ -147,3 +147,46 @@ func TestCorpusPlugkitMode(t *testing.T) {
 		}
 	}
 }
+
+// TestCorpusWideParity compares with buf's recorded output on distant and
+// reversed tfplugin pairs, which exercise many rules at once
+// (testdata/buf-corpus-wide; "x6" is tfplugin6.9 saved as tfplugin5.proto).
+func TestCorpusWideParity(t *testing.T) {
+	dir := filepath.Join(sharedDir(t), "corpus", "terraform")
+	load := func(v string) *Image {
+		if v == "x6" {
+			data, err := os.ReadFile(filepath.Join(dir, "tfplugin6.9.proto"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			img, err := NewImage(context.Background(), v, map[string][]byte{"tfplugin5.proto": data}, LoadOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return img
+		}
+		var maj, min int
+		fmt.Sscanf(v, "%d.%d", &maj, &min)
+		return corpusImage(t, dir, maj, min)
+	}
+	files, err := filepath.Glob("testdata/buf-corpus-wide/*.jsonl")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no recorded outputs: %v", err)
+	}
+	for _, f := range files {
+		base := strings.TrimSuffix(filepath.Base(f), ".jsonl")
+		// base is like "5.9-to-5.0.FILE": split the category off the end.
+		i := strings.LastIndex(base, ".")
+		pair, cat := base[:i], base[i+1:]
+		from, to, _ := strings.Cut(pair, "-to-")
+		got, err := Breaking(load(from), load(to), Options{Use: []string{cat}, BufCompat: true, BufNames: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		gj, _ := json.Marshal(toBuf(got))
+		wj, _ := json.Marshal(readJSONL(t, f))
+		if string(gj) != string(wj) {
+			t.Errorf("%s:\nplugkit %s\nbuf     %s", base, gj, wj)
+		}
+	}
+}

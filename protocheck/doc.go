@@ -51,6 +51,7 @@
 //     instead of `"GetProviderSchema.ServerCapabilities"`). Field, oneof,
 //     RPC and enum value names stay short: they are scoped by the named
 //     container. (BufNames restores buf's names.)
+//
 //  2. Moved messages. When a message is deleted and a message that only the
 //     new version has reads everything the old one wrote (same field
 //     numbers, names, JSON names, kinds and cardinalities, recursively; new
@@ -60,6 +61,7 @@
 //     Example: tfplugin 5.3 -> 5.4 moved GetProviderSchema.ServerCapabilities
 //     to the top level as ServerCapabilities (adding one field); buf reports
 //     MESSAGE_NO_DELETE and FIELD_SAME_TYPE under FILE.
+//
 //  3. Structurally compatible message types. Under WIRE and WIRE_JSON a
 //     field whose message type was replaced by a structurally compatible
 //     message (as in 2) is not a break: the bytes and the JSON are the same.
@@ -67,11 +69,13 @@
 //     for tfplugin 5.3 -> 5.4 and 6.3 -> 6.4; plugkit reports nothing.
 //     FIELD_SAME_TYPE (FILE) still reports such a change when the old message
 //     still exists, with a hint that the encodings are unchanged.
+//
 //  4. Renamed fields. A field that keeps its number but changes its name is
 //     one finding, FIELD_SAME_NAME: `Field "1" on message "a.M" was renamed
 //     from "old_name" to "new_name".`, with a hint; buf also reports
 //     FIELD_SAME_JSON_NAME for the JSON name that follows from the new name.
 //     An explicit json_name change is still reported on its own.
+//
 //  5. Renumbered fields. A deleted field whose name now has another number
 //     is one FIELD_NO_DELETE saying so (`Previously present field "2" with
 //     name "b" on message "a.M" was deleted: the field "b" now has number
@@ -79,18 +83,28 @@
 //     and FIELD_SAME_JSON_NAME for number 1 when number 1 had another name.
 //     FIELD_NO_DELETE_UNLESS_NAME_RESERVED is not reported for it (the name
 //     lives on).
+//
 //  6. PACKAGE_ENUM_NO_DELETE, PACKAGE_EXTENSION_NO_DELETE and
 //     PACKAGE_MESSAGE_NO_DELETE: buf v1.75 only checks packages that still
 //     have at least one enum (extension, message) in the new version, so
 //     deleting the last enum of a package goes unreported. plugkit checks
 //     every package that still exists.
+//
 //  7. Wording. buf prints `on message "M"q moved from oneof` (a stray "q")
 //     for FIELD_SAME_ONEOF; plugkit drops the "q" unless BufNames is set.
+//
 //  8. Exit status and output. A .proto file that does not compile makes
 //     "plugkit proto breaking" exit 1 (buf: 100), with every error as
 //     path:line:col. JSON lines have buf's keys in buf's order; plugkit adds
 //     "severity" (only for informational findings) and "hint" (only when
 //     set) after "message".
+//
+//  9. Imports. buf also counts the files an input imports (such as
+//     google/protobuf/timestamp.proto) in FILE_NO_DELETE and
+//     PACKAGE_NO_DELETE: tfplugin 5.0 against 5.9 reports
+//     `Previously present file "google/protobuf/timestamp.proto" was
+//     deleted.` and package "google.protobuf" deleted, because 5.0 no longer
+//     imports it. plugkit checks only the input's own files.
 //
 // # PROTOCOL
 //

@@ -44,6 +44,9 @@ type Image struct {
 	Files []*File
 
 	byPath map[string]*File
+	// imports are the files the input's files import, directly or not,
+	// that are not part of the input (e.g. google/protobuf/timestamp.proto).
+	imports map[string]protoreflect.FileDescriptor
 }
 
 // File is one compiled .proto file of an Image.
@@ -356,6 +359,23 @@ func compileSources(ctx context.Context, input, root string, sources map[string]
 		f := &File{Path: names[i], Source: sources[names[i]], Desc: fd}
 		img.Files = append(img.Files, f)
 		img.byPath[f.Path] = f
+	}
+	img.imports = map[string]protoreflect.FileDescriptor{}
+	var addImports func(fd protoreflect.FileDescriptor)
+	addImports = func(fd protoreflect.FileDescriptor) {
+		for i := 0; i < fd.Imports().Len(); i++ {
+			dep := fd.Imports().Get(i).FileDescriptor
+			if _, own := img.byPath[dep.Path()]; own {
+				continue
+			}
+			if _, seen := img.imports[dep.Path()]; !seen {
+				img.imports[dep.Path()] = dep
+				addImports(dep)
+			}
+		}
+	}
+	for _, f := range img.Files {
+		addImports(f.Desc)
 	}
 	return img, nil
 }
