@@ -105,13 +105,18 @@ const (
 // (path:line:col:message, like buf), "json" (one object a line with buf's
 // keys path, start_line, start_column, end_line, end_column, type, message;
 // "severity" and "hint" are added only when not the default/empty) or
-// "github-actions" (workflow commands). pathPrefix, if not empty, is joined
+// "github-actions" (workflow commands, in buf's layout). Findings without a
+// path (deleted files and packages) show "<input>" in text and
+// github-actions output, as in buf's. pathPrefix, if not empty, is joined
 // before each path.
 func WriteFindings(w io.Writer, format, pathPrefix string, findings []Finding) error {
 	for _, f := range findings {
 		p := f.Path
 		if p != "" && pathPrefix != "" {
 			p = pathPrefix + "/" + p
+		}
+		if p == "" && format != FormatJSON {
+			p = "<input>" // as buf prints findings about deleted files
 		}
 		var err error
 		switch format {
@@ -140,8 +145,12 @@ func WriteFindings(w io.Writer, format, pathPrefix string, findings []Finding) e
 			if f.Hint != "" {
 				msg += " Hint: " + f.Hint
 			}
-			_, err = fmt.Fprintf(w, "::%s file=%s,line=%d,endLine=%d,col=%d,endColumn=%d,title=%s::%s\n",
-				level, ghEscapeProp(p), f.StartLine, f.EndLine, f.StartColumn, f.EndColumn, ghEscapeProp(f.Type), ghEscape(msg))
+			if f.Path == "" {
+				_, err = fmt.Fprintf(w, "::%s file=%s::%s\n", level, p, ghEscape(msg))
+			} else {
+				_, err = fmt.Fprintf(w, "::%s file=%s,line=%d,col=%d,endLine=%d,endColumn=%d::%s\n",
+					level, ghEscapeProp(p), f.StartLine, f.StartColumn, f.EndLine, f.EndColumn, ghEscape(msg))
+			}
 		default:
 			return fmt.Errorf("unknown error format %q (use text, json or github-actions)", format)
 		}
