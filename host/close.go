@@ -54,3 +54,13 @@ func (c *Client) release() {
 	c.conn.Close()
 	c.bg.Wait()
 }
+
+// Kill ends the plugin process at once with SIGKILL, for a plugin that
+// hangs. Close must still be called to release the connection; it finds
+// the process gone and only cleans up. Kill does nothing to a reattached
+// plugin.
+func (c *Client) Kill() {
+	if c.proc != nil {
+		c.proc.cmd.Process.Kill()
+	}
+}

@@ -4,31 +4,31 @@ import (
 	"bytes"
 	"context"
 	"crypto/rand"
-	"crypto/sha256"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"syscall"
 	"time"
 
 	"github.com/plugkit/plugkit/examples/objectstore"
-	objectstorev1 "github.com/plugkit/plugkit/examples/objectstore/gen/objectstore/v1"
-	"github.com/plugkit/plugkit/host"
+	"github.com/plugkit/plugkit/manager"
 )
 
 func init() {
 	commands["demo"] = command{
-		summary: "build the example object-store plugin and use it through the host",
+		summary: "build the example object-store plugins and use them through the manager",
 		run:     runDemo,
 	}
 }
 
 // demoPlugins are the example plugins the demo builds, by package path.
-var demoPlugins = map[string]string{
-	"memory": "github.com/plugkit/plugkit/examples/objectstore/plugins/memory",
-}
+var demoPlugins = []string{"memory", "fs", "future"}
+
+const examplePluginPkg = "github.com/plugkit/plugkit/examples/objectstore/plugins/"
 
 func runDemo(args []string, stdout, stderr io.Writer) int {
 	fs := newFlagSet("demo", "plugkit demo [--verbose]", stderr)
@@ -46,98 +46,179 @@ func runDemo(args []string, stdout, stderr io.Writer) int {
 }
 
 func demo(ctx context.Context, out, stderr io.Writer, verbose bool) error {
-	dir, err := os.MkdirTemp("", "plugkit-demo-")
+	work, err := os.MkdirTemp("", "plugkit-demo-")
 	if err != nil {
 		return err
 	}
-	defer os.RemoveAll(dir)
-
-	step := func(format string, args ...any) { fmt.Fprintf(out, "==> "+format+"\n", args...) }
-	step("building the example plugins into %s", dir)
-	bin, err := buildPlugin(ctx, dir, "memory")
-	if err != nil {
+	defer os.RemoveAll(work)
+	pluginDir, dataDir := filepath.Join(work, "plugins"), filepath.Join(work, "data")
+	if err := os.Mkdir(pluginDir, 0o755); err != nil {
 		return err
 	}
 
-	level := slog.LevelWarn
+	step := func(format string, args ...any) { fmt.Fprintf(out, "\n==> "+format+"\n", args...) }
+	step("building the example plugins (%v) into %s", demoPlugins, pluginDir)
+	for _, name := range demoPlugins {
+		if _, err := buildPlugin(ctx, pluginDir, name); err != nil {
+			return err
+		}
+	}
+
+	level := slog.LevelError + 1
 	if verbose {
 		level = slog.LevelDebug
 	}
-	step("starting %s through the host (AutoMTLS on)", filepath.Base(bin))
-	client, err := host.Start(ctx, host.Config{
-		Path:     bin,
-		Cookie:   objectstore.Cookie,
-		Versions: []int{1},
-		Logger:   slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level})),
-	})
+	cfg := manager.Config{
+		Dirs:           []string{pluginDir},
+		Cookie:         objectstore.Cookie,
+		CacheFile:      filepath.Join(work, "describe-cache.json"),
+		Releases:       objectstore.Releases(),
+		Logger:         slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level})),
+		RestartBackoff: 50 * time.Millisecond,
+	}
+	m := manager.New(cfg)
+	defer m.Close()
+	step("discovering plugins (each binary is started once and asked to Describe itself, in parallel)")
+	start := time.Now()
+	if err := m.Discover(ctx); err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "    %d launches in %v\n\n", m.Launches(), time.Since(start).Round(time.Millisecond))
+	printTable(indent(out), m.Binaries())
+
+	step("example.com/fs speaks objectstore v2.1: used directly, files in %s", dataDir)
+	fsStore, err := objectstore.Open(ctx, m, "example.com/fs")
 	if err != nil {
 		return err
 	}
-	defer client.Close()
-	fmt.Fprintf(out, "    pid %d, %s %s, app protocol version %d, TLS %v, ready in %v\n",
-		client.Pid(), client.Network(), client.Address(), client.Version(), client.TLS(), client.StartDuration().Round(100*time.Microsecond))
-
-	store := objectstorev1.NewObjectStoreClient(client.Conn())
-	if _, err := store.Init(ctx, &objectstorev1.InitRequest{Config: map[string]string{"bucket": "demo"}}); err != nil {
+	if err := fsStore.Init(ctx, map[string]string{"dir": dataDir}); err != nil {
 		return err
 	}
-	big := make([]byte, 8<<20)
-	rand.Read(big)
-	objects := []struct {
-		key  string
-		data []byte
-	}{
-		{"greetings/hello.txt", []byte("hello from the plugkit demo\n")},
-		{"greetings/bye.txt", []byte("goodbye\n")},
-		{"blobs/random-8MiB.bin", big},
+	if err := roundTrip(ctx, out, fsStore); err != nil {
+		return err
 	}
-	step("storing %d objects", len(objects))
-	for _, o := range objects {
-		start := time.Now()
-		if err := objectstore.Put(ctx, store, o.key, o.data); err != nil {
+	url, err := fsStore.Presign(ctx, "reports/q3.txt")
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "    presign reports/q3.txt -> %s  (capability %q of v2.1)\n", url, objectstore.CapPresign)
+	files, _ := filepath.Glob(filepath.Join(dataDir, "*", "*"))
+	for _, f := range files {
+		fi, _ := os.Stat(f)
+		rel, _ := filepath.Rel(dataDir, f)
+		fmt.Fprintf(out, "    on disk: %-28s %9d bytes\n", rel, fi.Size())
+	}
+
+	step("example.com/memory speaks only objectstore v1: the host gets the same v2 interface through the v1->v2 adapter")
+	memStore, err := objectstore.Open(ctx, m, "example.com/memory")
+	if err != nil {
+		return err
+	}
+	if err := memStore.Init(ctx, map[string]string{"bucket": "demo"}); err != nil {
+		return err
+	}
+	if err := roundTrip(ctx, out, memStore); err != nil {
+		return err
+	}
+	if _, err := memStore.Presign(ctx, "reports/q3.txt"); errors.Is(err, objectstore.ErrNoCapability) {
+		fmt.Fprintf(out, "    presign -> refused: %v\n", err)
+	}
+
+	step("example.com/future speaks only objectstore v3, which this host does not")
+	if _, err := objectstore.Open(ctx, m, "example.com/future"); err != nil {
+		for _, line := range bytes.Split(bytes.TrimSpace([]byte(err.Error())), []byte("\n")) {
+			fmt.Fprintf(out, "    %s\n", line)
+		}
+	} else {
+		return errors.New("the future plugin was accepted; it should not have been")
+	}
+
+	step("killing the fs plugin process mid-way (SIGKILL), then calling again")
+	oldPid := objectstore.Pid(fsStore)
+	if err := syscall.Kill(oldPid, syscall.SIGKILL); err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "    killed pid %d\n", oldPid)
+	time.Sleep(100 * time.Millisecond)
+	start = time.Now()
+	data, err := fsStore.Get(ctx, "reports/q3.txt")
+	if err != nil {
+		return fmt.Errorf("the call after the crash failed: %w", err)
+	}
+	fmt.Fprintf(out, "    get reports/q3.txt -> %q in %v: the plugin was restarted (pid %d) and Init replayed transparently\n",
+		data, time.Since(start).Round(time.Millisecond), objectstore.Pid(fsStore))
+
+	step("discovering again: unchanged binaries come from the cache")
+	m2 := manager.New(cfg)
+	start = time.Now()
+	if err := m2.Discover(ctx); err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "    %d launches, %v\n", m2.Launches(), time.Since(start).Round(100*time.Microsecond))
+	m2.Close()
+
+	step("closing: every plugin process is stopped and reaped; %s removed", work)
+	return m.Close()
+}
+
+// roundTrip stores, reads back, stats and copies real data through a store.
+func roundTrip(ctx context.Context, out io.Writer, s objectstore.Store) error {
+	info := s.Info()
+	fmt.Fprintf(out, "    %s %s v%s: serving major %d.%d (adapted: %v), pid %d\n", info.Kind, info.Name, info.PluginVersion, info.Major, info.Minor, info.Adapted, objectstore.Pid(s))
+	big := make([]byte, 4<<20)
+	rand.Read(big)
+	objects := map[string][]byte{"reports/q3.txt": []byte("revenue up, costs down\n"), "blobs/random.bin": big}
+	for _, key := range []string{"reports/q3.txt", "blobs/random.bin"} {
+		if err := s.Put(ctx, key, objects[key]); err != nil {
 			return err
 		}
-		fmt.Fprintf(out, "    put %-24s %9d bytes  sha256 %x  %v\n", o.key, len(o.data), sha256.Sum256(o.data), time.Since(start).Round(100*time.Microsecond))
-	}
-	step("reading them back")
-	for _, o := range objects {
-		got, err := objectstore.Get(ctx, store, o.key)
+		got, err := s.Get(ctx, key)
 		if err != nil {
 			return err
 		}
-		if !bytes.Equal(got, o.data) {
-			return fmt.Errorf("%s came back different: %d bytes, want %d", o.key, len(got), len(o.data))
+		if !bytes.Equal(got, objects[key]) {
+			return fmt.Errorf("%s came back different", key)
 		}
-		fmt.Fprintf(out, "    get %-24s %9d bytes  identical\n", o.key, len(got))
+		st, err := s.Stat(ctx, key)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(out, "    put+get %-18s %8d bytes, identical; stat sha256 %.16s...\n", key, st.Size, st.SHA256)
 	}
-	list, err := store.List(ctx, &objectstorev1.ListRequest{Prefix: "greetings/"})
+	if err := s.Copy(ctx, "reports/q3.txt", "reports/q3-copy.txt"); err != nil {
+		return err
+	}
+	keys, err := s.List(ctx, "reports/")
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(out, "    list greetings/ -> %v\n", list.GetKeys())
-	if _, err := store.Delete(ctx, &objectstorev1.DeleteRequest{Key: "greetings/bye.txt"}); err != nil {
-		return err
-	}
-	ex, err := store.Exists(ctx, &objectstorev1.ExistsRequest{Key: "greetings/bye.txt"})
-	if err != nil {
-		return err
-	}
-	fmt.Fprintf(out, "    delete greetings/bye.txt -> exists now: %v\n", ex.GetExists())
-
-	step("closing the plugin (Shutdown RPC, then SIGTERM and SIGKILL only if needed)")
-	start := time.Now()
-	if err := client.Close(); err != nil {
-		return err
-	}
-	fmt.Fprintf(out, "    closed in %v; process reaped\n", time.Since(start).Round(100*time.Microsecond))
-	step("done; removed %s", dir)
+	fmt.Fprintf(out, "    copy reports/q3.txt -> reports/q3-copy.txt; list reports/ = %v\n", keys)
 	return nil
+}
+
+// indent prefixes every line written to w with four spaces.
+func indent(w io.Writer) io.Writer { return &indenter{w: w, start: true} }
+
+type indenter struct {
+	w     io.Writer
+	start bool
+}
+
+func (i *indenter) Write(p []byte) (int, error) {
+	for _, b := range p {
+		if i.start {
+			i.w.Write([]byte("    "))
+		}
+		i.w.Write([]byte{b})
+		i.start = b == '\n'
+	}
+	return len(p), nil
 }
 
 // buildPlugin builds an example plugin with the go command into dir.
 func buildPlugin(ctx context.Context, dir, name string) (string, error) {
 	bin := filepath.Join(dir, name)
-	cmd := exec.CommandContext(ctx, "go", "build", "-o", bin, demoPlugins[name])
+	cmd := exec.CommandContext(ctx, "go", "build", "-o", bin, examplePluginPkg+name)
 	var errBuf bytes.Buffer
 	cmd.Stderr = &errBuf
 	if err := cmd.Run(); err != nil {

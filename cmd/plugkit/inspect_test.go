@@ -91,7 +91,13 @@ func TestDemo(t *testing.T) {
 	if code := run([]string{"demo"}, &stdout, &stderr); code != 0 {
 		t.Fatalf("demo exit %d: %s\n%s", code, stderr.String(), stdout.String())
 	}
-	for _, want := range []string{"get blobs/random-8MiB.bin", "identical", "exists now: false", "process reaped"} {
+	for _, want := range []string{
+		"fs      2.1.0    objectstore  2.1          presign       example.com/fs",
+		"memory  1.3.0    objectstore  1.0          -             example.com/memory",
+		"serving major 2.1 (adapted: false)", "serving major 1.0 (adapted: true)", "identical",
+		"Plugin version v2.4.0 is the latest compatible version", `version = "~> 2.4.0"`,
+		"Init replayed transparently", "0 launches", "stopped and reaped",
+	} {
 		if !strings.Contains(stdout.String(), want) {
 			t.Errorf("demo output lacks %q:\n%s", want, stdout.String())
 		}

@@ -1,0 +1,189 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/plugkit/plugkit/examples/objectstore"
+	"github.com/plugkit/plugkit/handshake"
+	"github.com/plugkit/plugkit/manager"
+)
+
+func init() {
+	commands["plugins"] = command{
+		summary: "list the plugin binaries in a directory (list), or describe one (describe)",
+		run:     runPlugins,
+	}
+}
+
+// binaryReport is one binary in `plugins list --json`.
+type binaryReport struct {
+	Path          string       `json:"path"`
+	OK            bool         `json:"ok"`
+	Error         string       `json:"error,omitempty"`
+	PluginVersion string       `json:"plugin_version,omitempty"`
+	SDKVersion    string       `json:"sdk_version,omitempty"`
+	SHA256        string       `json:"sha256,omitempty"`
+	Cached        bool         `json:"cached"`
+	Kinds         []kindReport `json:"kinds,omitempty"`
+}
+
+type kindReport struct {
+	Kind         string   `json:"kind"`
+	Major        int      `json:"major"`
+	Minor        int      `json:"minor"`
+	Service      string   `json:"service"`
+	Capabilities []string `json:"capabilities"`
+	Names        []string `json:"names"`
+}
+
+func report(b manager.Binary) binaryReport {
+	r := binaryReport{Path: b.Path, OK: b.Err == nil, SHA256: b.SHA256, Cached: b.Cached}
+	if b.Err != nil {
+		r.Error = oneLine(b.Err)
+		return r
+	}
+	r.PluginVersion, r.SDKVersion = b.Description.GetPluginVersion(), b.Description.GetSdkVersion()
+	for _, k := range b.Description.GetKinds() {
+		for _, m := range k.GetMajors() {
+			r.Kinds = append(r.Kinds, kindReport{Kind: k.GetName(), Major: int(m.GetMajor()), Minor: int(m.GetMinor()),
+				Service: m.GetService(), Capabilities: nonNil(m.GetCapabilities()), Names: nonNil(m.GetNames())})
+		}
+	}
+	return r
+}
+
+func nonNil(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}
+
+// printTable writes binaries as a table: one row per (binary, kind, major).
+func printTable(w io.Writer, bins []manager.Binary) {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "BINARY\tVERSION\tKIND\tMAJOR.MINOR\tCAPABILITIES\tNAMES")
+	for _, b := range bins {
+		r := report(b)
+		name := filepath.Base(b.Path)
+		if !r.OK {
+			fmt.Fprintf(tw, "%s\t-\t-\t-\t-\tunusable: %s\n", name, r.Error)
+			continue
+		}
+		for _, k := range r.Kinds {
+			caps := strings.Join(k.Capabilities, ",")
+			if caps == "" {
+				caps = "-"
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%d.%d\t%s\t%s\n", name, r.PluginVersion, k.Kind, k.Major, k.Minor, caps, strings.Join(k.Names, ","))
+		}
+	}
+	tw.Flush()
+}
+
+func runPlugins(args []string, stdout, stderr io.Writer) int {
+	const usage = "plugkit plugins list --dir DIR [--dir DIR...] [--cookie KEY=VALUE] [--json]\n       plugkit plugins describe BINARY [--cookie KEY=VALUE] [--json]"
+	if len(args) == 0 || (args[0] != "list" && args[0] != "describe") {
+		fmt.Fprintf(stderr, "usage: %s\n", usage)
+		return 2
+	}
+	sub := args[0]
+	fs := newFlagSet("plugins "+sub, usage, stderr)
+	var dirs multiFlag
+	if sub == "list" {
+		fs.Var(&dirs, "dir", "a plugin `directory` (repeatable; earlier ones win duplicate names)")
+	}
+	cookieFlag := fs.String("cookie", objectstore.Cookie.Key+"="+objectstore.Cookie.Value, "the plugins' magic cookie, `KEY=VALUE`")
+	asJSON := fs.Bool("json", false, "print JSON")
+	cacheFile := fs.String("cache", "", "a `file` that caches Describe answers between runs")
+	pos, err := parseArgs(fs, args[1:])
+	if err != nil {
+		return 2
+	}
+	cookie, err := handshake.ParseCookie(*cookieFlag)
+	if err != nil {
+		fmt.Fprintf(stderr, "plugkit plugins: --cookie: %v\n", err)
+		return 2
+	}
+	var onlyPath string
+	switch sub {
+	case "list":
+		if len(dirs) == 0 || len(pos) != 0 {
+			fmt.Fprintf(stderr, "plugkit plugins list: name the plugin directories with --dir\nusage: %s\n", usage)
+			return 2
+		}
+	case "describe":
+		if len(pos) != 1 {
+			fmt.Fprintf(stderr, "plugkit plugins describe: want one binary path\nusage: %s\n", usage)
+			return 2
+		}
+		abs, err := filepath.Abs(pos[0])
+		if err != nil {
+			fmt.Fprintf(stderr, "plugkit plugins describe: %v\n", err)
+			return 1
+		}
+		if _, err := os.Stat(abs); err != nil {
+			fmt.Fprintf(stderr, "plugkit plugins describe: %v\n", err)
+			return 1
+		}
+		onlyPath = abs
+		dirs = multiFlag{filepath.Dir(abs)}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	m := manager.New(manager.Config{
+		Dirs: dirs, Cookie: cookie, CacheFile: *cacheFile,
+		Logger: slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelError + 1})),
+	})
+	defer m.Close()
+	if onlyPath != "" {
+		b := m.DescribeBinary(ctx, onlyPath)
+		if *asJSON {
+			json.NewEncoder(stdout).Encode(report(b))
+		} else {
+			printTable(stdout, []manager.Binary{b})
+		}
+		if b.Err != nil {
+			return 1
+		}
+		return 0
+	}
+	if err := m.Discover(ctx); err != nil {
+		fmt.Fprintf(stderr, "plugkit plugins list: %s\n", oneLine(err))
+		return 1
+	}
+	bins := m.Binaries()
+	if *asJSON {
+		out := struct {
+			Binaries []binaryReport `json:"binaries"`
+			Problems []string       `json:"problems"`
+		}{Binaries: []binaryReport{}, Problems: nonNil(m.Problems())}
+		for _, b := range bins {
+			out.Binaries = append(out.Binaries, report(b))
+		}
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		enc.Encode(out)
+		return 0
+	}
+	printTable(stdout, bins)
+	for _, p := range m.Problems() {
+		fmt.Fprintf(stdout, "problem: %s\n", p)
+	}
+	return 0
+}
+
+// multiFlag is a repeatable string flag.
+type multiFlag []string
+
+func (m *multiFlag) String() string     { return strings.Join(*m, ",") }
+func (m *multiFlag) Set(v string) error { *m = append(*m, v); return nil }

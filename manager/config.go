@@ -1,0 +1,86 @@
+package manager
+
+import (
+	"log/slog"
+	"runtime"
+	"time"
+
+	"github.com/plugkit/plugkit/compat"
+	"github.com/plugkit/plugkit/handshake"
+)
+
+// Defaults for Config's zero values.
+const (
+	DefaultMaxRestarts     = 5
+	DefaultRestartBackoff  = 100 * time.Millisecond
+	DefaultMaxBackoff      = 5 * time.Second
+	DefaultHealthTimeout   = time.Second
+	DefaultDescribeTimeout = 15 * time.Second
+	// stableAfter is how long a process must live for its restart count
+	// to start again from zero.
+	stableAfter = 30 * time.Second
+)
+
+// Config configures a Manager. Dirs and Cookie are required.
+type Config struct {
+	// Dirs are searched for plugin executables, in order: when two
+	// binaries implement the same (kind, name), the one in the earlier
+	// directory wins, and within a directory the lexically first path.
+	Dirs []string
+	// Cookie is the magic cookie the plugins expect.
+	Cookie handshake.Cookie
+	// CacheFile keeps Describe answers between runs (JSON). Empty keeps
+	// them for the Manager's life only.
+	CacheFile string
+	// Pins maps a plugin binary (its path, or its base name) to the hex
+	// SHA-256 it must have. A binary that does not match is refused before
+	// it runs, at discovery and at every start.
+	Pins map[string]string
+	// Releases, when set, lets incompatibility errors name the plugin
+	// release to pick (see package compat).
+	Releases *compat.Index
+	// NoAutoMTLS turns AutoMTLS off for every plugin.
+	NoAutoMTLS bool
+	// Logger receives the plugins' logs and the manager's own; nil means
+	// slog.Default().
+	Logger *slog.Logger
+	// Parallelism bounds how many binaries are described at once; 0 means
+	// the number of CPUs.
+	Parallelism int
+	// DescribeTimeout bounds one binary's start and Describe.
+	DescribeTimeout time.Duration
+	// MaxRestarts is how many restarts in a row a crashing plugin gets
+	// before calls fail for good; 0 means DefaultMaxRestarts.
+	MaxRestarts int
+	// RestartBackoff is the wait before the first restart, doubled for
+	// each further one up to DefaultMaxBackoff; 0 means
+	// DefaultRestartBackoff.
+	RestartBackoff time.Duration
+	// HealthTimeout bounds the health check that tells a hung plugin
+	// from a slow call.
+	HealthTimeout time.Duration
+	// StopTimeout is passed to host.Config.StopTimeout.
+	StopTimeout time.Duration
+}
+
+func (c *Config) logger() *slog.Logger {
+	if c.Logger != nil {
+		return c.Logger
+	}
+	return slog.Default()
+}
+
+func (c *Config) parallelism() int {
+	if c.Parallelism > 0 {
+		return c.Parallelism
+	}
+	return runtime.NumCPU()
+}
+
+func orDefault[T comparable](v, def T) T {
+	var zero T
+	if v == zero {
+		return def
+	}
+	return v
+}

@@ -1,0 +1,354 @@
+package manager
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/encoding/protojson"
+
+	"github.com/plugkit/plugkit/catalog"
+	catalogv1 "github.com/plugkit/plugkit/gen/plugkit/catalog/v1"
+	"github.com/plugkit/plugkit/host"
+)
+
+// Binary is one executable found in a plugin directory.
+type Binary struct {
+	Path    string
+	Size    int64
+	ModTime time.Time
+	SHA256  string
+	// Description is what the binary's Catalog/Describe answered; nil
+	// when Err is set.
+	Description *catalogv1.DescribeResponse
+	// Err says why the binary cannot be used.
+	Err error
+	// Cached is set when Description came from the cache, without
+	// launching the binary.
+	Cached bool
+}
+
+// cacheEntry is one binary in the cache file.
+type cacheEntry struct {
+	Size     int64           `json:"size"`
+	ModTime  int64           `json:"mtime_ns"`
+	SHA256   string          `json:"sha256"`
+	Describe json.RawMessage `json:"describe"`
+}
+
+type cacheFile struct {
+	Version int                    `json:"version"`
+	Entries map[string]*cacheEntry `json:"entries"`
+}
+
+const cacheVersion = 1
+
+// Discover scans the directories, describes every executable (in
+// parallel; unchanged binaries come from the cache without a launch) and
+// rebuilds the registry. Bad binaries and duplicate names are reported in
+// Binaries and Problems, not as an error: Discover fails only when it
+// cannot do its job at all (no directories, an unreadable directory).
+func (m *Manager) Discover(ctx context.Context) error {
+	if len(m.cfg.Dirs) == 0 {
+		return errors.New("manager: Config.Dirs is empty: name the directories that hold plugins")
+	}
+	var paths []string
+	for _, dir := range m.cfg.Dirs {
+		entries, err := os.ReadDir(dir)
+		if err != nil {
+			return fmt.Errorf("manager: reading plugin directory: %w", err)
+		}
+		for _, e := range entries {
+			if e.IsDir() || strings.HasPrefix(e.Name(), ".") {
+				continue
+			}
+			p, err := filepath.Abs(filepath.Join(dir, e.Name()))
+			if err != nil {
+				return err
+			}
+			paths = append(paths, p)
+		}
+	}
+	cache := m.loadCache()
+	bins := make([]*Binary, len(paths))
+	sem := make(chan struct{}, m.cfg.parallelism())
+	var wg sync.WaitGroup
+	for i, p := range paths {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			select {
+			case sem <- struct{}{}:
+				defer func() { <-sem }()
+			case <-ctx.Done():
+				bins[i] = &Binary{Path: p, Err: ctx.Err()}
+				return
+			}
+			bins[i] = m.describe(ctx, p, cache)
+		}()
+	}
+	wg.Wait()
+	m.saveCache(bins)
+
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.binaries = bins
+	m.buildRegistry()
+	return nil
+}
+
+// describe stats, hashes (when the cache cannot vouch for the file),
+// checks the pin, and launches the binary for Describe when needed.
+func (m *Manager) describe(ctx context.Context, path string, cache map[string]*cacheEntry) *Binary {
+	b := &Binary{Path: path}
+	fi, err := os.Stat(path)
+	if err != nil {
+		b.Err = err
+		return b
+	}
+	b.Size, b.ModTime = fi.Size(), fi.ModTime()
+	if !fi.Mode().IsRegular() {
+		b.Err = fmt.Errorf("not a regular file")
+		return b
+	}
+	if fi.Mode().Perm()&0o111 == 0 {
+		b.Err = fmt.Errorf("not executable (mode %v): chmod +x it, or move it out of the plugin directory", fi.Mode().Perm())
+		return b
+	}
+	if ce := cache[path]; ce != nil && ce.Size == b.Size && ce.ModTime == b.ModTime.UnixNano() {
+		b.SHA256 = ce.SHA256
+	} else if b.SHA256, err = fileSHA256(path); err != nil {
+		b.Err = err
+		return b
+	}
+	if err := m.checkPin(path, b.SHA256); err != nil {
+		b.Err = err
+		return b
+	}
+	if ce := cache[path]; ce != nil && ce.SHA256 == b.SHA256 && len(ce.Describe) > 0 {
+		d := &catalogv1.DescribeResponse{}
+		if protojson.Unmarshal(ce.Describe, d) == nil {
+			b.Description, b.Cached = d, true
+			return b
+		}
+	}
+	b.Description, b.Err = m.launchDescribe(ctx, path)
+	return b
+}
+
+func (m *Manager) launchDescribe(ctx context.Context, path string) (*catalogv1.DescribeResponse, error) {
+	ctx, cancel := context.WithTimeout(ctx, orDefault(m.cfg.DescribeTimeout, DefaultDescribeTimeout))
+	defer cancel()
+	m.launches.Add(1)
+	c, err := host.Start(ctx, m.hostConfig(path))
+	if err != nil {
+		return nil, err
+	}
+	defer c.Close()
+	d, err := catalogv1.NewCatalogClient(c.Conn()).Describe(ctx, &catalogv1.DescribeRequest{})
+	if status.Code(err) == codes.Unimplemented {
+		return nil, fmt.Errorf("serves no plugkit.catalog.v1.Catalog: it is a plain go-plugin plugin, not a plugkit kinds plugin; load it with host.Start")
+	}
+	if err != nil {
+		return nil, fmt.Errorf("Describe: %w", err)
+	}
+	return d, nil
+}
+
+func (m *Manager) hostConfig(path string) host.Config {
+	return host.Config{
+		Path:        path,
+		Cookie:      m.cfg.Cookie,
+		Versions:    []int{catalog.ProtocolVersion},
+		NoAutoMTLS:  m.cfg.NoAutoMTLS,
+		Logger:      m.cfg.logger(),
+		StopTimeout: m.cfg.StopTimeout,
+	}
+}
+
+// checkPin compares a binary's checksum with its pin, if it has one.
+func (m *Manager) checkPin(path, sum string) error {
+	want, ok := m.cfg.Pins[path]
+	if !ok {
+		want, ok = m.cfg.Pins[filepath.Base(path)]
+	}
+	if !ok || strings.EqualFold(want, sum) {
+		return nil
+	}
+	return &PinError{Path: path, Want: want, Got: sum}
+}
+
+// PinError reports a binary whose checksum is not the pinned one. It was
+// not run.
+type PinError struct {
+	Path, Want, Got string
+}
+
+func (e *PinError) Error() string {
+	return fmt.Sprintf("SHA-256 of %s is %s, but it is pinned to %s: refused to run it; if the new binary is trusted, update the pin", e.Path, e.Got, e.Want)
+}
+
+func fileSHA256(path string) (string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
+func (m *Manager) loadCache() map[string]*cacheEntry {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.cache == nil {
+		m.cache = map[string]*cacheEntry{}
+		if m.cfg.CacheFile != "" {
+			var cf cacheFile
+			if data, err := os.ReadFile(m.cfg.CacheFile); err == nil && json.Unmarshal(data, &cf) == nil && cf.Version == cacheVersion {
+				m.cache = cf.Entries
+			}
+		}
+	}
+	out := make(map[string]*cacheEntry, len(m.cache))
+	for k, v := range m.cache {
+		out[k] = v
+	}
+	return out
+}
+
+func (m *Manager) saveCache(bins []*Binary) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	changed := false
+	for _, b := range bins {
+		if b.Err != nil || b.Description == nil {
+			if _, ok := m.cache[b.Path]; ok {
+				delete(m.cache, b.Path)
+				changed = true
+			}
+			continue
+		}
+		if b.Cached && m.cache[b.Path] != nil && m.cache[b.Path].ModTime == b.ModTime.UnixNano() {
+			continue
+		}
+		raw, _ := protojson.Marshal(b.Description)
+		m.cache[b.Path] = &cacheEntry{Size: b.Size, ModTime: b.ModTime.UnixNano(), SHA256: b.SHA256, Describe: raw}
+		changed = true
+	}
+	if !changed || m.cfg.CacheFile == "" {
+		return
+	}
+	data, err := json.MarshalIndent(cacheFile{Version: cacheVersion, Entries: m.cache}, "", "  ")
+	if err != nil {
+		return
+	}
+	tmp := m.cfg.CacheFile + ".tmp"
+	if err := os.WriteFile(tmp, data, 0o600); err == nil {
+		if err := os.Rename(tmp, m.cfg.CacheFile); err != nil {
+			m.cfg.logger().Warn("plugin cache not saved", "file", m.cfg.CacheFile, "error", err)
+		}
+	}
+}
+
+// entry is a (kind, name) in the registry.
+type entry struct {
+	binary *Binary
+	kind   *catalogv1.Kind
+}
+
+type regKey struct{ kind, name string }
+
+// buildRegistry maps (kind, name) to binaries in precedence order: the
+// order of Config.Dirs, then lexical order of paths within a directory.
+// Later duplicates are reported in problems.
+func (m *Manager) buildRegistry() {
+	m.registry = map[regKey]*entry{}
+	m.problems = nil
+	order := make([]*Binary, 0, len(m.binaries))
+	for _, b := range m.binaries {
+		order = append(order, b)
+	}
+	dirIndex := func(p string) int {
+		for i, d := range m.cfg.Dirs {
+			if abs, err := filepath.Abs(d); err == nil && filepath.Dir(p) == abs {
+				return i
+			}
+		}
+		return len(m.cfg.Dirs)
+	}
+	sort.SliceStable(order, func(i, j int) bool {
+		di, dj := dirIndex(order[i].Path), dirIndex(order[j].Path)
+		if di != dj {
+			return di < dj
+		}
+		return order[i].Path < order[j].Path
+	})
+	for _, b := range order {
+		if b.Err != nil {
+			continue
+		}
+		for _, k := range b.Description.GetKinds() {
+			names := map[string]bool{}
+			for _, maj := range k.GetMajors() {
+				for _, n := range maj.GetNames() {
+					names[n] = true
+				}
+			}
+			for n := range names {
+				key := regKey{k.GetName(), n}
+				if prev, dup := m.registry[key]; dup {
+					if prev.binary != b {
+						m.problems = append(m.problems, fmt.Sprintf("duplicate: %s %q is in both %s and %s; using %s (earlier directory in the search path, then lexical order)",
+							key.kind, key.name, prev.binary.Path, b.Path, prev.binary.Path))
+					}
+					continue
+				}
+				m.registry[key] = &entry{binary: b, kind: k}
+			}
+		}
+	}
+	sort.Strings(m.problems)
+}
+
+// Binaries returns every executable found by the last Discover, in path
+// order, with its description or the reason it cannot be used.
+func (m *Manager) Binaries() []Binary {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	out := make([]Binary, 0, len(m.binaries))
+	for _, b := range m.binaries {
+		out = append(out, *b)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Path < out[j].Path })
+	return out
+}
+
+// Problems returns what the last Discover found wrong beyond single
+// binaries, such as duplicate names.
+func (m *Manager) Problems() []string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return append([]string(nil), m.problems...)
+}
+
+// DescribeBinary describes one binary, wherever it is, without adding it
+// to the registry.
+func (m *Manager) DescribeBinary(ctx context.Context, path string) Binary {
+	return *m.describe(ctx, path, m.loadCache())
+}

@@ -1,0 +1,126 @@
+package manager
+
+import (
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	catalogv1 "github.com/plugkit/plugkit/gen/plugkit/catalog/v1"
+)
+
+// ErrClosed is returned by a closed Manager or Conn.
+var ErrClosed = errors.New("manager: closed")
+
+// Manager discovers plugins and runs them. Its methods are safe for
+// concurrent use.
+type Manager struct {
+	cfg      Config
+	launches atomic.Int64
+
+	mu       sync.Mutex
+	closed   bool
+	cache    map[string]*cacheEntry
+	binaries []*Binary
+	registry map[regKey]*entry
+	problems []string
+	procs    map[string]*process // by binary path
+}
+
+// New returns a Manager. Call Discover before using it.
+func New(cfg Config) *Manager {
+	return &Manager{cfg: cfg, procs: map[string]*process{}}
+}
+
+// Launches counts the plugin processes the Manager has started, for
+// Describe and for use.
+func (m *Manager) Launches() int64 { return m.launches.Load() }
+
+// Implementation is a (kind, name) as the registry knows it.
+type Implementation struct {
+	Kind, Name    string
+	Path          string
+	PluginVersion string
+	// Majors are the majors the binary serves for this name, highest first.
+	Majors []*catalogv1.Major
+}
+
+// Lookup finds the binary that implements (kind, name).
+func (m *Manager) Lookup(kind, name string) (Implementation, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.closed {
+		return Implementation{}, ErrClosed
+	}
+	e, ok := m.registry[regKey{kind, name}]
+	if !ok {
+		var names []string
+		for k := range m.registry {
+			if k.kind == kind {
+				names = append(names, k.name)
+			}
+		}
+		sort.Strings(names)
+		if len(names) == 0 {
+			return Implementation{}, fmt.Errorf("no plugin implements kind %q (searched %s; run Discover after adding plugins)", kind, strings.Join(m.cfg.Dirs, ", "))
+		}
+		return Implementation{}, fmt.Errorf("no plugin implements %s %q; the %s plugins are: %s", kind, name, kind, strings.Join(names, ", "))
+	}
+	im := Implementation{Kind: kind, Name: name, Path: e.binary.Path, PluginVersion: e.binary.Description.GetPluginVersion()}
+	for _, maj := range e.kind.GetMajors() {
+		for _, n := range maj.GetNames() {
+			if n == name {
+				im.Majors = append(im.Majors, maj)
+				break
+			}
+		}
+	}
+	return im, nil
+}
+
+// process returns the shared process of a binary, creating its handle.
+func (m *Manager) process(im Implementation) (*process, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.closed {
+		return nil, ErrClosed
+	}
+	p, ok := m.procs[im.Path]
+	if !ok {
+		var sum string
+		for _, b := range m.binaries {
+			if b.Path == im.Path {
+				sum = b.SHA256
+			}
+		}
+		p = &process{m: m, path: im.Path, sha256: sum, lock: make(chan struct{}, 1)}
+		m.procs[im.Path] = p
+	}
+	return p, nil
+}
+
+// Close stops every plugin process. Conns dispensed earlier fail from
+// then on with ErrClosed.
+func (m *Manager) Close() error {
+	m.mu.Lock()
+	if m.closed {
+		m.mu.Unlock()
+		return nil
+	}
+	m.closed = true
+	procs := m.procs
+	m.procs = nil
+	m.mu.Unlock()
+	var wg sync.WaitGroup
+	for _, p := range procs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			p.close()
+		}()
+	}
+	wg.Wait()
+	return nil
+}

@@ -1,0 +1,147 @@
+package manager
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"google.golang.org/grpc/codes"
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+	"google.golang.org/grpc/status"
+
+	"github.com/plugkit/plugkit/host"
+)
+
+// process is the one shared plugin process of a binary: started on first
+// use, restarted after a crash, never after close.
+type process struct {
+	m      *Manager
+	path   string
+	sha256 string // at discovery; checked again before every start
+
+	lock chan struct{} // held while starting; waiters honour their context
+
+	// The fields below are guarded by lock.
+	client   *host.Client
+	gen      int // increments with every start
+	closed   bool
+	restarts int // restarts in a row without a stable run
+	started  time.Time
+	lastErr  error
+}
+
+func (p *process) acquire(ctx context.Context) error {
+	select {
+	case p.lock <- struct{}{}:
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("waiting for plugin %s to start: %w", p.path, ctx.Err())
+	}
+}
+
+func (p *process) release() { <-p.lock }
+
+// get returns a live client and its generation, starting or restarting
+// the process when needed.
+func (p *process) get(ctx context.Context) (*host.Client, int, error) {
+	if err := p.acquire(ctx); err != nil {
+		return nil, 0, err
+	}
+	defer p.release()
+	if p.closed {
+		return nil, 0, ErrClosed
+	}
+	if p.client != nil {
+		select {
+		case <-p.client.Exited():
+			p.m.cfg.logger().Warn("plugin process exited; restarting it", "plugin", p.path, "pid", p.client.Pid())
+			p.client.Close()
+			p.client = nil
+			if time.Since(p.started) > stableAfter {
+				p.restarts = 0
+			}
+			p.restarts++
+		default:
+			return p.client, p.gen, nil
+		}
+	}
+	maxRestarts := orDefault(p.m.cfg.MaxRestarts, DefaultMaxRestarts)
+	if p.restarts > maxRestarts {
+		return nil, 0, fmt.Errorf("plugin %s crashed %d times in a row; gave up restarting it (last error: %v); fix the plugin and create a new Manager", p.path, p.restarts, p.lastErr)
+	}
+	if p.restarts > 0 {
+		backoff := orDefault(p.m.cfg.RestartBackoff, DefaultRestartBackoff) << (p.restarts - 1)
+		backoff = min(backoff, DefaultMaxBackoff)
+		t := time.NewTimer(backoff)
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+			return nil, 0, fmt.Errorf("waiting %v to restart plugin %s: %w", backoff, p.path, ctx.Err())
+		}
+	}
+	if p.sha256 != "" {
+		sum, err := fileSHA256(p.path)
+		if err != nil {
+			return nil, 0, err
+		}
+		if err := p.m.checkPin(p.path, sum); err != nil {
+			return nil, 0, err
+		}
+	}
+	p.m.launches.Add(1)
+	c, err := host.Start(ctx, p.m.hostConfig(p.path))
+	if err != nil {
+		p.lastErr = err
+		p.restarts++
+		return nil, 0, err
+	}
+	p.client, p.started = c, time.Now()
+	p.gen++
+	return c, p.gen, nil
+}
+
+// observe looks at a failed call: a crash is logged and wrapped; a call
+// that timed out makes the process prove it is alive within
+// HealthTimeout, or be killed so that the next call restarts it.
+func (p *process) observe(c *host.Client, method string, err error) error {
+	if err == nil {
+		return nil
+	}
+	switch status.Code(err) {
+	case codes.Unavailable, codes.Canceled, codes.Internal:
+		select {
+		case <-c.Exited():
+			return fmt.Errorf("plugin %s (pid %d) died during %s; the call failed and was not retried; the next call restarts the plugin: %w", p.path, c.Pid(), method, err)
+		case <-time.After(100 * time.Millisecond):
+		}
+	case codes.DeadlineExceeded:
+		go p.checkHung(c)
+	}
+	return err
+}
+
+func (p *process) checkHung(c *host.Client) {
+	ctx, cancel := context.WithTimeout(context.Background(), orDefault(p.m.cfg.HealthTimeout, DefaultHealthTimeout))
+	defer cancel()
+	_, err := healthpb.NewHealthClient(c.Conn()).Check(ctx, &healthpb.HealthCheckRequest{Service: "plugin"})
+	if err == nil {
+		return
+	}
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) || status.Code(err) == codes.DeadlineExceeded {
+		p.m.cfg.logger().Error("plugin does not answer its health check; killing it so the next call restarts it", "plugin", p.path, "pid", c.Pid())
+		c.Kill()
+	}
+}
+
+// close stops the process for good.
+func (p *process) close() {
+	p.lock <- struct{}{}
+	defer p.release()
+	p.closed = true
+	if p.client != nil {
+		p.client.Close()
+		p.client = nil
+	}
+}
