@@ -25,7 +25,9 @@ import (
 // meaning, and report the v1 store's errors unchanged.
 func adaptV1(c objectstorev1.ObjectStoreClient) calls { return v1Adapter{c} }
 
-type v1Adapter struct{ c objectstorev1.ObjectStoreClient }
+type v1Adapter struct {
+	c objectstorev1.ObjectStoreClient
+}
 
 func (a v1Adapter) init(ctx context.Context, cc grpc.ClientConnInterface, config map[string]string) error {
 	_, err := objectstorev1.NewObjectStoreClient(cc).Init(ctx, &objectstorev1.InitRequest{Config: config})

@@ -112,8 +112,10 @@ func (r *remote) Init(ctx context.Context, config map[string]string) error {
 	return nil
 }
 
-func (r *remote) Put(ctx context.Context, key string, data []byte) error { return r.put(ctx, key, data) }
-func (r *remote) Get(ctx context.Context, key string) ([]byte, error)    { return r.get(ctx, key) }
+func (r *remote) Put(ctx context.Context, key string, data []byte) error {
+	return r.put(ctx, key, data)
+}
+func (r *remote) Get(ctx context.Context, key string) ([]byte, error) { return r.get(ctx, key) }
 func (r *remote) List(ctx context.Context, prefix string) ([]string, error) {
 	return r.list(ctx, prefix)
 }
@@ -131,7 +133,9 @@ func (r *remote) Presign(ctx context.Context, key string) (string, error) {
 }
 
 // v2Calls speaks objectstore.v2 directly.
-type v2Calls struct{ c objectstorev2.ObjectStoreClient }
+type v2Calls struct {
+	c objectstorev2.ObjectStoreClient
+}
 
 func (v v2Calls) init(ctx context.Context, cc grpc.ClientConnInterface, config map[string]string) error {
 	_, err := objectstorev2.NewObjectStoreClient(cc).Init(ctx, &objectstorev2.InitRequest{Config: config})
@@ -145,8 +149,12 @@ func (v v2Calls) put(ctx context.Context, key string, data []byte) error {
 	}
 	send := func(m *objectstorev2.PutRequest) error { return stream.Send(m) }
 	if err := sendPut(key, data,
-		func(k string) error { return send(&objectstorev2.PutRequest{Part: &objectstorev2.PutRequest_Key{Key: k}}) },
-		func(c []byte) error { return send(&objectstorev2.PutRequest{Part: &objectstorev2.PutRequest_Chunk{Chunk: c}}) }); err != nil {
+		func(k string) error {
+			return send(&objectstorev2.PutRequest{Part: &objectstorev2.PutRequest_Key{Key: k}})
+		},
+		func(c []byte) error {
+			return send(&objectstorev2.PutRequest{Part: &objectstorev2.PutRequest_Chunk{Chunk: c}})
+		}); err != nil {
 		_, rerr := stream.CloseAndRecv()
 		return fmt.Errorf("put %q: %w", key, errors.Join(err, rerr))
 	}
