@@ -19,9 +19,8 @@
 //		})
 //	}
 //
-// The same binary also speaks protocol 5 to hosts that offer only 5 (older
-// Terraform, OpenTofu with protocol 6 off, tools built on tfplugin5): the
-// v6 server is wrapped by terraform-plugin-mux's tf6to5server when, and
+// The same binary also speaks protocol 5 to hosts that offer only 5
+// (Terraform before 0.15, tools built on tfplugin5): the v6 server is wrapped by terraform-plugin-mux's tf6to5server when, and
 // only when, protocol 5 is negotiated. A provider whose schema uses nested
 // attributes cannot be downgraded; the plugin then fails at start with the
 // reason, and hosts offering 6 are unaffected. Set Config.V6Only to offer

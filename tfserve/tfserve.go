@@ -57,10 +57,12 @@ type Config struct {
 	// V6Only offers protocol 6 alone even though V6 could be downgraded.
 	V6Only bool
 
-	// ServeOpts6 and ServeOpts5 are passed to terraform-plugin-go's gRPC
-	// servers (logging options; the debug options of tf6server.Serve do
-	// not apply, plugkit's reattach does that job).
+	// ServeOpts6 are passed to terraform-plugin-go's protocol 6 server:
+	// its logging options apply; its debug options (WithManagedDebug,
+	// WithDebug) belong to tf6server.Serve and have no effect here.
 	ServeOpts6 []tf6server.ServeOpt
+	// ServeOpts5 are passed to terraform-plugin-go's protocol 5 server,
+	// as ServeOpts6 are to the protocol 6 one.
 	ServeOpts5 []tf5server.ServeOpt
 
 	// Plugin is the plugkit plugin configuration to start from: its
@@ -83,6 +85,18 @@ func (c Config) PluginConfig() (plugin.Config, error) {
 	}
 	if c.Plugin.Cookie != (handshake.Cookie{}) || c.Plugin.Versions != nil {
 		return plugin.Config{}, errors.New("tfserve: Config.Plugin.Cookie and Config.Plugin.Versions are set by tfserve: leave them zero")
+	}
+	// terraform-plugin-go's servers panic on an option that fails to
+	// apply (its Serve checks them first); check them here.
+	for _, opt := range c.ServeOpts6 {
+		if err := opt.ApplyServeOpt(&tf6server.ServeConfig{}); err != nil {
+			return plugin.Config{}, fmt.Errorf("tfserve: Config.ServeOpts6: %w", err)
+		}
+	}
+	for _, opt := range c.ServeOpts5 {
+		if err := opt.ApplyServeOpt(&tf5server.ServeConfig{}); err != nil {
+			return plugin.Config{}, fmt.Errorf("tfserve: Config.ServeOpts5: %w", err)
+		}
 	}
 	pc := c.Plugin
 	pc.Cookie = Cookie
