@@ -2,11 +2,13 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // tfCookie is Terraform's magic cookie (tfserve.Cookie, spelled out so
@@ -17,7 +19,9 @@ const tfCookie = "TF_PLUGIN_MAGIC_COOKIE=d602bf8f470bc67ca7faa0386276bbdd4330efa
 // (terraform-plugin-go's tf6server.Serve), through reflection only.
 func TestCallGoPluginProvider(t *testing.T) {
 	bin := filepath.Join(t.TempDir(), "terraform-provider-fixture")
-	out, err := exec.Command("go", "build", "-o", bin, "./testdata/tf6provider").CombinedOutput()
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, "go", "build", "-o", bin, "./testdata/tf6provider").CombinedOutput()
 	if err != nil {
 		t.Fatalf("building the go-plugin provider fixture: %v\n%s", err, out)
 	}
