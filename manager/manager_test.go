@@ -1,0 +1,511 @@
+package manager_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+	"google.golang.org/grpc"
+
+	"github.com/plugkit/plugkit/broker"
+	"github.com/plugkit/plugkit/catalog"
+	"github.com/plugkit/plugkit/compat"
+	"github.com/plugkit/plugkit/examples/objectstore/backend"
+	objectstorev1 "github.com/plugkit/plugkit/examples/objectstore/gen/objectstore/v1"
+	objectstorev2 "github.com/plugkit/plugkit/examples/objectstore/gen/objectstore/v2"
+	"github.com/plugkit/plugkit/handshake"
+	"github.com/plugkit/plugkit/manager"
+	"github.com/plugkit/plugkit/plugin"
+)
+
+var cookie = handshake.Cookie{Key: "PLUGKIT_MANAGER_TEST", Value: "1"}
+
+const modeEnv = "PLUGKIT_MANAGER_TEST_MODE"
+
+func TestMain(m *testing.M) {
+	if mode := os.Getenv(modeEnv); mode != "" {
+		runPlugin(mode)
+		return
+	}
+	goleak.VerifyTestMain(m)
+}
+
+// configBackend is an in-memory backend whose object "__config__" is the
+// configuration Init gave it, so tests can see that Init was replayed.
+type configBackend struct {
+	*backend.Memory
+	mu     sync.Mutex
+	config string
+}
+
+func (c *configBackend) Init(cfg map[string]string) error {
+	c.mu.Lock()
+	c.config = fmt.Sprint(cfg)
+	c.mu.Unlock()
+	return nil
+}
+
+func (c *configBackend) Get(key string) ([]byte, error) {
+	if key == "__config__" {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		return []byte(c.config), nil
+	}
+	return c.Memory.Get(key)
+}
+
+// runPlugin serves a catalog plugin: mode is "NAME MAJORS [CAPS]", e.g.
+// "x 1,2 presign", or "plain" for a plugin without a catalog.
+func runPlugin(mode string) {
+	if mode == "plain" {
+		plugin.Serve(plugin.Config{Cookie: cookie, Versions: map[int]plugin.Register{1: func(s *grpc.Server, _ *broker.Broker) error {
+			objectstorev1.RegisterObjectStoreServer(s, backend.V1{B: backend.NewMemory()})
+			return nil
+		}}})
+	}
+	f := strings.Fields(mode)
+	name, majors := f[0], f[1]
+	var caps []string
+	if len(f) > 2 {
+		caps = strings.Split(f[2], ",")
+	}
+	b := &configBackend{Memory: backend.NewMemory()}
+	var impls []catalog.Implementation
+	if strings.Contains(majors, "1") {
+		impls = append(impls, catalog.Implement[objectstorev1.ObjectStoreServer]("objectstore", 1, 0, name, &objectstorev1.ObjectStore_ServiceDesc, backend.V1{B: b}))
+	}
+	if strings.Contains(majors, "2") {
+		impls = append(impls, catalog.Implement[objectstorev2.ObjectStoreServer]("objectstore", 2, 1, name, &objectstorev2.ObjectStore_ServiceDesc, backend.V2{B: b}, caps...))
+	}
+	cat, err := catalog.New("1.0.0", impls...)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	catalog.Serve(cookie, cat)
+}
+
+// writePlugin writes an executable script into dir that runs this test
+// binary as a plugin in mode.
+func writePlugin(t *testing.T, dir, file, mode string) string {
+	t.Helper()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, file)
+	script := fmt.Sprintf("#!/bin/sh\n%s='%s' GORACE=atexit_sleep_ms=0 exec '%s' \"$@\"\n", modeEnv, mode, exe)
+	if err := os.WriteFile(path, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+func writeFile(t *testing.T, path, content string, mode os.FileMode) {
+	t.Helper()
+	if err := os.WriteFile(path, []byte(content), mode); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func newManager(t *testing.T, cfg manager.Config) *manager.Manager {
+	t.Helper()
+	cfg.Cookie = cookie
+	if cfg.RestartBackoff == 0 {
+		cfg.RestartBackoff = 10 * time.Millisecond
+	}
+	m := manager.New(cfg)
+	t.Cleanup(func() { m.Close() })
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := m.Discover(ctx); err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+func ctxT(t *testing.T) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+func TestDiscoverReportsBadBinariesAndDuplicates(t *testing.T) {
+	d1, d2 := t.TempDir(), t.TempDir()
+	a := writePlugin(t, d1, "a", "x 1,2 presign")
+	writePlugin(t, d1, "b", "y 1")
+	writePlugin(t, d2, "c", "x 1")
+	writePlugin(t, d1, "plain", "plain")
+	writeFile(t, filepath.Join(d1, "notes.txt"), "not a plugin", 0o644)
+	writeFile(t, filepath.Join(d1, "broken"), "#!/bin/sh\necho 'cannot start: missing libfoo' >&2\nexit 1\n", 0o755)
+	writeFile(t, filepath.Join(d1, ".hidden"), "ignored", 0o755)
+
+	m := newManager(t, manager.Config{Dirs: []string{d1, d2}})
+	reasons := map[string]string{}
+	for _, b := range m.Binaries() {
+		if b.Err != nil {
+			reasons[filepath.Base(b.Path)] = b.Err.Error()
+		}
+	}
+	for file, want := range map[string]string{
+		"notes.txt": "not executable",
+		"broken":    "missing libfoo",
+		"plain":     "serves no plugkit.catalog.v1.Catalog",
+	} {
+		if !strings.Contains(reasons[file], want) {
+			t.Errorf("%s: reason %q, want it to mention %q", file, reasons[file], want)
+		}
+	}
+	if len(m.Binaries()) != 6 {
+		t.Errorf("%d binaries, want 6 (hidden files skipped)", len(m.Binaries()))
+	}
+	im, err := m.Lookup("objectstore", "x")
+	if err != nil || im.Path != a {
+		t.Errorf("Lookup x = %v, %v; want %s (the earlier directory wins)", im.Path, err, a)
+	}
+	probs := m.Problems()
+	if len(probs) != 1 || !strings.Contains(probs[0], `duplicate: objectstore "x"`) || !strings.Contains(probs[0], "using "+a) {
+		t.Errorf("problems = %q", probs)
+	}
+	if _, err := m.Lookup("objectstore", "zzz"); err == nil || !strings.Contains(err.Error(), "x, y") {
+		t.Errorf("Lookup of an unknown name: %v", err)
+	}
+}
+
+func TestCacheSkipsLaunchesUntilABinaryChanges(t *testing.T) {
+	dir := t.TempDir()
+	writePlugin(t, dir, "a", "x 1")
+	b := writePlugin(t, dir, "b", "y 2")
+	cache := filepath.Join(t.TempDir(), "cache.json")
+	if m := newManager(t, manager.Config{Dirs: []string{dir}, CacheFile: cache}); m.Launches() != 2 {
+		t.Fatalf("cold discovery: %d launches, want 2", m.Launches())
+	}
+	warm := newManager(t, manager.Config{Dirs: []string{dir}, CacheFile: cache})
+	if warm.Launches() != 0 {
+		t.Errorf("warm discovery: %d launches, want 0", warm.Launches())
+	}
+	for _, bin := range warm.Binaries() {
+		if !bin.Cached || bin.Err != nil {
+			t.Errorf("%s: cached %v, err %v", bin.Path, bin.Cached, bin.Err)
+		}
+	}
+	writePlugin(t, dir, "b", "z 2") // b changes: same size class, new content
+	os.Chtimes(b, time.Now().Add(time.Hour), time.Now().Add(time.Hour))
+	changed := newManager(t, manager.Config{Dirs: []string{dir}, CacheFile: cache})
+	if changed.Launches() != 1 {
+		t.Errorf("after changing one binary: %d launches, want 1", changed.Launches())
+	}
+	if _, err := changed.Lookup("objectstore", "z"); err != nil {
+		t.Errorf("the changed binary's new description was not used: %v", err)
+	}
+}
+
+// store dispenses a v2 client for name (v1 plugins are wrapped so that
+// their calls still work: the test only uses v1 calls on them).
+func store(t *testing.T, m *manager.Manager, name string) (*manager.Conn, manager.Info) {
+	t.Helper()
+	type pair struct {
+		conn *manager.Conn
+		info manager.Info
+	}
+	p, err := manager.Dispense(ctxT(t), m, "objectstore", name, manager.Majors[pair]{
+		2: func(c *manager.Conn, i manager.Info) (pair, error) { return pair{c, i}, nil },
+		1: func(c *manager.Conn, i manager.Info) (pair, error) { return pair{c, i}, nil },
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p.conn, p.info
+}
+
+func TestDispenseLatestFirst(t *testing.T) {
+	dir := t.TempDir()
+	writePlugin(t, dir, "both", "both 1,2 presign")
+	writePlugin(t, dir, "old", "old 1")
+	m := newManager(t, manager.Config{Dirs: []string{dir}})
+	_, info := store(t, m, "both")
+	if info.Major != 2 || info.Minor != 1 || info.Adapted || !info.Has("presign") {
+		t.Errorf("both: %+v, want major 2.1, not adapted, with presign", info)
+	}
+	_, info = store(t, m, "old")
+	if info.Major != 1 || !info.Adapted || info.Has("presign") {
+		t.Errorf("old: %+v, want major 1, adapted, no presign", info)
+	}
+}
+
+func TestIncompatibleNamesBothSidesAndARelease(t *testing.T) {
+	dir := t.TempDir()
+	writePlugin(t, dir, "new", "new 2")
+	ix, err := compat.ParseIndex([]byte(`{"plugins":{"new":[
+		{"version":"1.0.0","manifest":{"version":1,"metadata":{"kinds":{"objectstore":["1.0"]}}}},
+		{"version":"1.5.2","manifest":{"version":1,"metadata":{"kinds":{"objectstore":["1.3"]}}}},
+		{"version":"2.0.0","manifest":{"version":1,"metadata":{"kinds":{"objectstore":["2.0"]}}}}]}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := newManager(t, manager.Config{Dirs: []string{dir}, Releases: ix})
+	_, err = manager.Dispense(ctxT(t), m, "objectstore", "new", manager.Majors[int]{1: func(*manager.Conn, manager.Info) (int, error) { return 1, nil }})
+	var ie *manager.IncompatibleError
+	if !errors.As(err, &ie) {
+		t.Fatalf("err = %v, want *IncompatibleError", err)
+	}
+	for _, want := range []string{`"new" v1.0.0`, "speaks objectstore 2.1", "this host speaks objectstore majors [1]",
+		"Plugin version v1.5.2 is the latest compatible version", `version = "~> 1.5.2"`} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error lacks %q:\n%v", want, err)
+		}
+	}
+	if m.Launches() != 1 {
+		t.Errorf("%d launches: an incompatible plugin must not be started for use", m.Launches())
+	}
+}
+
+func initStore(t *testing.T, c *manager.Conn, cfg map[string]string) objectstorev2.ObjectStoreClient {
+	t.Helper()
+	cl := objectstorev2.NewObjectStoreClient(c)
+	if _, err := cl.Init(ctxT(t), &objectstorev2.InitRequest{Config: cfg}); err != nil {
+		t.Fatal(err)
+	}
+	c.OnRestart(func(ctx context.Context, cc grpc.ClientConnInterface) error {
+		_, err := objectstorev2.NewObjectStoreClient(cc).Init(ctx, &objectstorev2.InitRequest{Config: cfg})
+		return err
+	})
+	return cl
+}
+
+func config(t *testing.T, cl objectstorev2.ObjectStoreClient) string {
+	t.Helper()
+	stream, err := cl.Get(ctxT(t), &objectstorev2.GetRequest{Key: "__config__"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	msg, err := stream.Recv()
+	if err != nil {
+		t.Fatalf("reading the config back: %v", err)
+	}
+	return string(msg.GetChunk())
+}
+
+func TestRestartAfterCrashReplaysInit(t *testing.T) {
+	dir := t.TempDir()
+	writePlugin(t, dir, "p", "p 2")
+	m := newManager(t, manager.Config{Dirs: []string{dir}})
+	conn, _ := store(t, m, "p")
+	cl := initStore(t, conn, map[string]string{"bucket": "b1"})
+	if got := config(t, cl); got != "map[bucket:b1]" {
+		t.Fatalf("config %q", got)
+	}
+	pid := conn.Pid()
+	syscall.Kill(pid, syscall.SIGKILL)
+	time.Sleep(50 * time.Millisecond)
+	if got := config(t, cl); got != "map[bucket:b1]" {
+		t.Errorf("after the restart the plugin has config %q: Init was not replayed", got)
+	}
+	if conn.Pid() == pid || conn.Pid() == 0 {
+		t.Errorf("pid %d after restart, was %d", conn.Pid(), pid)
+	}
+}
+
+func TestCallInFlightDuringCrashFails(t *testing.T) {
+	dir := t.TempDir()
+	writePlugin(t, dir, "p", "p 2")
+	m := newManager(t, manager.Config{Dirs: []string{dir}})
+	conn, _ := store(t, m, "p")
+	cl := objectstorev2.NewObjectStoreClient(conn)
+	stream, err := cl.Put(ctxT(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	stream.Send(&objectstorev2.PutRequest{Part: &objectstorev2.PutRequest_Key{Key: "k"}})
+	syscall.Kill(conn.Pid(), syscall.SIGKILL)
+	time.Sleep(50 * time.Millisecond)
+	stream.Send(&objectstorev2.PutRequest{Part: &objectstorev2.PutRequest_Chunk{Chunk: []byte("data")}})
+	if _, err := stream.CloseAndRecv(); err == nil {
+		t.Fatal("a Put whose plugin died mid-stream reported success")
+	}
+	ex, err := cl.Exists(ctxT(t), &objectstorev2.ExistsRequest{Key: "k"})
+	if err != nil || ex.GetExists() {
+		t.Errorf("after restart: exists %v, %v; the failed Put must not have stored anything", ex.GetExists(), err)
+	}
+}
+
+func TestNoRestartAfterClose(t *testing.T) {
+	dir := t.TempDir()
+	writePlugin(t, dir, "p", "p 2")
+	m := newManager(t, manager.Config{Dirs: []string{dir}})
+	conn, _ := store(t, m, "p")
+	cl := objectstorev2.NewObjectStoreClient(conn)
+	if _, err := cl.Exists(ctxT(t), &objectstorev2.ExistsRequest{Key: "k"}); err != nil {
+		t.Fatal(err)
+	}
+	pid := conn.Pid()
+	launches := m.Launches()
+	m.Close()
+	if _, err := cl.Exists(ctxT(t), &objectstorev2.ExistsRequest{Key: "k"}); !errors.Is(err, manager.ErrClosed) {
+		t.Errorf("call after Close: %v, want ErrClosed", err)
+	}
+	if m.Launches() != launches {
+		t.Error("a closed manager started a process")
+	}
+	if err := syscall.Kill(pid, 0); !errors.Is(err, syscall.ESRCH) {
+		t.Errorf("plugin %d still running after Close", pid)
+	}
+}
+
+func TestCallsRacingRestarts(t *testing.T) {
+	dir := t.TempDir()
+	writePlugin(t, dir, "p", "p 2")
+	m := newManager(t, manager.Config{Dirs: []string{dir}})
+	conn, _ := store(t, m, "p")
+	cl := objectstorev2.NewObjectStoreClient(conn)
+	var wg sync.WaitGroup
+	stop := make(chan struct{})
+	var mu sync.Mutex
+	var ok, failed int
+	for range 16 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+				_, err := cl.Exists(ctx, &objectstorev2.ExistsRequest{Key: "k"})
+				cancel()
+				mu.Lock()
+				if err == nil {
+					ok++
+				} else {
+					failed++
+				}
+				mu.Unlock()
+			}
+		}()
+	}
+	for range 3 {
+		time.Sleep(150 * time.Millisecond)
+		if pid := conn.Pid(); pid > 0 {
+			syscall.Kill(pid, syscall.SIGKILL)
+		}
+	}
+	time.Sleep(150 * time.Millisecond)
+	close(stop)
+	wg.Wait()
+	if _, err := cl.Exists(ctxT(t), &objectstorev2.ExistsRequest{Key: "k"}); err != nil {
+		t.Fatalf("after the storm: %v", err)
+	}
+	t.Logf("%d calls succeeded, %d failed across 3 crashes; %d launches", ok, failed, m.Launches())
+	if ok == 0 {
+		t.Error("no call succeeded")
+	}
+	if m.Launches() > 1+1+3 {
+		t.Errorf("%d launches for 3 crashes: restarts were not shared", m.Launches())
+	}
+}
+
+func TestHungPluginIsKilledAndRestarted(t *testing.T) {
+	dir := t.TempDir()
+	writePlugin(t, dir, "p", "p 2")
+	m := newManager(t, manager.Config{Dirs: []string{dir}, HealthTimeout: 200 * time.Millisecond})
+	conn, _ := store(t, m, "p")
+	cl := objectstorev2.NewObjectStoreClient(conn)
+	if _, err := cl.Exists(ctxT(t), &objectstorev2.ExistsRequest{Key: "k"}); err != nil {
+		t.Fatal(err)
+	}
+	pid := conn.Pid()
+	syscall.Kill(pid, syscall.SIGSTOP)
+	for i := 0; i < 100 && procState(pid) != 'T'; i++ {
+		time.Sleep(5 * time.Millisecond)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	_, err := cl.Exists(ctx, &objectstorev2.ExistsRequest{Key: "k"})
+	cancel()
+	if err == nil {
+		t.Fatal("a call to a stopped process succeeded")
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for conn.Pid() == pid && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	if _, err := cl.Exists(ctxT(t), &objectstorev2.ExistsRequest{Key: "k"}); err != nil {
+		t.Fatalf("call after the hung plugin was killed: %v", err)
+	}
+	if conn.Pid() == pid {
+		t.Error("the hung process is still the one serving")
+	}
+}
+
+func TestRestartsGiveUp(t *testing.T) {
+	dir := t.TempDir()
+	bin := writePlugin(t, dir, "p", "p 2")
+	m := newManager(t, manager.Config{Dirs: []string{dir}, MaxRestarts: 2})
+	conn, _ := store(t, m, "p")
+	cl := objectstorev2.NewObjectStoreClient(conn)
+	if _, err := cl.Exists(ctxT(t), &objectstorev2.ExistsRequest{Key: "k"}); err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, bin, "#!/bin/sh\necho 'segfault at start' >&2\nexit 139\n", 0o755)
+	syscall.Kill(conn.Pid(), syscall.SIGKILL)
+	time.Sleep(50 * time.Millisecond)
+	var err error
+	for range 5 {
+		_, err = cl.Exists(ctxT(t), &objectstorev2.ExistsRequest{Key: "k"})
+		if err != nil && strings.Contains(err.Error(), "gave up") {
+			break
+		}
+	}
+	if err == nil || !strings.Contains(err.Error(), "crashed 3 times in a row; gave up") || !strings.Contains(err.Error(), "segfault at start") {
+		t.Errorf("err = %v; want a give-up error carrying the last failure", err)
+	}
+}
+
+func TestPinnedChecksum(t *testing.T) {
+	dir := t.TempDir()
+	bin := writePlugin(t, dir, "p", "p 2")
+	m := newManager(t, manager.Config{Dirs: []string{dir}, Pins: map[string]string{"p": strings.Repeat("0", 64)}})
+	var pe *manager.PinError
+	if bins := m.Binaries(); len(bins) != 1 || !errors.As(bins[0].Err, &pe) {
+		t.Fatalf("binaries: %+v", bins)
+	}
+	if m.Launches() != 0 {
+		t.Errorf("a binary with the wrong checksum was launched")
+	}
+
+	// Right pin at discovery; the binary is then tampered with.
+	sum := m.Binaries()[0].SHA256
+	m2 := newManager(t, manager.Config{Dirs: []string{dir}, Pins: map[string]string{bin: sum}})
+	conn, _ := store(t, m2, "p")
+	writeFile(t, bin, "#!/bin/sh\necho pwned > /dev/null\nexit 1\n", 0o755)
+	launches := m2.Launches()
+	_, err := objectstorev2.NewObjectStoreClient(conn).Exists(ctxT(t), &objectstorev2.ExistsRequest{Key: "k"})
+	if !errors.As(err, &pe) {
+		t.Errorf("call on a tampered binary: %v, want a *PinError", err)
+	}
+	if m2.Launches() != launches {
+		t.Error("the tampered binary was run")
+	}
+}
+
+// procState is the state letter of a process in /proc (R, S, T, Z...).
+func procState(pid int) byte {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0
+	}
+	i := strings.LastIndexByte(string(data), ')')
+	if i < 0 || i+2 >= len(data) {
+		return 0
+	}
+	return data[i+2]
+}
