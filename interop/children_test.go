@@ -79,6 +79,8 @@ func runChild(mode string) {
 type objectStorePlugin struct {
 	goplugin.NetRPCUnsupportedPlugin
 	version int
+	// broker is the host's go-plugin broker, set by GRPCClient.
+	broker *goplugin.GRPCBroker
 }
 
 // GRPCServer registers the plugin's ObjectStore.
@@ -87,8 +89,10 @@ func (p *objectStorePlugin) GRPCServer(b *goplugin.GRPCBroker, s *grpc.Server) e
 	return nil
 }
 
-// GRPCClient returns plugkit's generated ObjectStore client.
-func (p *objectStorePlugin) GRPCClient(_ context.Context, _ *goplugin.GRPCBroker, c *grpc.ClientConn) (any, error) {
+// GRPCClient returns plugkit's generated ObjectStore client and keeps the
+// broker.
+func (p *objectStorePlugin) GRPCClient(_ context.Context, b *goplugin.GRPCBroker, c *grpc.ClientConn) (any, error) {
+	p.broker = b
 	return objectstorev1.NewObjectStoreClient(c), nil
 }
 
@@ -225,8 +229,8 @@ func servePlugkit() {
 	plugkit.Serve(plugkit.Config{
 		Cookie: pkCookie,
 		Versions: map[int]plugkit.Register{
-			1: func(s *grpc.Server, _ *broker.Broker) error {
-				objectstorev1.RegisterObjectStoreServer(s, &pkStore{logger: logger, objects: map[string][]byte{}})
+			1: func(s *grpc.Server, b *broker.Broker) error {
+				objectstorev1.RegisterObjectStoreServer(s, &pkStore{logger: logger, broker: b, objects: map[string][]byte{}})
 				return nil
 			},
 		},
@@ -234,11 +238,15 @@ func servePlugkit() {
 }
 
 // pkStore is the plugkit plugin's in-memory ObjectStore. Init prints to
-// stdout and stderr and logs pkLogRecords; List("tls") describes the
-// caller's TLS connection.
+// stdout and stderr and logs pkLogRecords. List is also a control panel:
+//
+//	"tls"       -> describes the caller's TLS connection
+//	"dial:ID"   -> dials broker ID (served by the host), calls List there
+//	"serve:ID"  -> serves fixedKeys{"served-by-plugkit-plugin"} on broker ID
 type pkStore struct {
 	objectstorev1.UnimplementedObjectStoreServer
 	logger  *slog.Logger
+	broker  *broker.Broker
 	mu      sync.Mutex
 	objects map[string][]byte
 }
@@ -253,10 +261,38 @@ func (s *pkStore) Init(ctx context.Context, _ *objectstorev1.InitRequest) (*obje
 	return &objectstorev1.InitResponse{}, nil
 }
 
-// List answers the stored keys, or with prefix "tls" whether the caller
-// came over TLS with a verified client certificate.
+// List answers the stored keys, or does what the prefix says; see pkStore.
 func (s *pkStore) List(ctx context.Context, req *objectstorev1.ListRequest) (*objectstorev1.ListResponse, error) {
-	if req.GetPrefix() == "tls" {
+	prefix := req.GetPrefix()
+	switch {
+	case strings.HasPrefix(prefix, "dial:"):
+		id, err := strconv.ParseUint(strings.TrimPrefix(prefix, "dial:"), 10, 32)
+		if err != nil {
+			return nil, status.Error(codes.InvalidArgument, err.Error())
+		}
+		conn, err := s.broker.Dial(ctx, uint32(id))
+		if err != nil {
+			return nil, status.Errorf(codes.Unavailable, "plugkit broker Dial(%d): %v", id, err)
+		}
+		defer conn.Close()
+		resp, err := objectstorev1.NewObjectStoreClient(conn).List(ctx, &objectstorev1.ListRequest{Prefix: "asked-by-plugkit-plugin"})
+		if err != nil {
+			return nil, status.Errorf(codes.Unavailable, "calling the host's service %d: %v", id, err)
+		}
+		return &objectstorev1.ListResponse{Keys: append([]string{"via-broker"}, resp.GetKeys()...)}, nil
+	case strings.HasPrefix(prefix, "serve:"):
+		id, err := strconv.ParseUint(strings.TrimPrefix(prefix, "serve:"), 10, 32)
+		if err != nil {
+			return nil, status.Error(codes.InvalidArgument, err.Error())
+		}
+		if err := s.broker.Serve(ctx, uint32(id), func(srv *grpc.Server) {
+			objectstorev1.RegisterObjectStoreServer(srv, fixedKeys{keys: []string{"served-by-plugkit-plugin"}})
+		}); err != nil {
+			return nil, status.Errorf(codes.Unavailable, "plugkit broker Serve(%d): %v", id, err)
+		}
+		return &objectstorev1.ListResponse{Keys: []string{"serving"}}, nil
+	}
+	if prefix == "tls" {
 		p, _ := peer.FromContext(ctx)
 		info, ok := p.AuthInfo.(credentials.TLSInfo)
 		if !ok {

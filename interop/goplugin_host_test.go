@@ -1,0 +1,314 @@
+package interop_test
+
+// A go-plugin v1.8.0 host (plugin.NewClient) loading a plugkit plugin.
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"slices"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	hclog "github.com/hashicorp/go-hclog"
+	goplugin "github.com/hashicorp/go-plugin"
+	"google.golang.org/grpc"
+
+	objectstorev1 "github.com/plugkit/plugkit/examples/objectstore/gen/objectstore/v1"
+)
+
+// goPluginHost starts the test binary as the plugkit plugin through a
+// go-plugin host with AutoMTLS, its hclog JSON logs going to logs and the
+// plugin's stdout and stderr (after the handshake, over GRPCStdio) to
+// stdout and stderr, and returns the client, the ObjectStore and the
+// host's broker.
+func goPluginHost(t *testing.T, logs, stdout, stderr io.Writer) (*goplugin.Client, objectstorev1.ObjectStoreClient, *goplugin.GRPCBroker) {
+	t.Helper()
+	cmd := exec.Command(self(t))
+	cmd.Env = childEnv("pk-store") // go-plugin appends the host's environment
+	p := &objectStorePlugin{}
+	c := goplugin.NewClient(&goplugin.ClientConfig{
+		HandshakeConfig:  pkHandshake,
+		Plugins:          goplugin.PluginSet{"objectstore": p},
+		Cmd:              cmd,
+		AllowedProtocols: []goplugin.Protocol{goplugin.ProtocolGRPC},
+		AutoMTLS:         true,
+		SyncStdout:       stdout,
+		SyncStderr:       stderr,
+		StartTimeout:     20 * time.Second,
+		Logger:           hclog.New(&hclog.LoggerOptions{Name: "gohost", Output: logs, Level: hclog.Trace, JSONFormat: true}),
+	})
+	t.Cleanup(c.Kill)
+	rpc, err := c.Client()
+	if err != nil {
+		t.Fatalf("go-plugin Client: %v", err)
+	}
+	raw, err := rpc.Dispense("objectstore")
+	if err != nil {
+		t.Fatalf("Dispense: %v", err)
+	}
+	if err := rpc.Ping(); err != nil {
+		t.Fatalf("Ping (go-plugin's health check): %v", err)
+	}
+	if c.NegotiatedVersion() != 1 || c.Protocol() != goplugin.ProtocolGRPC {
+		t.Errorf("negotiated %d over %s, want 1 over grpc", c.NegotiatedVersion(), c.Protocol())
+	}
+	return c, raw.(objectstorev1.ObjectStoreClient), p.broker
+}
+
+func TestGoPluginHostLoadsPlugkitPlugin(t *testing.T) {
+	var logs, stdout, stderr syncBuffer
+	c, store, _ := goPluginHost(t, &logs, &stdout, &stderr)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+
+	// AutoMTLS: the plugin saw go-plugin's client certificate and verified it.
+	resp, err := store.List(ctx, &objectstorev1.ListRequest{Prefix: "tls"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"tls", "client-cert-verified", "client-cn=localhost"}; !slices.Equal(resp.GetKeys(), want) {
+		t.Errorf("the plugin's view of the connection: %v, want %v", resp.GetKeys(), want)
+	}
+
+	// Real bytes both ways: 1 MiB + 1 in 64 KiB chunks up, 100 KB chunks down.
+	data := make([]byte, 1<<20+1)
+	rand.Read(data)
+	put, err := store.Put(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := put.Send(&objectstorev1.PutRequest{Part: &objectstorev1.PutRequest_Key{Key: "blob"}}); err != nil {
+		t.Fatal(err)
+	}
+	for rest := data; len(rest) > 0; {
+		n := min(len(rest), 64<<10)
+		if err := put.Send(&objectstorev1.PutRequest{Part: &objectstorev1.PutRequest_Chunk{Chunk: rest[:n]}}); err != nil {
+			t.Fatal(err)
+		}
+		rest = rest[n:]
+	}
+	putResp, err := put.CloseAndRecv()
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum := sha256.Sum256(data)
+	if putResp.GetSize() != int64(len(data)) || putResp.GetSha256() != hex.EncodeToString(sum[:]) {
+		t.Errorf("Put: %v", putResp)
+	}
+	get, err := store.Get(ctx, &objectstorev1.GetRequest{Key: "blob"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var back []byte
+	for {
+		msg, err := get.Recv()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		back = append(back, msg.GetChunk()...)
+	}
+	if !bytes.Equal(back, data) {
+		t.Errorf("Get returned %d bytes, not the %d put", len(back), len(data))
+	}
+
+	// Init prints to stdout and stderr, and logs at every level.
+	if _, err := store.Init(ctx, &objectstorev1.InitRequest{}); err != nil {
+		t.Fatal(err)
+	}
+	if !waitContains(&stdout, pkStdoutLine+"\n", 1) {
+		t.Errorf("SyncStdout did not receive the plugin's line; got %q", stdout.String())
+	}
+	if !waitContains(&stderr, pkStderrLine+"\n", 1) {
+		t.Errorf("SyncStderr did not receive the plugin's line; got %q", stderr.String())
+	}
+	if !waitContains(&logs, pkLogRecords[len(pkLogRecords)-1].message, 1) {
+		t.Fatalf("the plugin's log records did not reach go-plugin's logger:\n%s", logs.String())
+	}
+	records := parseHCLogJSON(t, logs.String())
+	for _, want := range pkLogRecords {
+		i := slices.IndexFunc(records, func(r map[string]any) bool { return r["@message"] == want.message })
+		if i < 0 {
+			t.Errorf("no record %q in go-plugin's log", want.message)
+			continue
+		}
+		r := records[i]
+		if r["@level"] != want.name || r["pct"] != float64(93) || !strings.HasPrefix(fmt.Sprint(r["@module"]), "gohost.") {
+			t.Errorf("record %q arrived as %v; want level %s, pct 93, module gohost.*", want.message, r, want.name)
+		}
+	}
+
+	// Kill: go-plugin sends Shutdown, then waits up to 2 s before SIGKILL.
+	start := time.Now()
+	c.Kill()
+	d := time.Since(start)
+	t.Logf("go-plugin Kill() of a plugkit plugin took %v (go-plugin waits 2 s before SIGKILL)", d)
+	if d >= time.Second {
+		t.Errorf("Kill took %v: the plugkit plugin did not stop on Shutdown", d)
+	}
+	if !c.Exited() {
+		t.Error("Exited() false after Kill")
+	}
+	if strings.Contains(logs.String(), "plugin failed to exit gracefully") {
+		t.Error("go-plugin had to kill the plugin")
+	}
+}
+
+func TestBrokerWithGoPluginHost(t *testing.T) {
+	_, store, b := goPluginHost(t, io.Discard, io.Discard, io.Discard)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+
+	// The go-plugin host serves with AcceptAndServe; the plugkit plugin dials.
+	id := b.NextId()
+	go b.AcceptAndServe(id, func(opts []grpc.ServerOption) *grpc.Server {
+		srv := grpc.NewServer(opts...)
+		objectstorev1.RegisterObjectStoreServer(srv, fixedKeys{keys: []string{"served-by-go-plugin-host"}})
+		return srv
+	})
+	resp, err := store.List(ctx, &objectstorev1.ListRequest{Prefix: "dial:" + itoa(id)})
+	if want := []string{"via-broker", "served-by-go-plugin-host", "asked-by-plugkit-plugin"}; err != nil || !slices.Equal(resp.GetKeys(), want) {
+		t.Errorf("callback through the go-plugin host's broker: %v %v, want %v", resp.GetKeys(), err, want)
+	}
+
+	// The plugkit plugin serves; the go-plugin host dials with GRPCBroker.Dial.
+	const pluginID = 500
+	resp, err = store.List(ctx, &objectstorev1.ListRequest{Prefix: "serve:" + itoa(pluginID)})
+	if err != nil || !slices.Equal(resp.GetKeys(), []string{"serving"}) {
+		t.Fatalf("serve: %v %v", resp.GetKeys(), err)
+	}
+	conn, err := b.Dial(pluginID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	if got, want := list(t, conn, "asked-by-go-plugin-host"), []string{"served-by-plugkit-plugin", "asked-by-go-plugin-host"}; !slices.Equal(got, want) {
+		t.Errorf("call through the plugin's broker: %v, want %v", got, want)
+	}
+}
+
+// TestGoPluginHostMultiplexRequest: plugkit does not multiplex the broker
+// over the main connection; asked to by a go-plugin host
+// (GRPCBrokerMultiplex), a plugkit plugin answers "false" in the
+// handshake's 7th field, and the host reports go-plugin's own error.
+func TestGoPluginHostMultiplexRequest(t *testing.T) {
+	cmd := exec.Command(self(t))
+	cmd.Env = childEnv("pk-store")
+	c := goplugin.NewClient(&goplugin.ClientConfig{
+		HandshakeConfig:     pkHandshake,
+		Plugins:             goplugin.PluginSet{"objectstore": &objectStorePlugin{}},
+		Cmd:                 cmd,
+		AllowedProtocols:    []goplugin.Protocol{goplugin.ProtocolGRPC},
+		AutoMTLS:            true,
+		GRPCBrokerMultiplex: true,
+		StartTimeout:        20 * time.Second,
+		Logger:              hclog.NewNullLogger(),
+	})
+	defer c.Kill()
+	if _, err := c.Client(); !errors.Is(err, goplugin.ErrGRPCBrokerMuxNotSupported) {
+		t.Errorf("Client with GRPCBrokerMultiplex: %v, want ErrGRPCBrokerMuxNotSupported", err)
+	}
+}
+
+// parseHCLogJSON reads hclog JSON lines; other lines are skipped.
+func parseHCLogJSON(t *testing.T, out string) []map[string]any {
+	t.Helper()
+	var records []map[string]any
+	sc := bufio.NewScanner(strings.NewReader(out))
+	sc.Buffer(nil, 1<<20)
+	for sc.Scan() {
+		var r map[string]any
+		if json.Unmarshal(sc.Bytes(), &r) == nil {
+			records = append(records, r)
+		}
+	}
+	return records
+}
+
+// TestPlugkitPluginOutlivesNoGoPluginHost: a go-plugin host (in a child
+// process) starts the plugkit plugin and is SIGKILLed; the plugin,
+// polling its parent every 200 ms, exits by itself within 1 s.
+func TestPlugkitPluginOutlivesNoGoPluginHost(t *testing.T) {
+	var stderr syncBuffer
+	cmd := exec.Command(self(t))
+	cmd.Env = append(cmd.Environ(), childEnv("gp-host-block")...)
+	cmd.Stderr = &stderr
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() {
+		cmd.Wait()
+		close(done)
+	}()
+	t.Cleanup(func() {
+		cmd.Process.Kill()
+		<-done
+	})
+	pidc := make(chan int, 1)
+	go func() {
+		var pid int
+		fmt.Fscanf(bufio.NewReader(out), "plugin-pid %d\n", &pid)
+		pidc <- pid
+		io.Copy(io.Discard, out)
+	}()
+	var pid int
+	select {
+	case pid = <-pidc:
+	case <-time.After(20 * time.Second):
+		t.Fatalf("the go-plugin host did not report its plugin within 20 s; stderr:\n%s", stderr.String())
+	}
+	if pid <= 0 {
+		t.Fatalf("the go-plugin host failed; stderr:\n%s", stderr.String())
+	}
+	if !alive(pid) {
+		t.Fatalf("plugin %d is not running", pid)
+	}
+	t.Cleanup(func() { syscall.Kill(pid, syscall.SIGKILL) }) // only if the test failed
+
+	cmd.Process.Signal(syscall.SIGKILL)
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the go-plugin host survived SIGKILL")
+	}
+	killed := time.Now()
+	if !waitFor(5*time.Second, func() bool { return !alive(pid) }) {
+		t.Fatalf("plugin %d still running 5 s after its host was SIGKILLed", pid)
+	}
+	d := time.Since(killed)
+	t.Logf("plugkit plugin exited %v after its go-plugin host was SIGKILLed", d)
+	if d > time.Second {
+		t.Errorf("plugin exited %v after its host died; want within 1 s", d)
+	}
+}
+
+// alive reports whether pid is a running process: neither gone nor a
+// zombie waiting for its new parent to reap it.
+func alive(pid int) bool {
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return syscall.Kill(pid, 0) == nil
+	}
+	// The state follows the command name in parentheses.
+	i := bytes.LastIndexByte(stat, ')')
+	return i < 0 || i+2 >= len(stat) || (stat[i+2] != 'Z' && stat[i+2] != 'X')
+}
