@@ -15,6 +15,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"strings"
 	"syscall"
@@ -82,49 +83,8 @@ func TestGoPluginHostLoadsPlugkitPlugin(t *testing.T) {
 		t.Errorf("the plugin's view of the connection: %v, want %v", resp.GetKeys(), want)
 	}
 
-	// Real bytes both ways: 1 MiB + 1 in 64 KiB chunks up, 100 KB chunks down.
-	data := make([]byte, 1<<20+1)
-	rand.Read(data)
-	put, err := store.Put(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := put.Send(&objectstorev1.PutRequest{Part: &objectstorev1.PutRequest_Key{Key: "blob"}}); err != nil {
-		t.Fatal(err)
-	}
-	for rest := data; len(rest) > 0; {
-		n := min(len(rest), 64<<10)
-		if err := put.Send(&objectstorev1.PutRequest{Part: &objectstorev1.PutRequest_Chunk{Chunk: rest[:n]}}); err != nil {
-			t.Fatal(err)
-		}
-		rest = rest[n:]
-	}
-	putResp, err := put.CloseAndRecv()
-	if err != nil {
-		t.Fatal(err)
-	}
-	sum := sha256.Sum256(data)
-	if putResp.GetSize() != int64(len(data)) || putResp.GetSha256() != hex.EncodeToString(sum[:]) {
-		t.Errorf("Put: %v", putResp)
-	}
-	get, err := store.Get(ctx, &objectstorev1.GetRequest{Key: "blob"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var back []byte
-	for {
-		msg, err := get.Recv()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		back = append(back, msg.GetChunk()...)
-	}
-	if !bytes.Equal(back, data) {
-		t.Errorf("Get returned %d bytes, not the %d put", len(back), len(data))
-	}
+	// Real bytes both ways.
+	putGet(t, store, "blob")
 
 	// Init prints to stdout and stderr, and logs at every level.
 	if _, err := store.Init(ctx, &objectstorev1.InitRequest{}); err != nil {
@@ -152,20 +112,7 @@ func TestGoPluginHostLoadsPlugkitPlugin(t *testing.T) {
 		}
 	}
 
-	// Kill: go-plugin sends Shutdown, then waits up to 2 s before SIGKILL.
-	start := time.Now()
-	c.Kill()
-	d := time.Since(start)
-	t.Logf("go-plugin Kill() of a plugkit plugin took %v (go-plugin waits 2 s before SIGKILL)", d)
-	if d >= time.Second {
-		t.Errorf("Kill took %v: the plugkit plugin did not stop on Shutdown", d)
-	}
-	if !c.Exited() {
-		t.Error("Exited() false after Kill")
-	}
-	if strings.Contains(logs.String(), "plugin failed to exit gracefully") {
-		t.Error("go-plugin had to kill the plugin")
-	}
+	killQuickly(t, c, &logs)
 }
 
 func TestBrokerWithGoPluginHost(t *testing.T) {
@@ -222,6 +169,116 @@ func TestGoPluginHostMultiplexRequest(t *testing.T) {
 	if _, err := c.Client(); !errors.Is(err, goplugin.ErrGRPCBrokerMuxNotSupported) {
 		t.Errorf("Client with GRPCBrokerMultiplex: %v, want ErrGRPCBrokerMuxNotSupported", err)
 	}
+}
+
+// putGet puts 1 MiB + 1 random bytes under key in 64 KiB chunks, checks
+// the size and SHA-256 the store reports, and reads them back with Get.
+func putGet(t *testing.T, store objectstorev1.ObjectStoreClient, key string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	data := make([]byte, 1<<20+1)
+	rand.Read(data)
+	put, err := store.Put(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := put.Send(&objectstorev1.PutRequest{Part: &objectstorev1.PutRequest_Key{Key: key}}); err != nil {
+		t.Fatal(err)
+	}
+	for rest := data; len(rest) > 0; {
+		n := min(len(rest), 64<<10)
+		if err := put.Send(&objectstorev1.PutRequest{Part: &objectstorev1.PutRequest_Chunk{Chunk: rest[:n]}}); err != nil {
+			t.Fatal(err)
+		}
+		rest = rest[n:]
+	}
+	putResp, err := put.CloseAndRecv()
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum := sha256.Sum256(data)
+	if putResp.GetSize() != int64(len(data)) || putResp.GetSha256() != hex.EncodeToString(sum[:]) {
+		t.Errorf("Put: %v", putResp)
+	}
+	get, err := store.Get(ctx, &objectstorev1.GetRequest{Key: key})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var back []byte
+	for {
+		msg, err := get.Recv()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		back = append(back, msg.GetChunk()...)
+	}
+	if !bytes.Equal(back, data) {
+		t.Errorf("Get returned %d bytes, not the %d put", len(back), len(data))
+	}
+}
+
+// killQuickly runs go-plugin's Kill, which sends Shutdown and then waits
+// up to 2 s before SIGKILL, and checks that the plugin stopped on the
+// Shutdown RPC: well under 1 s.
+func killQuickly(t *testing.T, c *goplugin.Client, logs *syncBuffer) {
+	t.Helper()
+	start := time.Now()
+	c.Kill()
+	d := time.Since(start)
+	t.Logf("go-plugin Kill() of a plugkit plugin took %v (go-plugin waits 2 s before SIGKILL)", d)
+	if d >= time.Second {
+		t.Errorf("Kill took %v: the plugkit plugin did not stop on Shutdown", d)
+	}
+	if !c.Exited() {
+		t.Error("Exited() false after Kill")
+	}
+	if logs != nil && strings.Contains(logs.String(), "plugin failed to exit gracefully") {
+		t.Error("go-plugin had to kill the plugin")
+	}
+}
+
+// TestGoPluginHostLoadsMemoryExample builds the shipped example plugin
+// and runs it under a go-plugin host.
+func TestGoPluginHostLoadsMemoryExample(t *testing.T) {
+	exe := filepath.Join(t.TempDir(), "objectstore-memory")
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	build := exec.CommandContext(ctx, "go", "build", "-o", exe, "github.com/plugkit/plugkit/examples/objectstore/plugins/memory")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	var logs syncBuffer
+	c := goplugin.NewClient(&goplugin.ClientConfig{
+		HandshakeConfig:  goplugin.HandshakeConfig{ProtocolVersion: 1, MagicCookieKey: "PLUGKIT_EXAMPLE_PLUGIN", MagicCookieValue: "objectstore"},
+		Plugins:          goplugin.PluginSet{"objectstore": &objectStorePlugin{}},
+		Cmd:              exec.Command(exe),
+		AllowedProtocols: []goplugin.Protocol{goplugin.ProtocolGRPC},
+		AutoMTLS:         true,
+		StartTimeout:     20 * time.Second,
+		Logger:           hclog.New(&hclog.LoggerOptions{Output: &logs, Level: hclog.Debug, JSONFormat: true}),
+	})
+	t.Cleanup(c.Kill)
+	rpc, err := c.Client()
+	if err != nil {
+		t.Fatalf("go-plugin Client: %v", err)
+	}
+	if err := rpc.Ping(); err != nil {
+		t.Fatalf("Ping: %v", err)
+	}
+	raw, err := rpc.Dispense("objectstore")
+	if err != nil {
+		t.Fatal(err)
+	}
+	store := raw.(objectstorev1.ObjectStoreClient)
+	putGet(t, store, "photos/cat.jpg")
+	if got := list(t, rpc.(*goplugin.GRPCClient).Conn, "photos/"); !slices.Equal(got, []string{"photos/cat.jpg"}) {
+		t.Errorf("List(photos/) = %v", got)
+	}
+	killQuickly(t, c, &logs)
 }
 
 // parseHCLogJSON reads hclog JSON lines; other lines are skipped.
