@@ -64,6 +64,10 @@ func Reattach(ctx context.Context, rc ReattachConfig, cfg Config) (*Client, erro
 	if rc.Addr.Network != "unix" && rc.Addr.Network != "tcp" {
 		return nil, &StartError{Name: name, Err: fmt.Errorf("reattach network %q: want unix or tcp", rc.Addr.Network)}
 	}
+	if rc.ProtocolVersion == 0 {
+		// go-plugin's Client.ReattachConfig leaves it out.
+		return nil, &StartError{Name: name, Err: errors.New("reattach configuration has no ProtocolVersion (go-plugin's Client.ReattachConfig omits it): set it to the app protocol version the plugin serves (go-plugin: Client.NegotiatedVersion)")}
+	}
 	if !slices.Contains(cfg.Versions, rc.ProtocolVersion) {
 		return nil, &StartError{Name: name, Err: &handshake.VersionError{Plugin: []int{rc.ProtocolVersion}, Host: cfg.Versions}}
 	}

@@ -51,6 +51,9 @@ var (
 	pkHandshake = goplugin.HandshakeConfig{ProtocolVersion: 1, MagicCookieKey: pkCookie.Key, MagicCookieValue: pkCookie.Value}
 )
 
+// gpStdoutLine is what the go-plugin plugin prints on List("print").
+const gpStdoutLine = "hello from the go-plugin plugin's stdout"
+
 // gpVersions are the versions the go-plugin plugins serve.
 var gpVersions = []int{2, 3, 4}
 
@@ -131,6 +134,7 @@ func exitWithParent() {
 //	""          -> ["version-N"], N the negotiated version
 //	"dial:ID"   -> dials broker ID (served by the host), calls List there
 //	"serve:ID"  -> serves fixedKeys{keys: []string{"served-by-go-plugin"}} on broker ID
+//	"print"     -> prints gpStdoutLine to stdout
 //	"hostile"   -> writes hostile stderr (process stderr and GRPCStdio)
 type gpStore struct {
 	objectstorev1.UnimplementedObjectStoreServer
@@ -168,6 +172,8 @@ func (s *gpStore) List(ctx context.Context, req *objectstorev1.ListRequest) (*ob
 			return srv
 		})
 		return &objectstorev1.ListResponse{Keys: []string{"serving"}}, nil
+	case prefix == "print":
+		fmt.Println(gpStdoutLine) // go-plugin sends this over GRPCStdio
 	case prefix == "hostile":
 		writeHostile(os.NewFile(2, "stderr")) // the process's stderr
 		writeHostile(os.Stderr)               // go-plugin sends this over GRPCStdio

@@ -13,6 +13,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -27,6 +29,7 @@ import (
 	"google.golang.org/grpc"
 
 	objectstorev1 "github.com/plugkit/plugkit/examples/objectstore/gen/objectstore/v1"
+	"github.com/plugkit/plugkit/host"
 )
 
 // goPluginHost starts the test binary as the plugkit plugin through a
@@ -368,4 +371,55 @@ func alive(pid int) bool {
 	// The state follows the command name in parentheses.
 	i := bytes.LastIndexByte(stat, ')')
 	return i < 0 || i+2 >= len(stat) || (stat[i+2] != 'Z' && stat[i+2] != 'X')
+}
+
+// TestGoPluginHostReattachesToPlugkitPlugin: a plugkit host starts the
+// plugkit plugin (AutoMTLS off: a reattach description carries no
+// certificate); a go-plugin host reattaches to it from plugkit's
+// ReattachConfig, uses it and stops it with Kill.
+func TestGoPluginHostReattachesToPlugkitPlugin(t *testing.T) {
+	pc := startHost(t, host.Config{
+		Path:         self(t),
+		Env:          childEnv("pk-store"),
+		Cookie:       pkCookie,
+		Versions:     []int{1},
+		NoAutoMTLS:   true,
+		StartTimeout: 20 * time.Second,
+		Logger:       slog.New(slog.DiscardHandler),
+	})
+	rc := pc.ReattachConfig()
+	addr, err := net.ResolveUnixAddr(rc.Addr.Network, rc.Addr.String)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := goplugin.NewClient(&goplugin.ClientConfig{
+		HandshakeConfig:  pkHandshake,
+		Plugins:          goplugin.PluginSet{"objectstore": &objectStorePlugin{}},
+		Reattach:         &goplugin.ReattachConfig{Protocol: goplugin.Protocol(rc.Protocol), ProtocolVersion: rc.ProtocolVersion, Addr: addr, Pid: rc.Pid},
+		AllowedProtocols: []goplugin.Protocol{goplugin.ProtocolGRPC},
+		Logger:           hclog.NewNullLogger(),
+	})
+	t.Cleanup(c.Kill)
+	rpc, err := c.Client()
+	if err != nil {
+		t.Fatalf("go-plugin Client (reattach): %v", err)
+	}
+	if err := rpc.Ping(); err != nil {
+		t.Fatalf("Ping: %v", err)
+	}
+	raw, err := rpc.Dispense("objectstore")
+	if err != nil {
+		t.Fatal(err)
+	}
+	putGet(t, raw.(objectstorev1.ObjectStoreClient), "reattached")
+	start := time.Now()
+	c.Kill()
+	// go-plugin notices a reattached plugin's exit by polling its pid once a
+	// second, so this Kill takes up to 1 s even though the plugin stops at once.
+	t.Logf("go-plugin Kill() of a reattached plugkit plugin took %v", time.Since(start))
+	select {
+	case <-pc.Exited():
+	case <-time.After(5 * time.Second):
+		t.Error("the plugkit plugin did not stop on the reattached host's Shutdown")
+	}
 }

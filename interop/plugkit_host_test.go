@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	hclog "github.com/hashicorp/go-hclog"
+	goplugin "github.com/hashicorp/go-plugin"
 	"google.golang.org/grpc"
 	reflectionv1 "google.golang.org/grpc/reflection/grpc_reflection_v1"
 
@@ -67,8 +69,10 @@ func TestPlugkitHostLoadsGoPlugin(t *testing.T) {
 		noMTLS bool
 	}{{"automtls", false}, {"plaintext", true}} {
 		t.Run(tc.name, func(t *testing.T) {
+			var stdout syncBuffer
 			cfg := goPluginConfig(t, "gp-store", 4)
 			cfg.NoAutoMTLS = tc.noMTLS
+			cfg.Stdout = &stdout
 			c := startHost(t, cfg)
 			if c.TLS() == tc.noMTLS {
 				t.Errorf("TLS() = %v with NoAutoMTLS %v", c.TLS(), tc.noMTLS)
@@ -83,6 +87,11 @@ func TestPlugkitHostLoadsGoPlugin(t *testing.T) {
 			defer cancel()
 			if err := c.Ping(ctx); err != nil {
 				t.Errorf("Ping: %v", err)
+			}
+			// go-plugin forwards the plugin's os.Stdout over GRPCStdio.
+			list(t, c.Conn(), "print")
+			if !waitContains(&stdout, gpStdoutLine+"\n", 1) {
+				t.Errorf("Config.Stdout did not receive the plugin's line; got %q", stdout.String())
 			}
 			start := time.Now()
 			if err := c.Close(); err != nil {
@@ -286,4 +295,49 @@ func TestGoPluginHostPanicsOnHostileStderr(t *testing.T) {
 	if !strings.Contains(stderr.String(), "panic: interface conversion") {
 		t.Errorf("the go-plugin host failed, but not with the expected panic:\n%.2000s", stderr.String())
 	}
+}
+
+// TestPlugkitHostReattachesToGoPlugin: a go-plugin host starts a go-plugin
+// plugin (AutoMTLS off: a reattach description carries no certificate);
+// a plugkit host reattaches to it from go-plugin's ReattachConfig, with
+// the negotiated version filled in.
+func TestPlugkitHostReattachesToGoPlugin(t *testing.T) {
+	cmd := exec.Command(self(t))
+	cmd.Env = childEnv("gp-store")
+	gc := goplugin.NewClient(&goplugin.ClientConfig{
+		HandshakeConfig:  gpHandshake,
+		VersionedPlugins: map[int]goplugin.PluginSet{4: {"objectstore": &objectStorePlugin{}}},
+		Cmd:              cmd,
+		AllowedProtocols: []goplugin.Protocol{goplugin.ProtocolGRPC},
+		StartTimeout:     20 * time.Second,
+		Logger:           hclog.NewNullLogger(),
+	})
+	t.Cleanup(gc.Kill)
+	if _, err := gc.Client(); err != nil {
+		t.Fatalf("go-plugin Client: %v", err)
+	}
+	grc := gc.ReattachConfig()
+	rc := host.ReattachConfig{
+		Protocol:        string(grc.Protocol),
+		ProtocolVersion: grc.ProtocolVersion,
+		Pid:             grc.Pid,
+		Addr:            host.ReattachAddr{Network: grc.Addr.Network(), String: grc.Addr.String()},
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	cfg := host.Config{Versions: []int{3, 4}, Logger: slog.New(slog.DiscardHandler)}
+	// go-plugin's Client.ReattachConfig leaves ProtocolVersion 0; plugkit
+	// checks the version, so it asks for it by name.
+	if _, err := host.Reattach(ctx, rc, cfg); err == nil || !strings.Contains(err.Error(), "no ProtocolVersion") {
+		t.Errorf("Reattach without a ProtocolVersion: %v", err)
+	}
+	rc.ProtocolVersion = gc.NegotiatedVersion()
+	c, err := host.Reattach(ctx, rc, cfg)
+	if err != nil {
+		t.Fatalf("host.Reattach: %v", err)
+	}
+	if got := list(t, c.Conn(), ""); !slices.Equal(got, []string{"version-4"}) {
+		t.Errorf("List = %v", got)
+	}
+	c.Close()
 }
