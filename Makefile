@@ -5,7 +5,7 @@ BUF       := github.com/bufbuild/buf/cmd/buf@v1.75.0
 GOFLAGS   ?=
 export GOFLAGS
 
-.PHONY: all test vet fmt-check demo generate generate-check bench
+.PHONY: all test vet fmt-check demo generate generate-check bench soak
 
 all: test
 
@@ -29,6 +29,11 @@ generate:
 	$(GO) run $(BUF) generate
 	$(GO) run ./internal/tools/privatize internal/goplugin/pluginpb
 
-## bench: benchmarks (not part of make test)
+## bench: plugkit against go-plugin and grpc-go (not part of make test):
+## medians of several runs into BENCHMARKS.md and bench/results.json
 bench:
-	$(GO) test -run '^$$' -bench . -benchmem -count 6 ./...
+	$(GO) run ./bench/cmd/report $(BENCHFLAGS)
+
+## soak: the fault suite's long cases (1 million calls from 1000 goroutines)
+soak:
+	PLUGKIT_SOAK=1 $(GO) test -count=1 -timeout 30m -run 'Soak|ManyCalls' -v ./faults/

@@ -1,0 +1,286 @@
+// Command report runs plugkit's benchmarks (package bench) several times
+// in one go test run, takes the median of each figure, compares it with
+// its baseline and writes BENCHMARKS.md and bench/results.json. Run it
+// from the module root, on a machine as quiet as can be had:
+//
+//	go run ./bench/cmd/report [-count 5] [-benchtime 1s] [-stream-mib 1024]
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"os/exec"
+	"regexp"
+	"runtime"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+)
+
+func main() {
+	count := flag.Int("count", 5, "runs of every benchmark; figures are the medians")
+	benchtime := flag.String("benchtime", "1s", "go test -benchtime")
+	streamMiB := flag.Int("stream-mib", 1024, "MiB per streaming operation (1 MiB chunks)")
+	pattern := flag.String("bench", ".", "go test -bench pattern")
+	md := flag.String("md", "BENCHMARKS.md", "report to write")
+	jsonOut := flag.String("json", "bench/results.json", "results to write")
+	rawOut := flag.String("raw", "bench/bench.txt", "raw go test output to keep")
+	timeout := flag.Duration("timeout", 90*time.Minute, "deadline of the whole run")
+	flag.Parse()
+
+	m := machineInfo()
+	m.LoadBefore = loadavg()
+	ctx, cancel := context.WithTimeout(context.Background(), *timeout)
+	defer cancel()
+	args := []string{"test", "-run", "^$", "-bench", *pattern, "-count", strconv.Itoa(*count), "-benchtime", *benchtime, "-timeout", timeout.String(), "./bench/"}
+	cmd := exec.CommandContext(ctx, "go", args...)
+	cmd.Env = append(os.Environ(), fmt.Sprintf("BENCH_STREAM_MIB=%d", *streamMiB))
+	var out bytes.Buffer
+	cmd.Stdout = io.MultiWriter(&out, os.Stderr)
+	cmd.Stderr = os.Stderr
+	fmt.Fprintln(os.Stderr, "go", strings.Join(args, " "))
+	started := time.Now()
+	if err := cmd.Run(); err != nil {
+		fmt.Fprintln(os.Stderr, "report: the benchmarks failed:", err)
+		os.Exit(1)
+	}
+	m.LoadAfter = loadavg()
+	m.Duration = time.Since(started).Round(time.Second).String()
+	m.Command = "go run ./bench/cmd/report " + strings.Join(os.Args[1:], " ")
+	m.Count = *count
+	if err := os.WriteFile(*rawOut, out.Bytes(), 0o644); err != nil {
+		fail(err)
+	}
+	samples := parse(out.Bytes())
+	figs := figures(samples, *streamMiB)
+	data, err := json.MarshalIndent(figs, "", "  ")
+	if err != nil {
+		fail(err)
+	}
+	if err := os.WriteFile(*jsonOut, append(data, '\n'), 0o644); err != nil {
+		fail(err)
+	}
+	if err := os.WriteFile(*md, []byte(markdown(m, figs, *streamMiB)), 0o644); err != nil {
+		fail(err)
+	}
+	fmt.Fprintf(os.Stderr, "wrote %s and %s\n", *md, *jsonOut)
+}
+
+func fail(err error) {
+	fmt.Fprintln(os.Stderr, "report:", err)
+	os.Exit(1)
+}
+
+// samples maps "Benchmark/sub" and a unit to the values of every run.
+type samples map[string]map[string][]float64
+
+var benchLine = regexp.MustCompile(`^(Benchmark\S+?)(?:-\d+)?\s+(\d+)\s+(.*)$`)
+
+func parse(out []byte) samples {
+	s := samples{}
+	sc := bufio.NewScanner(bytes.NewReader(out))
+	for sc.Scan() {
+		mt := benchLine.FindStringSubmatch(strings.TrimSpace(sc.Text()))
+		if mt == nil {
+			continue
+		}
+		name := strings.TrimPrefix(mt[1], "Benchmark")
+		f := strings.Fields(mt[3])
+		for i := 0; i+1 < len(f); i += 2 {
+			v, err := strconv.ParseFloat(f[i], 64)
+			if err != nil {
+				continue
+			}
+			if s[name] == nil {
+				s[name] = map[string][]float64{}
+			}
+			s[name][f[i+1]] = append(s[name][f[i+1]], v)
+		}
+	}
+	return s
+}
+
+// median returns the median of one benchmark's metric, NaN when absent.
+func (s samples) median(name, unit string) float64 {
+	v := append([]float64(nil), s[name][unit]...)
+	if len(v) == 0 {
+		return math.NaN()
+	}
+	sort.Float64s(v)
+	if len(v)%2 == 1 {
+		return v[len(v)/2]
+	}
+	return (v[len(v)/2-1] + v[len(v)/2]) / 2
+}
+
+func (s samples) runs(name, unit string) int { return len(s[name][unit]) }
+
+// Figure is one line of the report and one entry of results.json.
+type Figure struct {
+	Name     string   `json:"name"`
+	Plugkit  float64  `json:"plugkit"`
+	Baseline float64  `json:"baseline"`
+	Ratio    float64  `json:"ratio"`
+	Unit     string   `json:"unit"`
+	GoPlugin *float64 `json:"goplugin,omitempty"`
+	// BaselineIs names what the baseline is.
+	BaselineIs string `json:"baseline_is"`
+	Goal       string `json:"goal"`
+	// Met is nil for figures that are only reported.
+	Met  *bool `json:"met,omitempty"`
+	Runs int   `json:"runs"`
+}
+
+func figures(s samples, streamMiB int) []Figure {
+	var figs []Figure
+	add := func(f Figure, check func(r float64) bool) {
+		if f.Baseline != 0 && !math.IsNaN(f.Baseline) {
+			f.Ratio = round(f.Plugkit/f.Baseline, 3)
+		}
+		if check != nil && !math.IsNaN(f.Ratio) {
+			met := check(f.Ratio)
+			f.Met = &met
+		}
+		f.Plugkit, f.Baseline = round(f.Plugkit, 3), round(f.Baseline, 3)
+		figs = append(figs, f)
+	}
+	gp := func(v float64) *float64 {
+		if math.IsNaN(v) {
+			return nil
+		}
+		r := round(v, 3)
+		return &r
+	}
+	ms := func(name string) float64 { return s.median(name, "ns/op") / 1e6 }
+	us := func(name string) float64 { return s.median(name, "ns/op") / 1e3 }
+	atMost := func(limit float64) func(float64) bool { return func(r float64) bool { return r <= limit } }
+	atLeast := func(limit float64) func(float64) bool { return func(r float64) bool { return r >= limit } }
+
+	add(Figure{Name: "cold_start_automtls", Unit: "ms", Plugkit: ms("ColdStartTLS/plugkit"), Baseline: ms("ColdStartTLS/goplugin"),
+		BaselineIs: "go-plugin v1.8.0", Goal: "<= 0.25x go-plugin", Runs: s.runs("ColdStartTLS/plugkit", "ns/op")}, atMost(0.25))
+	add(Figure{Name: "cold_start_plain", Unit: "ms", Plugkit: ms("ColdStartPlain/plugkit"), Baseline: ms("ColdStartPlain/floor"),
+		GoPlugin: gp(ms("ColdStartPlain/goplugin")), BaselineIs: "floor: the same binary run until it exits",
+		Goal: "<= 1.5x floor", Runs: s.runs("ColdStartPlain/plugkit", "ns/op")}, atMost(1.5))
+	for _, tls := range []string{"", "-mtls"} {
+		suffix := strings.ReplaceAll(tls, "-", "_")
+		var goplugin func(string) *float64 = func(string) *float64 { return nil }
+		if tls != "" {
+			goplugin = func(v string) *float64 { return gp(us(v)) }
+		}
+		for _, size := range []string{"16B", "64KiB", "1MiB"} {
+			pre := "Unary/" + size + "/"
+			add(Figure{Name: "unary_" + size + suffix, Unit: "µs/call", Plugkit: us(pre + "plugkit" + tls), Baseline: us(pre + "raw" + tls),
+				GoPlugin: goplugin(pre + "goplugin-mtls"), BaselineIs: "grpc-go" + tls, Goal: "<= 1.05x grpc-go", Runs: s.runs(pre+"plugkit"+tls, "ns/op")}, atMost(1.05))
+		}
+		var gpStream *float64
+		if tls != "" {
+			gpStream = gp(s.median("Stream/goplugin-mtls", "MB/s"))
+		}
+		add(Figure{Name: fmt.Sprintf("stream_%s%s", sizeName(streamMiB), suffix), Unit: "MB/s", Plugkit: s.median("Stream/plugkit"+tls, "MB/s"),
+			Baseline: s.median("Stream/raw"+tls, "MB/s"), GoPlugin: gpStream, BaselineIs: "grpc-go" + tls, Goal: ">= 0.9x grpc-go",
+			Runs: s.runs("Stream/plugkit"+tls, "MB/s")}, atLeast(0.9))
+		for _, callers := range []string{"16", "256"} {
+			pre := "Concurrent/" + callers + "/"
+			var gpc *float64
+			if tls != "" {
+				gpc = gp(s.median(pre+"goplugin-mtls", "calls/s"))
+			}
+			add(Figure{Name: "concurrent_" + callers + suffix, Unit: "calls/s", Plugkit: s.median(pre+"plugkit"+tls, "calls/s"),
+				Baseline: s.median(pre+"raw"+tls, "calls/s"), GoPlugin: gpc, BaselineIs: "grpc-go" + tls, Goal: ">= 0.95x grpc-go",
+				Runs: s.runs(pre+"plugkit"+tls, "calls/s")}, atLeast(0.95))
+		}
+	}
+	cpus := float64(runtime.NumCPU())
+	add(Figure{Name: "manager_discover_100_cold", Unit: "ms", Plugkit: ms("ManagerDiscover/cold"),
+		Baseline:   100 * ms("ColdStartPlain/floor") / cpus,
+		BaselineIs: fmt.Sprintf("100 x floor / %d CPUs", runtime.NumCPU()), Goal: "reported", Runs: s.runs("ManagerDiscover/cold", "ns/op")}, nil)
+	warmLaunches := s.median("ManagerDiscover/warm", "launches")
+	add(Figure{Name: "manager_discover_100_warm", Unit: "ms", Plugkit: ms("ManagerDiscover/warm"), Baseline: 50,
+		BaselineIs: "the goal, 50 ms", Goal: fmt.Sprintf("0 launches (%v), < 50 ms", warmLaunches), Runs: s.runs("ManagerDiscover/warm", "ns/op")},
+		func(r float64) bool { return r < 1 && warmLaunches == 0 })
+	kib := func(name, unit string) float64 { return s.median(name, unit) / 1024 }
+	for _, part := range []string{"total", "host", "plugin"} {
+		add(Figure{Name: "rss_" + part, Unit: "MiB", Plugkit: kib("RSS/plugkit", part+"-KiB"), Baseline: kib("RSS/goplugin", part+"-KiB"),
+			BaselineIs: "go-plugin v1.8.0", Goal: "reported", Runs: s.runs("RSS/plugkit", part+"-KiB")}, nil)
+	}
+	return figs
+}
+
+func sizeName(mib int) string {
+	if mib%1024 == 0 {
+		return fmt.Sprintf("%dGiB", mib/1024)
+	}
+	return fmt.Sprintf("%dMiB", mib)
+}
+
+func round(v float64, digits int) float64 {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return 0
+	}
+	p := math.Pow(10, float64(digits))
+	return math.Round(v*p) / p
+}
+
+// machine describes where the figures were taken.
+type machine struct {
+	CPUs                  int
+	CPU                   string
+	Go                    string
+	GoPlugin, GRPC        string
+	Kernel                string
+	LoadBefore, LoadAfter string
+	Date                  string
+	Duration              string
+	Command               string
+	Count                 int
+}
+
+func machineInfo() machine {
+	m := machine{CPUs: runtime.NumCPU(), Go: runtime.Version(), Date: time.Now().UTC().Format("2006-01-02 15:04 MST")}
+	if out, err := exec.Command("nproc").Output(); err == nil {
+		m.CPUs, _ = strconv.Atoi(strings.TrimSpace(string(out)))
+	}
+	if data, err := os.ReadFile("/proc/cpuinfo"); err == nil {
+		for _, line := range strings.Split(string(data), "\n") {
+			if k, v, ok := strings.Cut(line, ":"); ok && strings.TrimSpace(k) == "model name" {
+				m.CPU = strings.TrimSpace(v)
+				break
+			}
+		}
+	}
+	if out, err := exec.Command("go", "env", "GOVERSION").Output(); err == nil {
+		m.Go = strings.TrimSpace(string(out))
+	}
+	mod := func(path string) string {
+		out, err := exec.Command("go", "list", "-m", "-f", "{{.Version}}", path).Output()
+		if err != nil {
+			return "?"
+		}
+		return strings.TrimSpace(string(out))
+	}
+	m.GoPlugin, m.GRPC = mod("github.com/hashicorp/go-plugin"), mod("google.golang.org/grpc")
+	if out, err := exec.Command("uname", "-sr").Output(); err == nil {
+		m.Kernel = strings.TrimSpace(string(out))
+	}
+	return m
+}
+
+func loadavg() string {
+	data, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "?"
+	}
+	f := strings.Fields(string(data))
+	if len(f) < 3 {
+		return "?"
+	}
+	return strings.Join(f[:3], " ")
+}

@@ -1,0 +1,103 @@
+// Package echo is the service every contender of the benchmarks serves:
+// a hand-written gRPC service (no generated code) with a unary echo, a
+// download stream and a no-op, over well-known protobuf messages, so the
+// plugkit plugin, the go-plugin plugin and the plain grpc-go server run
+// the very same handlers.
+package echo
+
+import (
+	"context"
+	"errors"
+	"io"
+
+	"google.golang.org/grpc"
+	"google.golang.org/protobuf/types/known/wrapperspb"
+)
+
+// ServiceName is the gRPC name of the service.
+const ServiceName = "plugkit.bench.Echo"
+
+// Method names, as gRPC full method names.
+const (
+	MethodEcho     = "/" + ServiceName + "/Echo"
+	MethodDownload = "/" + ServiceName + "/Download"
+)
+
+// ChunkSize is the size of one Download message: 1 MiB.
+const ChunkSize = 1 << 20
+
+// chunk is the one buffer Download sends, again and again.
+var chunk = wrapperspb.Bytes(make([]byte, ChunkSize))
+
+// Register adds the echo service to s.
+func Register(s grpc.ServiceRegistrar) { s.RegisterService(&desc, server{}) }
+
+type server struct{}
+
+type echoServer interface{}
+
+var desc = grpc.ServiceDesc{
+	ServiceName: ServiceName,
+	HandlerType: (*echoServer)(nil),
+	Methods: []grpc.MethodDesc{{
+		MethodName: "Echo",
+		Handler: func(_ any, ctx context.Context, dec func(any) error, _ grpc.UnaryServerInterceptor) (any, error) {
+			in := new(wrapperspb.BytesValue)
+			if err := dec(in); err != nil {
+				return nil, err
+			}
+			return in, nil
+		},
+	}},
+	Streams: []grpc.StreamDesc{{
+		StreamName:    "Download",
+		ServerStreams: true,
+		Handler: func(_ any, stream grpc.ServerStream) error {
+			n := new(wrapperspb.Int64Value)
+			if err := stream.RecvMsg(n); err != nil {
+				return err
+			}
+			for i := int64(0); i < n.GetValue(); i++ {
+				if err := stream.SendMsg(chunk); err != nil {
+					return err
+				}
+			}
+			return nil
+		},
+	}},
+}
+
+// Echo sends payload and returns what came back.
+func Echo(ctx context.Context, cc grpc.ClientConnInterface, payload []byte) ([]byte, error) {
+	out := new(wrapperspb.BytesValue)
+	if err := cc.Invoke(ctx, MethodEcho, wrapperspb.Bytes(payload), out); err != nil {
+		return nil, err
+	}
+	return out.GetValue(), nil
+}
+
+// Download asks for n chunks of ChunkSize bytes and returns how many bytes
+// arrived.
+func Download(ctx context.Context, cc grpc.ClientConnInterface, n int64) (int64, error) {
+	stream, err := cc.NewStream(ctx, &desc.Streams[0], MethodDownload)
+	if err != nil {
+		return 0, err
+	}
+	if err := stream.SendMsg(wrapperspb.Int64(n)); err != nil {
+		return 0, err
+	}
+	if err := stream.CloseSend(); err != nil {
+		return 0, err
+	}
+	var total int64
+	msg := new(wrapperspb.BytesValue)
+	for {
+		if err := stream.RecvMsg(msg); err != nil {
+			if errors.Is(err, io.EOF) {
+				return total, nil
+			}
+			return total, err
+		}
+		total += int64(len(msg.GetValue()))
+	}
+}
