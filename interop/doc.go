@@ -18,7 +18,16 @@
 // SyncStdout, the plugin's log records parsed by go-plugin into its hclog
 // logger with their levels, Kill returning at once because the Shutdown
 // RPC works (go-plugin otherwise waits 2 s, then SIGKILLs), and the plugkit
-// plugin exiting by itself when its go-plugin host is SIGKILLed.
+// plugin exiting by itself when its go-plugin host is SIGKILLed. The
+// shipped example plugin (examples/objectstore/plugins/memory), built by
+// the test, runs under a go-plugin host too. The broker works both ways
+// here as well, also with go-plugin's UnixSocketConfig (socket group);
+// a request for broker multiplexing gets go-plugin's own
+// ErrGRPCBrokerMuxNotSupported, since plugkit does not multiplex.
+//
+// Reattach works both ways: go-plugin reattaches to a plugkit plugin, and
+// plugkit to a go-plugin plugin (go-plugin's Client.ReattachConfig omits
+// the protocol version, which plugkit requires and checks).
 //
 // Hostile standard error (a JSON line whose @message is an object, a
 // 200 KB line, binary junk) leaves a plugkit host working; the same input

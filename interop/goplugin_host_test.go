@@ -17,8 +17,10 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"os/user"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -37,12 +39,13 @@ import (
 // plugin's stdout and stderr (after the handshake, over GRPCStdio) to
 // stdout and stderr, and returns the client, the ObjectStore and the
 // host's broker.
-func goPluginHost(t *testing.T, logs, stdout, stderr io.Writer) (*goplugin.Client, objectstorev1.ObjectStoreClient, *goplugin.GRPCBroker) {
+// Each modify function may change the configuration first.
+func goPluginHost(t *testing.T, logs, stdout, stderr io.Writer, modify ...func(*goplugin.ClientConfig)) (*goplugin.Client, objectstorev1.ObjectStoreClient, *goplugin.GRPCBroker) {
 	t.Helper()
 	cmd := exec.Command(self(t))
 	cmd.Env = childEnv("pk-store") // go-plugin appends the host's environment
 	p := &objectStorePlugin{}
-	c := goplugin.NewClient(&goplugin.ClientConfig{
+	cfg := &goplugin.ClientConfig{
 		HandshakeConfig:  pkHandshake,
 		Plugins:          goplugin.PluginSet{"objectstore": p},
 		Cmd:              cmd,
@@ -52,7 +55,11 @@ func goPluginHost(t *testing.T, logs, stdout, stderr io.Writer) (*goplugin.Clien
 		SyncStderr:       stderr,
 		StartTimeout:     20 * time.Second,
 		Logger:           hclog.New(&hclog.LoggerOptions{Name: "gohost", Output: logs, Level: hclog.Trace, JSONFormat: true}),
-	})
+	}
+	for _, m := range modify {
+		m(cfg)
+	}
+	c := goplugin.NewClient(cfg)
 	t.Cleanup(c.Kill)
 	rpc, err := c.Client()
 	if err != nil {
@@ -149,6 +156,54 @@ func TestBrokerWithGoPluginHost(t *testing.T) {
 	if got, want := list(t, conn, "asked-by-go-plugin-host"), []string{"served-by-plugkit-plugin", "asked-by-go-plugin-host"}; !slices.Equal(got, want) {
 		t.Errorf("call through the plugin's broker: %v, want %v", got, want)
 	}
+}
+
+// TestGoPluginHostUnixSocketConfig: a go-plugin host with a
+// UnixSocketConfig sends PLUGIN_UNIX_SOCKET_GROUP (and, only with a
+// RunnerFunc, PLUGIN_UNIX_SOCKET_DIR; its TempDir is where the host's own
+// brokered sockets go). The plugkit plugin's socket is then owned by that
+// group and group-accessible, and the broker works both ways.
+func TestGoPluginHostUnixSocketConfig(t *testing.T) {
+	g, err := user.LookupGroupId(strconv.Itoa(os.Getgid()))
+	if err != nil {
+		t.Skipf("no name for group %d: %v", os.Getgid(), err)
+	}
+	dir := t.TempDir()
+	c, store, b := goPluginHost(t, io.Discard, io.Discard, io.Discard, func(cfg *goplugin.ClientConfig) {
+		cfg.UnixSocketConfig = &goplugin.UnixSocketConfig{TempDir: dir, Group: g.Name}
+	})
+	addr := c.ReattachConfig().Addr.String()
+	fi, err := os.Stat(addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st := fi.Sys().(*syscall.Stat_t); int(st.Gid) != os.Getgid() || fi.Mode().Perm() != 0o660 {
+		t.Errorf("socket gid %d mode %v; want gid %d mode 0660", st.Gid, fi.Mode().Perm(), os.Getgid())
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	id := b.NextId()
+	go b.AcceptAndServe(id, func(opts []grpc.ServerOption) *grpc.Server {
+		srv := grpc.NewServer(opts...)
+		objectstorev1.RegisterObjectStoreServer(srv, fixedKeys{keys: []string{"served-by-go-plugin-host"}})
+		return srv
+	})
+	resp, err := store.List(ctx, &objectstorev1.ListRequest{Prefix: "dial:" + itoa(id)})
+	if err != nil || len(resp.GetKeys()) != 3 {
+		t.Errorf("callback through the go-plugin host's broker: %v %v", resp.GetKeys(), err)
+	}
+	if _, err := store.List(ctx, &objectstorev1.ListRequest{Prefix: "serve:77"}); err != nil {
+		t.Fatal(err)
+	}
+	conn, err := b.Dial(77)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	if got := list(t, conn, "x"); len(got) != 2 {
+		t.Errorf("call through the plugin's broker: %v", got)
+	}
+	killQuickly(t, c, nil)
 }
 
 // TestGoPluginHostMultiplexRequest: plugkit does not multiplex the broker
