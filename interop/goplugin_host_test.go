@@ -69,7 +69,7 @@ func goPluginHost(t *testing.T, logs, stdout, stderr io.Writer, modify ...func(*
 	if err != nil {
 		t.Fatalf("Dispense: %v", err)
 	}
-	if err := rpc.Ping(); err != nil {
+	if err := pingWithin(rpc, 10*time.Second); err != nil {
 		t.Fatalf("Ping (go-plugin's health check): %v", err)
 	}
 	if c.NegotiatedVersion() != 1 || c.Protocol() != goplugin.ProtocolGRPC {
@@ -324,7 +324,7 @@ func TestGoPluginHostLoadsMemoryExample(t *testing.T) {
 	if err != nil {
 		t.Fatalf("go-plugin Client: %v", err)
 	}
-	if err := rpc.Ping(); err != nil {
+	if err := pingWithin(rpc, 10*time.Second); err != nil {
 		t.Fatalf("Ping: %v", err)
 	}
 	raw, err := rpc.Dispense("objectstore")
@@ -337,6 +337,19 @@ func TestGoPluginHostLoadsMemoryExample(t *testing.T) {
 		t.Errorf("List(photos/) = %v", got)
 	}
 	killQuickly(t, c, &logs)
+}
+
+// pingWithin runs go-plugin's Ping (its health check, which has no
+// deadline of its own) and gives up after d.
+func pingWithin(rpc goplugin.ClientProtocol, d time.Duration) error {
+	errc := make(chan error, 1)
+	go func() { errc <- rpc.Ping() }()
+	select {
+	case err := <-errc:
+		return err
+	case <-time.After(d):
+		return fmt.Errorf("no answer to Ping within %v", d)
+	}
 }
 
 // parseHCLogJSON reads hclog JSON lines; other lines are skipped.
@@ -459,7 +472,7 @@ func TestGoPluginHostReattachesToPlugkitPlugin(t *testing.T) {
 	if err != nil {
 		t.Fatalf("go-plugin Client (reattach): %v", err)
 	}
-	if err := rpc.Ping(); err != nil {
+	if err := pingWithin(rpc, 10*time.Second); err != nil {
 		t.Fatalf("Ping: %v", err)
 	}
 	raw, err := rpc.Dispense("objectstore")
