@@ -79,6 +79,7 @@ func startProcess(cmd *exec.Cmd, logger *slog.Logger) (*process, error) {
 	}
 	go func() {
 		defer close(p.stderrDone)
+		defer errR.Close()
 		p.stderr.consume(errR)
 	}()
 	go func() {
@@ -150,10 +151,22 @@ func (p *process) forwardStdout(logger *slog.Logger) {
 	newLogSink(logger, "stdout").consume(p.stdout)
 }
 
-// kill ends the process at once and reaps it.
+// failGrace is how long a plugin that failed to start gets to exit after
+// SIGTERM (and remove its socket directory) before SIGKILL.
+const failGrace = 500 * time.Millisecond
+
+// kill ends the process and reaps it: SIGTERM, so that a plugin that
+// can clean up does, then SIGKILL after failGrace.
 func (p *process) kill() {
-	p.cmd.Process.Kill()
-	<-p.exited
+	p.cmd.Process.Signal(syscall.SIGTERM)
+	t := time.NewTimer(failGrace)
+	defer t.Stop()
+	select {
+	case <-p.exited:
+	case <-t.C:
+		p.cmd.Process.Kill()
+		<-p.exited
+	}
 	p.closePipes()
 }
 

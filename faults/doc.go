@@ -1,0 +1,55 @@
+// Package faults is plugkit's fault suite: plugins and hosts that
+// misbehave, each case a test run by make test (go test -race ./faults/).
+// Every case checks that the caller gets a clear error, that nothing is
+// lost (a failed call or a truncated stream is reported, never a clean
+// end), and that nothing is left running: goroutines (goleak at exit),
+// processes (each test tags the processes it starts and scans /proc for
+// survivors) and socket directories. The test binary doubles as every
+// plugin and host the cases need (children_test.go).
+//
+// Cases and where they live:
+//
+//   - crashes mid-call, mid-stream: TestCrashMidCall, TestCrashMidStream
+//     (the panic reaches the host's log as an error). Through the manager
+//     (restart, Init replay, a crash during a Put): manager's
+//     TestRestartAfterCrashReplaysInit and TestCallInFlightDuringCrashFails.
+//   - hangs in a call: TestHangingCall (the caller's deadline is honoured,
+//     calls beside it work, Close still ends within its steps). A hung
+//     process killed and replaced by the manager: manager's
+//     TestHungPluginIsKilledAndRestarted. A plugin that ignores SIGTERM:
+//     host's TestCloseEscalatesToSIGKILL.
+//   - never prints the handshake, prints garbage before it, exits at once
+//     with a message, answers health NOT_SERVING: TestStartFailures adds
+//     to host's TestStartFailures (which holds the message details) the
+//     time bound, no process left, no socket directory left, goroutines
+//     and open files back to where they were.
+//   - floods stderr with 100 MiB while serving: TestStderrFlood (calls keep
+//     working, every line is logged, the host's heap stays bounded).
+//   - writes hostile lines (JSON with non-string @message, control bytes,
+//     invalid UTF-8, a 3 MiB line, no newline) on fd 2 and through the
+//     stdio stream: TestHostileLines; the basic hostile set: host's
+//     TestHostileStderrIsLoggedNotFatal, and against go-plugin: interop.
+//   - leaks its socket directory: TestSIGKILLedPlugin. A plugin killed
+//     with SIGKILL (or that panics) cannot remove its private directory
+//     (plugkit-NNN/plugin.sock) and plugkit's host leaves it alone: the
+//     directory is the plugin's, and for a go-plugin plugin the socket's
+//     parent is the temporary directory itself. The host's own sockets
+//     (brokered services) are all removed by Close. A plugkit plugin that
+//     exits any other way (Shutdown, SIGTERM, its host gone) removes its
+//     directory; the host sends SIGTERM before SIGKILL to a plugin that
+//     failed to start, so that it can.
+//   - a host killed with SIGKILL: TestSIGKILLedHost (its plugin is gone
+//     within 1 s, through Pdeathsig and the parent watch together and
+//     through Pdeathsig alone); the parent watch alone, under a host that
+//     does not set Pdeathsig: plugin's TestPluginExitsWhenItsHostDies.
+//   - a local process without the client certificate: TestStrangerIsRefused
+//     (plain gRPC and TLS with its own self-signed certificate both fail).
+//   - a tampered binary with checksum pinning: TestTamperedBinaryNeverRuns
+//     (proof by a marker file that it never ran); the launch counts:
+//     manager's TestPinnedChecksum.
+//   - many calls from many goroutines: TestManyCalls (20,000 calls from 100
+//     goroutines; goroutines, open files and heap of the host, and the
+//     plugin's open files, back to baseline); make soak runs
+//     TestSoakManyCalls, a million calls from 1000 goroutines
+//     (PLUGKIT_SOAK=1).
+package faults
