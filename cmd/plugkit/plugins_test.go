@@ -1,0 +1,85 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestPluginsListReportsEveryBinary(t *testing.T) {
+	dir := filepath.Dir(memoryPlugin(t))
+	os.WriteFile(filepath.Join(dir, "broken"), []byte("#!/bin/sh\necho 'needs libfoo' >&2\nexit 1\n"), 0o755)
+	os.WriteFile(filepath.Join(dir, "README"), []byte("docs"), 0o644)
+	var stdout, stderr bytes.Buffer
+	if code := run([]string{"plugins", "list", "--dir", dir, "--json"}, &stdout, &stderr); code != 0 {
+		t.Fatalf("exit %d (want 0 even with bad binaries): %s", code, stderr.String())
+	}
+	var out struct {
+		Binaries []binaryReport `json:"binaries"`
+	}
+	if err := json.Unmarshal(stdout.Bytes(), &out); err != nil {
+		t.Fatalf("%v\n%s", err, stdout.String())
+	}
+	byName := map[string]binaryReport{}
+	for _, b := range out.Binaries {
+		byName[filepath.Base(b.Path)] = b
+	}
+	mem := byName["memory"]
+	if !mem.OK || mem.PluginVersion != "1.3.0" || len(mem.Kinds) != 1 || mem.Kinds[0].Kind != "objectstore" ||
+		mem.Kinds[0].Major != 1 || mem.Kinds[0].Names[0] != "example.com/memory" || len(mem.SHA256) != 64 {
+		t.Errorf("memory: %+v", mem)
+	}
+	if b := byName["broken"]; b.OK || !strings.Contains(b.Error, "needs libfoo") {
+		t.Errorf("broken: %+v", b)
+	}
+	if b := byName["README"]; b.OK || !strings.Contains(b.Error, "not executable") {
+		t.Errorf("README: %+v", b)
+	}
+
+	stdout.Reset()
+	if code := run([]string{"plugins", "list", "--dir", dir}, &stdout, &stderr); code != 0 {
+		t.Fatalf("table: exit %d", code)
+	}
+	if !strings.Contains(stdout.String(), "memory  1.3.0    objectstore  1.0") || !strings.Contains(stdout.String(), "unusable:") {
+		t.Errorf("table:\n%s", stdout.String())
+	}
+
+	stdout.Reset()
+	if code := run([]string{"plugins", "describe", filepath.Join(dir, "memory"), "--json"}, &stdout, &stderr); code != 0 {
+		t.Fatalf("describe: exit %d: %s", code, stderr.String())
+	}
+	if !strings.Contains(stdout.String(), `"service":"objectstore.v1.ObjectStore"`) {
+		t.Errorf("describe: %s", stdout.String())
+	}
+	if code := run([]string{"plugins", "describe", filepath.Join(dir, "broken")}, &stdout, &stderr); code != 1 {
+		t.Errorf("describe of a broken binary: exit %d, want 1", code)
+	}
+	if code := run([]string{"plugins", "list"}, &stdout, &stderr); code != 2 {
+		t.Errorf("list without --dir: exit %d, want 2", code)
+	}
+}
+
+func TestCompat(t *testing.T) {
+	index := filepath.Join("..", "..", "examples", "objectstore", "releases.json")
+	var stdout, stderr bytes.Buffer
+	code := run([]string{"compat", "--index", index, "--plugin", "example.com/future", "--kind", "objectstore", "--majors", "1,2", "--current", "3.0.0"}, &stdout, &stderr)
+	if code != 0 || !strings.Contains(stdout.String(), "Plugin version v2.4.0 is the latest compatible version") || !strings.Contains(stdout.String(), `version = "~> 2.4.0"`) {
+		t.Errorf("exit %d:\n%s%s", code, stdout.String(), stderr.String())
+	}
+	stdout.Reset()
+	code = run([]string{"compat", "--index", index, "--plugin", "example.com/fs", "--kind", "objectstore", "--majors", "2", "--current", "2.1.0", "--json"}, &stdout, &stderr)
+	if code != 0 || !strings.Contains(stdout.String(), `"current_compatible":true`) {
+		t.Errorf("exit %d: %s", code, stdout.String())
+	}
+	stdout.Reset()
+	code = run([]string{"compat", "--index", index, "--plugin", "example.com/memory", "--kind", "objectstore", "--majors", "5"}, &stdout, &stderr)
+	if code != 1 || !strings.Contains(stdout.String(), "No release") {
+		t.Errorf("no compatible release: exit %d: %s", code, stdout.String())
+	}
+	if code := run([]string{"compat", "--index", "/nonexistent.json", "--plugin", "x", "--protocols", "5"}, &stdout, &stderr); code != 1 || !strings.Contains(stderr.String(), "nonexistent") {
+		t.Errorf("missing index: exit %d: %s", code, stderr.String())
+	}
+}
