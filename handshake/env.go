@@ -119,6 +119,7 @@ type CookieError struct {
 	Key string
 }
 
+// Error explains to a person that the binary is a plugin.
 func (e *CookieError) Error() string {
 	return fmt.Sprintf("this binary is a plugin: it is not meant to be run by hand. "+
 		"Its host program starts it when it needs it (the host sets %s). "+

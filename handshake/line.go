@@ -83,6 +83,7 @@ type LineError struct {
 	Err    error
 }
 
+// Error names the line (shortened) and what is wrong with it.
 func (e *LineError) Error() string {
 	line := e.Line
 	if len(line) > 200 {

@@ -18,6 +18,7 @@ type VersionError struct {
 	Host []int
 }
 
+// Error names both sides' versions.
 func (e *VersionError) Error() string {
 	return fmt.Sprintf("incompatible app protocol version: plugin supports %s, host supports %s; upgrade whichever side is older (or pick a plugin release that speaks one of %s)",
 		FormatVersions(e.Plugin), FormatVersions(e.Host), FormatVersions(e.Host))

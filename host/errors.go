@@ -14,6 +14,7 @@ type ExitError struct {
 	Stderr []string
 }
 
+// Error gives the exit status and the last stderr lines.
 func (e *ExitError) Error() string {
 	msg := fmt.Sprintf("plugin %s exited before its handshake (%s)", e.Name, e.State)
 	if e.cookieRejected() {
@@ -44,6 +45,7 @@ type StartError struct {
 	Stderr []string
 }
 
+// Error gives the cause and the last stderr lines.
 func (e *StartError) Error() string {
 	msg := fmt.Sprintf("plugin %s: %v", e.Name, e.Err)
 	if len(e.Stderr) > 0 {

@@ -196,6 +196,7 @@ type PinError struct {
 	Path, Want, Got string
 }
 
+// Error names both checksums.
 func (e *PinError) Error() string {
 	return fmt.Sprintf("SHA-256 of %s is %s, but it is pinned to %s: refused to run it; if the new binary is trusted, update the pin", e.Path, e.Got, e.Want)
 }

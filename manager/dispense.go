@@ -90,6 +90,7 @@ type IncompatibleError struct {
 	Advice string
 }
 
+// Error names the plugin, both sides' versions and the advice.
 func (e *IncompatibleError) Error() string {
 	hm := slices.Clone(e.HostMajors)
 	sort.Ints(hm)

@@ -1,5 +1,3 @@
-// Package listen opens the sockets plugins and brokers serve on: a unix
-// socket alone in a private directory, or a loopback TCP port in a range.
 package listen
 
 import (
@@ -27,6 +25,7 @@ type PathTooLongError struct {
 	Path string
 }
 
+// Error says how long the path is and what to set instead.
 func (e *PathTooLongError) Error() string {
 	return fmt.Sprintf("unix socket path %q is %d bytes, over the %d-byte limit of unix sockets; set PLUGIN_UNIX_SOCKET_DIR (or TMPDIR) to a shorter directory such as /tmp",
 		e.Path, len(e.Path), MaxUnixPath)
