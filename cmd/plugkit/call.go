@@ -5,14 +5,12 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"log/slog"
 	"os"
 	"strings"
 	"time"
 
 	"google.golang.org/protobuf/proto"
 
-	"github.com/plugkit/plugkit/host"
 	"github.com/plugkit/plugkit/internal/reflectcall"
 )
 
@@ -49,16 +47,6 @@ func runCall(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "plugkit call: want PLUGIN SERVICE/METHOD [JSON], got %d arguments\nusage: %s\n", len(pos), callUsage)
 		return 2
 	}
-	cookie, versions, err := pf.parse()
-	if err != nil {
-		fmt.Fprintf(stderr, "plugkit call: %v\n", err)
-		return 2
-	}
-	startTimeout, err := time.ParseDuration(pf.timeout)
-	if err != nil || startTimeout <= 0 {
-		fmt.Fprintf(stderr, "plugkit call: --timeout %q: want a positive duration such as 30s\n", pf.timeout)
-		return 2
-	}
 	if *rpcTimeout <= 0 {
 		fmt.Fprintf(stderr, "plugkit call: --rpc-timeout %v: want a positive duration such as 30s\n", *rpcTimeout)
 		return 2
@@ -83,23 +71,9 @@ func runCall(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 
-	level := slog.LevelError + 1
-	if *verbose {
-		level = slog.LevelDebug
-	}
-	startCtx, cancel := context.WithTimeout(context.Background(), startTimeout+10*time.Second)
-	defer cancel()
-	client, err := host.Start(startCtx, host.Config{
-		Path:         pos[0],
-		Cookie:       cookie,
-		Versions:     versions,
-		NoAutoMTLS:   pf.noMTLS,
-		StartTimeout: startTimeout,
-		Logger:       slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level})),
-	})
-	if err != nil {
-		reportError(stderr, "plugkit call", err)
-		return 1
+	client, code := pf.start("plugkit call", pos[0], *verbose, stderr)
+	if client == nil {
+		return code
 	}
 	defer client.Close()
 

@@ -1,12 +1,16 @@
 package main
 
 import (
+	"context"
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
 	"strings"
+	"time"
 
 	"github.com/plugkit/plugkit/handshake"
+	"github.com/plugkit/plugkit/host"
 )
 
 // parseArgs parses flags that may come before, between or after the
@@ -74,6 +78,51 @@ func (p *pluginFlags) parse() (handshake.Cookie, []int, error) {
 		return cookie, nil, fmt.Errorf("--versions %q lists no version", p.versions)
 	}
 	return cookie, versions, nil
+}
+
+// start launches the plugin at path as the flags say, logging its records
+// to stderr when verbose. It reports failures itself, prefixed with cmd,
+// and returns the exit code to use.
+func (p *pluginFlags) start(cmd, path string, verbose bool, stderr io.Writer) (*host.Client, int) {
+	cookie, versions, err := p.parse()
+	if err != nil {
+		fmt.Fprintf(stderr, "%s: %v\n", cmd, err)
+		return nil, 2
+	}
+	timeout, err := time.ParseDuration(p.timeout)
+	if err != nil || timeout <= 0 {
+		fmt.Fprintf(stderr, "%s: --timeout %q: want a positive duration such as 30s\n", cmd, p.timeout)
+		return nil, 2
+	}
+	level := slog.LevelError + 1
+	if verbose {
+		level = slog.LevelDebug
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), timeout+10*time.Second)
+	defer cancel()
+	client, err := host.Start(ctx, host.Config{
+		Path:         path,
+		Cookie:       cookie,
+		Versions:     versions,
+		NoAutoMTLS:   p.noMTLS,
+		StartTimeout: timeout,
+		Logger:       slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level})),
+	})
+	if err != nil {
+		reportError(stderr, cmd, err)
+		return nil, 1
+	}
+	return client, 0
+}
+
+// reportError prints err as one line of reason, followed by the plugin's
+// last stderr lines when there are any.
+func reportError(w io.Writer, prefix string, err error) {
+	first, rest, _ := strings.Cut(err.Error(), "\n")
+	fmt.Fprintf(w, "%s: %s\n", prefix, first)
+	if rest != "" {
+		fmt.Fprintln(w, rest)
+	}
 }
 
 // oneLine folds an error into a single line for a person to read.

@@ -3,21 +3,11 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
-	"log/slog"
-	"sort"
-	"strings"
 	"time"
 
-	"google.golang.org/grpc"
-	"google.golang.org/grpc/codes"
-	reflectionv1 "google.golang.org/grpc/reflection/grpc_reflection_v1"
-	reflectionv1alpha "google.golang.org/grpc/reflection/grpc_reflection_v1alpha"
-	"google.golang.org/grpc/status"
-
-	"github.com/plugkit/plugkit/host"
+	"github.com/plugkit/plugkit/internal/reflectcall"
 )
 
 func init() {
@@ -56,36 +46,14 @@ func runInspect(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "plugkit inspect: want one plugin path, got %d arguments\nusage: %s\n", len(pos), usage)
 		return 2
 	}
-	cookie, versions, err := pf.parse()
-	if err != nil {
-		fmt.Fprintf(stderr, "plugkit inspect: %v\n", err)
-		return 2
-	}
-	timeout, err := time.ParseDuration(pf.timeout)
-	if err != nil {
-		fmt.Fprintf(stderr, "plugkit inspect: --timeout: %v\n", err)
-		return 2
-	}
-	level := slog.LevelError + 1
-	if *verbose {
-		level = slog.LevelDebug
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), timeout+10*time.Second)
-	defer cancel()
-	client, err := host.Start(ctx, host.Config{
-		Path:         pos[0],
-		Cookie:       cookie,
-		Versions:     versions,
-		NoAutoMTLS:   pf.noMTLS,
-		StartTimeout: timeout,
-		Logger:       slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level})),
-	})
-	if err != nil {
-		reportError(stderr, "plugkit inspect", err)
-		return 1
+	client, code := pf.start("plugkit inspect", pos[0], *verbose, stderr)
+	if client == nil {
+		return code
 	}
 	defer client.Close()
-	services, err := listServices(ctx, client.Conn())
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	services, err := reflectcall.New(client.Conn()).Services(ctx)
 	if err != nil {
 		fmt.Fprintf(stderr, "plugkit inspect: listing services through reflection: %s\n", oneLine(err))
 		return 1
@@ -117,76 +85,4 @@ func runInspect(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stdout, "  %s\n", s)
 	}
 	return 0
-}
-
-// reportError prints err as one line of reason, followed by the plugin's
-// last stderr lines when there are any.
-func reportError(w io.Writer, prefix string, err error) {
-	first, rest, _ := strings.Cut(err.Error(), "\n")
-	fmt.Fprintf(w, "%s: %s\n", prefix, first)
-	if rest != "" {
-		fmt.Fprintln(w, rest)
-	}
-}
-
-// listServices asks the plugin's reflection service for its services,
-// through reflection v1 and, for older servers, v1alpha.
-func listServices(ctx context.Context, conn *grpc.ClientConn) ([]string, error) {
-	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-	defer cancel()
-	names, err := listV1(ctx, conn)
-	if status.Code(err) == codes.Unimplemented {
-		names, err = listV1Alpha(ctx, conn)
-	}
-	if err != nil {
-		return nil, err
-	}
-	sort.Strings(names)
-	return names, nil
-}
-
-func listV1(ctx context.Context, conn *grpc.ClientConn) ([]string, error) {
-	stream, err := reflectionv1.NewServerReflectionClient(conn).ServerReflectionInfo(ctx)
-	if err != nil {
-		return nil, err
-	}
-	defer stream.CloseSend()
-	if err := stream.Send(&reflectionv1.ServerReflectionRequest{MessageRequest: &reflectionv1.ServerReflectionRequest_ListServices{}}); err != nil {
-		return nil, err
-	}
-	resp, err := stream.Recv()
-	if err != nil {
-		return nil, err
-	}
-	if e := resp.GetErrorResponse(); e != nil {
-		return nil, errors.New(e.GetErrorMessage())
-	}
-	var names []string
-	for _, s := range resp.GetListServicesResponse().GetService() {
-		names = append(names, s.GetName())
-	}
-	return names, nil
-}
-
-func listV1Alpha(ctx context.Context, conn *grpc.ClientConn) ([]string, error) {
-	stream, err := reflectionv1alpha.NewServerReflectionClient(conn).ServerReflectionInfo(ctx)
-	if err != nil {
-		return nil, err
-	}
-	defer stream.CloseSend()
-	if err := stream.Send(&reflectionv1alpha.ServerReflectionRequest{MessageRequest: &reflectionv1alpha.ServerReflectionRequest_ListServices{}}); err != nil {
-		return nil, err
-	}
-	resp, err := stream.Recv()
-	if err != nil {
-		return nil, err
-	}
-	if e := resp.GetErrorResponse(); e != nil {
-		return nil, errors.New(e.GetErrorMessage())
-	}
-	var names []string
-	for _, s := range resp.GetListServicesResponse().GetService() {
-		names = append(names, s.GetName())
-	}
-	return names, nil
 }
