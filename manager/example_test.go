@@ -17,7 +17,9 @@ type greeter interface {
 	Has(ctx context.Context, key string) (bool, error)
 }
 
-type v2Greeter struct{ c objectstorev2.ObjectStoreClient }
+type v2Greeter struct {
+	c objectstorev2.ObjectStoreClient
+}
 
 func (g v2Greeter) Has(ctx context.Context, key string) (bool, error) {
 	r, err := g.c.Exists(ctx, &objectstorev2.ExistsRequest{Key: key})
@@ -25,7 +27,9 @@ func (g v2Greeter) Has(ctx context.Context, key string) (bool, error) {
 }
 
 // v1Greeter is the adapter from major 1.
-type v1Greeter struct{ c objectstorev1.ObjectStoreClient }
+type v1Greeter struct {
+	c objectstorev1.ObjectStoreClient
+}
 
 func (g v1Greeter) Has(ctx context.Context, key string) (bool, error) {
 	r, err := g.c.Exists(ctx, &objectstorev1.ExistsRequest{Key: key})
@@ -54,8 +58,12 @@ func ExampleDispense() {
 		return
 	}
 	majors := manager.Majors[greeter]{
-		2: func(c *manager.Conn, _ manager.Info) (greeter, error) { return v2Greeter{objectstorev2.NewObjectStoreClient(c)}, nil },
-		1: func(c *manager.Conn, _ manager.Info) (greeter, error) { return v1Greeter{objectstorev1.NewObjectStoreClient(c)}, nil },
+		2: func(c *manager.Conn, _ manager.Info) (greeter, error) {
+			return v2Greeter{objectstorev2.NewObjectStoreClient(c)}, nil
+		},
+		1: func(c *manager.Conn, _ manager.Info) (greeter, error) {
+			return v1Greeter{objectstorev1.NewObjectStoreClient(c)}, nil
+		},
 	}
 	for _, name := range []string{"example.com/new", "example.com/old"} {
 		g, err := manager.Dispense(ctx, m, "objectstore", name, majors)
