@@ -16,8 +16,10 @@ import (
 
 	"go.uber.org/goleak"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/health"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+	"google.golang.org/grpc/status"
 
 	objectstorev1 "github.com/plugkit/plugkit/examples/objectstore/gen/objectstore/v1"
 	"github.com/plugkit/plugkit/handshake"
@@ -140,6 +142,28 @@ func TestStartCallClose(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+func TestMessagesBeyondGRPCsDefaultLimit(t *testing.T) {
+	c := start(t, config(t, "kv"))
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	stream, err := objectstorev1.NewObjectStoreClient(c.Conn()).Get(ctx, &objectstorev1.GetRequest{Key: "6"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	msg, err := stream.Recv()
+	if err != nil || len(msg.GetChunk()) != 6<<20 {
+		t.Fatalf("a 6 MiB message (default limit %d MiB, plugkit's %d MiB): %d bytes, %v", 4, host.DefaultMaxMessageSize>>20, len(msg.GetChunk()), err)
+	}
+	// The limit is a limit: a message above it is refused, not taken.
+	stream, err = objectstorev1.NewObjectStoreClient(c.Conn()).Get(ctx, &objectstorev1.GetRequest{Key: "65"})
+	if err == nil {
+		_, err = stream.Recv()
+	}
+	if status.Code(err) != codes.ResourceExhausted {
+		t.Errorf("a 65 MiB message: %v, want ResourceExhausted", err)
 	}
 }
 

@@ -40,6 +40,14 @@ func (s store) Exists(_ context.Context, req *objectstorev1.ExistsRequest) (*obj
 	return &objectstorev1.ExistsResponse{Exists: strings.HasPrefix(req.GetKey(), "yes")}, nil
 }
 
+// Get answers with one message of the key's length in MiB ("6" -> 6 MiB),
+// beyond gRPC's default 4 MiB limit.
+func (s store) Get(req *objectstorev1.GetRequest, stream grpc.ServerStreamingServer[objectstorev1.GetResponse]) error {
+	var mib int
+	fmt.Sscan(req.GetKey(), &mib)
+	return stream.Send(&objectstorev1.GetResponse{Chunk: make([]byte, mib<<20)})
+}
+
 func (s store) List(context.Context, *objectstorev1.ListRequest) (*objectstorev1.ListResponse, error) {
 	fmt.Println("list called") // goes over GRPCStdio
 	return &objectstorev1.ListResponse{Keys: []string{fmt.Sprintf("version-%d", s.version)}}, nil

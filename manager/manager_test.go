@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	goplugin "github.com/hashicorp/go-plugin"
 	"go.uber.org/goleak"
 	"google.golang.org/grpc"
 
@@ -65,6 +66,15 @@ func (c *configBackend) Get(key string) ([]byte, error) {
 // runPlugin serves a catalog plugin: mode is "NAME MAJORS [CAPS]", e.g.
 // "x 1,2 presign", or "plain" for a plugin without a catalog.
 func runPlugin(mode string) {
+	if mode == "goplugin" {
+		// A real go-plugin plugin: it speaks the protocol but has no catalog.
+		goplugin.Serve(&goplugin.ServeConfig{
+			HandshakeConfig: goplugin.HandshakeConfig{ProtocolVersion: 1, MagicCookieKey: cookie.Key, MagicCookieValue: cookie.Value},
+			Plugins:         goplugin.PluginSet{"objectstore": &goPluginStore{}},
+			GRPCServer:      goplugin.DefaultGRPCServer,
+		})
+		os.Exit(0)
+	}
 	if mode == "plain" {
 		plugin.Serve(plugin.Config{Cookie: cookie, Versions: map[int]plugin.Register{1: func(s *grpc.Server, _ *broker.Broker) error {
 			objectstorev1.RegisterObjectStoreServer(s, backend.V1{B: backend.NewMemory()})
@@ -91,6 +101,22 @@ func runPlugin(mode string) {
 		os.Exit(1)
 	}
 	catalog.Serve(cookie, cat)
+}
+
+// goPluginStore is go-plugin's GRPCPlugin for the v1 object store.
+type goPluginStore struct {
+	goplugin.NetRPCUnsupportedPlugin
+}
+
+// GRPCServer registers an in-memory v1 store.
+func (goPluginStore) GRPCServer(_ *goplugin.GRPCBroker, s *grpc.Server) error {
+	objectstorev1.RegisterObjectStoreServer(s, backend.V1{B: backend.NewMemory()})
+	return nil
+}
+
+// GRPCClient is not used: the tests' host is plugkit's manager.
+func (goPluginStore) GRPCClient(context.Context, *goplugin.GRPCBroker, *grpc.ClientConn) (any, error) {
+	return nil, errors.New("not used")
 }
 
 // writePlugin writes an executable script into dir that runs this test
@@ -144,6 +170,7 @@ func TestDiscoverReportsBadBinariesAndDuplicates(t *testing.T) {
 	writePlugin(t, d1, "b", "y 1")
 	writePlugin(t, d2, "c", "x 1")
 	writePlugin(t, d1, "plain", "plain")
+	writePlugin(t, d1, "goplugin", "goplugin")
 	writeFile(t, filepath.Join(d1, "notes.txt"), "not a plugin", 0o644)
 	writeFile(t, filepath.Join(d1, "broken"), "#!/bin/sh\necho 'cannot start: missing libfoo' >&2\nexit 1\n", 0o755)
 	writeFile(t, filepath.Join(d1, ".hidden"), "ignored", 0o755)
@@ -159,13 +186,14 @@ func TestDiscoverReportsBadBinariesAndDuplicates(t *testing.T) {
 		"notes.txt": "not executable",
 		"broken":    "missing libfoo",
 		"plain":     "serves no plugkit.catalog.v1.Catalog",
+		"goplugin":  "serves no plugkit.catalog.v1.Catalog",
 	} {
 		if !strings.Contains(reasons[file], want) {
 			t.Errorf("%s: reason %q, want it to mention %q", file, reasons[file], want)
 		}
 	}
-	if len(m.Binaries()) != 6 {
-		t.Errorf("%d binaries, want 6 (hidden files skipped)", len(m.Binaries()))
+	if len(m.Binaries()) != 7 {
+		t.Errorf("%d binaries, want 7 (hidden files skipped)", len(m.Binaries()))
 	}
 	im, err := m.Lookup("objectstore", "x")
 	if err != nil || im.Path != a {
