@@ -34,7 +34,19 @@ func main() {
 	jsonOut := flag.String("json", "bench/results.json", "results to write")
 	rawOut := flag.String("raw", "bench/bench.txt", "raw go test output to keep")
 	timeout := flag.Duration("timeout", 90*time.Minute, "deadline of the whole run")
+	from := flag.String("from", "", "re-render the reports from this saved go test output instead of running the benchmarks (machine lines describe this machine now)")
 	flag.Parse()
+	if *from != "" {
+		raw, err := os.ReadFile(*from)
+		if err != nil {
+			fail(err)
+		}
+		m := machineInfo()
+		m.LoadBefore, m.LoadAfter, m.Duration = "see the original run", "", "?"
+		m.Command, m.Count = "go run ./bench/cmd/report", *count
+		write(raw, m, *streamMiB, *md, *jsonOut)
+		return
+	}
 
 	m := machineInfo()
 	m.LoadBefore = loadavg()
@@ -59,19 +71,23 @@ func main() {
 	if err := os.WriteFile(*rawOut, out.Bytes(), 0o644); err != nil {
 		fail(err)
 	}
-	samples := parse(out.Bytes())
-	figs := figures(samples, *streamMiB)
+	write(out.Bytes(), m, *streamMiB, *md, *jsonOut)
+}
+
+// write turns go test output into the two reports.
+func write(raw []byte, m machine, streamMiB int, md, jsonOut string) {
+	figs := figures(parse(raw), streamMiB)
 	data, err := json.MarshalIndent(figs, "", "  ")
 	if err != nil {
 		fail(err)
 	}
-	if err := os.WriteFile(*jsonOut, append(data, '\n'), 0o644); err != nil {
+	if err := os.WriteFile(jsonOut, append(data, '\n'), 0o644); err != nil {
 		fail(err)
 	}
-	if err := os.WriteFile(*md, []byte(markdown(m, figs, *streamMiB)), 0o644); err != nil {
+	if err := os.WriteFile(md, []byte(markdown(m, figs, streamMiB)), 0o644); err != nil {
 		fail(err)
 	}
-	fmt.Fprintf(os.Stderr, "wrote %s and %s\n", *md, *jsonOut)
+	fmt.Fprintf(os.Stderr, "wrote %s and %s\n", md, jsonOut)
 }
 
 func fail(err error) {
