@@ -5,7 +5,7 @@ BUF       := github.com/bufbuild/buf/cmd/buf@v1.75.0
 GOFLAGS   ?=
 export GOFLAGS
 
-.PHONY: all test vet fmt-check demo generate generate-check bench soak
+.PHONY: all test vet fmt-check demo generate generate-check bench bench-proto soak
 
 all: test
 
@@ -28,6 +28,16 @@ demo:
 generate:
 	$(GO) run $(BUF) generate
 	$(GO) run ./internal/tools/privatize internal/goplugin/pluginpb
+
+## generate-check: fail when the committed generated code is stale
+generate-check: generate
+	git diff --exit-code -- '*.pb.go'
+
+## bench-proto: protocheck against buf breaking on the tfplugin pairs
+## (installs the pinned buf, which make test never needs)
+bench-proto:
+	$(GO) install $(BUF)
+	PATH="$$($(GO) env GOPATH)/bin:$$PATH" $(GO) test ./protocheck -run '^$$' -bench BreakingTfplugin -benchtime 5x -count 6
 
 ## bench: plugkit against go-plugin and grpc-go (not part of make test):
 ## medians of several runs into BENCHMARKS.md and bench/results.json

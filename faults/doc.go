@@ -29,15 +29,15 @@
 //     invalid UTF-8, a 3 MiB line, no newline) on fd 2 and through the
 //     stdio stream: TestHostileLines; the basic hostile set: host's
 //     TestHostileStderrIsLoggedNotFatal, and against go-plugin: interop.
-//   - leaks its socket directory: TestSIGKILLedPlugin. A plugin killed
-//     with SIGKILL (or that panics) cannot remove its private directory
-//     (plugkit-NNN/plugin.sock) and plugkit's host leaves it alone: the
-//     directory is the plugin's, and for a go-plugin plugin the socket's
-//     parent is the temporary directory itself. The host's own sockets
-//     (brokered services) are all removed by Close. A plugkit plugin that
-//     exits any other way (Shutdown, SIGTERM, its host gone) removes its
-//     directory; the host sends SIGTERM before SIGKILL to a plugin that
-//     failed to start, so that it can.
+//   - leaks its socket directory: TestSIGKILLedPlugin, TestCrashMidCall. A
+//     plugin killed with SIGKILL (or that panics) cannot remove its private
+//     directory (plugkit-NNN/plugin.sock); once the host has reaped it,
+//     Close removes the dead socket and, for a plugkit-* directory, the
+//     directory too (a reattached plugin's socket is never touched). The
+//     host's own sockets (brokered services) are removed by Close. A
+//     plugkit plugin that exits any other way (Shutdown, SIGTERM, its host
+//     gone) removes its directory itself; the host sends SIGTERM before
+//     SIGKILL to a plugin that failed to start, so that it can.
 //   - a host killed with SIGKILL: TestSIGKILLedHost (its plugin is gone
 //     within 1 s, through Pdeathsig and the parent watch together and
 //     through Pdeathsig alone); the parent watch alone, under a host that

@@ -2,6 +2,9 @@ package host
 
 import (
 	"context"
+	"os"
+	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/plugkit/plugkit/internal/goplugin/pluginpb"
@@ -35,12 +38,14 @@ func (c *Client) close() error {
 		// Already gone (crashed, or killed from outside).
 		c.release()
 		c.proc.closePipes()
+		c.removeDeadSocket()
 		return nil
 	default:
 	}
 	start := time.Now()
 	killed := c.proc.stop(shutdown, wait)
 	c.release()
+	c.removeDeadSocket()
 	if killed {
 		c.logger.Warn("plugin did not stop when asked; killed it", "after", time.Since(start).Round(time.Millisecond))
 	}
@@ -62,5 +67,22 @@ func (c *Client) release() {
 func (c *Client) Kill() {
 	if c.proc != nil {
 		c.proc.cmd.Process.Kill()
+	}
+}
+
+// removeDeadSocket removes what a plugin that died without cleaning up
+// (a crash, SIGKILL) leaves behind: its unix socket, and the socket's
+// directory when that is a plugkit plugin's private one (plugkit-*) and is
+// then empty. It runs only after this host reaped the process, so nothing
+// listens there any more; a reattached plugin's socket is never touched.
+func (c *Client) removeDeadSocket() {
+	if c.proc == nil || c.line.Network != "unix" {
+		return
+	}
+	if fi, err := os.Lstat(c.line.Address); err == nil && fi.Mode()&os.ModeSocket != 0 {
+		os.Remove(c.line.Address)
+	}
+	if dir := filepath.Dir(c.line.Address); strings.HasPrefix(filepath.Base(dir), "plugkit-") {
+		os.Remove(dir) // fails, harmlessly, unless empty
 	}
 }

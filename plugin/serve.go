@@ -46,7 +46,7 @@ const DefaultShutdownTimeout = 1500 * time.Millisecond
 
 // parentPollInterval is how often the plugin checks that its host is
 // alive: well inside the 1 s within which an orphaned plugin must exit.
-const parentPollInterval = 200 * time.Millisecond
+const parentPollInterval = 100 * time.Millisecond
 
 // Register registers the gRPC services of one app protocol version on s.
 // b is the broker, for services that call back into the host.

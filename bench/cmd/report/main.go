@@ -52,17 +52,23 @@ func main() {
 	m.LoadBefore = loadavg()
 	ctx, cancel := context.WithTimeout(context.Background(), *timeout)
 	defer cancel()
-	args := []string{"test", "-run", "^$", "-bench", *pattern, "-count", strconv.Itoa(*count), "-benchtime", *benchtime, "-timeout", timeout.String(), "./bench/"}
-	cmd := exec.CommandContext(ctx, "go", args...)
-	cmd.Env = append(os.Environ(), fmt.Sprintf("BENCH_STREAM_MIB=%d", *streamMiB))
+	// Rounds of -count 1 rather than one -count N run: go test repeats each
+	// sub-benchmark N times back to back, so contenders would be measured
+	// minutes apart while the machine's load drifts. Round by round, every
+	// contender is measured in every stretch of time.
+	args := []string{"test", "-run", "^$", "-bench", *pattern, "-count", "1", "-benchtime", *benchtime, "-timeout", timeout.String(), "./bench/"}
 	var out bytes.Buffer
-	cmd.Stdout = io.MultiWriter(&out, os.Stderr)
-	cmd.Stderr = os.Stderr
-	fmt.Fprintln(os.Stderr, "go", strings.Join(args, " "))
 	started := time.Now()
-	if err := cmd.Run(); err != nil {
-		fmt.Fprintln(os.Stderr, "report: the benchmarks failed:", err)
-		os.Exit(1)
+	for round := 1; round <= *count; round++ {
+		cmd := exec.CommandContext(ctx, "go", args...)
+		cmd.Env = append(os.Environ(), fmt.Sprintf("BENCH_STREAM_MIB=%d", *streamMiB))
+		cmd.Stdout = io.MultiWriter(&out, os.Stderr)
+		cmd.Stderr = os.Stderr
+		fmt.Fprintf(os.Stderr, "round %d of %d: go %s\n", round, *count, strings.Join(args, " "))
+		if err := cmd.Run(); err != nil {
+			fmt.Fprintln(os.Stderr, "report: the benchmarks failed:", err)
+			os.Exit(1)
+		}
 	}
 	m.LoadAfter = loadavg()
 	m.Duration = time.Since(started).Round(time.Second).String()
@@ -139,6 +145,20 @@ func (s samples) median(name, unit string) float64 {
 
 func (s samples) runs(name, unit string) int { return len(s[name][unit]) }
 
+// spread is (max - min) / median of one benchmark's metric: how far apart
+// the runs of one contender are.
+func (s samples) spread(name, unit string) float64 {
+	v := s[name][unit]
+	if len(v) < 2 {
+		return 0
+	}
+	lo, hi := v[0], v[0]
+	for _, x := range v {
+		lo, hi = math.Min(lo, x), math.Max(hi, x)
+	}
+	return (hi - lo) / s.median(name, unit)
+}
+
 // Figure is one line of the report and one entry of results.json.
 type Figure struct {
 	Name     string   `json:"name"`
@@ -153,6 +173,9 @@ type Figure struct {
 	// Met is nil for figures that are only reported.
 	Met  *bool `json:"met,omitempty"`
 	Runs int   `json:"runs"`
+	// Spread is the larger of plugkit's and the baseline's (max-min)/median
+	// across runs: a ratio closer to 1 than this is within the noise.
+	Spread float64 `json:"spread"`
 }
 
 func figures(s samples, streamMiB int) []Figure {
@@ -175,16 +198,24 @@ func figures(s samples, streamMiB int) []Figure {
 		r := round(v, 3)
 		return &r
 	}
+	sp := func(unit string, names ...string) float64 {
+		m := 0.0
+		for _, n := range names {
+			m = math.Max(m, s.spread(n, unit))
+		}
+		return round(m, 3)
+	}
 	ms := func(name string) float64 { return s.median(name, "ns/op") / 1e6 }
 	us := func(name string) float64 { return s.median(name, "ns/op") / 1e3 }
 	atMost := func(limit float64) func(float64) bool { return func(r float64) bool { return r <= limit } }
 	atLeast := func(limit float64) func(float64) bool { return func(r float64) bool { return r >= limit } }
 
 	add(Figure{Name: "cold_start_automtls", Unit: "ms", Plugkit: ms("ColdStartTLS/plugkit"), Baseline: ms("ColdStartTLS/goplugin"),
-		BaselineIs: "go-plugin v1.8.0", Goal: "<= 0.25x go-plugin", Runs: s.runs("ColdStartTLS/plugkit", "ns/op")}, atMost(0.25))
+		BaselineIs: "go-plugin v1.8.0", Goal: "<= 0.25x go-plugin", Runs: s.runs("ColdStartTLS/plugkit", "ns/op"),
+		Spread: sp("ns/op", "ColdStartTLS/plugkit", "ColdStartTLS/goplugin")}, atMost(0.25))
 	add(Figure{Name: "cold_start_plain", Unit: "ms", Plugkit: ms("ColdStartPlain/plugkit"), Baseline: ms("ColdStartPlain/floor"),
 		GoPlugin: gp(ms("ColdStartPlain/goplugin")), BaselineIs: "floor: the same binary run until it exits",
-		Goal: "<= 1.5x floor", Runs: s.runs("ColdStartPlain/plugkit", "ns/op")}, atMost(1.5))
+		Goal: "<= 1.5x floor", Runs: s.runs("ColdStartPlain/plugkit", "ns/op"), Spread: sp("ns/op", "ColdStartPlain/plugkit", "ColdStartPlain/floor")}, atMost(1.5))
 	for _, tls := range []string{"", "-mtls"} {
 		suffix := strings.ReplaceAll(tls, "-", "_")
 		var goplugin func(string) *float64 = func(string) *float64 { return nil }
@@ -194,7 +225,8 @@ func figures(s samples, streamMiB int) []Figure {
 		for _, size := range []string{"16B", "64KiB", "1MiB"} {
 			pre := "Unary/" + size + "/"
 			add(Figure{Name: "unary_" + size + suffix, Unit: "µs/call", Plugkit: us(pre + "plugkit" + tls), Baseline: us(pre + "raw" + tls),
-				GoPlugin: goplugin(pre + "goplugin-mtls"), BaselineIs: "grpc-go" + tls, Goal: "<= 1.05x grpc-go", Runs: s.runs(pre+"plugkit"+tls, "ns/op")}, atMost(1.05))
+				GoPlugin: goplugin(pre + "goplugin-mtls"), BaselineIs: "grpc-go" + tls, Goal: "<= 1.05x grpc-go", Runs: s.runs(pre+"plugkit"+tls, "ns/op"),
+				Spread: sp("ns/op", pre+"plugkit"+tls, pre+"raw"+tls)}, atMost(1.05))
 		}
 		var gpStream *float64
 		if tls != "" {
@@ -202,7 +234,7 @@ func figures(s samples, streamMiB int) []Figure {
 		}
 		add(Figure{Name: fmt.Sprintf("stream_%s%s", sizeName(streamMiB), suffix), Unit: "MB/s", Plugkit: s.median("Stream/plugkit"+tls, "MB/s"),
 			Baseline: s.median("Stream/raw"+tls, "MB/s"), GoPlugin: gpStream, BaselineIs: "grpc-go" + tls, Goal: ">= 0.9x grpc-go",
-			Runs: s.runs("Stream/plugkit"+tls, "MB/s")}, atLeast(0.9))
+			Runs: s.runs("Stream/plugkit"+tls, "MB/s"), Spread: sp("MB/s", "Stream/plugkit"+tls, "Stream/raw"+tls)}, atLeast(0.9))
 		for _, callers := range []string{"16", "256"} {
 			pre := "Concurrent/" + callers + "/"
 			var gpc *float64
@@ -211,7 +243,7 @@ func figures(s samples, streamMiB int) []Figure {
 			}
 			add(Figure{Name: "concurrent_" + callers + suffix, Unit: "calls/s", Plugkit: s.median(pre+"plugkit"+tls, "calls/s"),
 				Baseline: s.median(pre+"raw"+tls, "calls/s"), GoPlugin: gpc, BaselineIs: "grpc-go" + tls, Goal: ">= 0.95x grpc-go",
-				Runs: s.runs(pre+"plugkit"+tls, "calls/s")}, atLeast(0.95))
+				Runs: s.runs(pre+"plugkit"+tls, "calls/s"), Spread: sp("calls/s", pre+"plugkit"+tls, pre+"raw"+tls)}, atLeast(0.95))
 		}
 	}
 	cpus := float64(runtime.NumCPU())
