@@ -10,13 +10,14 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"go.uber.org/goleak"
 
 	"github.com/plugkit/plugkit/host"
+
+	"github.com/plugkit/plugkit/internal/testutil"
 )
 
 // modeEnv, when set, makes the test binary one of the programs in
@@ -152,24 +153,6 @@ func emptyDir(t *testing.T, dir string) {
 	}
 }
 
-// syncBuffer is a goroutine-safe log destination.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
 // config starts this test binary as the plugin of mode, with its sockets
 // in dir and its logs in logs.
 func config(t *testing.T, mode, dir string, logs *syncBuffer) host.Config {
@@ -241,3 +224,6 @@ func lacks(s string, want ...string) []string {
 	}
 	return out
 }
+
+// syncBuffer is a goroutine-safe log destination.
+type syncBuffer = testutil.Buffer

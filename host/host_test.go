@@ -9,7 +9,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -24,6 +23,7 @@ import (
 	objectstorev1 "github.com/plugkit/plugkit/examples/objectstore/gen/objectstore/v1"
 	"github.com/plugkit/plugkit/handshake"
 	"github.com/plugkit/plugkit/host"
+	"github.com/plugkit/plugkit/internal/testutil"
 )
 
 func TestMain(m *testing.M) {
@@ -32,24 +32,6 @@ func TestMain(m *testing.M) {
 		return
 	}
 	goleak.VerifyTestMain(m)
-}
-
-// syncBuffer is a goroutine-safe log destination.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }
 
 // config returns a Config that starts this test binary as plugin mode.
@@ -403,3 +385,6 @@ func TestReattach(t *testing.T) {
 		t.Errorf("ParseReattach(junk): %v", err)
 	}
 }
+
+// syncBuffer is a goroutine-safe log destination.
+type syncBuffer = testutil.Buffer

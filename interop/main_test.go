@@ -1,14 +1,14 @@
 package interop_test
 
 import (
-	"bytes"
 	"os"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"go.uber.org/goleak"
+
+	"github.com/plugkit/plugkit/internal/testutil"
 )
 
 // modeEnv, when set, makes the test binary one of the programs in
@@ -40,24 +40,6 @@ func self(t *testing.T) string {
 	return exe
 }
 
-// syncBuffer is a goroutine-safe log destination.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
 // waitFor polls cond every 10 ms until it holds or d has passed, and
 // reports whether it held.
 func waitFor(d time.Duration, cond func() bool) bool {
@@ -77,3 +59,6 @@ func waitFor(d time.Duration, cond func() bool) bool {
 func waitContains(b *syncBuffer, s string, n int) bool {
 	return waitFor(10*time.Second, func() bool { return strings.Count(b.String(), s) >= n })
 }
+
+// syncBuffer is a goroutine-safe log destination.
+type syncBuffer = testutil.Buffer

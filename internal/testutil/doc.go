@@ -1,0 +1,2 @@
+// Package testutil holds small helpers that plugkit's tests share.
+package testutil
