@@ -10,6 +10,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -281,10 +282,7 @@ type regKey struct{ kind, name string }
 func (m *Manager) buildRegistry() {
 	m.registry = map[regKey]*entry{}
 	m.problems = nil
-	order := make([]*Binary, 0, len(m.binaries))
-	for _, b := range m.binaries {
-		order = append(order, b)
-	}
+	order := slices.Clone(m.binaries)
 	dirIndex := func(p string) int {
 		for i, d := range m.cfg.Dirs {
 			if abs, err := filepath.Abs(d); err == nil && filepath.Dir(p) == abs {

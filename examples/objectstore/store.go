@@ -156,7 +156,7 @@ func (v v2Calls) put(ctx context.Context, key string, data []byte) error {
 			return send(&objectstorev2.PutRequest{Part: &objectstorev2.PutRequest_Chunk{Chunk: c}})
 		}); err != nil {
 		_, rerr := stream.CloseAndRecv()
-		return fmt.Errorf("put %q: %w", key, errors.Join(err, rerr))
+		return fmt.Errorf("put %q: %w", key, sendErr(err, rerr))
 	}
 	resp, err := stream.CloseAndRecv()
 	if err != nil {
