@@ -5,13 +5,23 @@ BUF       := github.com/bufbuild/buf/cmd/buf@v1.75.0
 GOFLAGS   ?=
 export GOFLAGS
 
-.PHONY: all test vet fmt-check demo generate generate-check bench bench-proto soak
+.PHONY: all test test-corpus vet fmt-check demo generate generate-check bench bench-proto soak
 
 all: test
 
 ## test: every test, with the race detector, plus gofmt and go vet
 test: fmt-check vet
 	$(GO) test -race -count=1 -timeout 9m ./...
+
+## test-corpus: the tests that read the shared corpus beside the clone
+## (../shared/corpus: Terraform's protocol history, buf's breaking fixtures).
+## Such tests live in *_corpus_test.go files behind the corpus build tag and
+## are named TestCorpus...; make test never reads ../shared.
+SHARED ?= ../shared
+test-corpus:
+	@test -d $(SHARED)/corpus || { echo "make test-corpus: $(SHARED)/corpus is missing (it expects the shared test corpus checked out beside the repository; set SHARED=DIR to point elsewhere)"; exit 1; }
+	PLUGKIT_SHARED=$$(cd $(SHARED) && pwd) $(GO) test -race -count=1 -tags corpus -run '^TestCorpus' \
+		$$(find . -name '*_corpus_test.go' -not -path './.git/*' | xargs -n1 dirname | sort -u)
 
 vet:
 	$(GO) vet ./...
@@ -37,7 +47,7 @@ generate-check: generate
 ## (installs the pinned buf, which make test never needs)
 bench-proto:
 	$(GO) install $(BUF)
-	PATH="$$($(GO) env GOPATH)/bin:$$PATH" $(GO) test ./protocheck -run '^$$' -bench BreakingTfplugin -benchtime 5x -count 6
+	PATH="$$($(GO) env GOPATH)/bin:$$PATH" $(GO) test -tags corpus ./protocheck -run '^$$' -bench BreakingTfplugin -benchtime 5x -count 6
 
 ## bench: plugkit against go-plugin and grpc-go (not part of make test):
 ## medians of several runs into BENCHMARKS.md and bench/results.json
