@@ -5,13 +5,25 @@ BUF       := github.com/bufbuild/buf/cmd/buf@v1.75.0
 GOFLAGS   ?=
 export GOFLAGS
 
-.PHONY: all test test-corpus vet fmt-check demo generate generate-check bench bench-proto soak
+.PHONY: all test test-corpus tofu vet fmt-check demo generate generate-check bench bench-proto soak
 
 all: test
 
 ## test: every test, with the race detector, plus gofmt and go vet
-test: fmt-check vet
-	$(GO) test -race -count=1 -timeout 9m ./...
+test: fmt-check vet tofu
+	PLUGKIT_TOFU=$(abspath $(TOFU)) $(GO) test -race -count=1 -timeout 9m ./...
+
+## tofu: OpenTofu, the engine the Terraform end-to-end test always runs,
+## built from its Go module by the tools module internal/tools/tofu (pinned
+## there; `go install` refuses it because of its hcl replace). Built once
+## into bin/, rebuilt only when the tools module changes.
+TOFU_VERSION := v1.12.6
+TOFU         := bin/tofu-$(TOFU_VERSION)
+tofu: $(TOFU)
+$(TOFU): internal/tools/tofu/go.mod internal/tools/tofu/go.sum
+	@mkdir -p bin
+	cd internal/tools/tofu && GOWORK=off GOFLAGS= $(GO) build -o $(abspath $(TOFU)).tmp github.com/opentofu/opentofu/cmd/tofu
+	mv $(abspath $(TOFU)).tmp $(TOFU)
 
 ## test-corpus: the tests that read the shared corpus beside the clone
 ## (../shared/corpus: Terraform's protocol history, buf's breaking fixtures).

@@ -2,6 +2,7 @@ package host
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -29,12 +30,7 @@ func (e *ExitError) Error() string {
 // cookieRejected recognises the message plugkit and go-plugin plugins
 // print when started without their cookie.
 func (e *ExitError) cookieRejected() bool {
-	for _, l := range e.Stderr {
-		if strings.Contains(strings.ToLower(l), "not meant to be") {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(e.Stderr, isCookieNotice)
 }
 
 // StartError reports a plugin that could not be started or connected to

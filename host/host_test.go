@@ -388,3 +388,26 @@ func TestReattach(t *testing.T) {
 
 // syncBuffer is a goroutine-safe log destination.
 type syncBuffer = testutil.Buffer
+
+// TestCookieNoticeIsNoInfoRecord checks that the "not meant to be run by
+// hand" notice of a plugin that rejected the host's cookie reaches the
+// user in the start error, not as an INFO record of the host's logger.
+func TestCookieNoticeIsNoInfoRecord(t *testing.T) {
+	var logs syncBuffer
+	cfg := config(t, "kv")
+	cfg.Cookie.Value = "wrong"
+	cfg.Logger = slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	c, err := host.Start(ctx, cfg)
+	if err == nil {
+		c.Close()
+		t.Fatal("Start succeeded with the wrong cookie")
+	}
+	if !strings.Contains(err.Error(), "rejected the magic cookie") {
+		t.Errorf("start error: %v", err)
+	}
+	if strings.Contains(logs.String(), "not meant to be run by hand") {
+		t.Errorf("the host logged the plugin's notice for people at INFO:\n%s", logs.String())
+	}
+}

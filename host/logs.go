@@ -110,6 +110,13 @@ func (s *logSink) line(raw []byte, truncated bool) {
 	if panicked && !rec.json {
 		rec.level = slog.LevelError
 	}
+	if !rec.json && isCookieNotice(text) {
+		// The notice a plugin prints for a person who ran it by hand
+		// ("not meant to be run by hand ... run plugkit inspect"): for a
+		// host it means the cookie was rejected, which the start error
+		// already says, so it is no INFO record of the host's.
+		rec.level = slog.LevelDebug
+	}
 	if !s.logger.Enabled(context.Background(), rec.level) {
 		return
 	}
@@ -232,4 +239,10 @@ func levelOf(s string) slog.Level {
 	default:
 		return slog.LevelInfo
 	}
+}
+
+// isCookieNotice recognises the message plugkit and go-plugin plugins print
+// when started without their magic cookie.
+func isCookieNotice(line string) bool {
+	return strings.Contains(strings.ToLower(line), "not meant to be")
 }

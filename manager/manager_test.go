@@ -75,6 +75,12 @@ func runPlugin(mode string) {
 		})
 		os.Exit(0)
 	}
+	if mode == "wrongcookie" {
+		// A catalog plugin built for another cookie value: a newcomer's
+		// typo, or a plugin of another host.
+		cat, _ := catalog.New("1.0.0", catalog.Implement[objectstorev1.ObjectStoreServer]("objectstore", 1, 0, "typo", &objectstorev1.ObjectStore_ServiceDesc, backend.V1{B: backend.NewMemory()}))
+		catalog.Serve(handshake.Cookie{Key: cookie.Key, Value: "another"}, cat)
+	}
 	if mode == "plain" {
 		plugin.Serve(plugin.Config{Cookie: cookie, Versions: map[int]plugin.Register{1: func(s *grpc.Server, _ *broker.Broker) error {
 			objectstorev1.RegisterObjectStoreServer(s, backend.V1{B: backend.NewMemory()})
@@ -205,6 +211,41 @@ func TestDiscoverReportsBadBinariesAndDuplicates(t *testing.T) {
 	}
 	if _, err := m.Lookup("objectstore", "zzz"); err == nil || !strings.Contains(err.Error(), "x, y") {
 		t.Errorf("Lookup of an unknown name: %v", err)
+	}
+}
+
+// TestLookupNamesUnusableBinaries checks that a failed Lookup or Dispense
+// says why the binaries that are there could not be used, instead of
+// leaving the reason in Binaries().
+func TestLookupNamesUnusableBinaries(t *testing.T) {
+	dir := t.TempDir()
+	writePlugin(t, dir, "typo", "wrongcookie")
+	writePlugin(t, dir, "plain", "goplugin")
+	writeFile(t, filepath.Join(dir, "notexec"), "#!/bin/sh\n", 0o644)
+	m := newManager(t, manager.Config{Dirs: []string{dir}})
+	_, err := m.Lookup("objectstore", "typo")
+	if err == nil {
+		t.Fatal("Lookup found a plugin with the wrong cookie")
+	}
+	msg := err.Error()
+	for _, want := range []string{
+		`no plugin implements kind "objectstore"`,
+		"3 binaries in the plugin directories could not be used",
+		filepath.Join(dir, "typo") + ": ", "cookie",
+		filepath.Join(dir, "plain") + ": ", "serves no plugkit.catalog.v1.Catalog",
+		filepath.Join(dir, "notexec") + ": not executable",
+	} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("Lookup error lacks %q:\n%s", want, msg)
+		}
+	}
+	_, err = manager.Dispense(ctxT(t), m, "objectstore", "typo", manager.Majors[objectstorev1.ObjectStoreClient]{
+		1: func(c *manager.Conn, _ manager.Info) (objectstorev1.ObjectStoreClient, error) {
+			return objectstorev1.NewObjectStoreClient(c), nil
+		},
+	})
+	if err == nil || !strings.Contains(err.Error(), filepath.Join(dir, "typo")+": ") {
+		t.Errorf("Dispense error does not name the unusable binary: %v", err)
 	}
 }
 
