@@ -91,9 +91,17 @@ func printTable(w io.Writer, bins []manager.Binary) {
 }
 
 func runPlugins(args []string, stdout, stderr io.Writer) int {
-	const usage = "plugkit plugins list --dir DIR [--dir DIR...] [--cookie KEY=VALUE] [--json]\n       plugkit plugins describe BINARY [--cookie KEY=VALUE] [--json]"
-	if len(args) == 0 || (args[0] != "list" && args[0] != "describe") {
+	const usage = "plugkit plugins list --dir DIR [--dir DIR...] --cookie KEY=VALUE [--json]\n       plugkit plugins describe BINARY --cookie KEY=VALUE [--json]"
+	if len(args) == 0 {
 		fmt.Fprintf(stderr, "usage: %s\n", usage)
+		return 2
+	}
+	if args[0] != "list" && args[0] != "describe" {
+		if isHelp(args[0]) {
+			fmt.Fprintf(stderr, "usage: %s\n", usage)
+			return 0
+		}
+		fmt.Fprintf(stderr, "plugkit plugins: unknown subcommand %q (want list or describe)\nusage: %s\n", args[0], usage)
 		return 2
 	}
 	sub := args[0]
@@ -102,11 +110,15 @@ func runPlugins(args []string, stdout, stderr io.Writer) int {
 	if sub == "list" {
 		fs.Var(&dirs, "dir", "a plugin `directory` (repeatable; earlier ones win duplicate names)")
 	}
-	cookieFlag := fs.String("cookie", objectstore.Cookie.Key+"="+objectstore.Cookie.Value, "the plugins' magic cookie, `KEY=VALUE`")
+	cookieFlag := fs.String("cookie", "", "the plugins' magic cookie, `KEY=VALUE` (required; the plugins' documentation names it)")
 	asJSON := fs.Bool("json", false, "print JSON")
 	cacheFile := fs.String("cache", "", "a `file` that caches Describe answers between runs")
 	pos, err := parseArgs(fs, args[1:])
 	if err != nil {
+		return 2
+	}
+	if *cookieFlag == "" {
+		fmt.Fprintf(stderr, "plugkit plugins %s: --cookie KEY=VALUE is required: plugins answer only a host that sets their magic cookie (the example plugins': --cookie %s=%s)\nusage: %s\n", sub, objectstore.Cookie.Key, objectstore.Cookie.Value, usage)
 		return 2
 	}
 	cookie, err := handshake.ParseCookie(*cookieFlag)

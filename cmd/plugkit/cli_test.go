@@ -1,0 +1,50 @@
+package main
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+)
+
+// TestCLIConventions checks the conventions every subcommand shares.
+func TestCLIConventions(t *testing.T) {
+	runOut := func(args ...string) (int, string, string) {
+		var stdout, stderr bytes.Buffer
+		code := run(args, &stdout, &stderr)
+		return code, stdout.String(), stderr.String()
+	}
+	if code, out, errs := runOut(); code != 2 || out != "" || !strings.Contains(errs, "usage: plugkit COMMAND") {
+		t.Errorf("no arguments: exit %d, stdout %q, stderr %q; want the usage on stderr and exit 2", code, out, errs)
+	}
+	if code, out, errs := runOut("frobnicate"); code != 2 || !strings.Contains(errs, `unknown command "frobnicate"`) || out != "" {
+		t.Errorf("unknown command: exit %d, stdout %q, stderr %q", code, out, errs)
+	}
+	if code, _, errs := runOut("help", "frobnicate"); code != 2 || !strings.Contains(errs, `unknown command "frobnicate"`) {
+		t.Errorf("help of an unknown command: exit %d, stderr %q", code, errs)
+	}
+	for _, name := range []string{"inspect", "call", "plugins", "compat", "proto", "demo"} {
+		t.Run(name, func(t *testing.T) {
+			code, out, errs := runOut(name, "--help")
+			if code != 0 || errs != "" || !strings.Contains(out, "plugkit "+name) {
+				t.Fatalf("%s --help: exit %d, stdout %q, stderr %q; want the usage on stdout and exit 0", name, code, out, errs)
+			}
+			hcode, hout, herrs := runOut("help", name)
+			if hcode != code || hout != out || herrs != errs {
+				t.Errorf("plugkit help %s differs from plugkit %s --help:\n%q\n%q", name, name, hout, out)
+			}
+			if name == "demo" {
+				return // without arguments, the demo runs
+			}
+			code, out, errs = runOut(name)
+			if code != 2 || out != "" || !strings.Contains(errs, "usage") {
+				t.Errorf("%s without arguments: exit %d, stdout %q, stderr %q; want the usage on stderr and exit 2", name, code, out, errs)
+			}
+		})
+	}
+	if code, _, errs := runOut("plugins", "frob"); code != 2 || !strings.Contains(errs, `unknown subcommand "frob"`) {
+		t.Errorf("plugins frob: exit %d, stderr %q", code, errs)
+	}
+	if code, _, errs := runOut("proto", "frob"); code != 2 || !strings.Contains(errs, `unknown subcommand "frob"`) {
+		t.Errorf("proto frob: exit %d, stderr %q", code, errs)
+	}
+}
