@@ -83,6 +83,9 @@ func Start(ctx context.Context, cfg Config) (*Client, error) {
 	if id != nil {
 		env.ClientCert = id.PEM()
 	}
+	if err := CheckExecutable(cfg.Path); err != nil {
+		return nil, &StartError{Name: name, Err: err}
+	}
 	cmd := exec.Command(cfg.Path, cfg.Args...)
 	cmd.Env = append(append(os.Environ(), cfg.Env...), env.Environ()...)
 	cmd.Dir = cfg.Dir
@@ -313,4 +316,32 @@ func readLine(br *bufio.Reader, limit int) (string, bool, error) {
 		}
 		sb.WriteByte(b)
 	}
+}
+
+// CheckExecutable says, in words a person can act on, why path cannot be
+// started as a plugin binary: missing, a directory, not a regular file or
+// not executable. A path without a slash is looked up in PATH first, as
+// exec does.
+func CheckExecutable(path string) error {
+	if !strings.Contains(path, "/") {
+		p, err := exec.LookPath(path)
+		if err != nil {
+			return fmt.Errorf("plugin binary %q is not in PATH: give its path", path)
+		}
+		path = p
+	}
+	fi, err := os.Stat(path)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		return fmt.Errorf("plugin binary %s does not exist", path)
+	case err != nil:
+		return err
+	case fi.IsDir():
+		return fmt.Errorf("%s is a directory, not a plugin binary: name the binary inside it", path)
+	case !fi.Mode().IsRegular():
+		return fmt.Errorf("%s is not a regular file (mode %v), so it cannot be a plugin binary", path, fi.Mode())
+	case fi.Mode().Perm()&0o111 == 0:
+		return fmt.Errorf("%s is not executable (mode %v): chmod +x it", path, fi.Mode().Perm())
+	}
+	return nil
 }

@@ -110,3 +110,43 @@ func TestCallUsageErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestCallNameAndMetadata calls a plugin that serves two implementations
+// of one service: --name and --metadata plugkit-name=... pick one, no name
+// gets the catalog's error, and a bare service name lists its methods.
+func TestCallNameAndMetadata(t *testing.T) {
+	bin := filepath.Join(t.TempDir(), "multiname")
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	if out, err := exec.CommandContext(ctx, "go", "build", "-o", bin, "./testdata/multiname").CombinedOutput(); err != nil {
+		t.Fatalf("building the multi-name plugin: %v\n%s", err, out)
+	}
+	call := func(args ...string) (string, string, int) {
+		t.Helper()
+		var stdout, stderr bytes.Buffer
+		code := run(append([]string{"call", bin, "--cookie", exampleCookie}, args...), &stdout, &stderr)
+		return stdout.String(), stderr.String(), code
+	}
+	// "who" holds the implementation's own name: "a" is YQ==, "b" is Yg==.
+	get := []string{"objectstore.v1.ObjectStore/Get", `{"key":"who"}`}
+	if out, errs, code := call(append([]string{"--name", "b", "--compact"}, get...)...); code != 0 || out != `{"chunk":"Yg=="}`+"\n" {
+		t.Errorf("--name b: exit %d, stdout %q, stderr %q", code, out, errs)
+	}
+	if out, errs, code := call(append([]string{"--metadata", "plugkit-name=a", "--compact"}, get...)...); code != 0 || out != `{"chunk":"YQ=="}`+"\n" {
+		t.Errorf("--metadata plugkit-name=a: exit %d, stdout %q, stderr %q", code, out, errs)
+	}
+	if _, errs, code := call(get...); code != 1 || !strings.Contains(errs, "serves several implementations") || !strings.Contains(errs, "plugkit-name") {
+		t.Errorf("no name: exit %d, stderr %q", code, errs)
+	}
+	if _, errs, code := call(append([]string{"--metadata", "novalue"}, get...)...); code != 2 || !strings.Contains(errs, "want KEY=VALUE") {
+		t.Errorf("bad --metadata: exit %d, stderr %q", code, errs)
+	}
+	out, errs, code := call("objectstore.v1.ObjectStore")
+	if code != 0 || !strings.HasPrefix(out, "objectstore.v1.ObjectStore\n") || !strings.Contains(out, "objectstore.v1.ObjectStore/Get (server stream)") ||
+		strings.Contains(out, "plugkit.catalog") || strings.Contains(errs, "no service") {
+		t.Errorf("service alone: exit %d, stdout %q, stderr %q", code, out, errs)
+	}
+	if _, errs, code := call("objectstore.v9.Nothing"); code != 1 || !strings.Contains(errs, `no service "objectstore.v9.Nothing"`) && !strings.Contains(errs, `no service "objectstore.v9"`) {
+		t.Errorf("unknown service: exit %d, stderr %q", code, errs)
+	}
+}

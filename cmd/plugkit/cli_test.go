@@ -2,6 +2,8 @@ package main
 
 import (
 	"bytes"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -46,5 +48,28 @@ func TestCLIConventions(t *testing.T) {
 	}
 	if code, _, errs := runOut("proto", "frob"); code != 2 || !strings.Contains(errs, `unknown subcommand "frob"`) {
 		t.Errorf("proto frob: exit %d, stderr %q", code, errs)
+	}
+}
+
+// TestLaunchNotABinary: inspect and call on a file that is not executable
+// or on a directory say so, instead of "fork/exec ...: permission denied".
+func TestLaunchNotABinary(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "plugin")
+	if err := os.WriteFile(file, []byte("#!/bin/sh\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ path, want string }{{file, "is not executable (mode -rw-r--r--): chmod +x it"}, {dir, "is a directory, not a plugin binary"}} {
+		for _, cmd := range []string{"inspect", "call"} {
+			var stdout, stderr bytes.Buffer
+			args := []string{cmd, tc.path, "--cookie", exampleCookie}
+			if cmd == "call" {
+				args = append(args, "a.B/C")
+			}
+			code := run(args, &stdout, &stderr)
+			if code != 1 || !strings.Contains(stderr.String(), tc.want) || strings.Contains(stderr.String(), "fork/exec") {
+				t.Errorf("%s %s: exit %d, stderr %q; want %q", cmd, tc.path, code, stderr.String(), tc.want)
+			}
+		}
 	}
 }
