@@ -20,8 +20,10 @@ const (
 	// DefaultMaxMessageSize is the largest gRPC message sent or received:
 	// 64 MiB, against gRPC's own 4 MiB. The plugin side uses the same.
 	DefaultMaxMessageSize = 64 << 20
-	// DefaultStopTimeout is how long Close waits after each step (the
-	// Shutdown RPC, then SIGTERM) before the next, firmer one.
+	// DefaultStopTimeout is how long each of Close's two polite steps may
+	// take before the next, firmer one: the Shutdown RPC with the wait for
+	// the exit after it, then SIGTERM with its wait. Close of a plugin
+	// that ignores both thus takes two StopTimeouts, then SIGKILL.
 	DefaultStopTimeout = 2 * time.Second
 	// DefaultHealthTimeout bounds the health check made after connecting.
 	DefaultHealthTimeout = 5 * time.Second
@@ -72,8 +74,8 @@ type Config struct {
 	// StartTimeout bounds the wait for the handshake; 0 means
 	// DefaultStartTimeout. The context given to Start bounds it too.
 	StartTimeout time.Duration
-	// StopTimeout is Close's wait after each step; 0 means
-	// DefaultStopTimeout.
+	// StopTimeout bounds each of Close's two polite steps (Shutdown,
+	// SIGTERM); 0 means DefaultStopTimeout.
 	StopTimeout time.Duration
 	// MaxMessageSize bounds gRPC messages both ways; 0 means
 	// DefaultMaxMessageSize.

@@ -288,16 +288,78 @@ func TestCloseEscalatesToSIGKILL(t *testing.T) {
 	}
 }
 
+// TestCloseAfterCrash: a plugin that dies while its host uses it gives one
+// WARN record with its exit status, and Close cleans up and reports it.
+// TestCloseBoundedByTwoStopTimeouts: a plugin whose Shutdown never answers
+// and that ignores SIGTERM is killed after two StopTimeouts (the Shutdown
+// call and the wait after it share the first), not three.
+func TestCloseBoundedByTwoStopTimeouts(t *testing.T) {
+	cfg := config(t, "deaf")
+	cfg.NoAutoMTLS = true
+	cfg.StopTimeout = 2 * time.Second
+	cfg.UnixSocketDir = t.TempDir()
+	c := start(t, cfg)
+	begin := time.Now()
+	if err := c.Close(); err != nil {
+		t.Fatal(err)
+	}
+	// Three StopTimeouts (6 s) was the old, undocumented total; the bound
+	// leaves a second of slack for a loaded machine.
+	if took := time.Since(begin); took >= 3*cfg.StopTimeout-time.Second {
+		t.Errorf("Close took %v, want about %v (two StopTimeouts)", took, 2*cfg.StopTimeout)
+	}
+	if err := syscall.Kill(c.Pid(), 0); !errors.Is(err, syscall.ESRCH) {
+		t.Errorf("process %d still exists after Close (kill 0: %v)", c.Pid(), err)
+	}
+}
+
 func TestCloseAfterCrash(t *testing.T) {
-	c := start(t, config(t, "kv"))
+	var logs syncBuffer
+	cfg := config(t, "kv")
+	cfg.Logger = slog.New(slog.NewTextHandler(&logs, nil))
+	c := start(t, cfg)
 	syscall.Kill(c.Pid(), syscall.SIGKILL)
 	select {
 	case <-c.Exited():
 	case <-time.After(5 * time.Second):
 		t.Fatal("Exited not closed after the process was killed")
 	}
-	if err := c.Close(); err != nil {
+	deadline := time.Now().Add(10 * time.Second)
+	for !strings.Contains(logs.String(), "plugin exited while its host was using it") && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	err := c.Close()
+	var ue *host.UnexpectedExitError
+	if !errors.As(err, &ue) || ue.State != "signal: killed" {
+		t.Fatalf("Close after a crash = %v, want an UnexpectedExitError with the signal", err)
+	}
+	if err := c.Close(); err != ue {
+		t.Errorf("a second Close = %v, want the same error", err)
+	}
+	if n := strings.Count(logs.String(), "plugin exited while its host was using it"); n != 1 {
+		t.Errorf("%d WARN records about the exit, want 1:\n%s", n, logs.String())
+	}
+	if !strings.Contains(logs.String(), "level=WARN") || !strings.Contains(logs.String(), "status=\"signal: killed\"") {
+		t.Errorf("the record lacks the level or the status:\n%s", logs.String())
+	}
+}
+
+// TestNoExitWarningAfterCloseOrKill: exits the host asked for are no news.
+func TestNoExitWarningAfterCloseOrKill(t *testing.T) {
+	var logs syncBuffer
+	cfg := config(t, "kv")
+	cfg.Logger = slog.New(slog.NewTextHandler(&logs, nil))
+	if err := start(t, cfg).Close(); err != nil {
 		t.Fatal(err)
+	}
+	c := start(t, cfg)
+	c.Kill()
+	<-c.Exited()
+	if err := c.Close(); err != nil {
+		t.Errorf("Close after Kill: %v", err)
+	}
+	if strings.Contains(logs.String(), "exited while") || strings.Contains(logs.String(), "Shutdown RPC failed") {
+		t.Errorf("a requested stop was logged as news:\n%s", logs.String())
 	}
 }
 

@@ -22,6 +22,7 @@ import (
 	"github.com/plugkit/plugkit/broker"
 	objectstorev1 "github.com/plugkit/plugkit/examples/objectstore/gen/objectstore/v1"
 	"github.com/plugkit/plugkit/handshake"
+	"github.com/plugkit/plugkit/internal/goplugin/pluginpb"
 	"github.com/plugkit/plugkit/plugin"
 )
 
@@ -124,7 +125,7 @@ func runTestPlugin(mode string) {
 			l.ServerCert = other.DER()
 			fmt.Fprintln(stdout, l.String())
 		}()
-	case "notserving", "stubborn":
+	case "notserving", "stubborn", "deaf":
 		rawPlugin(mode)
 		os.Exit(0)
 	default:
@@ -136,7 +137,8 @@ func runTestPlugin(mode string) {
 
 // rawPlugin is a hand-made plain-text gRPC plugin: with mode "notserving"
 // its health says NOT_SERVING; with "stubborn" it has no controller and
-// ignores SIGTERM, so only SIGKILL stops it.
+// ignores SIGTERM, so only SIGKILL stops it; "deaf" is stubborn with a
+// controller whose Shutdown never answers.
 func rawPlugin(mode string) {
 	signal.Ignore(syscall.SIGTERM, os.Interrupt)
 	dir, _ := os.MkdirTemp(os.Getenv("PLUGIN_UNIX_SOCKET_DIR"), "raw")
@@ -152,8 +154,21 @@ func rawPlugin(mode string) {
 	}
 	h.SetServingStatus("plugin", st)
 	healthpb.RegisterHealthServer(srv, h)
+	if mode == "deaf" {
+		pluginpb.RegisterGRPCControllerServer(srv, deafController{})
+	}
 	fmt.Printf("1|1|unix|%s|grpc|\n", ln.Addr())
 	srv.Serve(ln)
+}
+
+// deafController takes the Shutdown RPC and never answers it.
+type deafController struct {
+	pluginpb.UnimplementedGRPCControllerServer
+}
+
+func (deafController) Shutdown(ctx context.Context, _ *pluginpb.Empty) (*pluginpb.Empty, error) {
+	<-ctx.Done()
+	return nil, ctx.Err()
 }
 
 // callbackStore uses the broker from Init: config "dial" names a service ID

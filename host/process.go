@@ -183,11 +183,20 @@ func (p *process) closePipes() {
 	p.outR.Close()
 }
 
-// stop ends the process in steps: whatever ask does (the Shutdown RPC),
-// then SIGTERM, then SIGKILL, waiting up to wait after each.
-func (p *process) stop(ask func(), wait time.Duration) (killed bool) {
-	waitExit := func() bool {
-		t := time.NewTimer(wait)
+// Stop stages, as stop reports them.
+const (
+	stoppedAsked    = iota // exited after ask, within the first wait
+	stoppedSIGTERM         // exited after SIGTERM
+	stoppedSIGKILL         // had to be killed
+)
+
+// stop ends the process in steps, each bounded by wait: whatever ask does
+// (the Shutdown RPC) and the wait for the exit after it share the first
+// wait; then SIGTERM and a wait; then SIGKILL. The total stays within two
+// waits plus the kill. It reports the stage the process exited at.
+func (p *process) stop(ask func(), wait time.Duration) (stage int) {
+	waitExit := func(d time.Duration) bool {
+		t := time.NewTimer(max(d, 0))
 		defer t.Stop()
 		select {
 		case <-p.exited:
@@ -196,15 +205,18 @@ func (p *process) stop(ask func(), wait time.Duration) (killed bool) {
 			return false
 		}
 	}
+	begin := time.Now()
 	ask()
-	if !waitExit() {
+	stage = stoppedAsked
+	if !waitExit(wait - time.Since(begin)) {
 		p.cmd.Process.Signal(syscall.SIGTERM)
-		if !waitExit() {
+		stage = stoppedSIGTERM
+		if !waitExit(wait) {
 			p.cmd.Process.Kill()
 			<-p.exited
-			killed = true
+			stage = stoppedSIGKILL
 		}
 	}
 	p.closePipes()
-	return killed
+	return stage
 }

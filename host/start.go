@@ -14,6 +14,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"google.golang.org/grpc"
@@ -52,6 +53,11 @@ type Client struct {
 
 	closeOnce sync.Once
 	closeErr  error
+
+	// stopping is set by Close and Kill: an exit after it is expected.
+	stopping  atomic.Bool
+	deathOnce sync.Once
+	deathErr  error // the plugin exited on its own, while in use
 }
 
 // Start launches the plugin, waits for its handshake, connects and checks
@@ -126,7 +132,29 @@ func Start(ctx context.Context, cfg Config) (*Client, error) {
 	c.ready = time.Since(started)
 	proc.forwarding = true
 	go proc.forwardStdout(logger)
+	go c.watchExit()
 	return c, nil
+}
+
+// watchExit reports a plugin that exits while its host still uses it: one
+// WARN record with the exit status and the tail of its stderr, and the
+// error Close returns.
+func (c *Client) watchExit() {
+	<-c.proc.exited
+	if !c.stopping.Load() {
+		c.reportDeath()
+	}
+}
+
+// reportDeath records and logs, once, that the plugin exited on its own.
+func (c *Client) reportDeath() error {
+	c.deathOnce.Do(func() {
+		c.proc.waitStderr()
+		err := &UnexpectedExitError{Name: c.name, State: c.proc.state.String(), Stderr: c.proc.stderr.lastLines()}
+		c.deathErr = err
+		c.logger.Warn("plugin exited while its host was using it", "status", err.State, "stderr", strings.Join(err.Stderr, "\n"))
+	})
+	return c.deathErr
 }
 
 func clientTLS(id *automtls.Identity, line handshake.Line) (*tls.Config, error) {
