@@ -185,9 +185,9 @@ func (p *process) closePipes() {
 
 // Stop stages, as stop reports them.
 const (
-	stoppedAsked    = iota // exited after ask, within the first wait
-	stoppedSIGTERM         // exited after SIGTERM
-	stoppedSIGKILL         // had to be killed
+	stoppedAsked   = iota // exited after ask, within the first wait
+	stoppedSIGTERM        // exited after SIGTERM
+	stoppedSIGKILL        // had to be killed
 )
 
 // stop ends the process in steps, each bounded by wait: whatever ask does
