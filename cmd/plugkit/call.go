@@ -117,7 +117,7 @@ func runCall(args []string, stdout, stderr io.Writer) int {
 			return 0
 		}
 		if !isMethodName(method) {
-			fmt.Fprintf(stderr, "plugkit call: the plugin has no service %q; it has %s\n", method, strings.Join(services, ", "))
+			fmt.Fprintf(stderr, "plugkit call: the plugin has no service %q; it has %s\n", method, safe(strings.Join(services, ", ")))
 			return 1
 		}
 	}
@@ -193,7 +193,7 @@ func listMethods(ctx context.Context, rc *reflectcall.Client, w io.Writer, only 
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(&buf, "%s\n", s)
+		fmt.Fprintf(&buf, "%s\n", safe(s))
 		for i := range sd.Methods().Len() {
 			md := sd.Methods().Get(i)
 			var kind []string
@@ -207,7 +207,7 @@ func listMethods(ctx context.Context, rc *reflectcall.Client, w io.Writer, only 
 			if len(kind) > 0 {
 				note = " (" + strings.Join(kind, ", ") + ")"
 			}
-			fmt.Fprintf(&buf, "  %s/%s%s\n", s, md.Name(), note)
+			fmt.Fprintf(&buf, "  %s/%s%s\n", safe(s), safe(string(md.Name())), note)
 		}
 	}
 	_, err := w.Write(buf.Bytes())

@@ -4,9 +4,13 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
+	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -148,5 +152,63 @@ func TestCallNameAndMetadata(t *testing.T) {
 	}
 	if _, errs, code := call("objectstore.v9.Nothing"); code != 1 || !strings.Contains(errs, `no service "objectstore.v9.Nothing"`) && !strings.Contains(errs, `no service "objectstore.v9"`) {
 		t.Errorf("unknown service: exit %d, stderr %q", code, errs)
+	}
+}
+
+// TestInterruptClosesPlugins sends SIGINT and SIGTERM to a plugkit call
+// whose call is in flight: the CLI closes the plugin it started (no
+// orphan is left) and exits 130 or 143.
+func TestInterruptClosesPlugins(t *testing.T) {
+	dir := t.TempDir()
+	cli, plug := filepath.Join(dir, "plugkit"), filepath.Join(dir, "multiname")
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	for out, pkg := range map[string]string{cli: ".", plug: "./testdata/multiname"} {
+		if b, err := exec.CommandContext(ctx, "go", "build", "-o", out, pkg).CombinedOutput(); err != nil {
+			t.Fatalf("go build %s: %v\n%s", pkg, err, b)
+		}
+	}
+	for _, tc := range []struct {
+		sig  syscall.Signal
+		code int
+	}{{syscall.SIGINT, 130}, {syscall.SIGTERM, 143}} {
+		t.Run(tc.sig.String(), func(t *testing.T) {
+			pidFile := filepath.Join(t.TempDir(), "pid")
+			cmd := exec.Command(cli, "call", plug, "--cookie", exampleCookie, "--name", "a", "--rpc-timeout", "5m",
+				"objectstore.v1.ObjectStore/Get", `{"key":"slow"}`)
+			cmd.Env = append(os.Environ(), "MULTINAME_PIDFILE="+pidFile)
+			var stderr bytes.Buffer
+			cmd.Stderr = &stderr
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			done := make(chan error, 1)
+			go func() { done <- cmd.Wait() }()
+			var pid int
+			deadline := time.Now().Add(time.Minute)
+			for pid == 0 && time.Now().Before(deadline) {
+				if b, err := os.ReadFile(pidFile); err == nil && len(b) > 0 {
+					pid, _ = strconv.Atoi(string(b))
+				}
+				time.Sleep(20 * time.Millisecond)
+			}
+			if pid == 0 {
+				cmd.Process.Kill()
+				t.Fatalf("the call never reached the plugin; stderr %s", stderr.String())
+			}
+			cmd.Process.Signal(tc.sig)
+			select {
+			case <-done:
+			case <-time.After(time.Minute):
+				cmd.Process.Kill()
+				t.Fatal("the CLI did not exit within a minute of the signal")
+			}
+			if got := cmd.ProcessState.ExitCode(); got != tc.code {
+				t.Errorf("exit %d, want %d; stderr %s", got, tc.code, stderr.String())
+			}
+			if err := syscall.Kill(pid, 0); !errors.Is(err, syscall.ESRCH) {
+				t.Errorf("plugin %d still runs after the CLI exited (kill 0: %v)", pid, err)
+			}
+		})
 	}
 }

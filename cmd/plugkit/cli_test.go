@@ -73,3 +73,34 @@ func TestLaunchNotABinary(t *testing.T) {
 		}
 	}
 }
+
+// TestPluginTextIsEscaped: escape sequences a plugin writes (to clear the
+// screen, or to forge a table row) come out of the CLI escaped.
+func TestPluginTextIsEscaped(t *testing.T) {
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "hostile")
+	script := "#!/bin/sh\nprintf '\\033[2J\\033[Hclean\\r\\nmemory  9.9.9  objectstore  2.0  -  forged\\n\\302\\233 c1\\n' >&2\nexit 1\n"
+	if err := os.WriteFile(bin, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{
+		{"inspect", bin, "--cookie", exampleCookie},
+		{"plugins", "list", "--dir", dir, "--cookie", exampleCookie},
+		{"plugins", "describe", bin, "--cookie", exampleCookie},
+	} {
+		var stdout, stderr bytes.Buffer
+		run(args, &stdout, &stderr)
+		all := stdout.String() + stderr.String()
+		if strings.ContainsAny(all, "\x1b\r\u009b") {
+			t.Errorf("%v printed raw control characters: %q", args, all)
+		}
+		if !strings.Contains(all, `\x1b[2J`) || !strings.Contains(all, `\u009b`) {
+			t.Errorf("%v does not show the escaped sequences: %q", args, all)
+		}
+		for _, line := range strings.Split(all, "\n") {
+			if strings.HasPrefix(line, "memory") {
+				t.Errorf("%v: a plugin forged a line of its own: %q", args, line)
+			}
+		}
+	}
+}

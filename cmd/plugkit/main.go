@@ -4,7 +4,10 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
 	"sort"
+	"sync"
+	"syscall"
 )
 
 // command is one subcommand: run gets the arguments after the command's
@@ -18,7 +21,59 @@ type command struct {
 var commands = map[string]command{}
 
 func main() {
+	go stopOnSignal()
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+// live holds what stops the plugins the CLI has started and not yet
+// closed, so that an interrupt closes them politely.
+var live struct {
+	sync.Mutex
+	next    int
+	closers map[int]func()
+}
+
+// track registers close as the way to stop a started plugin (or manager)
+// on an interrupt. close must be safe to call again after the command's
+// own Close, as host.Client.Close and manager.Manager.Close are.
+func track(close func()) {
+	live.Lock()
+	defer live.Unlock()
+	if live.closers == nil {
+		live.closers = map[int]func(){}
+	}
+	live.closers[live.next] = close
+	live.next++
+}
+
+// stopOnSignal waits for Ctrl-C (SIGINT) or SIGTERM, closes every plugin
+// the CLI started (the Shutdown RPC, then the staged stop) and exits with
+// the shell's status for the signal: 130 or 143.
+func stopOnSignal() {
+	ch := make(chan os.Signal, 1)
+	signal.Notify(ch, os.Interrupt, syscall.SIGTERM)
+	sig := <-ch
+	signal.Stop(ch) // a second Ctrl-C kills the CLI at once
+	live.Lock()
+	closers := make([]func(), 0, len(live.closers))
+	for _, c := range live.closers {
+		closers = append(closers, c)
+	}
+	live.Unlock()
+	var wg sync.WaitGroup
+	for _, c := range closers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			c()
+		}()
+	}
+	wg.Wait()
+	code := 130
+	if sig == syscall.SIGTERM {
+		code = 143
+	}
+	os.Exit(code)
 }
 
 // run is the CLI with its conventions, the same for every subcommand:

@@ -74,9 +74,9 @@ func printTable(w io.Writer, bins []manager.Binary) {
 	fmt.Fprintln(tw, "BINARY\tVERSION\tKIND\tMAJOR.MINOR\tCAPABILITIES\tNAMES")
 	for _, b := range bins {
 		r := report(b)
-		name := filepath.Base(b.Path)
+		name := safe(filepath.Base(b.Path))
 		if !r.OK {
-			fmt.Fprintf(tw, "%s\t-\t-\t-\t-\tunusable: %s\n", name, r.Error)
+			fmt.Fprintf(tw, "%s\t-\t-\t-\t-\tunusable: %s\n", name, safe(r.Error))
 			continue
 		}
 		for _, k := range r.Kinds {
@@ -84,7 +84,7 @@ func printTable(w io.Writer, bins []manager.Binary) {
 			if caps == "" {
 				caps = "-"
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%d.%d\t%s\t%s\n", name, r.PluginVersion, k.Kind, k.Major, k.Minor, caps, strings.Join(k.Names, ","))
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%d.%d\t%s\t%s\n", name, safe(r.PluginVersion), safe(k.Kind), k.Major, k.Minor, safe(caps), safe(strings.Join(k.Names, ",")))
 		}
 	}
 	tw.Flush()
@@ -157,6 +157,7 @@ func runPlugins(args []string, stdout, stderr io.Writer) int {
 		Logger: slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelError + 1})),
 	})
 	defer m.Close()
+	track(func() { m.Close() })
 	if onlyPath != "" {
 		b := m.DescribeBinary(ctx, onlyPath)
 		if *asJSON {
@@ -189,7 +190,7 @@ func runPlugins(args []string, stdout, stderr io.Writer) int {
 	}
 	printTable(stdout, bins)
 	for _, p := range m.Problems() {
-		fmt.Fprintf(stdout, "problem: %s\n", p)
+		fmt.Fprintf(stdout, "problem: %s\n", safe(p))
 	}
 	return 0
 }
