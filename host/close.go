@@ -2,9 +2,6 @@ package host
 
 import (
 	"context"
-	"os"
-	"path/filepath"
-	"strings"
 	"time"
 
 	"google.golang.org/grpc/codes"
@@ -51,7 +48,7 @@ func (c *Client) close() error {
 		}
 		c.release()
 		c.proc.closePipes()
-		c.removeDeadSocket()
+		c.sock.remove()
 		return err
 	default:
 	}
@@ -59,7 +56,7 @@ func (c *Client) close() error {
 	start := time.Now()
 	stage := c.proc.stop(shutdown, wait)
 	c.release()
-	c.removeDeadSocket()
+	c.sock.remove()
 	// go-plugin plugins exit inside the Shutdown call, so its answer is a
 	// closed connection (Unavailable, EOF): with the process gone right
 	// after, that is a normal stop, not a failure.
@@ -88,22 +85,5 @@ func (c *Client) Kill() {
 	if c.proc != nil {
 		c.stopping.Store(true)
 		c.proc.cmd.Process.Kill()
-	}
-}
-
-// removeDeadSocket removes what a plugin that died without cleaning up
-// (a crash, SIGKILL) leaves behind: its unix socket, and the socket's
-// directory when that is a plugkit plugin's private one (plugkit-*) and is
-// then empty. It runs only after this host reaped the process, so nothing
-// listens there any more; a reattached plugin's socket is never touched.
-func (c *Client) removeDeadSocket() {
-	if c.proc == nil || c.line.Network != "unix" {
-		return
-	}
-	if fi, err := os.Lstat(c.line.Address); err == nil && fi.Mode()&os.ModeSocket != 0 {
-		os.Remove(c.line.Address)
-	}
-	if dir := filepath.Dir(c.line.Address); strings.HasPrefix(filepath.Base(dir), "plugkit-") {
-		os.Remove(dir) // fails, harmlessly, unless empty
 	}
 }

@@ -47,6 +47,7 @@ type Client struct {
 	ready   time.Duration
 
 	proc     *process // nil when reattached
+	sock     *sockDir // the plugin's private socket directory; nil when reattached
 	pid      int
 	bg       sync.WaitGroup // stdio forwarding and the broker stream
 	cancelBG context.CancelFunc
@@ -78,29 +79,35 @@ func Start(ctx context.Context, cfg Config) (*Client, error) {
 			return nil, err
 		}
 	}
+	if err := CheckExecutable(cfg.Path); err != nil {
+		return nil, &StartError{Name: name, Err: err}
+	}
+	sock, err := newSockDir(cfg.UnixSocketDir)
+	if err != nil {
+		return nil, &StartError{Name: name, Err: err}
+	}
 	env := handshake.Env{
 		Cookie:        cfg.Cookie,
 		Versions:      cfg.Versions,
 		MinPort:       cfg.MinPort,
 		MaxPort:       cfg.MaxPort,
-		UnixSocketDir: cfg.UnixSocketDir,
+		UnixSocketDir: sock.path,
 		Network:       cfg.Network,
 	}
 	if id != nil {
 		env.ClientCert = id.PEM()
-	}
-	if err := CheckExecutable(cfg.Path); err != nil {
-		return nil, &StartError{Name: name, Err: err}
 	}
 	cmd := exec.Command(cfg.Path, cfg.Args...)
 	cmd.Env = append(append(os.Environ(), cfg.Env...), env.Environ()...)
 	cmd.Dir = cfg.Dir
 	proc, err := startProcess(cmd, logger)
 	if err != nil {
+		sock.remove()
 		return nil, &StartError{Name: name, Err: fmt.Errorf("starting %s: %w", cfg.Path, err)}
 	}
 	fail := func(err error) (*Client, error) {
 		proc.kill()
+		sock.remove()
 		tail := proc.stderr.lastLines()
 		var exit *ExitError
 		if errors.As(err, &exit) {
@@ -125,7 +132,7 @@ func Start(ctx context.Context, cfg Config) (*Client, error) {
 	if err != nil {
 		return fail(err)
 	}
-	c := &Client{cfg: cfg, name: name, logger: logger, line: line, started: started, proc: proc, pid: cmd.Process.Pid}
+	c := &Client{cfg: cfg, name: name, logger: logger, line: line, started: started, proc: proc, sock: sock, pid: cmd.Process.Pid}
 	if err := c.connect(ctx, tlsConfig); err != nil {
 		return fail(err)
 	}
@@ -203,7 +210,7 @@ func (c *Client) connect(ctx context.Context, tlsConfig *tls.Config) error {
 	c.cancelBG = cancel
 	c.broker = broker.New(broker.Options{
 		TLS:           tlsConfig,
-		Unix:          listen.UnixConfig{Dir: c.cfg.UnixSocketDir},
+		Unix:          listen.UnixConfig{Dir: c.brokerDir()},
 		ServerOptions: []grpc.ServerOption{grpc.MaxRecvMsgSize(maxMsg), grpc.MaxSendMsgSize(maxMsg)},
 		DialOptions:   []grpc.DialOption{grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(maxMsg), grpc.MaxCallSendMsgSize(maxMsg))},
 	})
@@ -274,6 +281,15 @@ func (c *Client) openStdio(ctx context.Context) {
 			}
 		}
 	}()
+}
+
+// brokerDir is where the host's brokered servers make their sockets: the
+// plugin's private directory, or for a reattached plugin Config's.
+func (c *Client) brokerDir() string {
+	if c.sock != nil {
+		return c.sock.path
+	}
+	return c.cfg.UnixSocketDir
 }
 
 // Conn is the gRPC connection to the plugin, for generated stubs.
