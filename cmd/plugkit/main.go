@@ -7,6 +7,7 @@ import (
 	"os/signal"
 	"sort"
 	"sync"
+	"sync/atomic"
 	"syscall"
 )
 
@@ -22,8 +23,17 @@ var commands = map[string]command{}
 
 func main() {
 	go stopOnSignal()
-	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+	code := run(os.Args[1:], os.Stdout, os.Stderr)
+	if interrupted.Load() {
+		// The command failed because the signal handler is closing its
+		// plugins: the handler exits, with the signal's status.
+		select {}
+	}
+	os.Exit(code)
 }
+
+// interrupted is set as soon as a signal arrives.
+var interrupted atomic.Bool
 
 // live holds what stops the plugins the CLI has started and not yet
 // closed, so that an interrupt closes them politely.
@@ -53,6 +63,7 @@ func stopOnSignal() {
 	ch := make(chan os.Signal, 1)
 	signal.Notify(ch, os.Interrupt, syscall.SIGTERM)
 	sig := <-ch
+	interrupted.Store(true)
 	signal.Stop(ch) // a second Ctrl-C kills the CLI at once
 	live.Lock()
 	closers := make([]func(), 0, len(live.closers))
