@@ -1,6 +1,8 @@
 package host
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -54,6 +56,12 @@ type Config struct {
 	// Network is "tcp" to ask the plugin to listen on loopback TCP instead
 	// of a unix socket (plugkit plugins honour it; others ignore it).
 	Network string
+	// SHA256, when set, pins the binary: the hex SHA-256 it must have.
+	// Start opens the file, hashes what it read from that open file, and
+	// (on Linux) executes that same open file, so that swapping the binary
+	// between the check and the exec cannot run unverified code. A binary
+	// that does not match is refused with a *ChecksumError and never runs.
+	SHA256 string
 	// UnixSocketDir is where the plugin and the host's brokered servers
 	// make their sockets; empty means the temporary directory.
 	UnixSocketDir string
@@ -96,6 +104,11 @@ func (c *Config) check() error {
 	}
 	if c.Network != "" && c.Network != "unix" && c.Network != "tcp" {
 		return fmt.Errorf("host: Config.Network %q: want unix or tcp", c.Network)
+	}
+	if c.SHA256 != "" {
+		if b, err := hex.DecodeString(c.SHA256); err != nil || len(b) != sha256.Size {
+			return fmt.Errorf("host: Config.SHA256 %q is not a hex SHA-256 (64 hex digits)", c.SHA256)
+		}
 	}
 	return nil
 }

@@ -3,6 +3,8 @@ package host_test
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -471,5 +473,61 @@ func TestCookieNoticeIsNoInfoRecord(t *testing.T) {
 	}
 	if strings.Contains(logs.String(), "not meant to be run by hand") {
 		t.Errorf("the host logged the plugin's notice for people at INFO:\n%s", logs.String())
+	}
+}
+
+// TestPinnedBinarySwappedAfterCheck swaps the pinned binary between the
+// checksum check and the exec: what runs must be what was hashed.
+func TestPinnedBinarySwappedAfterCheck(t *testing.T) {
+	dir := t.TempDir()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	good := fmt.Sprintf("#!/bin/sh\nexec '%s' \"$@\"\n", exe)
+	marker := filepath.Join(dir, "evil-ran")
+	evil := fmt.Sprintf("#!/bin/sh\ntouch '%s'\nexit 1\n", marker)
+	path := filepath.Join(dir, "plugin")
+	if err := os.WriteFile(path, []byte(good), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	sum := sha256.Sum256([]byte(good))
+	cfg := config(t, "kv")
+	cfg.Path, cfg.SHA256 = path, hex.EncodeToString(sum[:])
+
+	host.SetAfterPinCheck(func() {
+		tmp := path + ".new"
+		if err := os.WriteFile(tmp, []byte(evil), 0o755); err != nil {
+			t.Error(err)
+		}
+		if err := os.Rename(tmp, path); err != nil {
+			t.Error(err)
+		}
+	})
+	defer host.SetAfterPinCheck(nil)
+	c := start(t, cfg)
+	if !exists(t, c, "yes") {
+		t.Error("the pinned plugin does not answer")
+	}
+	if _, err := os.Stat(marker); err == nil {
+		t.Fatal("the binary swapped in after the check ran")
+	}
+
+	// Now the file on disk is the evil one: a pinned start refuses it
+	// without running it.
+	host.SetAfterPinCheck(nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	_, err = host.Start(ctx, cfg)
+	var ce *host.ChecksumError
+	if !errors.As(err, &ce) || ce.Want != cfg.SHA256 {
+		t.Fatalf("Start of a binary that does not match its pin: %v, want a ChecksumError", err)
+	}
+	if _, err := os.Stat(marker); err == nil {
+		t.Fatal("a binary that failed its pin ran")
+	}
+	cfg.SHA256 = "not-hex"
+	if _, err := host.Start(ctx, cfg); err == nil || !strings.Contains(err.Error(), "not a hex SHA-256") {
+		t.Errorf("a malformed pin: %v", err)
 	}
 }

@@ -100,6 +100,15 @@ func Start(ctx context.Context, cfg Config) (*Client, error) {
 	cmd := exec.Command(cfg.Path, cfg.Args...)
 	cmd.Env = append(append(os.Environ(), cfg.Env...), env.Environ()...)
 	cmd.Dir = cfg.Dir
+	if cfg.SHA256 != "" {
+		f, err := openPinned(cfg.Path, cfg.SHA256)
+		if err != nil {
+			sock.remove()
+			return nil, &StartError{Name: name, Err: err}
+		}
+		defer f.Close() // the child has its own copy once started
+		execPinned(cmd, f)
+	}
 	proc, err := startProcess(cmd, logger)
 	if err != nil {
 		sock.remove()

@@ -128,7 +128,11 @@ func (m *Manager) describe(ctx context.Context, path string, cache map[string]*c
 		b.Err = fmt.Errorf("not executable (mode %v): chmod +x it, or move it out of the plugin directory", fi.Mode().Perm())
 		return b
 	}
-	if ce := cache[path]; ce != nil && ce.Size == b.Size && ce.ModTime == b.ModTime.UnixNano() {
+	// A cached checksum stands in for hashing only when nothing is
+	// pinned: a same-size swap with the mtime restored must not pass a
+	// pin check on the cache's word.
+	_, pinned := m.pin(path)
+	if ce := cache[path]; !pinned && ce != nil && ce.Size == b.Size && ce.ModTime == b.ModTime.UnixNano() {
 		b.SHA256 = ce.SHA256
 	} else if b.SHA256, err = fileSHA256(path); err != nil {
 		b.Err = err
@@ -152,8 +156,7 @@ func (m *Manager) describe(ctx context.Context, path string, cache map[string]*c
 func (m *Manager) launchDescribe(ctx context.Context, path string) (*catalogv1.DescribeResponse, error) {
 	ctx, cancel := context.WithTimeout(ctx, orDefault(m.cfg.DescribeTimeout, DefaultDescribeTimeout))
 	defer cancel()
-	m.launches.Add(1)
-	c, err := host.Start(ctx, m.hostConfig(path))
+	c, err := m.start(ctx, path)
 	if err != nil {
 		return nil, err
 	}
@@ -168,9 +171,22 @@ func (m *Manager) launchDescribe(ctx context.Context, path string) (*catalogv1.D
 	return d, nil
 }
 
+// start launches the binary at path, counting the launch unless its pin
+// refused it (then it never ran).
+func (m *Manager) start(ctx context.Context, path string) (*host.Client, error) {
+	c, err := host.Start(ctx, m.hostConfig(path))
+	var ce *host.ChecksumError
+	if !errors.As(err, &ce) {
+		m.launches.Add(1)
+	}
+	return c, err
+}
+
 func (m *Manager) hostConfig(path string) host.Config {
+	pin, _ := m.pin(path)
 	return host.Config{
 		Path:        path,
+		SHA256:      pin, // host.Start hashes and executes the same open file
 		Cookie:      m.cfg.Cookie,
 		Versions:    []int{catalog.ProtocolVersion},
 		NoAutoMTLS:  m.cfg.NoAutoMTLS,
@@ -179,12 +195,18 @@ func (m *Manager) hostConfig(path string) host.Config {
 	}
 }
 
-// checkPin compares a binary's checksum with its pin, if it has one.
-func (m *Manager) checkPin(path, sum string) error {
+// pin returns a binary's pinned checksum, by path or base name.
+func (m *Manager) pin(path string) (string, bool) {
 	want, ok := m.cfg.Pins[path]
 	if !ok {
 		want, ok = m.cfg.Pins[filepath.Base(path)]
 	}
+	return want, ok
+}
+
+// checkPin compares a binary's checksum with its pin, if it has one.
+func (m *Manager) checkPin(path, sum string) error {
+	want, ok := m.pin(path)
 	if !ok || strings.EqualFold(want, sum) {
 		return nil
 	}
@@ -192,15 +214,9 @@ func (m *Manager) checkPin(path, sum string) error {
 }
 
 // PinError reports a binary whose checksum is not the pinned one. It was
-// not run.
-type PinError struct {
-	Path, Want, Got string
-}
-
-// Error names both checksums.
-func (e *PinError) Error() string {
-	return fmt.Sprintf("SHA-256 of %s is %s, but it is pinned to %s: refused to run it; if the new binary is trusted, update the pin", e.Path, e.Got, e.Want)
-}
+// not run. It is host's ChecksumError: the manager's starts go through
+// host.Start with Config.SHA256, which hashes and executes one open file.
+type PinError = host.ChecksumError
 
 func fileSHA256(path string) (string, error) {
 	f, err := os.Open(path)

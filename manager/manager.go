@@ -89,13 +89,7 @@ func (m *Manager) process(im Implementation) (*process, error) {
 	}
 	p, ok := m.procs[im.Path]
 	if !ok {
-		var sum string
-		for _, b := range m.binaries {
-			if b.Path == im.Path {
-				sum = b.SHA256
-			}
-		}
-		p = &process{m: m, path: im.Path, sha256: sum, lock: make(chan struct{}, 1)}
+		p = &process{m: m, path: im.Path, lock: make(chan struct{}, 1)}
 		m.procs[im.Path] = p
 	}
 	return p, nil

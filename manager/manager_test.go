@@ -566,6 +566,38 @@ func TestPinnedChecksum(t *testing.T) {
 	}
 }
 
+// TestPinNotTrustedFromCache: a pinned binary swapped for another of the
+// same size, with its mtime restored, is caught at the next discovery even
+// though the cache's size and mtime still match.
+func TestPinNotTrustedFromCache(t *testing.T) {
+	dir := t.TempDir()
+	bin := writePlugin(t, dir, "p", "p 2")
+	cache := filepath.Join(t.TempDir(), "cache.json")
+	first := newManager(t, manager.Config{Dirs: []string{dir}, CacheFile: cache})
+	sum := first.Binaries()[0].SHA256
+	fi, err := os.Stat(bin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	old, _ := os.ReadFile(bin)
+	evil := []byte(strings.Replace(string(old), "p 2", "q 2", 1)) // same size
+	if len(evil) != len(old) {
+		t.Fatal("the swapped file must have the same size")
+	}
+	writeFile(t, bin, string(evil), 0o755)
+	if err := os.Chtimes(bin, fi.ModTime(), fi.ModTime()); err != nil {
+		t.Fatal(err)
+	}
+	m := newManager(t, manager.Config{Dirs: []string{dir}, CacheFile: cache, Pins: map[string]string{"p": sum}})
+	var pe *manager.PinError
+	if bins := m.Binaries(); len(bins) != 1 || !errors.As(bins[0].Err, &pe) {
+		t.Fatalf("a same-size swap with the mtime restored passed the pin on the cache's word: %+v", bins)
+	}
+	if m.Launches() != 0 {
+		t.Error("the swapped binary was launched")
+	}
+}
+
 // procState is the state letter of a process in /proc (R, S, T, Z...).
 func procState(pid int) byte {
 	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
