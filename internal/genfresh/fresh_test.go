@@ -12,11 +12,11 @@ import (
 	"google.golang.org/protobuf/reflect/protodesc"
 	"google.golang.org/protobuf/reflect/protoreflect"
 
+	greeterv1 "github.com/plugkit/plugkit/examples/greeter/gen/greeter/v1"
+	greeterv2 "github.com/plugkit/plugkit/examples/greeter/gen/greeter/v2"
 	objectstorev1 "github.com/plugkit/plugkit/examples/objectstore/gen/objectstore/v1"
 	objectstorev2 "github.com/plugkit/plugkit/examples/objectstore/gen/objectstore/v2"
 	objectstorev3 "github.com/plugkit/plugkit/examples/objectstore/gen/objectstore/v3"
-	greeterv1 "github.com/plugkit/plugkit/examples/greeter/gen/greeter/v1"
-	greeterv2 "github.com/plugkit/plugkit/examples/greeter/gen/greeter/v2"
 	catalogv1 "github.com/plugkit/plugkit/gen/plugkit/catalog/v1"
 	"github.com/plugkit/plugkit/internal/goplugin/pluginpb"
 )
