@@ -1,12 +1,12 @@
 package host
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
+	"context"
 	"fmt"
-	"io"
 	"os"
 	"strings"
+
+	"github.com/plugkit/plugkit/internal/filehash"
 )
 
 // ChecksumError reports a binary whose SHA-256 is not the pinned one
@@ -27,17 +27,17 @@ var afterPinCheck func()
 // openPinned opens path, hashes what it reads from the open file and
 // compares it with want. On success the caller executes the returned open
 // file (execPinned), never path again.
-func openPinned(path, want string) (*os.File, error) {
+func openPinned(ctx context.Context, path, want string) (*os.File, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
 	}
-	h := sha256.New()
-	if _, err := io.Copy(h, f); err != nil {
+	got, err := filehash.SHA256(ctx, f)
+	if err != nil {
 		f.Close()
 		return nil, fmt.Errorf("hashing %s: %w", path, err)
 	}
-	if got := hex.EncodeToString(h.Sum(nil)); !strings.EqualFold(got, want) {
+	if !strings.EqualFold(got, want) {
 		f.Close()
 		return nil, &ChecksumError{Path: path, Want: strings.ToLower(want), Got: got}
 	}

@@ -101,7 +101,7 @@ func Start(ctx context.Context, cfg Config) (*Client, error) {
 	cmd.Env = append(append(os.Environ(), cfg.Env...), env.Environ()...)
 	cmd.Dir = cfg.Dir
 	if cfg.SHA256 != "" {
-		f, err := openPinned(cfg.Path, cfg.SHA256)
+		f, err := openPinned(ctx, cfg.Path, cfg.SHA256)
 		if err != nil {
 			sock.remove()
 			return nil, &StartError{Name: name, Err: err}

@@ -24,6 +24,7 @@ type Manager struct {
 	closed   bool
 	cache    map[string]*cacheEntry
 	binaries []*Binary
+	dropped  map[string]bool // cache entries this manager removed, kept out of the merge
 	registry map[regKey]*entry
 	problems []string
 	procs    map[string]*process // by binary path
@@ -31,7 +32,7 @@ type Manager struct {
 
 // New returns a Manager. Call Discover before using it.
 func New(cfg Config) *Manager {
-	return &Manager{cfg: cfg, procs: map[string]*process{}}
+	return &Manager{cfg: cfg, procs: map[string]*process{}, dropped: map[string]bool{}}
 }
 
 // Launches counts the plugin processes the Manager has started, for

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -23,6 +24,7 @@ import (
 	objectstorev1 "github.com/plugkit/plugkit/examples/objectstore/gen/objectstore/v1"
 	objectstorev2 "github.com/plugkit/plugkit/examples/objectstore/gen/objectstore/v2"
 	"github.com/plugkit/plugkit/handshake"
+	"github.com/plugkit/plugkit/internal/testutil"
 	"github.com/plugkit/plugkit/manager"
 	"github.com/plugkit/plugkit/plugin"
 )
@@ -609,4 +611,94 @@ func procState(pid int) byte {
 		return 0
 	}
 	return data[i+2]
+}
+
+// TestMalformedCacheIsRebuilt: a minimal, foreign or broken cache file is
+// ignored with a warning and rebuilt, never a panic.
+func TestMalformedCacheIsRebuilt(t *testing.T) {
+	dir := t.TempDir()
+	writePlugin(t, dir, "a", "x 1")
+	for _, content := range []string{
+		`{"version":1}`,
+		`{"version":1,"entries":null}`,
+		`{"version":1,"entries":{"/x":null}}`,
+		`{"version":1,"entries":{"relative":{"sha256":"00"}}}`,
+		`{"version":7,"entries":{}}`,
+		`[1,2,3]`,
+		"not json at all",
+		"",
+	} {
+		cache := filepath.Join(t.TempDir(), "cache.json")
+		writeFile(t, cache, content, 0o600)
+		var logs testutil.Buffer
+		m := newManager(t, manager.Config{Dirs: []string{dir}, CacheFile: cache, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+		if bins := m.Binaries(); len(bins) != 1 || bins[0].Err != nil {
+			t.Errorf("cache %q: binaries %+v", content, bins)
+		}
+		if content != `{"version":1}` && content != `{"version":1,"entries":null}` && !strings.Contains(logs.String(), "plugin cache ignored") {
+			t.Errorf("cache %q: no warning logged:\n%s", content, logs.String())
+		}
+		warm := newManager(t, manager.Config{Dirs: []string{dir}, CacheFile: cache})
+		if warm.Launches() != 0 {
+			t.Errorf("cache %q was not rebuilt: %d launches on the next discovery", content, warm.Launches())
+		}
+	}
+}
+
+// TestSharedCacheKeepsEveryEntry: two managers of different directories
+// that share one cache file do not lose each other's entries.
+func TestSharedCacheKeepsEveryEntry(t *testing.T) {
+	d1, d2 := t.TempDir(), t.TempDir()
+	writePlugin(t, d1, "a", "x 1")
+	writePlugin(t, d2, "b", "y 1")
+	cache := filepath.Join(t.TempDir(), "cache.json")
+	var wg sync.WaitGroup
+	for _, d := range []string{d1, d2} {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			m := manager.New(manager.Config{Dirs: []string{d}, Cookie: cookie, CacheFile: cache})
+			defer m.Close()
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			if err := m.Discover(ctx); err != nil {
+				t.Error(err)
+			}
+		}()
+	}
+	wg.Wait()
+	both := newManager(t, manager.Config{Dirs: []string{d1, d2}, CacheFile: cache})
+	if both.Launches() != 0 {
+		t.Errorf("%d launches: an entry of one manager was lost by the other's write", both.Launches())
+	}
+}
+
+// TestDiscoverHonoursContextWhileHashing: a huge sparse "binary" must not
+// hold Discover past its deadline.
+func TestDiscoverHonoursContextWhileHashing(t *testing.T) {
+	dir := t.TempDir()
+	huge := filepath.Join(dir, "huge")
+	f, err := os.OpenFile(huge, os.O_CREATE|os.O_WRONLY, 0o755)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Truncate(64 << 30); err != nil { // 64 GiB of holes: minutes to hash
+		t.Fatal(err)
+	}
+	f.Close()
+	m := manager.New(manager.Config{Dirs: []string{dir}, Cookie: cookie})
+	defer m.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- m.Discover(ctx) }()
+	select {
+	case <-done:
+	case <-time.After(30 * time.Second):
+		t.Fatal("Discover still hashing 30 s after its 500 ms deadline")
+	}
+	bins := m.Binaries()
+	if len(bins) != 1 || !errors.Is(bins[0].Err, context.DeadlineExceeded) {
+		t.Errorf("the huge binary: %+v, want the deadline as its error", bins)
+	}
 }
