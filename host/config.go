@@ -38,9 +38,17 @@ type Config struct {
 	Path string
 	// Args are its arguments (not including the program name).
 	Args []string
-	// Env is added to the host's own environment for the plugin, before
-	// the handshake variables.
+	// Env is added to the environment the plugin inherits, before the
+	// handshake variables.
 	Env []string
+	// InheritEnv, when not nil, names the only variables of the host's
+	// own environment the plugin inherits (besides Env and the handshake
+	// variables, which it always gets). By default (nil) a plugin inherits
+	// the host's whole environment, and with it every secret in it: cloud
+	// credentials, tokens, database passwords. Name what the plugin needs
+	// (PATH, HOME, TMPDIR, ...) to give it nothing else; an empty, non-nil
+	// list passes nothing of the host's.
+	InheritEnv []string
 	// Dir is the plugin's working directory; empty means the host's.
 	Dir string
 

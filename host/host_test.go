@@ -531,3 +531,18 @@ func TestPinnedBinarySwappedAfterCheck(t *testing.T) {
 		t.Errorf("a malformed pin: %v", err)
 	}
 }
+
+// TestHostThatIsAPluginDoesNotLeakItsHandshake: a host that is itself a
+// plugin has handshake variables in its environment (a client certificate,
+// PLUGKIT_NETWORK); its own plugins must get only the ones it sets.
+func TestHostThatIsAPluginDoesNotLeakItsHandshake(t *testing.T) {
+	t.Setenv("PLUGIN_CLIENT_CERT", "-----BEGIN CERTIFICATE-----\nnot one\n-----END CERTIFICATE-----\n")
+	t.Setenv("PLUGKIT_NETWORK", "tcp")
+	t.Setenv("PLUGIN_PROTOCOL_VERSIONS", "9")
+	cfg := config(t, "kv")
+	cfg.NoAutoMTLS = true
+	c := start(t, cfg)
+	if c.Network() != "unix" || c.TLS() || c.Version() != 1 {
+		t.Errorf("network %s, TLS %v, version %d: the host's own handshake variables leaked into the plugin's", c.Network(), c.TLS(), c.Version())
+	}
+}

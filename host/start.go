@@ -98,7 +98,7 @@ func Start(ctx context.Context, cfg Config) (*Client, error) {
 		env.ClientCert = id.PEM()
 	}
 	cmd := exec.Command(cfg.Path, cfg.Args...)
-	cmd.Env = append(append(os.Environ(), cfg.Env...), env.Environ()...)
+	cmd.Env = append(append(inherited(cfg, os.Environ()), cfg.Env...), env.Environ()...)
 	cmd.Dir = cfg.Dir
 	if cfg.SHA256 != "" {
 		f, err := openPinned(ctx, cfg.Path, cfg.SHA256)
@@ -222,6 +222,7 @@ func (c *Client) connect(ctx context.Context, tlsConfig *tls.Config) error {
 		Unix:          listen.UnixConfig{Dir: c.brokerDir()},
 		ServerOptions: []grpc.ServerOption{grpc.MaxRecvMsgSize(maxMsg), grpc.MaxSendMsgSize(maxMsg)},
 		DialOptions:   []grpc.DialOption{grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(maxMsg), grpc.MaxCallSendMsgSize(maxMsg))},
+		Logger:        c.logger,
 	})
 	stream, err := pluginpb.NewGRPCBrokerClient(conn).StartStream(bgCtx)
 	if err != nil {
@@ -397,4 +398,23 @@ func CheckExecutable(path string) error {
 		return fmt.Errorf("%s is not executable (mode %v): chmod +x it", path, fi.Mode().Perm())
 	}
 	return nil
+}
+
+// inherited returns the part of the host's environment a plugin gets:
+// all of it, or only the variables Config.InheritEnv names; never the
+// handshake variables or the cookie's key of the host's own environment
+// (a host that is itself a plugin has them), which Start sets anew.
+func inherited(cfg Config, environ []string) []string {
+	out := make([]string, 0, len(environ))
+	for _, kv := range environ {
+		k, _, _ := strings.Cut(kv, "=")
+		if slices.Contains(handshake.Variables, k) || k == cfg.Cookie.Key {
+			continue
+		}
+		if cfg.InheritEnv != nil && !slices.Contains(cfg.InheritEnv, k) {
+			continue
+		}
+		out = append(out, kv)
+	}
+	return out
 }
