@@ -546,3 +546,27 @@ func TestHostThatIsAPluginDoesNotLeakItsHandshake(t *testing.T) {
 		t.Errorf("network %s, TLS %v, version %d: the host's own handshake variables leaked into the plugin's", c.Network(), c.TLS(), c.Version())
 	}
 }
+
+// TestFailedStartLeavesNoSocketDir: a plugin that answers NOT_SERVING and
+// ignores SIGTERM fails to start; nothing of it stays in the socket
+// directory.
+func TestFailedStartLeavesNoSocketDir(t *testing.T) {
+	cfg := config(t, "notserving")
+	cfg.NoAutoMTLS = true
+	cfg.UnixSocketDir = t.TempDir()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	c, err := host.Start(ctx, cfg)
+	if err == nil {
+		c.Close()
+		t.Fatal("Start succeeded with a NOT_SERVING plugin")
+	}
+	entries, _ := os.ReadDir(cfg.UnixSocketDir)
+	if len(entries) != 0 {
+		var names []string
+		for _, e := range entries {
+			names = append(names, e.Name())
+		}
+		t.Errorf("left in the socket directory after a failed start: %v", names)
+	}
+}

@@ -16,6 +16,8 @@ import (
 	goplugin "github.com/hashicorp/go-plugin"
 	"go.uber.org/goleak"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 
 	"github.com/plugkit/plugkit/broker"
 	"github.com/plugkit/plugkit/catalog"
@@ -700,5 +702,50 @@ func TestDiscoverHonoursContextWhileHashing(t *testing.T) {
 	bins := m.Binaries()
 	if len(bins) != 1 || !errors.Is(bins[0].Err, context.DeadlineExceeded) {
 		t.Errorf("the huge binary: %+v, want the deadline as its error", bins)
+	}
+}
+
+// TestCancelledCallsReturnAtOnce: a call the caller cancels returns with
+// the cancellation, without the crash check's wait (it used to add 100 ms
+// to every cancelled call). Thirty cancelled streams must take well under
+// the 3 s that 100 ms each would cost.
+func TestCancelledCallsReturnAtOnce(t *testing.T) {
+	dir := t.TempDir()
+	writePlugin(t, dir, "p", "p 2")
+	m := newManager(t, manager.Config{Dirs: []string{dir}})
+	conn, _ := store(t, m, "p")
+	cl := objectstorev2.NewObjectStoreClient(conn)
+	put, err := cl.Put(ctxT(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	put.Send(&objectstorev2.PutRequest{Part: &objectstorev2.PutRequest_Key{Key: "big"}})
+	put.Send(&objectstorev2.PutRequest{Part: &objectstorev2.PutRequest_Chunk{Chunk: make([]byte, 4<<20)}})
+	if _, err := put.CloseAndRecv(); err != nil {
+		t.Fatal(err)
+	}
+	const n = 30
+	begin := time.Now()
+	for range n {
+		ctx, cancel := context.WithCancel(context.Background())
+		stream, err := cl.Get(ctx, &objectstorev2.GetRequest{Key: "big"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := stream.Recv(); err != nil {
+			t.Fatal(err)
+		}
+		cancel()
+		for {
+			if _, err = stream.Recv(); err != nil {
+				break
+			}
+		}
+		if status.Code(err) != codes.Canceled {
+			t.Fatalf("a cancelled stream ended with %v, want Canceled", err)
+		}
+	}
+	if took := time.Since(begin); took >= n*100*time.Millisecond {
+		t.Errorf("%d cancelled calls took %v: the crash check still waits on cancelled calls", n, took)
 	}
 }

@@ -93,12 +93,21 @@ func (p *process) get(ctx context.Context) (*host.Client, int, error) {
 	return c, p.gen, nil
 }
 
-// observe looks at a failed call: a crash is logged and wrapped; a call
-// that timed out makes the process prove it is alive within
-// HealthTimeout, or be killed so that the next call restarts it.
-func (p *process) observe(c *host.Client, method string, err error) error {
+// observe looks at a failed call: a crash is logged and wrapped (the
+// process gets 100 ms to be seen exiting); a call that timed out makes the
+// process prove it is alive within HealthTimeout, or be killed so that the
+// next call restarts it. A call the caller cancelled returns at once.
+func (p *process) observe(ctx context.Context, c *host.Client, method string, err error) error {
 	if err == nil {
 		return nil
+	}
+	if ctx.Err() != nil {
+		// The caller cancelled or ran out of time: its error is the
+		// answer, at once. A hung plugin is still looked into.
+		if status.Code(err) == codes.DeadlineExceeded {
+			go p.checkHung(c)
+		}
+		return err
 	}
 	switch status.Code(err) {
 	case codes.Unavailable, codes.Canceled, codes.Internal:
