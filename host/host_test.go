@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"syscall"
 	"testing"
@@ -33,7 +34,7 @@ func TestMain(m *testing.M) {
 		runTestPlugin(mode)
 		return
 	}
-	goleak.VerifyTestMain(m)
+	goleak.VerifyTestMain(m, goleak.IgnoreTopFunction("github.com/plugkit/plugkit/host.spawner")) // the thread every plugin is forked from
 }
 
 // config returns a Config that starts this test binary as plugin mode.
@@ -568,5 +569,50 @@ func TestFailedStartLeavesNoSocketDir(t *testing.T) {
 			names = append(names, e.Name())
 		}
 		t.Errorf("left in the socket directory after a failed start: %v", names)
+	}
+}
+
+// TestStartFromAnExitingLockedThread: host.Start on a goroutine that
+// locked its OS thread and then returned (the thread ends with it) must
+// not get the plugin killed by Pdeathsig while the host lives.
+func TestStartFromAnExitingLockedThread(t *testing.T) {
+	cfg := config(t, "kv")
+	// Several starts, each from its own goroutine, so that some run on
+	// threads other than the main one (which the runtime never ends).
+	const n = 4
+	got := make(chan *host.Client, n)
+	for range n {
+		go func() {
+			runtime.LockOSThread() // never unlocked: the thread exits with the goroutine
+			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+			defer cancel()
+			c, err := host.Start(ctx, cfg)
+			if err != nil {
+				t.Error(err)
+			}
+			got <- c
+		}()
+	}
+	var clients []*host.Client
+	for range n {
+		if c := <-got; c != nil {
+			clients = append(clients, c)
+			t.Cleanup(func() { c.Close() })
+		}
+	}
+	if len(clients) != n {
+		t.FailNow()
+	}
+	// Give the kernel time to deliver a Pdeathsig, were one due.
+	time.Sleep(time.Second)
+	for _, c := range clients {
+		select {
+		case <-c.Exited():
+			t.Errorf("plugin %d died when the thread that started it exited", c.Pid())
+		default:
+			if !exists(t, c, "yes") {
+				t.Errorf("plugin %d does not answer", c.Pid())
+			}
+		}
 	}
 }

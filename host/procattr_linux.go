@@ -2,6 +2,8 @@ package host
 
 import (
 	"os/exec"
+	"runtime"
+	"sync"
 	"syscall"
 )
 
@@ -10,4 +12,40 @@ import (
 // do).
 func setProcAttr(cmd *exec.Cmd) {
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+}
+
+// Pdeathsig fires when the thread that forked the child exits, not when
+// the process does. Go runs a goroutine on whatever thread, and ends a
+// thread whose goroutine exits while locked to it (runtime.LockOSThread):
+// a plugin started from such a goroutine would be killed while its host
+// lives. So every plugin is forked from one spawner thread that lives as
+// long as the host.
+
+type spawnRequest struct {
+	cmd  *exec.Cmd
+	done chan error
+}
+
+var (
+	spawnOnce sync.Once
+	spawns    chan spawnRequest
+)
+
+// spawner starts the commands it is sent, from its own locked thread.
+func spawner() {
+	runtime.LockOSThread() // never unlocked: this thread lives as long as the process
+	for r := range spawns {
+		r.done <- r.cmd.Start()
+	}
+}
+
+// startCmd starts cmd from the spawner thread.
+func startCmd(cmd *exec.Cmd) error {
+	spawnOnce.Do(func() {
+		spawns = make(chan spawnRequest)
+		go spawner()
+	})
+	r := spawnRequest{cmd: cmd, done: make(chan error, 1)}
+	spawns <- r
+	return <-r.done
 }

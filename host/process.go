@@ -57,7 +57,7 @@ func startProcess(cmd *exec.Cmd, logger *slog.Logger) (*process, error) {
 	}
 	cmd.Stdout, cmd.Stderr = outW, errW
 	setProcAttr(cmd)
-	if err := cmd.Start(); err != nil {
+	if err := startCmd(cmd); err != nil {
 		outR.Close()
 		outW.Close()
 		errR.Close()

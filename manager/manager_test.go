@@ -40,7 +40,7 @@ func TestMain(m *testing.M) {
 		runPlugin(mode)
 		return
 	}
-	goleak.VerifyTestMain(m)
+	goleak.VerifyTestMain(m, goleak.IgnoreTopFunction("github.com/plugkit/plugkit/host.spawner")) // the thread every plugin is forked from
 }
 
 // configBackend is an in-memory backend whose object "__config__" is the
