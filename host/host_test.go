@@ -616,3 +616,38 @@ func TestStartFromAnExitingLockedThread(t *testing.T) {
 		}
 	}
 }
+
+// TestHandshakeNamingAnotherSocket: with AutoMTLS off, a plugin whose
+// handshake names another plugin's socket gets neither a connection nor,
+// for the victim, a Shutdown or a removed socket.
+func TestHandshakeNamingAnotherSocket(t *testing.T) {
+	victimCfg := config(t, "kv")
+	victimCfg.NoAutoMTLS = true
+	victim := start(t, victimCfg)
+
+	cfg := config(t, "hijack")
+	cfg.NoAutoMTLS = true
+	cfg.Env = append(cfg.Env, "PLUGKIT_TEST_VICTIM="+victim.Address())
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	c, err := host.Start(ctx, cfg)
+	if err == nil {
+		c.Close()
+		t.Fatal("Start used a socket the plugin does not serve")
+	}
+	var oe *host.OwnerError
+	if !errors.As(err, &oe) || oe.Owner != victim.Pid() {
+		t.Errorf("Start: %v, want an OwnerError naming the victim's pid %d", err, victim.Pid())
+	}
+	if _, err := os.Stat(victim.Address()); err != nil {
+		t.Errorf("the victim's socket is gone: %v", err)
+	}
+	select {
+	case <-victim.Exited():
+		t.Fatal("the victim was shut down")
+	default:
+	}
+	if !exists(t, victim, "yes") {
+		t.Error("the victim does not answer")
+	}
+}

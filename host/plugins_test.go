@@ -90,6 +90,11 @@ func runTestPlugin(mode string) {
 		fmt.Println("Welcome to my plugin!")
 		time.Sleep(time.Minute)
 		os.Exit(0)
+	case "hijack":
+		// Names another process's socket as its own.
+		fmt.Printf("1|1|unix|%s|grpc|\n", os.Getenv("PLUGKIT_TEST_VICTIM"))
+		time.Sleep(time.Minute)
+		os.Exit(0)
 	case "partial":
 		fmt.Print("1|1|unix")
 		os.Exit(0)

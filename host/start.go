@@ -198,11 +198,28 @@ func (c *Client) connect(ctx context.Context, tlsConfig *tls.Config) error {
 		creds = credentials.NewTLS(tlsConfig)
 	}
 	network, address := c.line.Network, c.line.Address
+	dial := func(ctx context.Context, _ string) (net.Conn, error) {
+		conn, err := (&net.Dialer{}).DialContext(ctx, network, address)
+		if err == nil && c.proc != nil && network == "unix" {
+			// Only what the plugin serves: a handshake naming another
+			// process's socket gets neither calls nor a Shutdown.
+			if err = checkOwner(conn, address, c.pid); err != nil {
+				conn.Close()
+				return nil, err
+			}
+		}
+		return conn, err
+	}
+	if c.proc != nil && network == "unix" {
+		conn, err := dial(ctx, "")
+		if err != nil {
+			return fmt.Errorf("connecting to %s %s: %w", network, address, err)
+		}
+		conn.Close()
+	}
 	opts := append([]grpc.DialOption{
 		grpc.WithTransportCredentials(creds),
-		grpc.WithContextDialer(func(ctx context.Context, _ string) (net.Conn, error) {
-			return (&net.Dialer{}).DialContext(ctx, network, address)
-		}),
+		grpc.WithContextDialer(dial),
 		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(maxMsg), grpc.MaxCallSendMsgSize(maxMsg)),
 	}, c.cfg.DialOptions...)
 	conn, err := grpc.NewClient("passthrough:///"+address, opts...)
