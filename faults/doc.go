@@ -48,6 +48,23 @@
 //   - a tampered binary with checksum pinning: TestTamperedBinaryNeverRuns
 //     (proof by a marker file that it never ran); the launch counts:
 //     manager's TestPinnedChecksum.
+//   - the hostile cases of the hardening issue, each in its package's own
+//     tests: a pinned binary swapped between check and exec (host's
+//     TestPinnedBinarySwappedAfterCheck) or behind a cache with its mtime
+//     restored (manager's TestPinNotTrustedFromCache); malformed and shared
+//     cache files (TestMalformedCacheIsRebuilt, TestSharedCacheKeepsEveryEntry);
+//     a broker flood (broker's TestAnnouncementsAreBounded); stdio lines of
+//     64 MiB (host's TestStdioLinesAreCapped); a handshake naming another
+//     plugin's socket (TestHandshakeNamingAnotherSocket); Start from a locked
+//     thread that exits (TestStartFromAnExitingLockedThread); a huge sparse
+//     binary against Discover's deadline (TestDiscoverHonoursContextWhileHashing);
+//     a failed start's socket directory (TestFailedStartLeavesNoSocketDir);
+//     the host's own handshake variables (TestHostThatIsAPluginDoesNotLeakItsHandshake,
+//     TestInheritedEnvironment); cancelled calls (TestCancelledCallsReturnAtOnce);
+//     a Shutdown that never answers (TestCloseBoundedByTwoStopTimeouts); the
+//     plugin's children (TestCloseStopsWhatThePluginStarted); TCP without TLS
+//     (TestWarnsWhenTCPWithoutTLS); escape sequences through the CLI
+//     (cmd/plugkit's TestPluginTextIsEscaped).
 //   - many calls from many goroutines: TestManyCalls (20,000 calls from 100
 //     goroutines; goroutines, open files and heap of the host, and the
 //     plugin's open files, back to baseline); make soak runs

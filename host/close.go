@@ -2,6 +2,7 @@ package host
 
 import (
 	"context"
+	"syscall"
 	"time"
 
 	"google.golang.org/grpc/codes"
@@ -41,7 +42,9 @@ func (c *Client) close() error {
 	}
 	select {
 	case <-c.proc.exited:
-		// Already gone (crashed, or killed from outside).
+		// Already gone (crashed, or killed from outside); what it
+		// started goes too.
+		c.proc.killGroup()
 		var err error
 		if !c.stopping.Swap(true) {
 			err = c.reportDeath()
@@ -84,6 +87,6 @@ func (c *Client) release() {
 func (c *Client) Kill() {
 	if c.proc != nil {
 		c.stopping.Store(true)
-		c.proc.cmd.Process.Kill()
+		c.proc.signal(syscall.SIGKILL)
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -649,5 +650,66 @@ func TestHandshakeNamingAnotherSocket(t *testing.T) {
 	}
 	if !exists(t, victim, "yes") {
 		t.Error("the victim does not answer")
+	}
+}
+
+// TestCloseStopsWhatThePluginStarted: a child the plugin started (in its
+// process group) does not outlive Close, nor a plugin that was SIGKILLed.
+func TestCloseStopsWhatThePluginStarted(t *testing.T) {
+	for _, crash := range []bool{false, true} {
+		pidFile := filepath.Join(t.TempDir(), "pid")
+		cfg := config(t, "grandchild")
+		cfg.Env = append(cfg.Env, "PLUGKIT_TEST_PIDFILE="+pidFile)
+		c := start(t, cfg)
+		data, err := os.ReadFile(pidFile)
+		if err != nil {
+			t.Fatal(err)
+		}
+		child, _ := strconv.Atoi(string(data))
+		if child <= 0 || syscall.Kill(child, 0) != nil {
+			t.Fatalf("the plugin's child %q is not running", data)
+		}
+		t.Cleanup(func() { syscall.Kill(child, syscall.SIGKILL) }) // only if the test failed
+		if crash {
+			syscall.Kill(c.Pid(), syscall.SIGKILL)
+			<-c.Exited()
+		}
+		c.Close()
+		deadline := time.Now().Add(10 * time.Second)
+		for !gone(child) && time.Now().Before(deadline) {
+			time.Sleep(10 * time.Millisecond)
+		}
+		if !gone(child) {
+			t.Errorf("crash %v: the plugin's child %d outlived Close", crash, child)
+		}
+	}
+}
+
+// gone reports whether pid no longer runs (absent, or a zombie).
+func gone(pid int) bool {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return true
+	}
+	i := strings.LastIndexByte(string(data), ')')
+	return i > 0 && len(data) > i+2 && data[i+2] == 'Z'
+}
+
+// TestWarnsWhenTCPWithoutTLS: a TCP plugin with AutoMTLS off is open to
+// every local user, and the host says so.
+func TestWarnsWhenTCPWithoutTLS(t *testing.T) {
+	for _, mtls := range []bool{false, true} {
+		var logs syncBuffer
+		cfg := config(t, "kv")
+		cfg.Network, cfg.NoAutoMTLS = "tcp", !mtls
+		cfg.Logger = slog.New(slog.NewTextHandler(&logs, nil))
+		c := start(t, cfg)
+		if c.Network() != "tcp" {
+			t.Fatalf("network %s", c.Network())
+		}
+		warned := strings.Contains(logs.String(), "any local user can connect")
+		if warned == mtls {
+			t.Errorf("AutoMTLS %v: warned %v\n%s", mtls, warned, logs.String())
+		}
 	}
 }

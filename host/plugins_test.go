@@ -9,7 +9,9 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"os/exec"
 	"os/signal"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -90,6 +92,13 @@ func runTestPlugin(mode string) {
 		fmt.Println("Welcome to my plugin!")
 		time.Sleep(time.Minute)
 		os.Exit(0)
+	case "grandchild":
+		// Starts a long sleep of its own and serves as kv.
+		sleep := exec.Command("sleep", "300")
+		if err := sleep.Start(); err != nil {
+			os.Exit(5)
+		}
+		os.WriteFile(os.Getenv("PLUGKIT_TEST_PIDFILE"), []byte(strconv.Itoa(sleep.Process.Pid)), 0o644)
 	case "hijack":
 		// Names another process's socket as its own.
 		fmt.Printf("1|1|unix|%s|grpc|\n", os.Getenv("PLUGKIT_TEST_VICTIM"))

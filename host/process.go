@@ -158,15 +158,16 @@ const failGrace = 500 * time.Millisecond
 // kill ends the process and reaps it: SIGTERM, so that a plugin that
 // can clean up does, then SIGKILL after failGrace.
 func (p *process) kill() {
-	p.cmd.Process.Signal(syscall.SIGTERM)
+	p.signal(syscall.SIGTERM)
 	t := time.NewTimer(failGrace)
 	defer t.Stop()
 	select {
 	case <-p.exited:
 	case <-t.C:
-		p.cmd.Process.Kill()
+		p.signal(syscall.SIGKILL)
 		<-p.exited
 	}
+	p.killGroup()
 	p.closePipes()
 }
 
@@ -209,14 +210,31 @@ func (p *process) stop(ask func(), wait time.Duration) (stage int) {
 	ask()
 	stage = stoppedAsked
 	if !waitExit(wait - time.Since(begin)) {
-		p.cmd.Process.Signal(syscall.SIGTERM)
+		p.signal(syscall.SIGTERM)
 		stage = stoppedSIGTERM
 		if !waitExit(wait) {
-			p.cmd.Process.Kill()
+			p.signal(syscall.SIGKILL)
 			<-p.exited
 			stage = stoppedSIGKILL
 		}
 	}
+	p.killGroup()
 	p.closePipes()
 	return stage
+}
+
+// signal sends sig to the plugin's process group: the plugin and whatever
+// it started that stayed in its group (Start makes the plugin a group
+// leader). A process that left the group (setsid, a daemon) is out of
+// reach; see the package documentation.
+func (p *process) signal(sig syscall.Signal) {
+	if err := syscall.Kill(-p.cmd.Process.Pid, sig); err != nil {
+		p.cmd.Process.Signal(sig)
+	}
+}
+
+// killGroup ends what is left of the plugin's process group after the
+// plugin itself exited: children it started and did not stop.
+func (p *process) killGroup() {
+	syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
 }

@@ -141,6 +141,9 @@ func Start(ctx context.Context, cfg Config) (*Client, error) {
 	if err != nil {
 		return fail(err)
 	}
+	if id == nil && line.Network == "tcp" {
+		logger.Warn("AutoMTLS is off and the plugin listens on TCP: any local user can connect to it and call it; keep AutoMTLS on, or use a unix socket", "address", line.Address)
+	}
 	c := &Client{cfg: cfg, name: name, logger: logger, line: line, started: started, proc: proc, sock: sock, pid: cmd.Process.Pid}
 	if err := c.connect(ctx, tlsConfig); err != nil {
 		return fail(err)
