@@ -72,7 +72,7 @@ func (l Line) String() string {
 
 // ErrNetRPC reports a plugin that speaks go-plugin's legacy net/rpc
 // protocol, which plugkit does not implement.
-var ErrNetRPC = errors.New("plugin speaks go-plugin's legacy net/rpc protocol; plugkit speaks only grpc: rebuild the plugin with a gRPC plugin set (go-plugin's GRPCServer option)")
+var ErrNetRPC = errors.New("plugin speaks go-plugin's net/rpc protocol; plugkit speaks only go-plugin's gRPC protocol: load net/rpc plugins with hashicorp/go-plugin, or rebuild the plugin with a gRPC plugin set (go-plugin's GRPCServer option)")
 
 // LineError reports a handshake line that cannot be used. Field names the
 // part that is wrong ("core version", "network", ...).
