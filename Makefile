@@ -5,13 +5,35 @@ BUF       := github.com/bufbuild/buf/cmd/buf@v1.75.0
 GOFLAGS   ?=
 export GOFLAGS
 
-.PHONY: all test vet fmt-check demo generate generate-check bench bench-proto soak
+.PHONY: all test test-corpus tofu vet fmt-check demo generate generate-check bench bench-proto soak
 
 all: test
 
 ## test: every test, with the race detector, plus gofmt and go vet
-test: fmt-check vet
-	$(GO) test -race -count=1 -timeout 9m ./...
+test: fmt-check vet tofu
+	PLUGKIT_TOFU=$(abspath $(TOFU)) $(GO) test -race -count=1 -timeout 9m ./...
+
+## tofu: OpenTofu, the engine the Terraform end-to-end test always runs,
+## built from its Go module by the tools module internal/tools/tofu (pinned
+## there; `go install` refuses it because of its hcl replace). Built once
+## into bin/, rebuilt only when the tools module changes.
+TOFU_VERSION := v1.12.6
+TOFU         := bin/tofu-$(TOFU_VERSION)
+tofu: $(TOFU)
+$(TOFU): internal/tools/tofu/go.mod internal/tools/tofu/go.sum
+	@mkdir -p bin
+	cd internal/tools/tofu && GOWORK=off GOFLAGS= $(GO) build -o $(abspath $(TOFU)).tmp github.com/opentofu/opentofu/cmd/tofu
+	mv $(abspath $(TOFU)).tmp $(TOFU)
+
+## test-corpus: the tests that read the shared corpus beside the clone
+## (../shared/corpus: Terraform's protocol history, buf's breaking fixtures).
+## Such tests live in *_corpus_test.go files behind the corpus build tag and
+## are named TestCorpus...; make test never reads ../shared.
+SHARED ?= ../shared
+test-corpus:
+	@test -d $(SHARED)/corpus || { echo "make test-corpus: $(SHARED)/corpus is missing (it expects the shared test corpus checked out beside the repository; set SHARED=DIR to point elsewhere)"; exit 1; }
+	PLUGKIT_SHARED=$$(cd $(SHARED) && pwd) $(GO) test -race -count=1 -tags corpus -run '^TestCorpus' \
+		$$(find . -name '*_corpus_test.go' -not -path './.git/*' | xargs -n1 dirname | sort -u)
 
 vet:
 	$(GO) vet ./...
@@ -37,7 +59,7 @@ generate-check: generate
 ## (installs the pinned buf, which make test never needs)
 bench-proto:
 	$(GO) install $(BUF)
-	PATH="$$($(GO) env GOPATH)/bin:$$PATH" $(GO) test ./protocheck -run '^$$' -bench BreakingTfplugin -benchtime 5x -count 6
+	PATH="$$($(GO) env GOPATH)/bin:$$PATH" $(GO) test -tags corpus ./protocheck -run '^$$' -bench BreakingTfplugin -benchtime 5x -count 6
 
 ## bench: plugkit against go-plugin and grpc-go (not part of make test):
 ## medians of several runs into BENCHMARKS.md and bench/results.json

@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"sync"
 	"sync/atomic"
@@ -21,6 +22,15 @@ import (
 // DefaultDialTimeout is how long Dial waits for the peer's announcement
 // when its context has no deadline (go-plugin waits 5 s).
 const DefaultDialTimeout = 5 * time.Second
+
+// Bounds on what a peer may leave waiting: announcements for services
+// nobody has dialed yet, and the size of an announced address. A peer
+// that floods the stream cannot make this side hold more than about
+// MaxPending * MaxAddress bytes.
+const (
+	MaxPending = 256
+	MaxAddress = 1024
+)
 
 // ErrClosed is returned by a broker after Close.
 var ErrClosed = errors.New("broker: closed (the plugin connection is gone)")
@@ -42,6 +52,9 @@ type Options struct {
 	// and connection (message size limits, interceptors).
 	ServerOptions []grpc.ServerOption
 	DialOptions   []grpc.DialOption
+	// Logger receives a warning when the peer's announcements are
+	// dropped; nil discards it.
+	Logger *slog.Logger
 }
 
 // Broker is one side's end of the broker stream.
@@ -58,6 +71,7 @@ type Broker struct {
 
 	mu      sync.Mutex
 	pending map[uint32]chan *pluginpb.ConnInfo
+	dropped int // announcements refused, for the warning
 	servers []*grpc.Server
 	lns     []net.Listener
 }
@@ -108,7 +122,27 @@ func (b *Broker) inbox(id uint32) chan *pluginpb.ConnInfo {
 }
 
 func (b *Broker) deliver(info *pluginpb.ConnInfo) {
-	ch := b.inbox(info.GetServiceId())
+	id := info.GetServiceId()
+	b.mu.Lock()
+	_, awaited := b.pending[id]
+	reason := ""
+	switch {
+	case len(info.GetAddress()) > MaxAddress || len(info.GetNetwork()) > 8:
+		reason = fmt.Sprintf("its address is over %d bytes", MaxAddress)
+	case !awaited && len(b.pending) >= MaxPending:
+		reason = fmt.Sprintf("%d announcements already wait for a Dial", MaxPending)
+	}
+	if reason != "" {
+		b.dropped++
+		n := b.dropped
+		b.mu.Unlock()
+		if n == 1 || n%1000 == 0 {
+			b.logger().Warn("broker: dropped the peer's announcement", "service", id, "reason", reason, "dropped_so_far", n)
+		}
+		return
+	}
+	b.mu.Unlock()
+	ch := b.inbox(id)
 	select {
 	case ch <- info:
 	default:
@@ -120,6 +154,13 @@ func (b *Broker) deliver(info *pluginpb.ConnInfo) {
 		}
 		ch <- info
 	}
+}
+
+func (b *Broker) logger() *slog.Logger {
+	if b.opts.Logger != nil {
+		return b.opts.Logger
+	}
+	return slog.New(slog.DiscardHandler)
 }
 
 // NextID returns a fresh service ID, starting at 1.

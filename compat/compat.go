@@ -178,6 +178,17 @@ func (r Result) Message(current string) string {
 	return b.String()
 }
 
+// Advice says which release to select when the installed one is unknown:
+// the latest compatible release when there is one (never "not
+// compatible" then), else Message's explanation of why none is.
+func (r Result) Advice() string {
+	if r.Latest == nil {
+		return r.Message("")
+	}
+	return fmt.Sprintf("Plugin version v%s of %q is the latest release compatible with this host (it needs %s). Select it with the following constraint:\n\n    version = %q\n",
+		r.Latest.Version, r.Plugin, r.Requirement, "~> "+mustSemver(r.Latest.Version).constraint())
+}
+
 func (r Result) speaks(rel Release) string {
 	versions := rel.Manifest.Metadata.ProtocolVersions
 	what := "protocol"

@@ -29,15 +29,16 @@
 //     invalid UTF-8, a 3 MiB line, no newline) on fd 2 and through the
 //     stdio stream: TestHostileLines; the basic hostile set: host's
 //     TestHostileStderrIsLoggedNotFatal, and against go-plugin: interop.
-//   - leaks its socket directory: TestSIGKILLedPlugin, TestCrashMidCall. A
-//     plugin killed with SIGKILL (or that panics) cannot remove its private
-//     directory (plugkit-NNN/plugin.sock); once the host has reaped it,
-//     Close removes the dead socket and, for a plugkit-* directory, the
-//     directory too (a reattached plugin's socket is never touched). The
-//     host's own sockets (brokered services) are removed by Close. A
-//     plugkit plugin that exits any other way (Shutdown, SIGTERM, its host
-//     gone) removes its directory itself; the host sends SIGTERM before
-//     SIGKILL to a plugin that failed to start, so that it can.
+//   - leaks its socket directory: TestSIGKILLedPlugin, TestCrashMidCall,
+//     and with a real go-plugin plugin interop's TestNoStaleGoPluginSockets.
+//     Every launched plugin gets a private directory of its host's
+//     (plugkit-host-NNN, its PLUGIN_UNIX_SOCKET_DIR), where plugkit and
+//     go-plugin v1.5+ plugins and the host's brokered servers make their
+//     sockets; once the host has reaped the plugin, Close (or the failed
+//     Start) removes the whole directory, whatever the plugin did. A
+//     reattached plugin's socket is never touched. Directories of hosts
+//     that were SIGKILLed are swept by the next host (an flock on
+//     .owner tells a live owner from a dead one).
 //   - a host killed with SIGKILL: TestSIGKILLedHost (its plugin is gone
 //     within 1 s, through Pdeathsig and the parent watch together and
 //     through Pdeathsig alone); the parent watch alone, under a host that
@@ -47,6 +48,23 @@
 //   - a tampered binary with checksum pinning: TestTamperedBinaryNeverRuns
 //     (proof by a marker file that it never ran); the launch counts:
 //     manager's TestPinnedChecksum.
+//   - the hostile cases of the hardening issue, each in its package's own
+//     tests: a pinned binary swapped between check and exec (host's
+//     TestPinnedBinarySwappedAfterCheck) or behind a cache with its mtime
+//     restored (manager's TestPinNotTrustedFromCache); malformed and shared
+//     cache files (TestMalformedCacheIsRebuilt, TestSharedCacheKeepsEveryEntry);
+//     a broker flood (broker's TestAnnouncementsAreBounded); stdio lines of
+//     64 MiB (host's TestStdioLinesAreCapped); a handshake naming another
+//     plugin's socket (TestHandshakeNamingAnotherSocket); Start from a locked
+//     thread that exits (TestStartFromAnExitingLockedThread); a huge sparse
+//     binary against Discover's deadline (TestDiscoverHonoursContextWhileHashing);
+//     a failed start's socket directory (TestFailedStartLeavesNoSocketDir);
+//     the host's own handshake variables (TestHostThatIsAPluginDoesNotLeakItsHandshake,
+//     TestInheritedEnvironment); cancelled calls (TestCancelledCallsReturnAtOnce);
+//     a Shutdown that never answers (TestCloseBoundedByTwoStopTimeouts); the
+//     plugin's children (TestCloseStopsWhatThePluginStarted); TCP without TLS
+//     (TestWarnsWhenTCPWithoutTLS); escape sequences through the CLI
+//     (cmd/plugkit's TestPluginTextIsEscaped).
 //   - many calls from many goroutines: TestManyCalls (20,000 calls from 100
 //     goroutines; goroutines, open files and heap of the host, and the
 //     plugin's open files, back to baseline); make soak runs

@@ -49,6 +49,20 @@ func closeQuickly(t *testing.T, c *host.Client, d time.Duration) {
 	}
 }
 
+// closeCrashed closes c, whose plugin died on its own, and fails t unless
+// Close reports that death (with state in its exit status) within d.
+func closeCrashed(t *testing.T, c *host.Client, state string, d time.Duration) {
+	t.Helper()
+	begin := time.Now()
+	var ue *host.UnexpectedExitError
+	if err := c.Close(); !errors.As(err, &ue) || !strings.Contains(ue.State, state) {
+		t.Errorf("Close = %v, want an UnexpectedExitError with %q", err, state)
+	}
+	if took := time.Since(begin); took > d {
+		t.Errorf("Close took %v, want under %v", took, d)
+	}
+}
+
 // nothingLeftIn checks that dir is empty after a plugin that died without
 // cleaning up was closed: the host removes the dead plugin's socket and
 // private directory, and its own brokered sockets.
@@ -81,7 +95,7 @@ func TestCrashMidCall(t *testing.T) {
 	if _, err := store(c).Exists(ctxT(t, 2*time.Second), &objectstorev1.ExistsRequest{Key: "yes"}); err == nil {
 		t.Error("a call after the crash succeeded")
 	}
-	closeQuickly(t, c, time.Second)
+	closeCrashed(t, c, "exit status 2", time.Second)
 	nothingRunning(t)
 	nothingLeftIn(t, dir, c) // the plugin could not remove its socket; the host did
 }
@@ -111,7 +125,12 @@ func TestCrashMidStream(t *testing.T) {
 	if strings.Join(got, ",") != "chunk 0,chunk 1" {
 		t.Errorf("received %q before the crash", got)
 	}
-	closeQuickly(t, c, time.Second)
+	select {
+	case <-c.Exited():
+	case <-time.After(5 * time.Second):
+		t.Fatal("the crashed plugin was not reaped")
+	}
+	closeCrashed(t, c, "exit status 2", time.Second)
 	nothingRunning(t)
 	nothingLeftIn(t, dir, c)
 }
@@ -327,7 +346,7 @@ func TestSIGKILLedPlugin(t *testing.T) {
 	if _, err := store(c).Exists(ctxT(t, 5*time.Second), &objectstorev1.ExistsRequest{Key: "yes"}); status.Code(err) != codes.Unavailable {
 		t.Errorf("call to a killed plugin: %v, want Unavailable", err)
 	}
-	closeQuickly(t, c, time.Second)
+	closeCrashed(t, c, "signal: killed", time.Second)
 	nothingRunning(t)
 	nothingLeftIn(t, dir, c)
 }

@@ -38,7 +38,7 @@ func TestMain(m *testing.M) {
 	}
 	code := m.Run()
 	if code == 0 {
-		if err := goleak.Find(); err != nil {
+		if err := goleak.Find(goleak.IgnoreTopFunction("github.com/plugkit/plugkit/host.spawner")); err != nil {
 			fmt.Fprintln(os.Stderr, "goleak:", err)
 			code = 1
 		}

@@ -21,6 +21,13 @@ const (
 	EnvNetwork = "PLUGKIT_NETWORK"
 )
 
+// Variables lists every variable of the contract (the cookie's key aside):
+// a host removes them from the environment it passes on, so that a host
+// that is itself a plugin does not hand its own handshake to its plugins,
+// and sets those it means.
+var Variables = []string{EnvMinPort, EnvMaxPort, EnvProtocolVersions, EnvClientCert, EnvUnixSocketDir,
+	EnvUnixSocketGroup, EnvMultiplexGRPC, EnvNetwork}
+
 // Default port range, as go-plugin's host uses.
 const (
 	DefaultMinPort = 10000

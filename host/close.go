@@ -2,10 +2,11 @@ package host
 
 import (
 	"context"
-	"os"
-	"path/filepath"
-	"strings"
+	"syscall"
 	"time"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 
 	"github.com/plugkit/plugkit/internal/goplugin/pluginpb"
 )
@@ -13,7 +14,10 @@ import (
 // Close stops the plugin and releases everything: the Shutdown RPC, a
 // wait, SIGTERM, a wait, SIGKILL; the process is always reaped. A
 // reattached plugin is asked to shut down and then only disconnected:
-// this host did not start it. Close is safe to call more than once.
+// this host did not start it. Close is safe to call more than once. When
+// the plugin had exited on its own before Close (a crash, or an exit the
+// host did not ask for), Close still cleans up and returns an
+// *UnexpectedExitError saying how it ended.
 func (c *Client) Close() error {
 	c.closeOnce.Do(func() { c.closeErr = c.close() })
 	return c.closeErr
@@ -21,32 +25,48 @@ func (c *Client) Close() error {
 
 func (c *Client) close() error {
 	wait := orDefault(c.cfg.StopTimeout, DefaultStopTimeout)
+	var shutdownErr error
 	shutdown := func() {
 		ctx, cancel := context.WithTimeout(context.Background(), wait)
 		defer cancel()
-		if _, err := pluginpb.NewGRPCControllerClient(c.conn).Shutdown(ctx, &pluginpb.Empty{}); err != nil {
-			c.logger.Debug("plugin Shutdown RPC failed", "error", err)
-		}
+		shutdownErr = nil
+		_, shutdownErr = pluginpb.NewGRPCControllerClient(c.conn).Shutdown(ctx, &pluginpb.Empty{})
 	}
 	if c.proc == nil {
 		shutdown()
+		if shutdownErr != nil {
+			c.logger.Debug("plugin Shutdown RPC failed", "error", shutdownErr)
+		}
 		c.release()
 		return nil
 	}
 	select {
 	case <-c.proc.exited:
-		// Already gone (crashed, or killed from outside).
+		// Already gone (crashed, or killed from outside); what it
+		// started goes too.
+		c.proc.killGroup()
+		var err error
+		if !c.stopping.Swap(true) {
+			err = c.reportDeath()
+		}
 		c.release()
 		c.proc.closePipes()
-		c.removeDeadSocket()
-		return nil
+		c.sock.remove()
+		return err
 	default:
 	}
+	c.stopping.Store(true)
 	start := time.Now()
-	killed := c.proc.stop(shutdown, wait)
+	stage := c.proc.stop(shutdown, wait)
 	c.release()
-	c.removeDeadSocket()
-	if killed {
+	c.sock.remove()
+	// go-plugin plugins exit inside the Shutdown call, so its answer is a
+	// closed connection (Unavailable, EOF): with the process gone right
+	// after, that is a normal stop, not a failure.
+	if shutdownErr != nil && !(stage == stoppedAsked && status.Code(shutdownErr) == codes.Unavailable) {
+		c.logger.Debug("plugin Shutdown RPC failed", "error", shutdownErr)
+	}
+	if stage == stoppedSIGKILL {
 		c.logger.Warn("plugin did not stop when asked; killed it", "after", time.Since(start).Round(time.Millisecond))
 	}
 	return nil
@@ -66,23 +86,7 @@ func (c *Client) release() {
 // plugin.
 func (c *Client) Kill() {
 	if c.proc != nil {
-		c.proc.cmd.Process.Kill()
-	}
-}
-
-// removeDeadSocket removes what a plugin that died without cleaning up
-// (a crash, SIGKILL) leaves behind: its unix socket, and the socket's
-// directory when that is a plugkit plugin's private one (plugkit-*) and is
-// then empty. It runs only after this host reaped the process, so nothing
-// listens there any more; a reattached plugin's socket is never touched.
-func (c *Client) removeDeadSocket() {
-	if c.proc == nil || c.line.Network != "unix" {
-		return
-	}
-	if fi, err := os.Lstat(c.line.Address); err == nil && fi.Mode()&os.ModeSocket != 0 {
-		os.Remove(c.line.Address)
-	}
-	if dir := filepath.Dir(c.line.Address); strings.HasPrefix(filepath.Base(dir), "plugkit-") {
-		os.Remove(dir) // fails, harmlessly, unless empty
+		c.stopping.Store(true)
+		c.proc.signal(syscall.SIGKILL)
 	}
 }

@@ -1,7 +1,9 @@
 package host
 
 import (
+	"crypto/sha256"
 	"crypto/tls"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -21,8 +23,10 @@ const (
 	// DefaultMaxMessageSize is the largest gRPC message sent or received:
 	// 64 MiB, against gRPC's own 4 MiB. The plugin side uses the same.
 	DefaultMaxMessageSize = 64 << 20
-	// DefaultStopTimeout is how long Close waits after each step (the
-	// Shutdown RPC, then SIGTERM) before the next, firmer one.
+	// DefaultStopTimeout is how long each of Close's two polite steps may
+	// take before the next, firmer one: the Shutdown RPC with the wait for
+	// the exit after it, then SIGTERM with its wait. Close of a plugin
+	// that ignores both thus takes two StopTimeouts, then SIGKILL.
 	DefaultStopTimeout = 2 * time.Second
 	// DefaultHealthTimeout bounds the health check made after connecting.
 	DefaultHealthTimeout = 5 * time.Second
@@ -35,9 +39,17 @@ type Config struct {
 	Path string
 	// Args are its arguments (not including the program name).
 	Args []string
-	// Env is added to the host's own environment for the plugin, before
-	// the handshake variables.
+	// Env is added to the environment the plugin inherits, before the
+	// handshake variables.
 	Env []string
+	// InheritEnv, when not nil, names the only variables of the host's
+	// own environment the plugin inherits (besides Env and the handshake
+	// variables, which it always gets). By default (nil) a plugin inherits
+	// the host's whole environment, and with it every secret in it: cloud
+	// credentials, tokens, database passwords. Name what the plugin needs
+	// (PATH, HOME, TMPDIR, ...) to give it nothing else; an empty, non-nil
+	// list passes nothing of the host's.
+	InheritEnv []string
 	// Dir is the plugin's working directory; empty means the host's.
 	Dir string
 
@@ -63,6 +75,12 @@ type Config struct {
 	// Network is "tcp" to ask the plugin to listen on loopback TCP instead
 	// of a unix socket (plugkit plugins honour it; others ignore it).
 	Network string
+	// SHA256, when set, pins the binary: the hex SHA-256 it must have.
+	// Start opens the file, hashes what it read from that open file, and
+	// (on Linux) executes that same open file, so that swapping the binary
+	// between the check and the exec cannot run unverified code. A binary
+	// that does not match is refused with a *ChecksumError and never runs.
+	SHA256 string
 	// UnixSocketDir is where the plugin and the host's brokered servers
 	// make their sockets; empty means the temporary directory.
 	UnixSocketDir string
@@ -83,8 +101,8 @@ type Config struct {
 	// StartTimeout bounds the wait for the handshake; 0 means
 	// DefaultStartTimeout. The context given to Start bounds it too.
 	StartTimeout time.Duration
-	// StopTimeout is Close's wait after each step; 0 means
-	// DefaultStopTimeout.
+	// StopTimeout bounds each of Close's two polite steps (Shutdown,
+	// SIGTERM); 0 means DefaultStopTimeout.
 	StopTimeout time.Duration
 	// MaxMessageSize bounds gRPC messages both ways; 0 means
 	// DefaultMaxMessageSize.
@@ -105,6 +123,11 @@ func (c *Config) check() error {
 	}
 	if c.Network != "" && c.Network != "unix" && c.Network != "tcp" {
 		return fmt.Errorf("host: Config.Network %q: want unix or tcp", c.Network)
+	}
+	if c.SHA256 != "" {
+		if b, err := hex.DecodeString(c.SHA256); err != nil || len(b) != sha256.Size {
+			return fmt.Errorf("host: Config.SHA256 %q is not a hex SHA-256 (64 hex digits)", c.SHA256)
+		}
 	}
 	return nil
 }

@@ -15,4 +15,15 @@
 // Close stops the plugin politely and then firmly: the Shutdown RPC, a
 // wait, SIGTERM, a wait, SIGKILL. It always reaps the process and leaves no
 // goroutine behind.
+//
+// Each plugin runs in a process group of its own; the signals go to the
+// group, and once the plugin has exited whatever is left of its group is
+// killed, so the children a plugin starts do not outlive it. A process
+// that leaves the group on purpose (setsid, a daemon) is out of reach:
+// plugkit does not take the host's whole process tree over (a child
+// subreaper would make the host wait for processes os/exec does not
+// know); run such plugins in a container or cgroup of their own.
+//
+// A plugin started with AutoMTLS off on TCP is open to every local user;
+// Start logs a warning when that happens.
 package host

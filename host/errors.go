@@ -2,6 +2,7 @@ package host
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -29,12 +30,27 @@ func (e *ExitError) Error() string {
 // cookieRejected recognises the message plugkit and go-plugin plugins
 // print when started without their cookie.
 func (e *ExitError) cookieRejected() bool {
-	for _, l := range e.Stderr {
-		if strings.Contains(strings.ToLower(l), "not meant to be") {
-			return true
-		}
+	return slices.ContainsFunc(e.Stderr, isCookieNotice)
+}
+
+// UnexpectedExitError reports a plugin that exited while its host was using
+// it, before Close or Kill: a crash, or an exit nobody asked for. Close
+// returns it after cleaning up.
+type UnexpectedExitError struct {
+	Name string
+	// State is the process's exit status ("exit status 2", "signal: killed").
+	State string
+	// Stderr holds the last lines it wrote to standard error.
+	Stderr []string
+}
+
+// Error gives the exit status and the last stderr lines.
+func (e *UnexpectedExitError) Error() string {
+	msg := fmt.Sprintf("plugin %s exited while its host was using it (%s)", e.Name, e.State)
+	if len(e.Stderr) == 0 {
+		return msg + " and wrote nothing to stderr"
 	}
-	return false
+	return msg + "; its last stderr lines:\n  " + strings.Join(e.Stderr, "\n  ")
 }
 
 // StartError reports a plugin that could not be started or connected to

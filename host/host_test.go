@@ -3,11 +3,15 @@ package host_test
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
 	"os"
 	"path/filepath"
+	"runtime"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -31,7 +35,7 @@ func TestMain(m *testing.M) {
 		runTestPlugin(mode)
 		return
 	}
-	goleak.VerifyTestMain(m)
+	goleak.VerifyTestMain(m, goleak.IgnoreTopFunction("github.com/plugkit/plugkit/host.spawner")) // the thread every plugin is forked from
 }
 
 // config returns a Config that starts this test binary as plugin mode.
@@ -288,16 +292,78 @@ func TestCloseEscalatesToSIGKILL(t *testing.T) {
 	}
 }
 
+// TestCloseAfterCrash: a plugin that dies while its host uses it gives one
+// WARN record with its exit status, and Close cleans up and reports it.
+// TestCloseBoundedByTwoStopTimeouts: a plugin whose Shutdown never answers
+// and that ignores SIGTERM is killed after two StopTimeouts (the Shutdown
+// call and the wait after it share the first), not three.
+func TestCloseBoundedByTwoStopTimeouts(t *testing.T) {
+	cfg := config(t, "deaf")
+	cfg.NoAutoMTLS = true
+	cfg.StopTimeout = 2 * time.Second
+	cfg.UnixSocketDir = t.TempDir()
+	c := start(t, cfg)
+	begin := time.Now()
+	if err := c.Close(); err != nil {
+		t.Fatal(err)
+	}
+	// Three StopTimeouts (6 s) was the old, undocumented total; the bound
+	// leaves a second of slack for a loaded machine.
+	if took := time.Since(begin); took >= 3*cfg.StopTimeout-time.Second {
+		t.Errorf("Close took %v, want about %v (two StopTimeouts)", took, 2*cfg.StopTimeout)
+	}
+	if err := syscall.Kill(c.Pid(), 0); !errors.Is(err, syscall.ESRCH) {
+		t.Errorf("process %d still exists after Close (kill 0: %v)", c.Pid(), err)
+	}
+}
+
 func TestCloseAfterCrash(t *testing.T) {
-	c := start(t, config(t, "kv"))
+	var logs syncBuffer
+	cfg := config(t, "kv")
+	cfg.Logger = slog.New(slog.NewTextHandler(&logs, nil))
+	c := start(t, cfg)
 	syscall.Kill(c.Pid(), syscall.SIGKILL)
 	select {
 	case <-c.Exited():
 	case <-time.After(5 * time.Second):
 		t.Fatal("Exited not closed after the process was killed")
 	}
-	if err := c.Close(); err != nil {
+	deadline := time.Now().Add(10 * time.Second)
+	for !strings.Contains(logs.String(), "plugin exited while its host was using it") && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	err := c.Close()
+	var ue *host.UnexpectedExitError
+	if !errors.As(err, &ue) || ue.State != "signal: killed" {
+		t.Fatalf("Close after a crash = %v, want an UnexpectedExitError with the signal", err)
+	}
+	if err := c.Close(); err != ue {
+		t.Errorf("a second Close = %v, want the same error", err)
+	}
+	if n := strings.Count(logs.String(), "plugin exited while its host was using it"); n != 1 {
+		t.Errorf("%d WARN records about the exit, want 1:\n%s", n, logs.String())
+	}
+	if !strings.Contains(logs.String(), "level=WARN") || !strings.Contains(logs.String(), "status=\"signal: killed\"") {
+		t.Errorf("the record lacks the level or the status:\n%s", logs.String())
+	}
+}
+
+// TestNoExitWarningAfterCloseOrKill: exits the host asked for are no news.
+func TestNoExitWarningAfterCloseOrKill(t *testing.T) {
+	var logs syncBuffer
+	cfg := config(t, "kv")
+	cfg.Logger = slog.New(slog.NewTextHandler(&logs, nil))
+	if err := start(t, cfg).Close(); err != nil {
 		t.Fatal(err)
+	}
+	c := start(t, cfg)
+	c.Kill()
+	<-c.Exited()
+	if err := c.Close(); err != nil {
+		t.Errorf("Close after Kill: %v", err)
+	}
+	if strings.Contains(logs.String(), "exited while") || strings.Contains(logs.String(), "Shutdown RPC failed") {
+		t.Errorf("a requested stop was logged as news:\n%s", logs.String())
 	}
 }
 
@@ -388,3 +454,262 @@ func TestReattach(t *testing.T) {
 
 // syncBuffer is a goroutine-safe log destination.
 type syncBuffer = testutil.Buffer
+
+// TestCookieNoticeIsNoInfoRecord checks that the "not meant to be run by
+// hand" notice of a plugin that rejected the host's cookie reaches the
+// user in the start error, not as an INFO record of the host's logger.
+func TestCookieNoticeIsNoInfoRecord(t *testing.T) {
+	var logs syncBuffer
+	cfg := config(t, "kv")
+	cfg.Cookie.Value = "wrong"
+	cfg.Logger = slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	c, err := host.Start(ctx, cfg)
+	if err == nil {
+		c.Close()
+		t.Fatal("Start succeeded with the wrong cookie")
+	}
+	if !strings.Contains(err.Error(), "rejected the magic cookie") {
+		t.Errorf("start error: %v", err)
+	}
+	if strings.Contains(logs.String(), "not meant to be run by hand") {
+		t.Errorf("the host logged the plugin's notice for people at INFO:\n%s", logs.String())
+	}
+}
+
+// TestPinnedBinarySwappedAfterCheck swaps the pinned binary between the
+// checksum check and the exec: what runs must be what was hashed.
+func TestPinnedBinarySwappedAfterCheck(t *testing.T) {
+	dir := t.TempDir()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	good := fmt.Sprintf("#!/bin/sh\nexec '%s' \"$@\"\n", exe)
+	marker := filepath.Join(dir, "evil-ran")
+	evil := fmt.Sprintf("#!/bin/sh\ntouch '%s'\nexit 1\n", marker)
+	path := filepath.Join(dir, "plugin")
+	if err := os.WriteFile(path, []byte(good), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	sum := sha256.Sum256([]byte(good))
+	cfg := config(t, "kv")
+	cfg.Path, cfg.SHA256 = path, hex.EncodeToString(sum[:])
+
+	host.SetAfterPinCheck(func() {
+		tmp := path + ".new"
+		if err := os.WriteFile(tmp, []byte(evil), 0o755); err != nil {
+			t.Error(err)
+		}
+		if err := os.Rename(tmp, path); err != nil {
+			t.Error(err)
+		}
+	})
+	defer host.SetAfterPinCheck(nil)
+	c := start(t, cfg)
+	if !exists(t, c, "yes") {
+		t.Error("the pinned plugin does not answer")
+	}
+	if _, err := os.Stat(marker); err == nil {
+		t.Fatal("the binary swapped in after the check ran")
+	}
+
+	// Now the file on disk is the evil one: a pinned start refuses it
+	// without running it.
+	host.SetAfterPinCheck(nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	_, err = host.Start(ctx, cfg)
+	var ce *host.ChecksumError
+	if !errors.As(err, &ce) || ce.Want != cfg.SHA256 {
+		t.Fatalf("Start of a binary that does not match its pin: %v, want a ChecksumError", err)
+	}
+	if _, err := os.Stat(marker); err == nil {
+		t.Fatal("a binary that failed its pin ran")
+	}
+	cfg.SHA256 = "not-hex"
+	if _, err := host.Start(ctx, cfg); err == nil || !strings.Contains(err.Error(), "not a hex SHA-256") {
+		t.Errorf("a malformed pin: %v", err)
+	}
+}
+
+// TestHostThatIsAPluginDoesNotLeakItsHandshake: a host that is itself a
+// plugin has handshake variables in its environment (a client certificate,
+// PLUGKIT_NETWORK); its own plugins must get only the ones it sets.
+func TestHostThatIsAPluginDoesNotLeakItsHandshake(t *testing.T) {
+	t.Setenv("PLUGIN_CLIENT_CERT", "-----BEGIN CERTIFICATE-----\nnot one\n-----END CERTIFICATE-----\n")
+	t.Setenv("PLUGKIT_NETWORK", "tcp")
+	t.Setenv("PLUGIN_PROTOCOL_VERSIONS", "9")
+	cfg := config(t, "kv")
+	cfg.NoAutoMTLS = true
+	c := start(t, cfg)
+	if c.Network() != "unix" || c.TLS() || c.Version() != 1 {
+		t.Errorf("network %s, TLS %v, version %d: the host's own handshake variables leaked into the plugin's", c.Network(), c.TLS(), c.Version())
+	}
+}
+
+// TestFailedStartLeavesNoSocketDir: a plugin that answers NOT_SERVING and
+// ignores SIGTERM fails to start; nothing of it stays in the socket
+// directory.
+func TestFailedStartLeavesNoSocketDir(t *testing.T) {
+	cfg := config(t, "notserving")
+	cfg.NoAutoMTLS = true
+	cfg.UnixSocketDir = t.TempDir()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	c, err := host.Start(ctx, cfg)
+	if err == nil {
+		c.Close()
+		t.Fatal("Start succeeded with a NOT_SERVING plugin")
+	}
+	entries, _ := os.ReadDir(cfg.UnixSocketDir)
+	if len(entries) != 0 {
+		var names []string
+		for _, e := range entries {
+			names = append(names, e.Name())
+		}
+		t.Errorf("left in the socket directory after a failed start: %v", names)
+	}
+}
+
+// TestStartFromAnExitingLockedThread: host.Start on a goroutine that
+// locked its OS thread and then returned (the thread ends with it) must
+// not get the plugin killed by Pdeathsig while the host lives.
+func TestStartFromAnExitingLockedThread(t *testing.T) {
+	cfg := config(t, "kv")
+	// Several starts, each from its own goroutine, so that some run on
+	// threads other than the main one (which the runtime never ends).
+	const n = 4
+	got := make(chan *host.Client, n)
+	for range n {
+		go func() {
+			runtime.LockOSThread() // never unlocked: the thread exits with the goroutine
+			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+			defer cancel()
+			c, err := host.Start(ctx, cfg)
+			if err != nil {
+				t.Error(err)
+			}
+			got <- c
+		}()
+	}
+	var clients []*host.Client
+	for range n {
+		if c := <-got; c != nil {
+			clients = append(clients, c)
+			t.Cleanup(func() { c.Close() })
+		}
+	}
+	if len(clients) != n {
+		t.FailNow()
+	}
+	// Give the kernel time to deliver a Pdeathsig, were one due.
+	time.Sleep(time.Second)
+	for _, c := range clients {
+		select {
+		case <-c.Exited():
+			t.Errorf("plugin %d died when the thread that started it exited", c.Pid())
+		default:
+			if !exists(t, c, "yes") {
+				t.Errorf("plugin %d does not answer", c.Pid())
+			}
+		}
+	}
+}
+
+// TestHandshakeNamingAnotherSocket: with AutoMTLS off, a plugin whose
+// handshake names another plugin's socket gets neither a connection nor,
+// for the victim, a Shutdown or a removed socket.
+func TestHandshakeNamingAnotherSocket(t *testing.T) {
+	victimCfg := config(t, "kv")
+	victimCfg.NoAutoMTLS = true
+	victim := start(t, victimCfg)
+
+	cfg := config(t, "hijack")
+	cfg.NoAutoMTLS = true
+	cfg.Env = append(cfg.Env, "PLUGKIT_TEST_VICTIM="+victim.Address())
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	c, err := host.Start(ctx, cfg)
+	if err == nil {
+		c.Close()
+		t.Fatal("Start used a socket the plugin does not serve")
+	}
+	var oe *host.OwnerError
+	if !errors.As(err, &oe) || oe.Owner != victim.Pid() {
+		t.Errorf("Start: %v, want an OwnerError naming the victim's pid %d", err, victim.Pid())
+	}
+	if _, err := os.Stat(victim.Address()); err != nil {
+		t.Errorf("the victim's socket is gone: %v", err)
+	}
+	select {
+	case <-victim.Exited():
+		t.Fatal("the victim was shut down")
+	default:
+	}
+	if !exists(t, victim, "yes") {
+		t.Error("the victim does not answer")
+	}
+}
+
+// TestCloseStopsWhatThePluginStarted: a child the plugin started (in its
+// process group) does not outlive Close, nor a plugin that was SIGKILLed.
+func TestCloseStopsWhatThePluginStarted(t *testing.T) {
+	for _, crash := range []bool{false, true} {
+		pidFile := filepath.Join(t.TempDir(), "pid")
+		cfg := config(t, "grandchild")
+		cfg.Env = append(cfg.Env, "PLUGKIT_TEST_PIDFILE="+pidFile)
+		c := start(t, cfg)
+		data, err := os.ReadFile(pidFile)
+		if err != nil {
+			t.Fatal(err)
+		}
+		child, _ := strconv.Atoi(string(data))
+		if child <= 0 || syscall.Kill(child, 0) != nil {
+			t.Fatalf("the plugin's child %q is not running", data)
+		}
+		t.Cleanup(func() { syscall.Kill(child, syscall.SIGKILL) }) // only if the test failed
+		if crash {
+			syscall.Kill(c.Pid(), syscall.SIGKILL)
+			<-c.Exited()
+		}
+		c.Close()
+		deadline := time.Now().Add(10 * time.Second)
+		for !gone(child) && time.Now().Before(deadline) {
+			time.Sleep(10 * time.Millisecond)
+		}
+		if !gone(child) {
+			t.Errorf("crash %v: the plugin's child %d outlived Close", crash, child)
+		}
+	}
+}
+
+// gone reports whether pid no longer runs (absent, or a zombie).
+func gone(pid int) bool {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return true
+	}
+	i := strings.LastIndexByte(string(data), ')')
+	return i > 0 && len(data) > i+2 && data[i+2] == 'Z'
+}
+
+// TestWarnsWhenTCPWithoutTLS: a TCP plugin with AutoMTLS off is open to
+// every local user, and the host says so.
+func TestWarnsWhenTCPWithoutTLS(t *testing.T) {
+	for _, mtls := range []bool{false, true} {
+		var logs syncBuffer
+		cfg := config(t, "kv")
+		cfg.Network, cfg.NoAutoMTLS = "tcp", !mtls
+		cfg.Logger = slog.New(slog.NewTextHandler(&logs, nil))
+		c := start(t, cfg)
+		if c.Network() != "tcp" {
+			t.Fatalf("network %s", c.Network())
+		}
+		warned := strings.Contains(logs.String(), "any local user can connect")
+		if warned == mtls {
+			t.Errorf("AutoMTLS %v: warned %v\n%s", mtls, warned, logs.String())
+		}
+	}
+}

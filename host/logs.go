@@ -20,8 +20,11 @@ import (
 const maxLogLine = 64 << 10
 
 // tailLines is how many of the plugin's last stderr lines an error about
-// its start carries.
-const tailLines = 20
+// its start carries, each cut to maxTailLine bytes.
+const (
+	tailLines   = 20
+	maxTailLine = 4 << 10
+)
 
 // levelTrace is hclog's trace level, below slog.LevelDebug.
 const levelTrace = slog.Level(-8)
@@ -67,12 +70,19 @@ func (s *logSink) consume(r io.Reader) {
 	}
 }
 
-// Write lets the sink take output as an io.Writer (GRPCStdio chunks).
-// Chunks are split into lines; a partial last line is logged as it is.
+// Write lets the sink take output as an io.Writer (GRPCStdio chunks, up
+// to the 64 MiB message limit). Chunks are split into lines and lines into
+// maxLogLine pieces, as stderr's are; a partial last line is logged as it
+// is.
 func (s *logSink) Write(p []byte) (int, error) {
 	for _, line := range bytes.SplitAfter(p, []byte("\n")) {
+		truncated := false
+		for len(line) > maxLogLine {
+			s.line(line[:maxLogLine], true)
+			line, truncated = line[maxLogLine:], true
+		}
 		if len(line) > 0 {
-			s.line(line, false)
+			s.line(line, truncated)
 		}
 	}
 	return len(p), nil
@@ -92,8 +102,12 @@ func (s *logSink) line(raw []byte, truncated bool) {
 	if text == "" {
 		return
 	}
+	kept := text
+	if len(kept) > maxTailLine {
+		kept = strings.ToValidUTF8(kept[:maxTailLine], "") + "... (cut)"
+	}
 	s.mu.Lock()
-	s.tail = append(s.tail, text)
+	s.tail = append(s.tail, kept)
 	if len(s.tail) > tailLines {
 		s.tail = s.tail[len(s.tail)-tailLines:]
 	}
@@ -109,6 +123,13 @@ func (s *logSink) line(raw []byte, truncated bool) {
 	}
 	if panicked && !rec.json {
 		rec.level = slog.LevelError
+	}
+	if !rec.json && isCookieNotice(text) {
+		// The notice a plugin prints for a person who ran it by hand
+		// ("not meant to be run by hand ... run plugkit inspect"): for a
+		// host it means the cookie was rejected, which the start error
+		// already says, so it is no INFO record of the host's.
+		rec.level = slog.LevelDebug
 	}
 	if !s.logger.Enabled(context.Background(), rec.level) {
 		return
@@ -232,4 +253,10 @@ func levelOf(s string) slog.Level {
 	default:
 		return slog.LevelInfo
 	}
+}
+
+// isCookieNotice recognises the message plugkit and go-plugin plugins print
+// when started without their magic cookie.
+func isCookieNotice(line string) bool {
+	return strings.Contains(strings.ToLower(line), "not meant to be")
 }

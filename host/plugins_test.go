@@ -9,7 +9,9 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"os/exec"
 	"os/signal"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -22,6 +24,7 @@ import (
 	"github.com/plugkit/plugkit/broker"
 	objectstorev1 "github.com/plugkit/plugkit/examples/objectstore/gen/objectstore/v1"
 	"github.com/plugkit/plugkit/handshake"
+	"github.com/plugkit/plugkit/internal/goplugin/pluginpb"
 	"github.com/plugkit/plugkit/plugin"
 )
 
@@ -89,6 +92,18 @@ func runTestPlugin(mode string) {
 		fmt.Println("Welcome to my plugin!")
 		time.Sleep(time.Minute)
 		os.Exit(0)
+	case "grandchild":
+		// Starts a long sleep of its own and serves as kv.
+		sleep := exec.Command("sleep", "300")
+		if err := sleep.Start(); err != nil {
+			os.Exit(5)
+		}
+		os.WriteFile(os.Getenv("PLUGKIT_TEST_PIDFILE"), []byte(strconv.Itoa(sleep.Process.Pid)), 0o644)
+	case "hijack":
+		// Names another process's socket as its own.
+		fmt.Printf("1|1|unix|%s|grpc|\n", os.Getenv("PLUGKIT_TEST_VICTIM"))
+		time.Sleep(time.Minute)
+		os.Exit(0)
 	case "partial":
 		fmt.Print("1|1|unix")
 		os.Exit(0)
@@ -124,7 +139,7 @@ func runTestPlugin(mode string) {
 			l.ServerCert = other.DER()
 			fmt.Fprintln(stdout, l.String())
 		}()
-	case "notserving", "stubborn":
+	case "notserving", "stubborn", "deaf":
 		rawPlugin(mode)
 		os.Exit(0)
 	default:
@@ -136,7 +151,8 @@ func runTestPlugin(mode string) {
 
 // rawPlugin is a hand-made plain-text gRPC plugin: with mode "notserving"
 // its health says NOT_SERVING; with "stubborn" it has no controller and
-// ignores SIGTERM, so only SIGKILL stops it.
+// ignores SIGTERM, so only SIGKILL stops it; "deaf" is stubborn with a
+// controller whose Shutdown never answers.
 func rawPlugin(mode string) {
 	signal.Ignore(syscall.SIGTERM, os.Interrupt)
 	dir, _ := os.MkdirTemp(os.Getenv("PLUGIN_UNIX_SOCKET_DIR"), "raw")
@@ -152,8 +168,21 @@ func rawPlugin(mode string) {
 	}
 	h.SetServingStatus("plugin", st)
 	healthpb.RegisterHealthServer(srv, h)
+	if mode == "deaf" {
+		pluginpb.RegisterGRPCControllerServer(srv, deafController{})
+	}
 	fmt.Printf("1|1|unix|%s|grpc|\n", ln.Addr())
 	srv.Serve(ln)
+}
+
+// deafController takes the Shutdown RPC and never answers it.
+type deafController struct {
+	pluginpb.UnimplementedGRPCControllerServer
+}
+
+func (deafController) Shutdown(ctx context.Context, _ *pluginpb.Empty) (*pluginpb.Empty, error) {
+	<-ctx.Done()
+	return nil, ctx.Err()
 }
 
 // callbackStore uses the broker from Init: config "dial" names a service ID

@@ -2,6 +2,14 @@
 
 package host
 
-import "os/exec"
+import (
+	"os/exec"
+	"syscall"
+)
 
-func setProcAttr(cmd *exec.Cmd) {}
+func setProcAttr(cmd *exec.Cmd) {
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+}
+
+// startCmd starts cmd; only Linux needs a spawner thread (Pdeathsig).
+func startCmd(cmd *exec.Cmd) error { return cmd.Start() }

@@ -57,7 +57,7 @@ func startProcess(cmd *exec.Cmd, logger *slog.Logger) (*process, error) {
 	}
 	cmd.Stdout, cmd.Stderr = outW, errW
 	setProcAttr(cmd)
-	if err := cmd.Start(); err != nil {
+	if err := startCmd(cmd); err != nil {
 		outR.Close()
 		outW.Close()
 		errR.Close()
@@ -158,15 +158,16 @@ const failGrace = 500 * time.Millisecond
 // kill ends the process and reaps it: SIGTERM, so that a plugin that
 // can clean up does, then SIGKILL after failGrace.
 func (p *process) kill() {
-	p.cmd.Process.Signal(syscall.SIGTERM)
+	p.signal(syscall.SIGTERM)
 	t := time.NewTimer(failGrace)
 	defer t.Stop()
 	select {
 	case <-p.exited:
 	case <-t.C:
-		p.cmd.Process.Kill()
+		p.signal(syscall.SIGKILL)
 		<-p.exited
 	}
+	p.killGroup()
 	p.closePipes()
 }
 
@@ -183,11 +184,20 @@ func (p *process) closePipes() {
 	p.outR.Close()
 }
 
-// stop ends the process in steps: whatever ask does (the Shutdown RPC),
-// then SIGTERM, then SIGKILL, waiting up to wait after each.
-func (p *process) stop(ask func(), wait time.Duration) (killed bool) {
-	waitExit := func() bool {
-		t := time.NewTimer(wait)
+// Stop stages, as stop reports them.
+const (
+	stoppedAsked   = iota // exited after ask, within the first wait
+	stoppedSIGTERM        // exited after SIGTERM
+	stoppedSIGKILL        // had to be killed
+)
+
+// stop ends the process in steps, each bounded by wait: whatever ask does
+// (the Shutdown RPC) and the wait for the exit after it share the first
+// wait; then SIGTERM and a wait; then SIGKILL. The total stays within two
+// waits plus the kill. It reports the stage the process exited at.
+func (p *process) stop(ask func(), wait time.Duration) (stage int) {
+	waitExit := func(d time.Duration) bool {
+		t := time.NewTimer(max(d, 0))
 		defer t.Stop()
 		select {
 		case <-p.exited:
@@ -196,15 +206,35 @@ func (p *process) stop(ask func(), wait time.Duration) (killed bool) {
 			return false
 		}
 	}
+	begin := time.Now()
 	ask()
-	if !waitExit() {
-		p.cmd.Process.Signal(syscall.SIGTERM)
-		if !waitExit() {
-			p.cmd.Process.Kill()
+	stage = stoppedAsked
+	if !waitExit(wait - time.Since(begin)) {
+		p.signal(syscall.SIGTERM)
+		stage = stoppedSIGTERM
+		if !waitExit(wait) {
+			p.signal(syscall.SIGKILL)
 			<-p.exited
-			killed = true
+			stage = stoppedSIGKILL
 		}
 	}
+	p.killGroup()
 	p.closePipes()
-	return killed
+	return stage
+}
+
+// signal sends sig to the plugin's process group: the plugin and whatever
+// it started that stayed in its group (Start makes the plugin a group
+// leader). A process that left the group (setsid, a daemon) is out of
+// reach; see the package documentation.
+func (p *process) signal(sig syscall.Signal) {
+	if err := syscall.Kill(-p.cmd.Process.Pid, sig); err != nil {
+		p.cmd.Process.Signal(sig)
+	}
+}
+
+// killGroup ends what is left of the plugin's process group after the
+// plugin itself exited: children it started and did not stop.
+func (p *process) killGroup() {
+	syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
 }

@@ -14,6 +14,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"google.golang.org/grpc"
@@ -47,12 +48,18 @@ type Client struct {
 	tls     bool // the connection uses TLS (AutoMTLS or Config.TLS)
 
 	proc     *process // nil when reattached
+	sock     *sockDir // the plugin's private socket directory; nil when reattached
 	pid      int
 	bg       sync.WaitGroup // stdio forwarding and the broker stream
 	cancelBG context.CancelFunc
 
 	closeOnce sync.Once
 	closeErr  error
+
+	// stopping is set by Close and Kill: an exit after it is expected.
+	stopping  atomic.Bool
+	deathOnce sync.Once
+	deathErr  error // the plugin exited on its own, while in use
 }
 
 // Start launches the plugin, waits for its handshake, connects and checks
@@ -73,26 +80,44 @@ func Start(ctx context.Context, cfg Config) (*Client, error) {
 			return nil, err
 		}
 	}
+	if err := CheckExecutable(cfg.Path); err != nil {
+		return nil, &StartError{Name: name, Err: err}
+	}
+	sock, err := newSockDir(cfg.UnixSocketDir)
+	if err != nil {
+		return nil, &StartError{Name: name, Err: err}
+	}
 	env := handshake.Env{
 		Cookie:        cfg.Cookie,
 		Versions:      cfg.Versions,
 		MinPort:       cfg.MinPort,
 		MaxPort:       cfg.MaxPort,
-		UnixSocketDir: cfg.UnixSocketDir,
+		UnixSocketDir: sock.path,
 		Network:       cfg.Network,
 	}
 	if id != nil {
 		env.ClientCert = id.PEM()
 	}
 	cmd := exec.Command(cfg.Path, cfg.Args...)
-	cmd.Env = append(append(os.Environ(), cfg.Env...), env.Environ()...)
+	cmd.Env = append(append(inherited(cfg, os.Environ()), cfg.Env...), env.Environ()...)
 	cmd.Dir = cfg.Dir
+	if cfg.SHA256 != "" {
+		f, err := openPinned(ctx, cfg.Path, cfg.SHA256)
+		if err != nil {
+			sock.remove()
+			return nil, &StartError{Name: name, Err: err}
+		}
+		defer f.Close() // the child has its own copy once started
+		execPinned(cmd, f)
+	}
 	proc, err := startProcess(cmd, logger)
 	if err != nil {
+		sock.remove()
 		return nil, &StartError{Name: name, Err: fmt.Errorf("starting %s: %w", cfg.Path, err)}
 	}
 	fail := func(err error) (*Client, error) {
 		proc.kill()
+		sock.remove()
 		tail := proc.stderr.lastLines()
 		var exit *ExitError
 		if errors.As(err, &exit) {
@@ -117,14 +142,39 @@ func Start(ctx context.Context, cfg Config) (*Client, error) {
 	if err != nil {
 		return fail(err)
 	}
-	c := &Client{cfg: cfg, name: name, logger: logger, line: line, started: started, proc: proc, pid: cmd.Process.Pid}
+	if id == nil && line.Network == "tcp" {
+		logger.Warn("AutoMTLS is off and the plugin listens on TCP: any local user can connect to it and call it; keep AutoMTLS on, or use a unix socket", "address", line.Address)
+	}
+	c := &Client{cfg: cfg, name: name, logger: logger, line: line, started: started, proc: proc, sock: sock, pid: cmd.Process.Pid}
 	if err := c.connect(ctx, tlsConfig); err != nil {
 		return fail(err)
 	}
 	c.ready = time.Since(started)
 	proc.forwarding = true
 	go proc.forwardStdout(logger)
+	go c.watchExit()
 	return c, nil
+}
+
+// watchExit reports a plugin that exits while its host still uses it: one
+// WARN record with the exit status and the tail of its stderr, and the
+// error Close returns.
+func (c *Client) watchExit() {
+	<-c.proc.exited
+	if !c.stopping.Load() {
+		c.reportDeath()
+	}
+}
+
+// reportDeath records and logs, once, that the plugin exited on its own.
+func (c *Client) reportDeath() error {
+	c.deathOnce.Do(func() {
+		c.proc.waitStderr()
+		err := &UnexpectedExitError{Name: c.name, State: c.proc.state.String(), Stderr: c.proc.stderr.lastLines()}
+		c.deathErr = err
+		c.logger.Warn("plugin exited while its host was using it", "status", err.State, "stderr", strings.Join(err.Stderr, "\n"))
+	})
+	return c.deathErr
 }
 
 func clientTLS(id *automtls.Identity, own *tls.Config, line handshake.Line) (*tls.Config, error) {
@@ -156,11 +206,28 @@ func (c *Client) connect(ctx context.Context, tlsConfig *tls.Config) error {
 		creds = credentials.NewTLS(tlsConfig)
 	}
 	network, address := c.line.Network, c.line.Address
+	dial := func(ctx context.Context, _ string) (net.Conn, error) {
+		conn, err := (&net.Dialer{}).DialContext(ctx, network, address)
+		if err == nil && c.proc != nil && network == "unix" {
+			// Only what the plugin serves: a handshake naming another
+			// process's socket gets neither calls nor a Shutdown.
+			if err = checkOwner(conn, address, c.pid); err != nil {
+				conn.Close()
+				return nil, err
+			}
+		}
+		return conn, err
+	}
+	if c.proc != nil && network == "unix" {
+		conn, err := dial(ctx, "")
+		if err != nil {
+			return fmt.Errorf("connecting to %s %s: %w", network, address, err)
+		}
+		conn.Close()
+	}
 	opts := append([]grpc.DialOption{
 		grpc.WithTransportCredentials(creds),
-		grpc.WithContextDialer(func(ctx context.Context, _ string) (net.Conn, error) {
-			return (&net.Dialer{}).DialContext(ctx, network, address)
-		}),
+		grpc.WithContextDialer(dial),
 		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(maxMsg), grpc.MaxCallSendMsgSize(maxMsg)),
 	}, c.cfg.DialOptions...)
 	conn, err := grpc.NewClient("passthrough:///"+address, opts...)
@@ -178,9 +245,10 @@ func (c *Client) connect(ctx context.Context, tlsConfig *tls.Config) error {
 	c.cancelBG = cancel
 	c.broker = broker.New(broker.Options{
 		TLS:           tlsConfig,
-		Unix:          listen.UnixConfig{Dir: c.cfg.UnixSocketDir},
+		Unix:          listen.UnixConfig{Dir: c.brokerDir()},
 		ServerOptions: []grpc.ServerOption{grpc.MaxRecvMsgSize(maxMsg), grpc.MaxSendMsgSize(maxMsg)},
 		DialOptions:   []grpc.DialOption{grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(maxMsg), grpc.MaxCallSendMsgSize(maxMsg))},
+		Logger:        c.logger,
 	})
 	stream, err := pluginpb.NewGRPCBrokerClient(conn).StartStream(bgCtx)
 	if err != nil {
@@ -249,6 +317,15 @@ func (c *Client) openStdio(ctx context.Context) {
 			}
 		}
 	}()
+}
+
+// brokerDir is where the host's brokered servers make their sockets: the
+// plugin's private directory, or for a reattached plugin Config's.
+func (c *Client) brokerDir() string {
+	if c.sock != nil {
+		return c.sock.path
+	}
+	return c.cfg.UnixSocketDir
 }
 
 // Conn is the gRPC connection to the plugin, for generated stubs.
@@ -320,4 +397,51 @@ func readLine(br *bufio.Reader, limit int) (string, bool, error) {
 		}
 		sb.WriteByte(b)
 	}
+}
+
+// CheckExecutable says, in words a person can act on, why path cannot be
+// started as a plugin binary: missing, a directory, not a regular file or
+// not executable. A path without a slash is looked up in PATH first, as
+// exec does.
+func CheckExecutable(path string) error {
+	if !strings.Contains(path, "/") {
+		p, err := exec.LookPath(path)
+		if err != nil {
+			return fmt.Errorf("plugin binary %q is not in PATH: give its path", path)
+		}
+		path = p
+	}
+	fi, err := os.Stat(path)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		return fmt.Errorf("plugin binary %s does not exist", path)
+	case err != nil:
+		return err
+	case fi.IsDir():
+		return fmt.Errorf("%s is a directory, not a plugin binary: name the binary inside it", path)
+	case !fi.Mode().IsRegular():
+		return fmt.Errorf("%s is not a regular file (mode %v), so it cannot be a plugin binary", path, fi.Mode())
+	case fi.Mode().Perm()&0o111 == 0:
+		return fmt.Errorf("%s is not executable (mode %v): chmod +x it", path, fi.Mode().Perm())
+	}
+	return nil
+}
+
+// inherited returns the part of the host's environment a plugin gets:
+// all of it, or only the variables Config.InheritEnv names; never the
+// handshake variables or the cookie's key of the host's own environment
+// (a host that is itself a plugin has them), which Start sets anew.
+func inherited(cfg Config, environ []string) []string {
+	out := make([]string, 0, len(environ))
+	for _, kv := range environ {
+		k, _, _ := strings.Cut(kv, "=")
+		if slices.Contains(handshake.Variables, k) || k == cfg.Cookie.Key {
+			continue
+		}
+		if cfg.InheritEnv != nil && !slices.Contains(cfg.InheritEnv, k) {
+			continue
+		}
+		out = append(out, kv)
+	}
+	return out
 }

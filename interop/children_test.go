@@ -12,11 +12,14 @@ package interop_test
 //	gp-host-block     a go-plugin host that starts pk-store, prints its pid
 //	                  and blocks (to be SIGKILLed)
 //	gp-host-hostile   a go-plugin host that starts gp-hostile (and panics)
+//	pk-host-block     a plugkit host that starts gp-store with its sockets
+//	                  under $PLUGKIT_INTEROP_SOCKDIR, prints its pid and
+//	                  blocks (to be SIGKILLed)
 
 import (
 	"context"
-	"crypto/tls"
 	"crypto/sha256"
+	"crypto/tls"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -40,6 +43,7 @@ import (
 	"github.com/plugkit/plugkit/broker"
 	objectstorev1 "github.com/plugkit/plugkit/examples/objectstore/gen/objectstore/v1"
 	"github.com/plugkit/plugkit/handshake"
+	"github.com/plugkit/plugkit/host"
 	plugkit "github.com/plugkit/plugkit/plugin"
 )
 
@@ -78,6 +82,8 @@ func runChild(mode string) {
 		goPluginHostBlocks()
 	case "gp-host-hostile":
 		goPluginHostOfHostile()
+	case "pk-host-block":
+		plugkitHostBlocks()
 	default:
 		fmt.Fprintln(os.Stderr, "unknown interop mode", mode)
 		os.Exit(2)
@@ -396,6 +402,26 @@ func goPluginHostBlocks() {
 	fmt.Printf("plugin-pid %d\n", c.ReattachConfig().Pid)
 	time.Sleep(30 * time.Second)
 	c.Kill()
+	os.Exit(4)
+}
+
+// plugkitHostBlocks starts gp-store from a plugkit host, prints the
+// plugin's pid and blocks until it is killed.
+func plugkitHostBlocks() {
+	exe, _ := os.Executable()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	c, err := host.Start(ctx, host.Config{
+		Path: exe, Env: []string{modeEnv + "=gp-store"}, Cookie: gpCookie, Versions: gpVersions,
+		UnixSocketDir: os.Getenv("PLUGKIT_INTEROP_SOCKDIR"), Logger: slog.New(slog.DiscardHandler),
+	})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "plugkit host:", err)
+		os.Exit(3)
+	}
+	fmt.Printf("plugin-pid %d\n", c.Pid())
+	time.Sleep(30 * time.Second)
+	c.Close()
 	os.Exit(4)
 }
 

@@ -20,7 +20,7 @@ func TestMain(m *testing.M) {
 		runChild(mode)
 		os.Exit(0)
 	}
-	goleak.VerifyTestMain(m)
+	goleak.VerifyTestMain(m, goleak.IgnoreTopFunction("github.com/plugkit/plugkit/host.spawner")) // the thread every plugin is forked from
 }
 
 // childEnv is the environment a re-exec'd child gets on top of its

@@ -83,7 +83,7 @@ func (c *Conn) Invoke(ctx context.Context, method string, args, reply any, opts 
 		return err
 	}
 	err = named{cc: cl.Conn(), name: c.name}.Invoke(ctx, method, args, reply, opts...)
-	return c.p.observe(cl, method, err)
+	return c.p.observe(ctx, cl, method, err)
 }
 
 // NewStream opens a stream.
@@ -94,9 +94,9 @@ func (c *Conn) NewStream(ctx context.Context, desc *grpc.StreamDesc, method stri
 	}
 	s, err := named{cc: cl.Conn(), name: c.name}.NewStream(ctx, desc, method, opts...)
 	if err != nil {
-		return nil, c.p.observe(cl, method, err)
+		return nil, c.p.observe(ctx, cl, method, err)
 	}
-	return &observedStream{ClientStream: s, p: c.p, c: cl, method: method}, nil
+	return &observedStream{ClientStream: s, ctx: ctx, p: c.p, c: cl, method: method}, nil
 }
 
 // named adds the implementation's name to every call on cc.
@@ -116,6 +116,7 @@ func (n named) NewStream(ctx context.Context, desc *grpc.StreamDesc, method stri
 // observedStream reports a crash seen while receiving.
 type observedStream struct {
 	grpc.ClientStream
+	ctx    context.Context
 	p      *process
 	c      *host.Client
 	method string
@@ -126,7 +127,7 @@ func (s *observedStream) RecvMsg(m any) error {
 	if err == nil || err.Error() == "EOF" {
 		return err
 	}
-	return s.p.observe(s.c, s.method, err)
+	return s.p.observe(s.ctx, s.c, s.method, err)
 }
 
 // Pid is the process ID of the plugin process serving the Conn now, or 0

@@ -2,18 +2,16 @@ package manager
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"google.golang.org/grpc/codes"
@@ -23,6 +21,7 @@ import (
 	"github.com/plugkit/plugkit/catalog"
 	catalogv1 "github.com/plugkit/plugkit/gen/plugkit/catalog/v1"
 	"github.com/plugkit/plugkit/host"
+	"github.com/plugkit/plugkit/internal/filehash"
 )
 
 // Binary is one executable found in a plugin directory.
@@ -128,9 +127,13 @@ func (m *Manager) describe(ctx context.Context, path string, cache map[string]*c
 		b.Err = fmt.Errorf("not executable (mode %v): chmod +x it, or move it out of the plugin directory", fi.Mode().Perm())
 		return b
 	}
-	if ce := cache[path]; ce != nil && ce.Size == b.Size && ce.ModTime == b.ModTime.UnixNano() {
+	// A cached checksum stands in for hashing only when nothing is
+	// pinned: a same-size swap with the mtime restored must not pass a
+	// pin check on the cache's word.
+	_, pinned := m.pin(path)
+	if ce := cache[path]; !pinned && ce != nil && ce.Size == b.Size && ce.ModTime == b.ModTime.UnixNano() {
 		b.SHA256 = ce.SHA256
-	} else if b.SHA256, err = fileSHA256(path); err != nil {
+	} else if b.SHA256, err = fileSHA256(ctx, path); err != nil {
 		b.Err = err
 		return b
 	}
@@ -152,8 +155,7 @@ func (m *Manager) describe(ctx context.Context, path string, cache map[string]*c
 func (m *Manager) launchDescribe(ctx context.Context, path string) (*catalogv1.DescribeResponse, error) {
 	ctx, cancel := context.WithTimeout(ctx, orDefault(m.cfg.DescribeTimeout, DefaultDescribeTimeout))
 	defer cancel()
-	m.launches.Add(1)
-	c, err := host.Start(ctx, m.hostConfig(path))
+	c, err := m.start(ctx, path)
 	if err != nil {
 		return nil, err
 	}
@@ -168,9 +170,22 @@ func (m *Manager) launchDescribe(ctx context.Context, path string) (*catalogv1.D
 	return d, nil
 }
 
+// start launches the binary at path, counting the launch unless its pin
+// refused it (then it never ran).
+func (m *Manager) start(ctx context.Context, path string) (*host.Client, error) {
+	c, err := host.Start(ctx, m.hostConfig(path))
+	var ce *host.ChecksumError
+	if !errors.As(err, &ce) {
+		m.launches.Add(1)
+	}
+	return c, err
+}
+
 func (m *Manager) hostConfig(path string) host.Config {
+	pin, _ := m.pin(path)
 	return host.Config{
 		Path:        path,
+		SHA256:      pin, // host.Start hashes and executes the same open file
 		Cookie:      m.cfg.Cookie,
 		Versions:    []int{catalog.ProtocolVersion},
 		NoAutoMTLS:  m.cfg.NoAutoMTLS,
@@ -179,12 +194,18 @@ func (m *Manager) hostConfig(path string) host.Config {
 	}
 }
 
-// checkPin compares a binary's checksum with its pin, if it has one.
-func (m *Manager) checkPin(path, sum string) error {
+// pin returns a binary's pinned checksum, by path or base name.
+func (m *Manager) pin(path string) (string, bool) {
 	want, ok := m.cfg.Pins[path]
 	if !ok {
 		want, ok = m.cfg.Pins[filepath.Base(path)]
 	}
+	return want, ok
+}
+
+// checkPin compares a binary's checksum with its pin, if it has one.
+func (m *Manager) checkPin(path, sum string) error {
+	want, ok := m.pin(path)
 	if !ok || strings.EqualFold(want, sum) {
 		return nil
 	}
@@ -192,27 +213,23 @@ func (m *Manager) checkPin(path, sum string) error {
 }
 
 // PinError reports a binary whose checksum is not the pinned one. It was
-// not run.
-type PinError struct {
-	Path, Want, Got string
-}
+// not run. It is host's ChecksumError: the manager's starts go through
+// host.Start with Config.SHA256, which hashes and executes one open file.
+type PinError = host.ChecksumError
 
-// Error names both checksums.
-func (e *PinError) Error() string {
-	return fmt.Sprintf("SHA-256 of %s is %s, but it is pinned to %s: refused to run it; if the new binary is trusted, update the pin", e.Path, e.Got, e.Want)
-}
-
-func fileSHA256(path string) (string, error) {
+// fileSHA256 hashes the file at path, giving up when ctx ends (a huge or
+// endless file must not outlast Discover's deadline).
+func fileSHA256(ctx context.Context, path string) (string, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return "", err
 	}
 	defer f.Close()
-	h := sha256.New()
-	if _, err := io.Copy(h, f); err != nil {
-		return "", err
+	sum, err := filehash.SHA256(ctx, f)
+	if err != nil {
+		return "", fmt.Errorf("hashing %s: %w", path, err)
 	}
-	return hex.EncodeToString(h.Sum(nil)), nil
+	return sum, nil
 }
 
 func (m *Manager) loadCache() map[string]*cacheEntry {
@@ -221,10 +238,11 @@ func (m *Manager) loadCache() map[string]*cacheEntry {
 	if m.cache == nil {
 		m.cache = map[string]*cacheEntry{}
 		if m.cfg.CacheFile != "" {
-			var cf cacheFile
-			if data, err := os.ReadFile(m.cfg.CacheFile); err == nil && json.Unmarshal(data, &cf) == nil && cf.Version == cacheVersion {
-				m.cache = cf.Entries
+			entries, err := readCacheFile(m.cfg.CacheFile)
+			if err != nil {
+				m.cfg.logger().Warn("plugin cache ignored; it is rebuilt", "file", m.cfg.CacheFile, "error", err)
 			}
+			m.cache = entries
 		}
 	}
 	out := make(map[string]*cacheEntry, len(m.cache))
@@ -232,6 +250,34 @@ func (m *Manager) loadCache() map[string]*cacheEntry {
 		out[k] = v
 	}
 	return out
+}
+
+// readCacheFile reads a cache file. A missing file is an empty cache; a
+// malformed or foreign one (another version, null entries, entries without
+// a checksum) is an error, and an empty cache.
+func readCacheFile(path string) (map[string]*cacheEntry, error) {
+	entries := map[string]*cacheEntry{}
+	data, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return entries, nil
+	}
+	if err != nil {
+		return entries, err
+	}
+	var cf cacheFile
+	if err := json.Unmarshal(data, &cf); err != nil {
+		return entries, fmt.Errorf("not a plugkit plugin cache: %w", err)
+	}
+	if cf.Version != cacheVersion {
+		return entries, fmt.Errorf("cache version %d, want %d", cf.Version, cacheVersion)
+	}
+	for p, e := range cf.Entries {
+		if e == nil || len(e.SHA256) != 64 || !filepath.IsAbs(p) {
+			return map[string]*cacheEntry{}, fmt.Errorf("malformed entry %q", p)
+		}
+		entries[p] = e
+	}
+	return entries, nil
 }
 
 func (m *Manager) saveCache(bins []*Binary) {
@@ -242,10 +288,12 @@ func (m *Manager) saveCache(bins []*Binary) {
 		if b.Err != nil || b.Description == nil {
 			if _, ok := m.cache[b.Path]; ok {
 				delete(m.cache, b.Path)
+				m.dropped[b.Path] = true
 				changed = true
 			}
 			continue
 		}
+		delete(m.dropped, b.Path)
 		if b.Cached && m.cache[b.Path] != nil && m.cache[b.Path].ModTime == b.ModTime.UnixNano() {
 			continue
 		}
@@ -256,16 +304,56 @@ func (m *Manager) saveCache(bins []*Binary) {
 	if !changed || m.cfg.CacheFile == "" {
 		return
 	}
-	data, err := json.MarshalIndent(cacheFile{Version: cacheVersion, Entries: m.cache}, "", "  ")
+	if err := m.writeCache(); err != nil {
+		m.cfg.logger().Warn("plugin cache not saved", "file", m.cfg.CacheFile, "error", err)
+	}
+}
+
+// writeCache merges this manager's view into the cache file under an
+// exclusive lock (CacheFile.lock), so that managers sharing one file keep
+// each other's entries, and replaces the file atomically through a
+// temporary file of a unique name. m.mu is held.
+func (m *Manager) writeCache() error {
+	lock, err := os.OpenFile(m.cfg.CacheFile+".lock", os.O_CREATE|os.O_RDWR, 0o600)
 	if err != nil {
-		return
+		return err
 	}
-	tmp := m.cfg.CacheFile + ".tmp"
-	if err := os.WriteFile(tmp, data, 0o600); err == nil {
-		if err := os.Rename(tmp, m.cfg.CacheFile); err != nil {
-			m.cfg.logger().Warn("plugin cache not saved", "file", m.cfg.CacheFile, "error", err)
+	defer lock.Close()
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
+		if err == nil {
+			break
 		}
+		if !errors.Is(err, syscall.EWOULDBLOCK) || time.Now().After(deadline) {
+			return fmt.Errorf("locking %s: %w", lock.Name(), err)
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
+	merged, _ := readCacheFile(m.cfg.CacheFile) // a broken file is replaced
+	for p := range m.dropped {
+		delete(merged, p)
+	}
+	for p, e := range m.cache {
+		merged[p] = e
+	}
+	data, err := json.MarshalIndent(cacheFile{Version: cacheVersion, Entries: merged}, "", "  ")
+	if err != nil {
+		return err
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(m.cfg.CacheFile), filepath.Base(m.cfg.CacheFile)+".*.tmp")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := tmp.Write(data); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp.Name(), m.cfg.CacheFile)
 }
 
 // entry is a (kind, name) in the registry.

@@ -24,6 +24,7 @@ type Manager struct {
 	closed   bool
 	cache    map[string]*cacheEntry
 	binaries []*Binary
+	dropped  map[string]bool // cache entries this manager removed, kept out of the merge
 	registry map[regKey]*entry
 	problems []string
 	procs    map[string]*process // by binary path
@@ -31,7 +32,7 @@ type Manager struct {
 
 // New returns a Manager. Call Discover before using it.
 func New(cfg Config) *Manager {
-	return &Manager{cfg: cfg, procs: map[string]*process{}}
+	return &Manager{cfg: cfg, procs: map[string]*process{}, dropped: map[string]bool{}}
 }
 
 // Launches counts the plugin processes the Manager has started, for
@@ -64,9 +65,9 @@ func (m *Manager) Lookup(kind, name string) (Implementation, error) {
 		}
 		sort.Strings(names)
 		if len(names) == 0 {
-			return Implementation{}, fmt.Errorf("no plugin implements kind %q (searched %s; run Discover after adding plugins)", kind, strings.Join(m.cfg.Dirs, ", "))
+			return Implementation{}, fmt.Errorf("no plugin implements kind %q (searched %s; run Discover after adding plugins)%s", kind, strings.Join(m.cfg.Dirs, ", "), m.unusableLocked())
 		}
-		return Implementation{}, fmt.Errorf("no plugin implements %s %q; the %s plugins are: %s", kind, name, kind, strings.Join(names, ", "))
+		return Implementation{}, fmt.Errorf("no plugin implements %s %q; the %s plugins are: %s%s", kind, name, kind, strings.Join(names, ", "), m.unusableLocked())
 	}
 	im := Implementation{Kind: kind, Name: name, Path: e.binary.Path, PluginVersion: e.binary.Description.GetPluginVersion()}
 	for _, maj := range e.kind.GetMajors() {
@@ -89,13 +90,7 @@ func (m *Manager) process(im Implementation) (*process, error) {
 	}
 	p, ok := m.procs[im.Path]
 	if !ok {
-		var sum string
-		for _, b := range m.binaries {
-			if b.Path == im.Path {
-				sum = b.SHA256
-			}
-		}
-		p = &process{m: m, path: im.Path, sha256: sum, lock: make(chan struct{}, 1)}
+		p = &process{m: m, path: im.Path, lock: make(chan struct{}, 1)}
 		m.procs[im.Path] = p
 	}
 	return p, nil
@@ -123,4 +118,27 @@ func (m *Manager) Close() error {
 	}
 	wg.Wait()
 	return nil
+}
+
+// unusableLocked lists the binaries the last Discover could not use, one
+// per line with the reason, for errors that would otherwise leave a user
+// guessing why their plugin is not found (a wrong cookie, a plain
+// go-plugin plugin, a file that is not executable, ...). m.mu is held.
+func (m *Manager) unusableLocked() string {
+	var bad []*Binary
+	for _, b := range m.binaries {
+		if b.Err != nil {
+			bad = append(bad, b)
+		}
+	}
+	if len(bad) == 0 {
+		return ""
+	}
+	sort.Slice(bad, func(i, j int) bool { return bad[i].Path < bad[j].Path })
+	var sb strings.Builder
+	fmt.Fprintf(&sb, "\n%d binaries in the plugin directories could not be used:", len(bad))
+	for _, b := range bad {
+		fmt.Fprintf(&sb, "\n  %s: %s", b.Path, strings.Join(strings.Fields(b.Err.Error()), " "))
+	}
+	return sb.String()
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -15,6 +16,8 @@ import (
 	goplugin "github.com/hashicorp/go-plugin"
 	"go.uber.org/goleak"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 
 	"github.com/plugkit/plugkit/broker"
 	"github.com/plugkit/plugkit/catalog"
@@ -23,6 +26,7 @@ import (
 	objectstorev1 "github.com/plugkit/plugkit/examples/objectstore/gen/objectstore/v1"
 	objectstorev2 "github.com/plugkit/plugkit/examples/objectstore/gen/objectstore/v2"
 	"github.com/plugkit/plugkit/handshake"
+	"github.com/plugkit/plugkit/internal/testutil"
 	"github.com/plugkit/plugkit/manager"
 	"github.com/plugkit/plugkit/plugin"
 )
@@ -36,7 +40,7 @@ func TestMain(m *testing.M) {
 		runPlugin(mode)
 		return
 	}
-	goleak.VerifyTestMain(m)
+	goleak.VerifyTestMain(m, goleak.IgnoreTopFunction("github.com/plugkit/plugkit/host.spawner")) // the thread every plugin is forked from
 }
 
 // configBackend is an in-memory backend whose object "__config__" is the
@@ -74,6 +78,12 @@ func runPlugin(mode string) {
 			GRPCServer:      goplugin.DefaultGRPCServer,
 		})
 		os.Exit(0)
+	}
+	if mode == "wrongcookie" {
+		// A catalog plugin built for another cookie value: a newcomer's
+		// typo, or a plugin of another host.
+		cat, _ := catalog.New("1.0.0", catalog.Implement[objectstorev1.ObjectStoreServer]("objectstore", 1, 0, "typo", &objectstorev1.ObjectStore_ServiceDesc, backend.V1{B: backend.NewMemory()}))
+		catalog.Serve(handshake.Cookie{Key: cookie.Key, Value: "another"}, cat)
 	}
 	if mode == "plain" {
 		plugin.Serve(plugin.Config{Cookie: cookie, Versions: map[int]plugin.Register{1: func(s *grpc.Server, _ *broker.Broker) error {
@@ -205,6 +215,41 @@ func TestDiscoverReportsBadBinariesAndDuplicates(t *testing.T) {
 	}
 	if _, err := m.Lookup("objectstore", "zzz"); err == nil || !strings.Contains(err.Error(), "x, y") {
 		t.Errorf("Lookup of an unknown name: %v", err)
+	}
+}
+
+// TestLookupNamesUnusableBinaries checks that a failed Lookup or Dispense
+// says why the binaries that are there could not be used, instead of
+// leaving the reason in Binaries().
+func TestLookupNamesUnusableBinaries(t *testing.T) {
+	dir := t.TempDir()
+	writePlugin(t, dir, "typo", "wrongcookie")
+	writePlugin(t, dir, "plain", "goplugin")
+	writeFile(t, filepath.Join(dir, "notexec"), "#!/bin/sh\n", 0o644)
+	m := newManager(t, manager.Config{Dirs: []string{dir}})
+	_, err := m.Lookup("objectstore", "typo")
+	if err == nil {
+		t.Fatal("Lookup found a plugin with the wrong cookie")
+	}
+	msg := err.Error()
+	for _, want := range []string{
+		`no plugin implements kind "objectstore"`,
+		"3 binaries in the plugin directories could not be used",
+		filepath.Join(dir, "typo") + ": ", "cookie",
+		filepath.Join(dir, "plain") + ": ", "serves no plugkit.catalog.v1.Catalog",
+		filepath.Join(dir, "notexec") + ": not executable",
+	} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("Lookup error lacks %q:\n%s", want, msg)
+		}
+	}
+	_, err = manager.Dispense(ctxT(t), m, "objectstore", "typo", manager.Majors[objectstorev1.ObjectStoreClient]{
+		1: func(c *manager.Conn, _ manager.Info) (objectstorev1.ObjectStoreClient, error) {
+			return objectstorev1.NewObjectStoreClient(c), nil
+		},
+	})
+	if err == nil || !strings.Contains(err.Error(), filepath.Join(dir, "typo")+": ") {
+		t.Errorf("Dispense error does not name the unusable binary: %v", err)
 	}
 }
 
@@ -525,6 +570,38 @@ func TestPinnedChecksum(t *testing.T) {
 	}
 }
 
+// TestPinNotTrustedFromCache: a pinned binary swapped for another of the
+// same size, with its mtime restored, is caught at the next discovery even
+// though the cache's size and mtime still match.
+func TestPinNotTrustedFromCache(t *testing.T) {
+	dir := t.TempDir()
+	bin := writePlugin(t, dir, "p", "p 2")
+	cache := filepath.Join(t.TempDir(), "cache.json")
+	first := newManager(t, manager.Config{Dirs: []string{dir}, CacheFile: cache})
+	sum := first.Binaries()[0].SHA256
+	fi, err := os.Stat(bin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	old, _ := os.ReadFile(bin)
+	evil := []byte(strings.Replace(string(old), "p 2", "q 2", 1)) // same size
+	if len(evil) != len(old) {
+		t.Fatal("the swapped file must have the same size")
+	}
+	writeFile(t, bin, string(evil), 0o755)
+	if err := os.Chtimes(bin, fi.ModTime(), fi.ModTime()); err != nil {
+		t.Fatal(err)
+	}
+	m := newManager(t, manager.Config{Dirs: []string{dir}, CacheFile: cache, Pins: map[string]string{"p": sum}})
+	var pe *manager.PinError
+	if bins := m.Binaries(); len(bins) != 1 || !errors.As(bins[0].Err, &pe) {
+		t.Fatalf("a same-size swap with the mtime restored passed the pin on the cache's word: %+v", bins)
+	}
+	if m.Launches() != 0 {
+		t.Error("the swapped binary was launched")
+	}
+}
+
 // procState is the state letter of a process in /proc (R, S, T, Z...).
 func procState(pid int) byte {
 	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
@@ -536,4 +613,139 @@ func procState(pid int) byte {
 		return 0
 	}
 	return data[i+2]
+}
+
+// TestMalformedCacheIsRebuilt: a minimal, foreign or broken cache file is
+// ignored with a warning and rebuilt, never a panic.
+func TestMalformedCacheIsRebuilt(t *testing.T) {
+	dir := t.TempDir()
+	writePlugin(t, dir, "a", "x 1")
+	for _, content := range []string{
+		`{"version":1}`,
+		`{"version":1,"entries":null}`,
+		`{"version":1,"entries":{"/x":null}}`,
+		`{"version":1,"entries":{"relative":{"sha256":"00"}}}`,
+		`{"version":7,"entries":{}}`,
+		`[1,2,3]`,
+		"not json at all",
+		"",
+	} {
+		cache := filepath.Join(t.TempDir(), "cache.json")
+		writeFile(t, cache, content, 0o600)
+		var logs testutil.Buffer
+		m := newManager(t, manager.Config{Dirs: []string{dir}, CacheFile: cache, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+		if bins := m.Binaries(); len(bins) != 1 || bins[0].Err != nil {
+			t.Errorf("cache %q: binaries %+v", content, bins)
+		}
+		if content != `{"version":1}` && content != `{"version":1,"entries":null}` && !strings.Contains(logs.String(), "plugin cache ignored") {
+			t.Errorf("cache %q: no warning logged:\n%s", content, logs.String())
+		}
+		warm := newManager(t, manager.Config{Dirs: []string{dir}, CacheFile: cache})
+		if warm.Launches() != 0 {
+			t.Errorf("cache %q was not rebuilt: %d launches on the next discovery", content, warm.Launches())
+		}
+	}
+}
+
+// TestSharedCacheKeepsEveryEntry: two managers of different directories
+// that share one cache file do not lose each other's entries.
+func TestSharedCacheKeepsEveryEntry(t *testing.T) {
+	d1, d2 := t.TempDir(), t.TempDir()
+	writePlugin(t, d1, "a", "x 1")
+	writePlugin(t, d2, "b", "y 1")
+	cache := filepath.Join(t.TempDir(), "cache.json")
+	var wg sync.WaitGroup
+	for _, d := range []string{d1, d2} {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			m := manager.New(manager.Config{Dirs: []string{d}, Cookie: cookie, CacheFile: cache})
+			defer m.Close()
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			if err := m.Discover(ctx); err != nil {
+				t.Error(err)
+			}
+		}()
+	}
+	wg.Wait()
+	both := newManager(t, manager.Config{Dirs: []string{d1, d2}, CacheFile: cache})
+	if both.Launches() != 0 {
+		t.Errorf("%d launches: an entry of one manager was lost by the other's write", both.Launches())
+	}
+}
+
+// TestDiscoverHonoursContextWhileHashing: a huge sparse "binary" must not
+// hold Discover past its deadline.
+func TestDiscoverHonoursContextWhileHashing(t *testing.T) {
+	dir := t.TempDir()
+	huge := filepath.Join(dir, "huge")
+	f, err := os.OpenFile(huge, os.O_CREATE|os.O_WRONLY, 0o755)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Truncate(64 << 30); err != nil { // 64 GiB of holes: minutes to hash
+		t.Fatal(err)
+	}
+	f.Close()
+	m := manager.New(manager.Config{Dirs: []string{dir}, Cookie: cookie})
+	defer m.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- m.Discover(ctx) }()
+	select {
+	case <-done:
+	case <-time.After(30 * time.Second):
+		t.Fatal("Discover still hashing 30 s after its 500 ms deadline")
+	}
+	bins := m.Binaries()
+	if len(bins) != 1 || !errors.Is(bins[0].Err, context.DeadlineExceeded) {
+		t.Errorf("the huge binary: %+v, want the deadline as its error", bins)
+	}
+}
+
+// TestCancelledCallsReturnAtOnce: a call the caller cancels returns with
+// the cancellation, without the crash check's wait (it used to add 100 ms
+// to every cancelled call). Thirty cancelled streams must take well under
+// the 3 s that 100 ms each would cost.
+func TestCancelledCallsReturnAtOnce(t *testing.T) {
+	dir := t.TempDir()
+	writePlugin(t, dir, "p", "p 2")
+	m := newManager(t, manager.Config{Dirs: []string{dir}})
+	conn, _ := store(t, m, "p")
+	cl := objectstorev2.NewObjectStoreClient(conn)
+	put, err := cl.Put(ctxT(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	put.Send(&objectstorev2.PutRequest{Part: &objectstorev2.PutRequest_Key{Key: "big"}})
+	put.Send(&objectstorev2.PutRequest{Part: &objectstorev2.PutRequest_Chunk{Chunk: make([]byte, 4<<20)}})
+	if _, err := put.CloseAndRecv(); err != nil {
+		t.Fatal(err)
+	}
+	const n = 30
+	begin := time.Now()
+	for range n {
+		ctx, cancel := context.WithCancel(context.Background())
+		stream, err := cl.Get(ctx, &objectstorev2.GetRequest{Key: "big"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := stream.Recv(); err != nil {
+			t.Fatal(err)
+		}
+		cancel()
+		for {
+			if _, err = stream.Recv(); err != nil {
+				break
+			}
+		}
+		if status.Code(err) != codes.Canceled {
+			t.Fatalf("a cancelled stream ended with %v, want Canceled", err)
+		}
+	}
+	if took := time.Since(begin); took >= n*100*time.Millisecond {
+		t.Errorf("%d cancelled calls took %v: the crash check still waits on cancelled calls", n, took)
+	}
 }

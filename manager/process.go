@@ -16,9 +16,8 @@ import (
 // process is the one shared plugin process of a binary: started on first
 // use, restarted after a crash, never after close.
 type process struct {
-	m      *Manager
-	path   string
-	sha256 string // at discovery; checked again before every start
+	m    *Manager
+	path string
 
 	lock chan struct{} // held while starting; waiters honour their context
 
@@ -81,17 +80,9 @@ func (p *process) get(ctx context.Context) (*host.Client, int, error) {
 			return nil, 0, fmt.Errorf("waiting %v to restart plugin %s: %w", backoff, p.path, ctx.Err())
 		}
 	}
-	if p.sha256 != "" {
-		sum, err := fileSHA256(p.path)
-		if err != nil {
-			return nil, 0, err
-		}
-		if err := p.m.checkPin(p.path, sum); err != nil {
-			return nil, 0, err
-		}
-	}
-	p.m.launches.Add(1)
-	c, err := host.Start(ctx, p.m.hostConfig(p.path))
+	// A pinned binary is checked by host.Start itself, on the open file
+	// it then executes (Config.SHA256 from hostConfig).
+	c, err := p.m.start(ctx, p.path)
 	if err != nil {
 		p.lastErr = err
 		p.restarts++
@@ -102,12 +93,21 @@ func (p *process) get(ctx context.Context) (*host.Client, int, error) {
 	return c, p.gen, nil
 }
 
-// observe looks at a failed call: a crash is logged and wrapped; a call
-// that timed out makes the process prove it is alive within
-// HealthTimeout, or be killed so that the next call restarts it.
-func (p *process) observe(c *host.Client, method string, err error) error {
+// observe looks at a failed call: a crash is logged and wrapped (the
+// process gets 100 ms to be seen exiting); a call that timed out makes the
+// process prove it is alive within HealthTimeout, or be killed so that the
+// next call restarts it. A call the caller cancelled returns at once.
+func (p *process) observe(ctx context.Context, c *host.Client, method string, err error) error {
 	if err == nil {
 		return nil
+	}
+	if ctx.Err() != nil {
+		// The caller cancelled or ran out of time: its error is the
+		// answer, at once. A hung plugin is still looked into.
+		if status.Code(err) == codes.DeadlineExceeded {
+			go p.checkHung(c)
+		}
+		return err
 	}
 	switch status.Code(err) {
 	case codes.Unavailable, codes.Canceled, codes.Internal:

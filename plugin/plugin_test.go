@@ -35,7 +35,7 @@ func TestMain(m *testing.M) {
 		bareHost()
 		return
 	}
-	goleak.VerifyTestMain(m)
+	goleak.VerifyTestMain(m, goleak.IgnoreTopFunction("github.com/plugkit/plugkit/host.spawner")) // the thread every plugin is forked from
 }
 
 // bareHost starts the plugin the way a host that does nothing special

@@ -368,7 +368,7 @@ func (c *checker) adrMessage(md protoreflect.MessageDescriptor, covered bool) {
 		f := md.Fields().Get(i)
 		var of protoreflect.Descriptor
 		if old != nil {
-			if x := old.Fields().ByNumber(f.Number()); x != nil {
+			if x := c.lk.fieldByNumber(old, f.Number()); x != nil {
 				of = x
 			}
 		}
@@ -392,9 +392,9 @@ func (c *checker) adrEnum(ed protoreflect.EnumDescriptor, covered bool) {
 		v := ed.Values().Get(i)
 		var ov protoreflect.Descriptor
 		if old != nil {
-			if x := old.Values().ByName(v.Name()); x != nil {
+			if x := c.lk.valueByName(old, v.Name()); x != nil {
 				ov = x
-			} else if x := old.Values().ByNumber(v.Number()); x != nil {
+			} else if x := c.lk.valueByNumber(old, v.Number()); x != nil {
 				ov = x
 			}
 		}
@@ -418,7 +418,7 @@ func (c *checker) checkReservedAdded() {
 		nm := ne.d
 		for i := 0; i < om.Fields().Len(); i++ {
 			f := om.Fields().Get(i)
-			if nm.Fields().ByNumber(f.Number()) != nil {
+			if c.lk.fieldByNumber(nm, f.Number()) != nil {
 				continue
 			}
 			num := nm.ReservedRanges().Has(f.Number()) && !om.ReservedRanges().Has(f.Number())
@@ -437,7 +437,7 @@ func (c *checker) checkReservedAdded() {
 		ne := ne0.d
 		for i := 0; i < oe.Values().Len(); i++ {
 			v := oe.Values().Get(i)
-			if ne.Values().ByNumber(v.Number()) != nil {
+			if c.lk.valueByNumber(ne, v.Number()) != nil {
 				continue
 			}
 			num := ne.ReservedRanges().Has(v.Number()) && !oe.ReservedRanges().Has(v.Number())
@@ -502,7 +502,7 @@ func (c *checker) checkDeprecatedAdded() {
 		note(om, ne.d)
 		for i := 0; i < om.Fields().Len(); i++ {
 			f := om.Fields().Get(i)
-			if nf := ne.d.Fields().ByNumber(f.Number()); nf != nil {
+			if nf := c.lk.fieldByNumber(ne.d, f.Number()); nf != nil {
 				note(f, nf)
 			}
 		}
@@ -516,7 +516,7 @@ func (c *checker) checkDeprecatedAdded() {
 		note(oe, ne.d)
 		for i := 0; i < oe.Values().Len(); i++ {
 			v := oe.Values().Get(i)
-			if nv := ne.d.Values().ByName(v.Name()); nv != nil {
+			if nv := c.lk.valueByName(ne.d, v.Name()); nv != nil {
 				note(v, nv)
 			}
 		}

@@ -80,31 +80,6 @@ func TestBeyondBuf(t *testing.T) {
 	})
 }
 
-// TestHistoryCorpus runs the PROTOCOL checks on the tfplugin history.
-func TestHistoryCorpus(t *testing.T) {
-	dir := filepath.Join(sharedDir(t), "corpus", "terraform")
-	got, err := History(context.Background(), dir, HistoryOptions{BufCompat: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(got) != 2 {
-		t.Fatalf("buf-compatible history: want the two ServerCapabilities findings, got %+v", got)
-	}
-	for i, maj := range []string{"5", "6"} {
-		f := got[i]
-		if f.Path != "tfplugin"+maj+".4.proto" || f.Type != "FIELD_WIRE_JSON_COMPATIBLE_TYPE" || !strings.Contains(f.Message, "ServerCapabilities") {
-			t.Errorf("finding %d: %+v", i, f)
-		}
-	}
-	got, err = History(context.Background(), dir, HistoryOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(got) != 0 {
-		t.Fatalf("plugkit history: want no findings, got %+v", got)
-	}
-}
-
 func gitRun(t *testing.T, dir string, args ...string) {
 	t.Helper()
 	cmd := exec.Command("git", args...)

@@ -151,6 +151,7 @@ type checker struct {
 	opts     Options
 	on       map[string]bool
 	out      []Finding
+	lk       lookup
 }
 
 // pos is a resolved source span.
@@ -497,7 +498,7 @@ func (c *checker) movedTo(old protoreflect.MessageDescriptor) protoreflect.Messa
 			continue
 		}
 		cand := c.new.messages[name].d
-		if cand.IsMapEntry() || !sameStructure(old, cand, map[[2]protoreflect.FullName]bool{}) {
+		if cand.IsMapEntry() || !sameStructure(&c.lk, old, cand, map[[2]protoreflect.FullName]bool{}) {
 			continue
 		}
 		if best == nil || (cand.Name() == old.Name() && best.Name() != old.Name()) {
@@ -519,7 +520,7 @@ func (c *checker) moveHint(old, moved protoreflect.MessageDescriptor) string {
 				continue
 			}
 			if om, ok := c.old.messages[md.FullName()]; ok {
-				if of := om.d.Fields().ByNumber(f.Number()); of != nil && of.Message() != nil && of.Message().FullName() == old.FullName() {
+				if of := c.lk.fieldByNumber(om.d, f.Number()); of != nil && of.Message() != nil && of.Message().FullName() == old.FullName() {
 					users = append(users, fmt.Sprintf("%s.%s", md.FullName(), f.Name()))
 				}
 			}
@@ -537,30 +538,30 @@ func (c *checker) moveHint(old, moved protoreflect.MessageDescriptor) string {
 // same number, name, JSON name, kind and cardinality, message and enum
 // types compared the same way, recursively; b may add fields (and enums
 // may add values), as any minor version may.
-func sameStructure(a, b protoreflect.MessageDescriptor, seen map[[2]protoreflect.FullName]bool) bool {
+func sameStructure(lk *lookup, a, b protoreflect.MessageDescriptor, seen map[[2]protoreflect.FullName]bool) bool {
 	key := [2]protoreflect.FullName{a.FullName(), b.FullName()}
 	if a.FullName() == b.FullName() || seen[key] {
 		return true
 	}
 	seen[key] = true
-	af, bf := a.Fields(), b.Fields()
+	af := a.Fields()
 	if a.IsMapEntry() != b.IsMapEntry() {
 		return false
 	}
 	for i := 0; i < af.Len(); i++ {
 		x := af.Get(i)
-		y := bf.ByNumber(x.Number())
+		y := lk.fieldByNumber(b, x.Number())
 		if y == nil || x.Name() != y.Name() || x.JSONName() != y.JSONName() || x.Kind() != y.Kind() ||
 			getCardinality(x) != getCardinality(y) || (x.ContainingOneof() == nil) != (y.ContainingOneof() == nil) {
 			return false
 		}
 		switch x.Kind() {
 		case protoreflect.MessageKind, protoreflect.GroupKind:
-			if !sameStructure(x.Message(), y.Message(), seen) {
+			if !sameStructure(lk, x.Message(), y.Message(), seen) {
 				return false
 			}
 		case protoreflect.EnumKind:
-			if !sameEnum(x.Enum(), y.Enum()) {
+			if !sameEnum(lk, x.Enum(), y.Enum()) {
 				return false
 			}
 		}
@@ -568,14 +569,14 @@ func sameStructure(a, b protoreflect.MessageDescriptor, seen map[[2]protoreflect
 	return true
 }
 
-func sameEnum(a, b protoreflect.EnumDescriptor) bool {
+func sameEnum(lk *lookup, a, b protoreflect.EnumDescriptor) bool {
 	if a.FullName() == b.FullName() {
 		return true
 	}
-	av, bv := a.Values(), b.Values()
+	av := a.Values()
 	for i := 0; i < av.Len(); i++ {
 		x := av.Get(i)
-		y := bv.ByName(x.Name())
+		y := lk.valueByName(b, x.Name())
 		if y == nil || y.Number() != x.Number() {
 			return false
 		}
@@ -898,7 +899,7 @@ func (c *checker) checkMessagePair(om, nm protoreflect.MessageDescriptor) {
 			if of.Cardinality() != protoreflect.Required {
 				continue
 			}
-			if nf := nm.Fields().ByNumber(of.Number()); nf == nil || nf.Cardinality() != protoreflect.Required {
+			if nf := c.lk.fieldByNumber(nm, of.Number()); nf == nil || nf.Cardinality() != protoreflect.Required {
 				c.add("MESSAGE_SAME_REQUIRED_FIELDS", at(nm), "", "Message %q had required field \"%d\" deleted. Required fields must always be sent, so if one side does not know about the required field, this will result in a breakage.", c.msgName(om), of.Number())
 			}
 		}
@@ -907,7 +908,7 @@ func (c *checker) checkMessagePair(om, nm protoreflect.MessageDescriptor) {
 			if nf.Cardinality() != protoreflect.Required {
 				continue
 			}
-			if of := om.Fields().ByNumber(nf.Number()); of == nil || of.Cardinality() != protoreflect.Required {
+			if of := c.lk.fieldByNumber(om, nf.Number()); of == nil || of.Cardinality() != protoreflect.Required {
 				c.add("MESSAGE_SAME_REQUIRED_FIELDS", at(nf), "", "Message %q had required field \"%d\" added. Required fields must always be sent, so if one side does not know about the required field, this will result in a breakage.", c.msgName(nm), nf.Number())
 			}
 		}
@@ -918,12 +919,12 @@ func (c *checker) checkMessagePair(om, nm protoreflect.MessageDescriptor) {
 	if !c.opts.BufCompat {
 		for i := 0; i < om.Fields().Len(); i++ {
 			of := om.Fields().Get(i)
-			if nm.Fields().ByNumber(of.Number()) != nil {
+			if c.lk.fieldByNumber(nm, of.Number()) != nil {
 				continue
 			}
-			if nf := nm.Fields().ByName(of.Name()); nf != nil {
+			if nf := c.lk.fieldByName(nm, of.Name()); nf != nil {
 				renumbered[of.Number()] = nf
-				if prev := om.Fields().ByNumber(nf.Number()); prev != nil && prev.Name() != nf.Name() {
+				if prev := c.lk.fieldByNumber(om, nf.Number()); prev != nil && prev.Name() != nf.Name() {
 					foldedName[nf.Number()] = true
 				}
 			}
@@ -932,7 +933,7 @@ func (c *checker) checkMessagePair(om, nm protoreflect.MessageDescriptor) {
 	// Deleted fields.
 	for i := 0; i < om.Fields().Len(); i++ {
 		of := om.Fields().Get(i)
-		if nm.Fields().ByNumber(of.Number()) != nil {
+		if c.lk.fieldByNumber(nm, of.Number()) != nil {
 			continue
 		}
 		desc := c.fieldDesc(of)
@@ -942,7 +943,7 @@ func (c *checker) checkMessagePair(om, nm protoreflect.MessageDescriptor) {
 		if nf, ok := renumbered[of.Number()]; ok {
 			msg := fmt.Sprintf("Previously present %s was deleted: the field %q now has number %d.", desc, string(of.Name()), nf.Number())
 			hint := fmt.Sprintf("renumbering a field changes its binary encoding; keep number %d for %q", of.Number(), string(of.Name()))
-			if prev := om.Fields().ByNumber(nf.Number()); prev != nil && prev.Name() != nf.Name() {
+			if prev := c.lk.fieldByNumber(om, nf.Number()); prev != nil && prev.Name() != nf.Name() {
 				hint += fmt.Sprintf(" (number %d was %q before)", nf.Number(), string(prev.Name()))
 			}
 			c.add("FIELD_NO_DELETE", at(nm), hint, "%s", msg)
@@ -962,7 +963,7 @@ func (c *checker) checkMessagePair(om, nm protoreflect.MessageDescriptor) {
 	// Field pairs.
 	for i := 0; i < om.Fields().Len(); i++ {
 		of := om.Fields().Get(i)
-		nf := nm.Fields().ByNumber(of.Number())
+		nf := c.lk.fieldByNumber(nm, of.Number())
 		if nf == nil {
 			continue
 		}
@@ -1194,7 +1195,7 @@ func fieldHasJSONName(f protoreflect.FieldDescriptor) bool {
 func (c *checker) checkFieldTypes(of, nf protoreflect.FieldDescriptor) {
 	sameStruct := func() bool {
 		return !c.opts.BufCompat && of.Message() != nil && nf.Message() != nil &&
-			sameStructure(of.Message(), nf.Message(), map[[2]protoreflect.FullName]bool{})
+			sameStructure(&c.lk, of.Message(), nf.Message(), map[[2]protoreflect.FullName]bool{})
 	}
 	if c.on["FIELD_SAME_TYPE"] {
 		if of.Kind() != nf.Kind() {
@@ -1262,7 +1263,7 @@ func (c *checker) checkEnumCompatible(rule string, of, nf protoreflect.FieldDesc
 	}
 	for i := 0; i < oe.Values().Len(); i++ {
 		v := oe.Values().Get(i)
-		if w := ne.Values().ByName(v.Name()); w == nil || w.Number() != v.Number() {
+		if w := c.lk.valueByName(ne, v.Name()); w == nil || w.Number() != v.Number() {
 			c.addChangedTypeName(rule, of, nf, "")
 			return
 		}

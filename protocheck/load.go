@@ -188,6 +188,10 @@ func readDir(input, dir string) (map[string][]byte, error) {
 	if !st.IsDir() {
 		return nil, fmt.Errorf("input %q is not a directory (give a directory of .proto files or a git input such as .git#branch=main)", input)
 	}
+	root, err := filepath.EvalSymlinks(dir)
+	if err != nil {
+		return nil, fmt.Errorf("input %q: %w", input, err)
+	}
 	sources := map[string][]byte{}
 	err = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
@@ -206,7 +210,7 @@ func readDir(input, dir string) (map[string][]byte, error) {
 		if err != nil {
 			return err
 		}
-		data, err := os.ReadFile(p)
+		data, err := readProtoFile(root, p)
 		if err != nil {
 			return err
 		}
@@ -220,6 +224,80 @@ func readDir(input, dir string) (map[string][]byte, error) {
 		return nil, fmt.Errorf("input %q: no .proto files found", input)
 	}
 	return sources, nil
+}
+
+// MaxFileSize is the largest .proto file plugkit proto reads (16 MiB); a
+// larger one is refused by name rather than read.
+const MaxFileSize = 16 << 20
+
+// readProtoFile reads the .proto file at path, which must be a regular
+// file inside root once symlinks are resolved: a FIFO would block the
+// read, a device (a link to /dev/zero) never ends, and a link may point
+// anywhere on the machine. The size is capped at MaxFileSize.
+func readProtoFile(root, path string) ([]byte, error) {
+	real, err := filepath.EvalSymlinks(path)
+	if err != nil {
+		return nil, err
+	}
+	if !within(root, real) {
+		return nil, fmt.Errorf("%s leads to %s, outside the input %s: refused to read it", path, real, root)
+	}
+	fi, err := os.Lstat(real)
+	if err != nil {
+		return nil, err
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s is not a regular file (%v): refused to read it", path, fi.Mode().Type())
+	}
+	if fi.Size() > MaxFileSize {
+		return nil, fmt.Errorf("%s is %d bytes, over the %d-byte limit for a .proto file", path, fi.Size(), MaxFileSize)
+	}
+	f, err := os.Open(real)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, MaxFileSize+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(data) > MaxFileSize {
+		return nil, fmt.Errorf("%s grew over the %d-byte limit for a .proto file while it was read", path, MaxFileSize)
+	}
+	return data, nil
+}
+
+// within reports whether path is root or below it.
+func within(root, path string) bool {
+	rel, err := filepath.Rel(root, path)
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, "../") && !filepath.IsAbs(rel)
+}
+
+// importResolver finds imports in the -I directories: only relative,
+// clean import paths, and only regular files inside those directories.
+func importResolver(dirs []string) protocompile.Resolver {
+	return protocompile.ResolverFunc(func(p string) (protocompile.SearchResult, error) {
+		clean := path.Clean(p)
+		if path.IsAbs(p) || clean != p || clean == ".." || strings.HasPrefix(clean, "../") {
+			return protocompile.SearchResult{}, fmt.Errorf("import %q: import paths must be relative and clean, without ..", p)
+		}
+		for _, dir := range dirs {
+			full := filepath.Join(dir, filepath.FromSlash(clean))
+			if _, err := os.Lstat(full); err != nil {
+				continue
+			}
+			root, err := filepath.EvalSymlinks(dir)
+			if err != nil {
+				return protocompile.SearchResult{}, err
+			}
+			data, err := readProtoFile(root, full)
+			if err != nil {
+				return protocompile.SearchResult{}, err
+			}
+			return protocompile.SearchResult{Source: bytes.NewReader(data)}, nil
+		}
+		return protocompile.SearchResult{}, fs.ErrNotExist
+	})
 }
 
 func gitCommand(ctx context.Context, repo, baseDir string, args ...string) *exec.Cmd {
@@ -325,7 +403,13 @@ func compileSources(ctx context.Context, input, root string, sources map[string]
 	})
 	var resolver protocompile.Resolver = local
 	if len(opts.ImportPaths) > 0 {
-		resolver = protocompile.CompositeResolver{local, &protocompile.SourceResolver{ImportPaths: opts.ImportPaths}}
+		imports := importResolver(opts.ImportPaths)
+		resolver = protocompile.ResolverFunc(func(p string) (protocompile.SearchResult, error) {
+			if r, err := local.FindFileByPath(p); err == nil {
+				return r, nil
+			}
+			return imports.FindFileByPath(p)
+		})
 	}
 	var problems []string
 	rep := reporter.NewReporter(func(err reporter.ErrorWithPos) error {

@@ -32,7 +32,7 @@ func TestMain(m *testing.M) {
 		serveTestProvider(mode)
 		return
 	}
-	goleak.VerifyTestMain(m)
+	goleak.VerifyTestMain(m, goleak.IgnoreTopFunction("github.com/plugkit/plugkit/host.spawner")) // the thread every plugin is forked from
 }
 
 // testProvider answers GetProviderSchema; its other methods are never

@@ -4,9 +4,13 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
+	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -108,5 +112,103 @@ func TestCallUsageErrors(t *testing.T) {
 		if code := run(tc.args, &stdout, &stderr); code != 2 || !strings.Contains(stderr.String(), tc.want) {
 			t.Errorf("%v: exit %d, stderr %s", tc.args, code, stderr.String())
 		}
+	}
+}
+
+// TestCallNameAndMetadata calls a plugin that serves two implementations
+// of one service: --name and --metadata plugkit-name=... pick one, no name
+// gets the catalog's error, and a bare service name lists its methods.
+func TestCallNameAndMetadata(t *testing.T) {
+	bin := filepath.Join(t.TempDir(), "multiname")
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	if out, err := exec.CommandContext(ctx, "go", "build", "-o", bin, "./testdata/multiname").CombinedOutput(); err != nil {
+		t.Fatalf("building the multi-name plugin: %v\n%s", err, out)
+	}
+	call := func(args ...string) (string, string, int) {
+		t.Helper()
+		var stdout, stderr bytes.Buffer
+		code := run(append([]string{"call", bin, "--cookie", exampleCookie}, args...), &stdout, &stderr)
+		return stdout.String(), stderr.String(), code
+	}
+	// "who" holds the implementation's own name: "a" is YQ==, "b" is Yg==.
+	get := []string{"objectstore.v1.ObjectStore/Get", `{"key":"who"}`}
+	if out, errs, code := call(append([]string{"--name", "b", "--compact"}, get...)...); code != 0 || out != `{"chunk":"Yg=="}`+"\n" {
+		t.Errorf("--name b: exit %d, stdout %q, stderr %q", code, out, errs)
+	}
+	if out, errs, code := call(append([]string{"--metadata", "plugkit-name=a", "--compact"}, get...)...); code != 0 || out != `{"chunk":"YQ=="}`+"\n" {
+		t.Errorf("--metadata plugkit-name=a: exit %d, stdout %q, stderr %q", code, out, errs)
+	}
+	if _, errs, code := call(get...); code != 1 || !strings.Contains(errs, "serves several implementations") || !strings.Contains(errs, "plugkit-name") {
+		t.Errorf("no name: exit %d, stderr %q", code, errs)
+	}
+	if _, errs, code := call(append([]string{"--metadata", "novalue"}, get...)...); code != 2 || !strings.Contains(errs, "want KEY=VALUE") {
+		t.Errorf("bad --metadata: exit %d, stderr %q", code, errs)
+	}
+	out, errs, code := call("objectstore.v1.ObjectStore")
+	if code != 0 || !strings.HasPrefix(out, "objectstore.v1.ObjectStore\n") || !strings.Contains(out, "objectstore.v1.ObjectStore/Get (server stream)") ||
+		strings.Contains(out, "plugkit.catalog") || strings.Contains(errs, "no service") {
+		t.Errorf("service alone: exit %d, stdout %q, stderr %q", code, out, errs)
+	}
+	if _, errs, code := call("objectstore.v9.Nothing"); code != 1 || !strings.Contains(errs, `no service "objectstore.v9.Nothing"`) && !strings.Contains(errs, `no service "objectstore.v9"`) {
+		t.Errorf("unknown service: exit %d, stderr %q", code, errs)
+	}
+}
+
+// TestInterruptClosesPlugins sends SIGINT and SIGTERM to a plugkit call
+// whose call is in flight: the CLI closes the plugin it started (no
+// orphan is left) and exits 130 or 143.
+func TestInterruptClosesPlugins(t *testing.T) {
+	dir := t.TempDir()
+	cli, plug := filepath.Join(dir, "plugkit"), filepath.Join(dir, "multiname")
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	for out, pkg := range map[string]string{cli: ".", plug: "./testdata/multiname"} {
+		if b, err := exec.CommandContext(ctx, "go", "build", "-o", out, pkg).CombinedOutput(); err != nil {
+			t.Fatalf("go build %s: %v\n%s", pkg, err, b)
+		}
+	}
+	for _, tc := range []struct {
+		sig  syscall.Signal
+		code int
+	}{{syscall.SIGINT, 130}, {syscall.SIGTERM, 143}} {
+		t.Run(tc.sig.String(), func(t *testing.T) {
+			pidFile := filepath.Join(t.TempDir(), "pid")
+			cmd := exec.Command(cli, "call", plug, "--cookie", exampleCookie, "--name", "a", "--rpc-timeout", "5m",
+				"objectstore.v1.ObjectStore/Get", `{"key":"slow"}`)
+			cmd.Env = append(os.Environ(), "MULTINAME_PIDFILE="+pidFile)
+			var stderr bytes.Buffer
+			cmd.Stderr = &stderr
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			done := make(chan error, 1)
+			go func() { done <- cmd.Wait() }()
+			var pid int
+			deadline := time.Now().Add(time.Minute)
+			for pid == 0 && time.Now().Before(deadline) {
+				if b, err := os.ReadFile(pidFile); err == nil && len(b) > 0 {
+					pid, _ = strconv.Atoi(string(b))
+				}
+				time.Sleep(20 * time.Millisecond)
+			}
+			if pid == 0 {
+				cmd.Process.Kill()
+				t.Fatalf("the call never reached the plugin; stderr %s", stderr.String())
+			}
+			cmd.Process.Signal(tc.sig)
+			select {
+			case <-done:
+			case <-time.After(time.Minute):
+				cmd.Process.Kill()
+				t.Fatal("the CLI did not exit within a minute of the signal")
+			}
+			if got := cmd.ProcessState.ExitCode(); got != tc.code {
+				t.Errorf("exit %d, want %d; stderr %s", got, tc.code, stderr.String())
+			}
+			if err := syscall.Kill(pid, 0); !errors.Is(err, syscall.ESRCH) {
+				t.Errorf("plugin %d still runs after the CLI exited (kill 0: %v)", pid, err)
+			}
+		})
 	}
 }

@@ -65,12 +65,17 @@ func runCompat(args []string, stdout, stderr io.Writer) int {
 		if res.Latest != nil {
 			out["latest"], out["earliest"] = res.Latest.Version, res.Earliest.Version
 		}
-		if !currentOK {
+		switch {
+		case *current == "":
+			out["message"] = res.Advice()
+		case !currentOK:
 			out["message"] = res.Message(*current)
 		}
 		json.NewEncoder(stdout).Encode(out)
 	} else if currentOK {
 		fmt.Fprintf(stdout, "Plugin %q v%s is compatible with this host; the latest compatible release is v%s.\n", *name, *current, res.Latest.Version)
+	} else if *current == "" {
+		fmt.Fprint(stdout, res.Advice())
 	} else {
 		fmt.Fprint(stdout, res.Message(*current))
 	}

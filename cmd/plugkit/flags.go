@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"strings"
 	"time"
+	"unicode"
 
 	"github.com/plugkit/plugkit/handshake"
 	"github.com/plugkit/plugkit/host"
@@ -112,20 +113,48 @@ func (p *pluginFlags) start(cmd, path string, verbose bool, stderr io.Writer) (*
 		reportError(stderr, cmd, err)
 		return nil, 1
 	}
+	track(func() { client.Close() })
 	return client, 0
 }
 
 // reportError prints err as one line of reason, followed by the plugin's
-// last stderr lines when there are any.
+// last stderr lines when there are any, with control characters escaped.
 func reportError(w io.Writer, prefix string, err error) {
 	first, rest, _ := strings.Cut(err.Error(), "\n")
-	fmt.Fprintf(w, "%s: %s\n", prefix, first)
+	fmt.Fprintf(w, "%s: %s\n", prefix, safe(first))
 	if rest != "" {
-		fmt.Fprintln(w, rest)
+		lines := strings.Split(rest, "\n")
+		for i, l := range lines {
+			lines[i] = safe(l)
+		}
+		fmt.Fprintln(w, strings.Join(lines, "\n"))
 	}
 }
 
-// oneLine folds an error into a single line for a person to read.
+// oneLine folds an error into a single line for a person to read, with
+// control characters escaped.
 func oneLine(err error) string {
-	return strings.Join(strings.Fields(err.Error()), " ")
+	return safe(strings.Join(strings.Fields(err.Error()), " "))
+}
+
+// safe escapes the control characters in s (ANSI escape sequences, C1
+// controls, carriage returns, tabs), so that text a plugin wrote (stderr
+// lines, Describe answers, service names) cannot clear the screen, move
+// the cursor or forge lines and table cells in the CLI's output.
+func safe(s string) string {
+	if !strings.ContainsFunc(s, unicode.IsControl) {
+		return s
+	}
+	var b strings.Builder
+	for _, r := range s {
+		switch {
+		case !unicode.IsControl(r):
+			b.WriteRune(r)
+		case r < 0x80:
+			fmt.Fprintf(&b, "\\x%02x", r)
+		default:
+			fmt.Fprintf(&b, "\\u%04x", r)
+		}
+	}
+	return b.String()
 }

@@ -82,7 +82,7 @@ func runInspect(args []string, stdout, stderr io.Writer) int {
 	fmt.Fprintf(stdout, "started:   %.1f ms\n", out.StartMS)
 	fmt.Fprintf(stdout, "services:\n")
 	for _, s := range out.Services {
-		fmt.Fprintf(stdout, "  %s\n", s)
+		fmt.Fprintf(stdout, "  %s\n", safe(s))
 	}
 	return 0
 }

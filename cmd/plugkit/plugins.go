@@ -74,9 +74,9 @@ func printTable(w io.Writer, bins []manager.Binary) {
 	fmt.Fprintln(tw, "BINARY\tVERSION\tKIND\tMAJOR.MINOR\tCAPABILITIES\tNAMES")
 	for _, b := range bins {
 		r := report(b)
-		name := filepath.Base(b.Path)
+		name := safe(filepath.Base(b.Path))
 		if !r.OK {
-			fmt.Fprintf(tw, "%s\t-\t-\t-\t-\tunusable: %s\n", name, r.Error)
+			fmt.Fprintf(tw, "%s\t-\t-\t-\t-\tunusable: %s\n", name, safe(r.Error))
 			continue
 		}
 		for _, k := range r.Kinds {
@@ -84,16 +84,24 @@ func printTable(w io.Writer, bins []manager.Binary) {
 			if caps == "" {
 				caps = "-"
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%d.%d\t%s\t%s\n", name, r.PluginVersion, k.Kind, k.Major, k.Minor, caps, strings.Join(k.Names, ","))
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%d.%d\t%s\t%s\n", name, safe(r.PluginVersion), safe(k.Kind), k.Major, k.Minor, safe(caps), safe(strings.Join(k.Names, ",")))
 		}
 	}
 	tw.Flush()
 }
 
 func runPlugins(args []string, stdout, stderr io.Writer) int {
-	const usage = "plugkit plugins list --dir DIR [--dir DIR...] [--cookie KEY=VALUE] [--json]\n       plugkit plugins describe BINARY [--cookie KEY=VALUE] [--json]"
-	if len(args) == 0 || (args[0] != "list" && args[0] != "describe") {
+	const usage = "plugkit plugins list --dir DIR [--dir DIR...] --cookie KEY=VALUE [--json]\n       plugkit plugins describe BINARY --cookie KEY=VALUE [--json]"
+	if len(args) == 0 {
 		fmt.Fprintf(stderr, "usage: %s\n", usage)
+		return 2
+	}
+	if args[0] != "list" && args[0] != "describe" {
+		if isHelp(args[0]) {
+			fmt.Fprintf(stderr, "usage: %s\n", usage)
+			return 0
+		}
+		fmt.Fprintf(stderr, "plugkit plugins: unknown subcommand %q (want list or describe)\nusage: %s\n", args[0], usage)
 		return 2
 	}
 	sub := args[0]
@@ -102,11 +110,15 @@ func runPlugins(args []string, stdout, stderr io.Writer) int {
 	if sub == "list" {
 		fs.Var(&dirs, "dir", "a plugin `directory` (repeatable; earlier ones win duplicate names)")
 	}
-	cookieFlag := fs.String("cookie", objectstore.Cookie.Key+"="+objectstore.Cookie.Value, "the plugins' magic cookie, `KEY=VALUE`")
+	cookieFlag := fs.String("cookie", "", "the plugins' magic cookie, `KEY=VALUE` (required; the plugins' documentation names it)")
 	asJSON := fs.Bool("json", false, "print JSON")
 	cacheFile := fs.String("cache", "", "a `file` that caches Describe answers between runs")
 	pos, err := parseArgs(fs, args[1:])
 	if err != nil {
+		return 2
+	}
+	if *cookieFlag == "" {
+		fmt.Fprintf(stderr, "plugkit plugins %s: --cookie KEY=VALUE is required: plugins answer only a host that sets their magic cookie (the example plugins': --cookie %s=%s)\nusage: %s\n", sub, objectstore.Cookie.Key, objectstore.Cookie.Value, usage)
 		return 2
 	}
 	cookie, err := handshake.ParseCookie(*cookieFlag)
@@ -145,6 +157,7 @@ func runPlugins(args []string, stdout, stderr io.Writer) int {
 		Logger: slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelError + 1})),
 	})
 	defer m.Close()
+	track(func() { m.Close() })
 	if onlyPath != "" {
 		b := m.DescribeBinary(ctx, onlyPath)
 		if *asJSON {
@@ -177,7 +190,7 @@ func runPlugins(args []string, stdout, stderr io.Writer) int {
 	}
 	printTable(stdout, bins)
 	for _, p := range m.Problems() {
-		fmt.Fprintf(stdout, "problem: %s\n", p)
+		fmt.Fprintf(stdout, "problem: %s\n", safe(p))
 	}
 	return 0
 }

@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/plugkit/plugkit/examples/objectstore"
 )
 
 func TestPluginsListReportsEveryBinary(t *testing.T) {
@@ -14,7 +16,7 @@ func TestPluginsListReportsEveryBinary(t *testing.T) {
 	os.WriteFile(filepath.Join(dir, "broken"), []byte("#!/bin/sh\necho 'needs libfoo' >&2\nexit 1\n"), 0o755)
 	os.WriteFile(filepath.Join(dir, "README"), []byte("docs"), 0o644)
 	var stdout, stderr bytes.Buffer
-	if code := run([]string{"plugins", "list", "--dir", dir, "--json"}, &stdout, &stderr); code != 0 {
+	if code := run([]string{"plugins", "list", "--dir", dir, "--json", "--cookie", exampleCookie}, &stdout, &stderr); code != 0 {
 		t.Fatalf("exit %d (want 0 even with bad binaries): %s", code, stderr.String())
 	}
 	var out struct {
@@ -40,7 +42,7 @@ func TestPluginsListReportsEveryBinary(t *testing.T) {
 	}
 
 	stdout.Reset()
-	if code := run([]string{"plugins", "list", "--dir", dir}, &stdout, &stderr); code != 0 {
+	if code := run([]string{"plugins", "list", "--dir", dir, "--cookie", exampleCookie}, &stdout, &stderr); code != 0 {
 		t.Fatalf("table: exit %d", code)
 	}
 	if !strings.Contains(stdout.String(), "memory  1.3.0    objectstore  1.0") || !strings.Contains(stdout.String(), "unusable:") {
@@ -48,17 +50,46 @@ func TestPluginsListReportsEveryBinary(t *testing.T) {
 	}
 
 	stdout.Reset()
-	if code := run([]string{"plugins", "describe", filepath.Join(dir, "memory"), "--json"}, &stdout, &stderr); code != 0 {
+	if code := run([]string{"plugins", "describe", filepath.Join(dir, "memory"), "--json", "--cookie", exampleCookie}, &stdout, &stderr); code != 0 {
 		t.Fatalf("describe: exit %d: %s", code, stderr.String())
 	}
 	if !strings.Contains(stdout.String(), `"service":"objectstore.v1.ObjectStore"`) {
 		t.Errorf("describe: %s", stdout.String())
 	}
-	if code := run([]string{"plugins", "describe", filepath.Join(dir, "broken")}, &stdout, &stderr); code != 1 {
+	if code := run([]string{"plugins", "describe", filepath.Join(dir, "broken"), "--cookie", exampleCookie}, &stdout, &stderr); code != 1 {
 		t.Errorf("describe of a broken binary: exit %d, want 1", code)
 	}
-	if code := run([]string{"plugins", "list"}, &stdout, &stderr); code != 2 {
+	if code := run([]string{"plugins", "list", "--cookie", exampleCookie}, &stdout, &stderr); code != 2 {
 		t.Errorf("list without --dir: exit %d, want 2", code)
+	}
+}
+
+// exampleCookie is the example plugins' magic cookie as --cookie takes it.
+var exampleCookie = objectstore.Cookie.Key + "=" + objectstore.Cookie.Value
+
+func TestPluginsRequireCookie(t *testing.T) {
+	dir := filepath.Dir(memoryPlugin(t))
+	for _, args := range [][]string{{"plugins", "list", "--dir", dir}, {"plugins", "describe", filepath.Join(dir, "memory")}} {
+		var stdout, stderr bytes.Buffer
+		if code := run(args, &stdout, &stderr); code != 2 || !strings.Contains(stderr.String(), "--cookie KEY=VALUE is required") || stdout.Len() != 0 {
+			t.Errorf("%v without --cookie: exit %d, stdout %q, stderr %q", args, code, stdout.String(), stderr.String())
+		}
+	}
+}
+
+// TestCompatWithoutCurrent: not knowing the installed release, compat
+// names the release to pick and never says "not compatible" when one is.
+func TestCompatWithoutCurrent(t *testing.T) {
+	index := filepath.Join("..", "..", "examples", "objectstore", "releases.json")
+	var stdout, stderr bytes.Buffer
+	code := run([]string{"compat", "--index", index, "--plugin", "example.com/future", "--kind", "objectstore", "--majors", "1,2"}, &stdout, &stderr)
+	if code != 0 || strings.Contains(stdout.String(), "not compatible") || !strings.Contains(stdout.String(), "v2.4.0") || !strings.Contains(stdout.String(), `version = "~> 2.4.0"`) {
+		t.Errorf("exit %d:\n%s%s", code, stdout.String(), stderr.String())
+	}
+	stdout.Reset()
+	code = run([]string{"compat", "--index", index, "--plugin", "example.com/future", "--kind", "objectstore", "--majors", "1,2", "--json"}, &stdout, &stderr)
+	if code != 0 || strings.Contains(stdout.String(), "not compatible") || !strings.Contains(stdout.String(), `"latest":"2.4.0"`) {
+		t.Errorf("--json: exit %d:\n%s%s", code, stdout.String(), stderr.String())
 	}
 }
 

@@ -68,7 +68,11 @@ func parseInterleaved(fs *flag.FlagSet, args []string) ([]string, error) {
 }
 
 func runProto(args []string, stdout, stderr io.Writer) int {
-	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, protoUsage)
+		return 2
+	}
+	if isHelp(args[0]) || args[0] == "help" {
 		fmt.Fprint(stdout, protoUsage)
 		return exitOK
 	}
@@ -81,7 +85,7 @@ func runProto(args []string, stdout, stderr io.Writer) int {
 		return runProtoRules(args[1:], stdout, stderr)
 	}
 	fmt.Fprintf(stderr, "plugkit proto: unknown subcommand %q (use breaking, history or rules)\n", args[0])
-	return exitFailure
+	return 2
 }
 
 const protoUsage = `usage:

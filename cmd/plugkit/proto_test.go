@@ -111,18 +111,7 @@ func TestProtoBreakingGitCLI(t *testing.T) {
 	}
 }
 
-func TestProtoHistoryCLI(t *testing.T) {
-	corpus := filepath.Join("..", "..", "..", "shared", "corpus", "terraform")
-	if _, err := os.Stat(corpus); err != nil {
-		t.Fatalf("the shared test corpus is missing at %s: %v", corpus, err)
-	}
-	if code, out, errs := runCLI("proto", "history", corpus); code != 0 || out != "" {
-		t.Errorf("history: %d %q %q", code, out, errs)
-	}
-	code, out, _ := runCLI("proto", "history", corpus, "--buf-compat", "--error-format", "json")
-	if code != 100 || strings.Count(out, "\n") != 2 || !strings.Contains(out, "FIELD_WIRE_JSON_COMPATIBLE_TYPE") {
-		t.Errorf("history --buf-compat: %d %q", code, out)
-	}
+func TestProtoRulesCLI(t *testing.T) {
 	if code, out, _ := runCLI("proto", "rules", "--use", "WIRE"); code != 0 || strings.Count(out, "\n") != 15 {
 		t.Errorf("rules: %d, %d lines\n%s", code, strings.Count(out, "\n"), out)
 	}

@@ -12,6 +12,8 @@ import (
 	"google.golang.org/protobuf/reflect/protodesc"
 	"google.golang.org/protobuf/reflect/protoreflect"
 
+	greeterv1 "github.com/plugkit/plugkit/examples/greeter/gen/greeter/v1"
+	greeterv2 "github.com/plugkit/plugkit/examples/greeter/gen/greeter/v2"
 	objectstorev1 "github.com/plugkit/plugkit/examples/objectstore/gen/objectstore/v1"
 	objectstorev2 "github.com/plugkit/plugkit/examples/objectstore/gen/objectstore/v2"
 	objectstorev3 "github.com/plugkit/plugkit/examples/objectstore/gen/objectstore/v3"
@@ -32,6 +34,8 @@ var generated = []struct {
 	{"examples/objectstore/proto", "objectstore/v1/objectstore.proto", objectstorev1.File_objectstore_v1_objectstore_proto},
 	{"examples/objectstore/proto", "objectstore/v2/objectstore.proto", objectstorev2.File_objectstore_v2_objectstore_proto},
 	{"examples/objectstore/proto", "objectstore/v3/objectstore.proto", objectstorev3.File_objectstore_v3_objectstore_proto},
+	{"examples/greeter/proto", "greeter/v1/greeter.proto", greeterv1.File_greeter_v1_greeter_proto},
+	{"examples/greeter/proto", "greeter/v2/greeter.proto", greeterv2.File_greeter_v2_greeter_proto},
 }
 
 func TestGeneratedCodeIsFresh(t *testing.T) {

@@ -64,24 +64,45 @@ func goBuild(out, pkg string) error {
 	return nil
 }
 
-// terraform runs Terraform in a private home, data directory and CLI
+// An engine is an infrastructure engine binary that loads providers over
+// the tfplugin protocols: OpenTofu, always (built from its Go module by
+// internal/tools/tofu), and the Terraform CLI when it is on PATH.
+type engine struct {
+	name string
+	path string
+}
+
+// engines returns the engines to run the end-to-end tests against, and
+// logs which ones run.
+func engines(t *testing.T) []engine {
+	t.Helper()
+	tofu, err := tofuPath()
+	if err != nil {
+		t.Fatalf("cannot build OpenTofu from internal/tools/tofu: %v", err)
+	}
+	list := []engine{{"opentofu", tofu}}
+	if path, err := exec.LookPath("terraform"); err == nil {
+		list = append(list, engine{"terraform", path})
+		t.Logf("engines: OpenTofu (%s) and Terraform (%s, found on PATH)", tofu, path)
+	} else {
+		t.Logf("engines: OpenTofu (%s) only; Terraform is not on PATH, so its run is left out", tofu)
+	}
+	return list
+}
+
+// terraform runs an engine in a private home, data directory and CLI
 // configuration that points registry.terraform.io/plugkit/demo at the
 // freshly built provider.
 type terraform struct {
 	t    *testing.T
+	name string
 	path string
 	dir  string // the configuration's directory
 	env  []string
 }
 
-func newTerraform(t *testing.T, config string) *terraform {
+func newTerraform(t *testing.T, e engine, config string) *terraform {
 	t.Helper()
-	path, err := exec.LookPath("terraform")
-	if err != nil {
-		t.Fatalf("terraform is not on PATH (%v). This end-to-end test needs Terraform >= 1.0 (1.11.4 is known to work): "+
-			"install it from https://developer.hashicorp.com/terraform/install, e.g. download "+
-			"https://releases.hashicorp.com/terraform/1.11.4/terraform_1.11.4_linux_amd64.zip and unzip it into /usr/local/bin", err)
-	}
 	home := t.TempDir()
 	cli := filepath.Join(home, "dev.tfrc")
 	rc := fmt.Sprintf("provider_installation {\n  dev_overrides {\n    %q = %q\n  }\n  direct {}\n}\n", "registry.terraform.io/plugkit/demo", binDir)
@@ -92,9 +113,9 @@ func newTerraform(t *testing.T, config string) *terraform {
 	if err := os.Mkdir(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	tf := &terraform{t: t, path: path, dir: dir}
+	tf := &terraform{t: t, name: e.name, path: e.path, dir: dir}
 	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, "TF_") && !strings.HasPrefix(kv, "HOME=") && !strings.HasPrefix(kv, "DEMO_PROVIDER_DIR=") {
+		if !strings.HasPrefix(kv, "TF_") && !strings.HasPrefix(kv, "TOFU_") && !strings.HasPrefix(kv, "HOME=") && !strings.HasPrefix(kv, "DEMO_PROVIDER_DIR=") {
 			tf.env = append(tf.env, kv)
 		}
 	}
@@ -129,14 +150,14 @@ func (tf *terraform) run(ok []int, args ...string) (string, int) {
 	case errors.As(err, &exit):
 		code = exit.ExitCode()
 	case err != nil:
-		tf.t.Fatalf("terraform %s: %v", strings.Join(args, " "), err)
+		tf.t.Fatalf("%s %s: %v", tf.name, strings.Join(args, " "), err)
 	}
 	if ctx.Err() != nil {
-		tf.t.Fatalf("terraform %s: no result within %v\n%s", strings.Join(args, " "), terraformTimeout, out)
+		tf.t.Fatalf("%s %s: no result within %v\n%s", tf.name, strings.Join(args, " "), terraformTimeout, out)
 	}
-	tf.t.Logf("terraform %s: exit %d in %v", strings.Join(args, " "), code, time.Since(start).Round(time.Millisecond))
+	tf.t.Logf("%s %s: exit %d in %v", tf.name, strings.Join(args, " "), code, time.Since(start).Round(time.Millisecond))
 	if !slices.Contains(ok, code) {
-		tf.t.Fatalf("terraform %s: exit %d, want %v\n%s", strings.Join(args, " "), code, ok, out)
+		tf.t.Fatalf("%s %s: exit %d, want %v\n%s", tf.name, strings.Join(args, " "), code, ok, out)
 	}
 	return string(out), code
 }
@@ -199,11 +220,18 @@ func onlyItem(t *testing.T, dir string) item {
 	panic("unreachable")
 }
 
-// TestTerraformEndToEnd drives the provider with the real Terraform:
-// plan, apply, a plan without changes, an update, drift, destroy.
-func TestTerraformEndToEnd(t *testing.T) {
+// TestEngineEndToEnd drives the provider with each real engine (OpenTofu
+// always, Terraform when on PATH): plan, apply, a plan without changes, an
+// update, drift, destroy.
+func TestEngineEndToEnd(t *testing.T) {
+	for _, e := range engines(t) {
+		t.Run(e.name, func(t *testing.T) { endToEnd(t, e) })
+	}
+}
+
+func endToEnd(t *testing.T, e engine) {
 	itemDir := filepath.Join(t.TempDir(), "items")
-	tf := newTerraform(t, itemConfig(itemDir, "first"))
+	tf := newTerraform(t, e, itemConfig(itemDir, "first"))
 
 	out, _ := tf.run([]int{0}, "plan")
 	for _, want := range []string{"demo_item.a will be created", `name = "first"`, "id   = (known after apply)", "Plan: 1 to add, 0 to change, 0 to destroy."} {
@@ -260,10 +288,16 @@ func TestTerraformEndToEnd(t *testing.T) {
 	}
 }
 
-// TestTerraformMissingDir checks the diagnostic a user gets without dir
-// and without DEMO_PROVIDER_DIR.
-func TestTerraformMissingDir(t *testing.T) {
-	tf := newTerraform(t, `
+// TestEngineMissingDir checks the diagnostic a user gets without dir and
+// without DEMO_PROVIDER_DIR, from each engine.
+func TestEngineMissingDir(t *testing.T) {
+	for _, e := range engines(t) {
+		t.Run(e.name, func(t *testing.T) { missingDir(t, e) })
+	}
+}
+
+func missingDir(t *testing.T, e engine) {
+	tf := newTerraform(t, e, `
 terraform {
   required_providers {
     demo = { source = "registry.terraform.io/plugkit/demo" }

@@ -1,3 +1,5 @@
+//go:build corpus
+
 package protocheck
 
 import (

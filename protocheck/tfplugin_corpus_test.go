@@ -1,3 +1,5 @@
+//go:build corpus
+
 package protocheck
 
 import (
@@ -11,10 +13,14 @@ import (
 	"testing"
 )
 
-// sharedDir returns ../shared relative to the repository root (the
-// directory holding go.mod), where the test corpus lives.
+// sharedDir returns the shared corpus directory: $PLUGKIT_SHARED (set by
+// make test-corpus) or ../shared relative to the repository root (the
+// directory holding go.mod).
 func sharedDir(t testing.TB) string {
 	t.Helper()
+	if d := os.Getenv("PLUGKIT_SHARED"); d != "" {
+		return d
+	}
 	dir, err := os.Getwd()
 	if err != nil {
 		t.Fatal(err)
@@ -188,5 +194,30 @@ func TestCorpusWideParity(t *testing.T) {
 		if string(gj) != string(wj) {
 			t.Errorf("%s:\nplugkit %s\nbuf     %s", base, gj, wj)
 		}
+	}
+}
+
+// TestCorpusHistory runs the PROTOCOL checks on the tfplugin history.
+func TestCorpusHistory(t *testing.T) {
+	dir := filepath.Join(sharedDir(t), "corpus", "terraform")
+	got, err := History(context.Background(), dir, HistoryOptions{BufCompat: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 2 {
+		t.Fatalf("buf-compatible history: want the two ServerCapabilities findings, got %+v", got)
+	}
+	for i, maj := range []string{"5", "6"} {
+		f := got[i]
+		if f.Path != "tfplugin"+maj+".4.proto" || f.Type != "FIELD_WIRE_JSON_COMPATIBLE_TYPE" || !strings.Contains(f.Message, "ServerCapabilities") {
+			t.Errorf("finding %d: %+v", i, f)
+		}
+	}
+	got, err = History(context.Background(), dir, HistoryOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 0 {
+		t.Fatalf("plugkit history: want no findings, got %+v", got)
 	}
 }

@@ -1,0 +1,34 @@
+// Command hello is a greeter plugin that speaks major 1 only: the plugin a
+// host of greeter v2 loads through its adapter.
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+
+	"github.com/plugkit/plugkit/catalog"
+	"github.com/plugkit/plugkit/examples/greeter"
+	greeterv1 "github.com/plugkit/plugkit/examples/greeter/gen/greeter/v1"
+)
+
+// hello implements greeter v1.
+type hello struct {
+	greeterv1.UnimplementedGreeterServer
+}
+
+func (hello) Greet(_ context.Context, req *greeterv1.GreetRequest) (*greeterv1.GreetResponse, error) {
+	return &greeterv1.GreetResponse{Message: "Hello, " + req.GetName() + "!"}, nil
+}
+
+func main() {
+	cat, err := catalog.New("1.0.0",
+		catalog.Implement[greeterv1.GreeterServer](greeter.Kind, 1, 0, "example.com/hello",
+			&greeterv1.Greeter_ServiceDesc, hello{}),
+	)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	catalog.Serve(greeter.Cookie, cat)
+}

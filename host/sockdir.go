@@ -1,0 +1,120 @@
+package host
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+
+	"github.com/plugkit/plugkit/internal/listen"
+)
+
+// A host gives each plugin it launches a private directory of its own,
+// named plugkit-host-*, as PLUGIN_UNIX_SOCKET_DIR: plugkit plugins and
+// go-plugin plugins from v1.5 on make their sockets there, and so do the
+// host's brokered servers. The host removes the whole directory after it
+// reaped the plugin, whatever the plugin did (a version rejection, a crash,
+// SIGKILL, a go-plugin plugin that never removes its socket). A host that
+// was itself SIGKILLed cannot; the next host sweeps such directories: each
+// holds an .owner file its host keeps flock()ed while it lives, so a
+// directory whose lock can be taken has lost its owner.
+
+const (
+	// hostDirPrefix names the private directories.
+	hostDirPrefix = "plugkit-host-"
+	// ownerFile is the lock file inside one.
+	ownerFile = ".owner"
+	// nestedSocket is the path a plugkit plugin makes inside the
+	// directory: its own private directory and socket.
+	nestedSocket = "/plugkit-0000000000/plugin.sock"
+)
+
+// sockDir is a plugin's private directory and the lock that marks it as
+// owned by a live host.
+type sockDir struct {
+	path string
+	lock *os.File
+}
+
+var sweptDirs sync.Map // parent directory -> struct{}: swept once per process
+
+// newSockDir makes a private directory for one plugin under parent (the
+// temporary directory when empty, or /tmp when that path is too long for
+// a socket), after sweeping parent, once per process, of the directories
+// of dead hosts.
+func newSockDir(parent string) (*sockDir, error) {
+	if parent == "" {
+		parent = os.TempDir()
+		if len(filepath.Join(parent, hostDirPrefix+"0000000000")+nestedSocket) > listen.MaxUnixPath {
+			parent = "/tmp"
+		}
+	}
+	// An explicit parent too long for a socket inside is left to the
+	// plugin, which says so in its own words (PathTooLongError for
+	// plugkit plugins).
+	if _, done := sweptDirs.LoadOrStore(parent, struct{}{}); !done {
+		SweepDeadHostDirs(parent)
+	}
+	dir, err := os.MkdirTemp(parent, hostDirPrefix)
+	if err != nil {
+		return nil, fmt.Errorf("creating the plugin's socket directory: %w", err)
+	}
+	// Lock under a temporary name, then rename: a sweeper only looks at
+	// ownerFile, so it never sees the file before it is locked.
+	tmp := filepath.Join(dir, ownerFile+".new")
+	f, err := os.OpenFile(tmp, os.O_CREATE|os.O_RDWR|os.O_EXCL, 0o600)
+	if err == nil {
+		if err = syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err == nil {
+			err = os.Rename(tmp, filepath.Join(dir, ownerFile))
+		}
+	}
+	if err != nil {
+		if f != nil {
+			f.Close()
+		}
+		os.RemoveAll(dir)
+		return nil, fmt.Errorf("locking the plugin's socket directory %s: %w", dir, err)
+	}
+	return &sockDir{path: dir, lock: f}, nil
+}
+
+// remove deletes the directory and everything in it, then drops the lock.
+func (d *sockDir) remove() {
+	if d == nil {
+		return
+	}
+	os.RemoveAll(d.path)
+	d.lock.Close()
+}
+
+// SweepDeadHostDirs removes, from parent, the plugin socket directories
+// whose host is gone (killed before it could clean up), and returns how
+// many it removed. Directories of live hosts, and anything else in
+// parent, are left alone. Start calls it once per parent directory and
+// process.
+func SweepDeadHostDirs(parent string) int {
+	entries, err := os.ReadDir(parent)
+	if err != nil {
+		return 0
+	}
+	removed := 0
+	for _, e := range entries {
+		if !e.IsDir() || !strings.HasPrefix(e.Name(), hostDirPrefix) {
+			continue
+		}
+		dir := filepath.Join(parent, e.Name())
+		f, err := os.OpenFile(filepath.Join(dir, ownerFile), os.O_RDWR, 0)
+		if err != nil {
+			continue // not ours, or not finished: leave it
+		}
+		// Only a lock taken proves the owner gone; any error (it is
+		// held, or the file system has no locks) leaves the directory.
+		if syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB) == nil && os.RemoveAll(dir) == nil {
+			removed++
+		}
+		f.Close()
+	}
+	return removed
+}

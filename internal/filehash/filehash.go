@@ -1,0 +1,34 @@
+// Package filehash computes the SHA-256 of plugin binaries for checksum
+// pins and the describe cache, giving up when the caller's context ends, so
+// that a huge or endless file cannot outlast a deadline.
+package filehash
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"io"
+)
+
+// SHA256 returns the hex SHA-256 of everything r yields, or ctx's error
+// once ctx has ended.
+func SHA256(ctx context.Context, r io.Reader) (string, error) {
+	h := sha256.New()
+	if _, err := io.Copy(h, ctxReader{ctx, r}); err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// ctxReader is a reader that fails once its context has ended.
+type ctxReader struct {
+	ctx context.Context
+	r   io.Reader
+}
+
+func (c ctxReader) Read(p []byte) (int, error) {
+	if err := c.ctx.Err(); err != nil {
+		return 0, err
+	}
+	return c.r.Read(p)
+}
