@@ -2,6 +2,7 @@ package host
 
 import (
 	"crypto/sha256"
+	"crypto/tls"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -61,6 +62,16 @@ type Config struct {
 	// NoAutoMTLS turns AutoMTLS off. It is on by default: the host and the
 	// plugin each make a throwaway certificate and accept only each other.
 	NoAutoMTLS bool
+	// TLS, for teams with their own PKI, is the TLS configuration to
+	// connect with instead of AutoMTLS (go-plugin's
+	// ClientConfig.TLSConfig): the plugin serves its own certificate
+	// (plugin.Config.TLSProvider) and the host asks for no AutoMTLS.
+	// Set RootCAs to the plugin's CA, Certificates to the host's own
+	// certificate if the plugin requires one, and ServerName to a name in
+	// the plugin's certificate. The broker uses it both ways, as
+	// go-plugin's does. Setting it replaces AutoMTLS; setting it together
+	// with NoAutoMTLS false is therefore fine, and nil keeps AutoMTLS.
+	TLS *tls.Config
 	// Network is "tcp" to ask the plugin to listen on loopback TCP instead
 	// of a unix socket (plugkit plugins honour it; others ignore it).
 	Network string

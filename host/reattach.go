@@ -2,6 +2,7 @@ package host
 
 import (
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -47,7 +48,8 @@ var ErrPluginGone = errors.New("no process has that pid any more")
 // Reattach connects to a plugin that is already running (started by a
 // debugger, a test, or an earlier host). cfg supplies the host's Versions,
 // Logger and the like; its Path, Cookie and AutoMTLS settings are not used:
-// reattached connections are plain text, as Terraform's are. Unlike
+// reattached connections are plain text, as Terraform's are, unless
+// cfg.TLS is set (a plugin serving its own TLS). Unlike
 // go-plugin (issue 310), the plugin's protocol version is checked against
 // cfg.Versions.
 func Reattach(ctx context.Context, rc ReattachConfig, cfg Config) (*Client, error) {
@@ -88,7 +90,11 @@ func Reattach(ctx context.Context, rc ReattachConfig, cfg Config) (*Client, erro
 			Protocol:    handshake.ProtocolGRPC,
 		},
 	}
-	if err := c.connect(ctx, nil); err != nil {
+	var tlsConfig *tls.Config
+	if cfg.TLS != nil {
+		tlsConfig = cfg.TLS.Clone()
+	}
+	if err := c.connect(ctx, tlsConfig); err != nil {
 		return nil, &StartError{Name: name, Err: err}
 	}
 	c.ready = time.Since(c.started)

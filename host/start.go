@@ -45,6 +45,7 @@ type Client struct {
 	broker  *broker.Broker
 	started time.Time
 	ready   time.Duration
+	tls     bool // the connection uses TLS (AutoMTLS or Config.TLS)
 
 	proc     *process // nil when reattached
 	sock     *sockDir // the plugin's private socket directory; nil when reattached
@@ -73,7 +74,7 @@ func Start(ctx context.Context, cfg Config) (*Client, error) {
 	started := time.Now()
 
 	var id *automtls.Identity
-	if !cfg.NoAutoMTLS {
+	if !cfg.NoAutoMTLS && cfg.TLS == nil {
 		var err error
 		if id, err = automtls.New(); err != nil {
 			return nil, err
@@ -137,7 +138,7 @@ func Start(ctx context.Context, cfg Config) (*Client, error) {
 	if !slices.Contains(cfg.Versions, line.AppVersion) {
 		return fail(&handshake.VersionError{Plugin: []int{line.AppVersion}, Host: cfg.Versions})
 	}
-	tlsConfig, err := clientTLS(id, line)
+	tlsConfig, err := clientTLS(id, cfg.TLS, line)
 	if err != nil {
 		return fail(err)
 	}
@@ -176,14 +177,18 @@ func (c *Client) reportDeath() error {
 	return c.deathErr
 }
 
-func clientTLS(id *automtls.Identity, line handshake.Line) (*tls.Config, error) {
+func clientTLS(id *automtls.Identity, own *tls.Config, line handshake.Line) (*tls.Config, error) {
 	switch {
+	case own != nil && line.ServerCert != nil:
+		return nil, errors.New("the plugin answered with an AutoMTLS certificate, but the host was given its own TLS (Config.TLS) and did not ask for AutoMTLS: drop Config.TLS to use AutoMTLS")
+	case own != nil:
+		return own.Clone(), nil
 	case id == nil && line.ServerCert != nil:
 		return nil, errors.New("the plugin sent a TLS certificate, but AutoMTLS is off on the host: turn AutoMTLS on")
 	case id == nil:
 		return nil, nil
 	case line.ServerCert == nil:
-		return nil, errors.New("the plugin answered without a certificate: it does not support AutoMTLS (or ignored PLUGIN_CLIENT_CERT); connect with AutoMTLS off (--no-mtls, Config.NoAutoMTLS) if that is intended")
+		return nil, errors.New("the plugin answered without a certificate: it does not support AutoMTLS (or ignored PLUGIN_CLIENT_CERT), or it serves its own TLS (then give the host its PKI in Config.TLS); connect with AutoMTLS off (--no-mtls, Config.NoAutoMTLS) if plain text is intended")
 	}
 	cert, err := automtls.ParseDER(line.ServerCert)
 	if err != nil {
@@ -230,6 +235,7 @@ func (c *Client) connect(ctx context.Context, tlsConfig *tls.Config) error {
 		return fmt.Errorf("connecting to %s %s: %w", network, address, err)
 	}
 	c.conn = conn
+	c.tls = tlsConfig != nil
 	if err := c.checkHealth(ctx); err != nil {
 		conn.Close()
 		return err
@@ -340,8 +346,9 @@ func (c *Client) Network() string { return c.line.Network }
 // Address is the socket path or host:port of the plugin.
 func (c *Client) Address() string { return c.line.Address }
 
-// TLS reports whether the connection uses AutoMTLS.
-func (c *Client) TLS() bool { return c.line.ServerCert != nil }
+// TLS reports whether the connection uses TLS: AutoMTLS or the host's
+// own (Config.TLS).
+func (c *Client) TLS() bool { return c.tls }
 
 // Name is the plugin's name in logs.
 func (c *Client) Name() string { return c.name }

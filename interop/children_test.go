@@ -6,6 +6,9 @@ package interop_test
 //	gp-hostile        gp-store that also writes hostile standard error
 //	pk-store          a plugkit plugin (version 1) serving ObjectStore, which
 //	                  prints to stdout and logs at every level in Init
+//	pk-store-tls      pk-store with its own TLS (Config.TLSProvider), from
+//	                  the PEM files in $PKTEST_TLS_DIR (see ownTLSFromEnv)
+//	gp-store-tls      gp-store with its own TLS (ServeConfig.TLSProvider)
 //	gp-host-block     a go-plugin host that starts pk-store, prints its pid
 //	                  and blocks (to be SIGKILLed)
 //	gp-host-hostile   a go-plugin host that starts gp-hostile (and panics)
@@ -16,6 +19,7 @@ package interop_test
 import (
 	"context"
 	"crypto/sha256"
+	"crypto/tls"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -64,12 +68,16 @@ var gpVersions = []int{2, 3, 4}
 func runChild(mode string) {
 	switch mode {
 	case "gp-store":
-		serveGoPlugin()
+		serveGoPlugin(nil)
 	case "gp-hostile":
 		writeHostile(os.Stderr) // before the handshake: the process's stderr
-		serveGoPlugin()
+		serveGoPlugin(nil)
 	case "pk-store":
-		servePlugkit()
+		servePlugkit(nil)
+	case "pk-store-tls":
+		servePlugkit(ownTLSFromEnv)
+	case "gp-store-tls":
+		serveGoPlugin(ownTLSFromEnv)
 	case "gp-host-block":
 		goPluginHostBlocks()
 	case "gp-host-hostile":
@@ -107,7 +115,7 @@ func (p *objectStorePlugin) GRPCClient(_ context.Context, b *goplugin.GRPCBroker
 
 // serveGoPlugin serves ObjectStore with go-plugin, one plugin set per
 // version in gpVersions.
-func serveGoPlugin() {
+func serveGoPlugin(tlsProvider func() (*tls.Config, error)) {
 	exitWithParent()
 	sets := map[int]goplugin.PluginSet{}
 	for _, v := range gpVersions {
@@ -117,6 +125,7 @@ func serveGoPlugin() {
 		HandshakeConfig:  gpHandshake,
 		VersionedPlugins: sets,
 		GRPCServer:       goplugin.DefaultGRPCServer,
+		TLSProvider:      tlsProvider,
 	})
 }
 
@@ -236,10 +245,11 @@ var pkLogRecords = []struct {
 }
 
 // servePlugkit serves pkStore with plugkit, app protocol version 1.
-func servePlugkit() {
+func servePlugkit(tlsProvider func() (*tls.Config, error)) {
 	logger := plugkit.NewLogger(plugkit.LevelTrace)
 	plugkit.Serve(plugkit.Config{
-		Cookie: pkCookie,
+		Cookie:      pkCookie,
+		TLSProvider: tlsProvider,
 		Versions: map[int]plugkit.Register{
 			1: func(s *grpc.Server, b *broker.Broker) error {
 				objectstorev1.RegisterObjectStoreServer(s, &pkStore{logger: logger, broker: b, objects: map[string][]byte{}})

@@ -72,6 +72,17 @@ type Config struct {
 	// ShutdownTimeout bounds a graceful stop; 0 means
 	// DefaultShutdownTimeout.
 	ShutdownTimeout time.Duration
+	// TLSProvider, for teams with their own PKI, returns the TLS
+	// configuration the plugin serves with (go-plugin's
+	// ServeConfig.TLSProvider). The configuration is used as it is: to
+	// require the host's certificate, set ClientAuth and ClientCAs. The
+	// broker's connections use it too, so it should also work as a client
+	// configuration (Certificates, RootCAs, ServerName). A plugin with a
+	// TLSProvider refuses a host that asks for AutoMTLS: the host must be
+	// given this PKI instead (plugkit: host.Config.TLS; go-plugin:
+	// ClientConfig.TLSConfig with AutoMTLS off). Nil means AutoMTLS when
+	// the host asks for it, else plain text.
+	TLSProvider func() (*tls.Config, error)
 
 	// The fields below are for running a plugin inside another program,
 	// such as a test. A real plugin leaves them zero.
@@ -126,19 +137,9 @@ func Run(ctx context.Context, cfg Config) error {
 	}
 	version := chooseVersion(cfg.Versions, env.Versions, logger)
 
-	var tlsConfig *tls.Config
-	var serverCert []byte
-	if len(env.ClientCert) > 0 {
-		hostCert, err := automtls.ParsePEM(env.ClientCert)
-		if err != nil {
-			return fmt.Errorf("plugin: %s is set but unusable: %w", handshake.EnvClientCert, err)
-		}
-		id, err := automtls.New()
-		if err != nil {
-			return err
-		}
-		tlsConfig = id.Config(hostCert)
-		serverCert = id.DER()
+	tlsConfig, serverCert, err := serverTLS(cfg, env)
+	if err != nil {
+		return err
 	}
 
 	ln, err := openListener(env)
@@ -247,6 +248,40 @@ func Run(ctx context.Context, cfg Config) error {
 		}
 	}
 	return nil
+}
+
+// ErrTLSConflict reports a plugin with its own TLS (Config.TLSProvider)
+// started by a host that asked for AutoMTLS.
+var ErrTLSConflict = errors.New("the host asked for AutoMTLS (it set " + handshake.EnvClientCert + ") but this plugin serves its own TLS (Config.TLSProvider): give the host this plugin's PKI instead (plugkit: host.Config.TLS; go-plugin: ClientConfig.TLSConfig with AutoMTLS false)")
+
+// serverTLS returns the TLS configuration to serve with, and the
+// certificate to send in the handshake line (AutoMTLS only).
+func serverTLS(cfg Config, env handshake.Env) (*tls.Config, []byte, error) {
+	if cfg.TLSProvider != nil {
+		if len(env.ClientCert) > 0 {
+			return nil, nil, fmt.Errorf("plugin: %w", ErrTLSConflict)
+		}
+		tc, err := cfg.TLSProvider()
+		if err != nil {
+			return nil, nil, fmt.Errorf("plugin: Config.TLSProvider: %w", err)
+		}
+		if tc == nil {
+			return nil, nil, errors.New("plugin: Config.TLSProvider returned no configuration and no error: return a *tls.Config, or leave TLSProvider nil")
+		}
+		return tc, nil, nil
+	}
+	if len(env.ClientCert) == 0 {
+		return nil, nil, nil
+	}
+	hostCert, err := automtls.ParsePEM(env.ClientCert)
+	if err != nil {
+		return nil, nil, fmt.Errorf("plugin: %s is set but unusable: %w", handshake.EnvClientCert, err)
+	}
+	id, err := automtls.New()
+	if err != nil {
+		return nil, nil, err
+	}
+	return id.Config(hostCert), id.DER(), nil
 }
 
 func chooseVersion(versions map[int]Register, host []int, logger *slog.Logger) int {
