@@ -73,8 +73,9 @@ type Broker struct {
 	sendMu sync.Mutex
 	stream Stream
 
-	dialMu sync.Mutex              // one multiplexed dial at a time: knocks and streams pair up in order
-	acks   chan *pluginpb.ConnInfo // answers to this side's knocks
+	dialMu sync.Mutex   // one multiplexed dial at a time: knocks and streams pair up in order
+	ackMu  sync.Mutex   // a consent to the peer's knock is queued and sent in one step
+	waiter *knockWaiter // this side's knock awaiting its answer; guarded by mu
 
 	mu      sync.Mutex
 	pending map[uint32]chan *pluginpb.ConnInfo
@@ -90,7 +91,6 @@ func New(opts Options) *Broker {
 		attached: make(chan struct{}),
 		done:     make(chan struct{}),
 		pending:  make(map[uint32]chan *pluginpb.ConnInfo),
-		acks:     make(chan *pluginpb.ConnInfo, 1),
 	}
 }
 

@@ -250,9 +250,8 @@ func (m *Mux) listen(id uint32) (net.Listener, error) {
 	return ln, nil
 }
 
-// admit prepares this side for the peer's next stream, knocked for id: it
-// waits up to knockWait for a listener of id, then queues id. It returns
-// the refusal to send back, or "".
+// admit waits up to knockWait for a listener of id, for a knock of the
+// peer. It returns the refusal to send back, or "".
 func (m *Mux) admit(id uint32, done <-chan struct{}) string {
 	m.mu.Lock()
 	if _, ok := m.byID[id]; !ok {
@@ -273,9 +272,16 @@ func (m *Mux) admit(id uint32, done <-chan struct{}) string {
 			return fmt.Sprintf("no service %d is served on this side of the connection (the serving side must call Serve or Accept before the ID is dialed)", id)
 		}
 	}
-	m.expect = append(m.expect, id)
 	m.mu.Unlock()
 	return ""
+}
+
+// expectNext queues id: the next stream the peer opens that is not yet
+// spoken for goes to id's listener.
+func (m *Mux) expectNext(id uint32) {
+	m.mu.Lock()
+	m.expect = append(m.expect, id)
+	m.mu.Unlock()
 }
 
 func (m *Mux) forget(ln *muxListener) {

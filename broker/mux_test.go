@@ -234,3 +234,29 @@ func TestMuxOneConnectionOnly(t *testing.T) {
 		t.Errorf("socket files left once the host is connected: %v", left)
 	}
 }
+
+// TestMuxAbandonedKnockKeepsOrder: a Dial that gives up before the peer
+// consents (the peer waits for its Serve) leaves the peer expecting a
+// stream; the late consent still gets one (closed at once), so the next
+// Dial's stream reaches the service it was meant for, not the abandoned
+// one.
+func TestMuxAbandonedKnockKeepsOrder(t *testing.T) {
+	plugin, host := muxPair(t, t.TempDir())
+	short, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer cancel()
+	if _, err := host.Dial(short, 50); err == nil || !strings.Contains(err.Error(), "did not answer the knock for service 50") {
+		t.Fatalf("Dial of a service served too late: %v", err)
+	}
+	time.Sleep(300 * time.Millisecond)
+	serveHealth(t, plugin, 50, "fifty")
+	time.Sleep(300 * time.Millisecond) // the late consent arrives and is answered with a stream
+	serveHealth(t, plugin, 51, "fifty-one")
+	for range 3 {
+		if err := checkHealth(t, host, 51, "fifty-one"); err != nil {
+			t.Errorf("service 51 after an abandoned knock for 50: %v", err)
+		}
+	}
+	if err := checkHealth(t, host, 50, "fifty"); err != nil {
+		t.Errorf("service 50 once served: %v", err)
+	}
+}

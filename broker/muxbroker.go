@@ -2,6 +2,7 @@ package broker
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"strconv"
@@ -14,25 +15,29 @@ import (
 	"github.com/plugkit/plugkit/internal/goplugin/pluginpb"
 )
 
+// knockWaiter is this side's knock waiting for its answer.
+type knockWaiter struct {
+	id uint32
+	ch chan knockResult // buffered: the answer never waits
+}
+
+type knockResult struct {
+	conn net.Conn
+	err  error
+}
+
 // knocked handles a knock message from the peer: a request to dial one of
 // this side's services over the multiplexed connection, or the answer to
 // one of this side's own knocks.
+//
+// Streams and knocks pair up by order, so both ends keep it: this side
+// queues a consented ID and sends the consent in one step (ackMu), and
+// opens the stream for a consent as soon as it arrives, in the order
+// consents arrive, even when the knock behind it was abandoned (the stream
+// is then closed at once).
 func (b *Broker) knocked(id uint32, k *pluginpb.ConnInfo_Knock) {
 	if k.GetAck() {
-		select {
-		case b.acks <- &pluginpb.ConnInfo{ServiceId: id, Knock: k}:
-		default:
-			// Nobody reads answers this fast unless one is stale: keep
-			// the newest.
-			select {
-			case <-b.acks:
-			default:
-			}
-			select {
-			case b.acks <- &pluginpb.ConnInfo{ServiceId: id, Knock: k}:
-			default:
-			}
-		}
+		b.answered(id, k.GetError())
 		return
 	}
 	if !k.GetKnock() {
@@ -43,6 +48,11 @@ func (b *Broker) knocked(id uint32, k *pluginpb.ConnInfo_Knock) {
 		if b.opts.Mux != nil {
 			refusal = b.opts.Mux.admit(id, b.done)
 		}
+		b.ackMu.Lock()
+		defer b.ackMu.Unlock()
+		if refusal == "" {
+			b.opts.Mux.expectNext(id)
+		}
 		err := b.send(context.Background(), &pluginpb.ConnInfo{ServiceId: id, Knock: &pluginpb.ConnInfo_Knock{Knock: true, Ack: true, Error: refusal}})
 		if err != nil {
 			b.logger().Warn("broker: answering the peer's knock", "service", id, "error", err)
@@ -50,33 +60,68 @@ func (b *Broker) knocked(id uint32, k *pluginpb.ConnInfo_Knock) {
 	}()
 }
 
-// knockOpen asks the peer to accept the next stream for service id, waits
-// for its consent and opens the stream.
+// answered handles the peer's answer to a knock for id: it opens the
+// stream the peer now expects and hands it to the waiting knock.
+func (b *Broker) answered(id uint32, refusal string) {
+	var r knockResult
+	switch {
+	case refusal != "":
+		r.err = fmt.Errorf("broker: the peer refused a connection to service %d: %s", id, refusal)
+	case b.opts.Mux == nil:
+		r.err = errors.New("broker: the peer answered a knock, but this side does not multiplex")
+	default:
+		r.conn, r.err = b.opts.Mux.Open()
+	}
+	b.mu.Lock()
+	w := b.waiter
+	if w != nil && w.id == id {
+		b.waiter = nil
+		w.ch <- r
+		b.mu.Unlock()
+		return
+	}
+	b.mu.Unlock()
+	if r.conn != nil {
+		r.conn.Close() // the answer to an abandoned knock
+	}
+}
+
+// knockOpen asks the peer to accept the next stream for service id and
+// returns that stream once the peer consents.
 func (b *Broker) knockOpen(ctx context.Context, id uint32) (net.Conn, error) {
 	b.dialMu.Lock()
 	defer b.dialMu.Unlock()
-	select {
-	case <-b.acks: // an answer to a knock abandoned earlier
-	default:
+	w := &knockWaiter{id: id, ch: make(chan knockResult, 1)}
+	b.mu.Lock()
+	b.waiter = w
+	b.mu.Unlock()
+	abandon := func() {
+		b.mu.Lock()
+		if b.waiter == w {
+			b.waiter = nil
+		}
+		b.mu.Unlock()
+		select {
+		case r := <-w.ch:
+			if r.conn != nil {
+				r.conn.Close()
+			}
+		default:
+		}
 	}
 	if err := b.send(ctx, &pluginpb.ConnInfo{ServiceId: id, Knock: &pluginpb.ConnInfo_Knock{Knock: true}}); err != nil {
+		abandon()
 		return nil, err
 	}
-	for {
-		select {
-		case a := <-b.acks:
-			if a.GetServiceId() != id {
-				continue // stale
-			}
-			if e := a.GetKnock().GetError(); e != "" {
-				return nil, fmt.Errorf("broker: the peer refused a connection to service %d: %s", id, e)
-			}
-			return b.opts.Mux.Open()
-		case <-b.done:
-			return nil, ErrClosed
-		case <-ctx.Done():
-			return nil, fmt.Errorf("broker: the peer did not answer the knock for service %d in time: %w", id, ctx.Err())
-		}
+	select {
+	case r := <-w.ch:
+		return r.conn, r.err
+	case <-b.done:
+		abandon()
+		return nil, ErrClosed
+	case <-ctx.Done():
+		abandon()
+		return nil, fmt.Errorf("broker: the peer did not answer the knock for service %d in time: %w", id, ctx.Err())
 	}
 }
 
