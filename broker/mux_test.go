@@ -21,30 +21,44 @@ import (
 // muxPair connects a "plugin" and a "host" broker over one unix socket in
 // dir, multiplexed, the way plugin.Run and host.Start do, and returns
 // both brokers. Brokered sockets, if any were made, would go to dir too.
-func muxPair(t *testing.T, dir string) (plugin, host *Broker) {
+func muxPair(t testing.TB, dir string) (plugin, host *Broker) { return brokerPair(t, dir, true) }
+
+// brokerPair is muxPair, or without mux the same pair with a socket per
+// brokered connection.
+func brokerPair(t testing.TB, dir string, mux bool) (plugin, host *Broker) {
 	t.Helper()
 	ln, err := listen.Unix(listen.UnixConfig{Dir: dir})
 	if err != nil {
 		t.Fatal(err)
 	}
-	pmux := ListenMux(ln)
+	var pmux, hmux *Mux
+	mainLn := ln
+	if mux {
+		pmux = ListenMux(ln)
+		mainLn = pmux.Main()
+	}
 	plugin = New(Options{Mux: pmux, Unix: listen.UnixConfig{Dir: dir}})
 	srv := grpc.NewServer()
 	pluginpb.RegisterGRPCBrokerServer(srv, ServerHandler{Broker: plugin})
 	served := make(chan error, 1)
-	go func() { served <- srv.Serve(pmux.Main()) }()
+	go func() { served <- srv.Serve(mainLn) }()
 
-	raw, err := net.Dial("unix", ln.Addr().String())
-	if err != nil {
-		t.Fatal(err)
+	dial := func(ctx context.Context, _ string) (net.Conn, error) {
+		return (&net.Dialer{}).DialContext(ctx, "unix", ln.Addr().String())
 	}
-	hmux, err := DialMux(raw)
-	if err != nil {
-		t.Fatal(err)
+	if mux {
+		raw, err := net.Dial("unix", ln.Addr().String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if hmux, err = DialMux(raw); err != nil {
+			t.Fatal(err)
+		}
+		dial = func(context.Context, string) (net.Conn, error) { return hmux.Open() }
 	}
 	conn, err := grpc.NewClient("passthrough:///main",
 		grpc.WithTransportCredentials(insecure.NewCredentials()),
-		grpc.WithContextDialer(func(context.Context, string) (net.Conn, error) { return hmux.Open() }))
+		grpc.WithContextDialer(dial))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -64,14 +78,17 @@ func muxPair(t *testing.T, dir string) (plugin, host *Broker) {
 		<-ran
 		srv.Stop()
 		<-served
-		hmux.Close()
-		pmux.Close()
+		if mux {
+			hmux.Close()
+			pmux.Close()
+		}
+		ln.Close()
 	})
 	return plugin, host
 }
 
 // serveHealth serves a health service reporting status for name on id.
-func serveHealth(t *testing.T, b *Broker, id uint32, name string) {
+func serveHealth(t testing.TB, b *Broker, id uint32, name string) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
@@ -86,7 +103,7 @@ func serveHealth(t *testing.T, b *Broker, id uint32, name string) {
 }
 
 // checkHealth dials id on b and asks for name's health.
-func checkHealth(t *testing.T, b *Broker, id uint32, name string) error {
+func checkHealth(t testing.TB, b *Broker, id uint32, name string) error {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
