@@ -23,11 +23,17 @@ func (store) Put(context.Context, *objectstorev3.PutRequest) (*objectstorev3.Put
 	return nil, status.Error(codes.Unimplemented, "the future is not here yet")
 }
 
-func main() {
-	cat, err := catalog.New(version,
+// newCatalog declares what this plugin serves: main serves it as a
+// binary, and the tests serve it inside the test process (plugintest).
+func newCatalog() (*catalog.Catalog, error) {
+	return catalog.New(version,
 		catalog.Implement[objectstorev3.ObjectStoreServer](objectstore.Kind, 3, 0, "example.com/future",
 			&objectstorev3.ObjectStore_ServiceDesc, store{}),
 	)
+}
+
+func main() {
+	cat, err := newCatalog()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
