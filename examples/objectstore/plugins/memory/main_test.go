@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"testing"
 	"time"
@@ -10,16 +9,17 @@ import (
 	"github.com/plugkit/plugkit/plugintest"
 )
 
-// TestMemoryInProcess serves the plugin's catalog inside the test, without
-// building the binary, and uses it through the host's typed client: a
-// v1-only store, which a v2 host reaches through its adapter.
-func TestMemoryInProcess(t *testing.T) {
+// TestMemoryConformance serves the plugin's catalog inside the test,
+// without building the binary, and runs the objectstore conformance
+// suites through the host's typed clients: v2 through the v1->v2 adapter,
+// and v1 as a v1 host uses it.
+func TestMemoryConformance(t *testing.T) {
 	cat, err := newCatalog()
 	if err != nil {
 		t.Fatal(err)
 	}
 	m := plugintest.ServeCatalog(t, cat)
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	s, err := objectstore.Open(ctx, m, "example.com/memory")
 	if err != nil {
@@ -28,13 +28,10 @@ func TestMemoryInProcess(t *testing.T) {
 	if info := s.Info(); info.Major != 1 || !info.Adapted || info.PluginVersion != version {
 		t.Errorf("info %+v: want v%s, major 1 through the adapter", info, version)
 	}
-	if err := s.Put(ctx, "k", []byte("v")); err != nil {
+	t.Run("v2 through the adapter", func(t *testing.T) { objectstore.SuiteV2().Test(t, s) })
+	s1, err := objectstore.OpenV1(ctx, m, "example.com/memory")
+	if err != nil {
 		t.Fatal(err)
 	}
-	if got, err := s.Get(ctx, "k"); err != nil || !bytes.Equal(got, []byte("v")) {
-		t.Errorf("Get = %q, %v", got, err)
-	}
-	if st, err := s.Stat(ctx, "k"); err != nil || st.Size != 1 {
-		t.Errorf("Stat through the adapter = %+v, %v", st, err)
-	}
+	t.Run("v1", func(t *testing.T) { objectstore.SuiteV1().Test(t, s1) })
 }
