@@ -122,14 +122,15 @@ func (mx Matrix) Run(ctx context.Context, dir string) ([]Cell, error) {
 	}
 	var bins []string
 	for _, e := range entries {
-		if e.IsDir() || strings.HasPrefix(e.Name(), ".") {
+		if strings.HasPrefix(e.Name(), ".") {
 			continue
 		}
-		if fi, err := e.Info(); err == nil && fi.Mode().IsRegular() && fi.Mode().Perm()&0o111 != 0 {
-			p, err := filepath.Abs(filepath.Join(dir, e.Name()))
-			if err != nil {
-				return nil, err
-			}
+		p, err := filepath.Abs(filepath.Join(dir, e.Name()))
+		if err != nil {
+			return nil, err
+		}
+		// os.Stat follows links: a directory of links to builds works.
+		if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() && fi.Mode().Perm()&0o111 != 0 {
 			bins = append(bins, p)
 		}
 	}
