@@ -2,6 +2,7 @@ package plugintest
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"log/slog"
 	"maps"
@@ -40,6 +41,9 @@ type Options struct {
 	Versions []int
 	// NoAutoMTLS connects in plain text.
 	NoAutoMTLS bool
+	// TLS is the host's TLS configuration for a plugin with its own TLS
+	// (plugin.Config.TLSProvider), in place of AutoMTLS; see host.Config.TLS.
+	TLS *tls.Config
 	// Logger receives the plugin's and the host's diagnostics; nil means
 	// the test's log (t.Log), at warning level and above.
 	Logger *slog.Logger
@@ -63,6 +67,9 @@ func Start(t testing.TB, cfg plugin.Config, opts ...Options) *host.Client {
 	if len(cfg.Versions) == 0 {
 		t.Fatal("plugintest.Start: plugin.Config.Versions is empty: register the services of at least one app protocol version")
 	}
+	if cfg.TLSProvider != nil && o.TLS == nil {
+		t.Fatal("plugintest.Start: the plugin serves its own TLS (Config.TLSProvider): give the host its PKI in Options.TLS")
+	}
 	if cfg.Cookie == (handshake.Cookie{}) {
 		cfg.Cookie = Cookie
 	}
@@ -81,7 +88,7 @@ func Start(t testing.TB, cfg plugin.Config, opts ...Options) *host.Client {
 
 	var id *automtls.Identity
 	env := handshake.Env{Cookie: cfg.Cookie, Versions: versions, UnixSocketDir: dir}
-	if !o.NoAutoMTLS {
+	if !o.NoAutoMTLS && o.TLS == nil {
 		var err error
 		if id, err = automtls.New(); err != nil {
 			t.Fatalf("plugintest.Start: %v", err)
@@ -107,6 +114,8 @@ func Start(t testing.TB, cfg plugin.Config, opts ...Options) *host.Client {
 	stop := func() {
 		if client != nil {
 			client.Close() // the Shutdown RPC: Run returns
+		} else {
+			cancel() // never connected: stop it through its context
 		}
 		timer := time.NewTimer(stopTimeout)
 		defer timer.Stop()
@@ -145,6 +154,7 @@ func Start(t testing.TB, cfg plugin.Config, opts ...Options) *host.Client {
 		Name:          t.Name(),
 		Versions:      versions,
 		NoAutoMTLS:    o.NoAutoMTLS,
+		TLS:           o.TLS,
 		UnixSocketDir: dir,
 		Logger:        logger.With("side", "host"),
 	})

@@ -2,6 +2,7 @@ package plugintest_test
 
 import (
 	"context"
+	"crypto/tls"
 	"os"
 	"testing"
 	"time"
@@ -13,6 +14,7 @@ import (
 	"github.com/plugkit/plugkit/examples/greeter"
 	greeterv1 "github.com/plugkit/plugkit/examples/greeter/gen/greeter/v1"
 	greeterv2 "github.com/plugkit/plugkit/examples/greeter/gen/greeter/v2"
+	"github.com/plugkit/plugkit/internal/testpki"
 	"github.com/plugkit/plugkit/plugin"
 	"github.com/plugkit/plugkit/plugintest"
 )
@@ -112,5 +114,39 @@ func TestServeCatalog(t *testing.T) {
 	}
 	if _, err := greeter.Open(ctx, m, "example.com/none"); err == nil {
 		t.Error("a name the catalog lacks was dispensed")
+	}
+}
+
+// TestStartOwnTLS serves a plugin with its own PKI (Config.TLSProvider),
+// the host given that PKI in Options.TLS instead of AutoMTLS.
+func TestStartOwnTLS(t *testing.T) {
+	ca, err := testpki.NewCA("plugintest CA")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pair := func(name string) tls.Certificate {
+		p, err := ca.Issue(name, "plugin.test")
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, err := p.TLS()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	serverCert, clientCert := pair("plugin"), pair("host")
+	cfg := config()
+	cfg.TLSProvider = func() (*tls.Config, error) {
+		return &tls.Config{Certificates: []tls.Certificate{serverCert}, ClientAuth: tls.RequireAndVerifyClientCert, ClientCAs: ca.Pool(), RootCAs: ca.Pool(), ServerName: "plugin.test"}, nil
+	}
+	c := plugintest.Start(t, cfg, plugintest.Options{TLS: &tls.Config{Certificates: []tls.Certificate{clientCert}, RootCAs: ca.Pool(), ServerName: "plugin.test"}})
+	if !c.TLS() {
+		t.Error("the connection is not TLS")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if _, err := greeterv2.NewGreeterClient(c.Conn()).Greet(ctx, &greeterv2.GreetRequest{Person: &greeterv2.Person{Name: "Ada"}}); err != nil {
+		t.Errorf("Greet over the team's own TLS: %v", err)
 	}
 }
