@@ -20,6 +20,12 @@ func (m *Manager) Attach(ctx context.Context, label string, c *host.Client) erro
 	if label == "" {
 		return fmt.Errorf("manager: Attach: the label is empty: name the attached plugin (it stands for its path in errors)")
 	}
+	m.mu.Lock()
+	closed := m.closed
+	m.mu.Unlock()
+	if closed {
+		return ErrClosed
+	}
 	d, err := catalogv1.NewCatalogClient(c.Conn()).Describe(ctx, &catalogv1.DescribeRequest{})
 	if err != nil {
 		return fmt.Errorf("manager: Attach %s: Describe: %w (is it a catalog plugin?)", label, err)
