@@ -245,3 +245,25 @@ func BenchmarkMatrixDemoSet(b *testing.B) {
 		})
 	}
 }
+
+// TestMatrixUnusableBinary: a file that is no plugin fails its cells at
+// "start", with the reason, and the exit status is 1.
+func TestMatrixUnusableBinary(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "stranger"), []byte("#!/bin/sh\necho 'not an object store' >&2\nexit 3\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut := runMatrix(t, "--dir", dir, "--json")
+	if code != 1 {
+		t.Fatalf("exit %d, want 1; stderr %s", code, errOut)
+	}
+	cells := cellsOf(t, out)
+	if len(cells) != 2 {
+		t.Errorf("%d cells, want one per host major: %v", len(cells), cells)
+	}
+	for k, c := range cells {
+		if c.Mode != conformance.ModeFailing || len(c.Failures) != 1 || c.Failures[0].Case != "start" || !strings.Contains(c.Failures[0].Error, "not an object store") {
+			t.Errorf("%s: %+v, want failing at start with the binary's stderr", k, c)
+		}
+	}
+}
