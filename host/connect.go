@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"slices"
 	"strings"
 	"time"
@@ -24,7 +23,8 @@ import (
 //
 // The returned Client behaves as a reattached one: Close asks the plugin
 // to shut down (the Shutdown RPC) and disconnects, Kill does nothing and
-// Exited is never closed. Its Pid is this process's.
+// Exited is never closed. Its Pid is 0: the plugin may well be this very
+// process, which nothing should signal on its behalf.
 func Connect(ctx context.Context, handshakeLine string, id *automtls.Identity, cfg Config) (*Client, error) {
 	name := cfg.Name
 	if name == "" {
@@ -49,7 +49,6 @@ func Connect(ctx context.Context, handshakeLine string, id *automtls.Identity, c
 		name:    name,
 		logger:  cfg.logger().With("plugin", name),
 		started: time.Now(),
-		pid:     os.Getpid(),
 		line:    line,
 	}
 	if err := c.connect(ctx, tlsConfig); err != nil {
