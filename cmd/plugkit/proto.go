@@ -8,7 +8,6 @@ import (
 	"io"
 	"sort"
 	"strings"
-	"sync"
 
 	"github.com/plugkit/plugkit/protocheck"
 )
@@ -95,6 +94,10 @@ const protoUsage = `usage:
 
 INPUT and AGAINST are directories of .proto files or git inputs in buf's
 form: .git#tag=v1.2, .git#branch=main, #ref=SHA, optionally ,subdir=DIR.
+A buf.yaml (v1beta1, v1, v2) or buf.work.yaml at an input's root sets its
+modules; INPUT's breaking section (use, except, ignore, ignore_only,
+ignore_unstable_packages) applies; --use replaces its use and except,
+--except its except.
 Exit status: 0 no findings, 100 breaking findings, 1 failure.
 `
 
@@ -104,8 +107,8 @@ func runProtoBreaking(args []string, stdout, stderr io.Writer) int {
 	var use, except listFlag
 	var imports pathFlag
 	against := fs.String("against", "", "the previous version: a directory or git input (required)")
-	fs.Var(&use, "use", "categories or rule IDs to check, comma-separated (default FILE,ADR044)")
-	fs.Var(&except, "except", "categories or rule IDs to leave out, comma-separated")
+	fs.Var(&use, "use", "categories or rule IDs to check, comma-separated (default: INPUT's buf.yaml, else FILE,ADR044)")
+	fs.Var(&except, "except", "categories or rule IDs to leave out, comma-separated (default: INPUT's buf.yaml)")
 	fs.Var(&imports, "I", "extra import directory (repeatable)")
 	format := fs.String("error-format", "text", "output format: text, json or github-actions")
 	sinceName := fs.String("since-name", "", "the project name Since lines must use, e.g. cosmos-sdk")
@@ -139,16 +142,7 @@ func runProtoBreaking(args []string, stdout, stderr io.Writer) int {
 	}
 	ctx := context.Background()
 	lo := protocheck.LoadOptions{ImportPaths: imports}
-	var newImg, oldImg *protocheck.Image
-	var newErr, oldErr error
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		oldImg, oldErr = protocheck.Load(ctx, *against, lo)
-	}()
-	newImg, newErr = protocheck.Load(ctx, pos[0], lo)
-	wg.Wait()
+	newImg, oldImg, newErr, oldErr := protocheck.LoadPair(ctx, pos[0], *against, lo)
 	for _, err := range []error{newErr, oldErr} {
 		if err != nil {
 			fmt.Fprintf(stderr, "plugkit proto breaking: %v\n", err)
@@ -157,14 +151,24 @@ func runProtoBreaking(args []string, stdout, stderr io.Writer) int {
 	if newErr != nil || oldErr != nil {
 		return exitFailure
 	}
-	findings, err := protocheck.Breaking(oldImg, newImg, protocheck.Options{
+	// With a buf.yaml or buf.work.yaml in INPUT, its modules' breaking
+	// configuration applies; --use and --except override it.
+	findings, err := protocheck.BreakingBuf(oldImg, newImg, protocheck.Options{
 		Use: use, Except: except, BufCompat: *bufCompat, BufNames: *bufNames, SinceName: *sinceName,
 	})
 	if err != nil {
 		fmt.Fprintf(stderr, "plugkit proto breaking: %v\n", err)
 		return exitFailure
 	}
-	if err := protocheck.WriteFindings(stdout, *format, newImg.Root, findings); err != nil {
+	prefix := newImg.Root
+	if newImg.ModulePaths() {
+		// Files of modules below the input root: show where they are.
+		for i := range findings {
+			findings[i].Path = newImg.DisplayPath(findings[i].Path)
+		}
+		prefix = ""
+	}
+	if err := protocheck.WriteFindings(stdout, *format, prefix, findings); err != nil {
 		fmt.Fprintf(stderr, "plugkit proto breaking: %v\n", err)
 		return exitFailure
 	}
