@@ -129,59 +129,72 @@ func cliRun(tb testing.TB, dir string, name string, args ...string) []byte {
 	return stdout.Bytes()
 }
 
-// buildPlugkit builds cmd/plugkit into a temporary directory.
-func buildPlugkit(tb testing.TB) string {
+// buildCommand builds a command of this module into a temporary directory.
+func buildCommand(tb testing.TB, pkg string) string {
 	tb.Helper()
-	bin := filepath.Join(tb.TempDir(), "plugkit")
-	build := exec.Command("go", "build", "-o", bin, "github.com/plugkit/plugkit/cmd/plugkit")
+	bin := filepath.Join(tb.TempDir(), filepath.Base(pkg))
+	build := exec.Command("go", "build", "-o", bin, pkg)
 	if out, err := build.CombinedOutput(); err != nil {
-		tb.Fatalf("building plugkit: %v\n%s", err, out)
+		tb.Fatalf("building %s: %v\n%s", pkg, err, out)
 	}
 	return bin
 }
 
-// BenchmarkHistoryCLI runs "plugkit proto breaking --buf-compat
-// --buf-names" and "buf breaking" as one process per pair of the history,
-// both on the same pairs, interleaved so that both see the same machine
-// load. It first checks that both print the same JSON, byte for byte.
-// Metrics: plugkit-ms/pair, buf-ms/pair and buf/plugkit, the speed-up.
-// buf must be on PATH (make bench-proto installs it).
+// BenchmarkHistoryCLI runs "plugkit proto breaking", the lean
+// "plugkit-proto breaking" (both with --buf-compat --buf-names) and "buf
+// breaking" as one process per pair of the history, on the same pairs,
+// interleaved so that all see the same machine load. It first checks that
+// all three print the same JSON, byte for byte. Metrics: milliseconds per
+// pair for each, and buf/plugkit and buf/plugkit-proto, the speed-ups. buf
+// must be on PATH (make bench-proto installs it).
 func BenchmarkHistoryCLI(b *testing.B) {
 	bufPath, err := exec.LookPath("buf")
 	if err != nil {
 		b.Skip("buf is not on PATH (go install github.com/bufbuild/buf/cmd/buf@v1.75.0)")
 	}
 	pairs := historyPairs(b)
-	bin := buildPlugkit(b)
+	plugkitBin := buildCommand(b, "github.com/plugkit/plugkit/cmd/plugkit")
+	leanBin := buildCommand(b, "github.com/plugkit/plugkit/cmd/plugkit-proto")
 	dir, err := filepath.Abs(historyDir)
 	if err != nil {
 		b.Fatal(err)
 	}
-	plugkit := func(p [2]string) []byte {
-		return cliRun(b, dir, bin, "proto", "breaking", p[1], "--against", p[0], "--buf-compat", "--buf-names", "--use", "FILE", "--error-format", "json")
+	flags := func(p [2]string) []string {
+		return []string{"breaking", p[1], "--against", p[0], "--buf-compat", "--buf-names", "--use", "FILE", "--error-format", "json"}
 	}
-	buf := func(p [2]string) []byte {
-		return cliRun(b, dir, bufPath, "breaking", p[1], "--against", p[0], "--error-format", "json")
+	tools := []struct {
+		name string
+		run  func(p [2]string) []byte
+		took time.Duration
+	}{
+		{name: "plugkit", run: func(p [2]string) []byte { return cliRun(b, dir, plugkitBin, append([]string{"proto"}, flags(p)...)...) }},
+		{name: "plugkit-proto", run: func(p [2]string) []byte { return cliRun(b, dir, leanBin, flags(p)...) }},
+		{name: "buf", run: func(p [2]string) []byte {
+			return cliRun(b, dir, bufPath, "breaking", p[1], "--against", p[0], "--error-format", "json")
+		}},
 	}
 	for _, p := range pairs {
-		if got, want := plugkit(p), buf(p); !bytes.Equal(got, want) {
-			b.Fatalf("%s -> %s: plugkit and buf differ\nplugkit:\n%s\nbuf:\n%s", p[0], p[1], got, want)
+		want := tools[2].run(p)
+		for _, tool := range tools[:2] {
+			if got := tool.run(p); !bytes.Equal(got, want) {
+				b.Fatalf("%s -> %s: %s and buf differ\n%s:\n%s\nbuf:\n%s", p[0], p[1], tool.name, tool.name, got, want)
+			}
 		}
 	}
-	var tPlugkit, tBuf time.Duration
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		for _, p := range pairs {
-			t0 := time.Now()
-			plugkit(p)
-			t1 := time.Now()
-			buf(p)
-			tPlugkit += t1.Sub(t0)
-			tBuf += time.Since(t1)
+			for j := range tools {
+				t0 := time.Now()
+				tools[j].run(p)
+				tools[j].took += time.Since(t0)
+			}
 		}
 	}
 	n := float64(b.N * len(pairs))
-	b.ReportMetric(float64(tPlugkit.Microseconds())/1000/n, "plugkit-ms/pair")
-	b.ReportMetric(float64(tBuf.Microseconds())/1000/n, "buf-ms/pair")
-	b.ReportMetric(float64(tBuf)/float64(tPlugkit), "buf/plugkit")
+	for _, tool := range tools {
+		b.ReportMetric(float64(tool.took.Microseconds())/1000/n, tool.name+"-ms/pair")
+	}
+	b.ReportMetric(float64(tools[2].took)/float64(tools[0].took), "buf/plugkit")
+	b.ReportMetric(float64(tools[2].took)/float64(tools[1].took), "buf/plugkit-proto")
 }
