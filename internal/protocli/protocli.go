@@ -169,6 +169,7 @@ func runProtoBreaking(args []string, stdout, stderr io.Writer) int {
 		for i := range findings {
 			findings[i].Path = newImg.DisplayPath(findings[i].Path)
 		}
+		protocheck.SortFindings(findings) // buf sorts by the path shown
 		prefix = ""
 	}
 	if err := protocheck.WriteFindings(stdout, *format, prefix, findings); err != nil {
