@@ -167,3 +167,61 @@ func TestUnstablePackage(t *testing.T) {
 		}
 	}
 }
+
+// TestBufConfigAgainstFile checks ignores that apply through the file an
+// element came from: M moves out of the ignored proto/legacy and changes a
+// field type, K is deleted from it, and a beta package is deleted. The
+// wanted lines are what buf v1.75.0 printed for the same tree with each
+// buf.yaml (buf breaking current --against previous).
+func TestBufConfigAgainstFile(t *testing.T) {
+	const (
+		pkgDeleted = `<input>:1:1:Previously present package "p.x.v1beta1" was deleted.`
+		typeChange = `current/proto/b.proto:5:3:Field "1" with name "x" on message "M" changed type from "int32" to "string".`
+		kDeleted   = `current/proto/legacy/a.proto:1:1:Previously present message "K" was deleted from package "p.v1".`
+	)
+	for _, c := range []struct {
+		breaking string
+		want     []string
+	}{
+		{"  use: [PACKAGE]\n", []string{pkgDeleted, typeChange, kDeleted}},
+		{"  use: [PACKAGE]\n  ignore: [proto/legacy]\n", []string{pkgDeleted}},
+		{"  use: [PACKAGE]\n  ignore: [proto/legacy]\n  ignore_unstable_packages: true\n", nil},
+		{"  use: [PACKAGE]\n  ignore_only:\n    FIELD_SAME_TYPE: [proto/legacy]\n", []string{pkgDeleted, kDeleted}},
+	} {
+		dir := t.TempDir()
+		yaml := "version: v2\nmodules:\n  - path: proto\nbreaking:\n" + c.breaking
+		writeTree(t, dir, map[string]string{
+			"previous/buf.yaml":                yaml,
+			"previous/proto/legacy/a.proto":    "syntax = \"proto3\";\npackage p.v1;\nmessage M {\n  int32 x = 1;\n}\nmessage K { int32 k = 1; }\n",
+			"previous/proto/b.proto":           "syntax = \"proto3\";\npackage p.v1;\nmessage N {}\n",
+			"previous/proto/x/v1beta1/b.proto": "syntax = \"proto3\";\npackage p.x.v1beta1;\nmessage B { int32 b = 1; }\n",
+			"current/buf.yaml":                 yaml,
+			"current/proto/legacy/a.proto":     "syntax = \"proto3\";\npackage p.v1;\n",
+			"current/proto/b.proto":            "syntax = \"proto3\";\npackage p.v1;\nmessage N {}\nmessage M {\n  string x = 1;\n}\n",
+		})
+		ctx := context.Background()
+		cur, old, curErr, oldErr := LoadPair(ctx, "current", "previous", LoadOptions{Dir: dir})
+		if curErr != nil || oldErr != nil {
+			t.Fatal(curErr, oldErr)
+		}
+		fs, err := BreakingBuf(old, cur, Options{BufCompat: true, BufNames: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range fs {
+			fs[i].Path = cur.DisplayPath(fs[i].Path)
+		}
+		SortFindings(fs)
+		var buf bytes.Buffer
+		if err := WriteFindings(&buf, FormatText, "", fs); err != nil {
+			t.Fatal(err)
+		}
+		want := strings.Join(c.want, "\n")
+		if want != "" {
+			want += "\n"
+		}
+		if buf.String() != want {
+			t.Errorf("breaking:\n%sgot:\n%s\nwant:\n%s", c.breaking, buf.String(), want)
+		}
+	}
+}
