@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -223,5 +224,67 @@ func TestBufConfigAgainstFile(t *testing.T) {
 		if buf.String() != want {
 			t.Errorf("breaking:\n%sgot:\n%s\nwant:\n%s", c.breaking, buf.String(), want)
 		}
+	}
+}
+
+// TestBufConfigGit reads the v2 fixture's layout from a git input: the
+// buf.yaml of the tagged commit sets AGAINST's modules, the working tree's
+// sets INPUT's, and the findings are buf's (paths relative to the
+// repository, which is the input).
+func TestBufConfigGit(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git not installed")
+	}
+	src := filepath.Join("testdata", "bufcfg", "v2")
+	repo := t.TempDir()
+	copyTree := func(from string) {
+		t.Helper()
+		files := map[string]string{}
+		err := filepath.WalkDir(from, func(p string, d os.DirEntry, err error) error {
+			if err != nil || d.IsDir() {
+				return err
+			}
+			data, err := os.ReadFile(p)
+			rel, _ := filepath.Rel(from, p)
+			files[filepath.ToSlash(rel)] = string(data)
+			return err
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		writeTree(t, repo, files)
+	}
+	copyTree(filepath.Join(src, "previous"))
+	gitRun(t, repo, "init", "-q", "-b", "main")
+	gitRun(t, repo, "add", ".")
+	gitRun(t, repo, "commit", "-q", "-m", "previous")
+	gitRun(t, repo, "tag", "v1")
+	copyTree(filepath.Join(src, "current"))
+	ctx := context.Background()
+	cur, old, curErr, oldErr := LoadPair(ctx, ".", ".git#tag=v1", LoadOptions{Dir: repo})
+	if curErr != nil || oldErr != nil {
+		t.Fatal(curErr, oldErr)
+	}
+	if old.Buf == nil || len(old.Buf.Modules) != 2 {
+		t.Fatalf("against's layout from git: %+v", old.Buf)
+	}
+	fs, err := BreakingBuf(old, cur, Options{BufCompat: true, BufNames: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range fs {
+		fs[i].Path = cur.DisplayPath(fs[i].Path)
+	}
+	SortFindings(fs)
+	var got bytes.Buffer
+	if err := WriteFindings(&got, FormatText, "", fs); err != nil {
+		t.Fatal(err)
+	}
+	want, err := os.ReadFile(filepath.Join(src, "buf-expected.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w := strings.ReplaceAll(string(want), "current/", ""); got.String() != w {
+		t.Errorf("got:\n%s\nwant:\n%s", got.String(), w)
 	}
 }
