@@ -42,11 +42,11 @@ func requireSandbox(t *testing.T) {
 }
 
 // config starts this test binary as the probe plugin.
-func config(t *testing.T, r sandbox.Runner) host.Config {
-	t.Helper()
+func config(tb testing.TB, r sandbox.Runner) host.Config {
+	tb.Helper()
 	exe, err := os.Executable()
 	if err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
 	return host.Config{
 		Path:         exe,
