@@ -50,22 +50,24 @@
 //
 // # How it starts a plugin: the re-exec trampoline
 //
-// Go cannot run code in a child between fork and exec, and the mounts
-// must be made inside the child's new namespaces. So Prepare rewrites the
+// Go cannot run code in a child between fork and exec, and the mounts must
+// be made inside the child's new namespaces. So Prepare rewrites the
 // launch to run the host's own binary (/proc/self/exe) in new mount and
 // network namespaces, with the plugin's path, the directories to keep
 // writable and the working directory in the environment variable
-// PLUGKIT_SANDBOX_INIT. This package's init function sees that variable in
-// the new process, before main and any other package's init that depends
-// on it runs: it removes the variable, checks that it really is in
-// namespaces of its own (and refuses otherwise, so that setting the
-// variable by mistake can never remount the host's file system), makes the
-// mounts, brings the loopback up, drops every capability, and executes the
-// plugin in place: the plugin keeps the process ID the host started, and
-// with it the host's process group, death signal and socket owner check.
-// The plugin's executable is opened before /tmp is replaced, so a binary
-// under /tmp (or a pinned one, host.Config.SHA256) still runs. A host
-// therefore needs nothing but to import this package and set
-// host.Config.Runner; in every other run of its binary the hook does
-// nothing, because the variable is not set.
+// PLUGKIT_SANDBOX_INIT. The init function of sandbox/internal/trampoline,
+// which this package imports, sees that variable in the new process; it
+// depends on the standard library alone, so it runs before the host's
+// heavier packages (gRPC, protobuf) initialize, and before main. It
+// removes the variable, checks that it really is in namespaces of its own
+// (and refuses otherwise, so that setting the variable by mistake can
+// never remount the host's file system), makes the mounts, brings the
+// loopback up, drops every capability, and executes the plugin in place:
+// the plugin keeps the process ID the host started, and with it the host's
+// process group, death signal and socket owner check. The plugin's
+// executable is opened before /tmp is replaced, so a binary under /tmp (or
+// a pinned one, host.Config.SHA256) still runs. A host therefore needs
+// nothing but to import this package and set host.Config.Runner; in every
+// other run of its binary the hook does nothing, because the variable is
+// not set.
 package sandbox

@@ -9,14 +9,11 @@ import (
 	"strings"
 
 	"github.com/plugkit/plugkit/host"
+	"github.com/plugkit/plugkit/sandbox/internal/trampoline" // and with it the re-exec hook (its init)
 )
 
 // DefaultTmpSize bounds the plugin's private /tmp when Runner.TmpSize is 0.
 const DefaultTmpSize = 64 << 20
-
-// initEnv names the environment variable that turns a re-executed host
-// binary into the sandbox's trampoline; its value is the JSON of a spec.
-const initEnv = "PLUGKIT_SANDBOX_INIT"
 
 // Runner is a host.Runner that runs each plugin in a sandbox of its own
 // (see the package documentation). The zero value grants no writable
@@ -31,14 +28,6 @@ type Runner struct {
 	TmpSize int64
 }
 
-// spec is what the trampoline is told, in initEnv.
-type spec struct {
-	Exe     string   // the plugin's executable, as the host sees it
-	Keep    []string // directories bound writable at their own paths
-	Dir     string   // the working directory
-	TmpSize int64    // bytes of the private /tmp
-}
-
 // Prepare rewrites the launch to run the plugin in the sandbox: the
 // host's own binary in new namespaces, as the trampoline described in the
 // package documentation. It fails, before anything runs, when this
@@ -47,7 +36,7 @@ func (r Runner) Prepare(l *host.Launch) error {
 	if err := Available(); err != nil {
 		return err
 	}
-	sp := spec{Exe: l.Cmd.Path, Dir: l.Cmd.Dir, TmpSize: r.TmpSize}
+	sp := trampoline.Spec{Exe: l.Cmd.Path, Dir: l.Cmd.Dir, TmpSize: r.TmpSize}
 	if sp.TmpSize < 0 {
 		return fmt.Errorf("sandbox: Runner.TmpSize %d is negative: give a size in bytes, or 0 for %d", r.TmpSize, DefaultTmpSize)
 	}
@@ -83,7 +72,7 @@ func (r Runner) Prepare(l *host.Launch) error {
 	if env == nil {
 		env = os.Environ()
 	}
-	l.Cmd.Env = append(env[:len(env):len(env)], "TMPDIR=/tmp", initEnv+"="+string(js))
+	l.Cmd.Env = append(env[:len(env):len(env)], "TMPDIR=/tmp", trampoline.Env+"="+string(js))
 	l.Cmd.Path = "/proc/self/exe"
 	isolate(l.Cmd)
 	l.PluginToHost = refuseTCP("the plugin listens on TCP inside the sandbox, on its own loopback, which the host cannot reach: let it use a unix socket (leave host.Config.Network empty)")
