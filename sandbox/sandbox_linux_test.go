@@ -219,8 +219,8 @@ func TestSandboxedPluginHasPrivateTmp(t *testing.T) {
 		t.Errorf("the plugin sees the host's %s in its /tmp:\n%s", hostFile.Name(), listing)
 	}
 	// Only its socket directory's path shows through.
-	if first, _, _ := strings.Cut(listing, "\n"); !strings.HasPrefix(listing, "plugkit-host-") || strings.Contains(listing, "\n") {
-		t.Errorf("the plugin's /tmp holds %q; want its socket directory alone (%s)", listing, first)
+	if !strings.HasPrefix(listing, "plugkit-host-") || strings.Contains(listing, "\n") {
+		t.Errorf("the plugin's /tmp holds %q; want its socket directory (plugkit-host-*) alone", listing)
 	}
 	mine := fmt.Sprintf("/tmp/plugkit-sandbox-plugin-%d", os.Getpid())
 	if got := do(t, c, "write "+mine); got != "ok" {
