@@ -21,13 +21,17 @@ import (
 
 	"github.com/plugkit/plugkit/broker"
 	"github.com/plugkit/plugkit/handshake"
+	"github.com/plugkit/plugkit/host"
 	"github.com/plugkit/plugkit/plugin"
+	"github.com/plugkit/plugkit/sandbox"
 )
 
 var testCookie = handshake.Cookie{Key: "PLUGKIT_SANDBOX_TEST_COOKIE", Value: "sandboxed"}
 
 const (
 	probeEnv    = "PLUGKIT_SANDBOX_TEST_PLUGIN"
+	noWatchEnv  = "PLUGKIT_SANDBOX_TEST_NOWATCH" // the probe does not watch its parent
+	hostEnv     = "PLUGKIT_SANDBOX_TEST_HOST"    // the test binary is a host of one sandboxed probe
 	probeMethod = "/plugkit.sandboxtest.Probe/Do"
 )
 
@@ -133,10 +137,34 @@ func loopback() error {
 
 func runProbePlugin() {
 	plugin.Serve(plugin.Config{
-		Cookie: testCookie,
+		Cookie:        testCookie,
+		NoParentWatch: os.Getenv(noWatchEnv) != "",
 		Versions: map[int]plugin.Register{1: func(s *grpc.Server, b *broker.Broker) error {
 			s.RegisterService(&probeDesc, &probe{broker: b})
 			return nil
 		}},
 	})
+}
+
+// runHost starts a sandboxed probe that does not watch its parent, prints
+// its pid and waits to be killed.
+func runHost() {
+	exe, _ := os.Executable()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	c, err := host.Start(ctx, host.Config{
+		Path:     exe,
+		Env:      []string{probeEnv + "=1", noWatchEnv + "=1", "GORACE=atexit_sleep_ms=0"},
+		Cookie:   testCookie,
+		Versions: []int{1},
+		Runner:   sandbox.Runner{},
+	})
+	cancel()
+	if err != nil {
+		fmt.Println("error", err)
+		os.Exit(1)
+	}
+	fmt.Println(c.Pid())
+	time.Sleep(time.Minute)
+	c.Close()
+	os.Exit(0)
 }

@@ -1,6 +1,7 @@
 package sandbox_test
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"errors"
@@ -10,8 +11,10 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -27,6 +30,10 @@ import (
 func TestMain(m *testing.M) {
 	if os.Getenv(probeEnv) != "" {
 		runProbePlugin()
+		return
+	}
+	if os.Getenv(hostEnv) != "" {
+		runHost()
 		return
 	}
 	os.Exit(m.Run())
@@ -91,6 +98,12 @@ func TestSandboxedPluginServesHost(t *testing.T) {
 	}
 	if got := do(t, c, "loopback"); got != "ok" {
 		t.Errorf("the plugin's own loopback: %s; want ok (lo must be up)", got)
+	}
+
+	// The host gives a sandboxed plugin a process group of its own, as
+	// any plugin (TestSandboxedPluginDiesWithItsHost: Pdeathsig).
+	if pgid, err := syscall.Getpgid(c.Pid()); err != nil || pgid != c.Pid() {
+		t.Errorf("the plugin's process group is %d (%v); want its own, %d", pgid, err, c.Pid())
 	}
 
 	// A callback: the host serves on a brokered socket in the shared
@@ -327,4 +340,54 @@ func TestTrampolineRefusesHostNamespaces(t *testing.T) {
 	}
 	probe.Close()
 	os.Remove(probe.Name())
+}
+
+// TestSandboxedPluginDiesWithItsHost SIGKILLs a host process whose
+// sandboxed plugin does not watch its parent: the host's Pdeathsig, kept
+// through the trampoline's exec and the dropped capabilities, ends it.
+func TestSandboxedPluginDiesWithItsHost(t *testing.T) {
+	requireSandbox(t)
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, exe)
+	cmd.Env = append(os.Environ(), hostEnv+"=1", "GORACE=atexit_sleep_ms=0")
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	line, err := bufio.NewReader(out).ReadString('\n')
+	pid, perr := strconv.Atoi(strings.TrimSpace(line))
+	if err != nil || perr != nil || !running(pid) {
+		cmd.Process.Kill()
+		cmd.Wait()
+		t.Fatalf("the host printed %q (%v); want the running plugin's pid", line, err)
+	}
+	cmd.Process.Kill()
+	cmd.Wait()
+	deadline := time.Now().Add(time.Second)
+	for running(pid) {
+		if time.Now().After(deadline) {
+			syscall.Kill(pid, syscall.SIGKILL)
+			t.Fatalf("sandboxed plugin %d still runs 1 s after its host was SIGKILLed", pid)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// running reports whether pid is a live process (not a zombie).
+func running(pid int) bool {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return false
+	}
+	s := string(b)
+	i := strings.LastIndexByte(s, ')')
+	return i >= 0 && len(s) > i+2 && s[i+2] != 'Z' && s[i+2] != 'X'
 }
