@@ -4,11 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -184,4 +186,42 @@ func TestRunnerErrors(t *testing.T) {
 			t.Errorf("a runner that drops the command: %v", err)
 		}
 	})
+}
+
+// A brokered service whose address does not translate is dropped with a
+// warning: the host's Dial of it fails by its deadline, and the handshake
+// (which did translate) keeps working.
+func TestRunnerUntranslatableBrokerAddress(t *testing.T) {
+	var logs syncBuffer
+	cfg := config(t, "callback")
+	cfg.Logger = slog.New(slog.NewTextHandler(&logs, nil))
+	var calls atomic.Int32
+	cfg.Runner = host.RunnerFunc(func(l *host.Launch) error {
+		l.PluginToHost = func(network, address string) (string, string, error) {
+			if calls.Add(1) > 1 { // the handshake passes, broker addresses do not
+				return "", "", errors.New("not reachable from the host")
+			}
+			return network, address, nil
+		}
+		return nil
+	})
+	c := start(t, cfg)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	id := c.Broker().NextID()
+	if _, err := objectstorev1.NewObjectStoreClient(c.Conn()).Init(ctx, &objectstorev1.InitRequest{Config: map[string]string{"serve": fmt.Sprint(id)}}); err != nil {
+		t.Fatal(err)
+	}
+	short, cancelShort := context.WithTimeout(ctx, 500*time.Millisecond)
+	defer cancelShort()
+	if conn, err := c.Broker().Dial(short, id); err == nil {
+		conn.Close()
+		t.Fatal("Dial of a service whose address did not translate succeeded")
+	}
+	if !strings.Contains(logs.String(), "does not translate") || !strings.Contains(logs.String(), "not reachable from the host") {
+		t.Errorf("no warning about the dropped service:\n%s", logs.String())
+	}
+	if _, err := objectstorev1.NewObjectStoreClient(c.Conn()).Init(ctx, &objectstorev1.InitRequest{}); err != nil {
+		t.Errorf("the plugin's own connection after the dropped service: %v", err)
+	}
 }

@@ -66,7 +66,9 @@
 // the plugin keeps the process ID the host started, and with it the host's
 // process group, death signal and socket owner check. The plugin's
 // executable is opened before /tmp is replaced, so a binary under /tmp (or
-// a pinned one, host.Config.SHA256) still runs. A host therefore needs
+// a pinned one, host.Config.SHA256) still runs; the plugin inherits that
+// one O_PATH descriptor of its own executable (an interpreted script's
+// interpreter opens it). A host therefore needs
 // nothing but to import this package and set host.Config.Runner; in every
 // other run of its binary the hook does nothing, because the variable is
 // not set.
