@@ -53,7 +53,7 @@ var probeDesc = grpc.ServiceDesc{
 }
 
 // do runs one command: "write PATH", "read PATH", "ls DIR", "dial
-// HOST:PORT", "loopback", "remount", "status" or "callback ID". It
+// HOST:PORT", "loopback", "remount", "status", "signal PID" (signal 0), "pids" or "callback ID". It
 // answers "ok", what it read, or the error.
 func (p *probe) do(ctx context.Context, cmd string) string {
 	op, arg, _ := strings.Cut(cmd, " ")
@@ -95,6 +95,21 @@ func (p *probe) do(ctx context.Context, cmd string) string {
 				}
 			}
 			return strings.Join(out, "\n")
+		}
+	case "signal":
+		var pid int
+		fmt.Sscan(arg, &pid)
+		err = syscall.Kill(pid, 0)
+	case "pids":
+		var entries []os.DirEntry
+		if entries, err = os.ReadDir("/proc"); err == nil {
+			pids := []string{}
+			for _, e := range entries {
+				if e.Name()[0] >= '0' && e.Name()[0] <= '9' {
+					pids = append(pids, e.Name())
+				}
+			}
+			return strings.Join(pids, " ")
 		}
 	case "callback":
 		var id uint32

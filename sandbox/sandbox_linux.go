@@ -50,10 +50,10 @@ func Available() error {
 	return nil
 }
 
-// isolate makes cmd start in new mount and network namespaces.
+// isolate makes cmd start in new mount, network and PID namespaces.
 func isolate(cmd *exec.Cmd) {
 	if cmd.SysProcAttr == nil {
 		cmd.SysProcAttr = &syscall.SysProcAttr{}
 	}
-	cmd.SysProcAttr.Cloneflags |= syscall.CLONE_NEWNS | syscall.CLONE_NEWNET
+	cmd.SysProcAttr.Cloneflags |= syscall.CLONE_NEWNS | syscall.CLONE_NEWNET | syscall.CLONE_NEWPID
 }

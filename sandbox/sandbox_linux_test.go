@@ -330,7 +330,7 @@ func TestTrampolineRefusesHostNamespaces(t *testing.T) {
 	if !errors.As(err, &exit) || exit.ExitCode() != 126 {
 		t.Fatalf("the trampoline in the host's namespaces: %v, output %q; want exit 126", err, out)
 	}
-	if !strings.Contains(string(out), "shares its parent's mnt namespace") || !strings.Contains(string(out), "unset it") {
+	if !strings.Contains(string(out), "PID namespace of its own") || !strings.Contains(string(out), "unset it") {
 		t.Errorf("output %q does not say why it refused", out)
 	}
 	// The host's /tmp is still the host's.
@@ -390,4 +390,22 @@ func running(pid int) bool {
 	s := string(b)
 	i := strings.LastIndexByte(s, ')')
 	return i >= 0 && len(s) > i+2 && s[i+2] != 'Z' && s[i+2] != 'X'
+}
+
+// The plugin is process 1 of a PID namespace of its own: it sees no
+// process of the host's and cannot signal the host, although it runs as
+// the same user.
+func TestSandboxedPluginSeesNoHostProcess(t *testing.T) {
+	c := startSandboxed(t, sandbox.Runner{})
+	if got := do(t, c, "pids"); got != "1" {
+		t.Errorf("the plugin sees processes %q; want itself alone, as 1", got)
+	}
+	for _, pid := range []int{os.Getpid(), os.Getppid()} {
+		if got := do(t, c, fmt.Sprint("signal ", pid)); got != "no such process" {
+			t.Errorf("the plugin signalling host process %d: %q; want no such process", pid, got)
+		}
+	}
+	if err := syscall.Kill(c.Pid(), 0); err != nil {
+		t.Errorf("the host cannot signal its plugin %d: %v", c.Pid(), err)
+	}
 }

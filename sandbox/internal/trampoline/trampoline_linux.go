@@ -86,6 +86,11 @@ func run(js string) error {
 		}
 		syscall.Close(keep[i])
 	}
+	// A /proc of the new PID namespace, in which the plugin is process 1
+	// and sees no process of the host's.
+	if err := syscall.Mount("proc", "/proc", "proc", syscall.MS_NOSUID|syscall.MS_NODEV|syscall.MS_NOEXEC, ""); err != nil {
+		return fmt.Errorf("mounting the sandbox's /proc: %w", err)
+	}
 	if err := os.Chdir(sp.Dir); err != nil {
 		return fmt.Errorf("the working directory %s is not in the sandbox's view (%v): set host.Config.Dir to a directory outside /tmp, or to Runner.Writable", sp.Dir, err)
 	}
@@ -103,7 +108,15 @@ func run(js string) error {
 // and network namespaces other than its parent's: the trampoline must
 // never remount the file system of the namespace the host lives in.
 func checkIsolated() error {
-	ppid := strconv.Itoa(os.Getppid())
+	if os.Getpid() != 1 {
+		return fmt.Errorf("%s is set but this process is not the first of a PID namespace of its own: it is set only by the sandbox for its own re-exec; unset it", Env)
+	}
+	// The parent is outside the PID namespace: find it through the
+	// host's /proc, still mounted.
+	ppid, err := hostParent()
+	if err != nil {
+		return fmt.Errorf("finding the parent process: %w", err)
+	}
 	for _, ns := range []string{"mnt", "net"} {
 		own, err := os.Readlink("/proc/self/ns/" + ns)
 		if err != nil {
@@ -118,6 +131,22 @@ func checkIsolated() error {
 		}
 	}
 	return nil
+}
+
+// hostParent reads this process's parent from the host's /proc, where
+// the process IDs are the host's: getppid(2) answers 0 in a PID namespace
+// whose parent is outside it.
+func hostParent() (string, error) {
+	b, err := os.ReadFile("/proc/self/stat")
+	if err != nil {
+		return "", err
+	}
+	s := string(b)
+	f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+	if len(f) < 2 || f[1] == "0" {
+		return "", fmt.Errorf("no parent in %q", s)
+	}
+	return f[1], nil
 }
 
 // mount_setattr(2), Linux 5.12: the only call that changes the flags of a
