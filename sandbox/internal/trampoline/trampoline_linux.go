@@ -29,7 +29,7 @@ func init() {
 	os.Exit(126)
 }
 
-// trampoline builds the sandbox from the spec in js and executes the
+// run builds the sandbox from the spec in js and executes the
 // plugin.
 func run(js string) error {
 	// Capabilities and no_new_privs belong to a thread: set them on the
