@@ -409,3 +409,30 @@ func TestSandboxedPluginSeesNoHostProcess(t *testing.T) {
 		t.Errorf("the host cannot signal its plugin %d: %v", c.Pid(), err)
 	}
 }
+
+// With a multiplexed broker the callback runs over the plugin's one
+// connection, through the sandbox as well.
+func TestSandboxedPluginMultiplexedCallback(t *testing.T) {
+	requireSandbox(t)
+	cfg := config(t, sandbox.Runner{})
+	cfg.MultiplexBroker = true
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	c, err := host.Start(ctx, cfg)
+	if err != nil {
+		t.Fatalf("Start in the sandbox with a multiplexed broker: %v", err)
+	}
+	defer c.Close()
+	id := c.Broker().NextID()
+	err = c.Broker().Serve(ctx, id, func(s *grpc.Server) {
+		h := health.NewServer()
+		h.SetServingStatus("host", healthpb.HealthCheckResponse_SERVING)
+		healthpb.RegisterHealthServer(s, h)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := do(t, c, fmt.Sprint("callback ", id)); got != "host says SERVING" {
+		t.Errorf("multiplexed callback from the sandbox: %s", got)
+	}
+}
