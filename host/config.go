@@ -118,6 +118,11 @@ type Config struct {
 	MaxMessageSize int
 	// DialOptions are added to the gRPC connection's options.
 	DialOptions []grpc.DialOption
+
+	// Runner launches the plugin and translates its addresses; nil means
+	// Exec, which runs the binary on this machine. See the sandbox
+	// package for one that isolates the plugin.
+	Runner Runner
 }
 
 func (c *Config) check() error {

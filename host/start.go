@@ -50,6 +50,7 @@ type Client struct {
 
 	proc     *process // nil when reattached
 	sock     *sockDir // the plugin's private socket directory; nil when reattached
+	launch   *Launch  // how it was launched (Config.Runner); nil when reattached
 	pid      int
 	bg       sync.WaitGroup // stdio forwarding and the broker stream
 	cancelBG context.CancelFunc
@@ -112,6 +113,12 @@ func Start(ctx context.Context, cfg Config) (*Client, error) {
 		defer f.Close() // the child has its own copy once started
 		execPinned(cmd, f)
 	}
+	launch, err := cfg.prepare(cmd, sock.path)
+	if err != nil {
+		sock.remove()
+		return nil, &StartError{Name: name, Err: err}
+	}
+	cmd = launch.Cmd
 	proc, err := startProcess(cmd, logger)
 	if err != nil {
 		sock.remove()
@@ -137,6 +144,9 @@ func Start(ctx context.Context, cfg Config) (*Client, error) {
 	if err != nil {
 		return fail(err)
 	}
+	if line.Network, line.Address, err = launch.pluginToHost(line.Network, line.Address); err != nil {
+		return fail(err)
+	}
 	if !slices.Contains(cfg.Versions, line.AppVersion) {
 		return fail(&handshake.VersionError{Plugin: []int{line.AppVersion}, Host: cfg.Versions})
 	}
@@ -150,7 +160,7 @@ func Start(ctx context.Context, cfg Config) (*Client, error) {
 	if id == nil && line.Network == "tcp" {
 		logger.Warn("AutoMTLS is off and the plugin listens on TCP: any local user can connect to it and call it; keep AutoMTLS on, or use a unix socket", "address", line.Address)
 	}
-	c := &Client{cfg: cfg, name: name, logger: logger, line: line, started: started, proc: proc, sock: sock, pid: cmd.Process.Pid}
+	c := &Client{cfg: cfg, name: name, logger: logger, line: line, started: started, proc: proc, sock: sock, pid: cmd.Process.Pid, launch: launch}
 	if err := c.connect(ctx, tlsConfig); err != nil {
 		return fail(err)
 	}
@@ -273,7 +283,7 @@ func (c *Client) connect(ctx context.Context, tlsConfig *tls.Config) error {
 	c.bg.Add(1)
 	go func() {
 		defer c.bg.Done()
-		c.broker.Run(stream)
+		c.broker.Run(c.launch.brokerStream(stream, c.logger))
 	}()
 	c.openStdio(bgCtx)
 	return nil
