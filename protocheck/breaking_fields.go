@@ -1,0 +1,412 @@
+package protocheck
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+
+	"google.golang.org/protobuf/reflect/protoreflect"
+	"google.golang.org/protobuf/types/descriptorpb"
+)
+
+// cardinality is buf's classification of a field's label and presence.
+type cardinality int
+
+const (
+	cardImplicit cardinality = iota
+	cardExplicit
+	cardRequired
+	cardRepeated
+	cardMap
+)
+
+// String gives buf's name of the cardinality.
+func (k cardinality) String() string {
+	switch k {
+	case cardExplicit:
+		return "optional with explicit presence"
+	case cardRequired:
+		return "required"
+	case cardRepeated:
+		return "repeated"
+	case cardMap:
+		return "map"
+	}
+	return "optional with implicit presence"
+}
+
+func getCardinality(f protoreflect.FieldDescriptor) cardinality {
+	switch {
+	case f.IsList():
+		return cardRepeated
+	case f.IsMap():
+		return cardMap
+	case f.Cardinality() == protoreflect.Required:
+		return cardRequired
+	case f.HasPresence():
+		return cardExplicit
+	}
+	return cardImplicit
+}
+
+var wireCardGroup = map[cardinality]int{cardImplicit: 1, cardExplicit: 1, cardRequired: 2, cardRepeated: 3, cardMap: 3}
+
+var wireJSONCardGroup = map[cardinality]int{cardImplicit: 1, cardExplicit: 1, cardRequired: 2, cardRepeated: 3, cardMap: 4}
+
+var wireKindGroup = map[protoreflect.Kind]int{
+	protoreflect.Int32Kind: 1, protoreflect.Int64Kind: 1, protoreflect.Uint32Kind: 1, protoreflect.Uint64Kind: 1, protoreflect.BoolKind: 1,
+	protoreflect.Sint32Kind: 2, protoreflect.Sint64Kind: 2,
+	protoreflect.StringKind: 3, protoreflect.BytesKind: 4,
+	protoreflect.Fixed32Kind: 5, protoreflect.Sfixed32Kind: 5,
+	protoreflect.Fixed64Kind: 6, protoreflect.Sfixed64Kind: 6,
+	protoreflect.DoubleKind: 7, protoreflect.FloatKind: 8,
+	protoreflect.GroupKind: 9, protoreflect.MessageKind: 10, protoreflect.EnumKind: 11,
+}
+
+var wireJSONKindGroup = map[protoreflect.Kind]int{
+	protoreflect.Int32Kind: 1, protoreflect.Uint32Kind: 1,
+	protoreflect.Int64Kind: 2, protoreflect.Uint64Kind: 2,
+	protoreflect.Fixed32Kind: 3, protoreflect.Sfixed32Kind: 3,
+	protoreflect.Fixed64Kind: 4, protoreflect.Sfixed64Kind: 4,
+	protoreflect.BoolKind: 5, protoreflect.Sint32Kind: 6, protoreflect.Sint64Kind: 7,
+	protoreflect.StringKind: 8, protoreflect.BytesKind: 9,
+	protoreflect.DoubleKind: 10, protoreflect.FloatKind: 11,
+	protoreflect.GroupKind: 12, protoreflect.MessageKind: 13, protoreflect.EnumKind: 14,
+}
+
+func kindString(f protoreflect.FieldDescriptor) string {
+	if f.Kind() == protoreflect.GroupKind && f.ParentFile().Syntax() != protoreflect.Proto2 {
+		return "message (delimited encoding)"
+	}
+	return f.Kind().String()
+}
+
+func isRef(k protoreflect.Kind) bool {
+	return k == protoreflect.MessageKind || k == protoreflect.EnumKind || k == protoreflect.GroupKind
+}
+
+func typeName(f protoreflect.FieldDescriptor) string {
+	switch {
+	case f.Message() != nil:
+		return string(f.Message().FullName())
+	case f.Enum() != nil:
+		return string(f.Enum().FullName())
+	}
+	return ""
+}
+
+var (
+	subType     = []int32{5}
+	subTypeName = []int32{6}
+)
+
+func typeLoc(f protoreflect.FieldDescriptor) []int32 {
+	if isRef(f.Kind()) {
+		return subTypeName
+	}
+	return subType
+}
+
+func (c *checker) addChangedType(rule string, of, nf protoreflect.FieldDescriptor, extra string) {
+	if extra != "" {
+		extra = " " + extra
+	}
+	c.add(rule, at(nf, typeLoc(nf)), "", "%s changed type from %q to %q.%s", c.fieldDesc(nf), kindString(of), kindString(nf), extra)
+}
+
+func (c *checker) addChangedTypeName(rule string, of, nf protoreflect.FieldDescriptor, hint string) {
+	c.add(rule, at(nf, subTypeName), hint, "%s changed type from %q to %q.", c.fieldDesc(nf), typeName(of), typeName(nf))
+}
+
+func fieldOpts(f protoreflect.FieldDescriptor) *descriptorpb.FieldOptions {
+	o, _ := f.Options().(*descriptorpb.FieldOptions)
+	if o == nil {
+		o = &descriptorpb.FieldOptions{}
+	}
+	return o
+}
+
+func is64(f protoreflect.FieldDescriptor) bool {
+	switch f.Kind() {
+	case protoreflect.Int64Kind, protoreflect.Sint64Kind, protoreflect.Uint64Kind, protoreflect.Fixed64Kind, protoreflect.Sfixed64Kind:
+		return true
+	}
+	return false
+}
+
+func isStringish(f protoreflect.FieldDescriptor) bool {
+	return f.Kind() == protoreflect.StringKind || f.Kind() == protoreflect.BytesKind
+}
+
+// cppStringType returns the C++ string type of a field and whether it is a
+// STRING_PIECE.
+func cppStringType(f protoreflect.FieldDescriptor) (string, bool) {
+	o := fieldOpts(f)
+	if o.Ctype != nil {
+		switch o.GetCtype() {
+		case descriptorpb.FieldOptions_CORD:
+			return "CORD", false
+		case descriptorpb.FieldOptions_STRING_PIECE:
+			return "STRING", true
+		}
+	}
+	return "STRING", false
+}
+
+func javaUTF8(f protoreflect.FieldDescriptor) string {
+	def := descriptorpb.FeatureSet_Utf8Validation(feature(f, "utf8_validation"))
+	o := fileOpts(f.ParentFile())
+	if o.GetJavaStringCheckUtf8() {
+		return descriptorpb.FeatureSet_VERIFY.String()
+	}
+	return def.String()
+}
+
+// defaultValue is a field's default in comparable and printable forms.
+type defaultValue struct {
+	zero      bool
+	key       string
+	printable string
+}
+
+func getDefault(f protoreflect.FieldDescriptor) defaultValue {
+	v := f.Default()
+	switch f.Kind() {
+	case protoreflect.StringKind:
+		s := v.String()
+		return defaultValue{s == "", "s" + s, strconv.Quote(s)}
+	case protoreflect.BytesKind:
+		b := v.Bytes()
+		hex := make([]string, len(b))
+		for i, x := range b {
+			hex[i] = fmt.Sprintf("%#x", x)
+		}
+		return defaultValue{len(b) == 0, "b" + string(b), "[" + strings.Join(hex, ",") + "]"}
+	case protoreflect.BoolKind:
+		return defaultValue{!v.Bool(), boolStr(v.Bool()), boolStr(v.Bool())}
+	case protoreflect.EnumKind:
+		n := v.Enum()
+		p := strconv.Itoa(int(n))
+		ev := f.DefaultEnumValue()
+		if ev == nil && f.Enum() != nil {
+			ev = f.Enum().Values().ByNumber(n)
+		}
+		if ev != nil {
+			p = string(f.Enum().Name()) + "." + string(ev.Name())
+		}
+		return defaultValue{n == 0, "e" + strconv.Itoa(int(n)), p}
+	case protoreflect.FloatKind, protoreflect.DoubleKind:
+		x := v.Float()
+		if f.Kind() == protoreflect.FloatKind {
+			x = float64(float32(x))
+		}
+		key := strconv.FormatFloat(x, 'g', -1, 64)
+		if math.IsNaN(x) {
+			key = "nan"
+		}
+		return defaultValue{x == 0 && !math.Signbit(x), "f" + key, key}
+	case protoreflect.Uint32Kind, protoreflect.Uint64Kind, protoreflect.Fixed32Kind, protoreflect.Fixed64Kind:
+		u := v.Uint()
+		s := strconv.FormatUint(u, 10)
+		return defaultValue{u == 0, "i" + s, s}
+	default:
+		i := v.Int()
+		s := strconv.FormatInt(i, 10)
+		return defaultValue{i == 0, "i" + s, s}
+	}
+}
+
+func canHaveDefault(f protoreflect.FieldDescriptor) bool {
+	return !f.IsList() && !f.IsMap() && f.Kind() != protoreflect.MessageKind && f.Kind() != protoreflect.GroupKind
+}
+
+func (c *checker) checkFieldPair(of, nf protoreflect.FieldDescriptor, nameFolded bool) {
+	bothMapEntries := of.ContainingMessage() != nil && nf.ContainingMessage() != nil && of.ContainingMessage().IsMapEntry() && nf.ContainingMessage().IsMapEntry()
+	if !bothMapEntries {
+		oc, nc := getCardinality(of), getCardinality(nf)
+		if oc != nc {
+			c.add("FIELD_SAME_CARDINALITY", at(nf), "", "%s changed cardinality from %q to %q.", c.fieldDesc(nf), oc.String(), nc.String())
+		}
+		if wireCardGroup[oc] != wireCardGroup[nc] {
+			c.add("FIELD_WIRE_COMPATIBLE_CARDINALITY", at(nf), "", "%s changed cardinality from %q to %q.", c.fieldDesc(nf), oc.String(), nc.String())
+		}
+		if wireJSONCardGroup[oc] != wireJSONCardGroup[nc] {
+			c.add("FIELD_WIRE_JSON_COMPATIBLE_CARDINALITY", at(nf), "", "%s changed cardinality from %q to %q.", c.fieldDesc(nf), oc.String(), nc.String())
+		}
+		if c.on["FIELD_SAME_CPP_STRING_TYPE"] && isStringish(of) && isStringish(nf) {
+			ot, op := cppStringType(of)
+			nt, np := cppStringType(nf)
+			if (ot != nt || op != np) && !(op && nt == "STRING" && !np) {
+				show := func(t string, piece bool) string {
+					if piece {
+						return "STRING_PIECE"
+					}
+					return t
+				}
+				c.add("FIELD_SAME_CPP_STRING_TYPE", at(nf, []int32{8, 1}, nil), "", "%s changed C++ string type from %q to %q.", c.fieldDesc(nf), show(ot, op), show(nt, np))
+			}
+		}
+	}
+	if c.on["FIELD_SAME_JAVA_UTF8_VALIDATION"] && of.Kind() == protoreflect.StringKind && nf.Kind() == protoreflect.StringKind {
+		if a, b := javaUTF8(of), javaUTF8(nf); a != b {
+			p := at(nf.ParentFile(), []int32{8, 27})
+			if p.sl == 1 && p.sc == 1 && p.el == 1 && p.ec == 1 {
+				p = at(nf)
+			}
+			c.add("FIELD_SAME_JAVA_UTF8_VALIDATION", p, "", "%s changed Java string UTF8 validation from %q to %q.", c.fieldDesc(nf), a, b)
+		}
+	}
+	if c.on["FIELD_SAME_UTF8_VALIDATION"] && of.Kind() == protoreflect.StringKind && nf.Kind() == protoreflect.StringKind {
+		a := descriptorpb.FeatureSet_Utf8Validation(feature(of, "utf8_validation"))
+		b := descriptorpb.FeatureSet_Utf8Validation(feature(nf, "utf8_validation"))
+		if a != b {
+			c.add("FIELD_SAME_UTF8_VALIDATION", at(nf, []int32{8, 21, 4}, nil), "", "%s changed UTF8 validation from %v to %v.", c.fieldDesc(nf), a, b)
+		}
+	}
+	if c.on["FIELD_SAME_JSTYPE"] && is64(of) && is64(nf) {
+		if a, b := fieldOpts(of).GetJstype(), fieldOpts(nf).GetJstype(); a != b {
+			c.add("FIELD_SAME_JSTYPE", at(nf, []int32{8, 6}, nil), "", "%s changed option \"jstype\" from %q to %q.", c.fieldDesc(nf), a.String(), b.String())
+		}
+	}
+	c.checkFieldTypes(of, nf)
+	// Names.
+	renamed := of.Name() != nf.Name()
+	if !of.IsExtension() && of.JSONName() != nf.JSONName() {
+		// A JSON name that follows from a rename (or renumbering) is part
+		// of that one finding in plugkit's view.
+		derived := renamed && !c.opts.BufCompat && (nameFolded || c.on["FIELD_SAME_NAME"]) &&
+			!fieldHasJSONName(of) && !fieldHasJSONName(nf)
+		if !derived {
+			c.add("FIELD_SAME_JSON_NAME", at(nf, []int32{10}, nil), "", "%s changed option \"json_name\" from %q to %q.", c.fieldDesc(nf), of.JSONName(), nf.JSONName())
+		}
+	}
+	if renamed && !nameFolded {
+		on, nn := string(of.Name()), string(nf.Name())
+		if of.IsExtension() {
+			on, nn = string(of.FullName()), string(nf.FullName())
+		}
+		if c.opts.BufCompat {
+			c.add("FIELD_SAME_NAME", at(nf, []int32{1}), "", "%s changed name from %q to %q.", c.fieldDescWithName(nf, ""), on, nn)
+		} else {
+			hint := "the binary encoding is unchanged, but generated code and the JSON name change"
+			if of.JSONName() != nf.JSONName() {
+				hint += fmt.Sprintf(" (%q to %q)", of.JSONName(), nf.JSONName())
+			}
+			hint += "; add a new field and deprecate the old one instead (Cosmos ADR-044: fields must not be renamed)"
+			c.add("FIELD_SAME_NAME", at(nf, []int32{1}), hint, "%s was renamed from %q to %q.", c.fieldDescWithName(nf, ""), on, nn)
+		}
+	}
+	if c.on["FIELD_SAME_DEFAULT"] && canHaveDefault(of) && canHaveDefault(nf) {
+		a, b := getDefault(of), getDefault(nf)
+		if !(a.zero && b.zero) && (a.key != b.key || of.Kind() != nf.Kind()) {
+			c.add("FIELD_SAME_DEFAULT", at(nf, []int32{7}, nil), "", "%s changed default value from %v to %v.", c.fieldDesc(nf), a.printable, b.printable)
+		}
+	}
+	if c.on["FIELD_SAME_ONEOF"] && !of.IsExtension() {
+		oo, no := of.ContainingOneof(), nf.ContainingOneof()
+		if oo != nil && oo.IsSynthetic() {
+			oo = nil
+		}
+		if no != nil && no.IsSynthetic() {
+			no = nil
+		}
+		switch {
+		case oo != nil && no != nil:
+			if oo.Name() != no.Name() {
+				q := ""
+				if c.opts.BufNames {
+					q = "q" // buf v1.75 prints a stray "q" here.
+				}
+				c.add("FIELD_SAME_ONEOF", at(nf), "", "%s%s moved from oneof %q to oneof %q.", c.fieldDesc(nf), q, string(oo.Name()), string(no.Name()))
+			}
+		case oo != nil:
+			c.add("FIELD_SAME_ONEOF", at(nf), "", "%s moved from inside to outside a oneof.", c.fieldDesc(nf))
+		case no != nil:
+			c.add("FIELD_SAME_ONEOF", at(nf), "", "%s moved from outside to inside a oneof.", c.fieldDesc(nf))
+		}
+	}
+}
+
+func fieldHasJSONName(f protoreflect.FieldDescriptor) bool {
+	_, ok := sourceLoc(f, []int32{10})
+	return ok
+}
+
+func (c *checker) checkFieldTypes(of, nf protoreflect.FieldDescriptor) {
+	sameStruct := func() bool {
+		return !c.opts.BufCompat && of.Message() != nil && nf.Message() != nil &&
+			sameStructure(&c.lk, of.Message(), nf.Message(), map[[2]protoreflect.FullName]bool{})
+	}
+	if c.on["FIELD_SAME_TYPE"] {
+		if of.Kind() != nf.Kind() {
+			c.addChangedType("FIELD_SAME_TYPE", of, nf, "")
+		} else if isRef(nf.Kind()) && typeName(of) != typeName(nf) {
+			moved := false
+			hint := ""
+			if sameStruct() {
+				// A message that moved is reported once, by MESSAGE_NO_DELETE.
+				if m := c.movedTo(of.Message()); m != nil && m.FullName() == nf.Message().FullName() && c.on["MESSAGE_NO_DELETE"] {
+					moved = true
+				}
+				hint = "the two messages have the same fields, so the binary and JSON encodings are unchanged; generated code changes"
+			}
+			if !moved {
+				c.addChangedTypeName("FIELD_SAME_TYPE", of, nf, hint)
+			}
+		}
+	}
+	if c.on["FIELD_WIRE_COMPATIBLE_TYPE"] {
+		og, ng := wireKindGroup[of.Kind()], wireKindGroup[nf.Kind()]
+		if og != ng {
+			switch {
+			case of.Kind() == protoreflect.StringKind && nf.Kind() == protoreflect.BytesKind:
+			case of.Kind() == protoreflect.BytesKind && nf.Kind() == protoreflect.StringKind:
+				c.addChangedType("FIELD_WIRE_COMPATIBLE_TYPE", of, nf, "See https://developers.google.com/protocol-buffers/docs/proto3#updating for wire compatibility rules. Note that while string and bytes are compatible if the data is valid UTF-8, there is no way to enforce that a bytes field is UTF-8, so these fields may be incompatible.")
+			default:
+				c.addChangedType("FIELD_WIRE_COMPATIBLE_TYPE", of, nf, "See https://developers.google.com/protocol-buffers/docs/proto3#updating for wire compatibility rules.")
+			}
+		} else if typeName(of) != typeName(nf) {
+			switch nf.Kind() {
+			case protoreflect.EnumKind:
+				c.checkEnumCompatible("FIELD_WIRE_COMPATIBLE_TYPE", of, nf)
+			case protoreflect.MessageKind, protoreflect.GroupKind:
+				if !sameStruct() {
+					c.addChangedTypeName("FIELD_WIRE_COMPATIBLE_TYPE", of, nf, "")
+				}
+			}
+		}
+	}
+	if c.on["FIELD_WIRE_JSON_COMPATIBLE_TYPE"] {
+		og, ng := wireJSONKindGroup[of.Kind()], wireJSONKindGroup[nf.Kind()]
+		if og != ng {
+			c.addChangedType("FIELD_WIRE_JSON_COMPATIBLE_TYPE", of, nf, "See https://developers.google.com/protocol-buffers/docs/proto3#updating for wire compatibility rules and https://developers.google.com/protocol-buffers/docs/proto3#json for JSON compatibility rules.")
+		} else if typeName(of) != typeName(nf) {
+			switch nf.Kind() {
+			case protoreflect.EnumKind:
+				c.checkEnumCompatible("FIELD_WIRE_JSON_COMPATIBLE_TYPE", of, nf)
+			case protoreflect.MessageKind, protoreflect.GroupKind:
+				if !sameStruct() {
+					c.addChangedTypeName("FIELD_WIRE_JSON_COMPATIBLE_TYPE", of, nf, "")
+				}
+			}
+		}
+	}
+}
+
+// checkEnumCompatible accepts an enum type change when both enums have the
+// same short name and the old values are a subset of the new ones.
+func (c *checker) checkEnumCompatible(rule string, of, nf protoreflect.FieldDescriptor) {
+	oe, ne := of.Enum(), nf.Enum()
+	if oe.Name() != ne.Name() {
+		c.addChangedTypeName(rule, of, nf, "")
+		return
+	}
+	for i := 0; i < oe.Values().Len(); i++ {
+		v := oe.Values().Get(i)
+		if w := c.lk.valueByName(ne, v.Name()); w == nil || w.Number() != v.Number() {
+			c.addChangedTypeName(rule, of, nf, "")
+			return
+		}
+	}
+}
