@@ -139,30 +139,6 @@ func isStringish(f protoreflect.FieldDescriptor) bool {
 	return f.Kind() == protoreflect.StringKind || f.Kind() == protoreflect.BytesKind
 }
 
-// cppStringType returns the C++ string type of a field and whether it is a
-// STRING_PIECE.
-func cppStringType(f protoreflect.FieldDescriptor) (string, bool) {
-	o := fieldOpts(f)
-	if o.Ctype != nil {
-		switch o.GetCtype() {
-		case descriptorpb.FieldOptions_CORD:
-			return "CORD", false
-		case descriptorpb.FieldOptions_STRING_PIECE:
-			return "STRING", true
-		}
-	}
-	return "STRING", false
-}
-
-func javaUTF8(f protoreflect.FieldDescriptor) string {
-	def := descriptorpb.FeatureSet_Utf8Validation(feature(f, "utf8_validation"))
-	o := fileOpts(f.ParentFile())
-	if o.GetJavaStringCheckUtf8() {
-		return descriptorpb.FeatureSet_VERIFY.String()
-	}
-	return def.String()
-}
-
 // defaultValue is a field's default in comparable and printable forms.
 type defaultValue struct {
 	zero      bool
@@ -244,7 +220,7 @@ func (c *checker) checkFieldPair(of, nf protoreflect.FieldDescriptor, nameFolded
 					}
 					return t
 				}
-				c.add("FIELD_SAME_CPP_STRING_TYPE", at(nf, []int32{8, 1}, nil), "", "%s changed C++ string type from %q to %q.", c.fieldDesc(nf), show(ot, op), show(nt, np))
+				c.add("FIELD_SAME_CPP_STRING_TYPE", at(nf, []int32{8, 1}, langFeaturePath(false, "string_type"), nil), "", "%s changed C++ string type from %q to %q.", c.fieldDesc(nf), show(ot, op), show(nt, np))
 			}
 		}
 	}
@@ -252,7 +228,7 @@ func (c *checker) checkFieldPair(of, nf protoreflect.FieldDescriptor, nameFolded
 		if a, b := javaUTF8(of), javaUTF8(nf); a != b {
 			p := at(nf.ParentFile(), []int32{8, 27})
 			if p.sl == 1 && p.sc == 1 && p.el == 1 && p.ec == 1 {
-				p = at(nf)
+				p = at(nf, langFeaturePath(true, "utf8_validation"), nil)
 			}
 			c.add("FIELD_SAME_JAVA_UTF8_VALIDATION", p, "", "%s changed Java string UTF8 validation from %q to %q.", c.fieldDesc(nf), a, b)
 		}
