@@ -223,10 +223,21 @@ func at(d protoreflect.Descriptor, subs ...[]int32) pos {
 			return p
 		}
 	}
-	// Fields of synthetic map entries have no source of their own: they
-	// are written as the map<K, V> type of the field that uses the entry.
-	if f, ok := d.(protoreflect.FieldDescriptor); ok && !f.IsExtension() && f.ContainingMessage().IsMapEntry() {
-		entry := f.ContainingMessage()
+	// Synthetic map entries and their fields have no source of their own:
+	// they are written as the map<K, V> type of the field that uses the
+	// entry.
+	var entry protoreflect.MessageDescriptor
+	switch x := d.(type) {
+	case protoreflect.FieldDescriptor:
+		if !x.IsExtension() && x.ContainingMessage().IsMapEntry() {
+			entry = x.ContainingMessage()
+		}
+	case protoreflect.MessageDescriptor:
+		if x.IsMapEntry() {
+			entry = x
+		}
+	}
+	if entry != nil {
 		if parent, ok := entry.Parent().(protoreflect.MessageDescriptor); ok {
 			for i := 0; i < parent.Fields().Len(); i++ {
 				if mf := parent.Fields().Get(i); mf.Message() != nil && mf.Message().FullName() == entry.FullName() {

@@ -75,7 +75,7 @@ func (c *checker) checkFiles() {
 			}
 		}
 		if a, b := syntaxString(ofd), syntaxString(nfd); a != b {
-			c.add("FILE_SAME_SYNTAX", at(nfd, []int32{12}), "", "File syntax changed from %q to %q.", a, b)
+			c.add("FILE_SAME_SYNTAX", at(nfd, []int32{12}, []int32{14}), "", "File syntax changed from %q to %q.", a, b)
 		}
 		if a, b := string(ofd.Package()), string(nfd.Package()); a != b {
 			c.add("FILE_SAME_PACKAGE", at(nfd, []int32{2}), "", "File package changed from %q to %q.", a, b)
@@ -235,6 +235,25 @@ func (c *checker) checkPackages() {
 			}
 			return deletedAt(nf, nestedMessages(nf.Desc), nested)
 		}
+		// A deleted nested message is reported at its nearest enclosing
+		// message that is still in the package, wherever that moved, as
+		// long as the old file still exists.
+		whereMessage := func(oldFile string, nested string) pos {
+			if c.new.img.File(oldFile) == nil {
+				return atFile("")
+			}
+			parts := strings.Split(nested, ".")
+			for i := len(parts) - 1; i > 0; i-- {
+				name := strings.Join(parts[:i], ".")
+				if pkg != "" {
+					name = pkg + "." + name
+				}
+				if e, ok := c.new.messages[protoreflect.FullName(name)]; ok {
+					return at(e.d)
+				}
+			}
+			return atFile(oldFile)
+		}
 		if c.on["PACKAGE_MESSAGE_NO_DELETE"] && pairs("message") {
 			for _, name := range c.old.messageOrder {
 				e := c.old.messages[name]
@@ -242,7 +261,7 @@ func (c *checker) checkPackages() {
 					continue
 				}
 				if _, ok := c.new.messages[name]; !ok {
-					c.add("PACKAGE_MESSAGE_NO_DELETE", where(e.file.Path, nestedName(e.d)), "", "Previously present message %q was deleted from package %q.", c.deletedName(e.d), pkg)
+					c.add("PACKAGE_MESSAGE_NO_DELETE", whereMessage(e.file.Path, nestedName(e.d)), "", "Previously present message %q was deleted from package %q.", c.deletedName(e.d), pkg)
 				}
 			}
 		}

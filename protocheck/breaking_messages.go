@@ -178,19 +178,19 @@ func (c *checker) checkMessagePair(om, nm protoreflect.MessageDescriptor) {
 	if c.on["MESSAGE_SAME_REQUIRED_FIELDS"] {
 		for i := 0; i < om.Fields().Len(); i++ {
 			of := om.Fields().Get(i)
-			if of.Cardinality() != protoreflect.Required {
+			if !c.requiredLabel(of) {
 				continue
 			}
-			if nf := c.lk.fieldByNumber(nm, of.Number()); nf == nil || nf.Cardinality() != protoreflect.Required {
+			if nf := c.lk.fieldByNumber(nm, of.Number()); nf == nil || !c.requiredLabel(nf) {
 				c.add("MESSAGE_SAME_REQUIRED_FIELDS", at(nm), "", "Message %q had required field \"%d\" deleted. Required fields must always be sent, so if one side does not know about the required field, this will result in a breakage.", c.msgName(om), of.Number())
 			}
 		}
 		for i := 0; i < nm.Fields().Len(); i++ {
 			nf := nm.Fields().Get(i)
-			if nf.Cardinality() != protoreflect.Required {
+			if !c.requiredLabel(nf) {
 				continue
 			}
-			if of := c.lk.fieldByNumber(om, nf.Number()); of == nil || of.Cardinality() != protoreflect.Required {
+			if of := c.lk.fieldByNumber(om, nf.Number()); of == nil || !c.requiredLabel(of) {
 				c.add("MESSAGE_SAME_REQUIRED_FIELDS", at(nf), "", "Message %q had required field \"%d\" added. Required fields must always be sent, so if one side does not know about the required field, this will result in a breakage.", c.msgName(nm), nf.Number())
 			}
 		}
@@ -251,4 +251,18 @@ func (c *checker) checkMessagePair(om, nm protoreflect.MessageDescriptor) {
 		}
 		c.checkFieldPair(of, nf, foldedName[nf.Number()])
 	}
+}
+
+// requiredLabel reports whether a field counts as required for
+// MESSAGE_SAME_REQUIRED_FIELDS. A proto2 required field and an editions
+// field with field_presence LEGACY_REQUIRED are the same on the wire and
+// in JSON, so plugkit treats them alike. buf v1.75 reads the label of the
+// descriptor, which is never LABEL_REQUIRED in editions: in buf-compatible
+// mode a required field that became LEGACY_REQUIRED is "deleted" and a new
+// LEGACY_REQUIRED field is not "added", as buf reports them.
+func (c *checker) requiredLabel(f protoreflect.FieldDescriptor) bool {
+	if f.Cardinality() != protoreflect.Required {
+		return false
+	}
+	return !c.opts.BufCompat || f.ParentFile().Syntax() != protoreflect.Editions
 }
