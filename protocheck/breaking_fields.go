@@ -2,9 +2,6 @@ package protocheck
 
 import (
 	"fmt"
-	"math"
-	"strconv"
-	"strings"
 
 	"google.golang.org/protobuf/reflect/protoreflect"
 	"google.golang.org/protobuf/types/descriptorpb"
@@ -139,64 +136,6 @@ func isStringish(f protoreflect.FieldDescriptor) bool {
 	return f.Kind() == protoreflect.StringKind || f.Kind() == protoreflect.BytesKind
 }
 
-// defaultValue is a field's default in comparable and printable forms.
-type defaultValue struct {
-	zero      bool
-	key       string
-	printable string
-}
-
-func getDefault(f protoreflect.FieldDescriptor) defaultValue {
-	v := f.Default()
-	switch f.Kind() {
-	case protoreflect.StringKind:
-		s := v.String()
-		return defaultValue{s == "", "s" + s, strconv.Quote(s)}
-	case protoreflect.BytesKind:
-		b := v.Bytes()
-		hex := make([]string, len(b))
-		for i, x := range b {
-			hex[i] = fmt.Sprintf("%#x", x)
-		}
-		return defaultValue{len(b) == 0, "b" + string(b), "[" + strings.Join(hex, ",") + "]"}
-	case protoreflect.BoolKind:
-		return defaultValue{!v.Bool(), boolStr(v.Bool()), boolStr(v.Bool())}
-	case protoreflect.EnumKind:
-		n := v.Enum()
-		p := strconv.Itoa(int(n))
-		ev := f.DefaultEnumValue()
-		if ev == nil && f.Enum() != nil {
-			ev = f.Enum().Values().ByNumber(n)
-		}
-		if ev != nil {
-			p = string(f.Enum().Name()) + "." + string(ev.Name())
-		}
-		return defaultValue{n == 0, "e" + strconv.Itoa(int(n)), p}
-	case protoreflect.FloatKind, protoreflect.DoubleKind:
-		x := v.Float()
-		if f.Kind() == protoreflect.FloatKind {
-			x = float64(float32(x))
-		}
-		key := strconv.FormatFloat(x, 'g', -1, 64)
-		if math.IsNaN(x) {
-			key = "nan"
-		}
-		return defaultValue{x == 0 && !math.Signbit(x), "f" + key, key}
-	case protoreflect.Uint32Kind, protoreflect.Uint64Kind, protoreflect.Fixed32Kind, protoreflect.Fixed64Kind:
-		u := v.Uint()
-		s := strconv.FormatUint(u, 10)
-		return defaultValue{u == 0, "i" + s, s}
-	default:
-		i := v.Int()
-		s := strconv.FormatInt(i, 10)
-		return defaultValue{i == 0, "i" + s, s}
-	}
-}
-
-func canHaveDefault(f protoreflect.FieldDescriptor) bool {
-	return !f.IsList() && !f.IsMap() && f.Kind() != protoreflect.MessageKind && f.Kind() != protoreflect.GroupKind
-}
-
 func (c *checker) checkFieldPair(of, nf protoreflect.FieldDescriptor, nameFolded bool) {
 	bothMapEntries := of.ContainingMessage() != nil && nf.ContainingMessage() != nil && of.ContainingMessage().IsMapEntry() && nf.ContainingMessage().IsMapEntry()
 	if !bothMapEntries {
@@ -275,7 +214,7 @@ func (c *checker) checkFieldPair(of, nf protoreflect.FieldDescriptor, nameFolded
 	}
 	if c.on["FIELD_SAME_DEFAULT"] && canHaveDefault(of) && canHaveDefault(nf) {
 		a, b := getDefault(of), getDefault(nf)
-		if !(a.zero && b.zero) && (a.key != b.key || of.Kind() != nf.Kind()) {
+		if !(a.zero && b.zero) && !sameDefault(a, b) {
 			c.add("FIELD_SAME_DEFAULT", at(nf, []int32{7}, nil), "", "%s changed default value from %v to %v.", c.fieldDesc(nf), a.printable, b.printable)
 		}
 	}
