@@ -4,7 +4,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 )
 
@@ -166,8 +168,25 @@ func ghEscapeProp(s string) string {
 }
 
 // CompileFindings turns a CompileError into findings of type COMPILE, one
-// per problem, as buf reports inputs that do not compile (buf-compatible
-// mode): the position of the problem and its message.
+// per problem, as buf reports an input that does not compile: at the
+// position of the problem (start and end are the same point), with the
+// compiler's message. A problem without a position has no path and
+// points at 0:0. Paths are as the error shows them (the input directory
+// included), so print them with an empty path prefix.
 func CompileFindings(e *CompileError) []Finding {
-	return nil
+	out := make([]Finding, 0, len(e.Errors))
+	for _, msg := range e.Errors {
+		f := Finding{Type: "COMPILE", Message: msg}
+		if m := compilePos.FindStringSubmatch(msg); m != nil {
+			line, _ := strconv.Atoi(m[2])
+			col, _ := strconv.Atoi(m[3])
+			f = Finding{Path: m[1], StartLine: line, StartColumn: col, EndLine: line, EndColumn: col, Type: "COMPILE", Message: m[4]}
+		}
+		out = append(out, f)
+	}
+	SortFindings(out)
+	return out
 }
+
+// compilePos splits a compiler message "path:line:col: message".
+var compilePos = regexp.MustCompile(`^(.+?\.proto):(\d+):(\d+): (.*)$`)

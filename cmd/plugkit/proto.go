@@ -131,6 +131,7 @@ func runProtoBreaking(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "plugkit proto breaking: %v\n", err)
 		return exitFailure
 	}
+	warnDeprecated(stderr, use, except)
 	switch *format {
 	case protocheck.FormatText, protocheck.FormatJSON, protocheck.FormatGitHubActions:
 	default:
@@ -149,13 +150,8 @@ func runProtoBreaking(args []string, stdout, stderr io.Writer) int {
 	}()
 	newImg, newErr = protocheck.Load(ctx, pos[0], lo)
 	wg.Wait()
-	for _, err := range []error{newErr, oldErr} {
-		if err != nil {
-			fmt.Fprintf(stderr, "plugkit proto breaking: %v\n", err)
-		}
-	}
 	if newErr != nil || oldErr != nil {
-		return exitFailure
+		return reportLoadErrors(stdout, stderr, *format, *bufCompat, newErr, oldErr)
 	}
 	findings, err := protocheck.Breaking(oldImg, newImg, protocheck.Options{
 		Use: use, Except: except, BufCompat: *bufCompat, BufNames: *bufNames, SinceName: *sinceName,
