@@ -204,10 +204,7 @@ func (c *checker) checkFieldPair(of, nf protoreflect.FieldDescriptor, nameFolded
 		if c.opts.BufCompat {
 			c.add("FIELD_SAME_NAME", at(nf, []int32{1}), "", "%s changed name from %q to %q.", c.fieldDescWithName(nf, ""), on, nn)
 		} else {
-			hint := "the binary encoding is unchanged, but generated code and the JSON name change"
-			if of.JSONName() != nf.JSONName() {
-				hint += fmt.Sprintf(" (%q to %q)", of.JSONName(), nf.JSONName())
-			}
+			hint := c.renameHint(of, nf)
 			hint += "; add a new field and deprecate the old one instead (Cosmos ADR-044: fields must not be renamed)"
 			c.add("FIELD_SAME_NAME", at(nf, []int32{1}), hint, "%s was renamed from %q to %q.", c.fieldDescWithName(nf, ""), on, nn)
 		}
@@ -324,4 +321,30 @@ func (c *checker) checkEnumCompatible(rule string, of, nf protoreflect.FieldDesc
 			return
 		}
 	}
+}
+
+// renameHint says what a rename changes. It claims an unchanged binary
+// encoding only when the number (paired by it), the type and the
+// cardinality are unchanged and the new name did not belong to another
+// number before.
+func (c *checker) renameHint(of, nf protoreflect.FieldDescriptor) string {
+	var h string
+	var before protoreflect.FieldDescriptor
+	if !of.IsExtension() {
+		if b := c.lk.fieldByName(of.ContainingMessage(), nf.Name()); b != nil && b.Number() != nf.Number() {
+			before = b
+		}
+	}
+	switch {
+	case before != nil:
+		h = fmt.Sprintf("%q had number %d before, so each version reads the other's %q as a different field; generated code and the JSON name change", string(nf.Name()), before.Number(), string(nf.Name()))
+	case of.Kind() != nf.Kind() || typeName(of) != typeName(nf) || getCardinality(of) != getCardinality(nf):
+		h = "the field's type or cardinality changed too (reported on its own), so its binary encoding changes as well as generated code and the JSON name"
+	default:
+		h = "the binary encoding is unchanged, but generated code and the JSON name change"
+	}
+	if !of.IsExtension() && of.JSONName() != nf.JSONName() {
+		h += fmt.Sprintf(" (%q to %q)", of.JSONName(), nf.JSONName())
+	}
+	return h
 }

@@ -134,7 +134,7 @@ func (c *checker) checkFileDeletions(of, nf *File) {
 		hint := ""
 		if !c.opts.BufCompat {
 			if moved := c.movedTo(md); moved != nil {
-				msg = fmt.Sprintf("Previously present message %q was deleted from file: it moved to %q, which has the same fields (and maybe more).", c.deletedName(md), c.msgName(moved))
+				msg = fmt.Sprintf("Previously present message %q was deleted from file: it moved to %q, which has the same fields (and maybe more).", c.deletedName(md), c.deletedName(moved))
 				hint = c.moveHint(md, moved)
 			}
 		}

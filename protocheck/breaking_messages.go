@@ -10,11 +10,15 @@ import (
 )
 
 // movedTo finds, for a message deleted from the new image, a message that
-// only the new image has and that is structurally identical to it.
+// only the new image has and that is structurally identical to it. A
+// message without fields has the structure of every message, so for it
+// the structure is no evidence: it counts as moved only to a message of
+// the same name, or to one that a field which used it now uses.
 func (c *checker) movedTo(old protoreflect.MessageDescriptor) protoreflect.MessageDescriptor {
 	if _, still := c.new.messages[old.FullName()]; still {
 		return nil
 	}
+	empty := old.Fields().Len() == 0
 	var best protoreflect.MessageDescriptor
 	for _, name := range c.new.messageOrder {
 		if _, existed := c.old.messages[name]; existed {
@@ -24,6 +28,9 @@ func (c *checker) movedTo(old protoreflect.MessageDescriptor) protoreflect.Messa
 		if cand.IsMapEntry() || !sameStructure(&c.lk, old, cand, map[[2]protoreflect.FullName]bool{}) {
 			continue
 		}
+		if empty && cand.Name() != old.Name() && len(c.usersSwitched(old, cand)) == 0 {
+			continue
+		}
 		if best == nil || (cand.Name() == old.Name() && best.Name() != old.Name()) {
 			best = cand
 		}
@@ -31,8 +38,9 @@ func (c *checker) movedTo(old protoreflect.MessageDescriptor) protoreflect.Messa
 	return best
 }
 
-// moveHint says which fields now refer to the moved message.
-func (c *checker) moveHint(old, moved protoreflect.MessageDescriptor) string {
+// usersSwitched lists the fields ("pkg.Msg.field") that referred to old in
+// the old image and refer to moved in the new one.
+func (c *checker) usersSwitched(old, moved protoreflect.MessageDescriptor) []string {
 	var users []string
 	for _, name := range c.new.messageOrder {
 		md := c.new.messages[name].d
@@ -49,6 +57,43 @@ func (c *checker) moveHint(old, moved protoreflect.MessageDescriptor) string {
 			}
 		}
 	}
+	return users
+}
+
+// checkPermutation reports fields of a message pair that exchanged numbers:
+// a field whose name had another number before, where the field that had
+// its number before now has another number too, and whose old number is
+// still in use. It returns the new numbers involved, whose pairs by number
+// are then not reported as renames.
+func (c *checker) checkPermutation(om, nm protoreflect.MessageDescriptor) map[protoreflect.FieldNumber]bool {
+	var parts []string
+	involved := map[protoreflect.FieldNumber]bool{}
+	for i := 0; i < nm.Fields().Len(); i++ {
+		nf := nm.Fields().Get(i)
+		of := c.lk.fieldByName(om, nf.Name())
+		if of == nil || of.Number() == nf.Number() || c.lk.fieldByNumber(nm, of.Number()) == nil {
+			continue
+		}
+		prev := c.lk.fieldByNumber(om, nf.Number())
+		if prev == nil {
+			continue
+		}
+		if moved := c.lk.fieldByName(nm, prev.Name()); moved == nil || moved.Number() == prev.Number() {
+			continue
+		}
+		involved[nf.Number()] = true
+		parts = append(parts, fmt.Sprintf("%q from %d to %d", string(nf.Name()), of.Number(), nf.Number()))
+	}
+	if len(parts) > 0 {
+		c.add("FIELD_SAME_NAME", at(nm), "exchanging field numbers changes the binary encoding: a reader of the other version decodes each of these fields as another one; keep every field's number (Cosmos ADR-044)",
+			"Fields on message %q exchanged numbers: %s.", c.msgName(nm), strings.Join(parts, ", "))
+	}
+	return involved
+}
+
+// moveHint says which fields now refer to the moved message.
+func (c *checker) moveHint(old, moved protoreflect.MessageDescriptor) string {
+	users := c.usersSwitched(old, moved)
 	h := "generated code sees a new name, the binary and JSON encodings are unchanged"
 	if len(users) > 0 {
 		h += "; fields that now use " + string(moved.FullName()) + ": " + strings.Join(users, ", ")
@@ -210,6 +255,12 @@ func (c *checker) checkMessagePair(om, nm protoreflect.MessageDescriptor) {
 					foldedName[nf.Number()] = true
 				}
 			}
+		}
+	}
+	// Fields that exchanged numbers (plugkit only).
+	if !c.opts.BufCompat {
+		for n := range c.checkPermutation(om, nm) {
+			foldedName[n] = true
 		}
 	}
 	// Deleted fields.
