@@ -76,11 +76,27 @@ func langFeature(d protoreflect.Descriptor, java bool, name protoreflect.Name) (
 			}
 		}
 	}
-	v, err := protoutil.GetCustomFeatureDefault(fileEdition(d), xt, f)
+	ed := fileEdition(d)
+	key := langDefaultKey{java, name, ed}
+	if v, ok := langDefaults.Load(key); ok {
+		return v.(protoreflect.EnumNumber), f, true
+	}
+	v, err := protoutil.GetCustomFeatureDefault(ed, xt, f)
 	if err != nil {
 		return 0, nil, false
 	}
+	langDefaults.Store(key, v.Enum())
 	return v.Enum(), f, true
+}
+
+// langDefaults caches the edition defaults of language features, which
+// every string field of a proto2 or proto3 file needs.
+var langDefaults sync.Map
+
+type langDefaultKey struct {
+	java    bool
+	name    protoreflect.Name
+	edition descriptorpb.Edition
 }
 
 // featureParent is the element d inherits features from: a field in a

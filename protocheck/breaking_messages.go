@@ -173,9 +173,23 @@ func msgOpts(md protoreflect.MessageDescriptor) *descriptorpb.MessageOptions {
 	return o
 }
 
-// feature resolves a google.protobuf.FeatureSet field for d.
+// feature resolves a google.protobuf.FeatureSet field for d. Files in
+// proto2 or proto3 cannot set features, so theirs is the edition's default,
+// computed once per edition.
 func feature(d protoreflect.Descriptor, name protoreflect.Name) protoreflect.EnumNumber {
 	fd := (&descriptorpb.FeatureSet{}).ProtoReflect().Descriptor().Fields().ByName(name)
+	if d.ParentFile().Syntax() != protoreflect.Editions {
+		key := langDefaultKey{name: "std." + name, edition: fileEdition(d)}
+		if v, ok := langDefaults.Load(key); ok {
+			return v.(protoreflect.EnumNumber)
+		}
+		v, err := protoutil.GetFeatureDefault(key.edition, fd)
+		if err != nil {
+			return 0
+		}
+		langDefaults.Store(key, v.Enum())
+		return v.Enum()
+	}
 	v, err := protoutil.ResolveFeature(d, fd)
 	if err != nil {
 		return 0
