@@ -94,8 +94,10 @@ func bufBreakingRun(t *testing.T, dir, category string) (jsonOut, textOut string
 	newImg, newBad := load("current")
 	var findings []Finding
 	switch {
-	case newBad != nil || oldBad != nil:
-		findings = append(newBad, oldBad...)
+	case newBad != nil: // as plugkit proto breaking --buf-compat: the input's problems first
+		findings = newBad
+	case oldBad != nil:
+		findings = oldBad
 	default:
 		var err error
 		findings, err = Breaking(oldImg, newImg, Options{Use: []string{category}, BufCompat: true, BufNames: true})
