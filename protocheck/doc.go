@@ -58,6 +58,9 @@
 //     fields may be added), plugkit reports one MESSAGE_NO_DELETE that names
 //     the new location, with a hint listing the fields that now use it,
 //     instead of buf's MESSAGE_NO_DELETE plus a FIELD_SAME_TYPE per field.
+//     A message without fields has the structure of every message, so it
+//     counts as moved only to a message of the same name or to one that a
+//     field which used it now uses.
 //     Example: tfplugin 5.3 -> 5.4 moved GetProviderSchema.ServerCapabilities
 //     to the top level as ServerCapabilities (adding one field); buf reports
 //     MESSAGE_NO_DELETE and FIELD_SAME_TYPE under FILE.
@@ -74,7 +77,13 @@
 //     one finding, FIELD_SAME_NAME: `Field "1" on message "a.M" was renamed
 //     from "old_name" to "new_name".`, with a hint; buf also reports
 //     FIELD_SAME_JSON_NAME for the JSON name that follows from the new name.
-//     An explicit json_name change is still reported on its own.
+//     An explicit json_name change is still reported on its own. The hint
+//     says the binary encoding is unchanged only when the type and the
+//     cardinality are unchanged too and the new name did not belong to
+//     another number. Fields whose numbers were permuted are one
+//     FIELD_SAME_NAME on the message (`Fields on message "a.M" exchanged
+//     numbers: "b" from 2 to 1, "a" from 1 to 2.`); buf reports a
+//     FIELD_SAME_NAME and a FIELD_SAME_JSON_NAME per number.
 //
 //  5. Renumbered fields. A deleted field whose name now has another number
 //     is one FIELD_NO_DELETE saying so (`Previously present field "2" with
@@ -95,7 +104,8 @@
 //
 //  8. Exit status and output. A .proto file that does not compile makes
 //     "plugkit proto breaking" exit 1 (buf: 100), with every error as
-//     path:line:col. JSON lines have buf's keys in buf's order; plugkit adds
+//     path:line:col; with --buf-compat it is reported as buf does, as
+//     COMPILE findings (CompileFindings) and exit 100. JSON lines have buf's keys in buf's order; plugkit adds
 //     "severity" (only for informational findings) and "hint" (only when
 //     set) after "message".
 //
@@ -105,6 +115,23 @@
 //     `Previously present file "google/protobuf/timestamp.proto" was
 //     deleted.` and package "google.protobuf" deleted, because 5.0 no longer
 //     imports it. plugkit checks only the input's own files.
+//
+//  10. LEGACY_REQUIRED. A proto2 required field and an editions field with
+//     features.field_presence = LEGACY_REQUIRED are the same on the wire
+//     and in JSON. buf v1.75 reads the descriptor's label, which editions
+//     never set to required, so MESSAGE_SAME_REQUIRED_FIELDS reports a
+//     required field that became LEGACY_REQUIRED as deleted and does not
+//     notice a new LEGACY_REQUIRED field. plugkit treats both as required:
+//     the first is no finding, the second is "added".
+//
+// Both modes share buf's semantics where buf is right: extensions pair by
+// extendee and number (a renamed or moved extension is a FIELD_SAME_NAME,
+// a changed type a FIELD_*_TYPE), FIELD_SAME_CPP_STRING_TYPE and
+// FIELD_SAME_JAVA_UTF8_VALIDATION read the editions features
+// (pb.cpp).string_type and (pb.java).utf8_validation, inherited from
+// enclosing elements and the file, and FIELD_SAME_DEFAULT compares defaults
+// across type changes by value (123 as int32 and as int64 are equal, so are
+// true and 1; text never equals a number).
 //
 // # PROTOCOL
 //

@@ -4,7 +4,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 )
 
@@ -58,8 +60,8 @@ func Failing(findings []Finding) bool {
 	return false
 }
 
-// SortFindings orders findings as buf does: by path, position, type and
-// message.
+// SortFindings orders findings as buf does: by path, start line, start
+// column, type and message (the end of a span does not count).
 func SortFindings(fs []Finding) {
 	sort.SliceStable(fs, func(i, j int) bool {
 		a, b := fs[i], fs[j]
@@ -70,10 +72,6 @@ func SortFindings(fs []Finding) {
 			return a.StartLine < b.StartLine
 		case a.StartColumn != b.StartColumn:
 			return a.StartColumn < b.StartColumn
-		case a.EndLine != b.EndLine:
-			return a.EndLine < b.EndLine
-		case a.EndColumn != b.EndColumn:
-			return a.EndColumn < b.EndColumn
 		case a.Type != b.Type:
 			return a.Type < b.Type
 		}
@@ -168,3 +166,27 @@ func ghEscape(s string) string {
 func ghEscapeProp(s string) string {
 	return strings.NewReplacer("%", "%25", "\r", "%0D", "\n", "%0A", ":", "%3A", ",", "%2C").Replace(s)
 }
+
+// CompileFindings turns a CompileError into findings of type COMPILE, one
+// per problem, as buf reports an input that does not compile: at the
+// position of the problem (start and end are the same point), with the
+// compiler's message. A problem without a position has no path and
+// points at 0:0. Paths are as the error shows them (the input directory
+// included), so print them with an empty path prefix.
+func CompileFindings(e *CompileError) []Finding {
+	out := make([]Finding, 0, len(e.Errors))
+	for _, msg := range e.Errors {
+		f := Finding{Type: "COMPILE", Message: msg}
+		if m := compilePos.FindStringSubmatch(msg); m != nil {
+			line, _ := strconv.Atoi(m[2])
+			col, _ := strconv.Atoi(m[3])
+			f = Finding{Path: m[1], StartLine: line, StartColumn: col, EndLine: line, EndColumn: col, Type: "COMPILE", Message: m[4]}
+		}
+		out = append(out, f)
+	}
+	SortFindings(out)
+	return out
+}
+
+// compilePos splits a compiler message "path:line:col: message".
+var compilePos = regexp.MustCompile(`^(.+?\.proto):(\d+):(\d+): (.*)$`)

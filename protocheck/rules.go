@@ -126,6 +126,31 @@ var Categories = []string{CategoryFILE, CategoryPACKAGE, CategoryWIREJSON, Categ
 // DefaultUse is the rule selection used when Options.Use is empty.
 var DefaultUse = []string{CategoryFILE, CategoryADR044}
 
+// DeprecatedRules are rule IDs that buf still accepts but no longer
+// checks, with the reason. SelectRules accepts them and enables nothing for
+// them; DeprecationWarnings says so.
+var DeprecatedRules = map[string]string{
+	"MESSAGE_SAME_MESSAGE_SET_WIRE_FORMAT": "buf stopped checking message_set_wire_format because protobuf-go no longer supports MessageSets",
+}
+
+// DeprecationWarnings returns one warning for each deprecated rule ID named
+// in use or except, in sorted order, for the caller to print (plugkit proto
+// prints them on stderr, as buf does, and carries on).
+func DeprecationWarnings(use, except []string) []string {
+	seen := map[string]bool{}
+	for _, name := range append(append([]string(nil), use...), except...) {
+		name = strings.TrimSpace(name)
+		if _, ok := DeprecatedRules[name]; ok {
+			seen[name] = true
+		}
+	}
+	out := make([]string, 0, len(seen))
+	for _, id := range sortedIDs(seen) {
+		out = append(out, fmt.Sprintf("rule %s is deprecated and checks nothing (%s); it is still accepted, so nothing breaks, but you can remove it from your rule selection", id, DeprecatedRules[id]))
+	}
+	return out
+}
+
 // SelectRules resolves use and except, each a list of categories or rule
 // IDs, into the set of enabled rule IDs. An empty use means DefaultUse.
 func SelectRules(use, except []string) (map[string]bool, error) {
@@ -142,6 +167,9 @@ func SelectRules(use, except []string) (map[string]bool, error) {
 			if r := ruleByID[name]; r != nil {
 				set[r.ID] = true
 				continue
+			}
+			if _, ok := DeprecatedRules[name]; ok {
+				continue // accepted, checks nothing (see DeprecatedRules)
 			}
 			found := false
 			for _, r := range Rules {

@@ -137,6 +137,7 @@ func runProtoBreaking(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "plugkit proto breaking: %v\n", err)
 		return exitFailure
 	}
+	warnDeprecated(stderr, use, except)
 	switch *format {
 	case protocheck.FormatText, protocheck.FormatJSON, protocheck.FormatGitHubActions:
 	default:
@@ -146,13 +147,8 @@ func runProtoBreaking(args []string, stdout, stderr io.Writer) int {
 	ctx := context.Background()
 	lo := protocheck.LoadOptions{ImportPaths: imports}
 	newImg, oldImg, newErr, oldErr := protocheck.LoadPair(ctx, pos[0], *against, lo)
-	for _, err := range []error{newErr, oldErr} {
-		if err != nil {
-			fmt.Fprintf(stderr, "plugkit proto breaking: %v\n", err)
-		}
-	}
 	if newErr != nil || oldErr != nil {
-		return exitFailure
+		return reportLoadErrors(stdout, stderr, *format, *bufCompat, newErr, oldErr)
 	}
 	// With a buf.yaml or buf.work.yaml in INPUT, its modules' breaking
 	// configuration applies; --use and --except override it.
