@@ -50,6 +50,7 @@ type Client struct {
 	proc     *process // nil when reattached
 	sock     *sockDir // the plugin's private socket directory; nil when reattached
 	pid      int
+	remote   []string       // the endpoints of a plugin service (Dial); nil otherwise
 	bg       sync.WaitGroup // stdio forwarding and the broker stream
 	cancelBG context.CancelFunc
 
