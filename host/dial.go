@@ -219,11 +219,36 @@ func (c *Client) dialRemote(ctx context.Context, r Remote, tlsConfig *tls.Config
 	hctx, cancel := context.WithTimeout(ctx, orDefault(c.cfg.StartTimeout, DefaultStartTimeout))
 	defer cancel()
 	var md metadata.MD
-	resp, err := healthpb.NewHealthClient(conn).Check(hctx, &healthpb.HealthCheckRequest{Service: "plugin"}, grpc.WaitForReady(true), grpc.Header(&md))
+	var resp *healthpb.HealthCheckResponse
+	var lastErr error
+	for {
+		// Not WaitForReady: a failing endpoint answers at once with why
+		// (refused, TLS), which the error then says.
+		resp, err = healthpb.NewHealthClient(conn).Check(hctx, &healthpb.HealthCheckRequest{Service: "plugin"}, grpc.Header(&md))
+		if err == nil || status.Code(err) != codes.Unavailable {
+			break
+		}
+		lastErr = err
+		t := time.NewTimer(100 * time.Millisecond)
+		select {
+		case <-t.C:
+			continue
+		case <-hctx.Done():
+			t.Stop()
+		}
+		break
+	}
+	if err != nil && lastErr != nil {
+		err = lastErr
+	}
+	var ee *EndpointError
+	if errors.As(err, &ee) {
+		err = ee.Err
+	}
 	switch {
 	case err != nil:
 		conn.Close()
-		return fmt.Errorf("no endpoint of %v answered its health check: %v; check that the service runs (PLUGKIT_LISTEN), the addresses, and the TLS material of both sides (the host's certificate must be signed by the service's PLUGKIT_TLS_CLIENT_CA, the service's by Config.TLS.RootCAs)", r.Endpoints, errors.Unwrap(err))
+		return fmt.Errorf("no endpoint of %v answered its health check: %s; check that the service runs (PLUGKIT_LISTEN), the addresses, and the TLS material of both sides (the host's certificate must be signed by the service's PLUGKIT_TLS_CLIENT_CA, the service's by Config.TLS.RootCAs)", r.Endpoints, status.Convert(err).Message())
 	case resp.GetStatus() != healthpb.HealthCheckResponse_SERVING:
 		conn.Close()
 		return fmt.Errorf("%w (status %s)", ErrNotServing, resp.GetStatus())

@@ -1,11 +1,9 @@
 package plugin_test
 
 import (
-	"bufio"
 	"context"
 	"crypto/tls"
 	"errors"
-	"io"
 	"net"
 	"strings"
 	"testing"
@@ -23,46 +21,9 @@ import (
 	"github.com/plugkit/plugkit/plugin"
 )
 
-// runService runs a service in-process on 127.0.0.1 and returns its
-// address and a stop function that waits for Run to return.
 func runService(t *testing.T, env map[string]string, cfg plugin.Config) (string, func() error) {
 	t.Helper()
-	pr, pw := io.Pipe()
-	cfg.LookupEnv = remotetest.Lookup(env)
-	cfg.Handshake = pw
-	cfg.KeepStdio = true
-	if cfg.Versions == nil {
-		cfg.Versions = map[int]plugin.Register{1: (&remotetest.TestService{ID: "one"}).Register}
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() {
-		err := plugin.Run(ctx, cfg)
-		pw.CloseWithError(errors.New("service ended"))
-		done <- err
-	}()
-	line, err := bufio.NewReader(pr).ReadString('\n')
-	if err != nil {
-		cancel()
-		t.Fatalf("service did not start: %v (Run: %v)", err, <-done)
-	}
-	stopped := false
-	stop := func() error {
-		if stopped {
-			return nil
-		}
-		stopped = true
-		cancel()
-		select {
-		case err := <-done:
-			return err
-		case <-time.After(30 * time.Second):
-			t.Fatal("service did not stop within 30 s")
-			return nil
-		}
-	}
-	t.Cleanup(func() { stop() })
-	return strings.TrimSpace(line), stop
+	return remotetest.Start(t, env, "one", cfg)
 }
 
 func dialTLS(t *testing.T, addr string, tc *tls.Config) *grpc.ClientConn {
