@@ -15,6 +15,14 @@ const version = "2.1.0"
 
 func main() {
 	store := &backend.FS{}
+	if os.Getenv(backend.DirEnv) != "" {
+		// Run as a service shared by many hosts (PLUGKIT_LISTEN), and by
+		// replicas over one directory: ready before any host's Init.
+		if err := store.Init(nil); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+	}
 	cat, err := catalog.New(version,
 		catalog.Implement[objectstorev2.ObjectStoreServer](objectstore.Kind, 2, 1, "example.com/fs",
 			&objectstorev2.ObjectStore_ServiceDesc, backend.V2{B: store, PresignURL: store.FileURL}, objectstore.CapPresign),
