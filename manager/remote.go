@@ -13,6 +13,7 @@ import (
 	"strings"
 	"sync"
 
+	"google.golang.org/grpc"
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
 
@@ -42,6 +43,9 @@ type Remote struct {
 	// service's CA. Nil is allowed for loopback endpoints only (plain
 	// text, for trying a plugin out).
 	TLS *tls.Config
+	// DialOptions are added to the connection's gRPC options (a custom
+	// dialer, interceptors).
+	DialOptions []grpc.DialOption
 }
 
 // Path is the entry's Path in Binary, Implementation and Info.
@@ -242,11 +246,12 @@ func (m *Manager) startRemote(ctx context.Context, path string) (*host.Client, e
 			continue
 		}
 		cfg := host.Config{
-			TLS:        r.TLS,
-			NoAutoMTLS: r.TLS == nil,
-			Versions:   []int{catalog.ProtocolVersion},
-			Name:       fmt.Sprintf("%s %q at %s", r.Kind, r.Name, strings.Join(r.Endpoints, ",")),
-			Logger:     m.cfg.logger(),
+			TLS:         r.TLS,
+			NoAutoMTLS:  r.TLS == nil,
+			Versions:    []int{catalog.ProtocolVersion},
+			Name:        fmt.Sprintf("%s %q at %s", r.Kind, r.Name, strings.Join(r.Endpoints, ",")),
+			Logger:      m.cfg.logger(),
+			DialOptions: r.DialOptions,
 		}
 		return host.Dial(ctx, r.hostRemote(), cfg)
 	}
