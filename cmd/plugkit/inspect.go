@@ -32,7 +32,7 @@ type inspection struct {
 }
 
 func runInspect(args []string, stdout, stderr io.Writer) int {
-	const usage = "plugkit inspect PLUGIN --cookie KEY=VALUE [--versions 5,6] [--no-mtls] [--json] [--verbose]"
+	const usage = "plugkit inspect PLUGIN --cookie KEY=VALUE [--versions 5,6] [--no-mtls] [--json] [--verbose]\n       plugkit inspect --connect HOST:PORT --tls-ca F --tls-cert F --tls-key F [--json] [--verbose]"
 	fs := newFlagSet("inspect", usage, stderr)
 	var pf pluginFlags
 	pf.register(fs)
@@ -41,6 +41,9 @@ func runInspect(args []string, stdout, stderr io.Writer) int {
 	pos, err := parseArgs(fs, args)
 	if err != nil {
 		return 2
+	}
+	if pf.remote.set() && len(pos) == 0 {
+		pos = []string{"remote:" + pf.remote.connect} // a service instead of a path
 	}
 	if len(pos) != 1 {
 		fmt.Fprintf(stderr, "plugkit inspect: want one plugin path, got %d arguments\nusage: %s\n", len(pos), usage)
