@@ -50,6 +50,11 @@ const (
 	// as "20s"); empty means Config.ShutdownTimeout, or
 	// DefaultDrainTimeout when that is zero.
 	EnvDrainTimeout = "PLUGKIT_DRAIN_TIMEOUT"
+	// EnvHealthListen, when set, is a second HOST:PORT that serves only
+	// grpc.health.v1.Health, in plain text, for probes that cannot do
+	// mutual TLS, such as Kubernetes' native gRPC probe. It tells no
+	// more than whether the plugin serves.
+	EnvHealthListen = "PLUGKIT_HEALTH_LISTEN"
 )
 
 // VersionHeader is the response header in which a plugin service names
@@ -140,6 +145,18 @@ func runService(ctx context.Context, cfg Config, addr string, lookup func(string
 
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
+	if haddr, _ := lookup(EnvHealthListen); haddr != "" {
+		hln, err := net.Listen("tcp", haddr)
+		if err != nil {
+			srv.Stop()
+			return fmt.Errorf("plugin: %s=%s: %w", EnvHealthListen, haddr, err)
+		}
+		hsrv := grpc.NewServer()
+		healthpb.RegisterHealthServer(hsrv, drainingHealth{Server: healthSrv, done: draining})
+		go hsrv.Serve(hln)
+		defer hsrv.Stop()
+		logger.Info("plugin service health listening (plain text, health only)", "address", hln.Addr().String())
+	}
 	logger.Info("plugin service listening", "address", ln.Addr().String(), "version", version, "tls", tlsConfig != nil)
 	if cfg.Handshake != nil {
 		// For a test running the service in-process: where it listens.

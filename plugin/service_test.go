@@ -10,11 +10,14 @@ import (
 	"time"
 
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials"
+	"google.golang.org/grpc/credentials/insecure"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	testgrpc "google.golang.org/grpc/interop/grpc_testing"
 	testpb "google.golang.org/grpc/interop/grpc_testing"
 	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/status"
 
 	"github.com/plugkit/plugkit/internal/remotetest"
 	"github.com/plugkit/plugkit/internal/testpki"
@@ -241,4 +244,41 @@ func TestServiceReloadsRotatedCertificates(t *testing.T) {
 func isTimeout(err error) bool {
 	var ne interface{ Timeout() bool }
 	return errors.As(err, &ne) && ne.Timeout()
+}
+
+func TestServiceHealthPortForProbes(t *testing.T) {
+	pki, err := remotetest.NewPKI(t.TempDir(), "127.0.0.1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	healthAddr := l.Addr().String()
+	l.Close()
+	env := pki.ServiceEnv("127.0.0.1:0")
+	env[plugin.EnvHealthListen] = healthAddr
+	_, stop := runService(t, env, plugin.Config{})
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	// Plain text, as Kubernetes' gRPC probe speaks it.
+	cc, err := grpc.NewClient("passthrough:///"+healthAddr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cc.Close()
+	if st, _, err := health(ctx, cc); err != nil || st != healthpb.HealthCheckResponse_SERVING {
+		t.Fatalf("health port: %v, %v", st, err)
+	}
+	// Health only: the plugin's services are not there.
+	if _, err := testgrpc.NewTestServiceClient(cc).EmptyCall(ctx, &testpb.Empty{}); status.Code(err) != codes.Unimplemented {
+		t.Fatalf("the health port served a plugin call: %v", err)
+	}
+	if err := stop(); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := health(ctx, cc); err == nil {
+		t.Fatal("the health port still answers after the service stopped")
+	}
 }
