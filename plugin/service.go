@@ -165,7 +165,7 @@ func runService(ctx context.Context, cfg Config, addr string, lookup func(string
 
 	select {
 	case <-ctx.Done():
-		logger.Info("plugin service draining", "reason", context.Cause(ctx), "deadline", drain)
+		logger.Info("plugin service draining", "reason", context.Cause(ctx), "deadline", drain.String())
 		start := time.Now()
 		// NOT_SERVING first, so that hosts watching health move their
 		// calls elsewhere; then the streams that live as long as a host
@@ -174,7 +174,7 @@ func runService(ctx context.Context, cfg Config, addr string, lookup func(string
 		time.Sleep(watchNoticeDelay)
 		close(draining)
 		stopGracefully(srv, healthSrv, drain)
-		logger.Info("plugin service stopped", "after", time.Since(start).Round(time.Millisecond))
+		logger.Info("plugin service stopped", "after", time.Since(start).Round(time.Millisecond).String())
 		return nil
 	case err := <-served:
 		if err != nil {

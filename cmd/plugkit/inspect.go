@@ -79,6 +79,17 @@ func runInspect(args []string, stdout, stderr io.Writer) int {
 		}
 		return 0
 	}
+	if pf.remote.set() {
+		fmt.Fprintf(stdout, "service:   %s\n", out.Address)
+		fmt.Fprintf(stdout, "protocol:  %s, app protocol version %d\n", out.Protocol, out.ProtocolVersion)
+		fmt.Fprintf(stdout, "tls:       %v\n", out.TLS)
+		fmt.Fprintf(stdout, "connected: %.1f ms\n", out.StartMS)
+		fmt.Fprintf(stdout, "services:\n")
+		for _, s := range out.Services {
+			fmt.Fprintf(stdout, "  %s\n", safe(s))
+		}
+		return 0
+	}
 	fmt.Fprintf(stdout, "plugin:    %s (pid %d)\n", out.Path, out.Pid)
 	fmt.Fprintf(stdout, "protocol:  %s, app protocol version %d (host offered %s)\n", out.Protocol, out.ProtocolVersion, pf.versions)
 	fmt.Fprintf(stdout, "listening: %s %s, AutoMTLS %v\n", out.Network, out.Address, out.TLS)
