@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -17,101 +16,25 @@ import (
 	"testing"
 	"time"
 
-	"golang.org/x/sys/unix"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
 	"github.com/plugkit/plugkit/examples/objectstore"
 	"github.com/plugkit/plugkit/host"
+	"github.com/plugkit/plugkit/internal/netnstest"
 	"github.com/plugkit/plugkit/internal/remotetest"
 	"github.com/plugkit/plugkit/manager"
 )
 
-// The addresses of the test's own network: the plugins' side and the
-// host's side of the veth pair. They exist only inside the namespaces.
-const (
-	pluginIP = "10.213.0.1"
-	hostIP   = "10.213.0.2"
-)
+const pluginIP = netnstest.PluginIP
 
-// netns is a pair of network namespaces joined by a veth pair.
-type netns struct {
-	plugins, host string // namespace names
-}
+// netns is the test's pair of namespaces.
+type netns struct{ *netnstest.Pair }
 
-// requireRoot fails (never skips) when the test cannot make namespaces.
-func requireRoot(t *testing.T) {
-	t.Helper()
-	if os.Geteuid() != 0 {
-		t.Fatalf("this test makes network namespaces and needs root (uid 0, as CI runs it); it runs as uid %d: run `make test` as root", os.Geteuid())
-	}
-	if _, err := exec.LookPath("ip"); err != nil {
-		t.Fatalf("this test makes network namespaces with iproute2's `ip`, which is not on PATH: install iproute2 (%v)", err)
-	}
-}
+func newNetns(t *testing.T) *netns { return &netns{netnstest.New(t, "pk")} }
 
-func run(t *testing.T, args ...string) {
-	t.Helper()
-	out, err := exec.Command(args[0], args[1:]...).CombinedOutput()
-	if err != nil {
-		t.Fatalf("%s: %v\n%s", strings.Join(args, " "), err, out)
-	}
-}
-
-func newNetns(t *testing.T) *netns {
-	requireRoot(t)
-	pid := os.Getpid()
-	n := &netns{plugins: fmt.Sprintf("pkplug%d", pid), host: fmt.Sprintf("pkhost%d", pid)}
-	vp, vh := fmt.Sprintf("pkv%dp", pid), fmt.Sprintf("pkv%dh", pid)
-	t.Cleanup(func() {
-		for _, ns := range []string{n.plugins, n.host} {
-			if out, err := exec.Command("ip", "netns", "del", ns).CombinedOutput(); err != nil && !strings.Contains(string(out), "No such file") {
-				t.Errorf("deleting namespace %s: %v %s", ns, err, out)
-			}
-		}
-	})
-	run(t, "ip", "netns", "add", n.plugins)
-	run(t, "ip", "netns", "add", n.host)
-	run(t, "ip", "link", "add", vp, "netns", n.plugins, "type", "veth", "peer", "name", vh, "netns", n.host)
-	run(t, "ip", "-n", n.plugins, "addr", "add", pluginIP+"/30", "dev", vp)
-	run(t, "ip", "-n", n.host, "addr", "add", hostIP+"/30", "dev", vh)
-	for _, a := range [][2]string{{n.plugins, vp}, {n.plugins, "lo"}, {n.host, vh}, {n.host, "lo"}} {
-		run(t, "ip", "-n", a[0], "link", "set", a[1], "up")
-	}
-	return n
-}
-
-// dialer makes connections from inside the host's namespace: each dial
-// runs on an OS thread moved into it, which is never moved back (it ends
-// with its goroutine), so the rest of the test process stays where it is.
-func (n *netns) dialer(t *testing.T) grpc.DialOption {
-	path := filepath.Join("/run/netns", n.host)
-	return grpc.WithContextDialer(func(ctx context.Context, addr string) (net.Conn, error) {
-		type result struct {
-			c   net.Conn
-			err error
-		}
-		ch := make(chan result, 1)
-		go func() {
-			runtime.LockOSThread() // not unlocked: the thread exits with the goroutine
-			f, err := os.Open(path)
-			if err != nil {
-				ch <- result{nil, err}
-				return
-			}
-			defer f.Close()
-			if err := unix.Setns(int(f.Fd()), unix.CLONE_NEWNET); err != nil {
-				ch <- result{nil, fmt.Errorf("entering namespace %s: %w", n.host, err)}
-				return
-			}
-			c, err := (&net.Dialer{}).DialContext(ctx, "tcp", addr)
-			ch <- result{c, err}
-		}()
-		r := <-ch
-		return r.c, r.err
-	})
-}
+func (n *netns) dialer(*testing.T) grpc.DialOption { return n.Dialer() }
 
 // replica is a plugin service process in the plugins' namespace.
 type replica struct {
@@ -124,7 +47,7 @@ type replica struct {
 
 func (n *netns) startReplica(t *testing.T, bin, addr string, env []string) *replica {
 	t.Helper()
-	cmd := exec.Command("ip", "netns", "exec", n.plugins, bin) // ip execs the plugin: cmd's pid is the plugin's
+	cmd := n.Command(bin) // ip execs the plugin: cmd's pid is the plugin's
 	cmd.Env = append(os.Environ(), env...)
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
