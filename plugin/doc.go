@@ -24,4 +24,10 @@
 // when the host sent a certificate, registers health, reflection and
 // go-plugin's broker, controller and stdio services, prints the handshake
 // line and serves until the host asks it to stop, or dies.
+//
+// The same binary runs as a long-lived network service for many hosts when
+// started with PLUGKIT_LISTEN=HOST:PORT (EnvListen): no cookie and no
+// handshake line; mutual TLS from the PEM files named by PLUGKIT_TLS_CERT,
+// PLUGKIT_TLS_KEY and PLUGKIT_TLS_CLIENT_CA, read again when they change;
+// SIGTERM drains it. Hosts connect with host.Dial. See docs/remote.md.
 package plugin
