@@ -51,6 +51,10 @@ type Remote struct {
 // Path is the entry's Path in Binary, Implementation and Info.
 func (r Remote) Path() string { return remotePrefix + strings.Join(r.Endpoints, ",") }
 
+// cacheKey names the entry in the remote cache: one service may serve
+// several entries.
+func (r Remote) cacheKey() string { return r.Path() + "#" + r.Kind + "/" + r.Name }
+
 func (r Remote) hostRemote() host.Remote {
 	return host.Remote{Endpoints: r.Endpoints, Balancing: r.Balancing}
 }
@@ -168,7 +172,7 @@ func (m *Manager) describeRemotes(ctx context.Context, rs []Remote) []*Binary {
 		}()
 	}
 	wg.Wait()
-	m.saveRemoteCache(bins)
+	m.saveRemoteCache(rs, bins)
 	return bins
 }
 
@@ -176,7 +180,7 @@ func (m *Manager) describeRemote(ctx context.Context, r Remote, cache map[string
 	b := &Binary{Path: r.Path()}
 	d, err := m.launchDescribe(ctx, b.Path)
 	if err != nil {
-		if raw, ok := cache[b.Path]; ok {
+		if raw, ok := cache[r.cacheKey()]; ok {
 			cd := &catalogv1.DescribeResponse{}
 			if protojson.Unmarshal(raw, cd) == nil {
 				m.cfg.logger().Warn("plugin service unreachable; using its cached description", "kind", r.Kind, "name", r.Name, "endpoints", r.Endpoints, "error", err)
@@ -259,7 +263,8 @@ func (m *Manager) startRemote(ctx context.Context, path string) (*host.Client, e
 }
 
 // The remote cache sits beside the binaries' cache: CacheFile.remotes,
-// mapping each remote entry's Path to its Describe answer (protobuf JSON).
+// mapping each remote entry (cacheKey) to its Describe answer (protobuf
+// JSON).
 func (m *Manager) remoteCacheFile() string {
 	if m.cfg.CacheFile == "" {
 		return ""
@@ -284,7 +289,7 @@ func (m *Manager) loadRemoteCache() map[string]json.RawMessage {
 	return out
 }
 
-func (m *Manager) saveRemoteCache(bins []*Binary) {
+func (m *Manager) saveRemoteCache(rs []Remote, bins []*Binary) {
 	f := m.remoteCacheFile()
 	if f == "" {
 		return
@@ -293,7 +298,7 @@ func (m *Manager) saveRemoteCache(bins []*Binary) {
 	defer m.remoteCacheMu.Unlock()
 	cache := m.loadRemoteCache()
 	changed := false
-	for _, b := range bins {
+	for i, b := range bins {
 		if b.Description == nil || b.Cached {
 			continue
 		}
@@ -301,8 +306,8 @@ func (m *Manager) saveRemoteCache(bins []*Binary) {
 		if err != nil {
 			continue
 		}
-		if string(cache[b.Path]) != string(raw) {
-			cache[b.Path] = raw
+		if key := rs[i].cacheKey(); string(cache[key]) != string(raw) {
+			cache[key] = raw
 			changed = true
 		}
 	}
