@@ -110,7 +110,10 @@ func (r *replica) kill(t *testing.T) {
 func buildPlugins(t *testing.T) string {
 	t.Helper()
 	dir := t.TempDir()
-	gobin := filepath.Join(runtime.GOROOT(), "bin", "go")
+	gobin, err := exec.LookPath("go")
+	if err != nil {
+		gobin = filepath.Join(runtime.GOROOT(), "bin", "go") // go test was run by path
+	}
 	cmd := exec.Command(gobin, "build", "-o", dir+"/", "../examples/objectstore/plugins/fs", "../examples/objectstore/plugins/memory")
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 	if out, err := cmd.CombinedOutput(); err != nil {
