@@ -19,6 +19,15 @@ const (
 	// EnvNetwork is plugkit's own: a host sets it to "tcp" to ask for a TCP
 	// listener instead of a unix socket. go-plugin plugins ignore it.
 	EnvNetwork = "PLUGKIT_NETWORK"
+	// EnvListen and the three TLS variables make a plugin a long-lived
+	// network service (see package plugin); EnvInsecureLoopback=1 lets
+	// such a service on a loopback address go without TLS. A host never
+	// passes them on to the plugins it launches.
+	EnvListen           = "PLUGKIT_LISTEN"
+	EnvTLSCert          = "PLUGKIT_TLS_CERT"
+	EnvTLSKey           = "PLUGKIT_TLS_KEY"
+	EnvTLSClientCA      = "PLUGKIT_TLS_CLIENT_CA"
+	EnvInsecureLoopback = "PLUGKIT_INSECURE_LOOPBACK"
 )
 
 // Variables lists every variable of the contract (the cookie's key aside):
@@ -26,7 +35,7 @@ const (
 // that is itself a plugin does not hand its own handshake to its plugins,
 // and sets those it means.
 var Variables = []string{EnvMinPort, EnvMaxPort, EnvProtocolVersions, EnvClientCert, EnvUnixSocketDir,
-	EnvUnixSocketGroup, EnvMultiplexGRPC, EnvNetwork}
+	EnvUnixSocketGroup, EnvMultiplexGRPC, EnvNetwork, EnvListen, EnvTLSCert, EnvTLSKey, EnvTLSClientCA, EnvInsecureLoopback}
 
 // Default port range, as go-plugin's host uses.
 const (

@@ -32,6 +32,11 @@ func (c *Client) close() error {
 		shutdownErr = nil
 		_, shutdownErr = pluginpb.NewGRPCControllerClient(c.conn).Shutdown(ctx, &pluginpb.Empty{})
 	}
+	if c.remote != nil {
+		// A plugin service outlives its hosts: only disconnect.
+		c.release()
+		return nil
+	}
 	if c.proc == nil {
 		shutdown()
 		if shutdownErr != nil {

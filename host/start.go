@@ -52,6 +52,7 @@ type Client struct {
 	sock     *sockDir // the plugin's private socket directory; nil when reattached
 	launch   *Launch  // how it was launched (Config.Runner); nil when reattached
 	pid      int
+	remote   []string       // the endpoints of a plugin service (Dial); nil otherwise
 	bg       sync.WaitGroup // stdio forwarding and the broker stream
 	cancelBG context.CancelFunc
 

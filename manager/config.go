@@ -32,6 +32,11 @@ type Config struct {
 	// CacheFile keeps Describe answers between runs (JSON). Empty keeps
 	// them for the Manager's life only.
 	CacheFile string
+	// Remotes are plugins that run as network services, beside those in
+	// Dirs (see Remote); RemotesFile names a JSON file of more of them
+	// (see LoadRemotes), read by every Discover.
+	Remotes     []Remote
+	RemotesFile string
 	// Pins maps a plugin binary (its path, or its base name) to the hex
 	// SHA-256 it must have. A binary that does not match is refused before
 	// it runs, at discovery and at every start.

@@ -61,8 +61,12 @@ const cacheVersion = 1
 // Binaries and Problems, not as an error: Discover fails only when it
 // cannot do its job at all (no directories, an unreadable directory).
 func (m *Manager) Discover(ctx context.Context) error {
-	if len(m.cfg.Dirs) == 0 {
-		return errors.New("manager: Config.Dirs is empty: name the directories that hold plugins")
+	remotes, err := m.remotes() // remote.go
+	if err != nil {
+		return err
+	}
+	if len(m.cfg.Dirs) == 0 && len(remotes) == 0 {
+		return errors.New("manager: Config.Dirs is empty: name the directories that hold plugins (or remote plugins in Config.Remotes)")
 	}
 	var paths []string
 	for _, dir := range m.cfg.Dirs {
@@ -101,6 +105,7 @@ func (m *Manager) Discover(ctx context.Context) error {
 	}
 	wg.Wait()
 	m.saveCache(bins)
+	bins = append(bins, m.describeRemotes(ctx, remotes)...)
 
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -173,6 +178,9 @@ func (m *Manager) launchDescribe(ctx context.Context, path string) (*catalogv1.D
 // start launches the binary at path, counting the launch unless its pin
 // refused it (then it never ran).
 func (m *Manager) start(ctx context.Context, path string) (*host.Client, error) {
+	if strings.HasPrefix(path, remotePrefix) {
+		return m.startRemote(ctx, path) // remote.go
+	}
 	c, err := host.Start(ctx, m.hostConfig(path))
 	var ce *host.ChecksumError
 	if !errors.As(err, &ce) {

@@ -20,15 +20,16 @@ type Manager struct {
 	cfg      Config
 	launches atomic.Int64
 
-	mu       sync.Mutex
-	closed   bool
-	cache    map[string]*cacheEntry
-	binaries []*Binary
-	dropped  map[string]bool // cache entries this manager removed, kept out of the merge
-	registry map[regKey]*entry
-	attached map[regKey]*entry // Attach's names, kept across Discovers
-	problems []string
-	procs    map[string]*process // by binary path
+	mu            sync.Mutex
+	closed        bool
+	cache         map[string]*cacheEntry
+	binaries      []*Binary
+	dropped       map[string]bool // cache entries this manager removed, kept out of the merge
+	registry      map[regKey]*entry
+	attached      map[regKey]*entry // Attach's names, kept across Discovers
+	problems      []string
+	procs         map[string]*process // by binary path
+	remoteCacheMu sync.Mutex          // serialises writes of the remote cache (remote.go)
 }
 
 // New returns a Manager. Call Discover before using it.

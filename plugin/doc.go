@@ -27,4 +27,10 @@
 // asks for broker multiplexing (PLUGIN_MULTIPLEX_GRPC=true), it takes the
 // host's one connection, closes its socket, and carries brokered
 // connections over that connection (broker.Mux).
+//
+// The same binary runs as a long-lived network service for many hosts when
+// started with PLUGKIT_LISTEN=HOST:PORT (EnvListen): no cookie and no
+// handshake line; mutual TLS from the PEM files named by PLUGKIT_TLS_CERT,
+// PLUGKIT_TLS_KEY and PLUGKIT_TLS_CLIENT_CA, read again when they change;
+// SIGTERM drains it. Hosts connect with host.Dial. See docs/remote.md.
 package plugin

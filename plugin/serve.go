@@ -90,6 +90,8 @@ type Config struct {
 	// LookupEnv reads the environment; nil means os.LookupEnv.
 	LookupEnv func(string) (string, bool)
 	// Handshake receives the handshake line; nil means standard output.
+	// A service (EnvListen) prints no handshake; it writes the address it
+	// listens on here, when set, as one line.
 	Handshake io.Writer
 	// KeepStdio leaves os.Stdout and os.Stderr alone. Otherwise, after the
 	// handshake, they are redirected to the GRPCStdio stream, as go-plugin
@@ -106,8 +108,13 @@ type Config struct {
 // reach the host and its plugins alike) are ignored: the host decides
 // when its plugins stop. SIGTERM stops the plugin gracefully.
 func Serve(cfg Config) {
-	signal.Ignore(os.Interrupt)
-	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM)
+	signals := []os.Signal{syscall.SIGTERM}
+	if os.Getenv(EnvListen) != "" {
+		signals = append(signals, os.Interrupt) // a service: Ctrl-C drains it too
+	} else {
+		signal.Ignore(os.Interrupt)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), signals...)
 	err := Run(ctx, cfg)
 	stop()
 	if err != nil {
@@ -130,6 +137,9 @@ func Run(ctx context.Context, cfg Config) error {
 	logger := cfg.Logger
 	if logger == nil {
 		logger = NewLogger(slog.LevelInfo)
+	}
+	if addr, _ := lookup(EnvListen); addr != "" {
+		return runService(ctx, cfg, addr, lookup, logger) // service.go
 	}
 	env, err := handshake.ReadEnv(lookup, cfg.Cookie)
 	if err != nil {

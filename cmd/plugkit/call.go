@@ -28,7 +28,7 @@ func init() {
 // maxRequestSize bounds a request read from standard input.
 const maxRequestSize = 64 << 20
 
-const callUsage = "plugkit call PLUGIN --cookie KEY=VALUE [--versions 5,6] [--no-mtls] [--compact] [--name NAME] [--metadata K=V]... SERVICE[/METHOD] [JSON|-]"
+const callUsage = "plugkit call PLUGIN --cookie KEY=VALUE [--versions 5,6] [--no-mtls] [--compact] [--name NAME] [--metadata K=V]... SERVICE[/METHOD] [JSON|-]\n       plugkit call --connect HOST:PORT --tls-ca F --tls-cert F --tls-key F [flags] SERVICE[/METHOD] [JSON|-]"
 
 // runCall launches the plugin, resolves the method through server
 // reflection and calls it with the request given as protobuf JSON
@@ -49,6 +49,9 @@ func runCall(args []string, stdout, stderr io.Writer) int {
 	pos, err := parseArgs(fs, args)
 	if err != nil {
 		return 2
+	}
+	if pf.remote.set() {
+		pos = append([]string{"remote:" + pf.remote.connect}, pos...) // a service instead of a path
 	}
 	if len(pos) < 1 || len(pos) > 3 {
 		fmt.Fprintf(stderr, "plugkit call: want PLUGIN SERVICE/METHOD [JSON], got %d arguments\nusage: %s\n", len(pos), callUsage)

@@ -53,6 +53,8 @@ type pluginFlags struct {
 	versions string
 	noMTLS   bool
 	timeout  string
+	remote   remoteFlags // --connect and its TLS flags (remote.go)
+	fs       *flag.FlagSet
 }
 
 func (p *pluginFlags) register(fs *flag.FlagSet) {
@@ -60,6 +62,8 @@ func (p *pluginFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&p.versions, "versions", "1", "app protocol versions the host offers, a comma `list` such as 5,6")
 	fs.BoolVar(&p.noMTLS, "no-mtls", false, "turn AutoMTLS off (for plugins that cannot do TLS)")
 	fs.StringVar(&p.timeout, "timeout", "30s", "how long to wait for the plugin to start")
+	p.remote.register(fs)
+	p.fs = fs
 }
 
 // parse checks the flags and returns the cookie and versions.
@@ -85,6 +89,19 @@ func (p *pluginFlags) parse() (handshake.Cookie, []int, error) {
 // to stderr when verbose. It reports failures itself, prefixed with cmd,
 // and returns the exit code to use.
 func (p *pluginFlags) start(cmd, path string, verbose bool, stderr io.Writer) (*host.Client, int) {
+	if p.remote.set() {
+		timeout, err := time.ParseDuration(p.timeout)
+		if err != nil || timeout <= 0 {
+			fmt.Fprintf(stderr, "%s: --timeout %q: want a positive duration such as 30s\n", cmd, p.timeout)
+			return nil, 2
+		}
+		versions, err := explicitVersions(p.fs, p)
+		if err != nil {
+			fmt.Fprintf(stderr, "%s: --versions: %v\n", cmd, err)
+			return nil, 2
+		}
+		return p.remote.dial(cmd, versions, timeout, verbose, stderr)
+	}
 	cookie, versions, err := p.parse()
 	if err != nil {
 		fmt.Fprintf(stderr, "%s: %v\n", cmd, err)

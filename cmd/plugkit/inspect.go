@@ -32,7 +32,7 @@ type inspection struct {
 }
 
 func runInspect(args []string, stdout, stderr io.Writer) int {
-	const usage = "plugkit inspect PLUGIN --cookie KEY=VALUE [--versions 5,6] [--no-mtls] [--json] [--verbose]"
+	const usage = "plugkit inspect PLUGIN --cookie KEY=VALUE [--versions 5,6] [--no-mtls] [--json] [--verbose]\n       plugkit inspect --connect HOST:PORT --tls-ca F --tls-cert F --tls-key F [--json] [--verbose]"
 	fs := newFlagSet("inspect", usage, stderr)
 	var pf pluginFlags
 	pf.register(fs)
@@ -41,6 +41,9 @@ func runInspect(args []string, stdout, stderr io.Writer) int {
 	pos, err := parseArgs(fs, args)
 	if err != nil {
 		return 2
+	}
+	if pf.remote.set() && len(pos) == 0 {
+		pos = []string{"remote:" + pf.remote.connect} // a service instead of a path
 	}
 	if len(pos) != 1 {
 		fmt.Fprintf(stderr, "plugkit inspect: want one plugin path, got %d arguments\nusage: %s\n", len(pos), usage)
@@ -73,6 +76,17 @@ func runInspect(args []string, stdout, stderr io.Writer) int {
 		enc := json.NewEncoder(stdout)
 		if err := enc.Encode(out); err != nil {
 			return 1
+		}
+		return 0
+	}
+	if pf.remote.set() {
+		fmt.Fprintf(stdout, "service:   %s\n", out.Address)
+		fmt.Fprintf(stdout, "protocol:  %s, app protocol version %d\n", out.Protocol, out.ProtocolVersion)
+		fmt.Fprintf(stdout, "tls:       %v\n", out.TLS)
+		fmt.Fprintf(stdout, "connected: %.1f ms\n", out.StartMS)
+		fmt.Fprintf(stdout, "services:\n")
+		for _, s := range out.Services {
+			fmt.Fprintf(stdout, "  %s\n", safe(s))
 		}
 		return 0
 	}

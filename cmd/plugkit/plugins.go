@@ -91,7 +91,7 @@ func printTable(w io.Writer, bins []manager.Binary) {
 }
 
 func runPlugins(args []string, stdout, stderr io.Writer) int {
-	const usage = "plugkit plugins list --dir DIR [--dir DIR...] --cookie KEY=VALUE [--json]\n       plugkit plugins describe BINARY --cookie KEY=VALUE [--json]"
+	const usage = "plugkit plugins list --dir DIR [--dir DIR...] --cookie KEY=VALUE [--json]\n       plugkit plugins list --connect HOST:PORT --tls-ca F --tls-cert F --tls-key F [--json]\n       plugkit plugins describe BINARY --cookie KEY=VALUE [--json]"
 	if len(args) == 0 {
 		fmt.Fprintf(stderr, "usage: %s\n", usage)
 		return 2
@@ -113,9 +113,32 @@ func runPlugins(args []string, stdout, stderr io.Writer) int {
 	cookieFlag := fs.String("cookie", "", "the plugins' magic cookie, `KEY=VALUE` (required; the plugins' documentation names it)")
 	asJSON := fs.Bool("json", false, "print JSON")
 	cacheFile := fs.String("cache", "", "a `file` that caches Describe answers between runs")
+	var rf remoteFlags
+	if sub == "list" {
+		rf.register(fs)
+	}
 	pos, err := parseArgs(fs, args[1:])
 	if err != nil {
 		return 2
+	}
+	if rf.set() {
+		if len(dirs) != 0 || len(pos) != 0 {
+			fmt.Fprintf(stderr, "plugkit plugins list: --connect replaces --dir: give one or the other\nusage: %s\n", usage)
+			return 2
+		}
+		b, code := describeRemote(&rf, stderr)
+		if code != 0 {
+			return code
+		}
+		if *asJSON {
+			json.NewEncoder(stdout).Encode(report(b))
+		} else {
+			printTable(stdout, []manager.Binary{b})
+		}
+		if b.Err != nil {
+			return 1
+		}
+		return 0
 	}
 	if *cookieFlag == "" {
 		fmt.Fprintf(stderr, "plugkit plugins %s: --cookie KEY=VALUE is required: plugins answer only a host that sets their magic cookie (the example plugins': --cookie %s=%s)\nusage: %s\n", sub, objectstore.Cookie.Key, objectstore.Cookie.Value, usage)

@@ -246,6 +246,16 @@ func figures(s samples, streamMiB int) []Figure {
 				Runs: s.runs(pre+"plugkit"+tls, "calls/s"), Spread: sp("calls/s", pre+"plugkit"+tls, pre+"raw"+tls)}, atLeast(0.95))
 		}
 	}
+	// Remote: a plugin service (PLUGKIT_LISTEN, host.Dial) against grpc-go
+	// with the same mutual TLS, across one veth pair between namespaces.
+	if s.runs("Remote/unary_16B/plugkit", "ns/op") > 0 {
+		add(Figure{Name: "remote_unary_16B_mtls", Unit: "µs/call", Plugkit: us("Remote/unary_16B/plugkit"), Baseline: us("Remote/unary_16B/raw"),
+			BaselineIs: "grpc-go-mtls over the same veth", Goal: "<= 1.05x grpc-go", Runs: s.runs("Remote/unary_16B/plugkit", "ns/op"),
+			Spread: sp("ns/op", "Remote/unary_16B/plugkit", "Remote/unary_16B/raw")}, atMost(1.05))
+		add(Figure{Name: fmt.Sprintf("remote_stream_%s_mtls", sizeName(streamMiB)), Unit: "MB/s", Plugkit: s.median("Remote/stream/plugkit", "MB/s"),
+			Baseline: s.median("Remote/stream/raw", "MB/s"), BaselineIs: "grpc-go-mtls over the same veth", Goal: ">= 0.95x grpc-go",
+			Runs: s.runs("Remote/stream/plugkit", "MB/s"), Spread: sp("MB/s", "Remote/stream/plugkit", "Remote/stream/raw")}, atLeast(0.95))
+	}
 	cpus := float64(runtime.NumCPU())
 	add(Figure{Name: "manager_discover_100_cold", Unit: "ms", Plugkit: ms("ManagerDiscover/cold"),
 		Baseline:   100 * ms("ColdStartPlain/floor") / cpus,

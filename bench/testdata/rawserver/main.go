@@ -3,6 +3,11 @@
 // BENCH_CLIENT_CERT holds the client's certificate (PEM). It prints
 // "ADDRESS|SERVERCERT" (the certificate DER, base64, empty without TLS) and
 // serves until its standard input closes or SIGTERM.
+//
+// With BENCH_LISTEN=HOST:PORT it is instead the baseline of the remote
+// rows: the echo service on that TCP address, with the mutual TLS of a
+// plugin service read from BENCH_TLS_CERT, BENCH_TLS_KEY and
+// BENCH_TLS_CLIENT_CA (PEM files); it prints "ADDRESS|".
 package main
 
 import (
@@ -24,6 +29,10 @@ import (
 )
 
 func main() {
+	if addr := os.Getenv("BENCH_LISTEN"); addr != "" {
+		serveTCP(addr)
+		return
+	}
 	dir, err := os.MkdirTemp("", "rawgrpc-")
 	if err != nil {
 		fail(err)
@@ -71,4 +80,35 @@ func main() {
 func fail(err error) {
 	fmt.Fprintln(os.Stderr, "rawserver:", err)
 	os.Exit(1)
+}
+
+// serveTCP serves the echo service on addr with static mutual TLS.
+func serveTCP(addr string) {
+	cert, err := tls.LoadX509KeyPair(os.Getenv("BENCH_TLS_CERT"), os.Getenv("BENCH_TLS_KEY"))
+	if err != nil {
+		fail(err)
+	}
+	ca, err := os.ReadFile(os.Getenv("BENCH_TLS_CLIENT_CA"))
+	if err != nil {
+		fail(err)
+	}
+	pool := x509.NewCertPool()
+	if !pool.AppendCertsFromPEM(ca) {
+		fail(fmt.Errorf("BENCH_TLS_CLIENT_CA holds no certificate"))
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		fail(err)
+	}
+	srv := grpc.NewServer(grpc.Creds(credentials.NewTLS(&tls.Config{
+		Certificates: []tls.Certificate{cert},
+		ClientAuth:   tls.RequireAndVerifyClientCert,
+		ClientCAs:    pool,
+		MinVersion:   tls.VersionTLS12,
+	})))
+	echo.Register(srv)
+	go srv.Serve(ln)
+	fmt.Printf("%s|\n", ln.Addr())
+	io.Copy(io.Discard, os.Stdin)
+	srv.Stop()
 }

@@ -17,6 +17,13 @@ const version = "2.1.0"
 // binary, and the tests serve it inside the test process (plugintest).
 func newCatalog() (*catalog.Catalog, error) {
 	store := &backend.FS{}
+	if os.Getenv(backend.DirEnv) != "" {
+		// Run as a service shared by many hosts (PLUGKIT_LISTEN), and by
+		// replicas over one directory: ready before any host's Init.
+		if err := store.Init(nil); err != nil {
+			return nil, err
+		}
+	}
 	return catalog.New(version,
 		catalog.Implement[objectstorev2.ObjectStoreServer](objectstore.Kind, 2, 1, "example.com/fs",
 			&objectstorev2.ObjectStore_ServiceDesc, backend.V2{B: store, PresignURL: store.FileURL}, objectstore.CapPresign),

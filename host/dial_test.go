@@ -1,0 +1,160 @@
+package host_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"google.golang.org/grpc/codes"
+	testgrpc "google.golang.org/grpc/interop/grpc_testing"
+	testpb "google.golang.org/grpc/interop/grpc_testing"
+	"google.golang.org/grpc/status"
+
+	"github.com/plugkit/plugkit/handshake"
+	"github.com/plugkit/plugkit/host"
+	"github.com/plugkit/plugkit/internal/remotetest"
+	"github.com/plugkit/plugkit/plugin"
+)
+
+func replica(t *testing.T, conn testgrpc.TestServiceClient) (string, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	resp, err := conn.UnaryCall(ctx, &testpb.SimpleRequest{})
+	return string(resp.GetPayload().GetBody()), err
+}
+
+func TestDialBalancesFailsOverAndReconnects(t *testing.T) {
+	pki, err := remotetest.NewPKI(t.TempDir(), "127.0.0.1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addrA, stopA := remotetest.Start(t, pki.ServiceEnv("127.0.0.1:0"), "a", plugin.Config{})
+	addrB, stopB := remotetest.Start(t, pki.ServiceEnv("127.0.0.1:0"), "b", plugin.Config{})
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+
+	client, err := host.Dial(ctx, host.Remote{Endpoints: []string{addrA, addrB}, ReconnectMaxDelay: 500 * time.Millisecond},
+		host.Config{TLS: pki.HostTLS(), Versions: []int{1, 2}, Name: "svc"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer client.Close()
+	if client.Version() != 1 || client.Pid() != 0 || len(client.Endpoints()) != 2 || !client.TLS() {
+		t.Fatalf("version %d, pid %d, endpoints %v, tls %v", client.Version(), client.Pid(), client.Endpoints(), client.TLS())
+	}
+	stub := testgrpc.NewTestServiceClient(client.Conn())
+
+	// Both replicas get calls (round_robin, once both are healthy).
+	seen := map[string]int{}
+	deadline := time.Now().Add(10 * time.Second)
+	for len(seen) < 2 && time.Now().Before(deadline) {
+		id, err := replica(t, stub)
+		if err != nil {
+			t.Fatal(err)
+		}
+		seen[id]++
+	}
+	if len(seen) != 2 {
+		t.Fatalf("calls went to %v; want both replicas", seen)
+	}
+
+	// A drained replica gets no more calls, and no call fails.
+	if err := stopA(); err != nil {
+		t.Fatal(err)
+	}
+	for range 20 {
+		id, err := replica(t, stub)
+		if err != nil || id != "b" {
+			t.Fatalf("after replica a stopped: %q, %v; want every call on b", id, err)
+		}
+	}
+
+	// None left: calls fail at once with an error naming the endpoint.
+	if err := stopB(); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	_, err = replica(t, stub)
+	var ee *host.EndpointError
+	if !errors.As(err, &ee) || status.Code(err) != codes.Unavailable {
+		t.Fatalf("with no replica up: %v (%T); want an *host.EndpointError with code Unavailable", err, err)
+	}
+	if ee.Endpoint != addrA && ee.Endpoint != addrB && ee.Endpoint != addrA+","+addrB {
+		t.Fatalf("EndpointError names %q; want %s or %s", ee.Endpoint, addrA, addrB)
+	}
+	if !strings.Contains(err.Error(), "svc") {
+		t.Fatalf("error %q does not name the plugin", err)
+	}
+	if d := time.Since(start); d > 2*time.Second {
+		t.Fatalf("the call took %v to fail; it must fail fast", d)
+	}
+
+	// A replica back on its address: the connection finds it again.
+	remotetest.Start(t, pki.ServiceEnv(addrA), "a", plugin.Config{})
+	deadline = time.Now().Add(15 * time.Second)
+	for {
+		id, err := replica(t, stub)
+		if err == nil && id == "a" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no reconnection to the restarted replica: %q, %v", id, err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+
+	// Close disconnects without stopping the shared service.
+	if err := client.Close(); err != nil {
+		t.Fatal(err)
+	}
+	again, err := host.Dial(ctx, host.Remote{Endpoints: []string{addrA}}, host.Config{TLS: pki.HostTLS(), Versions: []int{1}})
+	if err != nil {
+		t.Fatalf("the service stopped when a host closed its client: %v", err)
+	}
+	again.Close()
+}
+
+func TestDialRefusals(t *testing.T) {
+	pki, err := remotetest.NewPKI(t.TempDir(), "127.0.0.1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr, _ := remotetest.Start(t, pki.ServiceEnv("127.0.0.1:0"), "a", plugin.Config{})
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	for _, tc := range []struct {
+		name   string
+		remote host.Remote
+		cfg    host.Config
+		want   string
+	}{
+		{"no TLS", host.Remote{Endpoints: []string{addr}}, host.Config{Versions: []int{1}}, "needs Config.TLS"},
+		{"plain text off loopback", host.Remote{Endpoints: []string{"10.213.0.9:7000"}}, host.Config{Versions: []int{1}, NoAutoMTLS: true}, "loopback only"},
+		{"bad endpoint", host.Remote{Endpoints: []string{"7000"}}, host.Config{Versions: []int{1}, TLS: pki.HostTLS()}, "HOST:PORT"},
+		{"bad balancer", host.Remote{Endpoints: []string{addr}, Balancing: "random"}, host.Config{Versions: []int{1}, TLS: pki.HostTLS()}, "Balancing"},
+		{"no versions", host.Remote{Endpoints: []string{addr}}, host.Config{TLS: pki.HostTLS()}, "Versions is empty"},
+		{"other version", host.Remote{Endpoints: []string{addr}}, host.Config{Versions: []int{2}, TLS: pki.HostTLS()}, "plugin supports [1]"},
+		{"no client certificate", host.Remote{Endpoints: []string{addr}}, host.Config{Versions: []int{1}, TLS: pki.NoCertTLS(), StartTimeout: 2 * time.Second}, "answered its health check"},
+		{"foreign certificate", host.Remote{Endpoints: []string{addr}}, host.Config{Versions: []int{1}, TLS: pki.ForeignTLS(), StartTimeout: 2 * time.Second}, "PLUGKIT_TLS_CLIENT_CA"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c, err := host.Dial(ctx, tc.remote, tc.cfg)
+			if err == nil {
+				c.Close()
+				t.Fatal("Dial succeeded")
+			}
+			if !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("Dial = %v; want it to mention %q", err, tc.want)
+			}
+			t.Log(err)
+			if tc.name == "other version" {
+				var ve *handshake.VersionError
+				if !errors.As(err, &ve) {
+					t.Fatalf("Dial = %T, want a *handshake.VersionError", err)
+				}
+			}
+		})
+	}
+}

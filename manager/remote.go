@@ -1,0 +1,327 @@
+package manager
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+
+	"google.golang.org/grpc"
+	"google.golang.org/protobuf/encoding/protojson"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/plugkit/plugkit/catalog"
+	catalogv1 "github.com/plugkit/plugkit/gen/plugkit/catalog/v1"
+	"github.com/plugkit/plugkit/host"
+)
+
+// remotePrefix starts the Path of a remote entry (Binary.Path, Info.Path).
+const remotePrefix = "remote:"
+
+// Remote is a plugin implementation that runs as a network service (a
+// plugin started with PLUGKIT_LISTEN) rather than a binary in a plugin
+// directory: (Kind, Name) served at Endpoints, reached with TLS. Discover
+// describes it through its catalog like a binary, and Dispense connects
+// to it (host.Dial) instead of launching a process, adapters included.
+// Local binaries take precedence over a remote entry of the same (kind,
+// name).
+type Remote struct {
+	// Kind and Name are the implementation, as its catalog names it.
+	Kind, Name string
+	// Endpoints are the HOST:PORT addresses of its replicas.
+	Endpoints []string
+	// Balancing is host.RoundRobin (empty) or host.PickFirst.
+	Balancing string
+	// TLS is the host's configuration: its client certificate and the
+	// service's CA. Nil is allowed for loopback endpoints only (plain
+	// text, for trying a plugin out).
+	TLS *tls.Config
+	// DialOptions are added to the connection's gRPC options (a custom
+	// dialer, interceptors).
+	DialOptions []grpc.DialOption
+}
+
+// Path is the entry's Path in Binary, Implementation and Info.
+func (r Remote) Path() string { return remotePrefix + strings.Join(r.Endpoints, ",") }
+
+// cacheKey names the entry in the remote cache: one service may serve
+// several entries.
+func (r Remote) cacheKey() string { return r.Path() + "#" + r.Kind + "/" + r.Name }
+
+func (r Remote) hostRemote() host.Remote {
+	return host.Remote{Endpoints: r.Endpoints, Balancing: r.Balancing}
+}
+
+// remoteFile is the JSON form of a remotes file.
+type remoteFile struct {
+	Remotes []struct {
+		Kind      string   `json:"kind"`
+		Name      string   `json:"name"`
+		Endpoints []string `json:"endpoints"`
+		Balancing string   `json:"balancing"`
+		TLS       *struct {
+			CA         string `json:"ca"`
+			Cert       string `json:"cert"`
+			Key        string `json:"key"`
+			ServerName string `json:"server_name"`
+		} `json:"tls"`
+	} `json:"remotes"`
+}
+
+// LoadRemotes reads a remotes file (Config.RemotesFile):
+//
+//	{"remotes": [{"kind": "objectstore", "name": "example.com/fs",
+//	  "endpoints": ["10.0.0.5:7000", "10.0.0.6:7000"], "balancing": "round_robin",
+//	  "tls": {"ca": "ca.crt", "cert": "host.crt", "key": "host.key", "server_name": ""}}]}
+//
+// Relative file names are relative to the file's directory. "tls" may be
+// left out for loopback endpoints only.
+func LoadRemotes(path string) ([]Remote, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("manager: remotes file: %w", err)
+	}
+	var rf remoteFile
+	dec := json.NewDecoder(strings.NewReader(string(data)))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&rf); err != nil {
+		return nil, fmt.Errorf("manager: remotes file %s: %w (want {\"remotes\":[{\"kind\":K,\"name\":N,\"endpoints\":[\"HOST:PORT\"],\"tls\":{\"ca\":F,\"cert\":F,\"key\":F}}]})", path, err)
+	}
+	base := filepath.Dir(path)
+	rel := func(f string) string {
+		if f == "" || filepath.IsAbs(f) {
+			return f
+		}
+		return filepath.Join(base, f)
+	}
+	var out []Remote
+	for i, e := range rf.Remotes {
+		r := Remote{Kind: e.Kind, Name: e.Name, Endpoints: e.Endpoints, Balancing: e.Balancing}
+		if e.TLS != nil {
+			tc, err := ClientTLS(rel(e.TLS.CA), rel(e.TLS.Cert), rel(e.TLS.Key), e.TLS.ServerName)
+			if err != nil {
+				return nil, fmt.Errorf("manager: remotes file %s, entry %d (%s %q): %w", path, i, e.Kind, e.Name, err)
+			}
+			r.TLS = tc
+		}
+		out = append(out, r)
+	}
+	return out, nil
+}
+
+// ClientTLS builds a host's TLS configuration for a plugin service from
+// PEM files: the CA that signed the service's certificate, and the host's
+// own certificate and key. serverName, when set, is the name to expect in
+// the service's certificate instead of each endpoint's host.
+func ClientTLS(caFile, certFile, keyFile, serverName string) (*tls.Config, error) {
+	if caFile == "" || certFile == "" || keyFile == "" {
+		return nil, errors.New("TLS needs the service's CA and the host's certificate and key (PEM files): a plugin service requires mutual TLS")
+	}
+	ca, err := os.ReadFile(caFile)
+	if err != nil {
+		return nil, err
+	}
+	pool := x509.NewCertPool()
+	if !pool.AppendCertsFromPEM(ca) {
+		return nil, fmt.Errorf("%s holds no PEM certificate", caFile)
+	}
+	cert, err := tls.LoadX509KeyPair(certFile, keyFile)
+	if err != nil {
+		return nil, fmt.Errorf("the host's certificate and key: %w", err)
+	}
+	return &tls.Config{Certificates: []tls.Certificate{cert}, RootCAs: pool, ServerName: serverName, MinVersion: tls.VersionTLS12}, nil
+}
+
+// remotes returns Config.Remotes and those of Config.RemotesFile.
+func (m *Manager) remotes() ([]Remote, error) {
+	out := slices.Clone(m.cfg.Remotes)
+	if m.cfg.RemotesFile != "" {
+		rs, err := LoadRemotes(m.cfg.RemotesFile)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, rs...)
+	}
+	for _, r := range out {
+		if r.Kind == "" || r.Name == "" || len(r.Endpoints) == 0 {
+			return nil, fmt.Errorf("manager: remote entry %+v: Kind, Name and Endpoints are required", r)
+		}
+	}
+	return out, nil
+}
+
+// describeRemotes describes each remote entry through its catalog, in
+// parallel. An entry that cannot be reached now is described from the
+// cache of an earlier Discover, if any: Dispense connects later.
+func (m *Manager) describeRemotes(ctx context.Context, rs []Remote) []*Binary {
+	cache := m.loadRemoteCache()
+	bins := make([]*Binary, len(rs))
+	var wg sync.WaitGroup
+	for i, r := range rs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			bins[i] = m.describeRemote(ctx, r, cache)
+		}()
+	}
+	wg.Wait()
+	m.saveRemoteCache(rs, bins)
+	return bins
+}
+
+func (m *Manager) describeRemote(ctx context.Context, r Remote, cache map[string]json.RawMessage) *Binary {
+	b := &Binary{Path: r.Path()}
+	d, err := m.launchDescribe(ctx, b.Path)
+	if err != nil {
+		if raw, ok := cache[r.cacheKey()]; ok {
+			cd := &catalogv1.DescribeResponse{}
+			if protojson.Unmarshal(raw, cd) == nil {
+				m.cfg.logger().Warn("plugin service unreachable; using its cached description", "kind", r.Kind, "name", r.Name, "endpoints", r.Endpoints, "error", err)
+				d, err = cd, nil
+				b.Cached = true
+			}
+		}
+	}
+	if err != nil {
+		b.Err = err
+		return b
+	}
+	// Only the (kind, name) the entry names is registered from it.
+	b.Description = onlyImplementation(d, r.Kind, r.Name)
+	if len(b.Description.GetKinds()) == 0 {
+		b.Err = fmt.Errorf("its catalog has no %s %q (it serves: %s); fix the remote entry's kind and name", r.Kind, r.Name, describeNames(d))
+		b.Description = nil
+	}
+	return b
+}
+
+// onlyImplementation is d reduced to (kind, name).
+func onlyImplementation(d *catalogv1.DescribeResponse, kind, name string) *catalogv1.DescribeResponse {
+	out := &catalogv1.DescribeResponse{PluginVersion: d.GetPluginVersion()}
+	for _, k := range d.GetKinds() {
+		if k.GetName() != kind {
+			continue
+		}
+		nk := &catalogv1.Kind{Name: kind}
+		for _, maj := range k.GetMajors() {
+			if slices.Contains(maj.GetNames(), name) {
+				nm := proto.Clone(maj).(*catalogv1.Major)
+				nm.Names = []string{name}
+				nk.Majors = append(nk.Majors, nm)
+			}
+		}
+		if len(nk.Majors) > 0 {
+			out.Kinds = append(out.Kinds, nk)
+		}
+	}
+	return out
+}
+
+func describeNames(d *catalogv1.DescribeResponse) string {
+	var s []string
+	for _, k := range d.GetKinds() {
+		for _, maj := range k.GetMajors() {
+			for _, n := range maj.GetNames() {
+				s = append(s, fmt.Sprintf("%s %q v%d", k.GetName(), n, maj.GetMajor()))
+			}
+		}
+	}
+	if len(s) == 0 {
+		return "nothing"
+	}
+	return strings.Join(s, ", ")
+}
+
+// startRemote connects to the remote entry whose Path is path.
+func (m *Manager) startRemote(ctx context.Context, path string) (*host.Client, error) {
+	rs, err := m.remotes()
+	if err != nil {
+		return nil, err
+	}
+	for _, r := range rs {
+		if r.Path() != path {
+			continue
+		}
+		cfg := host.Config{
+			TLS:         r.TLS,
+			NoAutoMTLS:  r.TLS == nil,
+			Versions:    []int{catalog.ProtocolVersion},
+			Name:        fmt.Sprintf("%s %q at %s", r.Kind, r.Name, strings.Join(r.Endpoints, ",")),
+			Logger:      m.cfg.logger(),
+			DialOptions: r.DialOptions,
+		}
+		return host.Dial(ctx, r.hostRemote(), cfg)
+	}
+	return nil, fmt.Errorf("manager: no remote entry has the endpoints %s any more", strings.TrimPrefix(path, remotePrefix))
+}
+
+// The remote cache sits beside the binaries' cache: CacheFile.remotes,
+// mapping each remote entry (cacheKey) to its Describe answer (protobuf
+// JSON).
+func (m *Manager) remoteCacheFile() string {
+	if m.cfg.CacheFile == "" {
+		return ""
+	}
+	return m.cfg.CacheFile + ".remotes"
+}
+
+func (m *Manager) loadRemoteCache() map[string]json.RawMessage {
+	out := map[string]json.RawMessage{}
+	f := m.remoteCacheFile()
+	if f == "" {
+		return out
+	}
+	data, err := os.ReadFile(f)
+	if err != nil {
+		return out
+	}
+	if err := json.Unmarshal(data, &out); err != nil {
+		m.cfg.logger().Warn("remote plugin cache ignored; it is rebuilt", "file", f, "error", err)
+		return map[string]json.RawMessage{}
+	}
+	return out
+}
+
+func (m *Manager) saveRemoteCache(rs []Remote, bins []*Binary) {
+	f := m.remoteCacheFile()
+	if f == "" {
+		return
+	}
+	m.remoteCacheMu.Lock()
+	defer m.remoteCacheMu.Unlock()
+	cache := m.loadRemoteCache()
+	changed := false
+	for i, b := range bins {
+		if b.Description == nil || b.Cached {
+			continue
+		}
+		raw, err := protojson.Marshal(b.Description)
+		if err != nil {
+			continue
+		}
+		if key := rs[i].cacheKey(); string(cache[key]) != string(raw) {
+			cache[key] = raw
+			changed = true
+		}
+	}
+	if !changed {
+		return
+	}
+	data, err := json.MarshalIndent(cache, "", "  ")
+	if err == nil {
+		tmp := f + ".tmp"
+		if err = os.WriteFile(tmp, data, 0o600); err == nil {
+			err = os.Rename(tmp, f)
+		}
+	}
+	if err != nil {
+		m.cfg.logger().Warn("remote plugin cache not saved", "file", f, "error", err)
+	}
+}

@@ -1,0 +1,410 @@
+package plugin
+
+import (
+	"bytes"
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"strconv"
+	"sync"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials"
+	"google.golang.org/grpc/health"
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/reflection"
+	reflectionv1 "google.golang.org/grpc/reflection/grpc_reflection_v1"
+	reflectionv1alpha "google.golang.org/grpc/reflection/grpc_reflection_v1alpha"
+	"google.golang.org/protobuf/reflect/protoregistry"
+
+	"github.com/plugkit/plugkit/broker"
+	"github.com/plugkit/plugkit/handshake"
+	"github.com/plugkit/plugkit/internal/goplugin/pluginpb"
+)
+
+// The environment of a plugin run as a network service. A plugin started
+// with EnvListen set serves on that address for as long as it runs,
+// instead of printing a handshake line for one host: no cookie, no
+// handshake; the hosts' client certificates are the authentication.
+const (
+	// EnvListen is the HOST:PORT to serve on ("0.0.0.0:7000", "[::]:7000",
+	// "127.0.0.1:7000").
+	EnvListen = handshake.EnvListen
+	// EnvTLSCert and EnvTLSKey are the service's certificate and key (PEM
+	// files); EnvTLSClientCA holds the CA certificates (PEM) that sign the
+	// hosts' client certificates. All three are required.
+	EnvTLSCert     = handshake.EnvTLSCert
+	EnvTLSKey      = handshake.EnvTLSKey
+	EnvTLSClientCA = handshake.EnvTLSClientCA
+	// EnvInsecureLoopback=1 allows serving without TLS, on a loopback
+	// address only: for trying a plugin out on one machine.
+	EnvInsecureLoopback = handshake.EnvInsecureLoopback
+	// EnvDrainTimeout bounds the drain after SIGTERM (a Go duration such
+	// as "20s"); empty means Config.ShutdownTimeout, or
+	// DefaultDrainTimeout when that is zero.
+	EnvDrainTimeout = "PLUGKIT_DRAIN_TIMEOUT"
+	// EnvHealthListen, when set, is a second HOST:PORT that serves only
+	// grpc.health.v1.Health, in plain text, for probes that cannot do
+	// mutual TLS, such as Kubernetes' native gRPC probe. It tells no
+	// more than whether the plugin serves.
+	EnvHealthListen = "PLUGKIT_HEALTH_LISTEN"
+)
+
+// VersionHeader is the response header in which a plugin service names
+// the app protocol version it serves, on answers to grpc.health.v1
+// Health/Check: there is no handshake line to carry it.
+const VersionHeader = "plugkit-protocol-version"
+
+// DefaultDrainTimeout bounds a service's drain after SIGTERM: below
+// Kubernetes' default 30 s grace period, so that the drain ends before
+// the kubelet's SIGKILL.
+const DefaultDrainTimeout = 20 * time.Second
+
+// certCheckInterval is how often, at most, a service looks at its
+// certificate files again (on a TLS handshake).
+const certCheckInterval = time.Second
+
+// ErrNoTLS reports a plugin service started without its TLS material.
+var ErrNoTLS = errors.New("a plugin service requires mutual TLS: set " + EnvTLSCert + " and " + EnvTLSKey +
+	" (the service's certificate and key, PEM files) and " + EnvTLSClientCA +
+	" (the CA that signs the hosts' client certificates); to try a plugin on one machine without TLS, listen on a loopback address (127.0.0.1:PORT) and set " +
+	EnvInsecureLoopback + "=1")
+
+// runService serves the plugin on addr for many hosts until ctx ends.
+func runService(ctx context.Context, cfg Config, addr string, lookup func(string) (string, bool), logger *slog.Logger) error {
+	tlsConfig, err := serviceTLS(addr, lookup, logger)
+	if err != nil {
+		return err
+	}
+	drain := cfg.ShutdownTimeout
+	if drain == 0 {
+		drain = DefaultDrainTimeout
+	}
+	if v, _ := lookup(EnvDrainTimeout); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil || d <= 0 {
+			return fmt.Errorf("plugin: %s=%q: want a positive Go duration such as 20s", EnvDrainTimeout, v)
+		}
+		drain = d
+	}
+	version, err := serviceVersion(cfg.Versions, lookup)
+	if err != nil {
+		return err
+	}
+
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return fmt.Errorf("plugin: %s=%s: %w", EnvListen, addr, err)
+	}
+	defer ln.Close()
+
+	maxMsg := cfg.MaxMessageSize
+	if maxMsg == 0 {
+		maxMsg = DefaultMaxMessageSize
+	}
+	header := metadata.Pairs(VersionHeader, strconv.Itoa(version))
+	opts := []grpc.ServerOption{
+		grpc.MaxRecvMsgSize(maxMsg), grpc.MaxSendMsgSize(maxMsg),
+		grpc.ChainUnaryInterceptor(func(ctx context.Context, req any, info *grpc.UnaryServerInfo, h grpc.UnaryHandler) (any, error) {
+			if info.FullMethod == healthpb.Health_Check_FullMethodName {
+				grpc.SetHeader(ctx, header)
+			}
+			return h(ctx, req)
+		}),
+	}
+	if tlsConfig != nil {
+		opts = append(opts, grpc.Creds(credentials.NewTLS(tlsConfig)))
+	}
+	opts = append(opts, cfg.ServerOptions...)
+	srv := grpc.NewServer(opts...)
+
+	// The broker pairs one host with one plugin process; a service has
+	// many hosts, so its broker is never attached: the hosts' broker
+	// streams are held open and answered with nothing.
+	brk := broker.New(broker.Options{})
+	defer brk.Close()
+	healthSrv := health.NewServer()
+	healthSrv.SetServingStatus(HealthService, healthpb.HealthCheckResponse_SERVING)
+	draining := make(chan struct{})
+	healthpb.RegisterHealthServer(srv, drainingHealth{Server: healthSrv, done: draining})
+	pluginpb.RegisterGRPCBrokerServer(srv, idleBroker{done: draining})
+	pluginpb.RegisterGRPCControllerServer(srv, serviceController{logger: logger})
+	if err := cfg.Versions[version](srv, brk); err != nil {
+		return fmt.Errorf("plugin: registering the services of protocol version %d: %w", version, err)
+	}
+	reflectOpts := reflection.ServerOptions{Services: srv, DescriptorResolver: pluginpb.Files, ExtensionResolver: protoregistry.GlobalTypes}
+	reflectionv1.RegisterServerReflectionServer(srv, reflection.NewServerV1(reflectOpts))
+	reflectionv1alpha.RegisterServerReflectionServer(srv, reflection.NewServer(reflectOpts))
+
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ln) }()
+	if haddr, _ := lookup(EnvHealthListen); haddr != "" {
+		hln, err := net.Listen("tcp", haddr)
+		if err != nil {
+			srv.Stop()
+			return fmt.Errorf("plugin: %s=%s: %w", EnvHealthListen, haddr, err)
+		}
+		hsrv := grpc.NewServer()
+		healthpb.RegisterHealthServer(hsrv, drainingHealth{Server: healthSrv, done: draining})
+		go hsrv.Serve(hln)
+		defer hsrv.Stop()
+		logger.Info("plugin service health listening (plain text, health only)", "address", hln.Addr().String())
+	}
+	logger.Info("plugin service listening", "address", ln.Addr().String(), "version", version, "tls", tlsConfig != nil)
+	if cfg.Handshake != nil {
+		// For a test running the service in-process: where it listens.
+		fmt.Fprintln(cfg.Handshake, ln.Addr().String())
+	}
+
+	select {
+	case <-ctx.Done():
+		logger.Info("plugin service draining", "reason", context.Cause(ctx), "deadline", drain.String())
+		start := time.Now()
+		// NOT_SERVING first, so that hosts watching health move their
+		// calls elsewhere; then the streams that live as long as a host
+		// (broker, health watches) end, and in-flight calls finish.
+		healthSrv.Shutdown()
+		time.Sleep(watchNoticeDelay)
+		close(draining)
+		stopGracefully(srv, healthSrv, drain)
+		logger.Info("plugin service stopped", "after", time.Since(start).Round(time.Millisecond).String())
+		return nil
+	case err := <-served:
+		if err != nil {
+			return fmt.Errorf("plugin: serving: %w", err)
+		}
+		return nil
+	}
+}
+
+// serviceVersion picks the app protocol version a service serves: the
+// highest it speaks, or the highest it shares with
+// PLUGIN_PROTOCOL_VERSIONS when that is set.
+func serviceVersion(versions map[int]Register, lookup func(string) (string, bool)) (int, error) {
+	best := -1
+	for v := range versions {
+		best = max(best, v)
+	}
+	s, ok := lookup(handshake.EnvProtocolVersions)
+	if !ok || s == "" {
+		return best, nil
+	}
+	want, err := handshake.ParseVersions(s)
+	if err != nil {
+		return 0, fmt.Errorf("plugin: %s: %w", handshake.EnvProtocolVersions, err)
+	}
+	mine := make([]int, 0, len(versions))
+	for v := range versions {
+		mine = append(mine, v)
+	}
+	v, err := handshake.Negotiate(mine, want)
+	if err != nil {
+		return 0, fmt.Errorf("plugin: %s=%s asks for no version this plugin serves: %w", handshake.EnvProtocolVersions, s, err)
+	}
+	return v, nil
+}
+
+// serviceTLS checks the TLS environment and returns the server
+// configuration, which reloads the files when they change; nil means plain
+// text (loopback with EnvInsecureLoopback only).
+func serviceTLS(addr string, lookup func(string) (string, bool), logger *slog.Logger) (*tls.Config, error) {
+	certFile, _ := lookup(EnvTLSCert)
+	keyFile, _ := lookup(EnvTLSKey)
+	caFile, _ := lookup(EnvTLSClientCA)
+	insecure, _ := lookup(EnvInsecureLoopback)
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return nil, fmt.Errorf("plugin: %s=%q: %v; write HOST:PORT, such as 0.0.0.0:7000", EnvListen, addr, err)
+	}
+	if certFile == "" && keyFile == "" && caFile == "" {
+		if insecure != "1" {
+			return nil, fmt.Errorf("plugin: %w", ErrNoTLS)
+		}
+		if !isLoopback(host) {
+			return nil, fmt.Errorf("plugin: %s=1 allows plain text on a loopback address only, and %s=%s is not one: give the service its TLS material instead (%s, %s, %s)", EnvInsecureLoopback, EnvListen, addr, EnvTLSCert, EnvTLSKey, EnvTLSClientCA)
+		}
+		logger.Warn("plugin service without TLS, on loopback only: any local process may call it", "address", addr)
+		return nil, nil
+	}
+	var missing []string
+	for _, kv := range [][2]string{{EnvTLSCert, certFile}, {EnvTLSKey, keyFile}, {EnvTLSClientCA, caFile}} {
+		if kv[1] == "" {
+			missing = append(missing, kv[0])
+		}
+	}
+	if len(missing) > 0 {
+		return nil, fmt.Errorf("plugin: %v not set: %w", missing, ErrNoTLS)
+	}
+	r := &certReloader{certFile: certFile, keyFile: keyFile, caFile: caFile, logger: logger}
+	if err := r.load(); err != nil {
+		return nil, fmt.Errorf("plugin: %w", err)
+	}
+	return &tls.Config{
+		MinVersion:         tls.VersionTLS12,
+		GetConfigForClient: r.configForClient,
+	}, nil
+}
+
+func isLoopback(host string) bool {
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// certReloader serves the current contents of the certificate files: it
+// reads them again, at most once a certCheckInterval, when a handshake
+// comes, and switches when they changed and still make a valid set.
+type certReloader struct {
+	certFile, keyFile, caFile string
+	logger                    *slog.Logger
+
+	mu        sync.Mutex
+	checked   time.Time
+	raw       [3][]byte
+	config    *tls.Config
+	lastError string
+}
+
+func (r *certReloader) read() ([3][]byte, error) {
+	var raw [3][]byte
+	for i, f := range []string{r.certFile, r.keyFile, r.caFile} {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			return raw, err
+		}
+		raw[i] = b
+	}
+	return raw, nil
+}
+
+func (r *certReloader) build(raw [3][]byte) (*tls.Config, error) {
+	cert, err := tls.X509KeyPair(raw[0], raw[1])
+	if err != nil {
+		return nil, fmt.Errorf("%s and %s: %w", EnvTLSCert, EnvTLSKey, err)
+	}
+	pool := x509.NewCertPool()
+	if !pool.AppendCertsFromPEM(raw[2]) {
+		return nil, fmt.Errorf("%s=%s holds no PEM certificate", EnvTLSClientCA, r.caFile)
+	}
+	return &tls.Config{
+		MinVersion:   tls.VersionTLS12,
+		Certificates: []tls.Certificate{cert},
+		ClientAuth:   tls.RequireAndVerifyClientCert,
+		ClientCAs:    pool,
+		NextProtos:   []string{"h2"},
+	}, nil
+}
+
+// load reads the files at start; any problem is fatal.
+func (r *certReloader) load() error {
+	raw, err := r.read()
+	if err != nil {
+		return fmt.Errorf("reading the service's TLS files: %w", err)
+	}
+	c, err := r.build(raw)
+	if err != nil {
+		return err
+	}
+	r.raw, r.config, r.checked = raw, c, time.Now()
+	return nil
+}
+
+func (r *certReloader) configForClient(*tls.ClientHelloInfo) (*tls.Config, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if time.Since(r.checked) < certCheckInterval {
+		return r.config, nil
+	}
+	r.checked = time.Now()
+	raw, err := r.read()
+	if err == nil && bytes.Equal(raw[0], r.raw[0]) && bytes.Equal(raw[1], r.raw[1]) && bytes.Equal(raw[2], r.raw[2]) {
+		return r.config, nil
+	}
+	var c *tls.Config
+	if err == nil {
+		c, err = r.build(raw)
+	}
+	if err != nil {
+		// A rotation half written (the certificate new, the key still
+		// old) is normal for a moment: keep serving the last good set.
+		if msg := err.Error(); msg != r.lastError {
+			r.lastError = msg
+			r.logger.Warn("plugin service TLS files changed but do not make a valid set yet; still serving the previous certificate", "error", err)
+		}
+		return r.config, nil
+	}
+	r.raw, r.config, r.lastError = raw, c, ""
+	r.logger.Info("plugin service reloaded its TLS files", "cert", r.certFile, "client_ca", r.caFile)
+	return c, nil
+}
+
+// watchNoticeDelay is how long a draining service lets NOT_SERVING reach
+// the hosts watching its health before it ends their watches.
+const watchNoticeDelay = 100 * time.Millisecond
+
+// drainingHealth ends health watches when the service drains: they
+// would otherwise hold the graceful stop until its deadline.
+type drainingHealth struct {
+	*health.Server
+	done <-chan struct{}
+}
+
+func (h drainingHealth) Watch(req *healthpb.HealthCheckRequest, s grpc.ServerStreamingServer[healthpb.HealthCheckResponse]) error {
+	ctx, cancel := context.WithCancel(s.Context())
+	defer cancel()
+	go func() {
+		select {
+		case <-h.done:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	err := h.Server.Watch(req, ctxStream{ServerStreamingServer: s, ctx: ctx})
+	if ctx.Err() != nil && s.Context().Err() == nil {
+		return nil // ended by the drain
+	}
+	return err
+}
+
+type ctxStream struct {
+	grpc.ServerStreamingServer[healthpb.HealthCheckResponse]
+	ctx context.Context
+}
+
+func (s ctxStream) Context() context.Context { return s.ctx }
+
+// idleBroker answers a host's broker stream and holds it open until the
+// host hangs up: a service brokers no connections.
+type idleBroker struct {
+	pluginpb.UnimplementedGRPCBrokerServer
+	done <-chan struct{} // closed when the service drains
+}
+
+func (b idleBroker) StartStream(s grpc.BidiStreamingServer[pluginpb.ConnInfo, pluginpb.ConnInfo]) error {
+	select {
+	case <-s.Context().Done():
+	case <-b.done:
+	}
+	return nil
+}
+
+// serviceController ignores Shutdown: a service outlives its hosts, which
+// call Shutdown when they close (go-plugin hosts do). It stops on SIGTERM.
+type serviceController struct {
+	pluginpb.UnimplementedGRPCControllerServer
+	logger *slog.Logger
+}
+
+func (c serviceController) Shutdown(context.Context, *pluginpb.Empty) (*pluginpb.Empty, error) {
+	c.logger.Debug("a host asked the plugin service to shut down; a service stops on SIGTERM only")
+	return &pluginpb.Empty{}, nil
+}
