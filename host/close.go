@@ -14,7 +14,8 @@ import (
 // Close stops the plugin and releases everything: the Shutdown RPC, a
 // wait, SIGTERM, a wait, SIGKILL; the process is always reaped. A
 // reattached plugin is asked to shut down and then only disconnected:
-// this host did not start it. Close is safe to call more than once. When
+// this host did not start it; one in debug mode (ReattachConfig.Test) is
+// only disconnected and keeps running, unless Config.StopDebugPlugins. Close is safe to call more than once. When
 // the plugin had exited on its own before Close (a crash, or an exit the
 // host did not ask for), Close still cleans up and returns an
 // *UnexpectedExitError saying how it ended.
@@ -31,6 +32,10 @@ func (c *Client) close() error {
 		defer cancel()
 		shutdownErr = nil
 		_, shutdownErr = pluginpb.NewGRPCControllerClient(c.conn).Shutdown(ctx, &pluginpb.Empty{})
+	}
+	if c.proc == nil && c.debug && !c.cfg.StopDebugPlugins {
+		c.release()
+		return nil
 	}
 	if c.proc == nil {
 		shutdown()

@@ -109,6 +109,11 @@ type Config struct {
 	MaxMessageSize int
 	// DialOptions are added to the gRPC connection's options.
 	DialOptions []grpc.DialOption
+	// StopDebugPlugins makes Close ask a reattached plugin in debug mode
+	// (ReattachConfig.Test, as plugin.EnvDebug and Terraform's -debug
+	// print it) to shut down. By default Close only disconnects from it
+	// and leaves it running for the next host, as Terraform does.
+	StopDebugPlugins bool
 }
 
 func (c *Config) check() error {

@@ -50,6 +50,7 @@ type Client struct {
 	proc     *process // nil when reattached
 	sock     *sockDir // the plugin's private socket directory; nil when reattached
 	pid      int
+	debug    bool           // reattached to a plugin in debug mode (ReattachConfig.Test)
 	bg       sync.WaitGroup // stdio forwarding and the broker stream
 	cancelBG context.CancelFunc
 
