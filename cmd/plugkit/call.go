@@ -28,7 +28,7 @@ func init() {
 // maxRequestSize bounds a request read from standard input.
 const maxRequestSize = 64 << 20
 
-const callUsage = "plugkit call PLUGIN --cookie KEY=VALUE [--versions 5,6] [--no-mtls] [--compact] [--name NAME] [--metadata K=V]... SERVICE[/METHOD] [JSON|-]"
+const callUsage = "plugkit call PLUGIN --cookie KEY=VALUE [--versions 5,6] [--no-mtls] [--compact] [--name NAME] [--metadata K=V]... SERVICE[/METHOD] [JSON|-]\n       plugkit call --reattach JSON [--versions 5,6] [--compact] [--name NAME] [--metadata K=V]... SERVICE[/METHOD] [JSON|-]"
 
 // runCall launches the plugin, resolves the method through server
 // reflection and calls it with the request given as protobuf JSON
@@ -49,6 +49,14 @@ func runCall(args []string, stdout, stderr io.Writer) int {
 	pos, err := parseArgs(fs, args)
 	if err != nil {
 		return 2
+	}
+	pf.parsed(fs)
+	if pf.reattach != "" {
+		if len(pos) > 2 {
+			fmt.Fprintf(stderr, "plugkit call: with --reattach, want [SERVICE[/METHOD] [JSON]] (no plugin path), got %d arguments\nusage: %s\n", len(pos), callUsage)
+			return 2
+		}
+		pos = append([]string{""}, pos...)
 	}
 	if len(pos) < 1 || len(pos) > 3 {
 		fmt.Fprintf(stderr, "plugkit call: want PLUGIN SERVICE/METHOD [JSON], got %d arguments\nusage: %s\n", len(pos), callUsage)

@@ -53,6 +53,11 @@ type pluginFlags struct {
 	versions string
 	noMTLS   bool
 	timeout  string
+	// reattach is the --reattach configuration: a plugin in debug mode
+	// (or any running plugin) to connect to instead of launching PLUGIN.
+	reattach string
+	// versionsSet is whether --versions was given.
+	versionsSet bool
 }
 
 func (p *pluginFlags) register(fs *flag.FlagSet) {
@@ -60,6 +65,16 @@ func (p *pluginFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&p.versions, "versions", "1", "app protocol versions the host offers, a comma `list` such as 5,6")
 	fs.BoolVar(&p.noMTLS, "no-mtls", false, "turn AutoMTLS off (for plugins that cannot do TLS)")
 	fs.StringVar(&p.timeout, "timeout", "30s", "how long to wait for the plugin to start")
+	fs.StringVar(&p.reattach, "reattach", "", "connect to a running plugin instead of launching one: the `JSON` (or the whole PLUGKIT_REATTACH='...' or TF_REATTACH_PROVIDERS='...' line) a plugin in debug mode prints; no PLUGIN, no --cookie; the plugin is left running")
+}
+
+// parsed records which flags were given; call it after parsing fs.
+func (p *pluginFlags) parsed(fs *flag.FlagSet) {
+	fs.Visit(func(f *flag.Flag) {
+		if f.Name == "versions" {
+			p.versionsSet = true
+		}
+	})
 }
 
 // parse checks the flags and returns the cookie and versions.
@@ -85,6 +100,9 @@ func (p *pluginFlags) parse() (handshake.Cookie, []int, error) {
 // to stderr when verbose. It reports failures itself, prefixed with cmd,
 // and returns the exit code to use.
 func (p *pluginFlags) start(cmd, path string, verbose bool, stderr io.Writer) (*host.Client, int) {
+	if p.reattach != "" {
+		return p.attach(cmd, verbose, stderr)
+	}
 	cookie, versions, err := p.parse()
 	if err != nil {
 		fmt.Fprintf(stderr, "%s: %v\n", cmd, err)
