@@ -82,6 +82,7 @@ func (c *Client) release() {
 	c.broker.Close()
 	c.cancelBG()
 	c.conn.Close()
+	c.closeMux()
 	c.bg.Wait()
 }
 

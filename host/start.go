@@ -43,6 +43,7 @@ type Client struct {
 	line    handshake.Line
 	conn    *grpc.ClientConn
 	broker  *broker.Broker
+	mux     *broker.Mux // the multiplexed connection (Config.MultiplexBroker); nil without
 	started time.Time
 	ready   time.Duration
 	tls     bool // the connection uses TLS (AutoMTLS or Config.TLS)
@@ -95,6 +96,7 @@ func Start(ctx context.Context, cfg Config) (*Client, error) {
 		MaxPort:       cfg.MaxPort,
 		UnixSocketDir: sock.path,
 		Network:       cfg.Network,
+		Multiplex:     cfg.MultiplexBroker,
 	}
 	if id != nil {
 		env.ClientCert = id.PEM()
@@ -138,6 +140,9 @@ func Start(ctx context.Context, cfg Config) (*Client, error) {
 	}
 	if !slices.Contains(cfg.Versions, line.AppVersion) {
 		return fail(&handshake.VersionError{Plugin: []int{line.AppVersion}, Host: cfg.Versions})
+	}
+	if err := checkMultiplex(cfg, line); err != nil {
+		return fail(err)
 	}
 	tlsConfig, err := clientTLS(id, cfg.TLS, line)
 	if err != nil {
@@ -219,7 +224,12 @@ func (c *Client) connect(ctx context.Context, tlsConfig *tls.Config) error {
 		}
 		return conn, err
 	}
-	if c.proc != nil && network == "unix" {
+	if c.cfg.MultiplexBroker {
+		var err error
+		if dial, err = c.openMux(ctx, dial); err != nil {
+			return err
+		}
+	} else if c.proc != nil && network == "unix" {
 		conn, err := dial(ctx, "")
 		if err != nil {
 			return fmt.Errorf("connecting to %s %s: %w", network, address, err)
@@ -233,12 +243,14 @@ func (c *Client) connect(ctx context.Context, tlsConfig *tls.Config) error {
 	}, c.cfg.DialOptions...)
 	conn, err := grpc.NewClient("passthrough:///"+address, opts...)
 	if err != nil {
+		c.closeMux()
 		return fmt.Errorf("connecting to %s %s: %w", network, address, err)
 	}
 	c.conn = conn
 	c.tls = tlsConfig != nil
 	if err := c.checkHealth(ctx); err != nil {
 		conn.Close()
+		c.closeMux()
 		return err
 	}
 
@@ -250,11 +262,13 @@ func (c *Client) connect(ctx context.Context, tlsConfig *tls.Config) error {
 		ServerOptions: []grpc.ServerOption{grpc.MaxRecvMsgSize(maxMsg), grpc.MaxSendMsgSize(maxMsg)},
 		DialOptions:   []grpc.DialOption{grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(maxMsg), grpc.MaxCallSendMsgSize(maxMsg))},
 		Logger:        c.logger,
+		Mux:           c.mux,
 	})
 	stream, err := pluginpb.NewGRPCBrokerClient(conn).StartStream(bgCtx)
 	if err != nil {
 		cancel()
 		conn.Close()
+		c.closeMux()
 		return fmt.Errorf("opening the broker stream: %w", err)
 	}
 	c.bg.Add(1)

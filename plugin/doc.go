@@ -23,5 +23,8 @@
 // on a private unix socket (or TCP when the host asks), turns on AutoMTLS
 // when the host sent a certificate, registers health, reflection and
 // go-plugin's broker, controller and stdio services, prints the handshake
-// line and serves until the host asks it to stop, or dies.
+// line and serves until the host asks it to stop, or dies. When the host
+// asks for broker multiplexing (PLUGIN_MULTIPLEX_GRPC=true), it takes the
+// host's one connection, closes its socket, and carries brokered
+// connections over that connection (broker.Mux).
 package plugin
