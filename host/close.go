@@ -15,10 +15,10 @@ import (
 // wait, SIGTERM, a wait, SIGKILL; the process is always reaped. A
 // reattached plugin is asked to shut down and then only disconnected:
 // this host did not start it; one in debug mode (ReattachConfig.Test) is
-// only disconnected and keeps running, unless Config.StopDebugPlugins. Close is safe to call more than once. When
-// the plugin had exited on its own before Close (a crash, or an exit the
-// host did not ask for), Close still cleans up and returns an
-// *UnexpectedExitError saying how it ended.
+// only disconnected and keeps running, unless Config.StopDebugPlugins.
+// Close is safe to call more than once. When the plugin had exited on its
+// own before Close (a crash, or an exit the host did not ask for), Close
+// still cleans up and returns an *UnexpectedExitError saying how it ended.
 func (c *Client) Close() error {
 	c.closeOnce.Do(func() { c.closeErr = c.close() })
 	return c.closeErr
