@@ -14,10 +14,11 @@ import (
 // Close stops the plugin and releases everything: the Shutdown RPC, a
 // wait, SIGTERM, a wait, SIGKILL; the process is always reaped. A
 // reattached plugin is asked to shut down and then only disconnected:
-// this host did not start it. Close is safe to call more than once. When
-// the plugin had exited on its own before Close (a crash, or an exit the
-// host did not ask for), Close still cleans up and returns an
-// *UnexpectedExitError saying how it ended.
+// this host did not start it; one in debug mode (ReattachConfig.Test) is
+// only disconnected and keeps running, unless Config.StopDebugPlugins.
+// Close is safe to call more than once. When the plugin had exited on its
+// own before Close (a crash, or an exit the host did not ask for), Close
+// still cleans up and returns an *UnexpectedExitError saying how it ended.
 func (c *Client) Close() error {
 	c.closeOnce.Do(func() { c.closeErr = c.close() })
 	return c.closeErr
@@ -32,8 +33,9 @@ func (c *Client) close() error {
 		shutdownErr = nil
 		_, shutdownErr = pluginpb.NewGRPCControllerClient(c.conn).Shutdown(ctx, &pluginpb.Empty{})
 	}
-	if c.remote != nil {
-		// A plugin service outlives its hosts: only disconnect.
+	if c.remote != nil || (c.proc == nil && c.debug && !c.cfg.StopDebugPlugins) {
+		// A plugin service outlives its hosts, and a plugin in debug mode
+		// waits for the next one: only disconnect.
 		c.release()
 		return nil
 	}

@@ -123,6 +123,12 @@ type Config struct {
 	// Exec, which runs the binary on this machine. See the sandbox
 	// package for one that isolates the plugin.
 	Runner Runner
+
+	// StopDebugPlugins makes Close ask a reattached plugin in debug mode
+	// (ReattachConfig.Test, as plugin.EnvDebug and Terraform's -debug
+	// print it) to shut down. By default Close only disconnects from it
+	// and leaves it running for the next host, as Terraform does.
+	StopDebugPlugins bool
 }
 
 func (c *Config) check() error {

@@ -85,6 +85,7 @@ func Reattach(ctx context.Context, rc ReattachConfig, cfg Config) (*Client, erro
 		logger:  cfg.logger().With("plugin", name),
 		started: time.Now(),
 		pid:     rc.Pid,
+		debug:   rc.Test,
 		line: handshake.Line{
 			CoreVersion: handshake.CoreVersion,
 			AppVersion:  rc.ProtocolVersion,

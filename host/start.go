@@ -53,6 +53,7 @@ type Client struct {
 	launch   *Launch  // how it was launched (Config.Runner); nil when reattached
 	pid      int
 	remote   []string       // the endpoints of a plugin service (Dial); nil otherwise
+	debug    bool           // reattached to a plugin in debug mode (ReattachConfig.Test)
 	bg       sync.WaitGroup // stdio forwarding and the broker stream
 	cancelBG context.CancelFunc
 

@@ -34,6 +34,9 @@ func TestMain(m *testing.M) {
 	case "bare-host":
 		bareHost()
 		return
+	case "debug-host":
+		debugHost()
+		return
 	}
 	goleak.VerifyTestMain(m, goleak.IgnoreTopFunction("github.com/plugkit/plugkit/host.spawner")) // the thread every plugin is forked from
 }

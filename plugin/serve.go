@@ -9,10 +9,8 @@ import (
 	"log/slog"
 	"net"
 	"os"
-	"os/signal"
 	"slices"
 	"sort"
-	"syscall"
 	"time"
 
 	"google.golang.org/grpc"
@@ -83,6 +81,15 @@ type Config struct {
 	// ClientConfig.TLSConfig with AutoMTLS off). Nil means AutoMTLS when
 	// the host asks for it, else plain text.
 	TLSProvider func() (*tls.Config, error)
+	// Name names the plugin in debug mode's reattach line (see EnvDebug);
+	// empty means the executable's base name.
+	Name string
+	// Debug serves in debug mode whatever the environment says; setting
+	// PLUGKIT_DEBUG=1 in the plugin's environment does the same.
+	Debug bool
+	// DebugAnnounce writes debug mode's announcement of where the plugin
+	// serves; nil means DebugLine (PLUGKIT_REATTACH='{...}').
+	DebugAnnounce func(w io.Writer, name string, r Reattach) error
 
 	// The fields below are for running a plugin inside another program,
 	// such as a test. A real plugin leaves them zero.
@@ -108,13 +115,7 @@ type Config struct {
 // reach the host and its plugins alike) are ignored: the host decides
 // when its plugins stop. SIGTERM stops the plugin gracefully.
 func Serve(cfg Config) {
-	signals := []os.Signal{syscall.SIGTERM}
-	if os.Getenv(EnvListen) != "" {
-		signals = append(signals, os.Interrupt) // a service: Ctrl-C drains it too
-	} else {
-		signal.Ignore(os.Interrupt)
-	}
-	ctx, stop := signal.NotifyContext(context.Background(), signals...)
+	ctx, stop := serveContext(cfg)
 	err := Run(ctx, cfg)
 	stop()
 	if err != nil {
@@ -125,7 +126,8 @@ func Serve(cfg Config) {
 }
 
 // Run serves the plugin until ctx ends, the host calls Shutdown, or the
-// parent process dies. It returns nil after a requested stop.
+// parent process dies. It returns nil after a requested stop. In debug
+// mode (EnvDebug) it needs no host: see EnvDebug.
 func Run(ctx context.Context, cfg Config) error {
 	if len(cfg.Versions) == 0 {
 		return errors.New("plugin: Config.Versions is empty: register the services of at least one app protocol version")
@@ -141,9 +143,12 @@ func Run(ctx context.Context, cfg Config) error {
 	if addr, _ := lookup(EnvListen); addr != "" {
 		return runService(ctx, cfg, addr, lookup, logger) // service.go
 	}
-	env, err := handshake.ReadEnv(lookup, cfg.Cookie)
+	env, debug, err := readEnv(cfg, lookup)
 	if err != nil {
 		return err
+	}
+	if debug {
+		cfg.KeepStdio, cfg.NoParentWatch = true, true
 	}
 	version := chooseVersion(cfg.Versions, env.Versions, logger)
 
@@ -215,7 +220,12 @@ func Run(ctx context.Context, cfg Config) error {
 	if out == nil {
 		out = os.Stdout
 	}
-	if _, err := io.WriteString(out, line.String()+"\n"); err != nil {
+	if debug {
+		err = announceDebug(cfg, out, line)
+	} else {
+		_, err = io.WriteString(out, line.String()+"\n")
+	}
+	if err != nil {
 		srv.Stop()
 		return fmt.Errorf("plugin: writing the handshake: %w", err)
 	}

@@ -65,10 +65,20 @@ type Config struct {
 	// as ServeOpts6 are to the protocol 6 one.
 	ServeOpts5 []tf5server.ServeOpt
 
+	// Debug serves the provider in debug mode, as terraform-plugin-go's
+	// WithManagedDebug does (a provider sets it from its -debug flag):
+	// without Terraform, under a debugger, until interrupted. It prints
+	// TF_REATTACH_PROVIDERS='{...}' (see DebugAnnounce); Terraform or
+	// OpenTofu run with that variable use this process instead of
+	// launching the provider, and leave it running. PLUGKIT_DEBUG=1 in
+	// the provider's environment does the same.
+	Debug bool
+
 	// Plugin is the plugkit plugin configuration to start from: its
 	// Logger, ServerOptions, MaxMessageSize and the test fields are used
 	// as they are. Cookie and Versions are set by tfserve and must be
-	// left zero.
+	// left zero; Name is set from Config.Name, and DebugAnnounce defaults
+	// to tfserve's DebugAnnounce.
 	Plugin plugin.Config
 }
 
@@ -100,6 +110,11 @@ func (c Config) PluginConfig() (plugin.Config, error) {
 	}
 	pc := c.Plugin
 	pc.Cookie = Cookie
+	pc.Name = c.Name
+	pc.Debug = pc.Debug || c.Debug
+	if pc.DebugAnnounce == nil {
+		pc.DebugAnnounce = DebugAnnounce
+	}
 	pc.Versions = map[int]plugin.Register{}
 	if c.V6 != nil {
 		pc.Versions[Protocol6] = c.register6

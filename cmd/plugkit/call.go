@@ -28,7 +28,7 @@ func init() {
 // maxRequestSize bounds a request read from standard input.
 const maxRequestSize = 64 << 20
 
-const callUsage = "plugkit call PLUGIN --cookie KEY=VALUE [--versions 5,6] [--no-mtls] [--compact] [--name NAME] [--metadata K=V]... SERVICE[/METHOD] [JSON|-]\n       plugkit call --connect HOST:PORT --tls-ca F --tls-cert F --tls-key F [flags] SERVICE[/METHOD] [JSON|-]"
+const callUsage = "plugkit call PLUGIN --cookie KEY=VALUE [--versions 5,6] [--no-mtls] [--compact] [--name NAME] [--metadata K=V]... SERVICE[/METHOD] [JSON|-]\n       plugkit call --connect HOST:PORT --tls-ca F --tls-cert F --tls-key F [flags] SERVICE[/METHOD] [JSON|-]\n       plugkit call --reattach JSON [--versions 5,6] [--compact] [--name NAME] [--metadata K=V]... SERVICE[/METHOD] [JSON|-]"
 
 // runCall launches the plugin, resolves the method through server
 // reflection and calls it with the request given as protobuf JSON
@@ -50,8 +50,15 @@ func runCall(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return 2
 	}
+	pf.parsed(fs)
 	if pf.remote.set() {
 		pos = append([]string{"remote:" + pf.remote.connect}, pos...) // a service instead of a path
+	} else if pf.reattach != "" {
+		if len(pos) > 2 {
+			fmt.Fprintf(stderr, "plugkit call: with --reattach, want [SERVICE[/METHOD] [JSON]] (no plugin path), got %d arguments\nusage: %s\n", len(pos), callUsage)
+			return 2
+		}
+		pos = append([]string{""}, pos...)
 	}
 	if len(pos) < 1 || len(pos) > 3 {
 		fmt.Fprintf(stderr, "plugkit call: want PLUGIN SERVICE/METHOD [JSON], got %d arguments\nusage: %s\n", len(pos), callUsage)

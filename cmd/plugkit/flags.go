@@ -55,6 +55,11 @@ type pluginFlags struct {
 	timeout  string
 	remote   remoteFlags // --connect and its TLS flags (remote.go)
 	fs       *flag.FlagSet
+	// reattach is the --reattach configuration: a plugin in debug mode
+	// (or any running plugin) to connect to instead of launching PLUGIN.
+	reattach string
+	// versionsSet is whether --versions was given.
+	versionsSet bool
 }
 
 func (p *pluginFlags) register(fs *flag.FlagSet) {
@@ -64,6 +69,16 @@ func (p *pluginFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&p.timeout, "timeout", "30s", "how long to wait for the plugin to start")
 	p.remote.register(fs)
 	p.fs = fs
+	fs.StringVar(&p.reattach, "reattach", "", "connect to a running plugin instead of launching one: the `JSON` (or the whole PLUGKIT_REATTACH='...' or TF_REATTACH_PROVIDERS='...' line) a plugin in debug mode prints; no PLUGIN, no --cookie; the plugin is left running")
+}
+
+// parsed records which flags were given; call it after parsing fs.
+func (p *pluginFlags) parsed(fs *flag.FlagSet) {
+	fs.Visit(func(f *flag.Flag) {
+		if f.Name == "versions" {
+			p.versionsSet = true
+		}
+	})
 }
 
 // parse checks the flags and returns the cookie and versions.
@@ -89,6 +104,10 @@ func (p *pluginFlags) parse() (handshake.Cookie, []int, error) {
 // to stderr when verbose. It reports failures itself, prefixed with cmd,
 // and returns the exit code to use.
 func (p *pluginFlags) start(cmd, path string, verbose bool, stderr io.Writer) (*host.Client, int) {
+	if p.remote.set() && p.reattach != "" {
+		fmt.Fprintf(stderr, "%s: --connect and --reattach both name the plugin: give one\n", cmd)
+		return nil, 2
+	}
 	if p.remote.set() {
 		timeout, err := time.ParseDuration(p.timeout)
 		if err != nil || timeout <= 0 {
@@ -101,6 +120,9 @@ func (p *pluginFlags) start(cmd, path string, verbose bool, stderr io.Writer) (*
 			return nil, 2
 		}
 		return p.remote.dial(cmd, versions, timeout, verbose, stderr)
+	}
+	if p.reattach != "" {
+		return p.attach(cmd, verbose, stderr)
 	}
 	cookie, versions, err := p.parse()
 	if err != nil {

@@ -29,10 +29,14 @@ type inspection struct {
 	Services        []string `json:"services"`
 	Pid             int      `json:"pid"`
 	StartMS         float64  `json:"start_ms"`
+	// Reattached is set with --reattach; Name is then the plugin's name
+	// in the reattach configuration, and Path is empty.
+	Reattached bool   `json:"reattached,omitempty"`
+	Name       string `json:"name,omitempty"`
 }
 
 func runInspect(args []string, stdout, stderr io.Writer) int {
-	const usage = "plugkit inspect PLUGIN --cookie KEY=VALUE [--versions 5,6] [--no-mtls] [--json] [--verbose]\n       plugkit inspect --connect HOST:PORT --tls-ca F --tls-cert F --tls-key F [--json] [--verbose]"
+	const usage = "plugkit inspect PLUGIN --cookie KEY=VALUE [--versions 5,6] [--no-mtls] [--json] [--verbose]\n       plugkit inspect --connect HOST:PORT --tls-ca F --tls-cert F --tls-key F [--json] [--verbose]\n       plugkit inspect --reattach JSON [--versions 5,6] [--json] [--verbose]"
 	fs := newFlagSet("inspect", usage, stderr)
 	var pf pluginFlags
 	pf.register(fs)
@@ -42,8 +46,15 @@ func runInspect(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return 2
 	}
+	pf.parsed(fs)
 	if pf.remote.set() && len(pos) == 0 {
 		pos = []string{"remote:" + pf.remote.connect} // a service instead of a path
+	} else if pf.reattach != "" {
+		if len(pos) != 0 {
+			fmt.Fprintf(stderr, "plugkit inspect: --reattach takes the place of the plugin path: drop %q\nusage: %s\n", pos[0], usage)
+			return 2
+		}
+		pos = []string{""}
 	}
 	if len(pos) != 1 {
 		fmt.Fprintf(stderr, "plugkit inspect: want one plugin path, got %d arguments\nusage: %s\n", len(pos), usage)
@@ -63,6 +74,8 @@ func runInspect(args []string, stdout, stderr io.Writer) int {
 	}
 	out := inspection{
 		Path:            pos[0],
+		Reattached:      pf.reattach != "",
+		Name:            client.Name(),
 		ProtocolVersion: client.Version(),
 		Network:         client.Network(),
 		Address:         client.Address(),
@@ -90,8 +103,13 @@ func runInspect(args []string, stdout, stderr io.Writer) int {
 		}
 		return 0
 	}
-	fmt.Fprintf(stdout, "plugin:    %s (pid %d)\n", out.Path, out.Pid)
-	fmt.Fprintf(stdout, "protocol:  %s, app protocol version %d (host offered %s)\n", out.Protocol, out.ProtocolVersion, pf.versions)
+	if out.Reattached {
+		fmt.Fprintf(stdout, "plugin:    %s (pid %d, reattached; left running)\n", safe(out.Name), out.Pid)
+		fmt.Fprintf(stdout, "protocol:  %s, app protocol version %d\n", out.Protocol, out.ProtocolVersion)
+	} else {
+		fmt.Fprintf(stdout, "plugin:    %s (pid %d)\n", out.Path, out.Pid)
+		fmt.Fprintf(stdout, "protocol:  %s, app protocol version %d (host offered %s)\n", out.Protocol, out.ProtocolVersion, pf.versions)
+	}
 	fmt.Fprintf(stdout, "listening: %s %s, AutoMTLS %v\n", out.Network, out.Address, out.TLS)
 	fmt.Fprintf(stdout, "started:   %.1f ms\n", out.StartMS)
 	fmt.Fprintf(stdout, "services:\n")

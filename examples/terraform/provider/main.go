@@ -1,6 +1,8 @@
 package main
 
 import (
+	"flag"
+
 	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
 
 	"github.com/plugkit/plugkit/tfserve"
@@ -10,8 +12,11 @@ import (
 const Address = "registry.terraform.io/plugkit/demo"
 
 func main() {
+	debug := flag.Bool("debug", false, "serve in debug mode (under a debugger, without Terraform) and print TF_REATTACH_PROVIDERS for Terraform or OpenTofu")
+	flag.Parse()
 	tfserve.Serve(tfserve.Config{
-		Name: Address,
-		V6:   func() tfprotov6.ProviderServer { return newProvider() },
+		Name:  Address,
+		V6:    func() tfprotov6.ProviderServer { return newProvider() },
+		Debug: *debug,
 	})
 }
