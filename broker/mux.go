@@ -80,11 +80,13 @@ func ListenMux(ln net.Listener) *Mux {
 	m := newMux()
 	m.rawLn = ln
 	m.mainLn = m.newListener(0, ln.Addr())
-	go m.acceptHost(ln)
+	// yamux's default configuration reads os.Stderr, which a plugin
+	// redirects right after its handshake: take it now, before that.
+	go m.acceptHost(ln, muxConfig())
 	return m
 }
 
-func (m *Mux) acceptHost(ln net.Listener) {
+func (m *Mux) acceptHost(ln net.Listener, cfg *yamux.Config) {
 	type result struct {
 		conn net.Conn
 		err  error
@@ -114,7 +116,7 @@ func (m *Mux) acceptHost(ln net.Listener) {
 		m.start(nil, r.err)
 		return
 	}
-	sess, err := yamux.Server(r.conn, muxConfig())
+	sess, err := yamux.Server(r.conn, cfg)
 	if err != nil {
 		r.conn.Close()
 	}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/plugkit/plugkit/compat"
 	"github.com/plugkit/plugkit/handshake"
+	"github.com/plugkit/plugkit/host"
 )
 
 // Defaults for Config's zero values.
@@ -46,6 +47,17 @@ type Config struct {
 	Releases *compat.Index
 	// NoAutoMTLS turns AutoMTLS off for every plugin.
 	NoAutoMTLS bool
+	// Runner launches every plugin binary, for Describe and for use (see
+	// host.Config.Runner); nil means exec on this machine. A
+	// sandbox.Runner isolates every plugin the manager starts.
+	Runner host.Runner
+	// InheritEnv, when not nil, names the only variables of the host's
+	// environment the plugins inherit (see host.Config.InheritEnv). By
+	// default they inherit all of it, every secret in it included.
+	InheritEnv []string
+	// MultiplexBroker asks every plugin to carry its brokered callbacks
+	// over its one connection (see host.Config.MultiplexBroker).
+	MultiplexBroker bool
 	// Logger receives the plugins' logs and the manager's own; nil means
 	// slog.Default().
 	Logger *slog.Logger

@@ -192,13 +192,16 @@ func (m *Manager) start(ctx context.Context, path string) (*host.Client, error) 
 func (m *Manager) hostConfig(path string) host.Config {
 	pin, _ := m.pin(path)
 	return host.Config{
-		Path:        path,
-		SHA256:      pin, // host.Start hashes and executes the same open file
-		Cookie:      m.cfg.Cookie,
-		Versions:    []int{catalog.ProtocolVersion},
-		NoAutoMTLS:  m.cfg.NoAutoMTLS,
-		Logger:      m.cfg.logger(),
-		StopTimeout: m.cfg.StopTimeout,
+		Path:            path,
+		SHA256:          pin, // host.Start hashes and executes the same open file
+		Cookie:          m.cfg.Cookie,
+		Versions:        []int{catalog.ProtocolVersion},
+		NoAutoMTLS:      m.cfg.NoAutoMTLS,
+		Logger:          m.cfg.logger(),
+		StopTimeout:     m.cfg.StopTimeout,
+		Runner:          m.cfg.Runner,
+		InheritEnv:      m.cfg.InheritEnv,
+		MultiplexBroker: m.cfg.MultiplexBroker,
 	}
 }
 
