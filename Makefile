@@ -67,11 +67,13 @@ generate:
 generate-check: generate
 	git diff --exit-code -- '*.pb.go'
 
-## bench-proto: protocheck against buf breaking on the tfplugin pairs
-## (installs the pinned buf, which make test never needs)
+## bench-proto: protocheck against buf breaking on the tfplugin pairs and,
+## one CLI process per pair, on protocheck's own multi-file history
+## (BenchmarkHistoryCLI reports buf/plugkit; installs the pinned buf, which
+## make test never needs)
 bench-proto:
 	$(GO) install $(BUF)
-	PATH="$$($(GO) env GOPATH)/bin:$$PATH" $(GO) test -tags corpus ./protocheck -run '^$$' -bench BreakingTfplugin -benchtime 5x -count 6
+	PATH="$$($(GO) env GOPATH)/bin:$$PATH" $(GO) test -tags corpus ./protocheck -run '^$$' -bench 'BreakingTfplugin|History' -benchtime 5x -count 6
 
 ## bench: plugkit against go-plugin and grpc-go (not part of make test):
 ## medians of several runs into BENCHMARKS.md and bench/results.json

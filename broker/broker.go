@@ -56,6 +56,10 @@ type Options struct {
 	// Logger receives a warning when the peer's announcements are
 	// dropped; nil discards it.
 	Logger *slog.Logger
+	// Mux, when set, carries brokered connections over the plugin's one
+	// connection (go-plugin's GRPCBrokerMultiplex) instead of new sockets.
+	// The broker does not close it.
+	Mux *Mux
 }
 
 // Broker is one side's end of the broker stream.
@@ -69,6 +73,10 @@ type Broker struct {
 
 	sendMu sync.Mutex
 	stream Stream
+
+	dialMu sync.Mutex   // one multiplexed dial at a time: knocks and streams pair up in order
+	ackMu  sync.Mutex   // a consent to the peer's knock is queued and sent in one step
+	waiter *knockWaiter // this side's knock awaiting its answer; guarded by mu
 
 	mu      sync.Mutex
 	pending map[uint32]chan *pluginpb.ConnInfo
@@ -103,8 +111,8 @@ func (b *Broker) Run(s Stream) error {
 		if err != nil {
 			return err
 		}
-		if info.GetKnock() != nil && info.GetAddress() == "" {
-			// A multiplexing knock; plugkit never asks for multiplexing.
+		if k := info.GetKnock(); k != nil && info.GetAddress() == "" {
+			b.knocked(info.GetServiceId(), k)
 			continue
 		}
 		b.deliver(info)
@@ -168,8 +176,13 @@ func (b *Broker) logger() *slog.Logger {
 func (b *Broker) NextID() uint32 { return b.nextID.Add(1) }
 
 // Accept opens a listener for service id and announces it to the peer.
-// The caller serves on it and closes it.
+// The caller serves on it and closes it. With Options.Mux, nothing is
+// opened or announced: the listener takes the streams the peer knocks for
+// id on the multiplexed connection.
 func (b *Broker) Accept(ctx context.Context, id uint32) (net.Listener, error) {
+	if b.opts.Mux != nil {
+		return b.opts.Mux.listen(id)
+	}
 	ln, err := listen.Local(b.opts.Unix)
 	if err != nil {
 		return nil, fmt.Errorf("broker: listening for service %d: %w", id, err)
@@ -233,11 +246,16 @@ func (b *Broker) Serve(ctx context.Context, id uint32, register func(*grpc.Serve
 
 // Dial waits for the peer to announce service id and connects to it. It
 // waits until ctx ends, or DefaultDialTimeout when ctx has no deadline.
+// With Options.Mux, it knocks for id instead and opens a stream on the
+// multiplexed connection once the peer consents.
 func (b *Broker) Dial(ctx context.Context, id uint32) (*grpc.ClientConn, error) {
 	if _, ok := ctx.Deadline(); !ok {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, DefaultDialTimeout)
 		defer cancel()
+	}
+	if b.opts.Mux != nil {
+		return b.dialMux(ctx, id)
 	}
 	var info *pluginpb.ConnInfo
 	select {

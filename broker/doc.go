@@ -2,11 +2,15 @@
 // each other, for callbacks: the host serves a service the plugin calls, or
 // the plugin serves one more service for the host.
 //
-// It speaks go-plugin's plugin.GRPCBroker protocol without multiplexing:
+// It speaks go-plugin's plugin.GRPCBroker protocol. Without multiplexing,
 // the side that serves (Serve, Accept) opens a new socket and announces
 // {service_id, network, address} on the broker stream; the side that calls
 // (Dial) waits for the announcement with that ID and dials it with the same
-// AutoMTLS settings as the main connection. IDs are agreed out of band,
-// usually sent in an ordinary RPC: one side calls NextID and Serve, tells
-// the other the ID, and the other calls Dial.
+// AutoMTLS settings as the main connection. With multiplexing (a Mux in
+// Options, go-plugin's GRPCBrokerMultiplex), no socket is opened: every
+// connection is a stream of one yamux session on the plugin's connection,
+// and the caller knocks on the broker stream for the ID before it opens
+// its stream (see Mux). IDs are agreed out of band, usually sent in an
+// ordinary RPC: one side calls NextID and Serve, tells the other the ID,
+// and the other calls Dial.
 package broker

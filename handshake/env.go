@@ -80,8 +80,10 @@ type Env struct {
 	// UnixSocketGroup, when set, is the group (name or id) that should own
 	// the socket, which is then made group-writable.
 	UnixSocketGroup string
-	// Multiplex is set when the host asks about broker multiplexing
-	// (PLUGIN_MULTIPLEX_GRPC); the plugin then prints a 7th field.
+	// Multiplex is set when the host asks for broker multiplexing
+	// (PLUGIN_MULTIPLEX_GRPC=true, or another true value of
+	// strconv.ParseBool): the plugin then carries brokered connections over
+	// its one connection and says so in the handshake's 7th field.
 	Multiplex bool
 	// Network is "tcp" when the host asks for TCP; empty means unix.
 	Network string
@@ -166,8 +168,8 @@ func ReadEnv(lookup func(string) (string, bool), want Cookie) (Env, error) {
 	}
 	e.UnixSocketDir, _ = lookup(EnvUnixSocketDir)
 	e.UnixSocketGroup, _ = lookup(EnvUnixSocketGroup)
-	if v, ok := lookup(EnvMultiplexGRPC); ok && v != "" {
-		e.Multiplex = true
+	if v, ok := lookup(EnvMultiplexGRPC); ok {
+		e.Multiplex, _ = strconv.ParseBool(v)
 	}
 	if v, _ := lookup(EnvNetwork); v != "" {
 		if v != "unix" && v != "tcp" {

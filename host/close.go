@@ -77,6 +77,7 @@ func (c *Client) release() {
 	c.broker.Close()
 	c.cancelBG()
 	c.conn.Close()
+	c.closeMux()
 	c.bg.Wait()
 }
 

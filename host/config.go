@@ -89,6 +89,15 @@ type Config struct {
 	UnixSocketDir string
 	// MinPort and MaxPort bound a TCP listener; zero means 10000-25000.
 	MinPort, MaxPort int
+	// MultiplexBroker asks the plugin to carry brokered connections over
+	// its one connection instead of a new socket each (go-plugin's
+	// ClientConfig.GRPCBrokerMultiplex, PLUGIN_MULTIPLEX_GRPC): no socket
+	// is made for a callback, and the plugin's own socket is closed once
+	// the host is connected. The plugin must support it (plugkit plugins
+	// and go-plugin >= v1.6.0 ones do); Start fails with
+	// ErrMultiplexNotSupported otherwise. Reattach refuses it, as
+	// go-plugin does.
+	MultiplexBroker bool
 
 	// Name labels the plugin in logs and errors; empty means the base
 	// name of Path.
@@ -112,6 +121,11 @@ type Config struct {
 	MaxMessageSize int
 	// DialOptions are added to the gRPC connection's options.
 	DialOptions []grpc.DialOption
+
+	// Runner launches the plugin and translates its addresses; nil means
+	// Exec, which runs the binary on this machine. See the sandbox
+	// package for one that isolates the plugin.
+	Runner Runner
 }
 
 func (c *Config) check() error {

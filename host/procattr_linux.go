@@ -10,9 +10,14 @@ import (
 // setProcAttr asks the kernel to kill the plugin if the host dies, even
 // for plugins that do not watch their parent themselves (plugkit plugins
 // do), and puts the plugin in a process group of its own, so that what it
-// starts is stopped with it.
+// starts is stopped with it. Other attributes a Runner set (namespaces)
+// are kept.
 func setProcAttr(cmd *exec.Cmd) {
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL, Setpgid: true}
+	if cmd.SysProcAttr == nil {
+		cmd.SysProcAttr = &syscall.SysProcAttr{}
+	}
+	cmd.SysProcAttr.Pdeathsig = syscall.SIGKILL
+	cmd.SysProcAttr.Setpgid = true
 }
 
 // Pdeathsig fires when the thread that forked the child exits, not when

@@ -59,6 +59,9 @@ func Reattach(ctx context.Context, rc ReattachConfig, cfg Config) (*Client, erro
 	if len(cfg.Versions) == 0 {
 		return nil, errors.New("host: Config.Versions is empty: list the app protocol versions this host speaks")
 	}
+	if cfg.MultiplexBroker {
+		return nil, errMultiplexReattach
+	}
 	if rc.Protocol != "" && rc.Protocol != handshake.ProtocolGRPC {
 		return nil, &StartError{Name: name, Err: fmt.Errorf("reattach protocol %q: %w", rc.Protocol, handshake.ErrNetRPC)}
 	}

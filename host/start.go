@@ -44,12 +44,14 @@ type Client struct {
 	line    handshake.Line
 	conn    *grpc.ClientConn
 	broker  *broker.Broker
+	mux     *broker.Mux // the multiplexed connection (Config.MultiplexBroker); nil without
 	started time.Time
 	ready   time.Duration
 	tls     bool // the connection uses TLS (AutoMTLS or Config.TLS)
 
 	proc     *process // nil when reattached
 	sock     *sockDir // the plugin's private socket directory; nil when reattached
+	launch   *Launch  // how it was launched (Config.Runner); nil when reattached
 	pid      int
 	bg       sync.WaitGroup // stdio forwarding and the broker stream
 	cancelBG context.CancelFunc
@@ -95,6 +97,7 @@ func Start(ctx context.Context, cfg Config) (*Client, error) {
 		MaxPort:       cfg.MaxPort,
 		UnixSocketDir: sock.path,
 		Network:       cfg.Network,
+		Multiplex:     cfg.MultiplexBroker,
 	}
 	if id != nil {
 		env.ClientCert = id.PEM()
@@ -111,6 +114,12 @@ func Start(ctx context.Context, cfg Config) (*Client, error) {
 		defer f.Close() // the child has its own copy once started
 		execPinned(cmd, f)
 	}
+	launch, err := cfg.prepare(cmd, sock.path)
+	if err != nil {
+		sock.remove()
+		return nil, &StartError{Name: name, Err: err}
+	}
+	cmd = launch.Cmd
 	proc, err := startProcess(cmd, logger)
 	if err != nil {
 		sock.remove()
@@ -136,8 +145,14 @@ func Start(ctx context.Context, cfg Config) (*Client, error) {
 	if err != nil {
 		return fail(err)
 	}
+	if line.Network, line.Address, err = launch.pluginToHost(line.Network, line.Address); err != nil {
+		return fail(err)
+	}
 	if !slices.Contains(cfg.Versions, line.AppVersion) {
 		return fail(&handshake.VersionError{Plugin: []int{line.AppVersion}, Host: cfg.Versions})
+	}
+	if err := checkMultiplex(cfg, line); err != nil {
+		return fail(err)
 	}
 	tlsConfig, err := clientTLS(id, cfg.TLS, line)
 	if err != nil {
@@ -146,7 +161,7 @@ func Start(ctx context.Context, cfg Config) (*Client, error) {
 	if id == nil && line.Network == "tcp" {
 		logger.Warn("AutoMTLS is off and the plugin listens on TCP: any local user can connect to it and call it; keep AutoMTLS on, or use a unix socket", "address", line.Address)
 	}
-	c := &Client{cfg: cfg, name: name, logger: logger, line: line, started: started, proc: proc, sock: sock, pid: cmd.Process.Pid}
+	c := &Client{cfg: cfg, name: name, logger: logger, line: line, started: started, proc: proc, sock: sock, pid: cmd.Process.Pid, launch: launch}
 	if err := c.connect(ctx, tlsConfig); err != nil {
 		return fail(err)
 	}
@@ -219,7 +234,12 @@ func (c *Client) connect(ctx context.Context, tlsConfig *tls.Config) error {
 		}
 		return conn, err
 	}
-	if c.proc != nil && network == "unix" {
+	if c.cfg.MultiplexBroker {
+		var err error
+		if dial, err = c.openMux(ctx, dial); err != nil {
+			return err
+		}
+	} else if c.proc != nil && network == "unix" {
 		conn, err := dial(ctx, "")
 		if err != nil {
 			return fmt.Errorf("connecting to %s %s: %w", network, address, err)
@@ -233,12 +253,14 @@ func (c *Client) connect(ctx context.Context, tlsConfig *tls.Config) error {
 	}, c.cfg.DialOptions...)
 	conn, err := grpc.NewClient("passthrough:///"+address, opts...)
 	if err != nil {
+		c.closeMux()
 		return fmt.Errorf("connecting to %s %s: %w", network, address, err)
 	}
 	c.conn = conn
 	c.tls = tlsConfig != nil
 	if err := c.checkHealth(ctx); err != nil {
 		conn.Close()
+		c.closeMux()
 		return err
 	}
 
@@ -250,17 +272,19 @@ func (c *Client) connect(ctx context.Context, tlsConfig *tls.Config) error {
 		ServerOptions: []grpc.ServerOption{grpc.MaxRecvMsgSize(maxMsg), grpc.MaxSendMsgSize(maxMsg)},
 		DialOptions:   []grpc.DialOption{grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(maxMsg), grpc.MaxCallSendMsgSize(maxMsg))},
 		Logger:        c.logger,
+		Mux:           c.mux,
 	})
 	stream, err := pluginpb.NewGRPCBrokerClient(conn).StartStream(bgCtx)
 	if err != nil {
 		cancel()
 		conn.Close()
+		c.closeMux()
 		return fmt.Errorf("opening the broker stream: %w", err)
 	}
 	c.bg.Add(1)
 	go func() {
 		defer c.bg.Done()
-		c.broker.Run(stream)
+		c.broker.Run(c.launch.brokerStream(stream, c.logger))
 	}()
 	c.openStdio(bgCtx)
 	return nil

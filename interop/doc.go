@@ -21,9 +21,15 @@
 // plugin exiting by itself when its go-plugin host is SIGKILLed. The
 // shipped example plugin (examples/objectstore/plugins/memory), built by
 // the test, runs under a go-plugin host too. The broker works both ways
-// here as well, also with go-plugin's UnixSocketConfig (socket group);
-// a request for broker multiplexing gets go-plugin's own
-// ErrGRPCBrokerMuxNotSupported, since plugkit does not multiplex.
+// here as well, also with go-plugin's UnixSocketConfig (socket group).
+//
+// Broker multiplexing works both ways: a go-plugin host with
+// GRPCBrokerMultiplex loads a plugkit plugin (which answers true in the
+// handshake's 7th field), and a plugkit host with
+// host.Config.MultiplexBroker loads a go-plugin plugin. Callbacks run both
+// ways over the plugin's one connection, and the tests check in /proc that
+// no process listens on a socket for them and no socket file is made,
+// against the same run without multiplexing.
 //
 // Reattach works both ways: go-plugin reattaches to a plugkit plugin, and
 // plugkit to a go-plugin plugin (go-plugin's Client.ReattachConfig omits

@@ -206,29 +206,6 @@ func TestGoPluginHostUnixSocketConfig(t *testing.T) {
 	killQuickly(t, c, nil)
 }
 
-// TestGoPluginHostMultiplexRequest: plugkit does not multiplex the broker
-// over the main connection; asked to by a go-plugin host
-// (GRPCBrokerMultiplex), a plugkit plugin answers "false" in the
-// handshake's 7th field, and the host reports go-plugin's own error.
-func TestGoPluginHostMultiplexRequest(t *testing.T) {
-	cmd := exec.Command(self(t))
-	cmd.Env = childEnv("pk-store")
-	c := goplugin.NewClient(&goplugin.ClientConfig{
-		HandshakeConfig:     pkHandshake,
-		Plugins:             goplugin.PluginSet{"objectstore": &objectStorePlugin{}},
-		Cmd:                 cmd,
-		AllowedProtocols:    []goplugin.Protocol{goplugin.ProtocolGRPC},
-		AutoMTLS:            true,
-		GRPCBrokerMultiplex: true,
-		StartTimeout:        20 * time.Second,
-		Logger:              hclog.NewNullLogger(),
-	})
-	defer c.Kill()
-	if _, err := c.Client(); !errors.Is(err, goplugin.ErrGRPCBrokerMuxNotSupported) {
-		t.Errorf("Client with GRPCBrokerMultiplex: %v, want ErrGRPCBrokerMuxNotSupported", err)
-	}
-}
-
 // putGet puts 1 MiB + 1 random bytes under key in 64 KiB chunks, checks
 // the size and SHA-256 the store reports, and reads them back with Get.
 func putGet(t *testing.T, store objectstorev1.ObjectStoreClient, key string) {

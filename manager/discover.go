@@ -411,6 +411,7 @@ func (m *Manager) buildRegistry() {
 		}
 	}
 	sort.Strings(m.problems)
+	m.addAttachedLocked()
 }
 
 // Binaries returns every executable found by the last Discover, in path

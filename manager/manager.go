@@ -26,6 +26,7 @@ type Manager struct {
 	binaries []*Binary
 	dropped  map[string]bool // cache entries this manager removed, kept out of the merge
 	registry map[regKey]*entry
+	attached map[regKey]*entry // Attach's names, kept across Discovers
 	problems []string
 	procs    map[string]*process // by binary path
 }

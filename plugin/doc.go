@@ -27,5 +27,8 @@
 // line and serves until the host asks it to stop, or dies. A host's death
 // shows on unix as this process being re-parented, on Windows as the
 // host's process handle, which the plugin opens at the start, being
-// signalled.
+// signalled. When the host asks for broker multiplexing
+// (PLUGIN_MULTIPLEX_GRPC=true), it takes the host's one connection, closes
+// its socket, and carries brokered connections over that connection
+// (broker.Mux).
 package plugin

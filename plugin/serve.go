@@ -159,7 +159,12 @@ func Run(ctx context.Context, cfg Config) error {
 	opts = append(opts, cfg.ServerOptions...)
 	srv := grpc.NewServer(opts...)
 
+	serveLn, mux := multiplex(ln, env)
+	if mux != nil {
+		defer mux.Close()
+	}
 	brk := broker.New(broker.Options{
+		Mux:           mux,
 		TLS:           tlsConfig,
 		Unix:          listen.UnixConfig{Dir: env.UnixSocketDir, Group: env.UnixSocketGroup},
 		ServerOptions: []grpc.ServerOption{grpc.MaxRecvMsgSize(maxMsg), grpc.MaxSendMsgSize(maxMsg)},
@@ -189,11 +194,12 @@ func Run(ctx context.Context, cfg Config) error {
 		Address:      ln.Addr().String(),
 		Protocol:     handshake.ProtocolGRPC,
 		ServerCert:   serverCert,
-		HasMultiplex: env.Multiplex, // plugkit does not multiplex: the field says false
+		Multiplex:    mux != nil,
+		HasMultiplex: env.Multiplex,
 	}
 
 	served := make(chan error, 1)
-	go func() { served <- srv.Serve(ln) }()
+	go func() { served <- srv.Serve(serveLn) }()
 
 	out := cfg.Handshake
 	if out == nil {
@@ -243,6 +249,10 @@ func Run(ctx context.Context, cfg Config) error {
 		srv.Stop()
 	case err := <-served:
 		endStreams()
+		if hungUp(err, mux) {
+			logger.Debug("plugin stopping: its host closed the multiplexed connection")
+			return nil
+		}
 		if err != nil {
 			return fmt.Errorf("plugin: serving: %w", err)
 		}

@@ -26,22 +26,63 @@ func (s Since) String() string {
 // at all (as opposed to a malformed one).
 var ErrNotSince = errors.New("not a Since line")
 
-// IsSinceLine reports whether a comment line is meant as a Since line:
-// after trimming, it starts with "since" in any case followed by a colon,
-// a space or the end of the line.
+// IsSinceLine reports whether a comment line is meant as a Since line, as
+// opposed to prose that happens to start with the word "since" ("since last
+// report time, or cumulative changes since a fixed start time."). After
+// trimming (and a leading "*" of a block comment), the line must start with
+// "since" in any case and either be just that word, or go on with a colon
+// ("Since:", "since :"), or have a version-like token such as 0.47, v1.2.3
+// or 5.4-rc1 among its next two words ("Since cosmos-sdk v0.44").
 func IsSinceLine(line string) bool {
+	return isSinceAttempt(line, "")
+}
+
+// isSinceAttempt is IsSinceLine that also takes a line whose word after
+// "since" is the project name pinned by --since-name.
+func isSinceAttempt(line, name string) bool {
 	line = strings.TrimSpace(strings.TrimLeft(strings.TrimSpace(line), "*"))
 	if len(line) < 5 || !strings.EqualFold(line[:5], "since") {
 		return false
 	}
-	if len(line) == 5 {
+	rest := line[5:]
+	if rest == "" {
 		return true
 	}
-	switch line[5] {
-	case ':', ' ', '\t':
+	if rest[0] != ':' && rest[0] != ' ' && rest[0] != '\t' {
+		return false // "Sincerely"
+	}
+	rest = strings.TrimSpace(rest)
+	if strings.HasPrefix(rest, ":") {
 		return true
+	}
+	words := strings.Fields(rest)
+	if len(words) > 2 {
+		words = words[:2]
+	}
+	for i, w := range words {
+		if i == 0 && name != "" && strings.EqualFold(strings.TrimRight(w, ",:;"), name) {
+			return true
+		}
+		if versionLike(w) {
+			return true
+		}
 	}
 	return false
+}
+
+// versionLike reports whether a word looks like a version: an optional
+// "v", then digits, a dot and more digits, whatever follows (0.47, v1.2.3,
+// 5.4-rc1, "0.46.3,").
+func versionLike(w string) bool {
+	w = strings.TrimPrefix(strings.TrimPrefix(w, "v"), "V")
+	i := 0
+	for i < len(w) && w[i] >= '0' && w[i] <= '9' {
+		i++
+	}
+	if i == 0 || i+1 >= len(w) || w[i] != '.' {
+		return false
+	}
+	return w[i+1] >= '0' && w[i+1] <= '9'
 }
 
 // ParseSince parses one comment line in the exact ADR-044 form
@@ -51,11 +92,13 @@ func IsSinceLine(line string) bool {
 // of a block comment) are ignored. Lines that are not Since lines at all
 // give ErrNotSince; other errors say what is wrong.
 func ParseSince(line string) (Since, error) {
-	return parseSince(line, false)
+	return parseSince(line, false, "")
 }
 
-func parseSince(line string, allowV bool) (Since, error) {
-	if !IsSinceLine(line) {
+// parseSince is ParseSince; allowV accepts a "v" before versions (as in
+// cosmos_proto options) and name is the project pinned by --since-name.
+func parseSince(line string, allowV bool, name string) (Since, error) {
+	if !isSinceAttempt(line, name) {
 		return Since{}, ErrNotSince
 	}
 	line = strings.TrimSpace(strings.TrimLeft(strings.TrimSpace(line), "*"))
@@ -177,7 +220,9 @@ type sinceInfo struct {
 	hasOption bool
 }
 
-func commentSinceLines(loc protoreflect.SourceLocation, detached bool) []string {
+// commentSinceLines returns the comment lines of loc that are meant as Since
+// lines (see IsSinceLine); name is the project pinned by --since-name.
+func commentSinceLines(loc protoreflect.SourceLocation, detached bool, name string) []string {
 	var out []string
 	texts := []string{loc.LeadingComments, loc.TrailingComments}
 	if detached {
@@ -185,7 +230,7 @@ func commentSinceLines(loc protoreflect.SourceLocation, detached bool) []string 
 	}
 	for _, text := range texts {
 		for _, line := range strings.Split(text, "\n") {
-			if IsSinceLine(line) {
+			if isSinceAttempt(line, name) {
 				out = append(out, strings.TrimSpace(line))
 			}
 		}
@@ -193,18 +238,18 @@ func commentSinceLines(loc protoreflect.SourceLocation, detached bool) []string 
 	return out
 }
 
-func getSince(d protoreflect.Descriptor) sinceInfo {
+func getSince(d protoreflect.Descriptor, name string) sinceInfo {
 	var si sinceInfo
 	if fd, ok := d.(protoreflect.FileDescriptor); ok {
 		// A file-level Since sits in the comments of the syntax or package
 		// statement.
 		for _, p := range [][]int32{{12}, {2}, {14}} {
 			if loc, ok := sourceLoc(fd, p); ok {
-				si.lines = append(si.lines, commentSinceLines(loc, true)...)
+				si.lines = append(si.lines, commentSinceLines(loc, true, name)...)
 			}
 		}
 	} else if loc, ok := sourceLoc(d, nil); ok {
-		si.lines = commentSinceLines(loc, false)
+		si.lines = commentSinceLines(loc, false, name)
 	}
 	si.option, si.hasOption = addedInOption(d)
 	return si
@@ -244,7 +289,7 @@ func (c *checker) sinceExample() string {
 func (c *checker) validateSince(d protoreflect.Descriptor, si sinceInfo, oldLines map[string]bool, p pos) bool {
 	valid := false
 	check := func(text string, allowV bool, what string) {
-		s, err := parseSince(text, allowV)
+		s, err := parseSince(text, allowV, c.opts.SinceName)
 		if err == nil && c.opts.SinceName != "" && s.Name != c.opts.SinceName {
 			err = fmt.Errorf("names project %q, expected %q", s.Name, c.opts.SinceName)
 		}
@@ -267,14 +312,20 @@ func (c *checker) validateSince(d protoreflect.Descriptor, si sinceInfo, oldLine
 	return valid
 }
 
-// checkADR044 runs the ADR044 category.
+// checkADR044 runs the ADR044 category. Files of a package that the old
+// image did not have need no Since lines (a new package is a new major
+// version, and the package change is a finding of its own); their Since
+// lines, if any, must still be well-formed.
 func (c *checker) checkADR044() {
 	for _, nf := range c.new.img.Files {
 		of := c.old.img.File(nf.Path)
-		covered := false
+		_, oldPkg := c.old.packages[string(nf.Desc.Package())]
+		covered := !oldPkg
 		if of == nil {
-			si := getSince(nf.Desc)
-			covered = c.validateSince(nf.Desc, si, nil, at(nf.Desc, []int32{2}, []int32{12}))
+			si := getSince(nf.Desc, c.opts.SinceName)
+			if c.validateSince(nf.Desc, si, nil, at(nf.Desc, []int32{2}, []int32{12})) {
+				covered = true
+			}
 		}
 		c.adrFile(nf.Desc, covered)
 	}
@@ -282,12 +333,12 @@ func (c *checker) checkADR044() {
 	c.checkDeprecatedAdded()
 }
 
-func oldSinceLines(d protoreflect.Descriptor) map[string]bool {
+func oldSinceLines(d protoreflect.Descriptor, name string) map[string]bool {
 	if d == nil {
 		return nil
 	}
 	m := map[string]bool{}
-	si := getSince(d)
+	si := getSince(d, name)
 	for _, l := range si.lines {
 		m[l] = true
 	}
@@ -301,9 +352,9 @@ func oldSinceLines(d protoreflect.Descriptor) map[string]bool {
 // when it was added. It returns whether the element's contents are covered
 // by a Since of their own.
 func (c *checker) requireSince(d, old protoreflect.Descriptor, covered bool) bool {
-	si := getSince(d)
+	si := getSince(d, c.opts.SinceName)
 	p := at(d)
-	valid := c.validateSince(d, si, oldSinceLines(old), p)
+	valid := c.validateSince(d, si, oldSinceLines(old, c.opts.SinceName), p)
 	if old != nil {
 		// The element existed: additions inside it need their own Since
 		// unless an enclosing addition covers them.

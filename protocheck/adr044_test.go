@@ -34,7 +34,9 @@ func TestParseSince(t *testing.T) {
 			t.Errorf("ParseSince(%q) = %v, want a malformed-line error", in, err)
 		}
 	}
-	for _, in := range []string{"Sincerely yours", "This field is new.", ""} {
+	for _, in := range []string{"Sincerely yours", "This field is new.", "",
+		"since last report time, or cumulative changes since a fixed start time.",
+		"Since the start of 2019 we count twice.", "since 2019", "since demo mode was removed"} {
 		if _, err := ParseSince(in); !errors.Is(err, ErrNotSince) {
 			t.Errorf("ParseSince(%q) = %v, want ErrNotSince", in, err)
 		}
@@ -80,8 +82,26 @@ var adrCases = []adrCase{
 		new: p3 + "message M {}\nmessage N { int32 x = 1; }\nenum E { E_UNSPECIFIED = 0; E_A = 1; }\nenum F { F_UNSPECIFIED = 0; }\nservice S { rpc R(M) returns (M); rpc Q(M) returns (M); }\nservice T {}\n",
 		// N, E_A, F, Q and T; N's field is covered by N's finding.
 		want: []string{"SINCE_COMMENT_MISSING", "SINCE_COMMENT_MISSING", "SINCE_COMMENT_MISSING", "SINCE_COMMENT_MISSING", "SINCE_COMMENT_MISSING"}},
-	{name: "missing/new file without file-level Since", old: "syntax = \"proto3\";\npackage z;\n",
+	{name: "missing/file of an existing package without file-level Since", old: p3,
 		new: p3 + "message M { int32 x = 1; }\n", want: []string{"SINCE_COMMENT_MISSING"}},
+	// A package the old input did not have is a new major version: its
+	// elements need no Since lines (issue 10, default mode point 4).
+	{name: "covered/new package", old: p3 + "message M {}\n",
+		new: "syntax = \"proto3\";\npackage a.v2;\nmessage M {}\nmessage N {\n  int32 x = 1;\n}\nenum E { E_UNSPECIFIED = 0; }\nservice S { rpc R(M) returns (N); }\n"},
+	{name: "malformed/new package still checks its Since lines", old: p3 + "message M {}\n",
+		new: "syntax = \"proto3\";\npackage a.v2;\n// since: demo v2.0\nmessage M {}\n", want: []string{"SINCE_COMMENT_MALFORMED"}},
+	// Prose that starts with "since" is not an attempt at the tag (issue
+	// 10, default mode point 2).
+	{name: "prose/since in a wrapped sentence", old: p3 + "message M {}\n",
+		new: p3 + "message M {}\n// Since: demo 1.1\nmessage Report {\n  // Counts are either deltas\n  // since last report time, or cumulative changes since a fixed start time.\n  int64 count = 1;\n}\n"},
+	{name: "prose/added field with prose only", old: p3 + "message M {}\n",
+		new: p3 + "message M {\n  // The window start; counted\n  // since the process started.\n  int64 start = 1;\n}\n", want: []string{"SINCE_COMMENT_MISSING"}},
+	{name: "malformed/since with a version but no colon", old: p3 + "message M {}\n",
+		new: p3 + "message M {}\n// since v1.1\nmessage N {}\n", want: []string{"SINCE_COMMENT_MALFORMED"}},
+	{name: "malformed/since with the pinned name but no version", old: p3 + "message M {}\n", sinceName: "demo",
+		new: p3 + "message M {}\n// Since demo\nmessage N {}\n", want: []string{"SINCE_COMMENT_MALFORMED"}},
+	{name: "prose/name not pinned", old: p3 + "message M {}\n",
+		new: p3 + "message M {}\n// Since: demo 1.1\n// since demo mode was removed, this is empty.\nmessage N {}\n"},
 	{name: "covered/new message covers its fields", old: p3 + "message M {}\n",
 		new: p3 + "message M {}\n// Since: demo 1.1\nmessage N {\n  int32 x = 1;\n  message O { int32 y = 1; }\n}\n"},
 	{name: "covered/new file", old: p3 + "message M {}\n",

@@ -18,6 +18,7 @@ import (
 	"github.com/bufbuild/protocompile"
 	"github.com/bufbuild/protocompile/reporter"
 	"google.golang.org/protobuf/reflect/protoreflect"
+	"google.golang.org/protobuf/reflect/protoregistry"
 )
 
 // LoadOptions configures Load. The zero value loads a directory or git input
@@ -43,6 +44,10 @@ type Image struct {
 	// Files are the input's own files (not their imports), sorted by Path.
 	Files []*File
 
+	// Buf is the input's buf.yaml or buf.work.yaml layout and breaking
+	// configuration, or nil when its root has neither.
+	Buf *BufConfig
+
 	byPath map[string]*File
 	// imports are the files the input's files import, directly or not,
 	// that are not part of the input (e.g. google/protobuf/timestamp.proto).
@@ -58,6 +63,9 @@ type File struct {
 	Source []byte
 	// Desc is the linked descriptor, with source code info.
 	Desc protoreflect.FileDescriptor
+	// Module is the directory of the file's module relative to the input
+	// root ("." without a buf configuration): the file is at Module/Path.
+	Module string
 }
 
 // File returns the file with the given path, or nil.
@@ -134,12 +142,180 @@ func parseGitInput(input string) (gitInput, bool, error) {
 //
 // Files that fail to compile give a *CompileError listing every problem
 // with its position.
+//
+// When the input's root holds a buf.work.yaml or a buf.yaml (v1beta1, v1
+// or v2), Load honours its layout as buf does: each module's files get
+// import paths relative to the module's root, excluded directories and
+// files outside every module are left out, and Image.Buf keeps the
+// breaking configuration for BreakingBuf.
 func Load(ctx context.Context, input string, opts LoadOptions) (*Image, error) {
-	sources, err := readInput(ctx, input, opts)
+	in, err := readPrepared(ctx, input, opts)
 	if err != nil {
 		return nil, err
 	}
-	return compileSources(ctx, input, displayRoot(input), sources, opts)
+	return in.compile(ctx, opts, nil)
+}
+
+// LoadPair loads an input and the input it is checked against, as Load
+// does for each, sharing work between them: both are read at the same
+// time, and each file of input that is byte for byte the file of against
+// at the same path, with all it imports equally unchanged, is not compiled
+// again but reuses against's compiled descriptor. A history of releases
+// changes a few files at a time, so most of input costs nothing. The
+// errors are those of input and of against.
+func LoadPair(ctx context.Context, input, against string, opts LoadOptions) (cur, old *Image, curErr, oldErr error) {
+	var oldIn *preparedInput
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		oldIn, oldErr = readPrepared(ctx, against, opts)
+		if oldErr == nil {
+			old, oldErr = oldIn.compile(ctx, opts, nil)
+		}
+	}()
+	curIn, curErr := readPrepared(ctx, input, opts)
+	<-done
+	if curErr == nil {
+		cur, curErr = curIn.compile(ctx, opts, old)
+	}
+	return cur, old, curErr, oldErr
+}
+
+// preparedInput is an input read from disk or git with its buf layout
+// applied: sources by import path, ready to compile.
+type preparedInput struct {
+	input   string
+	sources map[string][]byte
+	dirs    map[string]string // import path to module directory
+	cfg     *BufConfig
+}
+
+func readPrepared(ctx context.Context, input string, opts LoadOptions) (*preparedInput, error) {
+	files, err := readInput(ctx, input, opts)
+	if err != nil {
+		return nil, err
+	}
+	cfg, err := parseBufLayout(files)
+	if err != nil {
+		return nil, fmt.Errorf("input %q: %w", input, err)
+	}
+	in := &preparedInput{input: input, sources: files, cfg: cfg}
+	if cfg != nil {
+		if in.sources, in.dirs, err = applyLayout(cfg, files); err != nil {
+			return nil, fmt.Errorf("input %q: %w", input, err)
+		}
+	} else {
+		for p := range files {
+			if !strings.HasSuffix(p, ".proto") {
+				delete(files, p)
+			}
+		}
+	}
+	return in, nil
+}
+
+// compile compiles a prepared input, reusing unchanged files of reuse
+// (nil for none).
+func (in *preparedInput) compile(ctx context.Context, opts LoadOptions, reuse *Image) (*Image, error) {
+	img, err := compileSources(ctx, in.input, displayRoot(in.input), in.sources, opts, reuse)
+	if err != nil {
+		if ce, ok := err.(*CompileError); ok && in.cfg != nil {
+			// Problems are reported by import path; show them where the
+			// files are.
+			for i, e := range ce.Errors {
+				for rel, dir := range in.dirs {
+					if dir == "." {
+						continue
+					}
+					prefix := rel + ":"
+					if r := displayRoot(in.input); r != "" {
+						prefix = r + "/" + prefix
+					}
+					if strings.HasPrefix(e, prefix) {
+						ce.Errors[i] = strings.Replace(e, rel+":", dir+"/"+rel+":", 1)
+						break
+					}
+				}
+			}
+		}
+		return nil, err
+	}
+	img.Buf = in.cfg
+	for _, f := range img.Files {
+		f.Module = "."
+		if d, ok := in.dirs[f.Path]; ok {
+			f.Module = d
+		}
+	}
+	return img, nil
+}
+
+// standardImport reports whether an import resolves to one of the
+// standard google/protobuf files linked into the program (the same
+// descriptor in every compilation), not to a file of an -I directory.
+func standardImport(p string, importPaths []string) bool {
+	if _, err := protoregistry.GlobalFiles.FindFileByPath(p); err != nil {
+		return false
+	}
+	for _, dir := range importPaths {
+		if _, err := os.Lstat(filepath.Join(dir, filepath.FromSlash(p))); err == nil {
+			return false
+		}
+	}
+	return true
+}
+
+// reusable returns the files of sources that need no compiling because
+// reuse holds the same file, byte for byte, whose imports are all equally
+// unchanged or come from outside both inputs.
+func reusable(sources map[string][]byte, reuse *Image, importPaths []string) map[string]protoreflect.FileDescriptor {
+	out := map[string]protoreflect.FileDescriptor{}
+	if reuse == nil {
+		return out
+	}
+	state := map[string]int8{} // 1 reusable, -1 not, 2 in progress
+	var check func(p string) bool
+	check = func(p string) bool {
+		switch state[p] {
+		case 1:
+			return true
+		case -1, 2:
+			return false
+		}
+		state[p] = 2
+		ok := false
+		if of := reuse.byPath[p]; of != nil && bytes.Equal(of.Source, sources[p]) {
+			ok = true
+			imps := of.Desc.Imports()
+			for i := 0; i < imps.Len() && ok; i++ {
+				ip := imps.Get(i).Path()
+				_, ownNew := sources[ip]
+				_, ownOld := reuse.byPath[ip]
+				switch {
+				case ownNew:
+					ok = check(ip)
+				case ownOld:
+					ok = false // an own file of against, resolved elsewhere now
+				default:
+					// Outside both inputs: only a standard import is the
+					// same descriptor in both compilations; a file from
+					// an -I directory is compiled anew each time.
+					ok = standardImport(ip, importPaths)
+				}
+			}
+		}
+		if ok {
+			state[p] = 1
+			out[p] = reuse.byPath[p].Desc
+		} else {
+			state[p] = -1
+		}
+		return ok
+	}
+	for p := range sources {
+		check(p)
+	}
+	return out
 }
 
 // displayRoot is the prefix shown before file paths of input.
@@ -154,12 +330,32 @@ func displayRoot(input string) string {
 	return root
 }
 
-// DisplayPath joins the image's Root and a file path.
+// DisplayPath turns a file path of the image (an import path) into the
+// path to show to people: the image's Root and the file's module directory
+// joined before it.
 func (img *Image) DisplayPath(p string) string {
-	if img == nil || img.Root == "" || p == "" {
+	if img == nil || p == "" {
+		return p
+	}
+	if f := img.byPath[p]; f != nil && f.Module != "" && f.Module != "." {
+		p = f.Module + "/" + p
+	}
+	if img.Root == "" {
 		return p
 	}
 	return img.Root + "/" + p
+}
+
+// ModulePaths reports whether some file of the image lives in a module
+// below the input root, so that its import path differs from its path in
+// the input.
+func (img *Image) ModulePaths() bool {
+	for _, f := range img.Files {
+		if f.Module != "" && f.Module != "." {
+			return true
+		}
+	}
+	return false
 }
 
 func readInput(ctx context.Context, input string, opts LoadOptions) (map[string][]byte, error) {
@@ -203,7 +399,7 @@ func readDir(input, dir string) (map[string][]byte, error) {
 			}
 			return nil
 		}
-		if !strings.HasSuffix(d.Name(), ".proto") {
+		if !strings.HasSuffix(d.Name(), ".proto") && !isConfigFile(d.Name()) {
 			return nil
 		}
 		rel, err := filepath.Rel(dir, p)
@@ -220,10 +416,20 @@ func readDir(input, dir string) (map[string][]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("input %q: %w", input, err)
 	}
-	if len(sources) == 0 {
+	if !hasProto(sources) {
 		return nil, fmt.Errorf("input %q: no .proto files found", input)
 	}
 	return sources, nil
+}
+
+// hasProto reports whether files holds a .proto file.
+func hasProto(files map[string][]byte) bool {
+	for p := range files {
+		if strings.HasSuffix(p, ".proto") {
+			return true
+		}
+	}
+	return false
 }
 
 // MaxFileSize is the largest .proto file plugkit proto reads (16 MiB); a
@@ -366,7 +572,7 @@ func readGit(ctx context.Context, input string, g gitInput, baseDir string) (map
 		if err != nil {
 			return nil, fmt.Errorf("git input %q: reading archive: %w", input, err)
 		}
-		if hdr.Typeflag != tar.TypeReg || !strings.HasSuffix(hdr.Name, ".proto") || !strings.HasPrefix(hdr.Name, prefix) {
+		if hdr.Typeflag != tar.TypeReg || !(strings.HasSuffix(hdr.Name, ".proto") || isConfigFile(hdr.Name)) || !strings.HasPrefix(hdr.Name, prefix) {
 			continue
 		}
 		data, err := io.ReadAll(tr)
@@ -375,7 +581,7 @@ func readGit(ctx context.Context, input string, g gitInput, baseDir string) (map
 		}
 		sources[strings.TrimPrefix(hdr.Name, prefix)] = data
 	}
-	if len(sources) == 0 {
+	if !hasProto(sources) {
 		return nil, fmt.Errorf("git input %q: no .proto files at %s (check subdir=)", input, commit)
 	}
 	return sources, nil
@@ -389,13 +595,17 @@ func trimStderr(s string) string {
 	return ": " + s
 }
 
-func compileSources(ctx context.Context, input, root string, sources map[string][]byte, opts LoadOptions) (*Image, error) {
+func compileSources(ctx context.Context, input, root string, sources map[string][]byte, opts LoadOptions, reuse *Image) (*Image, error) {
 	names := make([]string, 0, len(sources))
 	for name := range sources {
 		names = append(names, name)
 	}
 	sort.Strings(names)
+	done := reusable(sources, reuse, opts.ImportPaths)
 	local := protocompile.ResolverFunc(func(p string) (protocompile.SearchResult, error) {
+		if d, ok := done[p]; ok {
+			return protocompile.SearchResult{Desc: d}, nil
+		}
 		if data, ok := sources[p]; ok {
 			return protocompile.SearchResult{Source: bytes.NewReader(data)}, nil
 		}
@@ -472,5 +682,5 @@ func NewImage(ctx context.Context, name string, sources map[string][]byte, opts 
 	for k, v := range sources {
 		cp[k] = v
 	}
-	return compileSources(ctx, name, "", cp, opts)
+	return compileSources(ctx, name, "", cp, opts, nil)
 }

@@ -156,8 +156,14 @@ func demo(ctx context.Context, out, stderr io.Writer, verbose bool) error {
 	fmt.Fprintf(out, "    %d launches, %v\n", m2.Launches(), time.Since(start).Round(100*time.Microsecond))
 	m2.Close()
 
+	if err := m.Close(); err != nil {
+		return err
+	}
+	if err := demoMatrix(ctx, out, step, pluginDir); err != nil {
+		return err
+	}
 	step("closing: every plugin process is stopped and reaped; %s removed", work)
-	return m.Close()
+	return nil
 }
 
 // roundTrip stores, reads back, stats and copies real data through a store.

@@ -97,6 +97,11 @@ func TestDemo(t *testing.T) {
 		"serving major 2.1 (adapted: false)", "serving major 1.0 (adapted: true)", "identical",
 		"Plugin version v2.4.0 is the latest compatible version", `version = "~> 2.4.0"`,
 		"Init replayed transparently", "0 launches", "stopped and reaped",
+		"example.com/memory  1.3.0    memory  v2          adapter       13      0",
+		"example.com/memory  1.3.0    memory  v1          direct        8       0",
+		"example.com/fs      2.1.0    fs      v2          direct        13      0",
+		"example.com/future  3.0.0    future  v2          incompatible  0       0",
+		"6 cells in",
 	} {
 		if !strings.Contains(stdout.String(), want) {
 			t.Errorf("demo output lacks %q:\n%s", want, stdout.String())

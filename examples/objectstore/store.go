@@ -16,9 +16,9 @@ import (
 	"github.com/plugkit/plugkit/manager"
 )
 
-// Store is the host's view of an object store: the latest major, v2, as a
-// Go interface. Plugins that speak only v1 are adapted to it.
-type Store interface {
+// StoreV1 is the host's view of an objectstore v1 store: what a host of
+// major 1 uses, and the part of Store that v1 already had.
+type StoreV1 interface {
 	// Init configures the store; the configuration is replayed whenever
 	// the plugin process is restarted.
 	Init(ctx context.Context, config map[string]string) error
@@ -27,6 +27,14 @@ type Store interface {
 	List(ctx context.Context, prefix string) ([]string, error)
 	Delete(ctx context.Context, key string) error
 	Exists(ctx context.Context, key string) (bool, error)
+	// Info says what the store is connected to.
+	Info() manager.Info
+}
+
+// Store is the host's view of an object store: the latest major, v2, as a
+// Go interface. Plugins that speak only v1 are adapted to it.
+type Store interface {
+	StoreV1
 	// Stat describes an object (v2).
 	Stat(ctx context.Context, key string) (ObjectInfo, error)
 	// Copy copies an object (v2).
@@ -34,8 +42,6 @@ type Store interface {
 	// Presign returns a URL for an object; it needs the "presign"
 	// capability (v2.1) and fails with ErrNoCapability otherwise.
 	Presign(ctx context.Context, key string) (string, error)
-	// Info says what the store is connected to.
-	Info() manager.Info
 }
 
 // ObjectInfo describes a stored object.
@@ -52,14 +58,21 @@ var ErrNoCapability = errors.New("the plugin does not have this capability")
 // Open returns the object store named name (such as "example.com/fs"),
 // speaking v2, or v1 through the adapter.
 func Open(ctx context.Context, m *manager.Manager, name string) (Store, error) {
-	return manager.Dispense(ctx, m, Kind, name, manager.Majors[Store]{
+	return manager.Dispense(ctx, m, Kind, name, V2Majors())
+}
+
+// V2Majors is what a host of major 2 dispenses with: v2, or v1 through
+// the adapter. Open uses it; so does the v2 host of the conformance
+// matrix.
+func V2Majors() manager.Majors[Store] {
+	return manager.Majors[Store]{
 		2: func(conn *manager.Conn, info manager.Info) (Store, error) {
 			return newRemote(conn, info, v2Calls{objectstorev2.NewObjectStoreClient(conn)}), nil
 		},
 		1: func(conn *manager.Conn, info manager.Info) (Store, error) {
 			return newRemote(conn, info, adaptV1(objectstorev1.NewObjectStoreClient(conn))), nil
 		},
-	})
+	}
 }
 
 // calls is what remote needs from a major version.

@@ -90,7 +90,7 @@ func write(raw []byte, m machine, streamMiB int, md, jsonOut string) {
 	if err := os.WriteFile(jsonOut, append(data, '\n'), 0o644); err != nil {
 		fail(err)
 	}
-	if err := os.WriteFile(md, []byte(markdown(m, figs, streamMiB)), 0o644); err != nil {
+	if err := os.WriteFile(md, []byte(withKept(markdown(m, figs, streamMiB), md)), 0o644); err != nil {
 		fail(err)
 	}
 	fmt.Fprintf(os.Stderr, "wrote %s and %s\n", md, jsonOut)

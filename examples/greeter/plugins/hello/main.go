@@ -21,11 +21,17 @@ func (hello) Greet(_ context.Context, req *greeterv1.GreetRequest) (*greeterv1.G
 	return &greeterv1.GreetResponse{Message: "Hello, " + req.GetName() + "!"}, nil
 }
 
-func main() {
-	cat, err := catalog.New("1.0.0",
+// newCatalog declares what this plugin serves: main serves it as a
+// binary, and the tests serve it inside the test process (plugintest).
+func newCatalog() (*catalog.Catalog, error) {
+	return catalog.New("1.0.0",
 		catalog.Implement[greeterv1.GreeterServer](greeter.Kind, 1, 0, "example.com/hello",
 			&greeterv1.Greeter_ServiceDesc, hello{}),
 	)
+}
+
+func main() {
+	cat, err := newCatalog()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)

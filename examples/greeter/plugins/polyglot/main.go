@@ -57,13 +57,19 @@ func (v1) Greet(_ context.Context, req *greeterv1.GreetRequest) (*greeterv1.Gree
 	return &greeterv1.GreetResponse{Message: msg}, err
 }
 
-func main() {
-	cat, err := catalog.New("2.1.0",
+// newCatalog declares what this plugin serves: main serves it as a
+// binary, and the tests serve it inside the test process (plugintest).
+func newCatalog() (*catalog.Catalog, error) {
+	return catalog.New("2.1.0",
 		catalog.Implement[greeterv2.GreeterServer](greeter.Kind, 2, 1, "example.com/polyglot",
 			&greeterv2.Greeter_ServiceDesc, v2{}, greeter.CapFarewell),
 		catalog.Implement[greeterv1.GreeterServer](greeter.Kind, 1, 0, "example.com/polyglot",
 			&greeterv1.Greeter_ServiceDesc, v1{}),
 	)
+}
+
+func main() {
+	cat, err := newCatalog()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)

@@ -13,11 +13,17 @@ import (
 // version is this plugin's release.
 const version = "1.3.0"
 
-func main() {
-	cat, err := catalog.New(version,
+// newCatalog declares what this plugin serves: main serves it as a
+// binary, and the tests serve it inside the test process (plugintest).
+func newCatalog() (*catalog.Catalog, error) {
+	return catalog.New(version,
 		catalog.Implement[objectstorev1.ObjectStoreServer](objectstore.Kind, 1, 0, "example.com/memory",
 			&objectstorev1.ObjectStore_ServiceDesc, backend.V1{B: backend.NewMemory()}),
 	)
+}
+
+func main() {
+	cat, err := newCatalog()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)

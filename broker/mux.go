@@ -1,0 +1,361 @@
+package broker
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"sync"
+	"time"
+
+	"github.com/hashicorp/yamux"
+)
+
+// ErrMuxEnded is returned by a multiplexed listener's Accept once the
+// session under it has ended: the peer hung up or Mux.Close was called.
+var ErrMuxEnded = errors.New("broker: the multiplexed connection has ended (the peer hung up)")
+
+// DefaultMuxAcceptTimeout bounds how long a plugin's Mux waits for its host
+// to connect, once the handshake is out.
+const DefaultMuxAcceptTimeout = 30 * time.Second
+
+// knockWait bounds how long a knock for a service this side does not serve
+// yet waits for Serve or Accept before it is refused. It is well inside
+// go-plugin's 5 s wait for the answer, so a refusal always arrives in time.
+const knockWait = 2 * time.Second
+
+// Mux is one end of a plugin connection that carries the main gRPC
+// connection and every brokered one over a single socket, as go-plugin
+// does when its host sets GRPCBrokerMultiplex (PLUGIN_MULTIPLEX_GRPC=true).
+//
+// The socket carries a yamux session: the host is its client, the plugin
+// its server. Each gRPC connection is one yamux stream, with TLS (AutoMTLS
+// or a team's own) on top of the stream as usual. A stream the host opens
+// without knocking first is the host's main connection. A brokered
+// connection is announced by a knock on the broker stream: the dialing
+// side sends {service_id, knock}, the accepting side answers
+// {service_id, knock, ack} once a listener for that ID exists, and the
+// dialer opens the next stream, which the accepting side hands to that
+// listener. Each side dials one brokered connection at a time, so streams
+// and knocks pair up in order.
+//
+// A Mux is given to a Broker in Options.Mux; plugin.Run and host.Start do
+// both when multiplexing is asked for.
+type Mux struct {
+	ready   chan struct{} // closed once sess or err is set
+	sess    *yamux.Session
+	err     error
+	closed  chan struct{}
+	once    sync.Once
+	rawLn   net.Listener // plugin side: the socket listener, closed after the first connection
+	mainLn  *muxListener // plugin side: unknocked streams; nil on the host side
+	mu      sync.Mutex
+	expect  []uint32 // IDs knocked and acknowledged, oldest first
+	byID    map[uint32]*muxListener
+	waiters map[uint32][]chan struct{} // knocks waiting for a listener
+}
+
+func newMux() *Mux {
+	return &Mux{
+		ready:   make(chan struct{}),
+		closed:  make(chan struct{}),
+		byID:    make(map[uint32]*muxListener),
+		waiters: make(map[uint32][]chan struct{}),
+	}
+}
+
+func muxConfig() *yamux.Config {
+	cfg := yamux.DefaultConfig()
+	cfg.LogOutput = io.Discard
+	return cfg
+}
+
+// ListenMux is the plugin's side: it takes the first connection on ln (the
+// host's), makes it a yamux session, and routes the host's streams. ln
+// takes no further connections: it is closed once the host is connected,
+// which removes a unix socket's file. The
+// plugin's gRPC server serves on Main. If the host does not connect within
+// DefaultMuxAcceptTimeout, Main's Accept fails.
+func ListenMux(ln net.Listener) *Mux {
+	m := newMux()
+	m.rawLn = ln
+	m.mainLn = m.newListener(0, ln.Addr())
+	go m.acceptHost(ln)
+	return m
+}
+
+func (m *Mux) acceptHost(ln net.Listener) {
+	type result struct {
+		conn net.Conn
+		err  error
+	}
+	first := make(chan result, 1)
+	go func() {
+		conn, err := ln.Accept()
+		first <- result{conn, err}
+	}()
+	var r result
+	t := time.NewTimer(DefaultMuxAcceptTimeout)
+	defer t.Stop()
+	select {
+	case r = <-first:
+	case <-t.C:
+		r.err = fmt.Errorf("broker: the host did not connect within %v of the handshake", DefaultMuxAcceptTimeout)
+	case <-m.closed:
+		r.err = ErrMuxEnded
+	}
+	// The socket has served its purpose: nobody else may connect, and
+	// closing it removes its file.
+	ln.Close()
+	if r.err != nil {
+		if r.conn != nil {
+			r.conn.Close()
+		}
+		m.start(nil, r.err)
+		return
+	}
+	sess, err := yamux.Server(r.conn, muxConfig())
+	if err != nil {
+		r.conn.Close()
+	}
+	m.start(sess, err)
+}
+
+// DialMux is the host's side: conn is its one connection to the plugin's
+// socket. Open makes the main gRPC connection's streams.
+func DialMux(conn net.Conn) (*Mux, error) {
+	if tc, ok := conn.(*net.TCPConn); ok {
+		tc.SetKeepAlive(true)
+	}
+	sess, err := yamux.Client(conn, muxConfig())
+	if err != nil {
+		return nil, fmt.Errorf("broker: starting the multiplexed session: %w", err)
+	}
+	m := newMux()
+	m.start(sess, nil)
+	return m, nil
+}
+
+func (m *Mux) start(sess *yamux.Session, err error) {
+	m.sess, m.err = sess, err
+	close(m.ready)
+	if err != nil {
+		m.Close()
+		return
+	}
+	go m.route()
+}
+
+// session waits for the session to be established.
+func (m *Mux) session() (*yamux.Session, error) {
+	select {
+	case <-m.ready:
+	case <-m.closed:
+		return nil, ErrMuxEnded
+	}
+	if m.err != nil {
+		return nil, m.err
+	}
+	return m.sess, nil
+}
+
+// route hands each stream the peer opens to the listener it was knocked
+// for, or to the main listener.
+func (m *Mux) route() {
+	for {
+		conn, err := m.sess.Accept()
+		if err != nil {
+			m.Close()
+			return
+		}
+		m.mu.Lock()
+		var ln *muxListener
+		if len(m.expect) > 0 {
+			id := m.expect[0]
+			m.expect = m.expect[1:]
+			ln = m.byID[id]
+		} else {
+			ln = m.mainLn
+		}
+		m.mu.Unlock()
+		if ln == nil || !ln.deliver(conn) {
+			conn.Close() // knocked for a listener closed since, or the host has no main listener
+		}
+	}
+}
+
+// Open opens a new stream to the peer. The host's gRPC dialer uses it for
+// the main connection; Broker.Dial knocks before it opens one.
+func (m *Mux) Open() (net.Conn, error) {
+	sess, err := m.session()
+	if err != nil {
+		return nil, err
+	}
+	conn, err := sess.Open()
+	if err != nil {
+		return nil, fmt.Errorf("broker: opening a multiplexed stream: %w", err)
+	}
+	return conn, nil
+}
+
+// Main is the listener of the plugin's main gRPC server: it accepts the
+// streams the host opens without a knock. It is nil on the host's side.
+// Closing it does not end the session (a graceful stop keeps answering
+// calls in flight); Close does.
+func (m *Mux) Main() net.Listener {
+	if m.mainLn == nil {
+		return nil
+	}
+	return m.mainLn
+}
+
+// Close ends the session and every stream in it. It is safe to call more
+// than once.
+func (m *Mux) Close() error {
+	m.once.Do(func() {
+		close(m.closed)
+		if m.rawLn != nil {
+			m.rawLn.Close()
+		}
+		select {
+		case <-m.ready:
+			if m.sess != nil {
+				m.sess.Close()
+			}
+		default:
+		}
+	})
+	return nil
+}
+
+// Done is closed when the session has ended.
+func (m *Mux) Done() <-chan struct{} { return m.closed }
+
+// listen registers the listener of brokered service id.
+func (m *Mux) listen(id uint32) (net.Listener, error) {
+	if _, err := m.session(); err != nil {
+		return nil, err
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if _, ok := m.byID[id]; ok {
+		return nil, fmt.Errorf("broker: service %d is already served on this connection; take a new ID from NextID", id)
+	}
+	ln := m.newListener(id, m.sess.Addr())
+	m.byID[id] = ln
+	for _, w := range m.waiters[id] {
+		close(w)
+	}
+	delete(m.waiters, id)
+	return ln, nil
+}
+
+// admit waits up to knockWait for a listener of id, for a knock of the
+// peer. It returns the refusal to send back, or "".
+func (m *Mux) admit(id uint32, done <-chan struct{}) string {
+	m.mu.Lock()
+	if _, ok := m.byID[id]; !ok {
+		w := make(chan struct{})
+		m.waiters[id] = append(m.waiters[id], w)
+		m.mu.Unlock()
+		t := time.NewTimer(knockWait)
+		defer t.Stop()
+		select {
+		case <-w:
+		case <-t.C:
+		case <-done:
+		case <-m.closed:
+		}
+		m.mu.Lock()
+		if _, ok := m.byID[id]; !ok {
+			m.mu.Unlock()
+			return fmt.Sprintf("no service %d is served on this side of the connection (the serving side must call Serve or Accept before the ID is dialed)", id)
+		}
+	}
+	m.mu.Unlock()
+	return ""
+}
+
+// expectNext queues id: the next stream the peer opens that is not yet
+// spoken for goes to id's listener.
+func (m *Mux) expectNext(id uint32) {
+	m.mu.Lock()
+	m.expect = append(m.expect, id)
+	m.mu.Unlock()
+}
+
+func (m *Mux) forget(ln *muxListener) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.byID[ln.id] == ln {
+		delete(m.byID, ln.id)
+	}
+}
+
+func (m *Mux) newListener(id uint32, addr net.Addr) *muxListener {
+	return &muxListener{mux: m, id: id, addr: addr, conns: make(chan net.Conn), closed: make(chan struct{})}
+}
+
+// muxListener accepts the streams routed to one gRPC server.
+type muxListener struct {
+	mux    *Mux
+	id     uint32 // 0 for the main listener
+	addr   net.Addr
+	conns  chan net.Conn
+	closed chan struct{}
+	once   sync.Once
+}
+
+func (l *muxListener) deliver(c net.Conn) bool {
+	select {
+	case l.conns <- c:
+		return true
+	case <-l.closed:
+		return false
+	case <-l.mux.closed:
+		return false
+	}
+}
+
+// Accept returns the next stream routed here.
+func (l *muxListener) Accept() (net.Conn, error) {
+	select {
+	case c := <-l.conns:
+		return c, nil
+	case <-l.closed:
+		return nil, net.ErrClosed
+	case <-l.mux.closed:
+		select {
+		case <-l.mux.ready: // m.err is set before ready is closed
+			if l.mux.err != nil && l.id == 0 {
+				return nil, l.mux.err
+			}
+		default:
+		}
+		return nil, ErrMuxEnded
+	}
+}
+
+// Close stops Accept; the session and streams already accepted go on.
+func (l *muxListener) Close() error {
+	l.once.Do(func() {
+		close(l.closed)
+		if l.id != 0 {
+			l.mux.forget(l)
+		}
+	})
+	return nil
+}
+
+// Addr is the address of the socket under the session.
+func (l *muxListener) Addr() net.Addr {
+	if l.addr == nil {
+		return muxAddr{}
+	}
+	return l.addr
+}
+
+type muxAddr struct{}
+
+func (muxAddr) Network() string { return "yamux" }
+func (muxAddr) String() string  { return "multiplexed" }

@@ -1,0 +1,157 @@
+package broker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"strconv"
+	"sync/atomic"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials"
+	"google.golang.org/grpc/credentials/insecure"
+
+	"github.com/plugkit/plugkit/internal/goplugin/pluginpb"
+)
+
+// knockWaiter is this side's knock waiting for its answer.
+type knockWaiter struct {
+	id uint32
+	ch chan knockResult // buffered: the answer never waits
+}
+
+type knockResult struct {
+	conn net.Conn
+	err  error
+}
+
+// knocked handles a knock message from the peer: a request to dial one of
+// this side's services over the multiplexed connection, or the answer to
+// one of this side's own knocks.
+//
+// Streams and knocks pair up by order, so both ends keep it: this side
+// queues a consented ID and sends the consent in one step (ackMu), and
+// opens the stream for a consent as soon as it arrives, in the order
+// consents arrive, even when the knock behind it was abandoned (the stream
+// is then closed at once).
+func (b *Broker) knocked(id uint32, k *pluginpb.ConnInfo_Knock) {
+	if k.GetAck() {
+		b.answered(id, k.GetError())
+		return
+	}
+	if !k.GetKnock() {
+		return
+	}
+	go func() {
+		refusal := "this side does not multiplex broker connections: the host must not ask for multiplexing (go-plugin: GRPCBrokerMultiplex false)"
+		if b.opts.Mux != nil {
+			refusal = b.opts.Mux.admit(id, b.done)
+		}
+		b.ackMu.Lock()
+		defer b.ackMu.Unlock()
+		if refusal == "" {
+			b.opts.Mux.expectNext(id)
+		}
+		err := b.send(context.Background(), &pluginpb.ConnInfo{ServiceId: id, Knock: &pluginpb.ConnInfo_Knock{Knock: true, Ack: true, Error: refusal}})
+		if err != nil {
+			b.logger().Warn("broker: answering the peer's knock", "service", id, "error", err)
+		}
+	}()
+}
+
+// answered handles the peer's answer to a knock for id: it opens the
+// stream the peer now expects and hands it to the waiting knock.
+func (b *Broker) answered(id uint32, refusal string) {
+	var r knockResult
+	switch {
+	case refusal != "":
+		r.err = fmt.Errorf("broker: the peer refused a connection to service %d: %s", id, refusal)
+	case b.opts.Mux == nil:
+		r.err = errors.New("broker: the peer answered a knock, but this side does not multiplex")
+	default:
+		r.conn, r.err = b.opts.Mux.Open()
+	}
+	b.mu.Lock()
+	w := b.waiter
+	if w != nil && w.id == id {
+		b.waiter = nil
+		w.ch <- r
+		b.mu.Unlock()
+		return
+	}
+	b.mu.Unlock()
+	if r.conn != nil {
+		r.conn.Close() // the answer to an abandoned knock
+	}
+}
+
+// knockOpen asks the peer to accept the next stream for service id and
+// returns that stream once the peer consents.
+func (b *Broker) knockOpen(ctx context.Context, id uint32) (net.Conn, error) {
+	b.dialMu.Lock()
+	defer b.dialMu.Unlock()
+	w := &knockWaiter{id: id, ch: make(chan knockResult, 1)}
+	b.mu.Lock()
+	b.waiter = w
+	b.mu.Unlock()
+	abandon := func() {
+		b.mu.Lock()
+		if b.waiter == w {
+			b.waiter = nil
+		}
+		b.mu.Unlock()
+		select {
+		case r := <-w.ch:
+			if r.conn != nil {
+				r.conn.Close()
+			}
+		default:
+		}
+	}
+	if err := b.send(ctx, &pluginpb.ConnInfo{ServiceId: id, Knock: &pluginpb.ConnInfo_Knock{Knock: true}}); err != nil {
+		abandon()
+		return nil, err
+	}
+	select {
+	case r := <-w.ch:
+		return r.conn, r.err
+	case <-b.done:
+		abandon()
+		return nil, ErrClosed
+	case <-ctx.Done():
+		abandon()
+		return nil, fmt.Errorf("broker: the peer did not answer the knock for service %d in time: %w", id, ctx.Err())
+	}
+}
+
+// dialMux connects to service id over the multiplexed connection. The
+// first stream is opened now, so that a refusal is Dial's error; gRPC's
+// reconnections knock again.
+func (b *Broker) dialMux(ctx context.Context, id uint32) (*grpc.ClientConn, error) {
+	first, err := b.knockOpen(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	var used atomic.Bool
+	creds := insecure.NewCredentials()
+	if b.opts.TLS != nil {
+		creds = credentials.NewTLS(b.opts.TLS)
+	}
+	opts := append([]grpc.DialOption{
+		grpc.WithTransportCredentials(creds),
+		grpc.WithContextDialer(func(ctx context.Context, _ string) (net.Conn, error) {
+			if !used.Swap(true) {
+				return first, nil
+			}
+			return b.knockOpen(ctx, id)
+		}),
+	}, b.opts.DialOptions...)
+	conn, err := grpc.NewClient("passthrough:///broker-"+strconv.FormatUint(uint64(id), 10), opts...)
+	if err != nil {
+		first.Close()
+		return nil, fmt.Errorf("broker: dialing service %d: %w", id, err)
+	}
+	conn.Connect()
+	return conn, nil
+}

@@ -1,0 +1,300 @@
+package conformance
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/plugkit/plugkit/catalog"
+	"github.com/plugkit/plugkit/compat"
+	catalogv1 "github.com/plugkit/plugkit/gen/plugkit/catalog/v1"
+	"github.com/plugkit/plugkit/handshake"
+	"github.com/plugkit/plugkit/host"
+	"github.com/plugkit/plugkit/manager"
+)
+
+// Modes of a Cell.
+const (
+	// ModeDirect: the host major's own client serves the plugin, and the
+	// suite passed.
+	ModeDirect = "direct"
+	// ModeAdapter: the plugin speaks an older major, the host's adapter
+	// presents it as the host major, and the suite passed through it.
+	ModeAdapter = "adapter"
+	// ModeIncompatible: the plugin speaks no major this host can use;
+	// Advice says which release to pick. Information, not a failure.
+	ModeIncompatible = "incompatible"
+	// ModeFailing: the plugin could be used (or should have been) but
+	// failed cases, listed in Failures.
+	ModeFailing = "failing"
+)
+
+// Cell is one plugin release against one host major.
+type Cell struct {
+	// Plugin is the implementation's name (example.com/fs); for a binary
+	// that could not be described, its file name.
+	Plugin string `json:"plugin"`
+	// Version is the plugin release (from Describe).
+	Version string `json:"version"`
+	// Binary is the file the cell ran.
+	Binary    string    `json:"binary"`
+	HostMajor int       `json:"host_major"`
+	Mode      string    `json:"mode"`
+	Passed    int       `json:"passed"`
+	Failed    int       `json:"failed"`
+	Failures  []Failure `json:"failures"`
+	// Advice is the release resolver's advice for an incompatible cell.
+	Advice string `json:"advice"`
+	// Via says, for a failing cell, the path it failed on: direct or
+	// adapter (empty when it failed before that: start, dispense).
+	Via string `json:"via,omitempty"`
+}
+
+// Host is one major of a kind's host: how it dispenses a client and
+// which suite that client must pass. Build it with HostMajor.
+type Host struct {
+	Major int
+	kind  string
+	run   func(ctx context.Context, m *manager.Manager, name string) (Report, error)
+	// majors the host major dispenses, highest first
+	majors []int
+}
+
+// HostMajor describes the host of major: majors is what it passes to
+// manager.Dispense (its own major and its adapters, as its Open function
+// does), suite what its clients must pass.
+func HostMajor[T any](suite Suite[T], majors manager.Majors[T]) Host {
+	h := Host{Major: suite.Major, kind: suite.Kind}
+	for v := range majors {
+		h.majors = append(h.majors, v)
+	}
+	sort.Sort(sort.Reverse(sort.IntSlice(h.majors)))
+	h.run = func(ctx context.Context, m *manager.Manager, name string) (Report, error) {
+		client, err := manager.Dispense(ctx, m, suite.Kind, name, majors)
+		if err != nil {
+			return Report{}, err
+		}
+		return suite.Run(ctx, client), nil
+	}
+	return h
+}
+
+// Matrix runs a kind's suites over plugin binaries.
+type Matrix struct {
+	// Kind is the plugin kind; binaries without an implementation of it
+	// are left out.
+	Kind string
+	// Cookie is the plugins' magic cookie.
+	Cookie handshake.Cookie
+	// Hosts are the host majors to test, one HostMajor each.
+	Hosts []Host
+	// Releases, when set, gives incompatible cells the release to pick.
+	Releases *compat.Index
+	// Parallelism bounds how many binaries run at once; 0 means the number
+	// of CPUs. Each binary is one process, reused across the host majors.
+	Parallelism int
+	// Timeout bounds one binary's start and all its cells; 0 means 2
+	// minutes.
+	Timeout time.Duration
+	// Logger receives the plugins' logs; nil discards them.
+	Logger *slog.Logger
+}
+
+// Run tests every executable file in dir against every host major. It
+// builds nothing. Cells are sorted by plugin, version, binary and host
+// major (highest first). The error is for a dir that cannot be read, or
+// holds no plugin of the kind.
+func (mx Matrix) Run(ctx context.Context, dir string) ([]Cell, error) {
+	if len(mx.Hosts) == 0 {
+		return nil, errors.New("conformance: Matrix.Hosts is empty: add one HostMajor per host major to test")
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, fmt.Errorf("conformance: reading the plugin directory: %w", err)
+	}
+	var bins []string
+	for _, e := range entries {
+		if strings.HasPrefix(e.Name(), ".") {
+			continue
+		}
+		p, err := filepath.Abs(filepath.Join(dir, e.Name()))
+		if err != nil {
+			return nil, err
+		}
+		// os.Stat follows links: a directory of links to builds works.
+		if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() && fi.Mode().Perm()&0o111 != 0 {
+			bins = append(bins, p)
+		}
+	}
+	if len(bins) == 0 {
+		return nil, fmt.Errorf("conformance: no executable files in %s: build the plugin releases to test into it", dir)
+	}
+	par := mx.Parallelism
+	if par <= 0 {
+		par = runtime.NumCPU()
+	}
+	results := make([][]Cell, len(bins))
+	sem := make(chan struct{}, par)
+	var wg sync.WaitGroup
+	for i, bin := range bins {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			select {
+			case sem <- struct{}{}:
+				defer func() { <-sem }()
+			case <-ctx.Done():
+				results[i] = mx.failAll(filepath.Base(bin), "", bin, "start", ctx.Err())
+				return
+			}
+			results[i] = mx.binary(ctx, bin)
+		}()
+	}
+	wg.Wait()
+	var cells []Cell
+	for _, r := range results {
+		cells = append(cells, r...)
+	}
+	if len(cells) == 0 {
+		return nil, fmt.Errorf("conformance: no binary in %s implements kind %q", dir, mx.Kind)
+	}
+	sort.SliceStable(cells, func(i, j int) bool {
+		a, b := cells[i], cells[j]
+		switch {
+		case a.Plugin != b.Plugin:
+			return a.Plugin < b.Plugin
+		case a.Version != b.Version:
+			return a.Version < b.Version
+		case a.Binary != b.Binary:
+			return a.Binary < b.Binary
+		}
+		return a.HostMajor > b.HostMajor
+	})
+	return cells, nil
+}
+
+// binary starts one binary, once, and runs every host major's suite for
+// each of its implementations of the kind.
+func (mx Matrix) binary(ctx context.Context, bin string) []Cell {
+	ctx, cancel := context.WithTimeout(ctx, orDefault(mx.Timeout, 2*time.Minute))
+	defer cancel()
+	logger := mx.Logger
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	c, err := host.Start(ctx, host.Config{Path: bin, Cookie: mx.Cookie, Versions: []int{catalog.ProtocolVersion}, Logger: logger})
+	if err != nil {
+		return mx.failAll(filepath.Base(bin), "", bin, "start", err)
+	}
+	m := manager.New(manager.Config{Cookie: mx.Cookie, Releases: mx.Releases, Logger: logger})
+	defer m.Close() // closes c
+	d, err := catalogv1.NewCatalogClient(c.Conn()).Describe(ctx, &catalogv1.DescribeRequest{})
+	if err == nil {
+		err = m.Attach(ctx, bin, c)
+	}
+	if err != nil {
+		c.Close()
+		return mx.failAll(filepath.Base(bin), "", bin, "describe", err)
+	}
+	names := mx.names(d)
+	var cells []Cell
+	for _, name := range names {
+		im, err := m.Lookup(mx.Kind, name)
+		if err != nil {
+			cells = append(cells, mx.failAll(name, d.GetPluginVersion(), bin, "lookup", err)...)
+			continue
+		}
+		for _, h := range mx.Hosts {
+			cells = append(cells, mx.cell(ctx, m, h, im, bin))
+		}
+	}
+	return cells
+}
+
+// names lists the binary's implementations of the kind.
+func (mx Matrix) names(d *catalogv1.DescribeResponse) []string {
+	seen := map[string]bool{}
+	var names []string
+	for _, k := range d.GetKinds() {
+		if k.GetName() != mx.Kind {
+			continue
+		}
+		for _, maj := range k.GetMajors() {
+			for _, n := range maj.GetNames() {
+				if !seen[n] {
+					seen[n] = true
+					names = append(names, n)
+				}
+			}
+		}
+	}
+	sort.Strings(names)
+	return names
+}
+
+func (mx Matrix) cell(ctx context.Context, m *manager.Manager, h Host, im manager.Implementation, bin string) Cell {
+	cell := Cell{Plugin: im.Name, Version: im.PluginVersion, Binary: bin, HostMajor: h.Major}
+	via := ""
+	for _, hm := range h.majors {
+		for _, pm := range im.Majors {
+			if int(pm.GetMajor()) == hm && via == "" {
+				via = ModeAdapter
+				if hm == h.Major {
+					via = ModeDirect
+				}
+			}
+		}
+	}
+	rep, err := h.run(ctx, m, im.Name)
+	var ie *manager.IncompatibleError
+	switch {
+	case errors.As(err, &ie):
+		cell.Mode = ModeIncompatible
+		cell.Advice = ie.Advice
+		if cell.Advice == "" {
+			cell.Advice = ie.Error()
+		}
+		return cell
+	case err != nil:
+		cell.Mode, cell.Via = ModeFailing, via
+		cell.Failed = 1
+		cell.Failures = []Failure{{Case: "dispense", Error: err.Error()}}
+		return cell
+	}
+	cell.Passed, cell.Failed, cell.Failures = rep.Passed, len(rep.Failures), rep.Failures
+	cell.Mode = via
+	if !rep.OK() {
+		cell.Mode, cell.Via = ModeFailing, via
+	}
+	return cell
+}
+
+// failAll is one failing cell per host major for a binary that failed
+// before any suite could run.
+func (mx Matrix) failAll(plugin, version, bin, step string, err error) []Cell {
+	var cells []Cell
+	for _, h := range mx.Hosts {
+		cells = append(cells, Cell{Plugin: plugin, Version: version, Binary: bin, HostMajor: h.Major, Mode: ModeFailing,
+			Failed: 1, Failures: []Failure{{Case: step, Error: err.Error()}}})
+	}
+	return cells
+}
+
+// Failing reports whether any cell is failing: the matrix's exit status.
+// Incompatible cells are information, not failures.
+func Failing(cells []Cell) bool {
+	for _, c := range cells {
+		if c.Mode == ModeFailing {
+			return true
+		}
+	}
+	return false
+}

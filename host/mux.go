@@ -1,0 +1,49 @@
+package host
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+
+	"github.com/plugkit/plugkit/broker"
+	"github.com/plugkit/plugkit/handshake"
+)
+
+// ErrMultiplexNotSupported reports a plugin that cannot multiplex its
+// broker although Config.MultiplexBroker asked for it.
+var ErrMultiplexNotSupported = errors.New("the plugin does not multiplex brokered connections (its handshake has no 7th field, or it says false): rebuild it with plugkit or go-plugin v1.6.0 or later, or leave Config.MultiplexBroker off")
+
+var errMultiplexReattach = errors.New("host: Config.MultiplexBroker cannot be used with Reattach (a reattached plugin was not asked to multiplex when it started, and its one connection may be taken): leave it off")
+
+// checkMultiplex checks that a plugin asked to multiplex agreed to.
+func checkMultiplex(cfg Config, line handshake.Line) error {
+	if cfg.MultiplexBroker && !(line.HasMultiplex && line.Multiplex) {
+		return ErrMultiplexNotSupported
+	}
+	return nil
+}
+
+// openMux makes the host's one connection to the plugin with dial and
+// starts the multiplexed session on it. The returned dialer opens the main
+// gRPC connection's streams in that session.
+func (c *Client) openMux(ctx context.Context, dial func(context.Context, string) (net.Conn, error)) (func(context.Context, string) (net.Conn, error), error) {
+	raw, err := dial(ctx, "")
+	if err != nil {
+		return nil, fmt.Errorf("connecting to %s %s: %w", c.line.Network, c.line.Address, err)
+	}
+	mux, err := broker.DialMux(raw)
+	if err != nil {
+		raw.Close()
+		return nil, err
+	}
+	c.mux = mux
+	return func(context.Context, string) (net.Conn, error) { return mux.Open() }, nil
+}
+
+// closeMux ends the multiplexed session, if there is one.
+func (c *Client) closeMux() {
+	if c.mux != nil {
+		c.mux.Close()
+	}
+}

@@ -1,0 +1,171 @@
+package host_test
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/health"
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+
+	objectstorev1 "github.com/plugkit/plugkit/examples/objectstore/gen/objectstore/v1"
+	"github.com/plugkit/plugkit/host"
+)
+
+// listeners counts the listening unix and TCP sockets process pid holds,
+// from /proc: the sockets whose inode a listening entry of /proc/net/unix
+// (flag __SO_ACCEPTCON), /proc/net/tcp or tcp6 (state 0A) names.
+func listeners(t *testing.T, pid int) int {
+	t.Helper()
+	listening := map[string]bool{}
+	scan := func(file string, match func([]string) (string, bool)) {
+		f, err := os.Open(file)
+		if err != nil {
+			return // no IPv6, say
+		}
+		defer f.Close()
+		s := bufio.NewScanner(f)
+		s.Scan() // header
+		for s.Scan() {
+			if inode, ok := match(strings.Fields(s.Text())); ok {
+				listening[inode] = true
+			}
+		}
+	}
+	scan("/proc/net/unix", func(f []string) (string, bool) {
+		return f[6], len(f) >= 7 && f[3] == "00010000"
+	})
+	for _, file := range []string{"/proc/net/tcp", "/proc/net/tcp6"} {
+		scan(file, func(f []string) (string, bool) { return f[9], len(f) >= 10 && f[3] == "0A" })
+	}
+	fds, err := os.ReadDir(fmt.Sprintf("/proc/%d/fd", pid))
+	if err != nil {
+		t.Fatalf("reading the fds of %d: %v", pid, err)
+	}
+	n := 0
+	for _, fd := range fds {
+		target, err := os.Readlink(fmt.Sprintf("/proc/%d/fd/%s", pid, fd.Name()))
+		if err == nil && strings.HasPrefix(target, "socket:[") && listening[strings.Trim(target, "socket:[]")] {
+			n++
+		}
+	}
+	return n
+}
+
+// socketFiles lists the socket files below dir.
+func socketFiles(dir string) []string {
+	var out []string
+	filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err == nil && d.Type()&os.ModeSocket != 0 {
+			out = append(out, p)
+		}
+		return nil
+	})
+	return out
+}
+
+// TestMultiplexedBrokerCallbacksBothWays: with Config.MultiplexBroker, a
+// plugkit plugin's brokered services are called by the host and the
+// host's by the plugin, with and without AutoMTLS, and while they are
+// served neither process listens on any socket and no socket file exists
+// (the plugin's own is closed once the host is connected). The same run
+// without multiplexing shows the sockets this saves, so the check can
+// fail.
+func TestMultiplexedBrokerCallbacksBothWays(t *testing.T) {
+	if _, err := os.Stat("/proc/self/fd"); err != nil {
+		t.Skip("needs /proc to count listening sockets")
+	}
+	for _, tc := range []struct {
+		mux, noMTLS bool
+	}{{true, false}, {true, true}, {false, false}} {
+		t.Run(fmt.Sprintf("mux=%v,mtls=%v", tc.mux, !tc.noMTLS), func(t *testing.T) {
+			dir, err := os.MkdirTemp("", "pkmux") // short: unix socket paths are limited
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { os.RemoveAll(dir) })
+			hostBefore := listeners(t, os.Getpid())
+			cfg := config(t, "callback")
+			cfg.NoAutoMTLS = tc.noMTLS
+			cfg.MultiplexBroker = tc.mux
+			cfg.UnixSocketDir = dir
+			c := start(t, cfg)
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			store := objectstorev1.NewObjectStoreClient(c.Conn())
+
+			hostID := c.Broker().NextID()
+			err = c.Broker().Serve(ctx, hostID, func(s *grpc.Server) {
+				h := health.NewServer()
+				h.SetServingStatus("host", healthpb.HealthCheckResponse_NOT_SERVING)
+				healthpb.RegisterHealthServer(s, h)
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, err = store.Init(ctx, &objectstorev1.InitRequest{Config: map[string]string{"dial": strconv.Itoa(int(hostID))}})
+			if !strings.Contains(fmt.Sprint(err), "host says NOT_SERVING") {
+				t.Errorf("plugin calling back into the host: %v", err)
+			}
+			pluginID := c.Broker().NextID()
+			if _, err := store.Init(ctx, &objectstorev1.InitRequest{Config: map[string]string{"serve": strconv.Itoa(int(pluginID))}}); err != nil {
+				t.Fatal(err)
+			}
+			conn, err := c.Broker().Dial(ctx, pluginID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer conn.Close()
+			resp, err := healthpb.NewHealthClient(conn).Check(ctx, &healthpb.HealthCheckRequest{Service: "plugin-callback"})
+			if err != nil || resp.GetStatus() != healthpb.HealthCheckResponse_SERVING {
+				t.Errorf("host calling the plugin's brokered service: %v %v", resp, err)
+			}
+
+			files := socketFiles(dir)
+			pluginListens := listeners(t, c.Pid())
+			hostListens := listeners(t, os.Getpid()) - hostBefore
+			if tc.mux {
+				if len(files) != 0 || pluginListens != 0 || hostListens != 0 {
+					t.Errorf("multiplexed, yet socket files %v, the plugin listens on %d sockets, the host on %d more", files, pluginListens, hostListens)
+				}
+			} else if len(files) < 3 || pluginListens < 2 || hostListens < 1 {
+				t.Errorf("without multiplexing: socket files %v, plugin listens on %d, host on %d; want the main and two brokered sockets", files, pluginListens, hostListens)
+			}
+			conn.Close()
+			if err := c.Close(); err != nil {
+				t.Errorf("Close: %v", err)
+			}
+		})
+	}
+}
+
+// TestMultiplexBrokerRefusals: a plugin that does not multiplex (its
+// handshake has 6 fields) fails Start with ErrMultiplexNotSupported, and
+// Reattach refuses MultiplexBroker.
+func TestMultiplexBrokerRefusals(t *testing.T) {
+	cfg := config(t, "notserving")
+	cfg.NoAutoMTLS = true
+	cfg.MultiplexBroker = true
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	c, err := host.Start(ctx, cfg)
+	if err == nil {
+		c.Close()
+		t.Fatal("Start succeeded with a plugin that cannot multiplex")
+	}
+	if !errors.Is(err, host.ErrMultiplexNotSupported) || !strings.Contains(err.Error(), "MultiplexBroker off") {
+		t.Errorf("Start: %v, want ErrMultiplexNotSupported saying what to do", err)
+	}
+	_, err = host.Reattach(ctx, host.ReattachConfig{Protocol: "grpc", ProtocolVersion: 1, Addr: host.ReattachAddr{Network: "unix", String: "/nonexistent"}}, cfg)
+	if err == nil || !strings.Contains(err.Error(), "MultiplexBroker cannot be used with Reattach") {
+		t.Errorf("Reattach with MultiplexBroker: %v", err)
+	}
+}

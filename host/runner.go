@@ -1,0 +1,155 @@
+package host
+
+import (
+	"fmt"
+	"log/slog"
+	"os/exec"
+
+	"github.com/plugkit/plugkit/broker"
+	"github.com/plugkit/plugkit/internal/goplugin/pluginpb"
+)
+
+// A Runner decides how Start launches a plugin (go-plugin's RunnerFunc).
+// Start builds the plugin's command as always (path, arguments,
+// environment with the handshake variables, working directory, and for a
+// pinned binary the open file it executes), then hands it to the runner's
+// Prepare in a Launch. The runner may change the command or replace it:
+// run the plugin through a sandbox, a container runtime's CLI, ssh, or a
+// trampoline of its own. It may also say how addresses translate between
+// the plugin's view and the host's, for a plugin that sees its sockets
+// under other paths than the host does.
+//
+// Start still runs the resulting command and owns the process: it gets
+// its own process group, dies with the host (Pdeathsig, on Linux), has
+// its stdout and stderr read by the host, and is stopped by Close. A
+// runner that launches the plugin elsewhere does so through a command
+// that stays in the foreground for the plugin's life and passes its
+// stdout (the handshake line) and stderr through.
+//
+// The zero Config uses Exec.
+type Runner interface {
+	// Prepare shapes one launch of a plugin. It is called once per Start,
+	// before anything runs; an error stops the Start, and the plugin is
+	// never started.
+	Prepare(l *Launch) error
+}
+
+// RunnerFunc adapts a function to Runner.
+type RunnerFunc func(l *Launch) error
+
+// Prepare calls f(l).
+func (f RunnerFunc) Prepare(l *Launch) error { return f(l) }
+
+// Exec is the default Runner: it runs the plugin's command as Start built
+// it, on this machine, and translates no address.
+var Exec Runner = RunnerFunc(func(*Launch) error { return nil })
+
+// TranslateFunc maps a network address (network "unix" or "tcp", and a
+// socket path or host:port) from one side's view to the other's. An error
+// refuses the address, with a message saying what to do.
+type TranslateFunc func(network, address string) (string, string, error)
+
+// Launch is one start of a plugin, as a Runner sees and shapes it.
+type Launch struct {
+	// Cmd is the command Start will run. Its Env holds the plugin's whole
+	// environment, handshake variables included. For a pinned binary
+	// (Config.SHA256), Path is /proc/self/fd/N and the open file is in
+	// ExtraFiles: a runner that replaces Cmd keeps ExtraFiles as they are.
+	// Start sets Stdout, Stderr and the process attributes it needs
+	// (process group, death signal) after Prepare; on Linux it keeps
+	// whatever else the runner put in SysProcAttr (namespaces).
+	Cmd *exec.Cmd
+	// SocketDir is the plugin's private directory on the host's side:
+	// PLUGIN_UNIX_SOCKET_DIR, where the plugin makes its socket and the
+	// host's brokered servers make theirs. A runner that isolates the
+	// plugin's file system must let it see and write this directory (at
+	// the same path, or at another one it sets in Cmd.Env and translates).
+	SocketDir string
+	// PluginToHost translates the addresses the plugin announces (its
+	// handshake line and its brokered services) into addresses the host
+	// can dial. Nil leaves them unchanged.
+	PluginToHost TranslateFunc
+	// HostToPlugin translates the addresses of the host's brokered
+	// services into addresses the plugin can dial, before the host
+	// announces them. Nil leaves them unchanged.
+	HostToPlugin TranslateFunc
+}
+
+// prepare runs the Config's runner on cmd.
+func (c *Config) prepare(cmd *exec.Cmd, socketDir string) (*Launch, error) {
+	r := c.Runner
+	if r == nil {
+		r = Exec
+	}
+	l := &Launch{Cmd: cmd, SocketDir: socketDir}
+	if err := r.Prepare(l); err != nil {
+		return nil, fmt.Errorf("preparing the launch (Config.Runner): %w", err)
+	}
+	if l.Cmd == nil {
+		return nil, fmt.Errorf("preparing the launch (Config.Runner): the runner left Launch.Cmd nil: set the command to run")
+	}
+	return l, nil
+}
+
+// pluginToHost translates the plugin's handshake address.
+func (l *Launch) pluginToHost(network, address string) (string, string, error) {
+	if l == nil || l.PluginToHost == nil {
+		return network, address, nil
+	}
+	n, a, err := l.PluginToHost(network, address)
+	if err != nil {
+		return "", "", fmt.Errorf("translating the plugin's address %s %s for the host (Launch.PluginToHost): %w", network, address, err)
+	}
+	return n, a, nil
+}
+
+// brokerStream returns s with the broker's announcements translated both
+// ways, or s itself when there is nothing to translate.
+func (l *Launch) brokerStream(s broker.Stream, logger *slog.Logger) broker.Stream {
+	if l == nil || (l.PluginToHost == nil && l.HostToPlugin == nil) {
+		return s
+	}
+	return &translatedStream{Stream: s, launch: l, warn: logger.Warn}
+}
+
+// translatedStream translates the addresses in broker announcements:
+// those received from the plugin with PluginToHost, those sent to it with
+// HostToPlugin.
+type translatedStream struct {
+	broker.Stream
+	launch *Launch
+	warn   func(msg string, args ...any)
+}
+
+func (s *translatedStream) Send(info *pluginpb.ConnInfo) error {
+	if f := s.launch.HostToPlugin; f != nil && info.GetAddress() != "" {
+		n, a, err := f(info.GetNetwork(), info.GetAddress())
+		if err != nil {
+			return fmt.Errorf("translating the host's address %s %s for the plugin (Launch.HostToPlugin): %w", info.GetNetwork(), info.GetAddress(), err)
+		}
+		info = &pluginpb.ConnInfo{ServiceId: info.GetServiceId(), Network: n, Address: a, Knock: info.GetKnock()}
+	}
+	return s.Stream.Send(info)
+}
+
+func (s *translatedStream) Recv() (*pluginpb.ConnInfo, error) {
+	for {
+		info, err := s.Stream.Recv()
+		if err != nil {
+			return nil, err
+		}
+		f := s.launch.PluginToHost
+		if f == nil || info.GetAddress() == "" {
+			return info, nil
+		}
+		n, a, err := f(info.GetNetwork(), info.GetAddress())
+		if err != nil {
+			// Dropped: the host's Dial of this service then fails by
+			// its deadline, and this record says why.
+			s.warn("dropped a brokered service the host cannot reach: its address does not translate (Launch.PluginToHost)",
+				"service", info.GetServiceId(), "network", info.GetNetwork(), "address", info.GetAddress(), "error", err)
+			continue
+		}
+		return &pluginpb.ConnInfo{ServiceId: info.GetServiceId(), Network: n, Address: a, Knock: info.GetKnock()}, nil
+	}
+}

@@ -1,0 +1,259 @@
+package protocli
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+
+	"github.com/plugkit/plugkit/protocheck"
+)
+
+// Exit codes of "plugkit proto", as buf's.
+const (
+	exitOK       = 0
+	exitFailure  = 1
+	exitFindings = 100
+)
+
+// listFlag collects a repeatable, comma-separated flag.
+type listFlag []string
+
+func (l *listFlag) String() string { return strings.Join(*l, ",") }
+
+func (l *listFlag) Set(s string) error {
+	for _, p := range strings.Split(s, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			*l = append(*l, p)
+		}
+	}
+	return nil
+}
+
+// pathFlag collects a repeatable flag without splitting on commas.
+type pathFlag []string
+
+func (l *pathFlag) String() string     { return strings.Join(*l, string(rune(0))) }
+func (l *pathFlag) Set(s string) error { *l = append(*l, s); return nil }
+
+// parseInterleaved parses flags that may come before or after positional
+// arguments, as buf allows ("breaking DIR --against X").
+func parseInterleaved(fs *flag.FlagSet, args []string) ([]string, error) {
+	var pos []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			return nil, err
+		}
+		rest := fs.Args()
+		if len(rest) == 0 {
+			return pos, nil
+		}
+		if rest[0] == "--" {
+			return append(pos, rest[1:]...), nil
+		}
+		pos = append(pos, rest[0])
+		args = rest[1:]
+	}
+}
+
+// Run runs the proto command line: args are what follows "proto" ("breaking
+// INPUT --against AGAINST ...", "history DIR", "rules"). It returns the exit
+// status: 0 no findings, 100 breaking findings, 1 failure, 2 usage error.
+// Name is the command's name for messages, e.g. "plugkit proto".
+func Run(name string, args []string, stdout, stderr io.Writer) int {
+	usage := strings.ReplaceAll(Usage, "plugkit proto", name)
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage)
+		return 2
+	}
+	if isHelp(args[0]) || args[0] == "help" {
+		fmt.Fprint(stdout, usage)
+		return exitOK
+	}
+	switch args[0] {
+	case "breaking":
+		return runProtoBreaking(args[1:], stdout, stderr)
+	case "history":
+		return runProtoHistory(args[1:], stdout, stderr)
+	case "rules":
+		return runProtoRules(args[1:], stdout, stderr)
+	}
+	fmt.Fprintf(stderr, "%s: unknown subcommand %q (use breaking, history or rules)\n", name, args[0])
+	return 2
+}
+
+func isHelp(arg string) bool {
+	return arg == "-h" || arg == "-help" || arg == "--help"
+}
+
+// Usage is the proto command's usage text.
+const Usage = `usage:
+  plugkit proto breaking INPUT --against AGAINST [flags]
+  plugkit proto history DIR [--against GIT_INPUT] [flags]
+  plugkit proto rules [--use ...]
+
+INPUT and AGAINST are directories of .proto files or git inputs in buf's
+form: .git#tag=v1.2, .git#branch=main, #ref=SHA, optionally ,subdir=DIR.
+A buf.yaml (v1beta1, v1, v2) or buf.work.yaml at an input's root sets its
+modules; INPUT's breaking section (use, except, ignore, ignore_only,
+ignore_unstable_packages) applies; --use replaces its use and except,
+--except its except.
+Exit status: 0 no findings, 100 breaking findings, 1 failure.
+`
+
+func runProtoBreaking(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("plugkit proto breaking", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var use, except listFlag
+	var imports pathFlag
+	against := fs.String("against", "", "the previous version: a directory or git input (required)")
+	fs.Var(&use, "use", "categories or rule IDs to check, comma-separated (default: INPUT's buf.yaml, else FILE,ADR044)")
+	fs.Var(&except, "except", "categories or rule IDs to leave out, comma-separated (default: INPUT's buf.yaml)")
+	fs.Var(&imports, "I", "extra import directory (repeatable)")
+	format := fs.String("error-format", "text", "output format: text, json or github-actions")
+	sinceName := fs.String("since-name", "", "the project name Since lines must use, e.g. cosmos-sdk")
+	bufCompat := fs.Bool("buf-compat", false, "report exactly what buf reports (no rename/move detection)")
+	bufNames := fs.Bool("buf-names", false, "name messages, enums and services by short name, as buf does")
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "usage: plugkit proto breaking INPUT --against AGAINST [flags]")
+		fs.PrintDefaults()
+	}
+	pos, err := parseInterleaved(fs, args)
+	if err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return exitOK
+		}
+		return exitFailure
+	}
+	if len(pos) != 1 || *against == "" {
+		fmt.Fprintln(stderr, "plugkit proto breaking: need exactly one INPUT and --against AGAINST")
+		fs.Usage()
+		return exitFailure
+	}
+	if _, err := protocheck.SelectRules(use, except); err != nil {
+		fmt.Fprintf(stderr, "plugkit proto breaking: %v\n", err)
+		return exitFailure
+	}
+	switch *format {
+	case protocheck.FormatText, protocheck.FormatJSON, protocheck.FormatGitHubActions:
+	default:
+		fmt.Fprintf(stderr, "plugkit proto breaking: unknown --error-format %q (use text, json or github-actions)\n", *format)
+		return exitFailure
+	}
+	ctx := context.Background()
+	lo := protocheck.LoadOptions{ImportPaths: imports}
+	newImg, oldImg, newErr, oldErr := protocheck.LoadPair(ctx, pos[0], *against, lo)
+	for _, err := range []error{newErr, oldErr} {
+		if err != nil {
+			fmt.Fprintf(stderr, "plugkit proto breaking: %v\n", err)
+		}
+	}
+	if newErr != nil || oldErr != nil {
+		return exitFailure
+	}
+	// With a buf.yaml or buf.work.yaml in INPUT, its modules' breaking
+	// configuration applies; --use and --except override it.
+	findings, err := protocheck.BreakingBuf(oldImg, newImg, protocheck.Options{
+		Use: use, Except: except, BufCompat: *bufCompat, BufNames: *bufNames, SinceName: *sinceName,
+	})
+	if err != nil {
+		fmt.Fprintf(stderr, "plugkit proto breaking: %v\n", err)
+		return exitFailure
+	}
+	prefix := newImg.Root
+	if newImg.ModulePaths() {
+		// Files of modules below the input root: show where they are.
+		for i := range findings {
+			findings[i].Path = newImg.DisplayPath(findings[i].Path)
+		}
+		protocheck.SortFindings(findings) // buf sorts by the path shown
+		prefix = ""
+	}
+	if err := protocheck.WriteFindings(stdout, *format, prefix, findings); err != nil {
+		fmt.Fprintf(stderr, "plugkit proto breaking: %v\n", err)
+		return exitFailure
+	}
+	if protocheck.Failing(findings) {
+		return exitFindings
+	}
+	return exitOK
+}
+
+func runProtoHistory(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("plugkit proto history", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var imports pathFlag
+	against := fs.String("against", "", "git input holding the released versions, e.g. .git#tag=v1.0,subdir=proto")
+	fs.Var(&imports, "I", "extra import directory (repeatable)")
+	format := fs.String("error-format", "text", "output format: text, json or github-actions")
+	bufCompat := fs.Bool("buf-compat", false, "compare minors exactly as buf would (no move detection)")
+	bufNames := fs.Bool("buf-names", false, "name messages, enums and services by short name, as buf does")
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "usage: plugkit proto history DIR [--against GIT_INPUT] [flags]")
+		fs.PrintDefaults()
+	}
+	pos, err := parseInterleaved(fs, args)
+	if err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return exitOK
+		}
+		return exitFailure
+	}
+	if len(pos) != 1 {
+		fmt.Fprintln(stderr, "plugkit proto history: need exactly one DIR")
+		fs.Usage()
+		return exitFailure
+	}
+	findings, err := protocheck.History(context.Background(), pos[0], protocheck.HistoryOptions{
+		Against: *against, Load: protocheck.LoadOptions{ImportPaths: imports}, BufCompat: *bufCompat, BufNames: *bufNames,
+	})
+	if err != nil {
+		fmt.Fprintf(stderr, "plugkit proto history: %v\n", err)
+		return exitFailure
+	}
+	root := strings.TrimSuffix(strings.ReplaceAll(pos[0], "\\", "/"), "/")
+	if root == "." {
+		root = ""
+	}
+	if err := protocheck.WriteFindings(stdout, *format, root, findings); err != nil {
+		fmt.Fprintf(stderr, "plugkit proto history: %v\n", err)
+		return exitFailure
+	}
+	if protocheck.Failing(findings) {
+		return exitFindings
+	}
+	return exitOK
+}
+
+func runProtoRules(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("plugkit proto rules", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var use listFlag
+	fs.Var(&use, "use", "only rules of these categories or IDs")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return exitOK
+		}
+		return exitFailure
+	}
+	var set map[string]bool
+	if len(use) > 0 {
+		var err error
+		if set, err = protocheck.SelectRules(use, nil); err != nil {
+			fmt.Fprintf(stderr, "plugkit proto rules: %v\n", err)
+			return exitFailure
+		}
+	}
+	rules := append([]protocheck.Rule(nil), protocheck.Rules...)
+	sort.SliceStable(rules, func(i, j int) bool { return rules[i].ID < rules[j].ID })
+	for _, r := range rules {
+		if set != nil && !set[r.ID] {
+			continue
+		}
+		fmt.Fprintf(stdout, "%-46s %-32s %s\n", r.ID, strings.Join(r.Categories, ","), r.Purpose)
+	}
+	return exitOK
+}

@@ -1,0 +1,214 @@
+package interop_test
+
+// Broker multiplexing (go-plugin's GRPCBrokerMultiplex, PLUGIN_MULTIPLEX_GRPC)
+// in both directions: every brokered connection rides the plugin's one
+// connection, and no socket is made for it.
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	goplugin "github.com/hashicorp/go-plugin"
+	"google.golang.org/grpc"
+
+	objectstorev1 "github.com/plugkit/plugkit/examples/objectstore/gen/objectstore/v1"
+)
+
+// listeners counts the listening unix and TCP sockets process pid holds:
+// its socket fds whose inode a listening entry of /proc/net/unix (flag
+// __SO_ACCEPTCON) or /proc/net/tcp, tcp6 (state 0A) names.
+func listeners(t *testing.T, pid int) int {
+	t.Helper()
+	listening := map[string]bool{}
+	scan := func(file string, inodeField int, isListening func([]string) bool) {
+		f, err := os.Open(file)
+		if err != nil {
+			return // no IPv6, say
+		}
+		defer f.Close()
+		s := bufio.NewScanner(f)
+		s.Scan() // the header
+		for s.Scan() {
+			if f := strings.Fields(s.Text()); len(f) > inodeField && isListening(f) {
+				listening[f[inodeField]] = true
+			}
+		}
+	}
+	scan("/proc/net/unix", 6, func(f []string) bool { return f[3] == "00010000" })
+	scan("/proc/net/tcp", 9, func(f []string) bool { return f[3] == "0A" })
+	scan("/proc/net/tcp6", 9, func(f []string) bool { return f[3] == "0A" })
+	fds, err := os.ReadDir(fmt.Sprintf("/proc/%d/fd", pid))
+	if err != nil {
+		t.Fatalf("reading the fds of pid %d: %v", pid, err)
+	}
+	n := 0
+	for _, fd := range fds {
+		target, err := os.Readlink(fmt.Sprintf("/proc/%d/fd/%s", pid, fd.Name()))
+		if err == nil && strings.HasPrefix(target, "socket:[") && listening[strings.Trim(target, "socket:[]")] {
+			n++
+		}
+	}
+	return n
+}
+
+// socketFiles lists the socket files below dir.
+func socketFiles(dir string) []string {
+	var out []string
+	filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err == nil && d.Type()&os.ModeSocket != 0 {
+			out = append(out, p)
+		}
+		return nil
+	})
+	return out
+}
+
+// shortTempDir is a temporary directory with a path short enough for unix
+// sockets several levels below it.
+func shortTempDir(t *testing.T) string {
+	t.Helper()
+	dir, err := os.MkdirTemp("", "pkmux")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	return dir
+}
+
+// TestGoPluginHostMultiplexesPlugkitPlugin: a go-plugin v1.8.0 host with
+// GRPCBrokerMultiplex loads a plugkit plugin, which answers true in the
+// handshake's 7th field. The go-plugin plugin host serves a service the
+// plugkit plugin calls back, and the plugkit plugin serves one the host
+// calls, each over the plugin's one connection: while they are in use no
+// socket file exists in the directory where both sides would make them,
+// neither process listens on any socket (the plugkit plugin's own is
+// closed once its host is connected) and Kill is clean. The same run
+// without multiplexing shows those sockets, so the check can fail.
+func TestGoPluginHostMultiplexesPlugkitPlugin(t *testing.T) {
+	for _, mux := range []bool{true, false} {
+		t.Run(fmt.Sprintf("multiplex=%v", mux), func(t *testing.T) {
+			dir := shortTempDir(t)
+			// Where the go-plugin host makes its brokered sockets and, as
+			// it passes its environment on, the plugin all of its own.
+			t.Setenv("TMPDIR", dir)
+			hostBefore := listeners(t, os.Getpid())
+			c, store, b := goPluginHost(t, io.Discard, io.Discard, io.Discard, func(cfg *goplugin.ClientConfig) {
+				cfg.GRPCBrokerMultiplex = mux
+			})
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+
+			// The go-plugin host serves; the plugkit plugin dials.
+			id := b.NextId()
+			go b.AcceptAndServe(id, func(opts []grpc.ServerOption) *grpc.Server {
+				srv := grpc.NewServer(opts...)
+				objectstorev1.RegisterObjectStoreServer(srv, fixedKeys{keys: []string{"served-by-go-plugin-host"}})
+				return srv
+			})
+			resp, err := store.List(ctx, &objectstorev1.ListRequest{Prefix: "dial:" + itoa(id)})
+			if want := []string{"via-broker", "served-by-go-plugin-host", "asked-by-plugkit-plugin"}; err != nil || !slices.Equal(resp.GetKeys(), want) {
+				t.Errorf("the plugkit plugin calling back into the go-plugin host: %v %v, want %v", resp.GetKeys(), err, want)
+			}
+
+			// The plugkit plugin serves; the go-plugin host dials.
+			const pluginID = 77
+			if _, err := store.List(ctx, &objectstorev1.ListRequest{Prefix: "serve:" + itoa(pluginID)}); err != nil {
+				t.Fatal(err)
+			}
+			conn, err := b.Dial(pluginID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer conn.Close()
+			if got, want := list(t, conn, "asked-by-go-plugin-host"), []string{"served-by-plugkit-plugin", "asked-by-go-plugin-host"}; !slices.Equal(got, want) {
+				t.Errorf("the go-plugin host calling the plugkit plugin's service: %v, want %v", got, want)
+			}
+
+			files := socketFiles(dir)
+			pluginListens := listeners(t, c.ReattachConfig().Pid)
+			hostListens := listeners(t, os.Getpid()) - hostBefore
+			if mux {
+				if len(files) != 0 || pluginListens != 0 || hostListens != 0 {
+					t.Errorf("multiplexed, yet socket files %v; the plugin listens on %d sockets, the host on %d more", files, pluginListens, hostListens)
+				}
+			} else if len(files) < 3 || pluginListens < 2 || hostListens < 1 {
+				t.Errorf("without multiplexing: socket files %v, the plugin listens on %d, the host on %d; want the main and two brokered sockets", files, pluginListens, hostListens)
+			}
+			conn.Close()
+			killQuickly(t, c, nil)
+		})
+	}
+}
+
+// TestPlugkitHostMultiplexesGoPlugin: a plugkit host with
+// host.Config.MultiplexBroker loads a go-plugin v1.8.0 plugin (which
+// multiplexes when asked). The host serves a service the go-plugin plugin
+// dials with GRPCBroker.Dial, and the go-plugin plugin serves one with
+// AcceptAndServe that the host dials, with AutoMTLS and without. While they
+// are in use the only socket is the go-plugin plugin's own (go-plugin keeps
+// it open), the plugin listens on nothing else and the host on nothing at
+// all; without multiplexing the same run makes more.
+func TestPlugkitHostMultiplexesGoPlugin(t *testing.T) {
+	for _, tc := range []struct {
+		mux, noMTLS bool
+	}{{true, false}, {true, true}, {false, false}} {
+		t.Run(fmt.Sprintf("multiplex=%v,mtls=%v", tc.mux, !tc.noMTLS), func(t *testing.T) {
+			dir := shortTempDir(t)
+			hostBefore := listeners(t, os.Getpid())
+			cfg := goPluginConfig(t, "gp-store", 4)
+			cfg.NoAutoMTLS = tc.noMTLS
+			cfg.MultiplexBroker = tc.mux
+			cfg.UnixSocketDir = dir
+			cfg.Env = append(cfg.Env, "TMPDIR="+dir)
+			c := startHost(t, cfg)
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+
+			id := c.Broker().NextID()
+			if err := c.Broker().Serve(ctx, id, func(s *grpc.Server) {
+				objectstorev1.RegisterObjectStoreServer(s, fixedKeys{keys: []string{"served-by-plugkit-host"}})
+			}); err != nil {
+				t.Fatal(err)
+			}
+			if got, want := list(t, c.Conn(), "dial:"+itoa(id)), []string{"via-broker", "served-by-plugkit-host", "asked-by-go-plugin"}; !slices.Equal(got, want) {
+				t.Errorf("the go-plugin plugin calling back into the host: %v, want %v", got, want)
+			}
+
+			const pluginID = 1000
+			if got := list(t, c.Conn(), "serve:"+itoa(pluginID)); !slices.Equal(got, []string{"serving"}) {
+				t.Fatalf("serve: %v", got)
+			}
+			conn, err := c.Broker().Dial(ctx, pluginID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer conn.Close()
+			if got, want := list(t, conn, "asked-by-plugkit"), []string{"served-by-go-plugin", "asked-by-plugkit"}; !slices.Equal(got, want) {
+				t.Errorf("the host calling the go-plugin plugin's service: %v, want %v", got, want)
+			}
+
+			files := socketFiles(dir)
+			pluginListens := listeners(t, c.Pid())
+			hostListens := listeners(t, os.Getpid()) - hostBefore
+			if tc.mux {
+				if !slices.Equal(files, []string{c.Address()}) || pluginListens != 1 || hostListens != 0 {
+					t.Errorf("multiplexed, yet socket files %v (want only %s); the plugin listens on %d sockets (want 1), the host on %d more", files, c.Address(), pluginListens, hostListens)
+				}
+			} else if len(files) < 3 || pluginListens < 2 || hostListens < 1 {
+				t.Errorf("without multiplexing: socket files %v, the plugin listens on %d, the host on %d; want the main and two brokered sockets", files, pluginListens, hostListens)
+			}
+			conn.Close()
+			if err := c.Close(); err != nil {
+				t.Errorf("Close: %v", err)
+			}
+		})
+	}
+}

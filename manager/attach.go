@@ -1,0 +1,69 @@
+package manager
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	catalogv1 "github.com/plugkit/plugkit/gen/plugkit/catalog/v1"
+	"github.com/plugkit/plugkit/host"
+)
+
+// Attach registers an already-connected catalog plugin, such as one a test
+// serves inside its own process (package plugintest), under every
+// (kind, name) its Describe answers, as if Discover had found it in a
+// binary called label. Dispense (and a kind's typed Open) then use c for
+// those names; c is never restarted, and Close closes it. An attached name
+// takes precedence over a binary of the same (kind, name), and stays
+// registered across later Discovers.
+func (m *Manager) Attach(ctx context.Context, label string, c *host.Client) error {
+	if label == "" {
+		return fmt.Errorf("manager: Attach: the label is empty: name the attached plugin (it stands for its path in errors)")
+	}
+	m.mu.Lock()
+	closed := m.closed
+	m.mu.Unlock()
+	if closed {
+		return ErrClosed
+	}
+	d, err := catalogv1.NewCatalogClient(c.Conn()).Describe(ctx, &catalogv1.DescribeRequest{})
+	if err != nil {
+		return fmt.Errorf("manager: Attach %s: Describe: %w (is it a catalog plugin?)", label, err)
+	}
+	b := &Binary{Path: label, Description: d}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.closed {
+		return ErrClosed
+	}
+	if _, dup := m.procs[label]; dup {
+		return fmt.Errorf("manager: Attach: %s is already in use: give each attached plugin its own label", label)
+	}
+	if m.attached == nil {
+		m.attached = map[regKey]*entry{}
+	}
+	for _, k := range d.GetKinds() {
+		for _, maj := range k.GetMajors() {
+			for _, n := range maj.GetNames() {
+				m.attached[regKey{k.GetName(), n}] = &entry{binary: b, kind: k}
+			}
+		}
+	}
+	m.procs[label] = &process{m: m, path: label, lock: make(chan struct{}, 1), client: c, gen: 1, started: time.Now()}
+	m.addAttachedLocked()
+	return nil
+}
+
+// addAttachedLocked puts the attached names into the registry. m.mu is
+// held.
+func (m *Manager) addAttachedLocked() {
+	if len(m.attached) == 0 {
+		return
+	}
+	if m.registry == nil {
+		m.registry = map[regKey]*entry{}
+	}
+	for k, e := range m.attached {
+		m.registry[k] = e
+	}
+}

@@ -1,0 +1,251 @@
+package trampoline
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"runtime"
+	"strconv"
+	"strings"
+	"syscall"
+	"unsafe"
+)
+
+// oPath is O_PATH, which package syscall lacks (the same on every
+// architecture Go supports on Linux but sparc64, which Go does not).
+const oPath = 0x200000
+
+// init is the trampoline's entry: in the re-executed host binary, with
+// Env set, it builds the sandbox and executes the plugin, and never
+// returns. In every other run it does nothing.
+func init() {
+	v, ok := os.LookupEnv(Env)
+	if !ok {
+		return
+	}
+	err := run(v) // returns only on failure
+	fmt.Fprintf(os.Stderr, "plugkit sandbox: %v\n", err)
+	os.Exit(126)
+}
+
+// run builds the sandbox from the spec in js and executes the
+// plugin.
+func run(js string) error {
+	// Capabilities and no_new_privs belong to a thread: set them on the
+	// one that executes the plugin.
+	runtime.LockOSThread()
+	if err := os.Unsetenv(Env); err != nil {
+		return err
+	}
+	var sp Spec
+	if err := json.Unmarshal([]byte(js), &sp); err != nil {
+		return fmt.Errorf("%s is not a sandbox spec (%v): it is set only by the sandbox for its own re-exec; unset it", Env, err)
+	}
+	if err := checkIsolated(); err != nil {
+		return err
+	}
+	// Nothing mounted here may reach the host's namespace.
+	if err := syscall.Mount("", "/", "", syscall.MS_REC|syscall.MS_PRIVATE, ""); err != nil {
+		return fmt.Errorf("making the mounts private: %w", err)
+	}
+	// Open what must stay reachable before /tmp is replaced: the plugin
+	// (not close-on-exec, so that an interpreter of a script can open it
+	// too) and the directories to keep writable.
+	exe, err := syscall.Open(sp.Exe, oPath, 0)
+	if err != nil {
+		return fmt.Errorf("opening the plugin %s: %w", sp.Exe, err)
+	}
+	keep := make([]int, len(sp.Keep))
+	for i, dir := range sp.Keep {
+		if keep[i], err = syscall.Open(dir, oPath|syscall.O_DIRECTORY|syscall.O_CLOEXEC, 0); err != nil {
+			return fmt.Errorf("opening %s: %w", dir, err)
+		}
+	}
+	if err := setReadOnly("/", true, true); err != nil {
+		return fmt.Errorf("making the file system read-only: %w", err)
+	}
+	// A fresh sysfs shows the new network namespace's interfaces (lo),
+	// not the host's, and hides what is mounted under the host's /sys.
+	if err := syscall.Mount("sysfs", "/sys", "sysfs", syscall.MS_RDONLY|syscall.MS_NOSUID|syscall.MS_NODEV|syscall.MS_NOEXEC, ""); err != nil {
+		return fmt.Errorf("mounting the sandbox's /sys: %w", err)
+	}
+	opts := "mode=1777,size=" + strconv.FormatInt(sp.TmpSize, 10)
+	if err := syscall.Mount("tmpfs", "/tmp", "tmpfs", syscall.MS_NOSUID|syscall.MS_NODEV, opts); err != nil {
+		return fmt.Errorf("mounting the private /tmp: %w", err)
+	}
+	for i, dir := range sp.Keep {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return fmt.Errorf("making the mount point %s: %w", dir, err)
+		}
+		if err := syscall.Mount("/proc/self/fd/"+strconv.Itoa(keep[i]), dir, "", syscall.MS_BIND, ""); err != nil {
+			return fmt.Errorf("binding %s: %w", dir, err)
+		}
+		if err := setReadOnly(dir, false, false); err != nil {
+			return fmt.Errorf("making %s writable: %w", dir, err)
+		}
+		syscall.Close(keep[i])
+	}
+	// A /proc of the new PID namespace, in which the plugin is process 1
+	// and sees no process of the host's.
+	if err := syscall.Mount("proc", "/proc", "proc", syscall.MS_NOSUID|syscall.MS_NODEV|syscall.MS_NOEXEC, ""); err != nil {
+		return fmt.Errorf("mounting the sandbox's /proc: %w", err)
+	}
+	if err := os.Chdir(sp.Dir); err != nil {
+		return fmt.Errorf("the working directory %s is not in the sandbox's view (%v): set host.Config.Dir to a directory outside /tmp, or to Runner.Writable", sp.Dir, err)
+	}
+	if err := loopbackUp(); err != nil {
+		return fmt.Errorf("bringing up the loopback interface: %w", err)
+	}
+	if err := dropCapabilities(); err != nil {
+		return fmt.Errorf("dropping capabilities: %w", err)
+	}
+	path := "/proc/self/fd/" + strconv.Itoa(exe)
+	return fmt.Errorf("executing the plugin %s: %w", sp.Exe, syscall.Exec(path, os.Args, os.Environ()))
+}
+
+// checkIsolated refuses to touch mounts unless this process is in mount
+// and network namespaces other than its parent's: the trampoline must
+// never remount the file system of the namespace the host lives in.
+func checkIsolated() error {
+	if os.Getpid() != 1 {
+		return fmt.Errorf("%s is set but this process is not the first of a PID namespace of its own: it is set only by the sandbox for its own re-exec; unset it", Env)
+	}
+	// The parent is outside the PID namespace: find it through the
+	// host's /proc, still mounted.
+	ppid, err := hostParent()
+	if err != nil {
+		return fmt.Errorf("finding the parent process: %w", err)
+	}
+	for _, ns := range []string{"mnt", "net"} {
+		own, err := os.Readlink("/proc/self/ns/" + ns)
+		if err != nil {
+			return fmt.Errorf("reading this process's %s namespace: %w", ns, err)
+		}
+		parent, err := os.Readlink("/proc/" + ppid + "/ns/" + ns)
+		if err != nil {
+			return fmt.Errorf("reading the parent's %s namespace: %w", ns, err)
+		}
+		if own == parent {
+			return fmt.Errorf("%s is set but this process shares its parent's %s namespace: it is set only by the sandbox for its own re-exec; unset it", Env, ns)
+		}
+	}
+	return nil
+}
+
+// hostParent reads this process's parent from the host's /proc, where
+// the process IDs are the host's: getppid(2) answers 0 in a PID namespace
+// whose parent is outside it.
+func hostParent() (string, error) {
+	b, err := os.ReadFile("/proc/self/stat")
+	if err != nil {
+		return "", err
+	}
+	s := string(b)
+	f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+	if len(f) < 2 || f[1] == "0" {
+		return "", fmt.Errorf("no parent in %q", s)
+	}
+	return f[1], nil
+}
+
+// mount_setattr(2), Linux 5.12: the only call that changes the flags of a
+// whole mount tree at once while keeping each mount's other flags.
+const (
+	sysMountSetattr = 442 // the same number on every architecture
+	atRecursive     = 0x8000
+	atNoAutomount   = 0x800
+	mountAttrRdonly = 0x1
+)
+
+type mountAttr struct {
+	set, clr, propagation, usernsFD uint64
+}
+
+// setReadOnly sets (ro) or clears the read-only flag of the mount at path,
+// and of every mount under it when recursive.
+func setReadOnly(path string, ro, recursive bool) error {
+	p, err := syscall.BytePtrFromString(path)
+	if err != nil {
+		return err
+	}
+	var attr mountAttr
+	if ro {
+		attr.set = mountAttrRdonly
+	} else {
+		attr.clr = mountAttrRdonly
+	}
+	flags := atNoAutomount
+	if recursive {
+		flags |= atRecursive
+	}
+	atFDCWD := -100
+	_, _, errno := syscall.Syscall6(sysMountSetattr, uintptr(atFDCWD), uintptr(unsafe.Pointer(p)), uintptr(flags), uintptr(unsafe.Pointer(&attr)), unsafe.Sizeof(attr), 0)
+	switch {
+	case errno == syscall.ENOSYS:
+		return errors.New("the kernel has no mount_setattr: the sandbox needs Linux 5.12 or later")
+	case errno != 0:
+		return errno
+	}
+	return nil
+}
+
+// loopbackUp sets the IFF_UP flag of lo, the only interface of a new
+// network namespace, which starts down.
+func loopbackUp() error {
+	fd, err := syscall.Socket(syscall.AF_INET, syscall.SOCK_DGRAM|syscall.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return err
+	}
+	defer syscall.Close(fd)
+	var ifr struct {
+		name  [syscall.IFNAMSIZ]byte
+		flags uint16
+		_     [24]byte
+	}
+	copy(ifr.name[:], "lo")
+	if _, _, errno := syscall.Syscall(syscall.SYS_IOCTL, uintptr(fd), syscall.SIOCGIFFLAGS, uintptr(unsafe.Pointer(&ifr))); errno != 0 {
+		return errno
+	}
+	ifr.flags |= syscall.IFF_UP
+	if _, _, errno := syscall.Syscall(syscall.SYS_IOCTL, uintptr(fd), syscall.SIOCSIFFLAGS, uintptr(unsafe.Pointer(&ifr))); errno != 0 {
+		return errno
+	}
+	return nil
+}
+
+// dropCapabilities leaves the calling thread, and the program it executes
+// next, without any capability and unable to gain one: no_new_privs, an
+// empty bounding set (without it, executing as root would grant every
+// capability back), then empty effective, permitted and inheritable sets,
+// which also empties the ambient set.
+func dropCapabilities() error {
+	const (
+		prCapbsetDrop   = 24
+		prSetNoNewPrivs = 38
+		capV3           = 0x20080522
+	)
+	if _, _, errno := syscall.RawSyscall6(syscall.SYS_PRCTL, prSetNoNewPrivs, 1, 0, 0, 0, 0); errno != 0 {
+		return fmt.Errorf("no_new_privs: %w", errno)
+	}
+	last := 63
+	if b, err := os.ReadFile("/proc/sys/kernel/cap_last_cap"); err == nil {
+		if n, err := strconv.Atoi(strings.TrimSpace(string(b))); err == nil {
+			last = n
+		}
+	}
+	for c := 0; c <= last; c++ {
+		if _, _, errno := syscall.RawSyscall6(syscall.SYS_PRCTL, prCapbsetDrop, uintptr(c), 0, 0, 0, 0); errno != 0 && errno != syscall.EINVAL {
+			return fmt.Errorf("dropping capability %d from the bounding set: %w", c, errno)
+		}
+	}
+	hdr := struct {
+		version uint32
+		pid     int32
+	}{version: capV3}
+	var data [2]struct{ effective, permitted, inheritable uint32 }
+	if _, _, errno := syscall.RawSyscall(syscall.SYS_CAPSET, uintptr(unsafe.Pointer(&hdr)), uintptr(unsafe.Pointer(&data[0])), 0); errno != 0 {
+		return fmt.Errorf("capset: %w", errno)
+	}
+	return nil
+}

@@ -1,0 +1,114 @@
+package sandbox
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/plugkit/plugkit/host"
+	"github.com/plugkit/plugkit/sandbox/internal/trampoline" // and with it the re-exec hook (its init)
+)
+
+// DefaultTmpSize bounds the plugin's private /tmp when Runner.TmpSize is 0.
+const DefaultTmpSize = 64 << 20
+
+// Runner is a host.Runner that runs each plugin in a sandbox of its own
+// (see the package documentation). The zero value grants no writable
+// directory besides the plugin's private /tmp and its socket directory.
+type Runner struct {
+	// Writable is the one directory of the host's file system the plugin
+	// may write to, at the same path. It must exist, be absolute, and be
+	// neither /, nor /tmp, nor a directory holding /tmp. Empty grants none.
+	Writable string
+	// TmpSize bounds the plugin's private /tmp, in bytes; 0 means
+	// DefaultTmpSize.
+	TmpSize int64
+}
+
+// Prepare rewrites the launch to run the plugin in the sandbox: the
+// host's own binary in new namespaces, as the trampoline described in the
+// package documentation. It fails, before anything runs, when this
+// process lacks the privileges (Available) or Writable is unusable.
+func (r Runner) Prepare(l *host.Launch) error {
+	if err := Available(); err != nil {
+		return err
+	}
+	sp := trampoline.Spec{Exe: l.Cmd.Path, Dir: l.Cmd.Dir, TmpSize: r.TmpSize}
+	if sp.TmpSize < 0 {
+		return fmt.Errorf("sandbox: Runner.TmpSize %d is negative: give a size in bytes, or 0 for %d", r.TmpSize, DefaultTmpSize)
+	}
+	if sp.TmpSize == 0 {
+		sp.TmpSize = DefaultTmpSize
+	}
+	if r.Writable != "" {
+		dir, err := grantable(r.Writable)
+		if err != nil {
+			return err
+		}
+		sp.Keep = append(sp.Keep, dir)
+	}
+	if l.SocketDir != "" {
+		dir, err := filepath.EvalSymlinks(l.SocketDir)
+		if err != nil {
+			return fmt.Errorf("sandbox: the plugin's socket directory: %w", err)
+		}
+		sp.Keep = append(sp.Keep, dir)
+	}
+	if sp.Dir == "" {
+		wd, err := os.Getwd()
+		if err != nil {
+			return fmt.Errorf("sandbox: the plugin's working directory: %w (set host.Config.Dir)", err)
+		}
+		sp.Dir = wd
+	}
+	js, err := json.Marshal(sp)
+	if err != nil {
+		return err
+	}
+	env := l.Cmd.Env
+	if env == nil {
+		env = os.Environ()
+	}
+	l.Cmd.Env = append(env[:len(env):len(env)], "TMPDIR=/tmp", trampoline.Env+"="+string(js))
+	l.Cmd.Path = "/proc/self/exe"
+	isolate(l.Cmd)
+	l.PluginToHost = refuseTCP("the plugin listens on TCP inside the sandbox, on its own loopback, which the host cannot reach: let it use a unix socket (leave host.Config.Network empty)")
+	l.HostToPlugin = refuseTCP("the host announced a TCP address to a sandboxed plugin, which has no network: brokered services must use unix sockets")
+	return nil
+}
+
+// grantable checks the directory to grant and returns its real path.
+func grantable(dir string) (string, error) {
+	if !filepath.IsAbs(dir) {
+		return "", fmt.Errorf("sandbox: Runner.Writable %q is not an absolute path: give the directory's full path", dir)
+	}
+	real, err := filepath.EvalSymlinks(dir)
+	if err != nil {
+		return "", fmt.Errorf("sandbox: Runner.Writable: %w (create the directory first)", err)
+	}
+	fi, err := os.Stat(real)
+	if err != nil {
+		return "", fmt.Errorf("sandbox: Runner.Writable: %w", err)
+	}
+	if !fi.IsDir() {
+		return "", fmt.Errorf("sandbox: Runner.Writable %s is not a directory: grant a directory", dir)
+	}
+	if real == "/" || real == "/tmp" || strings.HasPrefix("/tmp/", real+"/") {
+		return "", fmt.Errorf("sandbox: Runner.Writable %s would expose the host's / or /tmp: grant a directory of the plugin's own", dir)
+	}
+	return real, nil
+}
+
+// refuseTCP is a translation that keeps unix addresses, which host and
+// plugin share through the socket directory, and refuses TCP ones.
+func refuseTCP(why string) host.TranslateFunc {
+	return func(network, address string) (string, string, error) {
+		if network != "unix" {
+			return "", "", errors.New(why)
+		}
+		return network, address, nil
+	}
+}
