@@ -5,12 +5,13 @@ BUF       := github.com/bufbuild/buf/cmd/buf@v1.75.0
 GOFLAGS   ?=
 export GOFLAGS
 
-.PHONY: all test test-corpus tofu vet fmt-check demo generate generate-check bench bench-proto soak
+.PHONY: all test test-corpus tofu vet cross fmt-check demo generate generate-check bench bench-proto soak
 
 all: test
 
-## test: every test, with the race detector, plus gofmt and go vet
-test: fmt-check vet tofu
+## test: every test, with the race detector, plus gofmt, go vet and the
+## cross-builds
+test: fmt-check vet cross tofu
 	PLUGKIT_TOFU=$(abspath $(TOFU)) $(GO) test -race -count=1 -timeout 9m ./...
 
 ## tofu: OpenTofu, the engine the Terraform end-to-end test always runs,
@@ -37,6 +38,17 @@ test-corpus:
 
 vet:
 	$(GO) vet ./...
+
+## cross: build and vet the module, test files included, for the other
+## systems plugkit supports (go vet type-checks every package and its
+## tests for GOOS/GOARCH), so that nothing unix-only slips into Windows
+## and nothing Linux-only into macOS or FreeBSD.
+CROSS ?= windows/amd64 darwin/arm64 darwin/amd64 freebsd/amd64
+cross:
+	@set -e; for p in $(CROSS); do \
+		echo "go vet ./... for $$p"; \
+		GOOS=$${p%/*} GOARCH=$${p#*/} $(GO) vet ./...; \
+	done
 
 fmt-check:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \

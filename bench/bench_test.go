@@ -15,7 +15,6 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 
@@ -141,7 +140,7 @@ func startGoPlugin(tls bool) (grpc.ClientConnInterface, func(), error) {
 // when tls is set.
 func startRaw(ctx context.Context, tlsOn bool) (grpc.ClientConnInterface, func(), error) {
 	cmd := exec.Command(bin.rawserver)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	killWithParent(cmd)
 	var id *automtls.Identity
 	if tlsOn {
 		var err error

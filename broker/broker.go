@@ -42,11 +42,12 @@ type Stream interface {
 }
 
 // Options configure a Broker. The zero value serves and dials in plain
-// text over unix sockets in the temporary directory.
+// text over unix sockets in the temporary directory (over loopback TCP on
+// Windows, as go-plugin's broker does there).
 type Options struct {
 	// TLS secures brokered connections; nil means none.
 	TLS *tls.Config
-	// Unix says where brokered sockets go.
+	// Unix says where brokered sockets go (unused on Windows).
 	Unix listen.UnixConfig
 	// ServerOptions and DialOptions are added to every brokered server
 	// and connection (message size limits, interceptors).
@@ -182,11 +183,11 @@ func (b *Broker) Accept(ctx context.Context, id uint32) (net.Listener, error) {
 	if b.opts.Mux != nil {
 		return b.opts.Mux.listen(id)
 	}
-	ln, err := listen.Unix(b.opts.Unix)
+	ln, err := listen.Local(b.opts.Unix)
 	if err != nil {
 		return nil, fmt.Errorf("broker: listening for service %d: %w", id, err)
 	}
-	if err := b.send(ctx, &pluginpb.ConnInfo{ServiceId: id, Network: "unix", Address: ln.Addr().String()}); err != nil {
+	if err := b.send(ctx, &pluginpb.ConnInfo{ServiceId: id, Network: ln.Addr().Network(), Address: ln.Addr().String()}); err != nil {
 		ln.Close()
 		return nil, err
 	}

@@ -16,7 +16,6 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 
@@ -30,6 +29,7 @@ import (
 	"github.com/plugkit/plugkit/automtls"
 	objectstorev1 "github.com/plugkit/plugkit/examples/objectstore/gen/objectstore/v1"
 	"github.com/plugkit/plugkit/host"
+	"github.com/plugkit/plugkit/internal/testutil"
 	"github.com/plugkit/plugkit/manager"
 )
 
@@ -337,7 +337,7 @@ func TestSIGKILLedPlugin(t *testing.T) {
 	if n := len(entries(dir)); n < 4 {
 		t.Fatalf("want the plugin's and the host's broker socket dirs, have %v", entries(dir))
 	}
-	syscall.Kill(c.Pid(), syscall.SIGKILL)
+	testutil.Kill(c.Pid())
 	select {
 	case <-c.Exited():
 	case <-time.After(5 * time.Second):
@@ -385,7 +385,7 @@ func TestSIGKILLedHost(t *testing.T) {
 			cmd.Wait()
 			killed := time.Now()
 			if !waitFor(time.Second, func() bool { return !running(pid) }) {
-				syscall.Kill(pid, syscall.SIGKILL)
+				testutil.Kill(pid)
 				t.Fatalf("plugin %d still running 1 s after its host was killed", pid)
 			}
 			t.Logf("plugin gone %v after its host was SIGKILLed; left behind: %v", time.Since(killed).Round(time.Millisecond), entries(dir))

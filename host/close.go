@@ -2,7 +2,6 @@ package host
 
 import (
 	"context"
-	"syscall"
 	"time"
 
 	"google.golang.org/grpc/codes"
@@ -12,7 +11,8 @@ import (
 )
 
 // Close stops the plugin and releases everything: the Shutdown RPC, a
-// wait, SIGTERM, a wait, SIGKILL; the process is always reaped. A
+// wait, SIGTERM, a wait, SIGKILL (on Windows, which has no SIGTERM: the
+// Shutdown RPC, a wait, the kill); the process is always reaped. A
 // reattached plugin is asked to shut down and then only disconnected:
 // this host did not start it; one in debug mode (ReattachConfig.Test) is
 // only disconnected and keeps running, unless Config.StopDebugPlugins.
@@ -88,13 +88,13 @@ func (c *Client) release() {
 	c.bg.Wait()
 }
 
-// Kill ends the plugin process at once with SIGKILL, for a plugin that
-// hangs. Close must still be called to release the connection; it finds
+// Kill ends the plugin process at once with SIGKILL (TerminateProcess on
+// Windows), for a plugin that hangs. Close must still be called to release the connection; it finds
 // the process gone and only cleans up. Kill does nothing to a reattached
 // plugin.
 func (c *Client) Kill() {
 	if c.proc != nil {
 		c.stopping.Store(true)
-		c.proc.signal(syscall.SIGKILL)
+		c.proc.forceKill()
 	}
 }

@@ -73,7 +73,9 @@ type Config struct {
 	// with NoAutoMTLS false is therefore fine, and nil keeps AutoMTLS.
 	TLS *tls.Config
 	// Network is "tcp" to ask the plugin to listen on loopback TCP instead
-	// of a unix socket (plugkit plugins honour it; others ignore it).
+	// of a unix socket (plugkit plugins honour it; others ignore it). On
+	// Windows plugins listen on loopback TCP whatever it says, as
+	// go-plugin's do there.
 	Network string
 	// SHA256, when set, pins the binary: the hex SHA-256 it must have.
 	// Start opens the file, hashes what it read from that open file, and
@@ -82,7 +84,8 @@ type Config struct {
 	// that does not match is refused with a *ChecksumError and never runs.
 	SHA256 string
 	// UnixSocketDir is where the plugin and the host's brokered servers
-	// make their sockets; empty means the temporary directory.
+	// make their sockets; empty means the temporary directory. Windows,
+	// where they listen on loopback TCP, ignores it.
 	UnixSocketDir string
 	// MinPort and MaxPort bound a TCP listener; zero means 10000-25000.
 	MinPort, MaxPort int

@@ -24,6 +24,13 @@
 // subreaper would make the host wait for processes os/exec does not
 // know); run such plugins in a container or cgroup of their own.
 //
+// On Windows plugins listen on loopback TCP, as go-plugin's do there, and
+// there are no signals: Close makes the Shutdown RPC, waits, then kills
+// the process (TerminateProcess), and a plugkit plugin watches its host's
+// process handle to exit when the host dies. Windows has no process
+// groups either, so the children a plugin starts and does not stop
+// outlive it there.
+//
 // A plugin started with AutoMTLS off on TCP is open to every local user;
 // Start logs a warning when that happens.
 package host

@@ -13,7 +13,6 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -287,8 +286,8 @@ func TestCloseEscalatesToSIGKILL(t *testing.T) {
 	if d := time.Since(start); d < 400*time.Millisecond {
 		t.Errorf("Close returned after %v, before the SIGTERM step could have waited", d)
 	}
-	if err := syscall.Kill(c.Pid(), 0); !errors.Is(err, syscall.ESRCH) {
-		t.Errorf("process %d still exists after Close (kill 0: %v)", c.Pid(), err)
+	if testutil.Exists(c.Pid()) {
+		t.Errorf("process %d still exists after Close", c.Pid())
 	}
 }
 
@@ -312,8 +311,8 @@ func TestCloseBoundedByTwoStopTimeouts(t *testing.T) {
 	if took := time.Since(begin); took >= 3*cfg.StopTimeout-time.Second {
 		t.Errorf("Close took %v, want about %v (two StopTimeouts)", took, 2*cfg.StopTimeout)
 	}
-	if err := syscall.Kill(c.Pid(), 0); !errors.Is(err, syscall.ESRCH) {
-		t.Errorf("process %d still exists after Close (kill 0: %v)", c.Pid(), err)
+	if testutil.Exists(c.Pid()) {
+		t.Errorf("process %d still exists after Close", c.Pid())
 	}
 }
 
@@ -322,7 +321,7 @@ func TestCloseAfterCrash(t *testing.T) {
 	cfg := config(t, "kv")
 	cfg.Logger = slog.New(slog.NewTextHandler(&logs, nil))
 	c := start(t, cfg)
-	syscall.Kill(c.Pid(), syscall.SIGKILL)
+	testutil.Kill(c.Pid())
 	select {
 	case <-c.Exited():
 	case <-time.After(5 * time.Second):
@@ -666,12 +665,12 @@ func TestCloseStopsWhatThePluginStarted(t *testing.T) {
 			t.Fatal(err)
 		}
 		child, _ := strconv.Atoi(string(data))
-		if child <= 0 || syscall.Kill(child, 0) != nil {
+		if child <= 0 || !testutil.Exists(child) {
 			t.Fatalf("the plugin's child %q is not running", data)
 		}
-		t.Cleanup(func() { syscall.Kill(child, syscall.SIGKILL) }) // only if the test failed
+		t.Cleanup(func() { testutil.Kill(child) }) // only if the test failed
 		if crash {
-			syscall.Kill(c.Pid(), syscall.SIGKILL)
+			testutil.Kill(c.Pid())
 			<-c.Exited()
 		}
 		c.Close()

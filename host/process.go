@@ -9,8 +9,9 @@ import (
 	"log/slog"
 	"os"
 	"os/exec"
-	"syscall"
 	"time"
+
+	"github.com/plugkit/plugkit/internal/osdep"
 )
 
 // maxHandshakeLine bounds the first line read from a plugin.
@@ -156,17 +157,10 @@ func (p *process) forwardStdout(logger *slog.Logger) {
 const failGrace = 500 * time.Millisecond
 
 // kill ends the process and reaps it: SIGTERM, so that a plugin that
-// can clean up does, then SIGKILL after failGrace.
+// can clean up does, then SIGKILL after failGrace (on Windows, which has
+// no SIGTERM, the kill at once).
 func (p *process) kill() {
-	p.signal(syscall.SIGTERM)
-	t := time.NewTimer(failGrace)
-	defer t.Stop()
-	select {
-	case <-p.exited:
-	case <-t.C:
-		p.signal(syscall.SIGKILL)
-		<-p.exited
-	}
+	escalate(stopPlan(nil, p.terminate, p.forceKill, failGrace, osdep.Graceful), p.exitedWithin)
 	p.killGroup()
 	p.closePipes()
 }
@@ -194,47 +188,28 @@ const (
 // stop ends the process in steps, each bounded by wait: whatever ask does
 // (the Shutdown RPC) and the wait for the exit after it share the first
 // wait; then SIGTERM and a wait; then SIGKILL. The total stays within two
-// waits plus the kill. It reports the stage the process exited at.
+// waits plus the kill. On Windows, which has no SIGTERM, the kill follows
+// the first wait. It reports the stage the process exited at.
 func (p *process) stop(ask func(), wait time.Duration) (stage int) {
-	waitExit := func(d time.Duration) bool {
-		t := time.NewTimer(max(d, 0))
-		defer t.Stop()
-		select {
-		case <-p.exited:
-			return true
-		case <-t.C:
-			return false
-		}
-	}
-	begin := time.Now()
-	ask()
-	stage = stoppedAsked
-	if !waitExit(wait - time.Since(begin)) {
-		p.signal(syscall.SIGTERM)
-		stage = stoppedSIGTERM
-		if !waitExit(wait) {
-			p.signal(syscall.SIGKILL)
-			<-p.exited
-			stage = stoppedSIGKILL
-		}
-	}
+	stage = escalate(stopPlan(ask, p.terminate, p.forceKill, wait, osdep.Graceful), p.exitedWithin)
 	p.killGroup()
 	p.closePipes()
 	return stage
 }
 
-// signal sends sig to the plugin's process group: the plugin and whatever
-// it started that stayed in its group (Start makes the plugin a group
-// leader). A process that left the group (setsid, a daemon) is out of
-// reach; see the package documentation.
-func (p *process) signal(sig syscall.Signal) {
-	if err := syscall.Kill(-p.cmd.Process.Pid, sig); err != nil {
-		p.cmd.Process.Signal(sig)
+// exitedWithin reports whether the process exits within d; a negative d
+// waits as long as it takes.
+func (p *process) exitedWithin(d time.Duration) bool {
+	if d < 0 {
+		<-p.exited
+		return true
 	}
-}
-
-// killGroup ends what is left of the plugin's process group after the
-// plugin itself exited: children it started and did not stop.
-func (p *process) killGroup() {
-	syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-p.exited:
+		return true
+	case <-t.C:
+		return false
+	}
 }

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"syscall"
 	"time"
 
 	"github.com/plugkit/plugkit/handshake"
@@ -103,9 +102,4 @@ func Reattach(ctx context.Context, rc ReattachConfig, cfg Config) (*Client, erro
 	}
 	c.ready = time.Since(c.started)
 	return c, nil
-}
-
-func alive(pid int) bool {
-	err := syscall.Kill(pid, 0)
-	return err == nil || errors.Is(err, syscall.EPERM)
 }

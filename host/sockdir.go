@@ -6,9 +6,9 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
-	"syscall"
 
 	"github.com/plugkit/plugkit/internal/listen"
+	"github.com/plugkit/plugkit/internal/osdep"
 )
 
 // A host gives each plugin it launches a private directory of its own,
@@ -45,6 +45,11 @@ var sweptDirs sync.Map // parent directory -> struct{}: swept once per process
 // a socket), after sweeping parent, once per process, of the directories
 // of dead hosts.
 func newSockDir(parent string) (*sockDir, error) {
+	if !osdep.UnixSockets {
+		// Windows: plugins and brokers listen on loopback TCP, so there
+		// is no socket to give a directory; the zero sockDir names none.
+		return &sockDir{}, nil
+	}
 	if parent == "" {
 		parent = os.TempDir()
 		if len(filepath.Join(parent, hostDirPrefix+"0000000000")+nestedSocket) > listen.MaxUnixPath {
@@ -66,7 +71,7 @@ func newSockDir(parent string) (*sockDir, error) {
 	tmp := filepath.Join(dir, ownerFile+".new")
 	f, err := os.OpenFile(tmp, os.O_CREATE|os.O_RDWR|os.O_EXCL, 0o600)
 	if err == nil {
-		if err = syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err == nil {
+		if err = osdep.TryLock(f); err == nil {
 			err = os.Rename(tmp, filepath.Join(dir, ownerFile))
 		}
 	}
@@ -82,7 +87,7 @@ func newSockDir(parent string) (*sockDir, error) {
 
 // remove deletes the directory and everything in it, then drops the lock.
 func (d *sockDir) remove() {
-	if d == nil {
+	if d == nil || d.path == "" {
 		return
 	}
 	os.RemoveAll(d.path)
@@ -111,7 +116,7 @@ func SweepDeadHostDirs(parent string) int {
 		}
 		// Only a lock taken proves the owner gone; any error (it is
 		// held, or the file system has no locks) leaves the directory.
-		if syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB) == nil && os.RemoveAll(dir) == nil {
+		if osdep.TryLock(f) == nil && os.RemoveAll(dir) == nil {
 			removed++
 		}
 		f.Close()

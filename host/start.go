@@ -30,6 +30,7 @@ import (
 	"github.com/plugkit/plugkit/handshake"
 	"github.com/plugkit/plugkit/internal/goplugin/pluginpb"
 	"github.com/plugkit/plugkit/internal/listen"
+	"github.com/plugkit/plugkit/internal/osdep"
 )
 
 // ErrNotServing reports a plugin whose health check answered NOT_SERVING.
@@ -430,7 +431,7 @@ func readLine(br *bufio.Reader, limit int) (string, bool, error) {
 // not executable. A path without a slash is looked up in PATH first, as
 // exec does.
 func CheckExecutable(path string) error {
-	if !strings.Contains(path, "/") {
+	if !osdep.HasDir(path) {
 		p, err := exec.LookPath(path)
 		if err != nil {
 			return fmt.Errorf("plugin binary %q is not in PATH: give its path", path)
@@ -447,7 +448,7 @@ func CheckExecutable(path string) error {
 		return fmt.Errorf("%s is a directory, not a plugin binary: name the binary inside it", path)
 	case !fi.Mode().IsRegular():
 		return fmt.Errorf("%s is not a regular file (mode %v), so it cannot be a plugin binary", path, fi.Mode())
-	case fi.Mode().Perm()&0o111 == 0:
+	case !osdep.Executable(fi.Mode()):
 		return fmt.Errorf("%s is not executable (mode %v): chmod +x it", path, fi.Mode().Perm())
 	}
 	return nil

@@ -22,7 +22,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -32,6 +31,7 @@ import (
 
 	objectstorev1 "github.com/plugkit/plugkit/examples/objectstore/gen/objectstore/v1"
 	"github.com/plugkit/plugkit/host"
+	"github.com/plugkit/plugkit/internal/testutil"
 )
 
 // goPluginHost starts the test binary as the plugkit plugin through a
@@ -177,8 +177,8 @@ func TestGoPluginHostUnixSocketConfig(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if st := fi.Sys().(*syscall.Stat_t); int(st.Gid) != os.Getgid() || fi.Mode().Perm() != 0o660 {
-		t.Errorf("socket gid %d mode %v; want gid %d mode 0660", st.Gid, fi.Mode().Perm(), os.Getgid())
+	if gid := testutil.FileGID(fi); gid != os.Getgid() || fi.Mode().Perm() != 0o660 {
+		t.Errorf("socket gid %d mode %v; want gid %d mode 0660", gid, fi.Mode().Perm(), os.Getgid())
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
@@ -387,9 +387,9 @@ func TestPlugkitPluginOutlivesNoGoPluginHost(t *testing.T) {
 	if !alive(pid) {
 		t.Fatalf("plugin %d is not running", pid)
 	}
-	t.Cleanup(func() { syscall.Kill(pid, syscall.SIGKILL) }) // only if the test failed
+	t.Cleanup(func() { testutil.Kill(pid) }) // only if the test failed
 
-	cmd.Process.Signal(syscall.SIGKILL)
+	cmd.Process.Kill()
 	select {
 	case <-done:
 	case <-time.After(5 * time.Second):
@@ -411,7 +411,7 @@ func TestPlugkitPluginOutlivesNoGoPluginHost(t *testing.T) {
 func alive(pid int) bool {
 	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 	if err != nil {
-		return syscall.Kill(pid, 0) == nil
+		return testutil.Exists(pid)
 	}
 	// The state follows the command name in parentheses.
 	i := bytes.LastIndexByte(stat, ')')

@@ -9,11 +9,11 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/plugkit/plugkit/host"
+	"github.com/plugkit/plugkit/internal/testutil"
 )
 
 // contents lists everything below dir, for failure messages and checks.
@@ -56,7 +56,7 @@ func TestNoStaleGoPluginSockets(t *testing.T) {
 		if !strings.HasPrefix(c.Address(), base+"/plugkit-host-") {
 			t.Fatalf("the go-plugin plugin listens on %s, not in a private directory under %s", c.Address(), base)
 		}
-		syscall.Kill(c.Pid(), syscall.SIGKILL)
+		testutil.Kill(c.Pid())
 		<-c.Exited()
 		if _, err := os.Stat(c.Address()); err != nil {
 			t.Fatalf("the killed plugin's socket is already gone (%v): the test proves nothing", err)
@@ -104,8 +104,8 @@ func TestNoStaleGoPluginSockets(t *testing.T) {
 		if pid <= 0 {
 			t.Fatalf("the plugkit host failed; stderr:\n%s", stderr.String())
 		}
-		t.Cleanup(func() { syscall.Kill(pid, syscall.SIGKILL) }) // only if the test failed
-		cmd.Process.Signal(syscall.SIGKILL)
+		t.Cleanup(func() { testutil.Kill(pid) }) // only if the test failed
+		cmd.Process.Kill()
 		<-done
 		if !waitFor(5*time.Second, func() bool { return !alive(pid) }) {
 			t.Fatalf("plugin %d still running 5 s after its host was SIGKILLed", pid)

@@ -11,7 +11,6 @@ import (
 	"sort"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"google.golang.org/grpc/codes"
@@ -22,6 +21,7 @@ import (
 	catalogv1 "github.com/plugkit/plugkit/gen/plugkit/catalog/v1"
 	"github.com/plugkit/plugkit/host"
 	"github.com/plugkit/plugkit/internal/filehash"
+	"github.com/plugkit/plugkit/internal/osdep"
 )
 
 // Binary is one executable found in a plugin directory.
@@ -128,7 +128,7 @@ func (m *Manager) describe(ctx context.Context, path string, cache map[string]*c
 		b.Err = fmt.Errorf("not a regular file")
 		return b
 	}
-	if fi.Mode().Perm()&0o111 == 0 {
+	if !osdep.Executable(fi.Mode()) {
 		b.Err = fmt.Errorf("not executable (mode %v): chmod +x it, or move it out of the plugin directory", fi.Mode().Perm())
 		return b
 	}
@@ -332,11 +332,11 @@ func (m *Manager) writeCache() error {
 	defer lock.Close()
 	deadline := time.Now().Add(5 * time.Second)
 	for {
-		err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
+		err := osdep.TryLock(lock)
 		if err == nil {
 			break
 		}
-		if !errors.Is(err, syscall.EWOULDBLOCK) || time.Now().After(deadline) {
+		if !errors.Is(err, osdep.ErrLocked) || time.Now().After(deadline) {
 			return fmt.Errorf("locking %s: %w", lock.Name(), err)
 		}
 		time.Sleep(10 * time.Millisecond)

@@ -20,13 +20,17 @@
 //
 // Serve checks the cookie (a person who runs the binary by hand is told
 // what it is), negotiates the highest version the host also speaks, listens
-// on a private unix socket (or TCP when the host asks), turns on AutoMTLS
+// on a private unix socket (or loopback TCP when the host asks, and always
+// on Windows, as go-plugin plugins do there), turns on AutoMTLS
 // when the host sent a certificate, registers health, reflection and
 // go-plugin's broker, controller and stdio services, prints the handshake
-// line and serves until the host asks it to stop, or dies. When the host
-// asks for broker multiplexing (PLUGIN_MULTIPLEX_GRPC=true), it takes the
-// host's one connection, closes its socket, and carries brokered
-// connections over that connection (broker.Mux).
+// line and serves until the host asks it to stop, or dies. A host's death
+// shows on unix as this process being re-parented, on Windows as the
+// host's process handle, which the plugin opens at the start, being
+// signalled. When the host asks for broker multiplexing
+// (PLUGIN_MULTIPLEX_GRPC=true), it takes the host's one connection, closes
+// its socket, and carries brokered connections over that connection
+// (broker.Mux).
 //
 // The same binary runs as a long-lived network service for many hosts when
 // started with PLUGKIT_LISTEN=HOST:PORT (EnvListen): no cookie and no

@@ -10,7 +10,6 @@ import (
 	"os/exec"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -21,6 +20,7 @@ import (
 	"github.com/plugkit/plugkit/broker"
 	"github.com/plugkit/plugkit/handshake"
 	"github.com/plugkit/plugkit/host"
+	"github.com/plugkit/plugkit/internal/testutil"
 	"github.com/plugkit/plugkit/plugin"
 )
 
@@ -91,7 +91,7 @@ func TestPluginExitsWhenItsHostDies(t *testing.T) {
 	killed := time.Now()
 	for running(pid) {
 		if time.Since(killed) > time.Second {
-			syscall.Kill(pid, syscall.SIGKILL)
+			testutil.Kill(pid)
 			t.Fatalf("plugin %d still running 1 s after its host died", pid)
 		}
 		time.Sleep(20 * time.Millisecond)

@@ -335,7 +335,7 @@ func chooseVersion(versions map[int]Register, host []int, logger *slog.Logger) i
 }
 
 func openListener(env handshake.Env) (net.Listener, error) {
-	if env.Network == "tcp" {
+	if listen.Network(env.Network) == "tcp" {
 		return listen.TCP(env.MinPort, env.MaxPort)
 	}
 	return listen.Unix(listen.UnixConfig{Dir: env.UnixSocketDir, Group: env.UnixSocketGroup})
@@ -361,30 +361,6 @@ func stopGracefully(srv *grpc.Server, h *health.Server, timeout time.Duration) {
 		srv.Stop()
 		<-done
 	}
-}
-
-// watchParent closes the returned channel when the process that started
-// this one is gone (this process was re-parented), or ctx ends. Polling
-// the parent works whatever the host is and needs no help from it.
-func watchParent(ctx context.Context) <-chan struct{} {
-	gone := make(chan struct{})
-	parent := os.Getppid()
-	go func() {
-		t := time.NewTicker(parentPollInterval)
-		defer t.Stop()
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case <-t.C:
-				if os.Getppid() != parent {
-					close(gone)
-					return
-				}
-			}
-		}
-	}()
-	return gone
 }
 
 type controller struct {

@@ -5,7 +5,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 )
@@ -49,9 +48,7 @@ func TestHostileInputs(t *testing.T) {
 
 	t.Run("fifo", func(t *testing.T) {
 		dir := setup(t)
-		if err := syscall.Mkfifo(filepath.Join(dir, "x.proto"), 0o644); err != nil {
-			t.Fatal(err)
-		}
+		mkfifo(t, filepath.Join(dir, "x.proto"))
 		if err := loadWithin(t, dir, LoadOptions{}); err == nil || !strings.Contains(err.Error(), "x.proto is not a regular file") {
 			t.Errorf("a FIFO: %v", err)
 		}

@@ -11,7 +11,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"syscall"
 	"time"
 
 	"github.com/plugkit/plugkit/examples/objectstore"
@@ -135,7 +134,7 @@ func demo(ctx context.Context, out, stderr io.Writer, verbose bool) error {
 
 	step("killing the fs plugin process mid-way (SIGKILL), then calling again")
 	oldPid := objectstore.Pid(fsStore)
-	if err := syscall.Kill(oldPid, syscall.SIGKILL); err != nil {
+	if err := killProcess(oldPid); err != nil {
 		return err
 	}
 	fmt.Fprintf(out, "    killed pid %d\n", oldPid)
@@ -231,4 +230,14 @@ func buildPlugin(ctx context.Context, dir, name string) (string, error) {
 		return "", fmt.Errorf("building plugin %s (the demo runs from a plugkit checkout with Go installed): %v\n%s", name, err, errBuf.String())
 	}
 	return bin, nil
+}
+
+// killProcess kills process pid at once, as a crash would (SIGKILL;
+// TerminateProcess on Windows).
+func killProcess(pid int) error {
+	p, err := os.FindProcess(pid)
+	if err != nil {
+		return err
+	}
+	return p.Kill()
 }

@@ -1,0 +1,28 @@
+package osdep
+
+import (
+	"errors"
+	"io/fs"
+	"strings"
+)
+
+// ErrLocked reports a lock another open file holds.
+var ErrLocked = errors.New("the file is locked by another process")
+
+// Executable reports whether a regular file of this mode may be run as a
+// program on this system. On unix that takes an execute permission bit;
+// Windows has none in file modes (it runs what CreateProcess accepts).
+func Executable(mode fs.FileMode) bool { return executable(mode, ExecBits) }
+
+// executable is Executable's decision with the system's fact as an
+// argument, so that tests cover both systems everywhere.
+func executable(mode fs.FileMode, execBits bool) bool {
+	return !execBits || mode.Perm()&0o111 != 0
+}
+
+// HasDir reports whether path names a directory part, as opposed to a bare
+// command name to look up in PATH. On Windows a backslash or a drive
+// letter counts too.
+func HasDir(path string) bool { return hasDir(path, PathSeparators) }
+
+func hasDir(path, separators string) bool { return strings.ContainsAny(path, separators) }

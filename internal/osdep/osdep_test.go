@@ -1,0 +1,80 @@
+package osdep
+
+import (
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// Both systems' decisions are checked on every system.
+func TestExecutable(t *testing.T) {
+	cases := []struct {
+		mode     fs.FileMode
+		execBits bool
+		want     bool
+	}{
+		{0o755, true, true},
+		{0o700, true, true},
+		{0o001, true, true},
+		{0o644, true, false},
+		{0o600, true, false},
+		{0o644, false, true}, // Windows: no exec bits to ask for
+		{0o444, false, true},
+	}
+	for _, c := range cases {
+		if got := executable(c.mode, c.execBits); got != c.want {
+			t.Errorf("executable(%v, execBits=%v) = %v, want %v", c.mode, c.execBits, got, c.want)
+		}
+	}
+	if got := Executable(0o644); got == ExecBits {
+		t.Errorf("Executable(0644) = %v on a system whose ExecBits is %v", got, ExecBits)
+	}
+}
+
+func TestHasDir(t *testing.T) {
+	cases := []struct {
+		path, seps string
+		want       bool
+	}{
+		{"plugin", "/", false},
+		{"./plugin", "/", true},
+		{"/usr/lib/p", "/", true},
+		{`dir\plugin.exe`, "/", false}, // a backslash is a name character on unix
+		{`dir\plugin.exe`, `/\:`, true},
+		{`C:plugin.exe`, `/\:`, true},
+		{`plugin.exe`, `/\:`, false},
+		{"dir/plugin.exe", `/\:`, true},
+	}
+	for _, c := range cases {
+		if got := hasDir(c.path, c.seps); got != c.want {
+			t.Errorf("hasDir(%q, %q) = %v, want %v", c.path, c.seps, got, c.want)
+		}
+	}
+}
+
+// A second open file of the same path cannot take a held lock, and can
+// once the holder closes.
+func TestTryLock(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "lock")
+	open := func() *os.File {
+		f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o600)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return f
+	}
+	a, b := open(), open()
+	defer b.Close()
+	if err := TryLock(a); err != nil {
+		t.Fatalf("first lock: %v", err)
+	}
+	if err := TryLock(b); !errors.Is(err, ErrLocked) {
+		t.Fatalf("second lock while held = %v, want ErrLocked", err)
+	}
+	a.Close()
+	if err := TryLock(b); err != nil {
+		t.Fatalf("lock after the holder closed: %v", err)
+	}
+}

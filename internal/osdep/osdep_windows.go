@@ -1,0 +1,35 @@
+//go:build windows
+
+package osdep
+
+import (
+	"errors"
+	"os"
+
+	"golang.org/x/sys/windows"
+)
+
+// UnixSockets reports whether plugins listen on unix sockets by default.
+// Windows plugins listen on loopback TCP, as go-plugin's do there.
+const UnixSockets = false
+
+// ExecBits reports whether file modes carry the permission to execute.
+const ExecBits = false
+
+// PathSeparators are the characters that make a command a path.
+const PathSeparators = `/\:`
+
+// Graceful reports whether a process can be asked to stop without being
+// killed (SIGTERM); on Windows a process is only killed.
+const Graceful = false
+
+// TryLock takes an exclusive lock on f's first byte (LockFileEx) without
+// waiting. It returns ErrLocked when another open file holds it. The
+// system drops the lock when the handle closes, also when its process dies.
+func TryLock(f *os.File) error {
+	err := windows.LockFileEx(windows.Handle(f.Fd()), windows.LOCKFILE_EXCLUSIVE_LOCK|windows.LOCKFILE_FAIL_IMMEDIATELY, 0, 1, 0, new(windows.Overlapped))
+	if errors.Is(err, windows.ERROR_LOCK_VIOLATION) {
+		return ErrLocked
+	}
+	return err
+}

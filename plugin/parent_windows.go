@@ -1,0 +1,30 @@
+//go:build windows
+
+package plugin
+
+import (
+	"errors"
+	"os"
+
+	"golang.org/x/sys/windows"
+)
+
+// parentProbe watches the parent's process handle: Windows never
+// re-parents a process, and its parent's pid may be reused after the
+// parent exits, so the pid tells nothing. The handle, opened at the start,
+// keeps naming the parent and is signalled once it exits. A parent that
+// is already gone (no such process) counts as gone; one this process may
+// not open (another user's) cannot be watched and never counts as gone.
+func parentProbe() (gone func() bool, release func()) {
+	h, err := windows.OpenProcess(windows.SYNCHRONIZE, false, uint32(os.Getppid()))
+	if err != nil {
+		dead := errors.Is(err, windows.ERROR_INVALID_PARAMETER)
+		return func() bool { return dead }, func() {}
+	}
+	return func() bool {
+			ev, err := windows.WaitForSingleObject(h, 0)
+			return err == nil && ev == windows.WAIT_OBJECT_0
+		}, func() {
+			windows.CloseHandle(h)
+		}
+}
