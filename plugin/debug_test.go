@@ -12,13 +12,13 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	objectstorev1 "github.com/plugkit/plugkit/examples/objectstore/gen/objectstore/v1"
 	"github.com/plugkit/plugkit/handshake"
 	"github.com/plugkit/plugkit/host"
+	"github.com/plugkit/plugkit/internal/testutil"
 	"github.com/plugkit/plugkit/plugin"
 )
 
@@ -166,7 +166,7 @@ func TestDebugModeOutlivesItsParent(t *testing.T) {
 	if err != nil {
 		t.Fatalf("debug host printed %q", text)
 	}
-	defer syscall.Kill(pid, syscall.SIGKILL)
+	defer testutil.Kill(pid)
 	rc := reattachLine(t, line, pid)
 	parent.Process.Kill()
 	parent.Wait()

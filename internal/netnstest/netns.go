@@ -1,3 +1,5 @@
+//go:build linux
+
 // Package netnstest makes, for a test or a benchmark, two network
 // namespaces of its own joined by a veth pair with addresses of its own
 // (10.213.0.1/30 on the plugins' side, 10.213.0.2/30 on the host's), runs
