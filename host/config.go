@@ -87,6 +87,13 @@ type Config struct {
 	// make their sockets; empty means the temporary directory. Windows,
 	// where they listen on loopback TCP, ignores it.
 	UnixSocketDir string
+	// UnixSocketGroup, when set, is the group (a name or numeric id) the
+	// plugin's socket and its private directory are given to, group
+	// readable and writable, so that a plugin run as another user of
+	// that group (by a Runner, say) can serve and be reached; it is
+	// passed to the plugin as PLUGIN_UNIX_SOCKET_GROUP (go-plugin's
+	// UnixSocketConfig.Group). The host's brokered servers use it too.
+	UnixSocketGroup string
 	// MinPort and MaxPort bound a TCP listener; zero means 10000-25000.
 	MinPort, MaxPort int
 	// MultiplexBroker asks the plugin to carry brokered connections over
@@ -109,6 +116,12 @@ type Config struct {
 	// os.Stderr after the handshake (sent over GRPCStdio). Nil means each
 	// line is logged.
 	Stdout, Stderr io.Writer
+	// StderrCopy, when set, receives every line the plugin writes to its
+	// standard error file descriptor, as written (newline included),
+	// besides the log record made of it (go-plugin's ClientConfig.Stderr).
+	// A line longer than 64 KiB arrives in pieces. Writes happen on one
+	// goroutine, in order; a slow writer slows the plugin's stderr.
+	StderrCopy io.Writer
 
 	// StartTimeout bounds the wait for the handshake; 0 means
 	// DefaultStartTimeout. The context given to Start bounds it too.

@@ -37,6 +37,9 @@ const hclogTime = "2006-01-02T15:04:05.000000Z07:00"
 type logSink struct {
 	logger *slog.Logger
 	source string // "stderr", "stdout": the stream the lines came from
+	// copy, when set, gets every piece consume reads, as read
+	// (Config.StderrCopy); its errors are ignored.
+	copy io.Writer
 
 	mu       sync.Mutex
 	panicked bool     // after "panic: " every line is an error
@@ -54,6 +57,7 @@ func (s *logSink) consume(r io.Reader) {
 		line, err := br.ReadSlice('\n')
 		truncated := err == bufio.ErrBufferFull
 		if len(line) > 0 {
+			s.copyOut(line)
 			s.line(line, truncated)
 		}
 		for truncated {
@@ -61,12 +65,20 @@ func (s *logSink) consume(r io.Reader) {
 			line, err = br.ReadSlice('\n')
 			truncated = err == bufio.ErrBufferFull
 			if len(line) > 0 {
+				s.copyOut(line)
 				s.line(line, true)
 			}
 		}
 		if err != nil {
 			return
 		}
+	}
+}
+
+// copyOut hands raw bytes to the copy writer, if any.
+func (s *logSink) copyOut(p []byte) {
+	if s.copy != nil {
+		s.copy.Write(p)
 	}
 }
 

@@ -45,7 +45,7 @@ type lineResult struct {
 	err      error
 }
 
-func startProcess(cmd *exec.Cmd, logger *slog.Logger) (*process, error) {
+func startProcess(cmd *exec.Cmd, logger *slog.Logger, stderrCopy io.Writer) (*process, error) {
 	outR, outW, err := os.Pipe()
 	if err != nil {
 		return nil, err
@@ -72,7 +72,7 @@ func startProcess(cmd *exec.Cmd, logger *slog.Logger) (*process, error) {
 		stdout:     bufio.NewReader(outR),
 		outR:       outR,
 		errR:       errR,
-		stderr:     newLogSink(logger, "stderr"),
+		stderr:     &logSink{logger: logger, source: "stderr", copy: stderrCopy},
 		exited:     make(chan struct{}),
 		stderrDone: make(chan struct{}),
 		stdoutDone: make(chan struct{}),

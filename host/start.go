@@ -92,14 +92,21 @@ func Start(ctx context.Context, cfg Config) (*Client, error) {
 	if err != nil {
 		return nil, &StartError{Name: name, Err: err}
 	}
+	if cfg.UnixSocketGroup != "" && sock.path != "" {
+		if err := listen.ShareDir(sock.path, cfg.UnixSocketGroup); err != nil {
+			sock.remove()
+			return nil, &StartError{Name: name, Err: fmt.Errorf("Config.UnixSocketGroup: %w", err)}
+		}
+	}
 	env := handshake.Env{
-		Cookie:        cfg.Cookie,
-		Versions:      cfg.Versions,
-		MinPort:       cfg.MinPort,
-		MaxPort:       cfg.MaxPort,
-		UnixSocketDir: sock.path,
-		Network:       cfg.Network,
-		Multiplex:     cfg.MultiplexBroker,
+		Cookie:          cfg.Cookie,
+		Versions:        cfg.Versions,
+		MinPort:         cfg.MinPort,
+		MaxPort:         cfg.MaxPort,
+		UnixSocketDir:   sock.path,
+		UnixSocketGroup: cfg.UnixSocketGroup,
+		Network:         cfg.Network,
+		Multiplex:       cfg.MultiplexBroker,
 	}
 	if id != nil {
 		env.ClientCert = id.PEM()
@@ -122,7 +129,7 @@ func Start(ctx context.Context, cfg Config) (*Client, error) {
 		return nil, &StartError{Name: name, Err: err}
 	}
 	cmd = launch.Cmd
-	proc, err := startProcess(cmd, logger)
+	proc, err := startProcess(cmd, logger, cfg.StderrCopy)
 	if err != nil {
 		sock.remove()
 		return nil, &StartError{Name: name, Err: fmt.Errorf("starting %s: %w", cfg.Path, err)}
@@ -270,7 +277,7 @@ func (c *Client) connect(ctx context.Context, tlsConfig *tls.Config) error {
 	c.cancelBG = cancel
 	c.broker = broker.New(broker.Options{
 		TLS:           tlsConfig,
-		Unix:          listen.UnixConfig{Dir: c.brokerDir()},
+		Unix:          listen.UnixConfig{Dir: c.brokerDir(), Group: c.cfg.UnixSocketGroup},
 		ServerOptions: []grpc.ServerOption{grpc.MaxRecvMsgSize(maxMsg), grpc.MaxSendMsgSize(maxMsg)},
 		DialOptions:   []grpc.DialOption{grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(maxMsg), grpc.MaxCallSendMsgSize(maxMsg))},
 		Logger:        c.logger,

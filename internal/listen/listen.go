@@ -97,6 +97,22 @@ func setPermissions(dir, path, group string) error {
 	return os.Chmod(path, 0o660)
 }
 
+// ShareDir gives dir to group (a name or numeric id) and makes it
+// group-writable (0770), so that a plugin running as another user of that
+// group can make its socket there, as go-plugin's UnixSocketConfig.Group
+// does. It fails, saying why, when the group does not exist or this
+// process may not give the directory to it.
+func ShareDir(dir, group string) error {
+	gid, err := lookupGroup(group)
+	if err != nil {
+		return err
+	}
+	if err := os.Chown(dir, -1, gid); err != nil {
+		return fmt.Errorf("giving %s to group %s: %w (the host must be root or a member of the group)", dir, group, err)
+	}
+	return os.Chmod(dir, 0o770)
+}
+
 func lookupGroup(group string) (int, error) {
 	if gid, err := strconv.Atoi(group); err == nil {
 		return gid, nil

@@ -1,0 +1,98 @@
+//go:build unix
+
+package host_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/plugkit/plugkit/host"
+	"github.com/plugkit/plugkit/internal/testutil"
+)
+
+// TestUnixSocketGroup checks go-plugin's UnixSocketConfig.Group: the
+// host's private directory and the plugin's socket belong to the group and
+// are group-accessible, and the plugin still serves.
+func TestUnixSocketGroup(t *testing.T) {
+	group := strconv.Itoa(os.Getgid())
+	if os.Getuid() == 0 {
+		group = "1" // a group other than root's own, so the change shows
+	}
+	cfg := config(t, "kv")
+	cfg.UnixSocketGroup = group
+	c := start(t, cfg)
+	if !exists(t, c, "yes-1") {
+		t.Fatal("Exists answered wrongly")
+	}
+	sockDir := filepath.Dir(c.Address())
+	hostDir := filepath.Dir(sockDir)
+	for _, tc := range []struct {
+		path string
+		mode os.FileMode
+	}{{hostDir, 0o770}, {sockDir, 0o750}, {c.Address(), 0o660}} {
+		fi, err := os.Stat(tc.path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		gid := fi.Sys().(*syscall.Stat_t).Gid
+		if strconv.Itoa(int(gid)) != group || fi.Mode().Perm() != tc.mode {
+			t.Errorf("%s: group %d, mode %v; want group %s, mode %v", tc.path, gid, fi.Mode().Perm(), group, tc.mode)
+		}
+	}
+}
+
+// TestUnixSocketGroupUnknown checks that a group that does not exist is
+// refused before the plugin runs, naming the setting.
+func TestUnixSocketGroupUnknown(t *testing.T) {
+	cfg := config(t, "kv")
+	cfg.UnixSocketGroup = "no-such-group-plugkit"
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	c, err := host.Start(ctx, cfg)
+	if err == nil {
+		c.Close()
+	}
+	if err == nil || !strings.Contains(err.Error(), "UnixSocketGroup") || !strings.Contains(err.Error(), "no-such-group-plugkit") {
+		t.Fatalf("Start: %v; want an error naming Config.UnixSocketGroup and the group", err)
+	}
+}
+
+// TestStderrCopy checks go-plugin's ClientConfig.Stderr: the plugin's
+// stderr lines arrive as written, hostile bytes and long lines included,
+// besides the log records.
+func TestStderrCopy(t *testing.T) {
+	var raw testutil.Buffer
+	cfg := config(t, "hostile")
+	cfg.StderrCopy = &raw
+	start(t, cfg)
+	want := []string{
+		`{"@level":"error","@message":{"an":"object"},"@module":"x"}` + "\n",
+		"\x00\xff\xfe binary \x1b[31m junk \xc3\x28\n",
+		"[WARN] a text warning\n",
+		strings.Repeat("L", 200<<10) + "\n",
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		got := raw.String()
+		missing := ""
+		for _, w := range want {
+			if !strings.Contains(got, w) {
+				missing = w
+				break
+			}
+		}
+		if missing == "" {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("StderrCopy lacks %.60q (got %d bytes)", missing, len(got))
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
