@@ -1,12 +1,10 @@
 package host_test
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -18,59 +16,8 @@ import (
 
 	objectstorev1 "github.com/plugkit/plugkit/examples/objectstore/gen/objectstore/v1"
 	"github.com/plugkit/plugkit/host"
+	"github.com/plugkit/plugkit/internal/testutil"
 )
-
-// listeners counts the listening unix and TCP sockets process pid holds,
-// from /proc: the sockets whose inode a listening entry of /proc/net/unix
-// (flag __SO_ACCEPTCON), /proc/net/tcp or tcp6 (state 0A) names.
-func listeners(t *testing.T, pid int) int {
-	t.Helper()
-	listening := map[string]bool{}
-	scan := func(file string, match func([]string) (string, bool)) {
-		f, err := os.Open(file)
-		if err != nil {
-			return // no IPv6, say
-		}
-		defer f.Close()
-		s := bufio.NewScanner(f)
-		s.Scan() // header
-		for s.Scan() {
-			if inode, ok := match(strings.Fields(s.Text())); ok {
-				listening[inode] = true
-			}
-		}
-	}
-	scan("/proc/net/unix", func(f []string) (string, bool) {
-		return f[6], len(f) >= 7 && f[3] == "00010000"
-	})
-	for _, file := range []string{"/proc/net/tcp", "/proc/net/tcp6"} {
-		scan(file, func(f []string) (string, bool) { return f[9], len(f) >= 10 && f[3] == "0A" })
-	}
-	fds, err := os.ReadDir(fmt.Sprintf("/proc/%d/fd", pid))
-	if err != nil {
-		t.Fatalf("reading the fds of %d: %v", pid, err)
-	}
-	n := 0
-	for _, fd := range fds {
-		target, err := os.Readlink(fmt.Sprintf("/proc/%d/fd/%s", pid, fd.Name()))
-		if err == nil && strings.HasPrefix(target, "socket:[") && listening[strings.Trim(target, "socket:[]")] {
-			n++
-		}
-	}
-	return n
-}
-
-// socketFiles lists the socket files below dir.
-func socketFiles(dir string) []string {
-	var out []string
-	filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
-		if err == nil && d.Type()&os.ModeSocket != 0 {
-			out = append(out, p)
-		}
-		return nil
-	})
-	return out
-}
 
 // TestMultiplexedBrokerCallbacksBothWays: with Config.MultiplexBroker, a
 // plugkit plugin's brokered services are called by the host and the
@@ -92,7 +39,7 @@ func TestMultiplexedBrokerCallbacksBothWays(t *testing.T) {
 				t.Fatal(err)
 			}
 			t.Cleanup(func() { os.RemoveAll(dir) })
-			hostBefore := listeners(t, os.Getpid())
+			hostBefore := testutil.Listeners(t, os.Getpid())
 			cfg := config(t, "callback")
 			cfg.NoAutoMTLS = tc.noMTLS
 			cfg.MultiplexBroker = tc.mux
@@ -129,9 +76,9 @@ func TestMultiplexedBrokerCallbacksBothWays(t *testing.T) {
 				t.Errorf("host calling the plugin's brokered service: %v %v", resp, err)
 			}
 
-			files := socketFiles(dir)
-			pluginListens := listeners(t, c.Pid())
-			hostListens := listeners(t, os.Getpid()) - hostBefore
+			files := testutil.SocketFiles(dir)
+			pluginListens := testutil.Listeners(t, c.Pid())
+			hostListens := testutil.Listeners(t, os.Getpid()) - hostBefore
 			if tc.mux {
 				if len(files) != 0 || pluginListens != 0 || hostListens != 0 {
 					t.Errorf("multiplexed, yet socket files %v, the plugin listens on %d sockets, the host on %d more", files, pluginListens, hostListens)

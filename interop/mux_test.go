@@ -5,14 +5,11 @@ package interop_test
 // connection, and no socket is made for it.
 
 import (
-	"bufio"
 	"context"
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"slices"
-	"strings"
 	"testing"
 	"time"
 
@@ -20,56 +17,8 @@ import (
 	"google.golang.org/grpc"
 
 	objectstorev1 "github.com/plugkit/plugkit/examples/objectstore/gen/objectstore/v1"
+	"github.com/plugkit/plugkit/internal/testutil"
 )
-
-// listeners counts the listening unix and TCP sockets process pid holds:
-// its socket fds whose inode a listening entry of /proc/net/unix (flag
-// __SO_ACCEPTCON) or /proc/net/tcp, tcp6 (state 0A) names.
-func listeners(t *testing.T, pid int) int {
-	t.Helper()
-	listening := map[string]bool{}
-	scan := func(file string, inodeField int, isListening func([]string) bool) {
-		f, err := os.Open(file)
-		if err != nil {
-			return // no IPv6, say
-		}
-		defer f.Close()
-		s := bufio.NewScanner(f)
-		s.Scan() // the header
-		for s.Scan() {
-			if f := strings.Fields(s.Text()); len(f) > inodeField && isListening(f) {
-				listening[f[inodeField]] = true
-			}
-		}
-	}
-	scan("/proc/net/unix", 6, func(f []string) bool { return f[3] == "00010000" })
-	scan("/proc/net/tcp", 9, func(f []string) bool { return f[3] == "0A" })
-	scan("/proc/net/tcp6", 9, func(f []string) bool { return f[3] == "0A" })
-	fds, err := os.ReadDir(fmt.Sprintf("/proc/%d/fd", pid))
-	if err != nil {
-		t.Fatalf("reading the fds of pid %d: %v", pid, err)
-	}
-	n := 0
-	for _, fd := range fds {
-		target, err := os.Readlink(fmt.Sprintf("/proc/%d/fd/%s", pid, fd.Name()))
-		if err == nil && strings.HasPrefix(target, "socket:[") && listening[strings.Trim(target, "socket:[]")] {
-			n++
-		}
-	}
-	return n
-}
-
-// socketFiles lists the socket files below dir.
-func socketFiles(dir string) []string {
-	var out []string
-	filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
-		if err == nil && d.Type()&os.ModeSocket != 0 {
-			out = append(out, p)
-		}
-		return nil
-	})
-	return out
-}
 
 // shortTempDir is a temporary directory with a path short enough for unix
 // sockets several levels below it.
@@ -99,7 +48,7 @@ func TestGoPluginHostMultiplexesPlugkitPlugin(t *testing.T) {
 			// Where the go-plugin host makes its brokered sockets and, as
 			// it passes its environment on, the plugin all of its own.
 			t.Setenv("TMPDIR", dir)
-			hostBefore := listeners(t, os.Getpid())
+			hostBefore := testutil.Listeners(t, os.Getpid())
 			c, store, b := goPluginHost(t, io.Discard, io.Discard, io.Discard, func(cfg *goplugin.ClientConfig) {
 				cfg.GRPCBrokerMultiplex = mux
 			})
@@ -132,9 +81,9 @@ func TestGoPluginHostMultiplexesPlugkitPlugin(t *testing.T) {
 				t.Errorf("the go-plugin host calling the plugkit plugin's service: %v, want %v", got, want)
 			}
 
-			files := socketFiles(dir)
-			pluginListens := listeners(t, c.ReattachConfig().Pid)
-			hostListens := listeners(t, os.Getpid()) - hostBefore
+			files := testutil.SocketFiles(dir)
+			pluginListens := testutil.Listeners(t, c.ReattachConfig().Pid)
+			hostListens := testutil.Listeners(t, os.Getpid()) - hostBefore
 			if mux {
 				if len(files) != 0 || pluginListens != 0 || hostListens != 0 {
 					t.Errorf("multiplexed, yet socket files %v; the plugin listens on %d sockets, the host on %d more", files, pluginListens, hostListens)
@@ -162,7 +111,7 @@ func TestPlugkitHostMultiplexesGoPlugin(t *testing.T) {
 	}{{true, false}, {true, true}, {false, false}} {
 		t.Run(fmt.Sprintf("multiplex=%v,mtls=%v", tc.mux, !tc.noMTLS), func(t *testing.T) {
 			dir := shortTempDir(t)
-			hostBefore := listeners(t, os.Getpid())
+			hostBefore := testutil.Listeners(t, os.Getpid())
 			cfg := goPluginConfig(t, "gp-store", 4)
 			cfg.NoAutoMTLS = tc.noMTLS
 			cfg.MultiplexBroker = tc.mux
@@ -195,9 +144,9 @@ func TestPlugkitHostMultiplexesGoPlugin(t *testing.T) {
 				t.Errorf("the host calling the go-plugin plugin's service: %v, want %v", got, want)
 			}
 
-			files := socketFiles(dir)
-			pluginListens := listeners(t, c.Pid())
-			hostListens := listeners(t, os.Getpid()) - hostBefore
+			files := testutil.SocketFiles(dir)
+			pluginListens := testutil.Listeners(t, c.Pid())
+			hostListens := testutil.Listeners(t, os.Getpid()) - hostBefore
 			if tc.mux {
 				if !slices.Equal(files, []string{c.Address()}) || pluginListens != 1 || hostListens != 0 {
 					t.Errorf("multiplexed, yet socket files %v (want only %s); the plugin listens on %d sockets (want 1), the host on %d more", files, c.Address(), pluginListens, hostListens)
