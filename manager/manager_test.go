@@ -377,12 +377,25 @@ func TestRestartAfterCrashReplaysInit(t *testing.T) {
 	}
 	pid := conn.Pid()
 	testutil.Kill(pid)
-	time.Sleep(50 * time.Millisecond)
+	waitReaped(t, pid)
 	if got := config(t, cl); got != "map[bucket:b1]" {
 		t.Errorf("after the restart the plugin has config %q: Init was not replayed", got)
 	}
 	if conn.Pid() == pid || conn.Pid() == 0 {
 		t.Errorf("pid %d after restart, was %d", conn.Pid(), pid)
+	}
+}
+
+// waitReaped waits, up to 10 s, until pid is gone and reaped: the crash a
+// test caused is then one the manager can see.
+func waitReaped(t *testing.T, pid int) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for testutil.Exists(pid) {
+		if time.Now().After(deadline) {
+			t.Fatalf("plugin pid %d still there 10 s after SIGKILL", pid)
+		}
+		time.Sleep(5 * time.Millisecond)
 	}
 }
 
