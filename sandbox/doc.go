@@ -21,7 +21,9 @@
 //     and the plugin both see that directory, so the plugin's unix socket
 //     and the host's brokered sockets are shared through it and no
 //     address needs translating. /sys is that of its own network
-//     namespace (read-only too).
+//     namespace (read-only too). It starts in host.Config.Dir, or with
+//     that empty in the host's working directory, unless the private /tmp
+//     hides it: then in Runner.Writable, else in /.
 //   - Its own PID namespace, in which it is process 1 with a /proc of its
 //     own: it sees none of the host's processes and cannot signal them.
 //     The host still sees and stops it by its host process ID, in its own

@@ -62,7 +62,11 @@ func (r Runner) Prepare(l *host.Launch) error {
 		if err != nil {
 			return fmt.Errorf("sandbox: the plugin's working directory: %w (set host.Config.Dir)", err)
 		}
-		sp.Dir = wd
+		writable := ""
+		if r.Writable != "" {
+			writable = sp.Keep[0] // resolved above
+		}
+		sp.Dir = inheritedDir(wd, sp.Keep, writable)
 	}
 	js, err := json.Marshal(sp)
 	if err != nil {
@@ -111,4 +115,28 @@ func refuseTCP(why string) host.TranslateFunc {
 		}
 		return network, address, nil
 	}
+}
+
+// inheritedDir is where a plugin whose host.Config.Dir is empty starts:
+// the host's working directory wd, unless the sandbox hides it (wd is under
+// /tmp, which becomes the plugin's private tmpfs, and not inside a
+// directory kept visible), then the granted directory (Writable), else the
+// root. An explicit host.Config.Dir is used as it is.
+func inheritedDir(wd string, keep []string, writable string) string {
+	wd = filepath.Clean(wd)
+	under := func(dir, root string) bool {
+		return dir == root || strings.HasPrefix(dir, root+"/")
+	}
+	if !under(wd, "/tmp") {
+		return wd
+	}
+	for _, k := range keep {
+		if under(wd, k) {
+			return wd
+		}
+	}
+	if writable != "" {
+		return writable
+	}
+	return "/"
 }

@@ -176,15 +176,24 @@ func TestSandboxedPluginHasNoNetwork(t *testing.T) {
 
 func TestSandboxedPluginWritesOnlyGrantedDir(t *testing.T) {
 	granted := t.TempDir()
+	// A host directory the sandbox shows read-only: the package's own,
+	// unless the checkout lies under /tmp, which the sandbox replaces.
 	wd, err := os.Getwd()
 	if err != nil {
 		t.Fatal(err)
+	}
+	if wd == "/tmp" || strings.HasPrefix(wd, "/tmp/") {
+		wd = "/var/tmp"
 	}
 	outside, err := os.MkdirTemp(wd, ".sandbox-outside-")
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { os.RemoveAll(outside) })
+	hostFile := filepath.Join(outside, "host.txt")
+	if err := os.WriteFile(hostFile, []byte("a file of the host's"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	c := startSandboxed(t, sandbox.Runner{Writable: granted})
 
 	in := filepath.Join(granted, "inside.txt")
@@ -204,7 +213,7 @@ func TestSandboxedPluginWritesOnlyGrantedDir(t *testing.T) {
 		}
 	}
 	// It reads the host's files, and cannot undo the sandbox.
-	if got := do(t, c, "read "+filepath.Join(wd, "doc.go")); !strings.Contains(got, "package sandbox") {
+	if got := do(t, c, "read "+hostFile); got != "a file of the host's" {
 		t.Errorf("reading a host file: %q", got)
 	}
 	if got := do(t, c, "remount"); !strings.Contains(got, "operation not permitted") {
@@ -434,5 +443,22 @@ func TestSandboxedPluginMultiplexedCallback(t *testing.T) {
 	}
 	if got := do(t, c, fmt.Sprint("callback ", id)); got != "host says SERVING" {
 		t.Errorf("multiplexed callback from the sandbox: %s", got)
+	}
+}
+
+func TestInheritedDir(t *testing.T) {
+	for _, tc := range []struct {
+		wd, writable, want string
+		keep               []string
+	}{
+		{wd: "/work/repo", want: "/work/repo"},
+		{wd: "/tmp/ci/repo", want: "/"},
+		{wd: "/tmp/ci/repo", writable: "/srv/data", keep: []string{"/srv/data"}, want: "/srv/data"},
+		{wd: "/tmp/ci/repo", writable: "/tmp/ci", keep: []string{"/tmp/ci"}, want: "/tmp/ci/repo"},
+		{wd: "/tmpfoo/x", want: "/tmpfoo/x"},
+	} {
+		if got := sandbox.InheritedDir(tc.wd, tc.keep, tc.writable); got != tc.want {
+			t.Errorf("InheritedDir(%q, %q, %q) = %q, want %q", tc.wd, tc.keep, tc.writable, got, tc.want)
+		}
 	}
 }

@@ -1,0 +1,4 @@
+package sandbox
+
+// InheritedDir exposes inheritedDir to the tests.
+var InheritedDir = inheritedDir
