@@ -377,7 +377,7 @@ func TestRestartAfterCrashReplaysInit(t *testing.T) {
 	}
 	pid := conn.Pid()
 	testutil.Kill(pid)
-	waitReaped(t, pid)
+	waitExited(t, conn)
 	if got := config(t, cl); got != "map[bucket:b1]" {
 		t.Errorf("after the restart the plugin has config %q: Init was not replayed", got)
 	}
@@ -386,14 +386,15 @@ func TestRestartAfterCrashReplaysInit(t *testing.T) {
 	}
 }
 
-// waitReaped waits, up to 10 s, until pid is gone and reaped: the crash a
-// test caused is then one the manager can see.
-func waitReaped(t *testing.T, pid int) {
+// waitExited waits, up to 10 s, until the manager has seen the plugin
+// process behind conn exit (Pid answers 0): the crash a test caused is
+// then one the next call finds.
+func waitExited(t *testing.T, conn *manager.Conn) {
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
-	for testutil.Exists(pid) {
+	for conn.Pid() != 0 {
 		if time.Now().After(deadline) {
-			t.Fatalf("plugin pid %d still there 10 s after SIGKILL", pid)
+			t.Fatal("plugin still running 10 s after SIGKILL")
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
