@@ -272,21 +272,26 @@ func (b *Broker) Dial(ctx context.Context, id uint32) (*grpc.ClientConn, error) 
 	if network != "unix" && network != "tcp" {
 		return nil, fmt.Errorf("broker: service %d announced on network %q; want unix or tcp", id, network)
 	}
-	creds := insecure.NewCredentials()
-	if b.opts.TLS != nil {
-		creds = credentials.NewTLS(b.opts.TLS)
-	}
-	opts := append([]grpc.DialOption{
-		grpc.WithTransportCredentials(creds),
-		grpc.WithContextDialer(func(ctx context.Context, _ string) (net.Conn, error) {
-			return (&net.Dialer{}).DialContext(ctx, network, address)
-		}),
-	}, b.opts.DialOptions...)
-	conn, err := grpc.NewClient("passthrough:///"+address, opts...)
+	conn, err := grpc.NewClient("passthrough:///"+address, b.dialOptions(func(ctx context.Context) (net.Conn, error) {
+		return (&net.Dialer{}).DialContext(ctx, network, address)
+	})...)
 	if err != nil {
 		return nil, fmt.Errorf("broker: dialing service %d at %s: %w", id, address, err)
 	}
 	return conn, nil
+}
+
+// dialOptions are a brokered connection's options: the broker's TLS (or
+// none), dial as the connection is reached, then Options.DialOptions.
+func (b *Broker) dialOptions(dial func(context.Context) (net.Conn, error)) []grpc.DialOption {
+	creds := insecure.NewCredentials()
+	if b.opts.TLS != nil {
+		creds = credentials.NewTLS(b.opts.TLS)
+	}
+	return append([]grpc.DialOption{
+		grpc.WithTransportCredentials(creds),
+		grpc.WithContextDialer(func(ctx context.Context, _ string) (net.Conn, error) { return dial(ctx) }),
+	}, b.opts.DialOptions...)
 }
 
 // Close stops every brokered server and wakes every waiting Dial.

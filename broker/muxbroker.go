@@ -9,8 +9,6 @@ import (
 	"sync/atomic"
 
 	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials"
-	"google.golang.org/grpc/credentials/insecure"
 
 	"github.com/plugkit/plugkit/internal/goplugin/pluginpb"
 )
@@ -134,20 +132,12 @@ func (b *Broker) dialMux(ctx context.Context, id uint32) (*grpc.ClientConn, erro
 		return nil, err
 	}
 	var used atomic.Bool
-	creds := insecure.NewCredentials()
-	if b.opts.TLS != nil {
-		creds = credentials.NewTLS(b.opts.TLS)
-	}
-	opts := append([]grpc.DialOption{
-		grpc.WithTransportCredentials(creds),
-		grpc.WithContextDialer(func(ctx context.Context, _ string) (net.Conn, error) {
-			if !used.Swap(true) {
-				return first, nil
-			}
-			return b.knockOpen(ctx, id)
-		}),
-	}, b.opts.DialOptions...)
-	conn, err := grpc.NewClient("passthrough:///broker-"+strconv.FormatUint(uint64(id), 10), opts...)
+	conn, err := grpc.NewClient("passthrough:///broker-"+strconv.FormatUint(uint64(id), 10), b.dialOptions(func(ctx context.Context) (net.Conn, error) {
+		if !used.Swap(true) {
+			return first, nil
+		}
+		return b.knockOpen(ctx, id)
+	})...)
 	if err != nil {
 		first.Close()
 		return nil, fmt.Errorf("broker: dialing service %d: %w", id, err)

@@ -163,10 +163,7 @@ func Run(ctx context.Context, cfg Config) error {
 	}
 	defer ln.Close()
 
-	maxMsg := cfg.MaxMessageSize
-	if maxMsg == 0 {
-		maxMsg = DefaultMaxMessageSize
-	}
+	maxMsg := cfg.maxMessageSize()
 	opts := []grpc.ServerOption{grpc.MaxRecvMsgSize(maxMsg), grpc.MaxSendMsgSize(maxMsg)}
 	if tlsConfig != nil {
 		opts = append(opts, grpc.Creds(credentials.NewTLS(tlsConfig)))
@@ -198,9 +195,7 @@ func Run(ctx context.Context, cfg Config) error {
 	if err := cfg.Versions[version](srv, brk); err != nil {
 		return fmt.Errorf("plugin: registering the services of protocol version %d: %w", version, err)
 	}
-	reflectOpts := reflection.ServerOptions{Services: srv, DescriptorResolver: pluginpb.Files, ExtensionResolver: protoregistry.GlobalTypes}
-	reflectionv1.RegisterServerReflectionServer(srv, reflection.NewServerV1(reflectOpts))
-	reflectionv1alpha.RegisterServerReflectionServer(srv, reflection.NewServer(reflectOpts))
+	registerReflection(srv)
 
 	line := handshake.Line{
 		CoreVersion:  handshake.CoreVersion,
@@ -312,6 +307,22 @@ func serverTLS(cfg Config, env handshake.Env) (*tls.Config, []byte, error) {
 		return nil, nil, err
 	}
 	return id.Config(hostCert), id.DER(), nil
+}
+
+// maxMessageSize is MaxMessageSize or its default.
+func (cfg Config) maxMessageSize() int {
+	if cfg.MaxMessageSize == 0 {
+		return DefaultMaxMessageSize
+	}
+	return cfg.MaxMessageSize
+}
+
+// registerReflection adds server reflection (v1 and v1alpha) for every
+// service on srv, go-plugin's internal ones included.
+func registerReflection(srv *grpc.Server) {
+	opts := reflection.ServerOptions{Services: srv, DescriptorResolver: pluginpb.Files, ExtensionResolver: protoregistry.GlobalTypes}
+	reflectionv1.RegisterServerReflectionServer(srv, reflection.NewServerV1(opts))
+	reflectionv1alpha.RegisterServerReflectionServer(srv, reflection.NewServer(opts))
 }
 
 func chooseVersion(versions map[int]Register, host []int, logger *slog.Logger) int {

@@ -19,10 +19,6 @@ import (
 	"google.golang.org/grpc/health"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	"google.golang.org/grpc/metadata"
-	"google.golang.org/grpc/reflection"
-	reflectionv1 "google.golang.org/grpc/reflection/grpc_reflection_v1"
-	reflectionv1alpha "google.golang.org/grpc/reflection/grpc_reflection_v1alpha"
-	"google.golang.org/protobuf/reflect/protoregistry"
 
 	"github.com/plugkit/plugkit/broker"
 	"github.com/plugkit/plugkit/handshake"
@@ -105,10 +101,7 @@ func runService(ctx context.Context, cfg Config, addr string, lookup func(string
 	}
 	defer ln.Close()
 
-	maxMsg := cfg.MaxMessageSize
-	if maxMsg == 0 {
-		maxMsg = DefaultMaxMessageSize
-	}
+	maxMsg := cfg.maxMessageSize()
 	header := metadata.Pairs(VersionHeader, strconv.Itoa(version))
 	opts := []grpc.ServerOption{
 		grpc.MaxRecvMsgSize(maxMsg), grpc.MaxSendMsgSize(maxMsg),
@@ -139,9 +132,7 @@ func runService(ctx context.Context, cfg Config, addr string, lookup func(string
 	if err := cfg.Versions[version](srv, brk); err != nil {
 		return fmt.Errorf("plugin: registering the services of protocol version %d: %w", version, err)
 	}
-	reflectOpts := reflection.ServerOptions{Services: srv, DescriptorResolver: pluginpb.Files, ExtensionResolver: protoregistry.GlobalTypes}
-	reflectionv1.RegisterServerReflectionServer(srv, reflection.NewServerV1(reflectOpts))
-	reflectionv1alpha.RegisterServerReflectionServer(srv, reflection.NewServer(reflectOpts))
+	registerReflection(srv)
 
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()

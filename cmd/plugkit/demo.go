@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"log/slog"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -63,16 +62,12 @@ func demo(ctx context.Context, out, stderr io.Writer, verbose bool) error {
 		}
 	}
 
-	level := slog.LevelError + 1
-	if verbose {
-		level = slog.LevelDebug
-	}
 	cfg := manager.Config{
 		Dirs:           []string{pluginDir},
 		Cookie:         objectstore.Cookie,
 		CacheFile:      filepath.Join(work, "describe-cache.json"),
 		Releases:       objectstore.Releases(),
-		Logger:         slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level})),
+		Logger:         cliLogger(verbose, stderr),
 		RestartBackoff: 50 * time.Millisecond,
 	}
 	m := manager.New(cfg)

@@ -5,7 +5,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"log/slog"
 	"strings"
 	"time"
 	"unicode"
@@ -54,7 +53,6 @@ type pluginFlags struct {
 	noMTLS   bool
 	timeout  string
 	remote   remoteFlags // --connect and its TLS flags (remote.go)
-	fs       *flag.FlagSet
 	// reattach is the --reattach configuration: a plugin in debug mode
 	// (or any running plugin) to connect to instead of launching PLUGIN.
 	reattach string
@@ -68,7 +66,6 @@ func (p *pluginFlags) register(fs *flag.FlagSet) {
 	fs.BoolVar(&p.noMTLS, "no-mtls", false, "turn AutoMTLS off (for plugins that cannot do TLS)")
 	fs.StringVar(&p.timeout, "timeout", "30s", "how long to wait for the plugin to start")
 	p.remote.register(fs)
-	p.fs = fs
 	fs.StringVar(&p.reattach, "reattach", "", "connect to a running plugin instead of launching one: the `JSON` (or the whole PLUGKIT_REATTACH='...' or TF_REATTACH_PROVIDERS='...' line) a plugin in debug mode prints; no PLUGIN, no --cookie; the plugin is left running")
 }
 
@@ -79,6 +76,29 @@ func (p *pluginFlags) parsed(fs *flag.FlagSet) {
 			p.versionsSet = true
 		}
 	})
+}
+
+// explicitVersions returns --versions when it was given, else nil (the
+// plugin's own versions are then offered).
+func (p *pluginFlags) explicitVersions() ([]int, error) {
+	if !p.versionsSet {
+		return nil, nil
+	}
+	versions, err := handshake.ParseVersions(p.versions)
+	if err == nil && len(versions) == 0 {
+		err = fmt.Errorf("%q lists no version", p.versions)
+	}
+	return versions, err
+}
+
+// startTimeout parses --timeout, reporting a bad one itself.
+func (p *pluginFlags) startTimeout(cmd string, stderr io.Writer) (time.Duration, bool) {
+	timeout, err := time.ParseDuration(p.timeout)
+	if err != nil || timeout <= 0 {
+		fmt.Fprintf(stderr, "%s: --timeout %q: want a positive duration such as 30s\n", cmd, p.timeout)
+		return 0, false
+	}
+	return timeout, true
 }
 
 // parse checks the flags and returns the cookie and versions.
@@ -109,12 +129,11 @@ func (p *pluginFlags) start(cmd, path string, verbose bool, stderr io.Writer) (*
 		return nil, 2
 	}
 	if p.remote.set() {
-		timeout, err := time.ParseDuration(p.timeout)
-		if err != nil || timeout <= 0 {
-			fmt.Fprintf(stderr, "%s: --timeout %q: want a positive duration such as 30s\n", cmd, p.timeout)
+		timeout, ok := p.startTimeout(cmd, stderr)
+		if !ok {
 			return nil, 2
 		}
-		versions, err := explicitVersions(p.fs, p)
+		versions, err := p.explicitVersions()
 		if err != nil {
 			fmt.Fprintf(stderr, "%s: --versions: %v\n", cmd, err)
 			return nil, 2
@@ -129,14 +148,9 @@ func (p *pluginFlags) start(cmd, path string, verbose bool, stderr io.Writer) (*
 		fmt.Fprintf(stderr, "%s: %v\n", cmd, err)
 		return nil, 2
 	}
-	timeout, err := time.ParseDuration(p.timeout)
-	if err != nil || timeout <= 0 {
-		fmt.Fprintf(stderr, "%s: --timeout %q: want a positive duration such as 30s\n", cmd, p.timeout)
+	timeout, ok := p.startTimeout(cmd, stderr)
+	if !ok {
 		return nil, 2
-	}
-	level := slog.LevelError + 1
-	if verbose {
-		level = slog.LevelDebug
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), timeout+10*time.Second)
 	defer cancel()
@@ -146,7 +160,7 @@ func (p *pluginFlags) start(cmd, path string, verbose bool, stderr io.Writer) (*
 		Versions:     versions,
 		NoAutoMTLS:   p.noMTLS,
 		StartTimeout: timeout,
-		Logger:       slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level})),
+		Logger:       cliLogger(verbose, stderr),
 	})
 	if err != nil {
 		reportError(stderr, cmd, err)

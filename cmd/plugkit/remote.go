@@ -10,7 +10,6 @@ import (
 	"time"
 
 	catalogv1 "github.com/plugkit/plugkit/gen/plugkit/catalog/v1"
-	"github.com/plugkit/plugkit/handshake"
 	"github.com/plugkit/plugkit/host"
 	"github.com/plugkit/plugkit/manager"
 )
@@ -81,22 +80,14 @@ func (r *remoteFlags) dial(cmd string, versions []int, timeout time.Duration, ve
 	return client, 0
 }
 
+// cliLogger logs only what a command's user asked for: nothing of the
+// plugin's below error level, unless --verbose.
 func cliLogger(verbose bool, stderr io.Writer) *slog.Logger {
 	level := slog.LevelError + 1
 	if verbose {
 		level = slog.LevelDebug
 	}
 	return slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
-}
-
-// explicitVersions returns --versions when it was given, else nil.
-func explicitVersions(fs *flag.FlagSet, p *pluginFlags) ([]int, error) {
-	given := false
-	fs.Visit(func(f *flag.Flag) { given = given || f.Name == "versions" })
-	if !given {
-		return nil, nil
-	}
-	return handshake.ParseVersions(p.versions)
 }
 
 // describeRemote describes a plugin service through its catalog, as

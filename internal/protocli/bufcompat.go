@@ -21,12 +21,7 @@ func reportLoadErrors(stdout, stderr io.Writer, format string, bufCompat bool, n
 			first = oldErr
 		}
 		if errors.As(first, &ce) {
-			findings := protocheck.CompileFindings(ce)
-			if err := protocheck.WriteFindings(stdout, format, "", findings); err != nil {
-				fmt.Fprintf(stderr, "plugkit proto breaking: %v\n", err)
-				return exitFailure
-			}
-			return exitFindings
+			return report(stdout, stderr, "plugkit proto breaking", format, "", protocheck.CompileFindings(ce))
 		}
 	}
 	for _, err := range []error{newErr, oldErr} {

@@ -168,14 +168,7 @@ func runProtoBreaking(args []string, stdout, stderr io.Writer) int {
 		protocheck.SortFindings(findings) // buf sorts by the path shown
 		prefix = ""
 	}
-	if err := protocheck.WriteFindings(stdout, *format, prefix, findings); err != nil {
-		fmt.Fprintf(stderr, "plugkit proto breaking: %v\n", err)
-		return exitFailure
-	}
-	if protocheck.Failing(findings) {
-		return exitFindings
-	}
-	return exitOK
+	return report(stdout, stderr, "plugkit proto breaking", *format, prefix, findings)
 }
 
 func runProtoHistory(args []string, stdout, stderr io.Writer) int {
@@ -214,8 +207,14 @@ func runProtoHistory(args []string, stdout, stderr io.Writer) int {
 	if root == "." {
 		root = ""
 	}
-	if err := protocheck.WriteFindings(stdout, *format, root, findings); err != nil {
-		fmt.Fprintf(stderr, "plugkit proto history: %v\n", err)
+	return report(stdout, stderr, "plugkit proto history", *format, root, findings)
+}
+
+// report writes findings in format and returns the exit status, as buf's:
+// 100 when any finding fails the check, 1 when they cannot be written.
+func report(stdout, stderr io.Writer, cmd, format, prefix string, findings []protocheck.Finding) int {
+	if err := protocheck.WriteFindings(stdout, format, prefix, findings); err != nil {
+		fmt.Fprintf(stderr, "%s: %v\n", cmd, err)
 		return exitFailure
 	}
 	if protocheck.Failing(findings) {
