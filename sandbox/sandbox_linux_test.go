@@ -63,6 +63,7 @@ func config(tb testing.TB, r sandbox.Runner) host.Config {
 		Runner:       r,
 		StartTimeout: 10 * time.Second,
 		Logger:       slog.New(slog.NewTextHandler(&bytes.Buffer{}, nil)),
+		StderrCopy: os.Stderr,
 	}
 }
 
@@ -190,6 +191,11 @@ func TestSandboxedPluginWritesOnlyGrantedDir(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { os.RemoveAll(outside) })
+	// Readable and searchable by the plugin's user, as most of the
+	// host's directories are: only the read-only mount stops its writes.
+	if err := os.Chmod(outside, 0o755); err != nil {
+		t.Fatal(err)
+	}
 	hostFile := filepath.Join(outside, "host.txt")
 	if err := os.WriteFile(hostFile, []byte("a file of the host's"), 0o644); err != nil {
 		t.Fatal(err)
