@@ -28,6 +28,10 @@ import (
 )
 
 func TestMain(m *testing.M) {
+	if os.Getenv(sleepEnv) != "" {
+		time.Sleep(20 * time.Second)
+		return
+	}
 	if os.Getenv(probeEnv) != "" {
 		runProbePlugin()
 		return
@@ -63,7 +67,6 @@ func config(tb testing.TB, r sandbox.Runner) host.Config {
 		Runner:       r,
 		StartTimeout: 10 * time.Second,
 		Logger:       slog.New(slog.NewTextHandler(&bytes.Buffer{}, nil)),
-		StderrCopy: os.Stderr,
 	}
 }
 
