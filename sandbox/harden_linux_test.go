@@ -270,3 +270,27 @@ func TestSandboxSeccompFilter(t *testing.T) {
 		t.Errorf("the plugin's own loopback under the filter: %s", got)
 	}
 }
+
+// A plugin its user may not execute fails to start, saying what to do.
+func TestSandboxPluginNotExecutableByItsUser(t *testing.T) {
+	requireSandbox(t)
+	cfg := config(t, sandbox.Runner{})
+	src, err := os.ReadFile(cfg.Path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Path = filepath.Join(t.TempDir(), "root-only-plugin")
+	if err := os.WriteFile(cfg.Path, src, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	c, err := host.Start(ctx, cfg)
+	if err == nil {
+		c.Close()
+		t.Fatal("a plugin only root may execute started as nobody")
+	}
+	if !strings.Contains(err.Error(), "as user 65534") || !strings.Contains(err.Error(), "let that user execute it") {
+		t.Errorf("Start: %v; want an error naming the user and saying what to do", err)
+	}
+}

@@ -38,10 +38,10 @@ type Runner struct {
 	TmpSize int64
 	// UID and GID are the user and group the plugin runs as, without
 	// supplementary groups; 0 means Nobody. A sandboxed plugin never runs
-	// as root: root's are most files of /proc and /sys that reach the
-	// kernel, and root is what a way out of the namespaces would be.
-	// Give each plugin a user of its own for plugins to be isolated from
-	// each other's files too. Prepare gives the Writable directory itself
+	// as root: root owns most of the files in /proc and /sys that reach
+	// the kernel, and a root plugin that found a way out of its
+	// namespaces would be root on the host. Give each plugin a user of
+	// its own to keep plugins from each other's files too. Prepare gives the Writable directory itself
 	// (not what it already holds) to this user and group, and the host
 	// gives them the plugin's socket directory and brokered sockets
 	// (host.Launch.SocketGroup); Config.UnixSocketGroup, if set, is

@@ -96,6 +96,7 @@ func TestSeccompPolicy(t *testing.T) {
 		// namespace may not.
 		{"clone", []uint64{unix.CLONE_VM | unix.CLONE_FS | unix.CLONE_FILES | unix.CLONE_SIGHAND | unix.CLONE_THREAD | unix.CLONE_SYSVSEM | unix.CLONE_SETTLS | unix.CLONE_PARENT_SETTID | unix.CLONE_CHILD_CLEARTID}, allow},
 		{"clone", []uint64{uint64(unix.SIGCHLD)}, allow},
+		{"clone", []uint64{unix.CLONE_VFORK | unix.CLONE_VM | unix.CLONE_PIDFD | uint64(unix.SIGCHLD)}, allow}, // Go's os/exec
 		{"clone", []uint64{unix.CLONE_NEWUSER | uint64(unix.SIGCHLD)}, eperm},
 		{"clone", []uint64{unix.CLONE_NEWNET}, eperm},
 		{"personality", []uint64{0xffffffff}, allow},
@@ -122,6 +123,13 @@ func TestSeccompPolicy(t *testing.T) {
 	if foreign != 0 {
 		if got := verdict(t, vm, foreign, 3); got != eperm { // read on i386 and arm
 			t.Errorf("a 32-bit system call: %#x; want %#x", got, eperm)
+		}
+	}
+	// The filter never kills: every call, known or not, is allowed or
+	// answered with an error the plugin can report.
+	for n := 0; n < 1024; n++ {
+		if got := verdict(t, vm, native, n); got != allow && got&unix.SECCOMP_RET_ACTION_FULL != unix.SECCOMP_RET_ERRNO {
+			t.Errorf("system call %d (%s): the filter answers %#x; want allow or an errno", n, info.SyscallNumbers[n], got)
 		}
 	}
 }
