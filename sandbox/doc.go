@@ -84,8 +84,10 @@
 // default nobody) can read in the host's file system, world-readable
 // files included; and it can connect to unix sockets it finds there that
 // its user may write (a read-only mount does not stop connect(2)). Plugins
-// that share a user share what that user may do: give each its own UID
-// and GID to keep them from each other's files. The plugin's CPU, memory
+// that share a user share what that user may do, and any process of the
+// host running in the plugin's group may enter its socket directory
+// (AutoMTLS still guards the connections): give each plugin its own UID
+// and GID to keep them apart. The plugin's CPU, memory
 // and process count are not bounded (cgroups are not set up), and the
 // sandbox needs the host to run as root. A plugin that asks to listen on
 // TCP (host.Config.Network "tcp") is refused: it would listen on its own
