@@ -4,6 +4,7 @@ go 1.26.0
 
 require (
 	github.com/bufbuild/protocompile v0.14.1
+	github.com/elastic/go-seccomp-bpf v1.6.0
 	github.com/hashicorp/go-hclog v1.6.3
 	github.com/hashicorp/go-plugin v1.8.0
 	github.com/hashicorp/terraform-plugin-go v0.31.0

@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"google.golang.org/grpc"
+
 	"github.com/plugkit/plugkit/host"
 	"github.com/plugkit/plugkit/internal/testutil"
 )
@@ -43,6 +45,60 @@ func TestUnixSocketGroup(t *testing.T) {
 		gid := fi.Sys().(*syscall.Stat_t).Gid
 		if strconv.Itoa(int(gid)) != group || fi.Mode().Perm() != tc.mode {
 			t.Errorf("%s: group %d, mode %v; want group %s, mode %v", tc.path, gid, fi.Mode().Perm(), group, tc.mode)
+		}
+	}
+}
+
+// TestRunnerSocketGroup checks Launch.SocketGroup: a runner that runs the
+// plugin as another user gives that user's group the host's private
+// directory (sticky, so the plugin cannot rename the host's entries) and
+// the host's brokered sockets.
+func TestRunnerSocketGroup(t *testing.T) {
+	group := strconv.Itoa(os.Getgid())
+	if os.Getuid() == 0 {
+		group = "1" // a group other than root's own, so the change shows
+	}
+	cfg := config(t, "kv")
+	seen := "unset"
+	cfg.Runner = host.RunnerFunc(func(l *host.Launch) error {
+		seen = l.SocketGroup
+		l.SocketGroup = group
+		return nil
+	})
+	c := start(t, cfg)
+	if seen != "" {
+		t.Errorf("the runner saw Launch.SocketGroup %q; want Config.UnixSocketGroup's, empty", seen)
+	}
+	hostDir := filepath.Dir(filepath.Dir(c.Address()))
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := c.Broker().Serve(ctx, c.Broker().NextID(), func(*grpc.Server) {}); err != nil {
+		t.Fatal(err)
+	}
+	entries, err := os.ReadDir(hostDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var brokered string
+	for _, e := range entries {
+		if e.IsDir() && filepath.Join(hostDir, e.Name()) != filepath.Dir(c.Address()) {
+			brokered = filepath.Join(hostDir, e.Name(), "plugin.sock")
+		}
+	}
+	if brokered == "" {
+		t.Fatalf("no brokered socket directory in %s: %v", hostDir, entries)
+	}
+	for _, tc := range []struct {
+		path string
+		mode os.FileMode
+	}{{hostDir, 0o770 | os.ModeSticky | os.ModeDir}, {filepath.Dir(brokered), 0o750 | os.ModeDir}, {brokered, 0o660 | os.ModeSocket}} {
+		fi, err := os.Stat(tc.path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		gid := fi.Sys().(*syscall.Stat_t).Gid
+		if strconv.Itoa(int(gid)) != group || fi.Mode() != tc.mode {
+			t.Errorf("%s: group %d, mode %v; want group %s, mode %v", tc.path, gid, fi.Mode(), group, tc.mode)
 		}
 	}
 }

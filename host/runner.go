@@ -65,6 +65,14 @@ type Launch struct {
 	// plugin's file system must let it see and write this directory (at
 	// the same path, or at another one it sets in Cmd.Env and translates).
 	SocketDir string
+	// SocketGroup is the group (a name or numeric id) Start gives
+	// SocketDir and the sockets of the host's brokered servers to,
+	// group-accessible, as it does for Config.UnixSocketGroup, from which
+	// it starts. A runner that runs the plugin as another user sets it to
+	// that user's group, so that the plugin can make its socket in
+	// SocketDir and dial the host's, and sets PLUGIN_UNIX_SOCKET_GROUP in
+	// Cmd.Env to the same (the plugin gives its own sockets to it).
+	SocketGroup string
 	// PluginToHost translates the addresses the plugin announces (its
 	// handshake line and its brokered services) into addresses the host
 	// can dial. Nil leaves them unchanged.
@@ -81,7 +89,7 @@ func (c *Config) prepare(cmd *exec.Cmd, socketDir string) (*Launch, error) {
 	if r == nil {
 		r = Exec
 	}
-	l := &Launch{Cmd: cmd, SocketDir: socketDir}
+	l := &Launch{Cmd: cmd, SocketDir: socketDir, SocketGroup: c.UnixSocketGroup}
 	if err := r.Prepare(l); err != nil {
 		return nil, fmt.Errorf("preparing the launch (Config.Runner): %w", err)
 	}

@@ -92,12 +92,6 @@ func Start(ctx context.Context, cfg Config) (*Client, error) {
 	if err != nil {
 		return nil, &StartError{Name: name, Err: err}
 	}
-	if cfg.UnixSocketGroup != "" && sock.path != "" {
-		if err := listen.ShareDir(sock.path, cfg.UnixSocketGroup); err != nil {
-			sock.remove()
-			return nil, &StartError{Name: name, Err: fmt.Errorf("Config.UnixSocketGroup: %w", err)}
-		}
-	}
 	env := handshake.Env{
 		Cookie:          cfg.Cookie,
 		Versions:        cfg.Versions,
@@ -127,6 +121,16 @@ func Start(ctx context.Context, cfg Config) (*Client, error) {
 	if err != nil {
 		sock.remove()
 		return nil, &StartError{Name: name, Err: err}
+	}
+	if launch.SocketGroup != "" && sock.path != "" {
+		if err := listen.ShareDir(sock.path, launch.SocketGroup); err != nil {
+			sock.remove()
+			setting := "Config.UnixSocketGroup"
+			if launch.SocketGroup != cfg.UnixSocketGroup {
+				setting = "Launch.SocketGroup (set by Config.Runner)"
+			}
+			return nil, &StartError{Name: name, Err: fmt.Errorf("%s: %w", setting, err)}
+		}
 	}
 	cmd = launch.Cmd
 	proc, err := startProcess(cmd, logger, cfg.StderrCopy)
@@ -277,7 +281,7 @@ func (c *Client) connect(ctx context.Context, tlsConfig *tls.Config) error {
 	c.cancelBG = cancel
 	c.broker = broker.New(broker.Options{
 		TLS:           tlsConfig,
-		Unix:          listen.UnixConfig{Dir: c.brokerDir(), Group: c.cfg.UnixSocketGroup},
+		Unix:          listen.UnixConfig{Dir: c.brokerDir(), Group: c.socketGroup()},
 		ServerOptions: []grpc.ServerOption{grpc.MaxRecvMsgSize(maxMsg), grpc.MaxSendMsgSize(maxMsg)},
 		DialOptions:   []grpc.DialOption{grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(maxMsg), grpc.MaxCallSendMsgSize(maxMsg))},
 		Logger:        c.logger,
@@ -360,6 +364,16 @@ func (c *Client) brokerDir() string {
 		return c.sock.path
 	}
 	return c.cfg.UnixSocketDir
+}
+
+// socketGroup is the group of the host's brokered sockets: the launch's
+// (Config.UnixSocketGroup, unless the runner changed it), or for a
+// reattached plugin the Config's.
+func (c *Client) socketGroup() string {
+	if c.launch != nil {
+		return c.launch.SocketGroup
+	}
+	return c.cfg.UnixSocketGroup
 }
 
 // Conn is the gRPC connection to the plugin, for generated stubs.

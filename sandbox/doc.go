@@ -1,6 +1,8 @@
 // Package sandbox runs plugins in a sandbox: a host.Runner that gives a
 // plugin no network, a read-only view of the file system, a private /tmp,
-// one directory it may write, and no view of the host's processes.
+// one directory it may write, no view of the host's processes, an
+// unprivileged user of its own and a seccomp filter, as container
+// runtimes do by default.
 //
 //	client, err := host.Start(ctx, host.Config{
 //		Path:     "/usr/lib/myapp/plugins/fs",
@@ -11,6 +13,14 @@
 //
 // # What the plugin gets
 //
+//   - An unprivileged user: Runner.UID and Runner.GID, 65534 (nobody)
+//     by default, never root, with no supplementary group. Prepare gives
+//     it the Writable directory (the directory itself; files already in
+//     it keep their owner) and the host gives its group the plugin's
+//     socket directory (group-writable and sticky, as /tmp is) and its
+//     brokered sockets (host.Launch.SocketGroup), so that the plugin can
+//     serve and call back. The plugin's executable must be executable,
+//     and for a script readable, by that user.
 //   - Its own network namespace with only a loopback interface (up): it
 //     can listen on and dial 127.0.0.1 among its own sockets, and reach
 //     nothing else, not even the host's loopback listeners.
@@ -20,28 +30,68 @@
 //     directory (host.Launch.SocketDir), also at its own path. The host
 //     and the plugin both see that directory, so the plugin's unix socket
 //     and the host's brokered sockets are shared through it and no
-//     address needs translating. /sys is that of its own network
-//     namespace (read-only too). It starts in host.Config.Dir, or with
+//     address needs translating. It starts in host.Config.Dir, or with
 //     that empty in the host's working directory, unless the private /tmp
 //     hides it: then in Runner.Writable, else in /.
+//   - A /dev of its own: a read-only tmpfs holding null, zero, full,
+//     random, urandom and tty (the host's devices, bound) and the links
+//     fd, stdin, stdout and stderr into /proc/self/fd. No disk, no
+//     /dev/kmsg, no /dev/shm, no pseudo-terminals.
 //   - Its own PID namespace, in which it is process 1 with a /proc of its
 //     own: it sees none of the host's processes and cannot signal them.
 //     The host still sees and stops it by its host process ID, in its own
 //     process group, and the host's death still kills it (Pdeathsig).
 //     getppid(2) answers 0 there, so a plugin's own parent watch (plugkit's
 //     and go-plugin's) never fires; the death signal does that work.
+//     In that /proc, the kernel's settings (/proc/sys: core_pattern,
+//     hostname, drop_caches, ...) and /proc/bus, /proc/fs and /proc/irq
+//     are read-only mounts, and /proc/kcore, /proc/keys,
+//     /proc/sysrq-trigger, /proc/timer_list, /proc/timer_stats,
+//     /proc/latency_stats and /proc/sched_debug, where the kernel has
+//     them, are /dev/null. /sys is that of its own network namespace,
+//     read-only, with /sys/firmware (and /proc/acpi, /proc/asound,
+//     /proc/scsi, /sys/devices/virtual/powercap) covered by an empty
+//     read-only tmpfs.
+//   - Its own UTS, IPC and cgroup namespaces: the host name starts as
+//     the host's but is a copy the plugin cannot set; the host's System V
+//     shared memory, semaphores and message queues and its POSIX message
+//     queues are out of reach; its cgroup is the root of its view.
 //   - No capabilities: the bounding, permitted, effective, inheritable and
 //     ambient sets are emptied and no_new_privs is set before the plugin
 //     runs, so it cannot remount, leave its namespaces, or gain privileges
 //     through a set-user-ID binary.
+//   - A seccomp filter, installed just before the plugin is executed,
+//     that answers EPERM (an error the plugin can report, not a kill) to
+//     the system calls a container runtime's default profile denies:
+//     mount and the new mount API, umount, pivot_root, chroot, unshare,
+//     setns, clone with namespace flags, module loading, kexec, bpf,
+//     perf_event_open, ptrace, process_vm_readv and writev, kcmp,
+//     pidfd_getfd, keyctl, add_key, request_key, open_by_handle_at,
+//     name_to_handle_at, userfaultfd, io_uring, fanotify_init, the NUMA
+//     memory policy calls, reboot, swapon and swapoff, acct, setting the
+//     clocks, syslog, quotactl, iopl and ioperm, personality other than
+//     the usual ones, and obsolete calls (uselib, ustat, sysfs, _sysctl,
+//     vm86, nfsservctl, ...). clone3 answers ENOSYS, so that the C
+//     library falls back to clone, whose flags the filter sees. Calls
+//     made through another architecture's interface (the 32-bit one of
+//     an amd64 or arm64 kernel) and calls the filter's table does not
+//     name answer EPERM too. The filter is assembled by
+//     github.com/elastic/go-seccomp-bpf for amd64 and arm64 (and the
+//     other architectures it knows); where it has none, the plugin
+//     fails to start, and says why.
 //
-// What it does not isolate: the plugin keeps the host's user and group
-// IDs, so it can read whatever that user can read; and it can connect to
-// unix sockets it finds in the file system (a read-only mount does not
-// stop connect(2)). Run the host as a dedicated user to narrow these. A
-// plugin that asks to listen on TCP (host.Config.Network "tcp") is
-// refused: it would listen on its own loopback, which the host cannot
-// reach.
+// What it does not isolate: the plugin can read whatever its user (by
+// default nobody) can read in the host's file system, world-readable
+// files included; and it can connect to unix sockets it finds there that
+// its user may write (a read-only mount does not stop connect(2)). Plugins
+// that share a user share what that user may do, and any process of the
+// host running in the plugin's group may enter its socket directory
+// (AutoMTLS still guards the connections): give each plugin its own UID
+// and GID to keep them apart. The plugin's CPU, memory
+// and process count are not bounded (cgroups are not set up), and the
+// sandbox needs the host to run as root. A plugin that asks to listen on
+// TCP (host.Config.Network "tcp") is refused: it would listen on its own
+// loopback, which the host cannot reach.
 //
 // # Why Linux namespaces, not bubblewrap
 //
@@ -50,8 +100,9 @@
 // must pass on a fresh clone with only Go installed, and nothing in the
 // repository can install bwrap; a Go program also gains no new run-time
 // dependency from it. It needs the privileges to make namespaces and
-// mounts (root, or CAP_SYS_ADMIN, CAP_NET_ADMIN and CAP_SETPCAP) and Linux 5.12 or
-// later (mount_setattr). Available says whether this process has them.
+// mounts and to change the plugin's user (root, or CAP_SYS_ADMIN,
+// CAP_NET_ADMIN, CAP_SETPCAP, CAP_SETUID, CAP_SETGID, CAP_CHOWN and
+// CAP_DAC_OVERRIDE) and Linux 5.12 or later (mount_setattr). Available says whether this process has them.
 // On other systems the package compiles, and Prepare and Available return
 // an error saying the sandbox needs Linux.
 //
@@ -60,17 +111,21 @@
 // Go cannot run code in a child between fork and exec, and the mounts must
 // be made inside the child's new namespaces. So Prepare rewrites the
 // launch to run the host's own binary (/proc/self/exe) in new mount,
-// network and PID namespaces, with the plugin's path, the directories to
-// keep writable and the working directory in the environment variable
-// PLUGKIT_SANDBOX_INIT. The init function of sandbox/internal/trampoline,
-// which this package imports, sees that variable in the new process; it
-// depends on the standard library alone, so it runs before the host's
-// heavier packages (gRPC, protobuf) initialize, and before main. It
+// network, PID, UTS, IPC and cgroup namespaces, with the plugin's path,
+// the directories to keep writable, the working directory and the user in
+// the environment variable PLUGKIT_SANDBOX_INIT. The init function of
+// sandbox/internal/trampoline, which this package imports, sees that
+// variable in the new process; it depends on the standard library,
+// golang.org/x/sys and the seccomp assembler alone, so it runs before the
+// host's heavier packages (gRPC, protobuf) initialize, and before main. It
 // removes the variable, checks that it really is in namespaces of its own
 // (and refuses otherwise, so that setting the variable by mistake can
 // never remount the host's file system), makes the mounts (a fresh /proc
-// of the new PID namespace among them), brings the loopback up, drops
-// every capability, and executes the plugin in place: the plugin keeps the
+// of the new PID namespace, /dev and the masks among them), brings the
+// loopback up, drops every capability, becomes the plugin's user (asking
+// again for the death signal, which a change of user clears, and checking
+// that the host did not die meanwhile), installs the seccomp filter, and
+// executes the plugin in place: the plugin keeps the
 // process ID the host started, and with it the host's process group, death
 // signal and socket owner check. The plugin's executable is opened before
 // /tmp is replaced, so a binary under /tmp (or a pinned one,

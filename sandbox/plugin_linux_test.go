@@ -11,9 +11,13 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"os/exec"
+	"runtime"
 	"strings"
 	"syscall"
 	"time"
+
+	"golang.org/x/sys/unix"
 
 	"google.golang.org/grpc"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
@@ -31,6 +35,7 @@ var testCookie = handshake.Cookie{Key: "PLUGKIT_SANDBOX_TEST_COOKIE", Value: "sa
 const (
 	probeEnv    = "PLUGKIT_SANDBOX_TEST_PLUGIN"
 	noWatchEnv  = "PLUGKIT_SANDBOX_TEST_NOWATCH" // the probe does not watch its parent
+	sleepEnv    = "PLUGKIT_SANDBOX_TEST_SLEEP"   // the test binary sleeps (a child of the probe's)
 	hostEnv     = "PLUGKIT_SANDBOX_TEST_HOST"    // the test binary is a host of one sandboxed probe
 	probeMethod = "/plugkit.sandboxtest.Probe/Do"
 )
@@ -53,7 +58,9 @@ var probeDesc = grpc.ServiceDesc{
 }
 
 // do runs one command: "write PATH", "read PATH", "ls DIR", "dial
-// HOST:PORT", "loopback", "remount", "status", "signal PID" (signal 0), "pids" or "callback ID". It
+// HOST:PORT", "loopback", "remount", "status", "signal PID" (signal 0),
+// "pids", "openw PATH", "ns NAME", "shmget KEY", "sethostname NAME",
+// "mounts", "mount", "unshare", "addkey", "ptrace" or "callback ID". It
 // answers "ok", what it read, or the error.
 func (p *probe) do(ctx context.Context, cmd string) string {
 	op, arg, _ := strings.Cut(cmd, " ")
@@ -90,7 +97,8 @@ func (p *probe) do(ctx context.Context, cmd string) string {
 		if b, err = os.ReadFile("/proc/self/status"); err == nil {
 			var out []string
 			for _, l := range strings.Split(string(b), "\n") {
-				if strings.HasPrefix(l, "Cap") || strings.HasPrefix(l, "NoNewPrivs") {
+				if strings.HasPrefix(l, "Cap") || strings.HasPrefix(l, "NoNewPrivs") || strings.HasPrefix(l, "Seccomp:") ||
+					strings.HasPrefix(l, "Uid:") || strings.HasPrefix(l, "Gid:") || strings.HasPrefix(l, "Groups:") {
 					out = append(out, strings.Join(strings.Fields(l), " "))
 				}
 			}
@@ -111,6 +119,56 @@ func (p *probe) do(ctx context.Context, cmd string) string {
 			}
 			return strings.Join(pids, " ")
 		}
+	case "openw":
+		// Open an existing file for writing, without creating or
+		// truncating it.
+		var f *os.File
+		if f, err = os.OpenFile(arg, os.O_WRONLY, 0); err == nil {
+			f.Close()
+		}
+	case "ns":
+		var link string
+		if link, err = os.Readlink("/proc/self/ns/" + arg); err == nil {
+			return link
+		}
+	case "shmget":
+		var key int
+		fmt.Sscan(arg, &key)
+		_, err = unix.SysvShmGet(key, 0, 0)
+	case "sethostname":
+		err = unix.Sethostname([]byte(arg))
+	case "mounts":
+		// Each mount as "mount-point type options".
+		var b []byte
+		if b, err = os.ReadFile("/proc/self/mountinfo"); err == nil {
+			var out []string
+			for _, l := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+				pre, post, _ := strings.Cut(l, " - ")
+				f, g := strings.Fields(pre), strings.Fields(post)
+				if len(f) >= 6 && len(g) >= 1 {
+					out = append(out, f[4]+" "+g[0]+" "+f[5])
+				}
+			}
+			return strings.Join(out, "\n")
+		}
+	case "mount":
+		err = unix.Mount("tmpfs", "/tmp", "tmpfs", 0, "")
+	case "unshare":
+		// CLONE_FS needs no privilege: only the filter refuses it. The
+		// thread is locked and never unlocked, so that Go discards it
+		// should the call succeed.
+		done := make(chan error)
+		go func() {
+			runtime.LockOSThread()
+			done <- unix.Unshare(unix.CLONE_FS)
+		}()
+		err = <-done
+	case "addkey":
+		_, err = unix.AddKey("user", "plugkit-sandbox-test", []byte("secret"), unix.KEY_SPEC_PROCESS_KEYRING)
+	case "ptrace":
+		// Attach to a process of the plugin's own, its child, which a
+		// process of the same user without capabilities may trace.
+		return ptraceChild()
 	case "callback":
 		var id uint32
 		fmt.Sscan(arg, &id)
@@ -126,6 +184,32 @@ func (p *probe) do(ctx context.Context, cmd string) string {
 		return "unknown probe command " + cmd
 	}
 	if err != nil {
+		return err.Error()
+	}
+	return "ok"
+}
+
+// ptraceChild starts a child (this binary, sleeping) and tries to attach
+// to it with ptrace(2); it answers "ok" or the error.
+func ptraceChild() string {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "/proc/self/exe")
+	cmd.Env = append(os.Environ(), sleepEnv+"=1")
+	if err := cmd.Start(); err != nil {
+		return "starting the child: " + err.Error()
+	}
+	defer func() {
+		cmd.Process.Kill()
+		cmd.Wait()
+	}()
+	done := make(chan error)
+	go func() {
+		// The tracer is a thread: keep this one, and let Go discard it.
+		runtime.LockOSThread()
+		done <- unix.PtraceAttach(cmd.Process.Pid)
+	}()
+	if err := <-done; err != nil {
 		return err.Error()
 	}
 	return "ok"

@@ -6,14 +6,24 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 
+	"github.com/plugkit/plugkit/handshake"
 	"github.com/plugkit/plugkit/host"
 	"github.com/plugkit/plugkit/sandbox/internal/trampoline" // and with it the re-exec hook (its init)
 )
 
 // DefaultTmpSize bounds the plugin's private /tmp when Runner.TmpSize is 0.
 const DefaultTmpSize = 64 << 20
+
+// Nobody is the user and group a plugin runs as when Runner.UID and
+// Runner.GID are 0: the overflow ID, nobody and nogroup on Debian.
+const Nobody = 65534
+
+// maxID is the largest user or group ID the kernel accepts: (uid_t)-1
+// means "unchanged" to the set*id calls.
+const maxID = 1<<32 - 2
 
 // Runner is a host.Runner that runs each plugin in a sandbox of its own
 // (see the package documentation). The zero value grants no writable
@@ -26,6 +36,17 @@ type Runner struct {
 	// TmpSize bounds the plugin's private /tmp, in bytes; 0 means
 	// DefaultTmpSize.
 	TmpSize int64
+	// UID and GID are the user and group the plugin runs as, without
+	// supplementary groups; 0 means Nobody. A sandboxed plugin never runs
+	// as root: root owns most of the files in /proc and /sys that reach
+	// the kernel, and a root plugin that found a way out of its
+	// namespaces would be root on the host. Give each plugin a user of
+	// its own to keep plugins from each other's files too. Prepare gives the Writable directory itself
+	// (not what it already holds) to this user and group, and the host
+	// gives them the plugin's socket directory and brokered sockets
+	// (host.Launch.SocketGroup); Config.UnixSocketGroup, if set, is
+	// replaced by GID.
+	UID, GID int
 }
 
 // Prepare rewrites the launch to run the plugin in the sandbox: the
@@ -36,7 +57,11 @@ func (r Runner) Prepare(l *host.Launch) error {
 	if err := Available(); err != nil {
 		return err
 	}
-	sp := trampoline.Spec{Exe: l.Cmd.Path, Dir: l.Cmd.Dir, TmpSize: r.TmpSize}
+	uid, gid, err := r.ids()
+	if err != nil {
+		return err
+	}
+	sp := trampoline.Spec{Exe: l.Cmd.Path, Dir: l.Cmd.Dir, TmpSize: r.TmpSize, UID: uid, GID: gid}
 	if sp.TmpSize < 0 {
 		return fmt.Errorf("sandbox: Runner.TmpSize %d is negative: give a size in bytes, or 0 for %d", r.TmpSize, DefaultTmpSize)
 	}
@@ -46,6 +71,9 @@ func (r Runner) Prepare(l *host.Launch) error {
 	if r.Writable != "" {
 		dir, err := grantable(r.Writable)
 		if err != nil {
+			return err
+		}
+		if err := giveDir(dir, uid, gid); err != nil {
 			return err
 		}
 		sp.Keep = append(sp.Keep, dir)
@@ -76,12 +104,53 @@ func (r Runner) Prepare(l *host.Launch) error {
 	if env == nil {
 		env = os.Environ()
 	}
+	group := strconv.Itoa(gid)
+	if l.SocketDir != "" {
+		l.SocketGroup = group
+		env = setEnv(env, handshake.EnvUnixSocketGroup, group)
+	}
 	l.Cmd.Env = append(env[:len(env):len(env)], "TMPDIR=/tmp", trampoline.Env+"="+string(js))
 	l.Cmd.Path = "/proc/self/exe"
 	isolate(l.Cmd)
 	l.PluginToHost = refuseTCP("the plugin listens on TCP inside the sandbox, on its own loopback, which the host cannot reach: let it use a unix socket (leave host.Config.Network empty)")
 	l.HostToPlugin = refuseTCP("the host announced a TCP address to a sandboxed plugin, which has no network: brokered services must use unix sockets")
 	return nil
+}
+
+// ids returns the plugin's user and group: UID and GID, or Nobody for 0.
+func (r Runner) ids() (uid, gid int, err error) {
+	uid, gid = r.UID, r.GID
+	if uid == 0 {
+		uid = Nobody
+	}
+	if gid == 0 {
+		gid = Nobody
+	}
+	if uid < 0 || uid > maxID || gid < 0 || gid > maxID {
+		return 0, 0, fmt.Errorf("sandbox: Runner.UID %d or Runner.GID %d is out of range: give IDs from 1 to %d, or 0 for %d (nobody)", r.UID, r.GID, maxID, Nobody)
+	}
+	return uid, gid, nil
+}
+
+// giveDir gives the directory dir (a real path) to the plugin's user and
+// group, so that it can write there; what dir already holds keeps its
+// owner.
+func giveDir(dir string, uid, gid int) error {
+	if err := os.Lchown(dir, uid, gid); err != nil {
+		return fmt.Errorf("sandbox: giving Runner.Writable %s to the plugin's user %d and group %d: %w", dir, uid, gid, err)
+	}
+	return nil
+}
+
+// setEnv returns env with name set to value, replacing any earlier value.
+func setEnv(env []string, name, value string) []string {
+	out := make([]string, 0, len(env)+1)
+	for _, kv := range env {
+		if !strings.HasPrefix(kv, name+"=") {
+			out = append(out, kv)
+		}
+	}
+	return append(out, name+"="+value)
 }
 
 // grantable checks the directory to grant and returns its real path.

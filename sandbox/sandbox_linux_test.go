@@ -28,6 +28,10 @@ import (
 )
 
 func TestMain(m *testing.M) {
+	if os.Getenv(sleepEnv) != "" {
+		time.Sleep(20 * time.Second)
+		return
+	}
 	if os.Getenv(probeEnv) != "" {
 		runProbePlugin()
 		return
@@ -190,6 +194,11 @@ func TestSandboxedPluginWritesOnlyGrantedDir(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { os.RemoveAll(outside) })
+	// Readable and searchable by the plugin's user, as most of the
+	// host's directories are: only the read-only mount stops its writes.
+	if err := os.Chmod(outside, 0o755); err != nil {
+		t.Fatal(err)
+	}
 	hostFile := filepath.Join(outside, "host.txt")
 	if err := os.WriteFile(hostFile, []byte("a file of the host's"), 0o644); err != nil {
 		t.Fatal(err)

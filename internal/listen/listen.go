@@ -100,8 +100,11 @@ func setPermissions(dir, path, group string) error {
 // ShareDir gives dir to group (a name or numeric id) and makes it
 // group-writable (0770), so that a plugin running as another user of that
 // group can make its socket there, as go-plugin's UnixSocketConfig.Group
-// does. It fails, saying why, when the group does not exist or this
-// process may not give the directory to it.
+// does. The directory is also sticky (as /tmp is), so that the plugin can
+// rename or remove only what it made there: not the host's own entries,
+// which it could otherwise swap for a symbolic link between the host's
+// mkdir and chmod. It fails, saying why, when the group does not exist or
+// this process may not give the directory to it.
 func ShareDir(dir, group string) error {
 	gid, err := lookupGroup(group)
 	if err != nil {
@@ -110,7 +113,7 @@ func ShareDir(dir, group string) error {
 	if err := os.Chown(dir, -1, gid); err != nil {
 		return fmt.Errorf("giving %s to group %s: %w (the host must be root or a member of the group)", dir, group, err)
 	}
-	return os.Chmod(dir, 0o770)
+	return os.Chmod(dir, 0o770|os.ModeSticky)
 }
 
 func lookupGroup(group string) (int, error) {

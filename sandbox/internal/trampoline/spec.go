@@ -2,12 +2,13 @@
 // runs in the host's own binary, re-executed by the sandbox in new
 // namespaces, to make the mounts and execute the plugin.
 //
-// It lives apart from package sandbox, with nothing but the standard
-// library beneath it, so that its init function, which does the work,
-// runs before the heavy packages of the host (gRPC, protobuf) initialize:
-// Go initializes a package once its imports are, taking ready packages in
-// import path order, and this one is ready early. See package sandbox for
-// the design.
+// It lives apart from package sandbox, with nothing beneath it but the
+// standard library, golang.org/x/sys and the seccomp filter assembler
+// (none of which does work in its init), so that its init function, which
+// does the work, runs before the heavy packages of the host (gRPC,
+// protobuf) initialize: Go initializes a package once its imports are,
+// taking ready packages in import path order, and this one is ready early.
+// See package sandbox for the design.
 package trampoline
 
 // Env names the environment variable that turns a re-executed host
@@ -16,8 +17,9 @@ const Env = "PLUGKIT_SANDBOX_INIT"
 
 // Spec is what the sandbox tells the trampoline.
 type Spec struct {
-	Exe     string   // the plugin's executable, as the host sees it
-	Keep    []string // directories bound writable at their own paths
-	Dir     string   // the working directory
-	TmpSize int64    // bytes of the private /tmp
+	Exe      string   // the plugin's executable, as the host sees it
+	Keep     []string // directories bound writable at their own paths
+	Dir      string   // the working directory
+	TmpSize  int64    // bytes of the private /tmp
+	UID, GID int      // the user and group the plugin runs as (never 0)
 }

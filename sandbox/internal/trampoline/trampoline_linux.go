@@ -32,8 +32,9 @@ func init() {
 // run builds the sandbox from the spec in js and executes the
 // plugin.
 func run(js string) error {
-	// Capabilities and no_new_privs belong to a thread: set them on the
-	// one that executes the plugin.
+	// Capabilities, credentials, no_new_privs, the death signal and the
+	// seccomp filter belong to a thread: set them on the one that
+	// executes the plugin.
 	runtime.LockOSThread()
 	if err := os.Unsetenv(Env); err != nil {
 		return err
@@ -42,16 +43,21 @@ func run(js string) error {
 	if err := json.Unmarshal([]byte(js), &sp); err != nil {
 		return fmt.Errorf("%s is not a sandbox spec (%v): it is set only by the sandbox for its own re-exec; unset it", Env, err)
 	}
-	if err := checkIsolated(); err != nil {
+	watch, err := checkIsolated()
+	if err != nil {
 		return err
+	}
+	if sp.UID <= 0 || sp.GID <= 0 {
+		return fmt.Errorf("%s names user %d and group %d: the sandbox never runs a plugin as root; it is set only by the sandbox for its own re-exec", Env, sp.UID, sp.GID)
 	}
 	// Nothing mounted here may reach the host's namespace.
 	if err := syscall.Mount("", "/", "", syscall.MS_REC|syscall.MS_PRIVATE, ""); err != nil {
 		return fmt.Errorf("making the mounts private: %w", err)
 	}
-	// Open what must stay reachable before /tmp is replaced: the plugin
-	// (not close-on-exec, so that an interpreter of a script can open it
-	// too) and the directories to keep writable.
+	// Open what must stay reachable before /tmp and /dev are replaced:
+	// the plugin (not close-on-exec, so that an interpreter of a script
+	// can open it too), the directories to keep writable and the
+	// devices the minimal /dev keeps.
 	exe, err := syscall.Open(sp.Exe, oPath, 0)
 	if err != nil {
 		return fmt.Errorf("opening the plugin %s: %w", sp.Exe, err)
@@ -61,6 +67,10 @@ func run(js string) error {
 		if keep[i], err = syscall.Open(dir, oPath|syscall.O_DIRECTORY|syscall.O_CLOEXEC, 0); err != nil {
 			return fmt.Errorf("opening %s: %w", dir, err)
 		}
+	}
+	devs, err := openDevices()
+	if err != nil {
+		return err
 	}
 	if err := setReadOnly("/", true, true); err != nil {
 		return fmt.Errorf("making the file system read-only: %w", err)
@@ -86,10 +96,17 @@ func run(js string) error {
 		}
 		syscall.Close(keep[i])
 	}
+	if err := mountDev(devs); err != nil {
+		return fmt.Errorf("making the minimal /dev: %w", err)
+	}
 	// A /proc of the new PID namespace, in which the plugin is process 1
-	// and sees no process of the host's.
+	// and sees no process of the host's, with the kernel's knobs
+	// read-only and its leaky files masked.
 	if err := syscall.Mount("proc", "/proc", "proc", syscall.MS_NOSUID|syscall.MS_NODEV|syscall.MS_NOEXEC, ""); err != nil {
 		return fmt.Errorf("mounting the sandbox's /proc: %w", err)
+	}
+	if err := maskKernelFiles(); err != nil {
+		return err
 	}
 	if err := os.Chdir(sp.Dir); err != nil {
 		return fmt.Errorf("the working directory %s is not in the sandbox's view (%v): set host.Config.Dir to a directory outside /tmp, or to Runner.Writable", sp.Dir, err)
@@ -97,56 +114,78 @@ func run(js string) error {
 	if err := loopbackUp(); err != nil {
 		return fmt.Errorf("bringing up the loopback interface: %w", err)
 	}
-	if err := dropCapabilities(); err != nil {
-		return fmt.Errorf("dropping capabilities: %w", err)
+	if err := dropPrivileges(sp.UID, sp.GID, watch); err != nil {
+		return err
+	}
+	if err := loadSeccomp(); err != nil {
+		return fmt.Errorf("installing the seccomp filter: %w", err)
 	}
 	path := "/proc/self/fd/" + strconv.Itoa(exe)
-	return fmt.Errorf("executing the plugin %s: %w", sp.Exe, syscall.Exec(path, os.Args, os.Environ()))
+	err = syscall.Exec(path, os.Args, os.Environ())
+	if err == syscall.EACCES {
+		return fmt.Errorf("executing the plugin %s as user %d, group %d: %w: let that user execute it (chmod o+rx, or choose Runner.UID and Runner.GID)", sp.Exe, sp.UID, sp.GID, err)
+	}
+	return fmt.Errorf("executing the plugin %s: %w", sp.Exe, err)
 }
 
-// checkIsolated refuses to touch mounts unless this process is in mount
-// and network namespaces other than its parent's: the trampoline must
-// never remount the file system of the namespace the host lives in.
-func checkIsolated() error {
+// checkIsolated refuses to touch mounts unless this process is in
+// namespaces other than its parent's: the trampoline must never remount
+// the file system of the namespace the host lives in. It returns the
+// parent's process ID in the host's PID namespace and a descriptor of
+// this process's stat file in the host's /proc, with which
+// dropPrivileges sees whether that parent still lives.
+func checkIsolated() (*parentWatch, error) {
 	if os.Getpid() != 1 {
-		return fmt.Errorf("%s is set but this process is not the first of a PID namespace of its own: it is set only by the sandbox for its own re-exec; unset it", Env)
+		return nil, fmt.Errorf("%s is set but this process is not the first of a PID namespace of its own: it is set only by the sandbox for its own re-exec; unset it", Env)
 	}
 	// The parent is outside the PID namespace: find it through the
 	// host's /proc, still mounted.
-	ppid, err := hostParent()
+	fd, err := syscall.Open("/proc/self/stat", syscall.O_RDONLY|syscall.O_CLOEXEC, 0)
 	if err != nil {
-		return fmt.Errorf("finding the parent process: %w", err)
+		return nil, fmt.Errorf("finding the parent process: %w", err)
 	}
-	for _, ns := range []string{"mnt", "net"} {
+	w := &parentWatch{stat: fd}
+	if w.ppid, err = w.parent(); err != nil {
+		return nil, fmt.Errorf("finding the parent process: %w", err)
+	}
+	ppid := strconv.Itoa(w.ppid)
+	for _, ns := range []string{"mnt", "net", "uts", "ipc", "cgroup"} {
 		own, err := os.Readlink("/proc/self/ns/" + ns)
 		if err != nil {
-			return fmt.Errorf("reading this process's %s namespace: %w", ns, err)
+			return nil, fmt.Errorf("reading this process's %s namespace: %w", ns, err)
 		}
-		parent, err := os.Readlink("/proc/" + ppid + "/ns/" + ns)
+		theirs, err := os.Readlink("/proc/" + ppid + "/ns/" + ns)
 		if err != nil {
-			return fmt.Errorf("reading the parent's %s namespace: %w", ns, err)
+			return nil, fmt.Errorf("reading the parent's %s namespace: %w", ns, err)
 		}
-		if own == parent {
-			return fmt.Errorf("%s is set but this process shares its parent's %s namespace: it is set only by the sandbox for its own re-exec; unset it", Env, ns)
+		if own == theirs {
+			return nil, fmt.Errorf("%s is set but this process shares its parent's %s namespace: it is set only by the sandbox for its own re-exec; unset it", Env, ns)
 		}
 	}
-	return nil
+	return w, nil
 }
 
-// hostParent reads this process's parent from the host's /proc, where
+// parentWatch reads this process's parent from the host's /proc, where
 // the process IDs are the host's: getppid(2) answers 0 in a PID namespace
-// whose parent is outside it.
-func hostParent() (string, error) {
-	b, err := os.ReadFile("/proc/self/stat")
+// whose parent is outside it. The descriptor, opened before the sandbox's
+// own /proc hides the host's, keeps working after it.
+type parentWatch struct {
+	stat int // /proc/self/stat of the host's /proc
+	ppid int // the parent when the trampoline started
+}
+
+func (w *parentWatch) parent() (int, error) {
+	var buf [1024]byte
+	n, err := syscall.Pread(w.stat, buf[:], 0)
 	if err != nil {
-		return "", err
+		return 0, err
 	}
-	s := string(b)
+	s := string(buf[:n])
 	f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
 	if len(f) < 2 || f[1] == "0" {
-		return "", fmt.Errorf("no parent in %q", s)
+		return 0, fmt.Errorf("no parent in %q", s)
 	}
-	return f[1], nil
+	return strconv.Atoi(f[1])
 }
 
 // mount_setattr(2), Linux 5.12: the only call that changes the flags of a
@@ -214,19 +253,26 @@ func loopbackUp() error {
 	return nil
 }
 
-// dropCapabilities leaves the calling thread, and the program it executes
-// next, without any capability and unable to gain one: no_new_privs, an
-// empty bounding set (without it, executing as root would grant every
-// capability back), then empty effective, permitted and inheritable sets,
-// which also empties the ambient set.
-func dropCapabilities() error {
+// dropPrivileges leaves the calling thread, and the program it executes
+// next, as user uid and group gid with no supplementary group, without
+// any capability and unable to gain one: no_new_privs; an empty bounding
+// set (while CAP_SETPCAP is still there; without it, executing a program
+// as root would grant every capability back); the groups and the user,
+// which, leaving root, also empty the permitted, effective and ambient
+// sets; then empty sets all the same, the inheritable one too.
+//
+// Changing the user clears the death signal the host asked for
+// (Pdeathsig), so it is asked again, and the parent checked to be the
+// same: had it died in between, the signal would never come.
+func dropPrivileges(uid, gid int, w *parentWatch) error {
 	const (
+		prSetPdeathsig  = 1
 		prCapbsetDrop   = 24
 		prSetNoNewPrivs = 38
 		capV3           = 0x20080522
 	)
 	if _, _, errno := syscall.RawSyscall6(syscall.SYS_PRCTL, prSetNoNewPrivs, 1, 0, 0, 0, 0); errno != 0 {
-		return fmt.Errorf("no_new_privs: %w", errno)
+		return fmt.Errorf("setting no_new_privs: %w", errno)
 	}
 	last := 63
 	if b, err := os.ReadFile("/proc/sys/kernel/cap_last_cap"); err == nil {
@@ -239,13 +285,31 @@ func dropCapabilities() error {
 			return fmt.Errorf("dropping capability %d from the bounding set: %w", c, errno)
 		}
 	}
+	// The standard library changes the credentials of every thread of
+	// the process; this one executes the plugin.
+	if err := syscall.Setgroups([]int{}); err != nil {
+		return fmt.Errorf("dropping the supplementary groups: %w", err)
+	}
+	if err := syscall.Setresgid(gid, gid, gid); err != nil {
+		return fmt.Errorf("becoming group %d: %w", gid, err)
+	}
+	if err := syscall.Setresuid(uid, uid, uid); err != nil {
+		return fmt.Errorf("becoming user %d: %w", uid, err)
+	}
 	hdr := struct {
 		version uint32
 		pid     int32
 	}{version: capV3}
 	var data [2]struct{ effective, permitted, inheritable uint32 }
 	if _, _, errno := syscall.RawSyscall(syscall.SYS_CAPSET, uintptr(unsafe.Pointer(&hdr)), uintptr(unsafe.Pointer(&data[0])), 0); errno != 0 {
-		return fmt.Errorf("capset: %w", errno)
+		return fmt.Errorf("emptying the capability sets: %w", errno)
 	}
+	if _, _, errno := syscall.RawSyscall6(syscall.SYS_PRCTL, prSetPdeathsig, uintptr(syscall.SIGKILL), 0, 0, 0, 0); errno != 0 {
+		return fmt.Errorf("asking for the death signal again: %w", errno)
+	}
+	if ppid, err := w.parent(); err != nil || ppid != w.ppid {
+		return fmt.Errorf("the host (process %d) exited while the sandbox was being built", w.ppid)
+	}
+	syscall.Close(w.stat)
 	return nil
 }
