@@ -28,8 +28,8 @@ type recorded struct {
 }
 
 func (r *recorder) Enabled(context.Context, slog.Level) bool { return true }
-func (r *recorder) WithAttrs([]slog.Attr) slog.Handler        { return r }
-func (r *recorder) WithGroup(string) slog.Handler             { return r }
+func (r *recorder) WithAttrs([]slog.Attr) slog.Handler       { return r }
+func (r *recorder) WithGroup(string) slog.Handler            { return r }
 func (r *recorder) Handle(_ context.Context, rec slog.Record) error {
 	out := recorded{level: rec.Level, message: rec.Message, attrs: map[string]string{}}
 	rec.Attrs(func(a slog.Attr) bool {
