@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -274,4 +275,68 @@ func mapKeys[V any](m map[int]V) []int {
 	}
 	slices.Sort(out)
 	return out
+}
+
+// FuzzParseRemoteCache feeds the remote cache's parser (CacheFile.remotes).
+// Properties: it always returns a map, empty with an error, since
+// saveRemoteCache adds to what it returns; what it accepts, written again
+// as saveRemoteCache writes it, reads back the same.
+func FuzzParseRemoteCache(f *testing.F) {
+	raw, err := protojson.Marshal(sampleDescribe)
+	if err != nil {
+		f.Fatal(err)
+	}
+	good, err := json.MarshalIndent(map[string]json.RawMessage{
+		Remote{Kind: "objectstore", Name: "example.com/fs", Endpoints: []string{"10.0.0.5:7000"}}.cacheKey(): raw,
+	}, "", "  ")
+	if err != nil {
+		f.Fatal(err)
+	}
+	for _, s := range []string{string(good), `{}`, `null`, `[]`, `{"k":null}`, `{"k":1,"k":{}}`, ``, `{"k":` + "\xff}"} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		cache, err := parseRemoteCache(data)
+		if cache == nil {
+			t.Fatalf("parseRemoteCache(%q) returned a nil map (error %v)", data, err)
+		}
+		if err != nil {
+			if len(cache) != 0 {
+				t.Fatalf("parseRemoteCache(%q) = %d entries with error %v", data, len(cache), err)
+			}
+			return
+		}
+		once, err := json.MarshalIndent(cache, "", "  ")
+		if err != nil {
+			t.Fatalf("parseRemoteCache(%q) ok, but its entries cannot be written: %v", data, err)
+		}
+		again, err := parseRemoteCache(once)
+		if err != nil || len(again) != len(cache) {
+			t.Fatalf("parseRemoteCache(%q) ok, but its rewrite %s reads as %d entries, %v", data, once, len(again), err)
+		}
+		for k, v := range cache {
+			var want bytes.Buffer
+			if json.Compact(&want, v) != nil || !jsonEqual(want.Bytes(), again[k]) {
+				t.Fatalf("entry %q: %s rewritten reads back as %s", k, v, again[k])
+			}
+		}
+	})
+}
+
+// TestRemoteCacheOfNull: a remote cache file that holds JSON null is
+// rebuilt when a remote entry is described, not a nil map written to (a
+// panic that took the host down).
+func TestRemoteCacheOfNull(t *testing.T) {
+	cacheFile := filepath.Join(t.TempDir(), "cache.json")
+	m := New(Config{CacheFile: cacheFile})
+	if err := os.WriteFile(m.remoteCacheFile(), []byte("null"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	r := Remote{Kind: "objectstore", Name: "example.com/fs", Endpoints: []string{"127.0.0.1:1"}}
+	m.saveRemoteCache([]Remote{r}, []*Binary{{Path: r.Path(), Description: sampleDescribe}})
+	cache := m.loadRemoteCache()
+	d := &catalogv1.DescribeResponse{}
+	if err := protojson.Unmarshal(cache[r.cacheKey()], d); err != nil || !proto.Equal(d, sampleDescribe) {
+		t.Fatalf("the rebuilt remote cache has %s for %s (%v); want the description", cache[r.cacheKey()], r.cacheKey(), err)
+	}
 }

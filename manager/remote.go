@@ -282,11 +282,25 @@ func (m *Manager) loadRemoteCache() map[string]json.RawMessage {
 	if err != nil {
 		return out
 	}
-	if err := json.Unmarshal(data, &out); err != nil {
+	out, err = parseRemoteCache(data)
+	if err != nil {
 		m.cfg.logger().Warn("remote plugin cache ignored; it is rebuilt", "file", f, "error", err)
-		return map[string]json.RawMessage{}
 	}
 	return out
+}
+
+// parseRemoteCache reads the remote cache's bytes. It always returns a
+// map (saveRemoteCache adds to it): the entries, or an empty one with the
+// error. A file holding null is no cache, not a nil map.
+func parseRemoteCache(data []byte) (map[string]json.RawMessage, error) {
+	var out map[string]json.RawMessage
+	if err := json.Unmarshal(data, &out); err != nil {
+		return map[string]json.RawMessage{}, err
+	}
+	if out == nil {
+		return map[string]json.RawMessage{}, errors.New("null, not an object")
+	}
+	return out, nil
 }
 
 func (m *Manager) saveRemoteCache(rs []Remote, bins []*Binary) {
