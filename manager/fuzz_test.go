@@ -3,7 +3,9 @@ package manager
 import (
 	"bytes"
 	"context"
+	"crypto/x509"
 	"encoding/json"
+	"encoding/pem"
 	"errors"
 	"os"
 	"path/filepath"
@@ -14,6 +16,7 @@ import (
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/plugkit/plugkit/automtls"
 	catalogv1 "github.com/plugkit/plugkit/gen/plugkit/catalog/v1"
 )
 
@@ -339,4 +342,105 @@ func TestRemoteCacheOfNull(t *testing.T) {
 	if err := protojson.Unmarshal(cache[r.cacheKey()], d); err != nil || !proto.Equal(d, sampleDescribe) {
 		t.Fatalf("the rebuilt remote cache has %s for %s (%v); want the description", cache[r.cacheKey()], r.cacheKey(), err)
 	}
+}
+
+// FuzzLoadRemotes feeds the remotes file (Config.RemotesFile) to
+// LoadRemotes, in a directory that holds a CA, a certificate and a key.
+// Properties: it accepts one JSON object and nothing after it; what it
+// accepts, written again, loads the same entries (TLS or not alike); an
+// entry with "tls" gets a configuration with the certificate and the CA.
+func FuzzLoadRemotes(f *testing.F) {
+	dir := f.TempDir()
+	id, err := automtls.New()
+	if err != nil {
+		f.Fatal(err)
+	}
+	key, err := x509.MarshalPKCS8PrivateKey(id.Certificate.PrivateKey)
+	if err != nil {
+		f.Fatal(err)
+	}
+	for name, data := range map[string][]byte{"ca.crt": id.PEM(), "host.crt": id.PEM(),
+		"host.key": pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: key})} {
+		if err := os.WriteFile(filepath.Join(dir, name), data, 0o600); err != nil {
+			f.Fatal(err)
+		}
+	}
+	for _, s := range []string{
+		`{"remotes": [{"kind": "objectstore", "name": "example.com/fs", "endpoints": ["10.0.0.5:7000", "10.0.0.6:7000"], "balancing": "round_robin",
+		  "tls": {"ca": "ca.crt", "cert": "host.crt", "key": "host.key", "server_name": "fs.internal"}}]}`,
+		`{"remotes": [{"kind": "kv", "name": "mem", "endpoints": ["127.0.0.1:1"]}, {"kind": "kv", "name": "disk", "endpoints": ["[::1]:2"], "balancing": "pick_first"}]}`,
+		`{"remotes": [{"kind": "kv", "name": "mem", "endpoints": ["127.0.0.1:1"], "tls": {"ca": "host.key", "cert": "host.crt", "key": "host.key"}}]}`,
+		`{"remotes": [{"kind": "kv", "tls": {}}]}`,
+		`{"remotes": []}`,
+		`{"remotes": null}`,
+		`{"remotes": [], "extra": 1}`,
+		`{"remotes": []} {"remotes": [{"kind": "ignored"}]}`,
+		`{"remotes": []} trailing`,
+		`null`,
+		``,
+	} {
+		f.Add([]byte(s))
+	}
+	path := filepath.Join(dir, "remotes.json")
+	load := func(t *testing.T, data []byte) ([]Remote, error) {
+		if err := os.WriteFile(path, data, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return LoadRemotes(path)
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		rs, err := load(t, data)
+		if err != nil {
+			if rs != nil {
+				t.Fatalf("LoadRemotes(%q) = %d entries with error %v", data, len(rs), err)
+			}
+			return
+		}
+		if !json.Valid(data) {
+			t.Fatalf("LoadRemotes(%q) accepted what is not one JSON value", data)
+		}
+		// Written again: the TLS file names are the directory's (an entry
+		// that loaded with TLS loaded these three).
+		type tlsFiles struct {
+			CA         string `json:"ca"`
+			Cert       string `json:"cert"`
+			Key        string `json:"key"`
+			ServerName string `json:"server_name"`
+		}
+		type entry struct {
+			Kind      string    `json:"kind"`
+			Name      string    `json:"name"`
+			Balancing string    `json:"balancing"`
+			Endpoints []string  `json:"endpoints"`
+			TLS       *tlsFiles `json:"tls,omitempty"`
+		}
+		var out struct {
+			Remotes []entry `json:"remotes"`
+		}
+		for _, r := range rs {
+			e := entry{Kind: r.Kind, Name: r.Name, Balancing: r.Balancing, Endpoints: r.Endpoints}
+			if r.TLS != nil {
+				if len(r.TLS.Certificates) != 1 || r.TLS.RootCAs == nil {
+					t.Fatalf("LoadRemotes(%q): entry %q has TLS without its certificate or CA: %+v", data, r.Name, r.TLS)
+				}
+				e.TLS = &tlsFiles{CA: "ca.crt", Cert: "host.crt", Key: "host.key", ServerName: r.TLS.ServerName}
+			}
+			out.Remotes = append(out.Remotes, e)
+		}
+		text, err := json.Marshal(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		again, err := load(t, text)
+		if err != nil || len(again) != len(rs) {
+			t.Fatalf("LoadRemotes(%q) = %d entries; written as %s, %d entries, %v", data, len(rs), text, len(again), err)
+		}
+		for i, r := range rs {
+			a := again[i]
+			if a.Kind != r.Kind || a.Name != r.Name || a.Balancing != r.Balancing || !slices.Equal(a.Endpoints, r.Endpoints) ||
+				(a.TLS == nil) != (r.TLS == nil) || (a.TLS != nil && a.TLS.ServerName != r.TLS.ServerName) {
+				t.Fatalf("entry %d: %+v written as %s loads as %+v", i, r, text, a)
+			}
+		}
+	})
 }

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -91,7 +92,15 @@ func LoadRemotes(path string) ([]Remote, error) {
 	var rf remoteFile
 	dec := json.NewDecoder(strings.NewReader(string(data)))
 	dec.DisallowUnknownFields()
-	if err := dec.Decode(&rf); err != nil {
+	err = dec.Decode(&rf)
+	if err == nil {
+		// One object: a second one, or anything after it, is a mistake
+		// that would otherwise go unnoticed.
+		if _, next := dec.Token(); next != io.EOF {
+			err = errors.New("more after the JSON object")
+		}
+	}
+	if err != nil {
 		return nil, fmt.Errorf("manager: remotes file %s: %w (want {\"remotes\":[{\"kind\":K,\"name\":N,\"endpoints\":[\"HOST:PORT\"],\"tls\":{\"ca\":F,\"cert\":F,\"key\":F}}]})", path, err)
 	}
 	base := filepath.Dir(path)
