@@ -5,7 +5,7 @@ BUF       := github.com/bufbuild/buf/cmd/buf@v1.75.0
 GOFLAGS   ?=
 export GOFLAGS
 
-.PHONY: all test test-corpus tofu vet cross fmt-check demo generate generate-check bench bench-proto soak
+.PHONY: all test test-corpus tofu vet cross fmt-check demo generate generate-check bench bench-proto soak fuzz
 
 all: test
 
@@ -79,6 +79,31 @@ bench-proto:
 ## medians of several runs into BENCHMARKS.md and bench/results.json
 bench:
 	$(GO) run ./bench/cmd/report $(BENCHFLAGS)
+
+## fuzz: every Go fuzz target of the module (func FuzzXxx(f *testing.F) in
+## any package's tests, found anew on each run, so new targets join without
+## an edit here), one at a time, each for FUZZTIME; not part of make test,
+## which runs only their seed corpora (f.Add and testdata/fuzz/FuzzXxx).
+## A failing input is written to the package's testdata/fuzz/FuzzXxx:
+## fix the bug and commit the file as a regression seed. FUZZMINIMIZETIME
+## bounds the shrinking of each new input (Go's default, 60s, can eat the
+## whole budget); FUZZFLAGS adds flags, such as -parallel 1; FUZZPKGS
+## narrows the packages (make fuzz FUZZPKGS=./host).
+FUZZTIME         ?= 30s
+FUZZMINIMIZETIME ?= 2000x
+FUZZFLAGS        ?=
+FUZZPKGS         ?= ./...
+fuzz:
+	@failed=; for dir in $$($(GO) list -f '{{.Dir}}' $(FUZZPKGS)); do \
+		grep -qsE '^func Fuzz' $$dir/*_test.go || continue; \
+		fns=$$(cd $$dir && $(GO) test -list '^Fuzz' .) || { echo "$$fns"; failed="$$failed $$dir"; continue; }; \
+		for fn in $$(echo "$$fns" | grep -E '^Fuzz'); do \
+			echo "== $$fn ($$dir) for $(FUZZTIME)"; \
+			(cd $$dir && $(GO) test -run '^$$' -fuzz "^$$fn\$$" -fuzztime $(FUZZTIME) \
+				-fuzzminimizetime $(FUZZMINIMIZETIME) $(FUZZFLAGS) .) || failed="$$failed $$fn"; \
+		done; \
+	done; \
+	if [ -n "$$failed" ]; then echo "make fuzz: failed:$$failed"; exit 1; fi
 
 ## soak: the fault suite's long cases (1 million calls from 1000 goroutines)
 soak:

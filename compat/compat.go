@@ -8,6 +8,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"golang.org/x/mod/semver"
 )
 
 // Manifest is one release's manifest.
@@ -221,21 +223,26 @@ type Semver struct {
 	Pre                 string
 }
 
-// ParseSemver reads "1.2.3", "v1.2.3" or "1.2.3-beta.1".
+// ParseSemver reads a semantic version in full (semver.org), with or
+// without a leading v: "1.2.3", "v1.2.3", "1.2.3-beta.1", "1.2.3+build.5".
+// Build metadata is dropped: it has no part in precedence.
 func ParseSemver(s string) (Semver, error) {
 	var v Semver
 	s = strings.TrimPrefix(s, "v")
-	core, pre, _ := strings.Cut(s, "-")
-	core, _, _ = strings.Cut(core, "+")
+	bad := fmt.Errorf("version %q is not semantic (MAJOR.MINOR.PATCH, then -PRERELEASE and +BUILD if any)", s)
+	core, _, _ := strings.Cut(s, "+")
+	core, pre, _ := strings.Cut(core, "-")
 	parts := strings.Split(core, ".")
-	if len(parts) != 3 {
-		return v, fmt.Errorf("version %q is not semantic (MAJOR.MINOR.PATCH)", s)
+	// semver.IsValid also takes the shorthands v1 and v1.2; a release
+	// names all three numbers.
+	if !semver.IsValid("v"+s) || len(parts) != 3 {
+		return v, bad
 	}
 	nums := []*int{&v.Major, &v.Minor, &v.Patch}
 	for i, p := range parts {
 		n, err := strconv.Atoi(p)
-		if err != nil || n < 0 {
-			return v, fmt.Errorf("version %q is not semantic (MAJOR.MINOR.PATCH)", s)
+		if err != nil {
+			return v, bad
 		}
 		*nums[i] = n
 	}
@@ -266,7 +273,13 @@ func (v Semver) Compare(o Semver) int {
 	case o.Pre == "":
 		return -1
 	}
-	return strings.Compare(v.Pre, o.Pre)
+	// Pre-releases compare identifier by identifier, numbers as numbers:
+	// rc.9 before rc.10.
+	a, b := "v0.0.0-"+v.Pre, "v0.0.0-"+o.Pre
+	if !semver.IsValid(a) || !semver.IsValid(b) {
+		return strings.Compare(v.Pre, o.Pre) // a Semver not made by ParseSemver
+	}
+	return semver.Compare(a, b)
 }
 
 // constraint is the "~>" operand that selects this release's patch line.

@@ -197,6 +197,10 @@ func FuzzParse(f *testing.F) {
 			}
 			return
 		}
+		if l.CoreVersion != CoreVersion || l.AppVersion < 0 || (l.Network != "unix" && l.Network != "tcp") ||
+			l.Address == "" || strings.Contains(l.Address, "|") || l.Protocol != ProtocolGRPC || (l.Multiplex && !l.HasMultiplex) {
+			t.Fatalf("Parse(%q) = %+v, a line no plugin can have printed", s, l)
+		}
 		// Whatever parses must format and parse back to the same line.
 		again, err := Parse(l.String())
 		if err != nil {

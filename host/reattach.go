@@ -34,9 +34,14 @@ type ReattachAddr struct {
 // ParseReattach reads a TF_REATTACH_PROVIDERS-style object: plugin names
 // (provider addresses, for Terraform) mapped to ReattachConfigs.
 func ParseReattach(data []byte) (map[string]ReattachConfig, error) {
+	const want = `(want {"NAME":{"Protocol":"grpc","ProtocolVersion":6,"Pid":123,"Addr":{"Network":"unix","String":"/path"}}})`
 	var out map[string]ReattachConfig
 	if err := json.Unmarshal(data, &out); err != nil {
-		return nil, fmt.Errorf("reattach configuration: %w (want {\"NAME\":{\"Protocol\":\"grpc\",\"ProtocolVersion\":6,\"Pid\":123,\"Addr\":{\"Network\":\"unix\",\"String\":\"/path\"}}})", err)
+		return nil, fmt.Errorf("reattach configuration: %w %s", err, want)
+	}
+	if out == nil {
+		// JSON's null decodes into no map and no error.
+		return nil, fmt.Errorf("reattach configuration: null is not an object %s", want)
 	}
 	return out, nil
 }

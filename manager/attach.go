@@ -42,7 +42,7 @@ func (m *Manager) Attach(ctx context.Context, label string, c *host.Client) erro
 	if m.attached == nil {
 		m.attached = map[regKey]*entry{}
 	}
-	for _, k := range d.GetKinds() {
+	for _, k := range mergeKinds(d.GetKinds()) {
 		for _, maj := range k.GetMajors() {
 			for _, n := range maj.GetNames() {
 				m.attached[regKey{k.GetName(), n}] = &entry{binary: b, kind: k}

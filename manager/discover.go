@@ -275,6 +275,13 @@ func readCacheFile(path string) (map[string]*cacheEntry, error) {
 	if err != nil {
 		return entries, err
 	}
+	return parseCache(data)
+}
+
+// parseCache reads a cache file's bytes. It always returns a map: the
+// entries, or an empty one with the error.
+func parseCache(data []byte) (map[string]*cacheEntry, error) {
+	entries := map[string]*cacheEntry{}
 	var cf cacheFile
 	if err := json.Unmarshal(data, &cf); err != nil {
 		return entries, fmt.Errorf("not a plugkit plugin cache: %w", err)
@@ -401,7 +408,7 @@ func (m *Manager) buildRegistry() {
 		if b.Err != nil {
 			continue
 		}
-		for _, k := range b.Description.GetKinds() {
+		for _, k := range mergeKinds(b.Description.GetKinds()) {
 			names := map[string]bool{}
 			for _, maj := range k.GetMajors() {
 				for _, n := range maj.GetNames() {
@@ -423,6 +430,25 @@ func (m *Manager) buildRegistry() {
 	}
 	sort.Strings(m.problems)
 	m.addAttachedLocked()
+}
+
+// mergeKinds returns one Kind for each kind name, holding the majors of
+// every Kind of that name in their order: an answer that lists a kind
+// twice (package catalog never does; another implementation may) keeps
+// the majors of both, and its names are registered and reported once.
+func mergeKinds(kinds []*catalogv1.Kind) []*catalogv1.Kind {
+	var out []*catalogv1.Kind
+	byName := map[string]*catalogv1.Kind{}
+	for _, k := range kinds {
+		m := byName[k.GetName()]
+		if m == nil {
+			m = &catalogv1.Kind{Name: k.GetName()}
+			byName[k.GetName()] = m
+			out = append(out, m)
+		}
+		m.Majors = append(m.Majors, k.GetMajors()...)
+	}
+	return out
 }
 
 // Binaries returns every executable found by the last Discover, in path

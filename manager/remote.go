@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -91,7 +92,15 @@ func LoadRemotes(path string) ([]Remote, error) {
 	var rf remoteFile
 	dec := json.NewDecoder(strings.NewReader(string(data)))
 	dec.DisallowUnknownFields()
-	if err := dec.Decode(&rf); err != nil {
+	err = dec.Decode(&rf)
+	if err == nil {
+		// One object: a second one, or anything after it, is a mistake
+		// that would otherwise go unnoticed.
+		if _, next := dec.Token(); next != io.EOF {
+			err = errors.New("more after the JSON object")
+		}
+	}
+	if err != nil {
 		return nil, fmt.Errorf("manager: remotes file %s: %w (want {\"remotes\":[{\"kind\":K,\"name\":N,\"endpoints\":[\"HOST:PORT\"],\"tls\":{\"ca\":F,\"cert\":F,\"key\":F}}]})", path, err)
 	}
 	base := filepath.Dir(path)
@@ -282,11 +291,25 @@ func (m *Manager) loadRemoteCache() map[string]json.RawMessage {
 	if err != nil {
 		return out
 	}
-	if err := json.Unmarshal(data, &out); err != nil {
+	out, err = parseRemoteCache(data)
+	if err != nil {
 		m.cfg.logger().Warn("remote plugin cache ignored; it is rebuilt", "file", f, "error", err)
-		return map[string]json.RawMessage{}
 	}
 	return out
+}
+
+// parseRemoteCache reads the remote cache's bytes. It always returns a
+// map (saveRemoteCache adds to it): the entries, or an empty one with the
+// error. A file holding null is no cache, not a nil map.
+func parseRemoteCache(data []byte) (map[string]json.RawMessage, error) {
+	var out map[string]json.RawMessage
+	if err := json.Unmarshal(data, &out); err != nil {
+		return map[string]json.RawMessage{}, err
+	}
+	if out == nil {
+		return map[string]json.RawMessage{}, errors.New("null, not an object")
+	}
+	return out, nil
 }
 
 func (m *Manager) saveRemoteCache(rs []Remote, bins []*Binary) {
