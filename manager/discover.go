@@ -5,6 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -85,7 +88,7 @@ func (m *Manager) Discover(ctx context.Context) error {
 			paths = append(paths, p)
 		}
 	}
-	cache := m.loadCache()
+	cache := m.loadCache(ctx)
 	bins := make([]*Binary, len(paths))
 	sem := make(chan struct{}, m.cfg.parallelism())
 	var wg sync.WaitGroup
@@ -104,7 +107,7 @@ func (m *Manager) Discover(ctx context.Context) error {
 		}()
 	}
 	wg.Wait()
-	m.saveCache(bins)
+	m.saveCache(ctx, bins)
 	bins = append(bins, m.describeRemotes(ctx, remotes)...)
 
 	m.mu.Lock()
@@ -243,38 +246,64 @@ func fileSHA256(ctx context.Context, path string) (string, error) {
 	return sum, nil
 }
 
-func (m *Manager) loadCache() map[string]*cacheEntry {
+// maxCacheFile bounds the cache files the manager reads (the binaries'
+// and the remotes' cache): far beyond any honest cache of Describe
+// answers, it keeps a hostile or broken file from exhausting memory.
+const maxCacheFile = 16 << 20
+
+// loadCache returns a copy of the cache, reading the cache file on first
+// use. The file is read without m.mu held: a slow or hostile file stalls
+// only this Discover, bounded by ctx, never the manager's other callers.
+func (m *Manager) loadCache(ctx context.Context) map[string]*cacheEntry {
 	m.mu.Lock()
-	defer m.mu.Unlock()
-	if m.cache == nil {
-		m.cache = map[string]*cacheEntry{}
+	loaded := m.cache != nil
+	m.mu.Unlock()
+	if !loaded {
+		entries := map[string]*cacheEntry{}
+		keep := true
 		if m.cfg.CacheFile != "" {
-			entries, err := readCacheFile(m.cfg.CacheFile)
+			var err error
+			entries, err = readCacheFile(ctx, m.cfg.CacheFile)
 			if err != nil {
-				m.cfg.logger().Warn("plugin cache ignored; it is rebuilt", "file", m.cfg.CacheFile, "error", err)
+				// When ctx ended the file may be fine: read it again
+				// next time instead of keeping the empty cache.
+				keep = ctx.Err() == nil
+				m.cfg.logger().Warn("plugin cache ignored; every binary is described afresh and the cache is rewritten (as a regular file) when it is saved", "file", m.cfg.CacheFile, "error", err)
 			}
+		}
+		m.mu.Lock()
+		if m.cache == nil && keep {
 			m.cache = entries
 		}
+		m.mu.Unlock()
+		if !keep {
+			return entries
+		}
 	}
-	out := make(map[string]*cacheEntry, len(m.cache))
-	for k, v := range m.cache {
-		out[k] = v
-	}
-	return out
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return maps.Clone(m.cache)
 }
 
-// readCacheFile reads a cache file. A missing file is an empty cache; a
-// malformed or foreign one (another version, null entries, entries without
-// a checksum) is an error, and an empty cache.
-func readCacheFile(path string) (map[string]*cacheEntry, error) {
-	entries := map[string]*cacheEntry{}
-	data, err := os.ReadFile(path)
-	if errors.Is(err, os.ErrNotExist) {
-		return entries, nil
+// readCacheFile reads a cache file (see readStateFile for what it refuses)
+// and parses it with parseCache. A missing file is an empty cache; any
+// error comes with an empty cache.
+func readCacheFile(ctx context.Context, path string) (map[string]*cacheEntry, error) {
+	data, err := readStateFile(ctx, path, "plugin cache")
+	if errors.Is(err, fs.ErrNotExist) {
+		return map[string]*cacheEntry{}, nil
 	}
 	if err != nil {
-		return entries, err
+		return map[string]*cacheEntry{}, err
 	}
+	return parseCache(data)
+}
+
+// parseCache parses the contents of a cache file. A malformed or foreign
+// one (another version, null entries, entries without a checksum) is an
+// error, and an empty cache.
+func parseCache(data []byte) (map[string]*cacheEntry, error) {
+	entries := map[string]*cacheEntry{}
 	var cf cacheFile
 	if err := json.Unmarshal(data, &cf); err != nil {
 		return entries, fmt.Errorf("not a plugkit plugin cache: %w", err)
@@ -291,9 +320,67 @@ func readCacheFile(path string) (map[string]*cacheEntry, error) {
 	return entries, nil
 }
 
-func (m *Manager) saveCache(bins []*Binary) {
+// readStateFile reads a file the manager keeps its state in (what says
+// which file it is, for errors), as a hostile file would not have it: it
+// follows no symbolic link at the last element, opens without blocking
+// (a FIFO must not hang Discover), accepts only a regular file, reads at
+// most maxCacheFile bytes and stops when ctx ends. A missing file is an
+// error wrapping fs.ErrNotExist.
+func readStateFile(ctx context.Context, path, what string) ([]byte, error) {
+	f, err := osdep.OpenNoFollow(path, os.O_RDONLY, 0)
+	if errors.Is(err, osdep.ErrSymlink) {
+		return nil, fmt.Errorf("the %s %s is a symbolic link, which the manager does not follow: it is replaced with a regular file when the cache is saved; set Config.CacheFile to the link's target if that is where the cache belongs", what, path)
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("the %s %s is not a regular file (mode %v): remove it, or set Config.CacheFile to a file of its own; it is replaced with a regular file when the cache is saved", what, path, fi.Mode())
+	}
+	tooBig := func(size int64) error {
+		return fmt.Errorf("the %s %s is %d bytes, more than the %d a cache may be: it is not read, and is replaced when the cache is saved; delete it if it keeps coming back", what, path, size, maxCacheFile)
+	}
+	if fi.Size() > maxCacheFile {
+		return nil, tooBig(fi.Size())
+	}
+	// Read in chunks, at most one byte more than allowed (a file that
+	// grows while read), asking ctx between them.
+	r := io.LimitReader(f, maxCacheFile+1)
+	buf := make([]byte, 0, fi.Size()+512)
+	for {
+		if err := ctx.Err(); err != nil {
+			return nil, fmt.Errorf("reading the %s %s: %w", what, path, err)
+		}
+		if len(buf) == cap(buf) {
+			buf = slices.Grow(buf, 1<<20)
+		}
+		n, err := r.Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+n]
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, fmt.Errorf("reading the %s %s: %w", what, path, err)
+		}
+	}
+	if len(buf) > maxCacheFile {
+		return nil, tooBig(int64(len(buf)))
+	}
+	return buf, nil
+}
+
+// saveCache records the binaries' descriptions and, when they changed,
+// writes the cache file. Only the bookkeeping holds m.mu; the file is
+// read and written under cacheWriteMu alone.
+func (m *Manager) saveCache(ctx context.Context, bins []*Binary) {
+	m.cacheWriteMu.Lock()
+	defer m.cacheWriteMu.Unlock()
 	m.mu.Lock()
-	defer m.mu.Unlock()
 	changed := false
 	for _, b := range bins {
 		if b.Err != nil || b.Description == nil {
@@ -312,24 +399,31 @@ func (m *Manager) saveCache(bins []*Binary) {
 		m.cache[b.Path] = &cacheEntry{Size: b.Size, ModTime: b.ModTime.UnixNano(), SHA256: b.SHA256, Describe: raw}
 		changed = true
 	}
+	cache, dropped := maps.Clone(m.cache), maps.Clone(m.dropped)
+	m.mu.Unlock()
 	if !changed || m.cfg.CacheFile == "" {
 		return
 	}
-	if err := m.writeCache(); err != nil {
+	if err := m.writeCache(ctx, cache, dropped); err != nil {
 		m.cfg.logger().Warn("plugin cache not saved", "file", m.cfg.CacheFile, "error", err)
 	}
 }
 
-// writeCache merges this manager's view into the cache file under an
-// exclusive lock (CacheFile.lock), so that managers sharing one file keep
-// each other's entries, and replaces the file atomically through a
-// temporary file of a unique name. m.mu is held.
-func (m *Manager) writeCache() error {
-	lock, err := os.OpenFile(m.cfg.CacheFile+".lock", os.O_CREATE|os.O_RDWR, 0o600)
+// writeCache merges this manager's view (cache, less dropped) into the
+// cache file under an exclusive lock (CacheFile.lock), so that managers
+// sharing one file keep each other's entries, and replaces the file
+// atomically through a temporary file of a unique name: a symbolic link,
+// FIFO or device at CacheFile is replaced, never written through.
+// m.cacheWriteMu is held, m.mu is not.
+func (m *Manager) writeCache(ctx context.Context, cache map[string]*cacheEntry, dropped map[string]bool) error {
+	lock, err := osdep.OpenNoFollow(m.cfg.CacheFile+".lock", os.O_CREATE|os.O_RDWR, 0o600)
 	if err != nil {
-		return err
+		return fmt.Errorf("opening the cache's lock file: %w; remove it if it is not a regular file", err)
 	}
 	defer lock.Close()
+	if fi, err := lock.Stat(); err != nil || !fi.Mode().IsRegular() {
+		return fmt.Errorf("the cache's lock file %s is not a regular file: remove it", lock.Name())
+	}
 	deadline := time.Now().Add(5 * time.Second)
 	for {
 		err := osdep.TryLock(lock)
@@ -339,20 +433,31 @@ func (m *Manager) writeCache() error {
 		if !errors.Is(err, osdep.ErrLocked) || time.Now().After(deadline) {
 			return fmt.Errorf("locking %s: %w", lock.Name(), err)
 		}
-		time.Sleep(10 * time.Millisecond)
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("locking %s: %w", lock.Name(), ctx.Err())
+		case <-time.After(10 * time.Millisecond):
+		}
 	}
-	merged, _ := readCacheFile(m.cfg.CacheFile) // a broken file is replaced
-	for p := range m.dropped {
+	merged, _ := readCacheFile(ctx, m.cfg.CacheFile) // a broken file is replaced
+	for p := range dropped {
 		delete(merged, p)
 	}
-	for p, e := range m.cache {
+	for p, e := range cache {
 		merged[p] = e
 	}
 	data, err := json.MarshalIndent(cacheFile{Version: cacheVersion, Entries: merged}, "", "  ")
 	if err != nil {
 		return err
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(m.cfg.CacheFile), filepath.Base(m.cfg.CacheFile)+".*.tmp")
+	return replaceFile(m.cfg.CacheFile, data)
+}
+
+// replaceFile replaces path with a regular file holding data, through a
+// temporary file of a unique name in the same directory (created with
+// O_EXCL: a planted link there is never written through) renamed over it.
+func replaceFile(path string, data []byte) error {
+	tmp, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path)+".*.tmp")
 	if err != nil {
 		return err
 	}
@@ -364,7 +469,7 @@ func (m *Manager) writeCache() error {
 	if err := tmp.Close(); err != nil {
 		return err
 	}
-	return os.Rename(tmp.Name(), m.cfg.CacheFile)
+	return os.Rename(tmp.Name(), path)
 }
 
 // entry is a (kind, name) in the registry.
@@ -449,5 +554,5 @@ func (m *Manager) Problems() []string {
 // DescribeBinary describes one binary, wherever it is, without adding it
 // to the registry.
 func (m *Manager) DescribeBinary(ctx context.Context, path string) Binary {
-	return *m.describe(ctx, path, m.loadCache())
+	return *m.describe(ctx, path, m.loadCache(ctx))
 }

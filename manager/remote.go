@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -161,7 +162,7 @@ func (m *Manager) remotes() ([]Remote, error) {
 // parallel. An entry that cannot be reached now is described from the
 // cache of an earlier Discover, if any: Dispense connects later.
 func (m *Manager) describeRemotes(ctx context.Context, rs []Remote) []*Binary {
-	cache := m.loadRemoteCache()
+	cache := m.loadRemoteCache(ctx)
 	bins := make([]*Binary, len(rs))
 	var wg sync.WaitGroup
 	for i, r := range rs {
@@ -172,7 +173,7 @@ func (m *Manager) describeRemotes(ctx context.Context, rs []Remote) []*Binary {
 		}()
 	}
 	wg.Wait()
-	m.saveRemoteCache(rs, bins)
+	m.saveRemoteCache(ctx, rs, bins)
 	return bins
 }
 
@@ -272,31 +273,34 @@ func (m *Manager) remoteCacheFile() string {
 	return m.cfg.CacheFile + ".remotes"
 }
 
-func (m *Manager) loadRemoteCache() map[string]json.RawMessage {
+func (m *Manager) loadRemoteCache(ctx context.Context) map[string]json.RawMessage {
 	out := map[string]json.RawMessage{}
 	f := m.remoteCacheFile()
 	if f == "" {
 		return out
 	}
-	data, err := os.ReadFile(f)
-	if err != nil {
+	data, err := readStateFile(ctx, f, "remote plugin cache") // discover.go
+	if errors.Is(err, fs.ErrNotExist) {
 		return out
 	}
-	if err := json.Unmarshal(data, &out); err != nil {
+	if err == nil {
+		err = json.Unmarshal(data, &out)
+	}
+	if err != nil {
 		m.cfg.logger().Warn("remote plugin cache ignored; it is rebuilt", "file", f, "error", err)
 		return map[string]json.RawMessage{}
 	}
 	return out
 }
 
-func (m *Manager) saveRemoteCache(rs []Remote, bins []*Binary) {
+func (m *Manager) saveRemoteCache(ctx context.Context, rs []Remote, bins []*Binary) {
 	f := m.remoteCacheFile()
 	if f == "" {
 		return
 	}
 	m.remoteCacheMu.Lock()
 	defer m.remoteCacheMu.Unlock()
-	cache := m.loadRemoteCache()
+	cache := m.loadRemoteCache(ctx)
 	changed := false
 	for i, b := range bins {
 		if b.Description == nil || b.Cached {
@@ -316,10 +320,7 @@ func (m *Manager) saveRemoteCache(rs []Remote, bins []*Binary) {
 	}
 	data, err := json.MarshalIndent(cache, "", "  ")
 	if err == nil {
-		tmp := f + ".tmp"
-		if err = os.WriteFile(tmp, data, 0o600); err == nil {
-			err = os.Rename(tmp, f)
-		}
+		err = replaceFile(f, data) // discover.go
 	}
 	if err != nil {
 		m.cfg.logger().Warn("remote plugin cache not saved", "file", f, "error", err)

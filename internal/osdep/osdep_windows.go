@@ -4,6 +4,7 @@ package osdep
 
 import (
 	"errors"
+	"io/fs"
 	"os"
 
 	"golang.org/x/sys/windows"
@@ -32,4 +33,16 @@ func TryLock(f *os.File) error {
 		return ErrLocked
 	}
 	return err
+}
+
+// OpenNoFollow opens path like os.OpenFile, but refuses a symbolic link
+// (or another reparse point Lstat reports as one) as its last element; the
+// error wraps ErrSymlink. Windows has no O_NOFOLLOW: the check comes
+// before the open. It does not check what it opened: callers Stat the file
+// and refuse what is not regular.
+func OpenNoFollow(path string, flag int, perm fs.FileMode) (*os.File, error) {
+	if fi, err := os.Lstat(path); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
+		return nil, &fs.PathError{Op: "open", Path: path, Err: ErrSymlink}
+	}
+	return os.OpenFile(path, flag, perm)
 }
