@@ -123,12 +123,12 @@ func (m *Manager) describe(ctx context.Context, path string, cache map[string]*c
 	b := &Binary{Path: path}
 	fi, err := os.Stat(path)
 	if err != nil {
-		b.Err = err
+		b.Err = statError(path, err)
 		return b
 	}
 	b.Size, b.ModTime = fi.Size(), fi.ModTime()
 	if !fi.Mode().IsRegular() {
-		b.Err = fmt.Errorf("not a regular file")
+		b.Err = fmt.Errorf("not a regular file (%s): only plugin binaries belong in a plugin directory; move it out", fileType(fi.Mode()))
 		return b
 	}
 	if !osdep.Executable(fi.Mode()) {
@@ -226,6 +226,35 @@ func (m *Manager) checkPin(path, sum string) error {
 	return &PinError{Path: path, Want: want, Got: sum}
 }
 
+// statError explains why a plugin directory's entry cannot be looked at:
+// a symbolic link that loops or leads nowhere, or a file this user may not
+// read, with what to do about it.
+func statError(path string, err error) error {
+	if li, lerr := os.Lstat(path); lerr == nil && li.Mode()&fs.ModeSymlink != 0 {
+		target, _ := os.Readlink(path)
+		return fmt.Errorf("a symbolic link (to %q) that leads to no usable file: %w; point it at the plugin binary, or remove it", target, err)
+	}
+	if errors.Is(err, fs.ErrPermission) {
+		return fmt.Errorf("%w: this user (uid %d) may not read it; fix its permissions, or move it out of the plugin directory", err, os.Geteuid())
+	}
+	return err
+}
+
+// fileType names what a non-regular file is, for errors.
+func fileType(mode fs.FileMode) string {
+	switch {
+	case mode.IsDir():
+		return "a directory"
+	case mode&fs.ModeNamedPipe != 0:
+		return "a named pipe (FIFO)"
+	case mode&fs.ModeSocket != 0:
+		return "a socket"
+	case mode&fs.ModeDevice != 0:
+		return "a device"
+	}
+	return "mode " + mode.String()
+}
+
 // PinError reports a binary whose checksum is not the pinned one. It was
 // not run. It is host's ChecksumError: the manager's starts go through
 // host.Start with Config.SHA256, which hashes and executes one open file.
@@ -234,11 +263,16 @@ type PinError = host.ChecksumError
 // fileSHA256 hashes the file at path, giving up when ctx ends (a huge or
 // endless file must not outlast Discover's deadline).
 func fileSHA256(ctx context.Context, path string) (string, error) {
-	f, err := os.Open(path)
+	// Not blocking in open: a FIFO put in the binary's place after the
+	// Stat must not hang Discover.
+	f, err := osdep.OpenNoBlock(path)
 	if err != nil {
-		return "", err
+		return "", statError(path, err)
 	}
 	defer f.Close()
+	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+		return "", fmt.Errorf("hashing %s: not a regular file any more: it was replaced while Discover looked at it; run Discover again", path)
+	}
 	sum, err := filehash.SHA256(ctx, f)
 	if err != nil {
 		return "", fmt.Errorf("hashing %s: %w", path, err)

@@ -48,3 +48,12 @@ func OpenNoFollow(path string, flag int, perm fs.FileMode) (*os.File, error) {
 	}
 	return f, nil
 }
+
+// OpenNoBlock opens path for reading, following symbolic links, without
+// blocking in open when it turns out to be a FIFO or a device
+// (O_NONBLOCK): a FIFO swapped in for a file after it was looked at must
+// not hang its reader. Callers Stat the file and refuse what is not
+// regular.
+func OpenNoBlock(path string) (*os.File, error) {
+	return os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK|syscall.O_CLOEXEC, 0)
+}

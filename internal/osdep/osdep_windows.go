@@ -46,3 +46,7 @@ func OpenNoFollow(path string, flag int, perm fs.FileMode) (*os.File, error) {
 	}
 	return os.OpenFile(path, flag, perm)
 }
+
+// OpenNoBlock opens path for reading. Windows has no FIFOs in the file
+// system's namespace, so this is os.Open; unix adds O_NONBLOCK.
+func OpenNoBlock(path string) (*os.File, error) { return os.Open(path) }
