@@ -16,6 +16,7 @@ import (
 	"sync"
 	"time"
 
+	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/encoding/protojson"
@@ -151,7 +152,7 @@ func (m *Manager) describe(ctx context.Context, path string, cache map[string]*c
 	}
 	if ce := cache[path]; ce != nil && ce.SHA256 == b.SHA256 && len(ce.Describe) > 0 {
 		d := &catalogv1.DescribeResponse{}
-		if protojson.Unmarshal(ce.Describe, d) == nil {
+		if protojson.Unmarshal(ce.Describe, d) == nil && checkDescription(d) == nil {
 			b.Description, b.Cached = d, true
 			return b
 		}
@@ -168,14 +169,61 @@ func (m *Manager) launchDescribe(ctx context.Context, path string) (*catalogv1.D
 		return nil, err
 	}
 	defer c.Close()
-	d, err := catalogv1.NewCatalogClient(c.Conn()).Describe(ctx, &catalogv1.DescribeRequest{})
+	d, err := callDescribe(ctx, c.Conn())
 	if status.Code(err) == codes.Unimplemented {
 		return nil, fmt.Errorf("serves no plugkit.catalog.v1.Catalog: it is a plain go-plugin plugin, not a plugkit kinds plugin; load it with host.Start")
+	}
+	return d, err
+}
+
+// maxDescribe bounds a Describe answer: a catalog of a few kinds, majors
+// and names takes a few KiB; a bigger answer is broken or hostile, and is
+// neither kept in memory nor cached.
+const maxDescribe = 1 << 20
+
+// callDescribe asks a plugin's catalog for its description, at most
+// maxDescribe bytes of it, and checks that it makes sense.
+func callDescribe(ctx context.Context, cc grpc.ClientConnInterface) (*catalogv1.DescribeResponse, error) {
+	d, err := catalogv1.NewCatalogClient(cc).Describe(ctx, &catalogv1.DescribeRequest{}, grpc.MaxCallRecvMsgSize(maxDescribe))
+	if status.Code(err) == codes.ResourceExhausted {
+		return nil, fmt.Errorf("Describe: the answer is larger than the %d bytes a description may be: the plugin's catalog is broken; fix the plugin (%w)", maxDescribe, err)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("Describe: %w", err)
 	}
+	if err := checkDescription(d); err != nil {
+		return nil, err
+	}
 	return d, nil
+}
+
+// checkDescription refuses a Describe answer the registry cannot use: a
+// kind without a name, a major 0, a major without names or with an empty
+// one. (A plugin can still claim a major it does not serve: calls then
+// say so, see Conn.explain.)
+func checkDescription(d *catalogv1.DescribeResponse) error {
+	bad := func(format string, args ...any) error {
+		return fmt.Errorf("Describe: the answer is malformed: %s; fix the plugin's catalog", fmt.Sprintf(format, args...))
+	}
+	for i, k := range d.GetKinds() {
+		if k.GetName() == "" {
+			return bad("kind #%d has no name", i+1)
+		}
+		for _, maj := range k.GetMajors() {
+			if maj.GetMajor() == 0 {
+				return bad("kind %q has a major 0 (majors start at 1)", k.GetName())
+			}
+			if len(maj.GetNames()) == 0 {
+				return bad("kind %q major %d names no implementation", k.GetName(), maj.GetMajor())
+			}
+			for _, n := range maj.GetNames() {
+				if n == "" {
+					return bad("kind %q major %d has an empty implementation name", k.GetName(), maj.GetMajor())
+				}
+			}
+		}
+	}
+	return nil
 }
 
 // start launches the binary at path, counting the launch unless its pin

@@ -24,6 +24,7 @@ import (
 	"github.com/plugkit/plugkit/examples/objectstore/backend"
 	objectstorev1 "github.com/plugkit/plugkit/examples/objectstore/gen/objectstore/v1"
 	objectstorev2 "github.com/plugkit/plugkit/examples/objectstore/gen/objectstore/v2"
+	catalogv1 "github.com/plugkit/plugkit/gen/plugkit/catalog/v1"
 	"github.com/plugkit/plugkit/handshake"
 	"github.com/plugkit/plugkit/internal/testutil"
 	"github.com/plugkit/plugkit/manager"
@@ -90,6 +91,16 @@ func runPlugin(mode string) {
 			return nil
 		}}})
 	}
+	if d := hostileDescription(mode); d != nil {
+		// A plugin whose Describe answer is not what it serves: it
+		// claims objectstore major 2 but serves major 1 only.
+		plugin.Serve(plugin.Config{Cookie: cookie, Versions: map[int]plugin.Register{catalog.ProtocolVersion: func(s *grpc.Server, _ *broker.Broker) error {
+			catalogv1.RegisterCatalogServer(s, fixedCatalog{d: d})
+			objectstorev1.RegisterObjectStoreServer(s, backend.V1{B: backend.NewMemory()})
+			return nil
+		}}})
+		os.Exit(0)
+	}
 	f := strings.Fields(mode)
 	name, majors := f[0], f[1]
 	var caps []string
@@ -110,6 +121,36 @@ func runPlugin(mode string) {
 		os.Exit(1)
 	}
 	catalog.Serve(cookie, cat)
+}
+
+// hostileDescription is the Describe answer of a lying plugin mode, or
+// nil: "liar" claims objectstore "liar" at major 2, "huge" adds 10 MB to
+// that, "nameless" gives its kind no name.
+func hostileDescription(mode string) *catalogv1.DescribeResponse {
+	d := &catalogv1.DescribeResponse{PluginVersion: "6.6.6", Kinds: []*catalogv1.Kind{{
+		Name:   "objectstore",
+		Majors: []*catalogv1.Major{{Major: 2, Minor: 1, Service: objectstorev2.ObjectStore_ServiceDesc.ServiceName, Names: []string{"liar"}}},
+	}}}
+	switch mode {
+	case "liar":
+	case "huge":
+		d.Kinds[0].Majors[0].Capabilities = []string{strings.Repeat("c", 10<<20)}
+	case "nameless":
+		d.Kinds[0].Name = ""
+	default:
+		return nil
+	}
+	return d
+}
+
+// fixedCatalog answers Describe with d, whatever the plugin serves.
+type fixedCatalog struct {
+	catalogv1.UnimplementedCatalogServer
+	d *catalogv1.DescribeResponse
+}
+
+func (f fixedCatalog) Describe(context.Context, *catalogv1.DescribeRequest) (*catalogv1.DescribeResponse, error) {
+	return f.d, nil
 }
 
 // goPluginStore is go-plugin's GRPCPlugin for the v1 object store.

@@ -183,7 +183,7 @@ func (m *Manager) describeRemote(ctx context.Context, r Remote, cache map[string
 	if err != nil {
 		if raw, ok := cache[r.cacheKey()]; ok {
 			cd := &catalogv1.DescribeResponse{}
-			if protojson.Unmarshal(raw, cd) == nil {
+			if protojson.Unmarshal(raw, cd) == nil && checkDescription(cd) == nil {
 				m.cfg.logger().Warn("plugin service unreachable; using its cached description", "kind", r.Kind, "name", r.Name, "endpoints", r.Endpoints, "error", err)
 				d, err = cd, nil
 				b.Cached = true
