@@ -4,7 +4,9 @@ package manager_test
 
 import (
 	"context"
+	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -84,5 +86,103 @@ func TestDiscoverSkipsHostileEntries(t *testing.T) {
 	}
 	if len(reasons) != 7 {
 		t.Errorf("%d unusable entries, want 7 (the directory skipped): %q", len(reasons), reasons)
+	}
+}
+
+// discoverEnv names a plugin directory that the test binary, run with it
+// set, discovers and reports on (discoverAndPrint), as whatever user it
+// was started as.
+const discoverEnv = "PLUGKIT_MANAGER_TEST_DISCOVER"
+
+// discoverAndPrint discovers dir and prints one line per binary: its base
+// name, a tab, and its error or "ok".
+func discoverAndPrint(dir string) {
+	m := manager.New(manager.Config{Dirs: []string{dir}, Cookie: cookie})
+	defer m.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	if err := m.Discover(ctx); err != nil {
+		fmt.Println("Discover:", err)
+		return
+	}
+	for _, b := range m.Binaries() {
+		reason := "ok"
+		if b.Err != nil {
+			reason = strings.ReplaceAll(b.Err.Error(), "\n", " ")
+		}
+		fmt.Printf("%s\t%s\n", filepath.Base(b.Path), reason)
+	}
+}
+
+// TestDiscoverSkipsUnreadableEntries: run as another user (uid 65534), a
+// discovery meets a plugin it may not read and a link into a directory it
+// may not enter; both are reported with the user and what to do, and the
+// readable plugin beside them is found.
+func TestDiscoverSkipsUnreadableEntries(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root to run a discovery as another uid (CI runs as root)")
+	}
+	const nobody = 65534
+	root, err := os.MkdirTemp("", "plugkit-unreadable-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(root) })
+	bin, plugins, closed := filepath.Join(root, "bin"), filepath.Join(root, "plugins"), filepath.Join(root, "closed")
+	for dir, mode := range map[string]os.FileMode{root: 0o755, bin: 0o755, plugins: 0o755, closed: 0o700} {
+		if err := os.MkdirAll(dir, mode); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chmod(dir, mode); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// This test binary, copied where the other user can run it (the
+	// build directory is root's alone), serves as the readable plugin.
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(exe)
+	if err != nil {
+		t.Fatal(err)
+	}
+	self := filepath.Join(bin, "manager.test")
+	writeFile(t, self, string(data), 0o755)
+	writeFile(t, filepath.Join(plugins, "good"), fmt.Sprintf("#!/bin/sh\n%s='x 1' GORACE=atexit_sleep_ms=0 exec '%s' \"$@\"\n", modeEnv, self), 0o755)
+	writeFile(t, filepath.Join(plugins, "unreadable"), "#!/bin/sh\n", 0o711)
+	writeFile(t, filepath.Join(closed, "hidden"), "#!/bin/sh\n", 0o755)
+	if err := os.Symlink(filepath.Join(closed, "hidden"), filepath.Join(plugins, "shut")); err != nil {
+		t.Fatal(err)
+	}
+
+	ctx, cancel := context.WithTimeout(context.Background(), 40*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, self)
+	cmd.Env = []string{discoverEnv + "=" + plugins, "GORACE=atexit_sleep_ms=0", "TMPDIR=" + os.TempDir()}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: nobody, Gid: nobody}}
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("the discovery as uid %d: %v\nstdout: %s\nstderr: %s", nobody, err, out, stderr.String())
+	}
+	reasons := map[string]string{}
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		name, reason, _ := strings.Cut(line, "\t")
+		reasons[name] = reason
+	}
+	if reasons["good"] != "ok" {
+		t.Errorf("the readable plugin beside them: %q, want ok (all: %q)", reasons["good"], reasons)
+	}
+	for name, want := range map[string][]string{
+		"unreadable": {"permission denied", "this user (uid 65534) may not read it", "fix its permissions"},
+		"shut":       {"symbolic link", "permission denied", "remove it"},
+	} {
+		for _, w := range want {
+			if !strings.Contains(reasons[name], w) {
+				t.Errorf("%s: reason %q lacks %q", name, reasons[name], w)
+			}
+		}
 	}
 }

@@ -40,6 +40,10 @@ func TestMain(m *testing.M) {
 		runPlugin(mode)
 		return
 	}
+	if dir := os.Getenv(discoverEnv); dir != "" {
+		discoverAndPrint(dir) // entries_unix_test.go
+		return
+	}
 	goleak.VerifyTestMain(m, goleak.IgnoreTopFunction("github.com/plugkit/plugkit/host.spawner")) // the thread every plugin is forked from
 }
 
