@@ -25,7 +25,7 @@ func (m *Manager) Attach(ctx context.Context, label string, c *host.Client) erro
 	if closed {
 		return ErrClosed
 	}
-	d, err := callDescribe(ctx, c.Conn()) // discover.go
+	d, err := DescribeCatalog(ctx, c.Conn()) // discover.go
 	if err != nil {
 		return fmt.Errorf("manager: Attach %s: %w (is it a catalog plugin?)", label, err)
 	}

@@ -169,7 +169,7 @@ func (m *Manager) launchDescribe(ctx context.Context, path string) (*catalogv1.D
 		return nil, err
 	}
 	defer c.Close()
-	d, err := callDescribe(ctx, c.Conn())
+	d, err := DescribeCatalog(ctx, c.Conn())
 	if status.Code(err) == codes.Unimplemented {
 		return nil, fmt.Errorf("serves no plugkit.catalog.v1.Catalog: it is a plain go-plugin plugin, not a plugkit kinds plugin; load it with host.Start")
 	}
@@ -181,9 +181,10 @@ func (m *Manager) launchDescribe(ctx context.Context, path string) (*catalogv1.D
 // neither kept in memory nor cached.
 const maxDescribe = 1 << 20
 
-// callDescribe asks a plugin's catalog for its description, at most
-// maxDescribe bytes of it, and checks that it makes sense.
-func callDescribe(ctx context.Context, cc grpc.ClientConnInterface) (*catalogv1.DescribeResponse, error) {
+// DescribeCatalog asks a catalog plugin on cc for its description, as
+// Discover does: at most 1 MiB of it (a bigger answer is refused, not
+// kept), checked to make sense (kinds named, majors from 1, names present).
+func DescribeCatalog(ctx context.Context, cc grpc.ClientConnInterface) (*catalogv1.DescribeResponse, error) {
 	d, err := catalogv1.NewCatalogClient(cc).Describe(ctx, &catalogv1.DescribeRequest{}, grpc.MaxCallRecvMsgSize(maxDescribe))
 	if status.Code(err) == codes.ResourceExhausted {
 		return nil, fmt.Errorf("Describe: the answer is larger than the %d bytes a description may be: the plugin's catalog is broken; fix the plugin (%w)", maxDescribe, err)
