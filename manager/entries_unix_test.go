@@ -89,31 +89,6 @@ func TestDiscoverSkipsHostileEntries(t *testing.T) {
 	}
 }
 
-// discoverEnv names a plugin directory that the test binary, run with it
-// set, discovers and reports on (discoverAndPrint), as whatever user it
-// was started as.
-const discoverEnv = "PLUGKIT_MANAGER_TEST_DISCOVER"
-
-// discoverAndPrint discovers dir and prints one line per binary: its base
-// name, a tab, and its error or "ok".
-func discoverAndPrint(dir string) {
-	m := manager.New(manager.Config{Dirs: []string{dir}, Cookie: cookie})
-	defer m.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	if err := m.Discover(ctx); err != nil {
-		fmt.Println("Discover:", err)
-		return
-	}
-	for _, b := range m.Binaries() {
-		reason := "ok"
-		if b.Err != nil {
-			reason = strings.ReplaceAll(b.Err.Error(), "\n", " ")
-		}
-		fmt.Printf("%s\t%s\n", filepath.Base(b.Path), reason)
-	}
-}
-
 // TestDiscoverSkipsUnreadableEntries: run as another user (uid 65534), a
 // discovery meets a plugin it may not read and a link into a directory it
 // may not enter; both are reported with the user and what to do, and the

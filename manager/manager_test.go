@@ -41,10 +41,35 @@ func TestMain(m *testing.M) {
 		return
 	}
 	if dir := os.Getenv(discoverEnv); dir != "" {
-		discoverAndPrint(dir) // entries_unix_test.go
+		discoverAndPrint(dir)
 		return
 	}
 	goleak.VerifyTestMain(m, goleak.IgnoreTopFunction("github.com/plugkit/plugkit/host.spawner")) // the thread every plugin is forked from
+}
+
+// discoverEnv names a plugin directory that the test binary, run with it
+// set, discovers and reports on (discoverAndPrint), as whatever user it
+// was started as.
+const discoverEnv = "PLUGKIT_MANAGER_TEST_DISCOVER"
+
+// discoverAndPrint discovers dir and prints one line per binary: its base
+// name, a tab, and its error or "ok".
+func discoverAndPrint(dir string) {
+	m := manager.New(manager.Config{Dirs: []string{dir}, Cookie: cookie})
+	defer m.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	if err := m.Discover(ctx); err != nil {
+		fmt.Println("Discover:", err)
+		return
+	}
+	for _, b := range m.Binaries() {
+		reason := "ok"
+		if b.Err != nil {
+			reason = strings.ReplaceAll(b.Err.Error(), "\n", " ")
+		}
+		fmt.Printf("%s\t%s\n", filepath.Base(b.Path), reason)
+	}
 }
 
 // configBackend is an in-memory backend whose object "__config__" is the
