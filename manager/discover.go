@@ -284,7 +284,11 @@ func statError(path string, err error) error {
 		return fmt.Errorf("a symbolic link (to %q) that leads to no usable file: %w; point it at the plugin binary, or remove it", target, err)
 	}
 	if errors.Is(err, fs.ErrPermission) {
-		return fmt.Errorf("%w: this user (uid %d) may not read it; fix its permissions, or move it out of the plugin directory", err, os.Geteuid())
+		user := "this user"
+		if uid := os.Geteuid(); uid >= 0 { // -1 on Windows
+			user = fmt.Sprintf("this user (uid %d)", uid)
+		}
+		return fmt.Errorf("%w: %s may not read it; fix its permissions, or move it out of the plugin directory", err, user)
 	}
 	return err
 }
