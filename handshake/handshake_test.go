@@ -85,6 +85,11 @@ func TestParseRejects(t *testing.T) {
 		if got := errors.Is(err, ErrNetRPC); got != tt.netrpc {
 			t.Errorf("Parse(%.40q): errors.Is(ErrNetRPC) = %v, want %v", tt.line, got, tt.netrpc)
 		}
+		// The wrapped error's text (what to do about a net/rpc plugin)
+		// is part of the message, not only of the chain.
+		if le.Err != nil && !strings.Contains(err.Error(), le.Err.Error()) {
+			t.Errorf("Parse(%.40q): %q lacks the wrapped error's text %q", tt.line, err, le.Err)
+		}
 	}
 }
 

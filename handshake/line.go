@@ -83,16 +83,22 @@ type LineError struct {
 	Err    error
 }
 
-// Error names the line (shortened) and what is wrong with it.
+// Error names the line (shortened), what is wrong with it and, when Err
+// is set, Err's own text (ErrNetRPC says what to do about a net/rpc
+// plugin).
 func (e *LineError) Error() string {
 	line := e.Line
 	if len(line) > 200 {
 		line = line[:200] + "..."
 	}
-	if e.Field == "" {
-		return fmt.Sprintf("bad handshake line %q: %s", line, e.Reason)
+	msg := fmt.Sprintf("bad handshake line %q: %s", line, e.Reason)
+	if e.Field != "" {
+		msg = fmt.Sprintf("bad handshake line %q: %s: %s", line, e.Field, e.Reason)
 	}
-	return fmt.Sprintf("bad handshake line %q: %s: %s", line, e.Field, e.Reason)
+	if e.Err != nil {
+		msg += ": " + e.Err.Error()
+	}
+	return msg
 }
 
 // Unwrap returns the underlying error, such as ErrNetRPC.

@@ -3,6 +3,8 @@ package host
 import (
 	"fmt"
 	"net"
+	"os"
+	"strings"
 )
 
 // OwnerError reports a handshake that names a unix socket the plugin does
@@ -36,4 +38,56 @@ func checkOwner(conn net.Conn, address string, pid int) error {
 		p = parent
 	}
 	return &OwnerError{Address: address, Owner: owner, Pid: pid}
+}
+
+// ForeignSocketError reports a reattach configuration (PLUGKIT_REATTACH,
+// TF_REATTACH_PROVIDERS, Reattach) naming a unix socket of another user:
+// the socket file belongs to another uid, or the process listening on it
+// runs as one. A configuration read from the environment could otherwise
+// hand the host's calls, and whatever they carry, to another user's
+// process. The host does not connect.
+type ForeignSocketError struct {
+	Address string
+	// Owner is the socket file's owner or, when Listener is set, the uid
+	// of the process that listens on it.
+	Owner    int
+	Listener bool
+	// User is this host's effective uid.
+	User int
+}
+
+// Error names the socket, its owner and what to do.
+func (e *ForeignSocketError) Error() string {
+	whose := fmt.Sprintf("belongs to uid %d", e.Owner)
+	if e.Listener {
+		whose = fmt.Sprintf("is served by a process of uid %d", e.Owner)
+	}
+	return fmt.Sprintf("the reattach configuration names the socket %s, which %s, not this host's user (uid %d): refused to connect to another user's socket; run the plugin as uid %d (or the host as uid %d), and check where the reattach configuration came from", e.Address, whose, e.User, e.User, e.Owner)
+}
+
+// checkSocketFile refuses a reattach to a unix socket file that another
+// user owns. An abstract socket (@name) has no file: checkSocketUser's
+// look at the listener is all there is. A socket that cannot be looked
+// at is left to the dial to report.
+func checkSocketFile(address string) error {
+	if strings.HasPrefix(address, "@") {
+		return nil
+	}
+	fi, err := os.Stat(address)
+	if err != nil {
+		return nil
+	}
+	if owner, ok := fileOwner(fi); ok && owner != os.Geteuid() {
+		return &ForeignSocketError{Address: address, Owner: owner, User: os.Geteuid()}
+	}
+	return nil
+}
+
+// checkSocketUser refuses a reattach connection whose listener runs as
+// another user. Where the system cannot tell, it passes.
+func checkSocketUser(conn net.Conn, address string) error {
+	if uid, ok := socketUser(conn); ok && uid != os.Geteuid() {
+		return &ForeignSocketError{Address: address, Owner: uid, Listener: true, User: os.Geteuid()}
+	}
+	return nil
 }

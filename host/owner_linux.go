@@ -12,22 +12,42 @@ import (
 // socketOwner returns the pid of the process that listens on the other end
 // of a unix connection (SO_PEERCRED); ok is false when it cannot tell.
 func socketOwner(conn net.Conn) (pid int, ok bool) {
+	cred, ok := peerCred(conn)
+	if !ok {
+		return 0, false
+	}
+	return int(cred.Pid), true
+}
+
+// socketUser returns the uid of the process that listens on the other end
+// of a unix connection (SO_PEERCRED); ok is false when it cannot tell.
+func socketUser(conn net.Conn) (uid int, ok bool) {
+	cred, ok := peerCred(conn)
+	if !ok {
+		return 0, false
+	}
+	return int(cred.Uid), true
+}
+
+// peerCred returns the credentials of a unix connection's peer, as they
+// were when it called listen or connect.
+func peerCred(conn net.Conn) (*syscall.Ucred, bool) {
 	uc, isUnix := conn.(*net.UnixConn)
 	if !isUnix {
-		return 0, false
+		return nil, false
 	}
 	raw, err := uc.SyscallConn()
 	if err != nil {
-		return 0, false
+		return nil, false
 	}
 	var cred *syscall.Ucred
 	var credErr error
 	if err := raw.Control(func(fd uintptr) {
 		cred, credErr = syscall.GetsockoptUcred(int(fd), syscall.SOL_SOCKET, syscall.SO_PEERCRED)
 	}); err != nil || credErr != nil || cred == nil {
-		return 0, false
+		return nil, false
 	}
-	return int(cred.Pid), true
+	return cred, true
 }
 
 // parentOf reads a process's parent pid from /proc.

@@ -104,6 +104,19 @@ func runTestPlugin(mode string) {
 		fmt.Printf("1|1|unix|%s|grpc|\n", os.Getenv("PLUGKIT_TEST_VICTIM"))
 		time.Sleep(time.Minute)
 		os.Exit(0)
+	case "listen":
+		// Listens on a unix socket (as whatever user it was started
+		// as), says so, and keeps it until stdin closes.
+		l, err := net.Listen("unix", os.Getenv("PLUGKIT_TEST_SOCKET"))
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(5)
+		}
+		fmt.Println("ready")
+		buf := make([]byte, 1)
+		os.Stdin.Read(buf)
+		l.Close()
+		os.Exit(0)
 	case "partial":
 		fmt.Print("1|1|unix")
 		os.Exit(0)

@@ -55,7 +55,10 @@ var ErrPluginGone = errors.New("no process has that pid any more")
 // reattached connections are plain text, as Terraform's are, unless
 // cfg.TLS is set (a plugin serving its own TLS). Unlike
 // go-plugin (issue 310), the plugin's protocol version is checked against
-// cfg.Versions.
+// cfg.Versions. A unix socket must be this user's: a socket file of another
+// uid, or (on Linux) a listener running as one, is refused with a
+// *ForeignSocketError before any call reaches it, since a reattach
+// configuration usually comes from the environment.
 func Reattach(ctx context.Context, rc ReattachConfig, cfg Config) (*Client, error) {
 	name := cfg.Name
 	if name == "" {
@@ -80,6 +83,11 @@ func Reattach(ctx context.Context, rc ReattachConfig, cfg Config) (*Client, erro
 	if !slices.Contains(cfg.Versions, rc.ProtocolVersion) {
 		return nil, &StartError{Name: name, Err: &handshake.VersionError{Plugin: []int{rc.ProtocolVersion}, Host: cfg.Versions}}
 	}
+	if rc.Addr.Network == "unix" {
+		if err := checkSocketFile(rc.Addr.String); err != nil {
+			return nil, &StartError{Name: name, Err: err}
+		}
+	}
 	if rc.Pid > 0 && !alive(rc.Pid) {
 		return nil, &StartError{Name: name, Err: fmt.Errorf("reattach to pid %d: %w; start the plugin again and use its new reattach configuration", rc.Pid, ErrPluginGone)}
 	}
@@ -90,6 +98,9 @@ func Reattach(ctx context.Context, rc ReattachConfig, cfg Config) (*Client, erro
 		started: time.Now(),
 		pid:     rc.Pid,
 		debug:   rc.Test,
+		// The listener's uid is checked too (Linux): the socket file
+		// may have been handed over to this user.
+		sameUser: true,
 		line: handshake.Line{
 			CoreVersion: handshake.CoreVersion,
 			AppVersion:  rc.ProtocolVersion,

@@ -55,6 +55,7 @@ type Client struct {
 	pid      int
 	remote   []string       // the endpoints of a plugin service (Dial); nil otherwise
 	debug    bool           // reattached to a plugin in debug mode (ReattachConfig.Test)
+	sameUser bool           // reattached: a unix socket's listener must run as this user
 	bg       sync.WaitGroup // stdio forwarding and the broker stream
 	cancelBG context.CancelFunc
 
@@ -245,6 +246,14 @@ func (c *Client) connect(ctx context.Context, tlsConfig *tls.Config) error {
 				return nil, err
 			}
 		}
+		if err == nil && c.sameUser && network == "unix" {
+			// Only this user's: a forged reattach configuration must
+			// not hand the calls to another user's process.
+			if err = checkSocketUser(conn, address); err != nil {
+				conn.Close()
+				return nil, err
+			}
+		}
 		return conn, err
 	}
 	if c.cfg.MultiplexBroker {
@@ -252,7 +261,9 @@ func (c *Client) connect(ctx context.Context, tlsConfig *tls.Config) error {
 		if dial, err = c.openMux(ctx, dial); err != nil {
 			return err
 		}
-	} else if c.proc != nil && network == "unix" {
+	} else if (c.proc != nil || c.sameUser) && network == "unix" {
+		// Dialled once now, so that a refused socket says why instead
+		// of failing the health check as unavailable.
 		conn, err := dial(ctx, "")
 		if err != nil {
 			return fmt.Errorf("connecting to %s %s: %w", network, address, err)

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"time"
 
-	catalogv1 "github.com/plugkit/plugkit/gen/plugkit/catalog/v1"
 	"github.com/plugkit/plugkit/host"
 )
 
@@ -26,9 +25,9 @@ func (m *Manager) Attach(ctx context.Context, label string, c *host.Client) erro
 	if closed {
 		return ErrClosed
 	}
-	d, err := catalogv1.NewCatalogClient(c.Conn()).Describe(ctx, &catalogv1.DescribeRequest{})
+	d, err := DescribeCatalog(ctx, c.Conn()) // discover.go
 	if err != nil {
-		return fmt.Errorf("manager: Attach %s: Describe: %w (is it a catalog plugin?)", label, err)
+		return fmt.Errorf("manager: Attach %s: %w (is it a catalog plugin?)", label, err)
 	}
 	b := &Binary{Path: label, Description: d}
 	m.mu.Lock()

@@ -31,7 +31,10 @@ type Config struct {
 	// Cookie is the magic cookie the plugins expect.
 	Cookie handshake.Cookie
 	// CacheFile keeps Describe answers between runs (JSON). Empty keeps
-	// them for the Manager's life only.
+	// them for the Manager's life only. A cache file that is a symbolic
+	// link, a FIFO, a device or larger than 16 MiB is not read: Discover
+	// logs a warning naming it, describes every binary afresh, and saves
+	// a regular file in its place (never through the link).
 	CacheFile string
 	// Remotes are plugins that run as network services, beside those in
 	// Dirs (see Remote); RemotesFile names a JSON file of more of them

@@ -3,12 +3,16 @@ package manager
 import (
 	"context"
 	"fmt"
+	"strings"
 	"sync"
 
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/status"
 
 	"github.com/plugkit/plugkit/catalog"
+	catalogv1 "github.com/plugkit/plugkit/gen/plugkit/catalog/v1"
 	"github.com/plugkit/plugkit/host"
 )
 
@@ -19,6 +23,10 @@ import (
 type Conn struct {
 	p    *process
 	name string
+	// kind and major are what the plugin's Describe answer claimed for
+	// name, which Dispense chose; major is nil for a Conn made otherwise.
+	kind  string
+	major *catalogv1.Major
 
 	mu     sync.Mutex
 	gen    int // the process generation the hooks last ran for
@@ -83,7 +91,7 @@ func (c *Conn) Invoke(ctx context.Context, method string, args, reply any, opts 
 		return err
 	}
 	err = named{cc: cl.Conn(), name: c.name}.Invoke(ctx, method, args, reply, opts...)
-	return c.p.observe(ctx, cl, method, err)
+	return c.explain(method, c.p.observe(ctx, cl, method, err))
 }
 
 // NewStream opens a stream.
@@ -94,9 +102,21 @@ func (c *Conn) NewStream(ctx context.Context, desc *grpc.StreamDesc, method stri
 	}
 	s, err := named{cc: cl.Conn(), name: c.name}.NewStream(ctx, desc, method, opts...)
 	if err != nil {
-		return nil, c.p.observe(ctx, cl, method, err)
+		return nil, c.explain(method, c.p.observe(ctx, cl, method, err))
 	}
-	return &observedStream{ClientStream: s, ctx: ctx, p: c.p, c: cl, method: method}, nil
+	return &observedStream{ClientStream: s, ctx: ctx, conn: c, c: cl, method: method}, nil
+}
+
+// explain turns the plugin's "unknown service" answer into what it means:
+// its Describe answer claimed a kind and major for this name that it does
+// not serve. The gRPC status (Unimplemented) stays in the chain.
+func (c *Conn) explain(method string, err error) error {
+	if c.major == nil || status.Code(err) != codes.Unimplemented || !strings.HasPrefix(status.Convert(err).Message(), "unknown service") {
+		return err
+	}
+	service, _, _ := strings.Cut(strings.TrimPrefix(method, "/"), "/")
+	return fmt.Errorf("plugin %s said in its Describe answer that it serves %s %q at major %d.%d (service %s), but it does not serve %s: its Describe answer is wrong; fix or replace the plugin: %w",
+		c.p.path, c.kind, c.name, c.major.GetMajor(), c.major.GetMinor(), c.major.GetService(), service, err)
 }
 
 // named adds the implementation's name to every call on cc.
@@ -117,7 +137,7 @@ func (n named) NewStream(ctx context.Context, desc *grpc.StreamDesc, method stri
 type observedStream struct {
 	grpc.ClientStream
 	ctx    context.Context
-	p      *process
+	conn   *Conn
 	c      *host.Client
 	method string
 }
@@ -127,7 +147,7 @@ func (s *observedStream) RecvMsg(m any) error {
 	if err == nil || err.Error() == "EOF" {
 		return err
 	}
-	return s.p.observe(s.ctx, s.c, s.method, err)
+	return s.conn.explain(s.method, s.conn.p.observe(s.ctx, s.c, s.method, err))
 }
 
 // Pid is the process ID of the plugin process serving the Conn now, or 0

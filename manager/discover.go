@@ -5,6 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -13,6 +16,7 @@ import (
 	"sync"
 	"time"
 
+	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/encoding/protojson"
@@ -85,7 +89,7 @@ func (m *Manager) Discover(ctx context.Context) error {
 			paths = append(paths, p)
 		}
 	}
-	cache := m.loadCache()
+	cache := m.loadCache(ctx)
 	bins := make([]*Binary, len(paths))
 	sem := make(chan struct{}, m.cfg.parallelism())
 	var wg sync.WaitGroup
@@ -104,7 +108,7 @@ func (m *Manager) Discover(ctx context.Context) error {
 		}()
 	}
 	wg.Wait()
-	m.saveCache(bins)
+	m.saveCache(ctx, bins)
 	bins = append(bins, m.describeRemotes(ctx, remotes)...)
 
 	m.mu.Lock()
@@ -120,12 +124,12 @@ func (m *Manager) describe(ctx context.Context, path string, cache map[string]*c
 	b := &Binary{Path: path}
 	fi, err := os.Stat(path)
 	if err != nil {
-		b.Err = err
+		b.Err = statError(path, err)
 		return b
 	}
 	b.Size, b.ModTime = fi.Size(), fi.ModTime()
 	if !fi.Mode().IsRegular() {
-		b.Err = fmt.Errorf("not a regular file")
+		b.Err = fmt.Errorf("not a regular file (%s): only plugin binaries belong in a plugin directory; move it out", fileType(fi.Mode()))
 		return b
 	}
 	if !osdep.Executable(fi.Mode()) {
@@ -148,7 +152,7 @@ func (m *Manager) describe(ctx context.Context, path string, cache map[string]*c
 	}
 	if ce := cache[path]; ce != nil && ce.SHA256 == b.SHA256 && len(ce.Describe) > 0 {
 		d := &catalogv1.DescribeResponse{}
-		if protojson.Unmarshal(ce.Describe, d) == nil {
+		if protojson.Unmarshal(ce.Describe, d) == nil && checkDescription(d) == nil {
 			b.Description, b.Cached = d, true
 			return b
 		}
@@ -165,14 +169,62 @@ func (m *Manager) launchDescribe(ctx context.Context, path string) (*catalogv1.D
 		return nil, err
 	}
 	defer c.Close()
-	d, err := catalogv1.NewCatalogClient(c.Conn()).Describe(ctx, &catalogv1.DescribeRequest{})
+	d, err := DescribeCatalog(ctx, c.Conn())
 	if status.Code(err) == codes.Unimplemented {
 		return nil, fmt.Errorf("serves no plugkit.catalog.v1.Catalog: it is a plain go-plugin plugin, not a plugkit kinds plugin; load it with host.Start")
+	}
+	return d, err
+}
+
+// maxDescribe bounds a Describe answer: a catalog of a few kinds, majors
+// and names takes a few KiB; a bigger answer is broken or hostile, and is
+// neither kept in memory nor cached.
+const maxDescribe = 1 << 20
+
+// DescribeCatalog asks a catalog plugin on cc for its description, as
+// Discover does: at most 1 MiB of it (a bigger answer is refused, not
+// kept), checked to make sense (kinds named, majors from 1, names present).
+func DescribeCatalog(ctx context.Context, cc grpc.ClientConnInterface) (*catalogv1.DescribeResponse, error) {
+	d, err := catalogv1.NewCatalogClient(cc).Describe(ctx, &catalogv1.DescribeRequest{}, grpc.MaxCallRecvMsgSize(maxDescribe))
+	if status.Code(err) == codes.ResourceExhausted {
+		return nil, fmt.Errorf("Describe: the answer is larger than the %d bytes a description may be: the plugin's catalog is broken; fix the plugin (%w)", maxDescribe, err)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("Describe: %w", err)
 	}
+	if err := checkDescription(d); err != nil {
+		return nil, err
+	}
 	return d, nil
+}
+
+// checkDescription refuses a Describe answer the registry cannot use: a
+// kind without a name, a major 0, a major without names or with an empty
+// one. (A plugin can still claim a major it does not serve: calls then
+// say so, see Conn.explain.)
+func checkDescription(d *catalogv1.DescribeResponse) error {
+	bad := func(format string, args ...any) error {
+		return fmt.Errorf("Describe: the answer is malformed: %s; fix the plugin's catalog", fmt.Sprintf(format, args...))
+	}
+	for i, k := range d.GetKinds() {
+		if k.GetName() == "" {
+			return bad("kind #%d has no name", i+1)
+		}
+		for _, maj := range k.GetMajors() {
+			if maj.GetMajor() == 0 {
+				return bad("kind %q has a major 0 (majors start at 1)", k.GetName())
+			}
+			if len(maj.GetNames()) == 0 {
+				return bad("kind %q major %d names no implementation", k.GetName(), maj.GetMajor())
+			}
+			for _, n := range maj.GetNames() {
+				if n == "" {
+					return bad("kind %q major %d has an empty implementation name", k.GetName(), maj.GetMajor())
+				}
+			}
+		}
+	}
+	return nil
 }
 
 // start launches the binary at path, counting the launch unless its pin
@@ -223,6 +275,39 @@ func (m *Manager) checkPin(path, sum string) error {
 	return &PinError{Path: path, Want: want, Got: sum}
 }
 
+// statError explains why a plugin directory's entry cannot be looked at:
+// a symbolic link that loops or leads nowhere, or a file this user may not
+// read, with what to do about it.
+func statError(path string, err error) error {
+	if li, lerr := os.Lstat(path); lerr == nil && li.Mode()&fs.ModeSymlink != 0 {
+		target, _ := os.Readlink(path)
+		return fmt.Errorf("a symbolic link (to %q) that leads to no usable file: %w; point it at the plugin binary, or remove it", target, err)
+	}
+	if errors.Is(err, fs.ErrPermission) {
+		user := "this user"
+		if uid := os.Geteuid(); uid >= 0 { // -1 on Windows
+			user = fmt.Sprintf("this user (uid %d)", uid)
+		}
+		return fmt.Errorf("%w: %s may not read it; fix its permissions, or move it out of the plugin directory", err, user)
+	}
+	return err
+}
+
+// fileType names what a non-regular file is, for errors.
+func fileType(mode fs.FileMode) string {
+	switch {
+	case mode.IsDir():
+		return "a directory"
+	case mode&fs.ModeNamedPipe != 0:
+		return "a named pipe (FIFO)"
+	case mode&fs.ModeSocket != 0:
+		return "a socket"
+	case mode&fs.ModeDevice != 0:
+		return "a device"
+	}
+	return "mode " + mode.String()
+}
+
 // PinError reports a binary whose checksum is not the pinned one. It was
 // not run. It is host's ChecksumError: the manager's starts go through
 // host.Start with Config.SHA256, which hashes and executes one open file.
@@ -231,11 +316,16 @@ type PinError = host.ChecksumError
 // fileSHA256 hashes the file at path, giving up when ctx ends (a huge or
 // endless file must not outlast Discover's deadline).
 func fileSHA256(ctx context.Context, path string) (string, error) {
-	f, err := os.Open(path)
+	// Not blocking in open: a FIFO put in the binary's place after the
+	// Stat must not hang Discover.
+	f, err := osdep.OpenNoBlock(path)
 	if err != nil {
-		return "", err
+		return "", statError(path, err)
 	}
 	defer f.Close()
+	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+		return "", fmt.Errorf("hashing %s: not a regular file any more: it was replaced while Discover looked at it; run Discover again", path)
+	}
 	sum, err := filehash.SHA256(ctx, f)
 	if err != nil {
 		return "", fmt.Errorf("hashing %s: %w", path, err)
@@ -243,43 +333,62 @@ func fileSHA256(ctx context.Context, path string) (string, error) {
 	return sum, nil
 }
 
-func (m *Manager) loadCache() map[string]*cacheEntry {
+// maxCacheFile bounds the cache files the manager reads (the binaries'
+// and the remotes' cache): far beyond any honest cache of Describe
+// answers, it keeps a hostile or broken file from exhausting memory.
+const maxCacheFile = 16 << 20
+
+// loadCache returns a copy of the cache, reading the cache file on first
+// use. The file is read without m.mu held: a slow or hostile file stalls
+// only this Discover, bounded by ctx, never the manager's other callers.
+func (m *Manager) loadCache(ctx context.Context) map[string]*cacheEntry {
 	m.mu.Lock()
-	defer m.mu.Unlock()
-	if m.cache == nil {
-		m.cache = map[string]*cacheEntry{}
+	loaded := m.cache != nil
+	m.mu.Unlock()
+	if !loaded {
+		entries := map[string]*cacheEntry{}
+		keep := true
 		if m.cfg.CacheFile != "" {
-			entries, err := readCacheFile(m.cfg.CacheFile)
+			var err error
+			entries, err = readCacheFile(ctx, m.cfg.CacheFile)
 			if err != nil {
-				m.cfg.logger().Warn("plugin cache ignored; it is rebuilt", "file", m.cfg.CacheFile, "error", err)
+				// When ctx ended the file may be fine: read it again
+				// next time instead of keeping the empty cache.
+				keep = ctx.Err() == nil
+				m.cfg.logger().Warn("plugin cache ignored; every binary is described afresh and the cache is rewritten (as a regular file) when it is saved", "file", m.cfg.CacheFile, "error", err)
 			}
+		}
+		m.mu.Lock()
+		if m.cache == nil && keep {
 			m.cache = entries
 		}
+		m.mu.Unlock()
+		if !keep {
+			return entries
+		}
 	}
-	out := make(map[string]*cacheEntry, len(m.cache))
-	for k, v := range m.cache {
-		out[k] = v
-	}
-	return out
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return maps.Clone(m.cache)
 }
 
-// readCacheFile reads a cache file. A missing file is an empty cache; a
-// malformed or foreign one (another version, null entries, entries without
-// a checksum) is an error, and an empty cache.
-func readCacheFile(path string) (map[string]*cacheEntry, error) {
-	entries := map[string]*cacheEntry{}
-	data, err := os.ReadFile(path)
-	if errors.Is(err, os.ErrNotExist) {
-		return entries, nil
+// readCacheFile reads a cache file (see readStateFile for what it refuses)
+// and parses it with parseCache. A missing file is an empty cache; any
+// error comes with an empty cache.
+func readCacheFile(ctx context.Context, path string) (map[string]*cacheEntry, error) {
+	data, err := readStateFile(ctx, path, "plugin cache")
+	if errors.Is(err, fs.ErrNotExist) {
+		return map[string]*cacheEntry{}, nil
 	}
 	if err != nil {
-		return entries, err
+		return map[string]*cacheEntry{}, err
 	}
 	return parseCache(data)
 }
 
-// parseCache reads a cache file's bytes. It always returns a map: the
-// entries, or an empty one with the error.
+// parseCache parses the contents of a cache file. It always returns a
+// map: the entries, or an empty one with the error for a malformed or
+// foreign file (another version, null entries, entries without a checksum).
 func parseCache(data []byte) (map[string]*cacheEntry, error) {
 	entries := map[string]*cacheEntry{}
 	var cf cacheFile
@@ -298,9 +407,67 @@ func parseCache(data []byte) (map[string]*cacheEntry, error) {
 	return entries, nil
 }
 
-func (m *Manager) saveCache(bins []*Binary) {
+// readStateFile reads a file the manager keeps its state in (what says
+// which file it is, for errors), as a hostile file would not have it: it
+// follows no symbolic link at the last element, opens without blocking
+// (a FIFO must not hang Discover), accepts only a regular file, reads at
+// most maxCacheFile bytes and stops when ctx ends. A missing file is an
+// error wrapping fs.ErrNotExist.
+func readStateFile(ctx context.Context, path, what string) ([]byte, error) {
+	f, err := osdep.OpenNoFollow(path, os.O_RDONLY, 0)
+	if errors.Is(err, osdep.ErrSymlink) {
+		return nil, fmt.Errorf("the %s %s is a symbolic link, which the manager does not follow: it is replaced with a regular file when the cache is saved; set Config.CacheFile to the link's target if that is where the cache belongs", what, path)
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("the %s %s is not a regular file (mode %v): remove it, or set Config.CacheFile to a file of its own; it is replaced with a regular file when the cache is saved", what, path, fi.Mode())
+	}
+	tooBig := func(size int64) error {
+		return fmt.Errorf("the %s %s is %d bytes, more than the %d a cache may be: it is not read, and is replaced when the cache is saved; delete it if it keeps coming back", what, path, size, maxCacheFile)
+	}
+	if fi.Size() > maxCacheFile {
+		return nil, tooBig(fi.Size())
+	}
+	// Read in chunks, at most one byte more than allowed (a file that
+	// grows while read), asking ctx between them.
+	r := io.LimitReader(f, maxCacheFile+1)
+	buf := make([]byte, 0, fi.Size()+512)
+	for {
+		if err := ctx.Err(); err != nil {
+			return nil, fmt.Errorf("reading the %s %s: %w", what, path, err)
+		}
+		if len(buf) == cap(buf) {
+			buf = slices.Grow(buf, 1<<20)
+		}
+		n, err := r.Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+n]
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, fmt.Errorf("reading the %s %s: %w", what, path, err)
+		}
+	}
+	if len(buf) > maxCacheFile {
+		return nil, tooBig(int64(len(buf)))
+	}
+	return buf, nil
+}
+
+// saveCache records the binaries' descriptions and, when they changed,
+// writes the cache file. Only the bookkeeping holds m.mu; the file is
+// read and written under cacheWriteMu alone.
+func (m *Manager) saveCache(ctx context.Context, bins []*Binary) {
+	m.cacheWriteMu.Lock()
+	defer m.cacheWriteMu.Unlock()
 	m.mu.Lock()
-	defer m.mu.Unlock()
 	changed := false
 	for _, b := range bins {
 		if b.Err != nil || b.Description == nil {
@@ -319,24 +486,31 @@ func (m *Manager) saveCache(bins []*Binary) {
 		m.cache[b.Path] = &cacheEntry{Size: b.Size, ModTime: b.ModTime.UnixNano(), SHA256: b.SHA256, Describe: raw}
 		changed = true
 	}
+	cache, dropped := maps.Clone(m.cache), maps.Clone(m.dropped)
+	m.mu.Unlock()
 	if !changed || m.cfg.CacheFile == "" {
 		return
 	}
-	if err := m.writeCache(); err != nil {
+	if err := m.writeCache(ctx, cache, dropped); err != nil {
 		m.cfg.logger().Warn("plugin cache not saved", "file", m.cfg.CacheFile, "error", err)
 	}
 }
 
-// writeCache merges this manager's view into the cache file under an
-// exclusive lock (CacheFile.lock), so that managers sharing one file keep
-// each other's entries, and replaces the file atomically through a
-// temporary file of a unique name. m.mu is held.
-func (m *Manager) writeCache() error {
-	lock, err := os.OpenFile(m.cfg.CacheFile+".lock", os.O_CREATE|os.O_RDWR, 0o600)
+// writeCache merges this manager's view (cache, less dropped) into the
+// cache file under an exclusive lock (CacheFile.lock), so that managers
+// sharing one file keep each other's entries, and replaces the file
+// atomically through a temporary file of a unique name: a symbolic link,
+// FIFO or device at CacheFile is replaced, never written through.
+// m.cacheWriteMu is held, m.mu is not.
+func (m *Manager) writeCache(ctx context.Context, cache map[string]*cacheEntry, dropped map[string]bool) error {
+	lock, err := osdep.OpenNoFollow(m.cfg.CacheFile+".lock", os.O_CREATE|os.O_RDWR, 0o600)
 	if err != nil {
-		return err
+		return fmt.Errorf("opening the cache's lock file: %w; remove it if it is not a regular file", err)
 	}
 	defer lock.Close()
+	if fi, err := lock.Stat(); err != nil || !fi.Mode().IsRegular() {
+		return fmt.Errorf("the cache's lock file %s is not a regular file: remove it", lock.Name())
+	}
 	deadline := time.Now().Add(5 * time.Second)
 	for {
 		err := osdep.TryLock(lock)
@@ -346,20 +520,31 @@ func (m *Manager) writeCache() error {
 		if !errors.Is(err, osdep.ErrLocked) || time.Now().After(deadline) {
 			return fmt.Errorf("locking %s: %w", lock.Name(), err)
 		}
-		time.Sleep(10 * time.Millisecond)
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("locking %s: %w", lock.Name(), ctx.Err())
+		case <-time.After(10 * time.Millisecond):
+		}
 	}
-	merged, _ := readCacheFile(m.cfg.CacheFile) // a broken file is replaced
-	for p := range m.dropped {
+	merged, _ := readCacheFile(ctx, m.cfg.CacheFile) // a broken file is replaced
+	for p := range dropped {
 		delete(merged, p)
 	}
-	for p, e := range m.cache {
+	for p, e := range cache {
 		merged[p] = e
 	}
 	data, err := json.MarshalIndent(cacheFile{Version: cacheVersion, Entries: merged}, "", "  ")
 	if err != nil {
 		return err
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(m.cfg.CacheFile), filepath.Base(m.cfg.CacheFile)+".*.tmp")
+	return replaceFile(m.cfg.CacheFile, data)
+}
+
+// replaceFile replaces path with a regular file holding data, through a
+// temporary file of a unique name in the same directory (created with
+// O_EXCL: a planted link there is never written through) renamed over it.
+func replaceFile(path string, data []byte) error {
+	tmp, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path)+".*.tmp")
 	if err != nil {
 		return err
 	}
@@ -371,7 +556,7 @@ func (m *Manager) writeCache() error {
 	if err := tmp.Close(); err != nil {
 		return err
 	}
-	return os.Rename(tmp.Name(), m.cfg.CacheFile)
+	return os.Rename(tmp.Name(), path)
 }
 
 // entry is a (kind, name) in the registry.
@@ -475,5 +660,5 @@ func (m *Manager) Problems() []string {
 // DescribeBinary describes one binary, wherever it is, without adding it
 // to the registry.
 func (m *Manager) DescribeBinary(ctx context.Context, path string) Binary {
-	return *m.describe(ctx, path, m.loadCache())
+	return *m.describe(ctx, path, m.loadCache(ctx))
 }

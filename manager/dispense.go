@@ -68,7 +68,7 @@ func Dispense[T any](ctx context.Context, m *Manager, kind, name string, majors 
 	if err != nil {
 		return zero, err
 	}
-	conn := &Conn{p: p, name: name}
+	conn := &Conn{p: p, name: name, kind: kind, major: chosen}
 	info := Info{
 		Kind: kind, Name: name, PluginVersion: im.PluginVersion, Path: im.Path,
 		Major: int(chosen.GetMajor()), Minor: int(chosen.GetMinor()), Capabilities: chosen.GetCapabilities(),

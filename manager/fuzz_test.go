@@ -336,8 +336,8 @@ func TestRemoteCacheOfNull(t *testing.T) {
 		t.Fatal(err)
 	}
 	r := Remote{Kind: "objectstore", Name: "example.com/fs", Endpoints: []string{"127.0.0.1:1"}}
-	m.saveRemoteCache([]Remote{r}, []*Binary{{Path: r.Path(), Description: sampleDescribe}})
-	cache := m.loadRemoteCache()
+	m.saveRemoteCache(context.Background(), []Remote{r}, []*Binary{{Path: r.Path(), Description: sampleDescribe}})
+	cache := m.loadRemoteCache(context.Background())
 	d := &catalogv1.DescribeResponse{}
 	if err := protojson.Unmarshal(cache[r.cacheKey()], d); err != nil || !proto.Equal(d, sampleDescribe) {
 		t.Fatalf("the rebuilt remote cache has %s for %s (%v); want the description", cache[r.cacheKey()], r.cacheKey(), err)

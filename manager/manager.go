@@ -30,6 +30,7 @@ type Manager struct {
 	problems      []string
 	procs         map[string]*process // by binary path
 	remoteCacheMu sync.Mutex          // serialises writes of the remote cache (remote.go)
+	cacheWriteMu  sync.Mutex          // serialises writes of the cache file; held without mu
 }
 
 // New returns a Manager. Call Discover before using it.

@@ -24,6 +24,7 @@ import (
 	"github.com/plugkit/plugkit/examples/objectstore/backend"
 	objectstorev1 "github.com/plugkit/plugkit/examples/objectstore/gen/objectstore/v1"
 	objectstorev2 "github.com/plugkit/plugkit/examples/objectstore/gen/objectstore/v2"
+	catalogv1 "github.com/plugkit/plugkit/gen/plugkit/catalog/v1"
 	"github.com/plugkit/plugkit/handshake"
 	"github.com/plugkit/plugkit/internal/testutil"
 	"github.com/plugkit/plugkit/manager"
@@ -39,7 +40,36 @@ func TestMain(m *testing.M) {
 		runPlugin(mode)
 		return
 	}
+	if dir := os.Getenv(discoverEnv); dir != "" {
+		discoverAndPrint(dir)
+		return
+	}
 	goleak.VerifyTestMain(m, goleak.IgnoreTopFunction("github.com/plugkit/plugkit/host.spawner")) // the thread every plugin is forked from
+}
+
+// discoverEnv names a plugin directory that the test binary, run with it
+// set, discovers and reports on (discoverAndPrint), as whatever user it
+// was started as.
+const discoverEnv = "PLUGKIT_MANAGER_TEST_DISCOVER"
+
+// discoverAndPrint discovers dir and prints one line per binary: its base
+// name, a tab, and its error or "ok".
+func discoverAndPrint(dir string) {
+	m := manager.New(manager.Config{Dirs: []string{dir}, Cookie: cookie})
+	defer m.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	if err := m.Discover(ctx); err != nil {
+		fmt.Println("Discover:", err)
+		return
+	}
+	for _, b := range m.Binaries() {
+		reason := "ok"
+		if b.Err != nil {
+			reason = strings.ReplaceAll(b.Err.Error(), "\n", " ")
+		}
+		fmt.Printf("%s\t%s\n", filepath.Base(b.Path), reason)
+	}
 }
 
 // configBackend is an in-memory backend whose object "__config__" is the
@@ -90,6 +120,16 @@ func runPlugin(mode string) {
 			return nil
 		}}})
 	}
+	if d := hostileDescription(mode); d != nil {
+		// A plugin whose Describe answer is not what it serves: it
+		// claims objectstore major 2 but serves major 1 only.
+		plugin.Serve(plugin.Config{Cookie: cookie, Versions: map[int]plugin.Register{catalog.ProtocolVersion: func(s *grpc.Server, _ *broker.Broker) error {
+			catalogv1.RegisterCatalogServer(s, fixedCatalog{d: d})
+			objectstorev1.RegisterObjectStoreServer(s, backend.V1{B: backend.NewMemory()})
+			return nil
+		}}})
+		os.Exit(0)
+	}
 	f := strings.Fields(mode)
 	name, majors := f[0], f[1]
 	var caps []string
@@ -110,6 +150,36 @@ func runPlugin(mode string) {
 		os.Exit(1)
 	}
 	catalog.Serve(cookie, cat)
+}
+
+// hostileDescription is the Describe answer of a lying plugin mode, or
+// nil: "liar" claims objectstore "liar" at major 2, "huge" adds 10 MB to
+// that, "nameless" gives its kind no name.
+func hostileDescription(mode string) *catalogv1.DescribeResponse {
+	d := &catalogv1.DescribeResponse{PluginVersion: "6.6.6", Kinds: []*catalogv1.Kind{{
+		Name:   "objectstore",
+		Majors: []*catalogv1.Major{{Major: 2, Minor: 1, Service: objectstorev2.ObjectStore_ServiceDesc.ServiceName, Names: []string{"liar"}}},
+	}}}
+	switch mode {
+	case "liar":
+	case "huge":
+		d.Kinds[0].Majors[0].Capabilities = []string{strings.Repeat("c", 10<<20)}
+	case "nameless":
+		d.Kinds[0].Name = ""
+	default:
+		return nil
+	}
+	return d
+}
+
+// fixedCatalog answers Describe with d, whatever the plugin serves.
+type fixedCatalog struct {
+	catalogv1.UnimplementedCatalogServer
+	d *catalogv1.DescribeResponse
+}
+
+func (f fixedCatalog) Describe(context.Context, *catalogv1.DescribeRequest) (*catalogv1.DescribeResponse, error) {
+	return f.d, nil
 }
 
 // goPluginStore is go-plugin's GRPCPlugin for the v1 object store.

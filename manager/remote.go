@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -170,7 +171,7 @@ func (m *Manager) remotes() ([]Remote, error) {
 // parallel. An entry that cannot be reached now is described from the
 // cache of an earlier Discover, if any: Dispense connects later.
 func (m *Manager) describeRemotes(ctx context.Context, rs []Remote) []*Binary {
-	cache := m.loadRemoteCache()
+	cache := m.loadRemoteCache(ctx)
 	bins := make([]*Binary, len(rs))
 	var wg sync.WaitGroup
 	for i, r := range rs {
@@ -181,7 +182,7 @@ func (m *Manager) describeRemotes(ctx context.Context, rs []Remote) []*Binary {
 		}()
 	}
 	wg.Wait()
-	m.saveRemoteCache(rs, bins)
+	m.saveRemoteCache(ctx, rs, bins)
 	return bins
 }
 
@@ -191,7 +192,7 @@ func (m *Manager) describeRemote(ctx context.Context, r Remote, cache map[string
 	if err != nil {
 		if raw, ok := cache[r.cacheKey()]; ok {
 			cd := &catalogv1.DescribeResponse{}
-			if protojson.Unmarshal(raw, cd) == nil {
+			if protojson.Unmarshal(raw, cd) == nil && checkDescription(cd) == nil {
 				m.cfg.logger().Warn("plugin service unreachable; using its cached description", "kind", r.Kind, "name", r.Name, "endpoints", r.Endpoints, "error", err)
 				d, err = cd, nil
 				b.Cached = true
@@ -281,17 +282,19 @@ func (m *Manager) remoteCacheFile() string {
 	return m.cfg.CacheFile + ".remotes"
 }
 
-func (m *Manager) loadRemoteCache() map[string]json.RawMessage {
+func (m *Manager) loadRemoteCache(ctx context.Context) map[string]json.RawMessage {
 	out := map[string]json.RawMessage{}
 	f := m.remoteCacheFile()
 	if f == "" {
 		return out
 	}
-	data, err := os.ReadFile(f)
-	if err != nil {
+	data, err := readStateFile(ctx, f, "remote plugin cache") // discover.go
+	if errors.Is(err, fs.ErrNotExist) {
 		return out
 	}
-	out, err = parseRemoteCache(data)
+	if err == nil {
+		out, err = parseRemoteCache(data)
+	}
 	if err != nil {
 		m.cfg.logger().Warn("remote plugin cache ignored; it is rebuilt", "file", f, "error", err)
 	}
@@ -312,14 +315,14 @@ func parseRemoteCache(data []byte) (map[string]json.RawMessage, error) {
 	return out, nil
 }
 
-func (m *Manager) saveRemoteCache(rs []Remote, bins []*Binary) {
+func (m *Manager) saveRemoteCache(ctx context.Context, rs []Remote, bins []*Binary) {
 	f := m.remoteCacheFile()
 	if f == "" {
 		return
 	}
 	m.remoteCacheMu.Lock()
 	defer m.remoteCacheMu.Unlock()
-	cache := m.loadRemoteCache()
+	cache := m.loadRemoteCache(ctx)
 	changed := false
 	for i, b := range bins {
 		if b.Description == nil || b.Cached {
@@ -339,10 +342,7 @@ func (m *Manager) saveRemoteCache(rs []Remote, bins []*Binary) {
 	}
 	data, err := json.MarshalIndent(cache, "", "  ")
 	if err == nil {
-		tmp := f + ".tmp"
-		if err = os.WriteFile(tmp, data, 0o600); err == nil {
-			err = os.Rename(tmp, f)
-		}
+		err = replaceFile(f, data) // discover.go
 	}
 	if err != nil {
 		m.cfg.logger().Warn("remote plugin cache not saved", "file", f, "error", err)

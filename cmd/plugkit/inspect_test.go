@@ -3,11 +3,14 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/plugkit/plugkit/handshake"
 )
 
 // memoryPlugin builds the example memory plugin into the test's
@@ -105,6 +108,28 @@ func TestDemo(t *testing.T) {
 	} {
 		if !strings.Contains(stdout.String(), want) {
 			t.Errorf("demo output lacks %q:\n%s", want, stdout.String())
+		}
+	}
+}
+
+// TestInspectNetRPCPlugin: inspect on a plugin whose handshake says netrpc
+// prints why plugkit refuses it and what to do (handshake.ErrNetRPC's
+// text), not only the line and "protocol: netrpc".
+func TestInspectNetRPCPlugin(t *testing.T) {
+	bin := filepath.Join(t.TempDir(), "netrpc")
+	script := "#!/bin/sh\necho '1|1|unix|/tmp/x|netrpc'\nexec sleep 30\n"
+	if err := os.WriteFile(bin, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	var stdout, stderr bytes.Buffer
+	code := run([]string{"inspect", bin, "--cookie", exampleCookie, "--timeout", "10s"}, &stdout, &stderr)
+	errs := stderr.String()
+	if code != 1 {
+		t.Errorf("exit %d, want 1; stderr %q", code, errs)
+	}
+	for _, want := range []string{`"1|1|unix|/tmp/x|netrpc"`, "protocol: netrpc", handshake.ErrNetRPC.Error()} {
+		if !strings.Contains(errs, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, errs)
 		}
 	}
 }

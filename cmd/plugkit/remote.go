@@ -9,7 +9,6 @@ import (
 	"strings"
 	"time"
 
-	catalogv1 "github.com/plugkit/plugkit/gen/plugkit/catalog/v1"
 	"github.com/plugkit/plugkit/host"
 	"github.com/plugkit/plugkit/manager"
 )
@@ -101,9 +100,9 @@ func describeRemote(r *remoteFlags, stderr io.Writer) (manager.Binary, int) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	b := manager.Binary{Path: "remote:" + r.connect}
-	b.Description, b.Err = catalogv1.NewCatalogClient(client.Conn()).Describe(ctx, &catalogv1.DescribeRequest{})
+	b.Description, b.Err = manager.DescribeCatalog(ctx, client.Conn())
 	if b.Err != nil {
-		b.Err = fmt.Errorf("Describe: %w (is it a plugkit kinds plugin, served with catalog.Serve?)", b.Err)
+		b.Err = fmt.Errorf("%w (is it a plugkit kinds plugin, served with catalog.Serve?)", b.Err)
 	}
 	return b, 0
 }

@@ -9,6 +9,9 @@ import (
 // ErrLocked reports a lock another open file holds.
 var ErrLocked = errors.New("the file is locked by another process")
 
+// ErrSymlink reports a symbolic link that OpenNoFollow refused to follow.
+var ErrSymlink = errors.New("it is a symbolic link, which is not followed")
+
 // Executable reports whether a regular file of this mode may be run as a
 // program on this system. On unix that takes an execute permission bit;
 // Windows has none in file modes (it runs what CreateProcess accepts).

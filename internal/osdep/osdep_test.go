@@ -78,3 +78,34 @@ func TestTryLock(t *testing.T) {
 		t.Fatalf("lock after the holder closed: %v", err)
 	}
 }
+
+// OpenNoFollow opens a regular file, refuses a symbolic link to it, and
+// creates a missing file when asked to.
+func TestOpenNoFollow(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "file")
+	if err := os.WriteFile(file, []byte("x"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	f, err := OpenNoFollow(file, os.O_RDONLY, 0)
+	if err != nil {
+		t.Fatalf("regular file: %v", err)
+	}
+	f.Close()
+	link := filepath.Join(dir, "link")
+	if err := os.Symlink(file, link); err != nil {
+		t.Skipf("cannot make a symbolic link here: %v", err)
+	}
+	if f, err := OpenNoFollow(link, os.O_RDONLY, 0); !errors.Is(err, ErrSymlink) {
+		if f != nil {
+			f.Close()
+		}
+		t.Errorf("symbolic link: %v, want ErrSymlink", err)
+	}
+	created := filepath.Join(dir, "new")
+	f, err = OpenNoFollow(created, os.O_CREATE|os.O_RDWR, 0o600)
+	if err != nil {
+		t.Fatalf("creating: %v", err)
+	}
+	f.Close()
+}

@@ -4,6 +4,7 @@ package osdep
 
 import (
 	"errors"
+	"io/fs"
 	"os"
 	"syscall"
 )
@@ -30,4 +31,29 @@ func TryLock(f *os.File) error {
 		return ErrLocked
 	}
 	return err
+}
+
+// OpenNoFollow opens path like os.OpenFile, but refuses a symbolic link as
+// its last element (O_NOFOLLOW; the error wraps ErrSymlink) and never
+// blocks in open on a FIFO or a device (O_NONBLOCK). It does not check
+// what it opened: callers Stat the file and refuse what is not regular.
+func OpenNoFollow(path string, flag int, perm fs.FileMode) (*os.File, error) {
+	f, err := os.OpenFile(path, flag|syscall.O_NOFOLLOW|syscall.O_NONBLOCK|syscall.O_CLOEXEC, perm)
+	if err != nil {
+		// Linux and macOS say ELOOP, FreeBSD EMLINK: ask the file itself.
+		if fi, lerr := os.Lstat(path); lerr == nil && fi.Mode()&fs.ModeSymlink != 0 {
+			return nil, &fs.PathError{Op: "open", Path: path, Err: ErrSymlink}
+		}
+		return nil, err
+	}
+	return f, nil
+}
+
+// OpenNoBlock opens path for reading, following symbolic links, without
+// blocking in open when it turns out to be a FIFO or a device
+// (O_NONBLOCK): a FIFO swapped in for a file after it was looked at must
+// not hang its reader. Callers Stat the file and refuse what is not
+// regular.
+func OpenNoBlock(path string) (*os.File, error) {
+	return os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK|syscall.O_CLOEXEC, 0)
 }

@@ -4,6 +4,7 @@ package osdep
 
 import (
 	"errors"
+	"io/fs"
 	"os"
 
 	"golang.org/x/sys/windows"
@@ -33,3 +34,19 @@ func TryLock(f *os.File) error {
 	}
 	return err
 }
+
+// OpenNoFollow opens path like os.OpenFile, but refuses a symbolic link
+// (or another reparse point Lstat reports as one) as its last element; the
+// error wraps ErrSymlink. Windows has no O_NOFOLLOW: the check comes
+// before the open. It does not check what it opened: callers Stat the file
+// and refuse what is not regular.
+func OpenNoFollow(path string, flag int, perm fs.FileMode) (*os.File, error) {
+	if fi, err := os.Lstat(path); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
+		return nil, &fs.PathError{Op: "open", Path: path, Err: ErrSymlink}
+	}
+	return os.OpenFile(path, flag, perm)
+}
+
+// OpenNoBlock opens path for reading. Windows has no FIFOs in the file
+// system's namespace, so this is os.Open; unix adds O_NONBLOCK.
+func OpenNoBlock(path string) (*os.File, error) { return os.Open(path) }

@@ -1,0 +1,37 @@
+package manager
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestReadCacheFileHonoursContext: a cache read whose context has ended
+// stops with the context's error and an empty cache, and loadCache keeps
+// no empty cache from it (the next Discover reads the file again).
+func TestReadCacheFileHonoursContext(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "cache.json")
+	sum := strings.Repeat("0", 64)
+	if err := os.WriteFile(path, []byte(`{"version":1,"entries":{"/p":{"sha256":"`+sum+`"}}}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if entries, err := readCacheFile(context.Background(), path); err != nil || len(entries) != 1 {
+		t.Fatalf("a good cache: %v, %v", entries, err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	entries, err := readCacheFile(ctx, path)
+	if !errors.Is(err, context.Canceled) || len(entries) != 0 || !strings.Contains(err.Error(), path) {
+		t.Errorf("a cancelled read: %v, %v; want context.Canceled naming the file and no entries", entries, err)
+	}
+	m := New(Config{CacheFile: path})
+	if got := m.loadCache(ctx); len(got) != 0 {
+		t.Errorf("loadCache with an ended context: %v", got)
+	}
+	if got := m.loadCache(context.Background()); len(got) != 1 {
+		t.Errorf("loadCache after an ended context's try: %v, want the file's entry (read again)", got)
+	}
+}
