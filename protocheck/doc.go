@@ -30,8 +30,10 @@
 // field_added_in (93003) or method_added_in (93001). An added element covers
 // what it contains; a new file is covered by a Since line in the comments
 // of its syntax or package statement, or by cosmos_proto.file_added_in.
-// SINCE_COMMENT_MALFORMED: a line that starts with "since" in any case but
-// does not have the exact form (ParseSince), or names another project than
+// SINCE_COMMENT_MALFORMED: a line meant as a Since line (IsSinceLine: "since"
+// with a colon, or followed only by a name and versions; prose such as
+// "Since v2.0, the timestamps are zero" is not one) that does not have the
+// exact form (ParseSince), or names another project than
 // Options.SinceName. Lines already present on the old element are not
 // reported again. RESERVED_ADDED: a removed field or enum value whose
 // number or name became reserved. DEPRECATED_ADDED (informational, never

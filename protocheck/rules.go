@@ -102,7 +102,7 @@ var Rules = []Rule{
 	{ID: "FIELD_WIRE_COMPATIBLE_TYPE", Categories: []string{"WIRE"}, Default: false, Purpose: "a field's type changes only in ways that keep the binary encoding"},
 	{ID: "SINCE_COMMENT_MISSING", Categories: []string{"ADR044"}, Purpose: "an added message, field, enum, enum value, service or rpc says since which version it exists (// Since: NAME VERSION or a cosmos_proto *_added_in option)"},
 	{ID: "SINCE_COMMENT_MALFORMED", Categories: []string{"ADR044"}, Purpose: "a Since line has the exact form \"Since: NAME VERSION{, VERSION}\""},
-	{ID: "RESERVED_ADDED", Categories: []string{"ADR044"}, Purpose: "a removed field or enum value is not replaced by a reserved statement (clients lose it silently; cosmos-sdk issue 9446)"},
+	{ID: "RESERVED_ADDED", Categories: []string{"ADR044"}, Purpose: "a removed field or enum value is replaced by a reserved statement: ADR-044 asks to keep it and mark it deprecated instead (reserving hides it from clients that still set it; cosmos-sdk issue 9446)"},
 	{ID: "DEPRECATED_ADDED", Categories: []string{"ADR044"}, Info: true, Purpose: "notes elements newly marked deprecated (informational)"},
 	{ID: "MAJOR_VERSION_SAME_PACKAGE", Categories: []string{"PROTOCOL"}, Purpose: "a new major protocol version uses a new package name"},
 	{ID: "RELEASED_FILE_CHANGED", Categories: []string{"PROTOCOL"}, Purpose: "a released protocol version file changes only in comments and whitespace"},
