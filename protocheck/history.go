@@ -137,7 +137,9 @@ func History(ctx context.Context, dir string, opts HistoryOptions) ([]Finding, e
 		prev, prevV = img, v
 	}
 	if opts.Against != "" {
-		released, err := readInput(ctx, opts.Against, opts.Load)
+		lo := opts.Load
+		lo.against = true
+		released, err := readInput(ctx, opts.Against, lo)
 		if err != nil {
 			return nil, err
 		}

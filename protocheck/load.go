@@ -31,6 +31,19 @@ type LoadOptions struct {
 	// Dir is the directory relative inputs and git repositories are resolved
 	// against. Empty means the current directory.
 	Dir string
+
+	// against is set by LoadPair for the input checked against, so that
+	// its errors say so.
+	against bool
+}
+
+// label names the input in errors: kind ("input", "git input"), prefixed
+// with "--against" for the input checked against.
+func (o LoadOptions) label(kind string) string {
+	if o.against {
+		return "--against " + kind
+	}
+	return kind
 }
 
 // Image is a compiled set of .proto files: the files of one input, paired
@@ -76,13 +89,19 @@ func (img *Image) File(path string) *File { return img.byPath[path] }
 type CompileError struct {
 	// Input is the input being loaded.
 	Input string
+	// Against is set when Input is the input checked against (--against).
+	Against bool
 	// Errors are the individual problems, each formatted "path:line:col: message".
 	Errors []string
 }
 
 // Error lists every problem on its own line.
 func (e *CompileError) Error() string {
-	return fmt.Sprintf("input %q does not compile:\n%s", e.Input, strings.Join(e.Errors, "\n"))
+	label := "input"
+	if e.Against {
+		label = "--against input"
+	}
+	return fmt.Sprintf("%s %q does not compile:\n%s", label, e.Input, strings.Join(e.Errors, "\n"))
 }
 
 // gitInput is a parsed buf-style git input such as ".git#tag=v1,subdir=proto".
@@ -91,8 +110,8 @@ type gitInput struct {
 }
 
 // parseGitInput reports whether input is a git input and parses it.
-func parseGitInput(input string) (gitInput, bool, error) {
-	repo, opts, ok := strings.Cut(input, "#")
+func parseGitInput(input string, opts LoadOptions) (gitInput, bool, error) {
+	repo, spec, ok := strings.Cut(input, "#")
 	if !ok {
 		if strings.HasSuffix(input, ".git") {
 			return gitInput{repo: input}, true, nil
@@ -103,10 +122,10 @@ func parseGitInput(input string) (gitInput, bool, error) {
 	if g.repo == "" {
 		g.repo = "."
 	}
-	for _, kv := range strings.Split(opts, ",") {
+	for _, kv := range strings.Split(spec, ",") {
 		k, v, ok := strings.Cut(kv, "=")
 		if !ok || v == "" {
-			return g, true, fmt.Errorf("git input %q: option %q is not key=value (use tag=, branch=, ref= and subdir=)", input, kv)
+			return g, true, fmt.Errorf("%s %q: option %q is not key=value (use tag=, branch=, ref= and subdir=)", opts.label("git input"), input, kv)
 		}
 		switch k {
 		case "tag":
@@ -120,7 +139,7 @@ func parseGitInput(input string) (gitInput, bool, error) {
 		case "depth", "recurse_submodules":
 			// Accepted for compatibility with buf; local git needs neither.
 		default:
-			return g, true, fmt.Errorf("git input %q: unknown option %q (use tag=, branch=, ref= and subdir=)", input, k)
+			return g, true, fmt.Errorf("%s %q: unknown option %q (use tag=, branch=, ref= and subdir=)", opts.label("git input"), input, k)
 		}
 	}
 	n := 0
@@ -130,7 +149,7 @@ func parseGitInput(input string) (gitInput, bool, error) {
 		}
 	}
 	if n > 1 {
-		return g, true, fmt.Errorf("git input %q: give only one of tag=, branch= and ref=", input)
+		return g, true, fmt.Errorf("%s %q: give only one of tag=, branch= and ref=", opts.label("git input"), input)
 	}
 	return g, true, nil
 }
@@ -168,9 +187,11 @@ func LoadPair(ctx context.Context, input, against string, opts LoadOptions) (cur
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		oldIn, oldErr = readPrepared(ctx, against, opts)
+		aopts := opts
+		aopts.against = true
+		oldIn, oldErr = readPrepared(ctx, against, aopts)
 		if oldErr == nil {
-			old, oldErr = oldIn.compile(ctx, opts, nil)
+			old, oldErr = oldIn.compile(ctx, aopts, nil)
 		}
 	}()
 	curIn, curErr := readPrepared(ctx, input, opts)
@@ -197,12 +218,12 @@ func readPrepared(ctx context.Context, input string, opts LoadOptions) (*prepare
 	}
 	cfg, err := parseBufLayout(files)
 	if err != nil {
-		return nil, fmt.Errorf("input %q: %w", input, err)
+		return nil, fmt.Errorf("%s %q: %w", opts.label("input"), input, err)
 	}
 	in := &preparedInput{input: input, sources: files, cfg: cfg}
 	if cfg != nil {
 		if in.sources, in.dirs, err = applyLayout(cfg, files); err != nil {
-			return nil, fmt.Errorf("input %q: %w", input, err)
+			return nil, fmt.Errorf("%s %q: %w", opts.label("input"), input, err)
 		}
 	} else {
 		for p := range files {
@@ -320,7 +341,7 @@ func reusable(sources map[string][]byte, reuse *Image, importPaths []string) map
 
 // displayRoot is the prefix shown before file paths of input.
 func displayRoot(input string) string {
-	if _, isGit, _ := parseGitInput(input); isGit {
+	if _, isGit, _ := parseGitInput(input, LoadOptions{}); isGit {
 		return ""
 	}
 	root := filepath.ToSlash(filepath.Clean(input))
@@ -359,34 +380,34 @@ func (img *Image) ModulePaths() bool {
 }
 
 func readInput(ctx context.Context, input string, opts LoadOptions) (map[string][]byte, error) {
-	g, isGit, err := parseGitInput(input)
+	g, isGit, err := parseGitInput(input, opts)
 	if err != nil {
 		return nil, err
 	}
 	if isGit {
-		return readGit(ctx, input, g, opts.Dir)
+		return readGit(ctx, input, g, opts)
 	}
 	dir := input
 	if opts.Dir != "" && !filepath.IsAbs(dir) {
 		dir = filepath.Join(opts.Dir, dir)
 	}
-	return readDir(input, dir)
+	return readDir(input, dir, opts)
 }
 
-func readDir(input, dir string) (map[string][]byte, error) {
+func readDir(input, dir string, opts LoadOptions) (map[string][]byte, error) {
 	st, err := os.Stat(dir)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
-			return nil, fmt.Errorf("input %q: directory does not exist (give a directory of .proto files or a git input such as .git#branch=main)", input)
+			return nil, fmt.Errorf("%s %q: directory does not exist (give a directory of .proto files or a git input such as .git#branch=main)", opts.label("input"), input)
 		}
-		return nil, fmt.Errorf("input %q: %w", input, err)
+		return nil, fmt.Errorf("%s %q: %w", opts.label("input"), input, err)
 	}
 	if !st.IsDir() {
-		return nil, fmt.Errorf("input %q is not a directory (give a directory of .proto files or a git input such as .git#branch=main)", input)
+		return nil, fmt.Errorf("%s %q is not a directory (give a directory of .proto files or a git input such as .git#branch=main)", opts.label("input"), input)
 	}
 	root, err := filepath.EvalSymlinks(dir)
 	if err != nil {
-		return nil, fmt.Errorf("input %q: %w", input, err)
+		return nil, fmt.Errorf("%s %q: %w", opts.label("input"), input, err)
 	}
 	sources := map[string][]byte{}
 	err = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
@@ -414,10 +435,10 @@ func readDir(input, dir string) (map[string][]byte, error) {
 		return nil
 	})
 	if err != nil {
-		return nil, fmt.Errorf("input %q: %w", input, err)
+		return nil, fmt.Errorf("%s %q: %w", opts.label("input"), input, err)
 	}
 	if !hasProto(sources) {
-		return nil, fmt.Errorf("input %q: no .proto files found", input)
+		return nil, fmt.Errorf("%s %q: no .proto files found", opts.label("input"), input)
 	}
 	return sources, nil
 }
@@ -519,7 +540,8 @@ func gitCommand(ctx context.Context, repo, baseDir string, args ...string) *exec
 	return exec.CommandContext(ctx, "git", full...)
 }
 
-func readGit(ctx context.Context, input string, g gitInput, baseDir string) (map[string][]byte, error) {
+func readGit(ctx context.Context, input string, g gitInput, opts LoadOptions) (map[string][]byte, error) {
+	baseDir := opts.Dir
 	rev := "HEAD"
 	switch {
 	case g.tag != "":
@@ -541,9 +563,9 @@ func readGit(ctx context.Context, input string, g gitInput, baseDir string) (map
 		}
 		if err != nil {
 			if _, lookErr := exec.LookPath("git"); lookErr != nil {
-				return nil, fmt.Errorf("git input %q: the git command is needed: %w", input, lookErr)
+				return nil, fmt.Errorf("%s %q: the git command is needed: %w", opts.label("git input"), input, lookErr)
 			}
-			return nil, fmt.Errorf("git input %q: %q is not a commit, tag or branch of repository %q (list them with git tag and git branch -a)%s", input, rev, g.repo, trimStderr(stderr.String()))
+			return nil, fmt.Errorf("%s %q: %q is not a commit, tag or branch of repository %q (list them with git tag and git branch -a)%s", opts.label("git input"), input, rev, g.repo, trimStderr(stderr.String()))
 		}
 	}
 	commit := strings.TrimSpace(string(out))
@@ -556,7 +578,7 @@ func readGit(ctx context.Context, input string, g gitInput, baseDir string) (map
 	cmd.Stderr = &stderr
 	tarData, err := cmd.Output()
 	if err != nil {
-		return nil, fmt.Errorf("git input %q: git archive of %s failed (does subdir %q exist at that commit?)%s", input, commit, g.subdir, trimStderr(stderr.String()))
+		return nil, fmt.Errorf("%s %q: git archive of %s failed (does subdir %q exist at that commit?)%s", opts.label("git input"), input, commit, g.subdir, trimStderr(stderr.String()))
 	}
 	sources := map[string][]byte{}
 	tr := tar.NewReader(bytes.NewReader(tarData))
@@ -570,19 +592,19 @@ func readGit(ctx context.Context, input string, g gitInput, baseDir string) (map
 			break
 		}
 		if err != nil {
-			return nil, fmt.Errorf("git input %q: reading archive: %w", input, err)
+			return nil, fmt.Errorf("%s %q: reading archive: %w", opts.label("git input"), input, err)
 		}
 		if hdr.Typeflag != tar.TypeReg || !(strings.HasSuffix(hdr.Name, ".proto") || isConfigFile(hdr.Name)) || !strings.HasPrefix(hdr.Name, prefix) {
 			continue
 		}
 		data, err := io.ReadAll(tr)
 		if err != nil {
-			return nil, fmt.Errorf("git input %q: reading archive: %w", input, err)
+			return nil, fmt.Errorf("%s %q: reading archive: %w", opts.label("git input"), input, err)
 		}
 		sources[strings.TrimPrefix(hdr.Name, prefix)] = data
 	}
 	if !hasProto(sources) {
-		return nil, fmt.Errorf("git input %q: no .proto files at %s (check subdir=)", input, commit)
+		return nil, fmt.Errorf("%s %q: no .proto files at %s (check subdir=)", opts.label("git input"), input, commit)
 	}
 	return sources, nil
 }
@@ -638,7 +660,7 @@ func compileSources(ctx context.Context, input, root string, sources map[string]
 	files, err := c.Compile(ctx, names...)
 	if len(problems) > 0 {
 		sort.Strings(problems)
-		return nil, &CompileError{Input: input, Errors: problems}
+		return nil, &CompileError{Input: input, Against: opts.against, Errors: problems}
 	}
 	if err != nil {
 		msg := err.Error()
@@ -646,7 +668,7 @@ func compileSources(ctx context.Context, input, root string, sources map[string]
 		if root != "" && errors.As(err, &ewp) {
 			msg = root + "/" + msg
 		}
-		return nil, &CompileError{Input: input, Errors: []string{msg}}
+		return nil, &CompileError{Input: input, Against: opts.against, Errors: []string{msg}}
 	}
 	img := &Image{Input: input, Root: root, byPath: map[string]*File{}}
 	for i, fd := range files {

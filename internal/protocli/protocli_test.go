@@ -1,0 +1,58 @@
+package protocli
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// writeTree writes files (slash paths to content) below a new temporary
+// directory and returns it.
+func writeTree(t *testing.T, files map[string]string) string {
+	t.Helper()
+	dir := t.TempDir()
+	for p, content := range files {
+		full := filepath.Join(dir, filepath.FromSlash(p))
+		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(full, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+// run runs the proto command line and returns its exit status and outputs.
+func run(t *testing.T, args ...string) (int, string, string) {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	code := Run("plugkit-proto", args, &out, &errOut)
+	return code, out.String(), errOut.String()
+}
+
+// Errors about the input given with --against say so, not "input"
+// (issue 21).
+func TestAgainstErrorsLabelled(t *testing.T) {
+	good := writeTree(t, map[string]string{"a.proto": "syntax = \"proto3\";\npackage a;\nmessage M {}\n"})
+	bad := writeTree(t, map[string]string{"a.proto": "syntax = \"proto3\";\npackage a;\nmessage M {\n"})
+	missing := filepath.Join(good, "nope")
+	cases := []struct {
+		name, input, against, want string
+	}{
+		{"against missing", good, missing, `--against input "` + missing + `": directory does not exist`},
+		{"input missing", missing, good, `plugkit proto breaking: input "` + missing + `": directory does not exist`},
+		{"against does not compile", good, bad, `--against input "` + bad + `" does not compile`},
+		{"against git option", good, "#tag=v1,bogus=1", `--against git input "#tag=v1,bogus=1": unknown option`},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			code, _, stderr := run(t, "breaking", c.input, "--against", c.against)
+			if code != exitFailure || !strings.Contains(stderr, c.want) {
+				t.Errorf("exit %d, stderr %q; want 1 and %q", code, stderr, c.want)
+			}
+		})
+	}
+}
