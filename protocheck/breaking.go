@@ -43,6 +43,7 @@ func Breaking(old, new *Image, opts Options) ([]Finding, error) {
 	}
 	c := &checker{old: newIndex(old), new: newIndex(new), opts: opts, on: on}
 	c.run()
+	fixColumns(new, c.out)
 	SortFindings(c.out)
 	return c.out, nil
 }
