@@ -72,6 +72,20 @@ func (cf *columnFixer) column(file *File, n, col int) int {
 	return bufColumn(text[:off])
 }
 
+// byteColumn converts the compiler's 1-based column col on line n into a
+// 1-based byte column, which buf uses for compile errors.
+func (cf *columnFixer) byteColumn(file *File, n, col int) int {
+	text, ok := cf.line(file, n)
+	if !ok || col < 1 || plainASCII(text) {
+		return col
+	}
+	off, ok := compilerOffset(text, col)
+	if !ok {
+		return col
+	}
+	return off + 1
+}
+
 // plainASCII reports whether text has neither tabs nor non-ASCII bytes,
 // where both ways of counting agree.
 func plainASCII(text []byte) bool {

@@ -4,9 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"regexp"
 	"sort"
-	"strconv"
 	"strings"
 )
 
@@ -169,24 +167,17 @@ func ghEscapeProp(s string) string {
 
 // CompileFindings turns a CompileError into findings of type COMPILE, one
 // per problem, as buf reports an input that does not compile: at the
-// position of the problem (start and end are the same point), with the
-// compiler's message. A problem without a position has no path and
-// points at 0:0. Paths are as the error shows them (the input directory
+// position of the problem (an unresolved import spans its import
+// statement, other problems start and end at the same point), with the
+// compiler's message. A problem without a position has no path and points
+// at 0:0. Paths are as the error shows them (the input directory
 // included), so print them with an empty path prefix.
 func CompileFindings(e *CompileError) []Finding {
-	out := make([]Finding, 0, len(e.Errors))
-	for _, msg := range e.Errors {
-		f := Finding{Type: "COMPILE", Message: msg}
-		if m := compilePos.FindStringSubmatch(msg); m != nil {
-			line, _ := strconv.Atoi(m[2])
-			col, _ := strconv.Atoi(m[3])
-			f = Finding{Path: m[1], StartLine: line, StartColumn: col, EndLine: line, EndColumn: col, Type: "COMPILE", Message: m[4]}
-		}
-		out = append(out, f)
+	out := make([]Finding, 0, len(e.Problems))
+	for _, p := range e.Problems {
+		out = append(out, Finding{Path: p.Path, StartLine: p.StartLine, StartColumn: p.StartColumn,
+			EndLine: p.EndLine, EndColumn: p.EndColumn, Type: "COMPILE", Message: p.Message})
 	}
 	SortFindings(out)
 	return out
 }
-
-// compilePos splits a compiler message "path:line:col: message".
-var compilePos = regexp.MustCompile(`^(.+?\.proto):(\d+):(\d+): (.*)$`)

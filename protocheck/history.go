@@ -94,8 +94,10 @@ func History(ctx context.Context, dir string, opts HistoryOptions) ([]Finding, e
 		img, err := NewImage(ctx, v.File, map[string][]byte{canonicalName(v): data}, lo)
 		if err != nil {
 			if ce, ok := err.(*CompileError); ok {
-				for i, e := range ce.Errors {
-					ce.Errors[i] = strings.Replace(e, canonicalName(v), v.File, 1)
+				for i := range ce.Problems {
+					if ce.Problems[i].Path == canonicalName(v) {
+						ce.Problems[i].Path = v.File
+					}
 				}
 			}
 			return nil, err

@@ -84,26 +84,6 @@ type File struct {
 // File returns the file with the given path, or nil.
 func (img *Image) File(path string) *File { return img.byPath[path] }
 
-// CompileError reports .proto files that do not compile. Each entry carries
-// the file, line and column of one problem.
-type CompileError struct {
-	// Input is the input being loaded.
-	Input string
-	// Against is set when Input is the input checked against (--against).
-	Against bool
-	// Errors are the individual problems, each formatted "path:line:col: message".
-	Errors []string
-}
-
-// Error lists every problem on its own line.
-func (e *CompileError) Error() string {
-	label := "input"
-	if e.Against {
-		label = "--against input"
-	}
-	return fmt.Sprintf("%s %q does not compile:\n%s", label, e.Input, strings.Join(e.Errors, "\n"))
-}
-
 // gitInput is a parsed buf-style git input such as ".git#tag=v1,subdir=proto".
 type gitInput struct {
 	repo, tag, branch, ref, subdir string
@@ -241,21 +221,12 @@ func (in *preparedInput) compile(ctx context.Context, opts LoadOptions, reuse *I
 	img, err := compileSources(ctx, in.input, displayRoot(in.input), in.sources, opts, reuse)
 	if err != nil {
 		if ce, ok := err.(*CompileError); ok && in.cfg != nil {
-			// Problems are reported by import path; show them where the
+			// Problems are found by import path; show them where the
 			// files are.
-			for i, e := range ce.Errors {
-				for rel, dir := range in.dirs {
-					if dir == "." {
-						continue
-					}
-					prefix := rel + ":"
-					if r := displayRoot(in.input); r != "" {
-						prefix = r + "/" + prefix
-					}
-					if strings.HasPrefix(e, prefix) {
-						ce.Errors[i] = strings.Replace(e, rel+":", dir+"/"+rel+":", 1)
-						break
-					}
+			for i := range ce.Problems {
+				pr := &ce.Problems[i]
+				if dir, ok := in.dirs[pr.file]; ok && dir != "." {
+					pr.Path = joinPath(displayRoot(in.input), dir+"/"+pr.file)
 				}
 			}
 		}
@@ -643,13 +614,9 @@ func compileSources(ctx context.Context, input, root string, sources map[string]
 			return imports.FindFileByPath(p)
 		})
 	}
-	var problems []string
+	var problems []CompileProblem
 	rep := reporter.NewReporter(func(err reporter.ErrorWithPos) error {
-		msg := err.Error()
-		if root != "" {
-			msg = root + "/" + msg
-		}
-		problems = append(problems, msg)
+		problems = append(problems, newProblem(root, sources, err))
 		return nil
 	}, nil)
 	c := protocompile.Compiler{
@@ -658,17 +625,25 @@ func compileSources(ctx context.Context, input, root string, sources map[string]
 		Reporter:       rep,
 	}
 	files, err := c.Compile(ctx, names...)
-	if len(problems) > 0 {
-		sort.Strings(problems)
-		return nil, &CompileError{Input: input, Against: opts.against, Errors: problems}
-	}
-	if err != nil {
-		msg := err.Error()
+	if err != nil && len(problems) == 0 {
 		var ewp reporter.ErrorWithPos
-		if root != "" && errors.As(err, &ewp) {
-			msg = root + "/" + msg
+		switch {
+		case errors.Is(err, fs.ErrNotExist) && errors.As(err, &ewp):
+			// The compiler stops at the first import it cannot resolve:
+			// find them all, as buf lists them.
+			problems = missingImports(root, sources, protocompile.WithStandardImports(resolver))
+			if len(problems) == 0 {
+				problems = append(problems, newProblem(root, sources, ewp))
+			}
+		case errors.As(err, &ewp):
+			problems = append(problems, newProblem(root, sources, ewp))
+		default:
+			problems = append(problems, CompileProblem{Message: err.Error()})
 		}
-		return nil, &CompileError{Input: input, Against: opts.against, Errors: []string{msg}}
+	}
+	if len(problems) > 0 {
+		sortProblems(problems)
+		return nil, &CompileError{Input: input, Against: opts.against, Problems: problems}
 	}
 	img := &Image{Input: input, Root: root, byPath: map[string]*File{}}
 	for i, fd := range files {

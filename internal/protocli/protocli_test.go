@@ -56,3 +56,36 @@ func TestAgainstErrorsLabelled(t *testing.T) {
 		})
 	}
 }
+
+// An input whose imports are missing gets one line per unresolved import,
+// each naming the import, and says to supply the files with -I DIR; with
+// -I the input compiles (issue 21).
+func TestMissingImportsSayHowToSupply(t *testing.T) {
+	old := writeTree(t, map[string]string{"a.proto": "syntax = \"proto3\";\npackage a;\nmessage M {}\n"})
+	cur := writeTree(t, map[string]string{
+		"a.proto": "syntax = \"proto3\";\npackage a;\nimport \"dep/one.proto\";\nimport \"dep/two.proto\";\nmessage M {}\n",
+		"b.proto": "syntax = \"proto3\";\npackage a;\nimport \"dep/one.proto\";\n",
+	})
+	code, _, stderr := run(t, "breaking", cur, "--against", old)
+	if code != exitFailure {
+		t.Fatalf("exit %d, want 1; stderr %s", code, stderr)
+	}
+	for _, want := range []string{
+		"a.proto:3:1: import \"dep/one.proto\"",
+		"a.proto:4:1: import \"dep/two.proto\"",
+		"b.proto:3:1: import \"dep/one.proto\"",
+		"-I DIR",
+		"dep/one.proto, dep/two.proto at that path",
+	} {
+		if !strings.Contains(stderr, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, stderr)
+		}
+	}
+	inc := writeTree(t, map[string]string{
+		"dep/one.proto": "syntax = \"proto3\";\npackage dep;\n",
+		"dep/two.proto": "syntax = \"proto3\";\npackage dep;\n",
+	})
+	if code, out, stderr := run(t, "breaking", cur, "--against", old, "-I", inc, "--use", "FILE"); code != exitOK {
+		t.Errorf("with -I: exit %d\n%s%s", code, out, stderr)
+	}
+}
