@@ -31,6 +31,11 @@ type Options struct {
 	// SinceName, if set, is the only project name accepted in Since lines
 	// ("Since: NAME VERSION").
 	SinceName string
+	// ExcludeImports leaves the files the inputs import (and their
+	// packages) out of the comparison, as buf's --exclude-imports: with
+	// BufCompat, an import that is no longer imported is then not reported
+	// as deleted.
+	ExcludeImports bool
 }
 
 // Breaking compares new against old and returns the findings of the
@@ -41,11 +46,21 @@ func Breaking(old, new *Image, opts Options) ([]Finding, error) {
 	if err != nil {
 		return nil, err
 	}
+	if opts.ExcludeImports {
+		old, new = old.withoutImports(), new.withoutImports()
+	}
 	c := &checker{old: newIndex(old), new: newIndex(new), opts: opts, on: on}
 	c.run()
 	fixColumns(new, c.out)
 	SortFindings(c.out)
 	return c.out, nil
+}
+
+// withoutImports is img without the files it imports.
+func (img *Image) withoutImports() *Image {
+	cp := *img
+	cp.imports = nil
+	return &cp
 }
 
 // elem is one named element of an image with the file that declares it.

@@ -8,6 +8,13 @@ import (
 	"google.golang.org/protobuf/reflect/protoreflect"
 )
 
+// group is the modules of a BufConfig that share one set of rules.
+type group struct {
+	opts     Options
+	findings []Finding
+	done     bool
+}
+
 // BreakingBuf is Breaking for inputs that carry a buf configuration
 // (Image.Buf, read by Load from a buf.yaml or buf.work.yaml). Each module
 // of the new input is checked with its own breaking configuration, as buf
@@ -31,11 +38,6 @@ func BreakingBuf(old, new *Image, opts Options) ([]Finding, error) {
 	if cfg == nil || len(cfg.Modules) == 0 {
 		return Breaking(old, new, opts)
 	}
-	type group struct {
-		opts     Options
-		findings []Finding
-		done     bool
-	}
 	groups := map[string]*group{}
 	modGroup := map[*BufModule]*group{}
 	for _, m := range cfg.Modules {
@@ -56,6 +58,9 @@ func BreakingBuf(old, new *Image, opts Options) ([]Finding, error) {
 			groups[key] = g
 		}
 		modGroup[m] = g
+	}
+	if opts.BufCompat {
+		return breakingPerModule(old, new, cfg, modGroup)
 	}
 	at := newAttribution(old, new)
 	var out []Finding
@@ -81,6 +86,77 @@ func BreakingBuf(old, new *Image, opts Options) ([]Finding, error) {
 	}
 	SortFindings(out)
 	return out, nil
+}
+
+// breakingPerModule checks each module of the new input against the same
+// module of the old one, as buf does: each side is the module's files with
+// everything they import, directly or not, from other modules and outside
+// the input. So a file of another module (or a dependency) that a module
+// imported before and no longer imports was deleted from that module's
+// view (FILE_NO_DELETE, and PACKAGE_NO_DELETE or PACKAGE_MESSAGE_NO_DELETE
+// for what it declared), though the file still exists. Findings that
+// several modules share are reported once.
+func breakingPerModule(old, new *Image, cfg *BufConfig, modGroup map[*BufModule]*group) ([]Finding, error) {
+	seen := map[Finding]bool{}
+	var out []Finding
+	for i, m := range cfg.Modules {
+		nm := new.module(m.Dir)
+		om := old.module(m.Dir)
+		if len(om.Files) == 0 {
+			// The old input has no such module: compare with the old
+			// module at the same place in its configuration, else with
+			// the whole old input.
+			om = old
+			if old.Buf != nil && i < len(old.Buf.Modules) {
+				om = old.module(old.Buf.Modules[i].Dir)
+			}
+		}
+		fs, err := Breaking(om, nm, modGroup[m].opts)
+		if err != nil {
+			return nil, err
+		}
+		at := newAttribution(om, nm)
+		for _, f := range fs {
+			newPath, againstPath := at.paths(f)
+			if seen[f] || at.ignored(m, f.Type, newPath, againstPath) {
+				continue
+			}
+			seen[f] = true
+			out = append(out, f)
+		}
+	}
+	SortFindings(out)
+	return out, nil
+}
+
+// module returns the part of img that is the module at dir: its files,
+// and as imports everything they import that is not one of them.
+func (img *Image) module(dir string) *Image {
+	sub := &Image{Input: img.Input, Root: img.Root, Buf: img.Buf, byPath: map[string]*File{},
+		imports: map[string]protoreflect.FileDescriptor{}}
+	for _, f := range img.Files {
+		if f.Module == dir {
+			sub.Files = append(sub.Files, f)
+			sub.byPath[f.Path] = f
+		}
+	}
+	var add func(fd protoreflect.FileDescriptor)
+	add = func(fd protoreflect.FileDescriptor) {
+		for i := 0; i < fd.Imports().Len(); i++ {
+			dep := fd.Imports().Get(i).FileDescriptor
+			if _, own := sub.byPath[dep.Path()]; own {
+				continue
+			}
+			if _, done := sub.imports[dep.Path()]; !done {
+				sub.imports[dep.Path()] = dep
+				add(dep)
+			}
+		}
+	}
+	for _, f := range sub.Files {
+		add(f.Desc)
+	}
+	return sub
 }
 
 // attribution finds the files a finding is about.

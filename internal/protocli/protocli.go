@@ -117,6 +117,7 @@ func runProtoBreaking(args []string, stdout, stderr io.Writer) int {
 	sinceName := fs.String("since-name", "", "the project name Since lines must use, e.g. cosmos-sdk")
 	bufCompat := fs.Bool("buf-compat", false, "report exactly what buf reports (no rename/move detection)")
 	bufNames := fs.Bool("buf-names", false, "name messages, enums and services by short name, as buf does")
+	excludeImports := fs.Bool("exclude-imports", false, "leave imported files out of the comparison, as buf's --exclude-imports")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: plugkit proto breaking INPUT --against AGAINST [flags]")
 		fs.PrintDefaults()
@@ -154,6 +155,7 @@ func runProtoBreaking(args []string, stdout, stderr io.Writer) int {
 	// configuration applies; --use and --except override it.
 	findings, err := protocheck.BreakingBuf(oldImg, newImg, protocheck.Options{
 		Use: use, Except: except, BufCompat: *bufCompat, BufNames: *bufNames, SinceName: *sinceName,
+		ExcludeImports: *excludeImports,
 	})
 	if err != nil {
 		fmt.Fprintf(stderr, "plugkit proto breaking: %v\n", err)
