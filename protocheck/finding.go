@@ -2,6 +2,7 @@ package protocheck
 
 import (
 	"encoding/json"
+	"encoding/xml"
 	"fmt"
 	"io"
 	"sort"
@@ -95,17 +96,23 @@ const (
 	FormatText          = "text"           // path:line:col:message
 	FormatJSON          = "json"           // one JSON object a line
 	FormatGitHubActions = "github-actions" // ::error workflow commands
+	FormatJUnit         = "junit"          // JUnit XML, one test suite per file
 )
 
 // WriteFindings prints findings in one of the formats "text"
 // (path:line:col:message, like buf), "json" (one object a line with buf's
 // keys path, start_line, start_column, end_line, end_column, type, message;
 // "severity" and "hint" are added only when not the default/empty) or
-// "github-actions" (workflow commands, in buf's layout). Findings without a
+// "github-actions" (workflow commands, in buf's layout) or "junit" (JUnit
+// XML as buf writes it: a test suite per file, named by its path without
+// ".proto", a test case per finding). Findings without a
 // path (deleted files and packages) show "<input>" in text and
 // github-actions output, as in buf's. pathPrefix, if not empty, is joined
 // before each path.
 func WriteFindings(w io.Writer, format, pathPrefix string, findings []Finding) error {
+	if format == FormatJUnit {
+		return writeJUnit(w, pathPrefix, findings)
+	}
 	for _, f := range findings {
 		p := f.Path
 		if p != "" && pathPrefix != "" {
@@ -148,7 +155,7 @@ func WriteFindings(w io.Writer, format, pathPrefix string, findings []Finding) e
 					level, ghEscapeProp(p), f.StartLine, f.StartColumn, f.EndLine, f.EndColumn, ghEscape(msg))
 			}
 		default:
-			return fmt.Errorf("unknown error format %q (use text, json or github-actions)", format)
+			return fmt.Errorf("unknown error format %q (use text, json, github-actions or junit)", format)
 		}
 		if err != nil {
 			return err
@@ -180,4 +187,60 @@ func CompileFindings(e *CompileError) []Finding {
 	}
 	SortFindings(out)
 	return out
+}
+
+// writeJUnit writes findings as buf's JUnit XML: a test suite per file in
+// the order the files first appear (findings without a path form the suite
+// "<input>"), a failing test case per finding named RULE_LINE_COLUMN (RULE
+// alone without a path) whose message is the text-format line. No findings
+// write nothing, as buf.
+func writeJUnit(w io.Writer, pathPrefix string, findings []Finding) error {
+	if len(findings) == 0 {
+		return nil
+	}
+	type suite struct {
+		name  string
+		cases []string
+	}
+	var suites []*suite
+	byName := map[string]*suite{}
+	var b strings.Builder
+	esc := func(s string) string {
+		var e strings.Builder
+		_ = xml.EscapeText(&e, []byte(s))
+		return e.String()
+	}
+	for _, f := range findings {
+		p := f.Path
+		if p != "" && pathPrefix != "" {
+			p = pathPrefix + "/" + p
+		}
+		name, caseName := "<input>", f.Type
+		if p == "" {
+			p = "<input>"
+		} else {
+			name = strings.TrimSuffix(p, ".proto")
+			caseName = fmt.Sprintf("%s_%d_%d", f.Type, f.StartLine, f.StartColumn)
+		}
+		s := byName[name]
+		if s == nil {
+			s = &suite{name: name}
+			byName[name] = s
+			suites = append(suites, s)
+		}
+		line := fmt.Sprintf("%s:%d:%d:%s", p, f.StartLine, f.StartColumn, f.Message)
+		s.cases = append(s.cases, fmt.Sprintf("    <testcase name=\"%s\">\n      <failure message=\"%s\" type=\"%s\"></failure>\n    </testcase>\n",
+			esc(caseName), esc(line), esc(f.Type)))
+	}
+	b.WriteString("<testsuites>\n")
+	for _, s := range suites {
+		fmt.Fprintf(&b, "  <testsuite name=\"%s\" tests=\"%d\" failures=\"%d\" errors=\"0\">\n", esc(s.name), len(s.cases), len(s.cases))
+		for _, c := range s.cases {
+			b.WriteString(c)
+		}
+		b.WriteString("  </testsuite>\n")
+	}
+	b.WriteString("</testsuites>\n")
+	_, err := io.WriteString(w, b.String())
+	return err
 }

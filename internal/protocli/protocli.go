@@ -113,7 +113,7 @@ func runProtoBreaking(args []string, stdout, stderr io.Writer) int {
 	fs.Var(&use, "use", "categories or rule IDs to check, comma-separated (default: INPUT's buf.yaml, else FILE,ADR044)")
 	fs.Var(&except, "except", "categories or rule IDs to leave out, comma-separated (default: INPUT's buf.yaml)")
 	fs.Var(&imports, "I", "extra import directory (repeatable)")
-	format := fs.String("error-format", "text", "output format: text, json or github-actions")
+	format := fs.String("error-format", "text", "output format: text, json, github-actions or junit")
 	sinceName := fs.String("since-name", "", "the project name Since lines must use, e.g. cosmos-sdk")
 	bufCompat := fs.Bool("buf-compat", false, "report exactly what buf reports (no rename/move detection)")
 	bufNames := fs.Bool("buf-names", false, "name messages, enums and services by short name, as buf does")
@@ -140,9 +140,9 @@ func runProtoBreaking(args []string, stdout, stderr io.Writer) int {
 	}
 	warnDeprecated(stderr, use, except)
 	switch *format {
-	case protocheck.FormatText, protocheck.FormatJSON, protocheck.FormatGitHubActions:
+	case protocheck.FormatText, protocheck.FormatJSON, protocheck.FormatGitHubActions, protocheck.FormatJUnit:
 	default:
-		fmt.Fprintf(stderr, "plugkit proto breaking: unknown --error-format %q (use text, json or github-actions)\n", *format)
+		fmt.Fprintf(stderr, "plugkit proto breaking: unknown --error-format %q (use text, json, github-actions or junit)\n", *format)
 		return exitFailure
 	}
 	ctx := context.Background()
@@ -179,7 +179,7 @@ func runProtoHistory(args []string, stdout, stderr io.Writer) int {
 	var imports pathFlag
 	against := fs.String("against", "", "git input holding the released versions, e.g. .git#tag=v1.0,subdir=proto")
 	fs.Var(&imports, "I", "extra import directory (repeatable)")
-	format := fs.String("error-format", "text", "output format: text, json or github-actions")
+	format := fs.String("error-format", "text", "output format: text, json, github-actions or junit")
 	bufCompat := fs.Bool("buf-compat", false, "compare minors exactly as buf would (no move detection)")
 	bufNames := fs.Bool("buf-names", false, "name messages, enums and services by short name, as buf does")
 	fs.Usage = func() {
