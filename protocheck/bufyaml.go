@@ -28,6 +28,13 @@ type BufConfig struct {
 	// belongs to the module whose Dir contains it (files outside every
 	// module are not part of the input, as in buf).
 	Modules []*BufModule
+	// Deps are the modules the configuration depends on, e.g.
+	// "buf.build/gogo/protobuf". Load finds them in buf's module cache
+	// through buf.lock; -I directories supply the others.
+	Deps []string
+
+	depDirs     []string // the deps' directories in buf's module cache
+	missingDeps []string // the deps not found there
 }
 
 // BufModule is one module of a BufConfig.
@@ -82,6 +89,7 @@ type yamlBufFile struct {
 	} `yaml:"modules"`
 	Breaking    *yamlBreaking `yaml:"breaking"`
 	Directories []string      `yaml:"directories"`
+	Deps        []string      `yaml:"deps"`
 }
 
 func parseBufFile(name string, data []byte) (*yamlBufFile, error) {
@@ -221,6 +229,9 @@ func parseBufLayout(files map[string][]byte) (*BufConfig, error) {
 			}
 			cfg.Modules = append(cfg.Modules, mod)
 		}
+		if err := cfg.resolveDeps(f.Deps, BufLock, files[BufLock]); err != nil {
+			return nil, err
+		}
 	case "v1", "v1beta1", "":
 		if f.Version == "" {
 			return nil, fmt.Errorf("%s: no version (write version: v2, or v1 for the older layout)", BufYAML)
@@ -230,6 +241,9 @@ func parseBufLayout(files map[string][]byte) (*BufConfig, error) {
 			return nil, err
 		}
 		cfg.Modules = mods
+		if err := cfg.resolveDeps(f.Deps, BufLock, files[BufLock]); err != nil {
+			return nil, err
+		}
 	default:
 		return nil, fmt.Errorf("%s: unknown version %q (use v1beta1, v1 or v2)", BufYAML, f.Version)
 	}
@@ -306,6 +320,10 @@ func parseBufWork(files map[string][]byte, data []byte) (*BufConfig, error) {
 			return nil, err
 		}
 		cfg.Modules = append(cfg.Modules, mods...)
+		lock := path.Join(dir, BufLock)
+		if err := cfg.resolveDeps(f.Deps, lock, files[lock]); err != nil {
+			return nil, err
+		}
 	}
 	return cfg, checkModules(cfg)
 }
@@ -356,7 +374,7 @@ func hasPath(list []string, p string) bool {
 // that Load reads.
 func isConfigFile(p string) bool {
 	base := path.Base(p)
-	return base == BufYAML || base == BufWorkYAML
+	return base == BufYAML || base == BufWorkYAML || base == BufLock
 }
 
 // applyLayout maps the input's files (relative to the input) to import

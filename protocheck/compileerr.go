@@ -23,6 +23,12 @@ type CompileError struct {
 	Against bool
 	// Problems are the individual problems, sorted by path and position.
 	Problems []CompileProblem
+	// ConfigFile is the input's buf configuration file, if it has one.
+	ConfigFile string
+	// MissingDeps are the deps of the input's buf configuration that
+	// neither its buf.lock and buf's module cache nor an -I directory
+	// supplied, e.g. "buf.build/gogo/protobuf".
+	MissingDeps []string
 }
 
 // CompileProblem is one problem of a CompileError.
@@ -78,6 +84,9 @@ func (e *CompileError) Error() string {
 			continue
 		}
 		b.WriteString(p.String())
+	}
+	if len(missing) > 0 && len(e.MissingDeps) > 0 {
+		fmt.Fprintf(&b, "\n%s lists deps that are not in buf's module cache (run buf dep update and buf build once, or give each dependency's files with -I DIR): %s", e.ConfigFile, strings.Join(e.MissingDeps, ", "))
 	}
 	if len(missing) > 0 {
 		fmt.Fprintf(&b, "\nsupply the missing files with -I DIR (repeatable): a directory holding %s at that path (for a buf.yaml dependency, the module's checkout or buf's module cache)", strings.Join(missing, ", "))

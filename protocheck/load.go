@@ -32,9 +32,23 @@ type LoadOptions struct {
 	// against. Empty means the current directory.
 	Dir string
 
+	// Config, when not empty, replaces the buf.yaml (and buf.work.yaml)
+	// at the input's root, as buf's --config: a file name, or the
+	// configuration itself in YAML or JSON (anything starting with "{" or
+	// holding a newline or "version:").
+	Config string
+	// AgainstConfig is Config for the input LoadPair checks against (buf's
+	// --against-config).
+	AgainstConfig string
+
 	// against is set by LoadPair for the input checked against, so that
 	// its errors say so.
 	against bool
+	// workspace holds the files of the other modules of a workspace found
+	// in a parent directory, by import path.
+	workspace map[string][]byte
+	// config is the data of Config (or AgainstConfig), read once.
+	config []byte
 }
 
 // label names the input in errors: kind ("input", "git input"), prefixed
@@ -169,6 +183,7 @@ func LoadPair(ctx context.Context, input, against string, opts LoadOptions) (cur
 		defer close(done)
 		aopts := opts
 		aopts.against = true
+		aopts.Config, aopts.AgainstConfig = opts.AgainstConfig, ""
 		oldIn, oldErr = readPrepared(ctx, against, aopts)
 		if oldErr == nil {
 			old, oldErr = oldIn.compile(ctx, aopts, nil)
@@ -189,6 +204,9 @@ type preparedInput struct {
 	sources map[string][]byte
 	dirs    map[string]string // import path to module directory
 	cfg     *BufConfig
+	// workspace holds, by import path, the files of the other modules of
+	// a workspace found in a parent directory: imports, not checked.
+	workspace map[string][]byte
 }
 
 func readPrepared(ctx context.Context, input string, opts LoadOptions) (*preparedInput, error) {
@@ -196,11 +214,35 @@ func readPrepared(ctx context.Context, input string, opts LoadOptions) (*prepare
 	if err != nil {
 		return nil, err
 	}
+	if data := opts.configData(); data != nil {
+		// --config replaces the configuration at the input's root.
+		delete(files, BufWorkYAML)
+		files[BufYAML] = data
+	}
 	cfg, err := parseBufLayout(files)
 	if err != nil {
 		return nil, fmt.Errorf("%s %q: %w", opts.label("input"), input, err)
 	}
-	in := &preparedInput{input: input, sources: files, cfg: cfg}
+	var workspace map[string][]byte
+	// A v1 module's buf.yaml may be one directory of a buf.work.yaml
+	// above it.
+	v1Module := cfg != nil && cfg.File == BufYAML && cfg.Version != "v2"
+	if (cfg == nil || v1Module) && opts.configData() == nil {
+		if _, isGit, _ := parseGitInput(input, opts); !isGit {
+			dir := input
+			if opts.Dir != "" && !filepath.IsAbs(dir) {
+				dir = filepath.Join(opts.Dir, dir)
+			}
+			wcfg, ws, err := parentWorkspace(dir, v1Module)
+			if err != nil {
+				return nil, fmt.Errorf("%s %q: %w", opts.label("input"), input, err)
+			}
+			if wcfg != nil {
+				cfg, workspace = wcfg, ws
+			}
+		}
+	}
+	in := &preparedInput{input: input, sources: files, cfg: cfg, workspace: workspace}
 	if cfg != nil {
 		if in.sources, in.dirs, err = applyLayout(cfg, files); err != nil {
 			return nil, fmt.Errorf("%s %q: %w", opts.label("input"), input, err)
@@ -218,9 +260,16 @@ func readPrepared(ctx context.Context, input string, opts LoadOptions) (*prepare
 // compile compiles a prepared input, reusing unchanged files of reuse
 // (nil for none).
 func (in *preparedInput) compile(ctx context.Context, opts LoadOptions, reuse *Image) (*Image, error) {
+	opts.workspace = in.workspace
+	if in.cfg != nil {
+		// The buf.lock dependencies found in buf's module cache.
+		opts.ImportPaths = append(append([]string(nil), opts.ImportPaths...), in.cfg.depDirs...)
+	}
 	img, err := compileSources(ctx, in.input, displayRoot(in.input), in.sources, opts, reuse)
 	if err != nil {
 		if ce, ok := err.(*CompileError); ok && in.cfg != nil {
+			ce.MissingDeps = in.cfg.missingDeps
+			ce.ConfigFile = in.cfg.File
 			// Problems are found by import path; show them where the
 			// files are.
 			for i := range ce.Problems {
@@ -600,6 +649,9 @@ func compileSources(ctx context.Context, input, root string, sources map[string]
 			return protocompile.SearchResult{Desc: d}, nil
 		}
 		if data, ok := sources[p]; ok {
+			return protocompile.SearchResult{Source: bytes.NewReader(data)}, nil
+		}
+		if data, ok := opts.workspace[p]; ok {
 			return protocompile.SearchResult{Source: bytes.NewReader(data)}, nil
 		}
 		return protocompile.SearchResult{}, fs.ErrNotExist

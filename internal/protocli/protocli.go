@@ -98,7 +98,10 @@ const Usage = `usage:
 INPUT and AGAINST are directories of .proto files or git inputs in buf's
 form: .git#tag=v1.2, .git#branch=main, #ref=SHA, optionally ,subdir=DIR.
 A buf.yaml (v1beta1, v1, v2) or buf.work.yaml at an input's root sets its
-modules; INPUT's breaking section (use, except, ignore, ignore_only,
+modules (--config replaces INPUT's); an input that is a module of a
+workspace in a parent directory is checked as that module, importing the
+workspace's other modules. A buf.yaml's deps are read from buf's module
+cache through buf.lock; -I DIR supplies the rest. INPUT's breaking section (use, except, ignore, ignore_only,
 ignore_unstable_packages) applies; --use replaces its use and except,
 --except its except.
 Exit status: 0 no findings, 100 breaking findings, 1 failure.
@@ -112,12 +115,14 @@ func runProtoBreaking(args []string, stdout, stderr io.Writer) int {
 	against := fs.String("against", "", "the previous version: a directory or git input (required)")
 	fs.Var(&use, "use", "categories or rule IDs to check, comma-separated (default: INPUT's buf.yaml, else FILE,ADR044)")
 	fs.Var(&except, "except", "categories or rule IDs to leave out, comma-separated (default: INPUT's buf.yaml)")
-	fs.Var(&imports, "I", "extra import directory (repeatable)")
+	fs.Var(&imports, "I", "a directory of imported files, e.g. a buf.yaml dependency's checkout (repeatable)")
 	format := fs.String("error-format", "text", "output format: text, json, github-actions or junit")
 	sinceName := fs.String("since-name", "", "the project name Since lines must use, e.g. cosmos-sdk")
 	bufCompat := fs.Bool("buf-compat", false, "report exactly what buf reports (no rename/move detection)")
 	bufNames := fs.Bool("buf-names", false, "name messages, enums and services by short name, as buf does")
 	excludeImports := fs.Bool("exclude-imports", false, "leave imported files out of the comparison, as buf's --exclude-imports")
+	config := fs.String("config", "", "a buf.yaml file, or its content as YAML or JSON, to use instead of INPUT's")
+	againstConfig := fs.String("against-config", "", "a buf.yaml file, or its content as YAML or JSON, to use instead of AGAINST's")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: plugkit proto breaking INPUT --against AGAINST [flags]")
 		fs.PrintDefaults()
@@ -146,7 +151,7 @@ func runProtoBreaking(args []string, stdout, stderr io.Writer) int {
 		return exitFailure
 	}
 	ctx := context.Background()
-	lo := protocheck.LoadOptions{ImportPaths: imports}
+	lo := protocheck.LoadOptions{ImportPaths: imports, Config: *config, AgainstConfig: *againstConfig}
 	newImg, oldImg, newErr, oldErr := protocheck.LoadPair(ctx, pos[0], *against, lo)
 	if newErr != nil || oldErr != nil {
 		return reportLoadErrors(stdout, stderr, *format, *bufCompat, newErr, oldErr)
