@@ -247,7 +247,7 @@ func parseBufLayout(files map[string][]byte) (*BufConfig, error) {
 	default:
 		return nil, fmt.Errorf("%s: unknown version %q (use v1beta1, v1 or v2)", BufYAML, f.Version)
 	}
-	return cfg, checkModules(cfg)
+	return checkedConfig(cfg)
 }
 
 // v1Modules turns a v1 or v1beta1 buf.yaml in directory base (relative to
@@ -325,7 +325,16 @@ func parseBufWork(files map[string][]byte, data []byte) (*BufConfig, error) {
 			return nil, err
 		}
 	}
-	return cfg, checkModules(cfg)
+	return checkedConfig(cfg)
+}
+
+// checkedConfig returns cfg, or nil and the error when its modules
+// overlap.
+func checkedConfig(cfg *BufConfig) (*BufConfig, error) {
+	if err := checkModules(cfg); err != nil {
+		return nil, err
+	}
+	return cfg, nil
 }
 
 // checkModules refuses overlapping module directories.
