@@ -106,17 +106,26 @@
 //
 //  8. Exit status and output. A .proto file that does not compile makes
 //     "plugkit proto breaking" exit 1 (buf: 100), with every error as
-//     path:line:col; with --buf-compat it is reported as buf does, as
-//     COMPILE findings (CompileFindings) and exit 100. JSON lines have buf's keys in buf's order; plugkit adds
-//     "severity" (only for informational findings) and "hint" (only when
-//     set) after "message".
+//     path:line:col, one line per unresolved import, and says how to supply
+//     missing files (-I DIR); with --buf-compat it is reported as buf does,
+//     as COMPILE findings (CompileFindings) and exit 100. JSON lines have
+//     buf's keys in buf's order; plugkit adds "severity" (only for
+//     informational findings) and "hint" (only when set) after "message".
+//     Columns are buf's: terminal cells with tab stops of 4 in findings,
+//     bytes in compile errors. Syntax errors keep protocompile's wording
+//     (buf v1.75's own compiler words them differently).
 //
 //  9. Imports. buf also counts the files an input imports (such as
 //     google/protobuf/timestamp.proto) in FILE_NO_DELETE and
 //     PACKAGE_NO_DELETE: tfplugin 5.0 against 5.9 reports
 //     `Previously present file "google/protobuf/timestamp.proto" was
 //     deleted.` and package "google.protobuf" deleted, because 5.0 no longer
-//     imports it. plugkit checks only the input's own files.
+//     imports it; in a workspace each module is compared with what it
+//     imports from the other modules, so a module that stops importing a
+//     file of another module "deletes" it and the messages it declared
+//     from its package (PACKAGE_MESSAGE_NO_DELETE). plugkit checks only the
+//     input's own files; --buf-compat reports these as buf does, and
+//     Options.ExcludeImports (--exclude-imports) drops them as buf's flag.
 //
 //  10. LEGACY_REQUIRED. A proto2 required field and an editions field with
 //     features.field_presence = LEGACY_REQUIRED are the same on the wire
