@@ -21,7 +21,7 @@ func reportLoadErrors(stdout, stderr io.Writer, format string, bufCompat bool, n
 			first = oldErr
 		}
 		if errors.As(first, &ce) {
-			return report(stdout, stderr, "plugkit proto breaking", format, "", protocheck.CompileFindings(ce))
+			return writeReport(stdout, stderr, "plugkit proto breaking", format, "", protocheck.CompileFindings(ce))
 		}
 	}
 	for _, err := range []error{newErr, oldErr} {

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/plugkit/plugkit/protocheck"
+	"github.com/plugkit/plugkit/protocheck/report"
 )
 
 // Exit codes of "plugkit proto", as buf's.
@@ -145,7 +146,7 @@ func runProtoBreaking(args []string, stdout, stderr io.Writer) int {
 	}
 	warnDeprecated(stderr, use, except)
 	switch *format {
-	case protocheck.FormatText, protocheck.FormatJSON, protocheck.FormatGitHubActions, protocheck.FormatJUnit:
+	case report.FormatText, report.FormatJSON, report.FormatGitHubActions, report.FormatJUnit:
 	default:
 		fmt.Fprintf(stderr, "plugkit proto breaking: unknown --error-format %q (use text, json, github-actions or junit)\n", *format)
 		return exitFailure
@@ -172,10 +173,10 @@ func runProtoBreaking(args []string, stdout, stderr io.Writer) int {
 		for i := range findings {
 			findings[i].Path = newImg.DisplayPath(findings[i].Path)
 		}
-		protocheck.SortFindings(findings) // buf sorts by the path shown
+		report.Sort(findings) // buf sorts by the path shown
 		prefix = ""
 	}
-	return report(stdout, stderr, "plugkit proto breaking", *format, prefix, findings)
+	return writeReport(stdout, stderr, "plugkit proto breaking", *format, prefix, findings)
 }
 
 func runProtoHistory(args []string, stdout, stderr io.Writer) int {
@@ -214,17 +215,17 @@ func runProtoHistory(args []string, stdout, stderr io.Writer) int {
 	if root == "." {
 		root = ""
 	}
-	return report(stdout, stderr, "plugkit proto history", *format, root, findings)
+	return writeReport(stdout, stderr, "plugkit proto history", *format, root, findings)
 }
 
-// report writes findings in format and returns the exit status, as buf's:
+// writeReport writes findings in format and returns the exit status, as buf's:
 // 100 when any finding fails the check, 1 when they cannot be written.
-func report(stdout, stderr io.Writer, cmd, format, prefix string, findings []protocheck.Finding) int {
-	if err := protocheck.WriteFindings(stdout, format, prefix, findings); err != nil {
+func writeReport(stdout, stderr io.Writer, cmd, format, prefix string, findings []report.Finding) int {
+	if err := report.Write(stdout, format, prefix, findings); err != nil {
 		fmt.Fprintf(stderr, "%s: %v\n", cmd, err)
 		return exitFailure
 	}
-	if protocheck.Failing(findings) {
+	if report.Failing(findings) {
 		return exitFindings
 	}
 	return exitOK
