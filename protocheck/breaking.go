@@ -6,6 +6,8 @@ import (
 	"strings"
 
 	"google.golang.org/protobuf/reflect/protoreflect"
+
+	"github.com/plugkit/plugkit/protocheck/ruleset"
 )
 
 // Options configures Breaking. The zero value checks FILE and ADR044 rules
@@ -274,7 +276,7 @@ func (c *checker) add(rule string, p pos, hint string, format string, args ...an
 		return
 	}
 	sev := SeverityError
-	if r := ruleByID[rule]; r != nil && r.Info {
+	if r := ruleset.RuleByID(rule); r != nil && r.Info {
 		sev = SeverityInfo
 	}
 	c.out = append(c.out, Finding{

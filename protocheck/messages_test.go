@@ -49,7 +49,7 @@ func TestAddedInMalformedQuotesOption(t *testing.T) {
 // RESERVED_ADDED's description says what it reports: a removed field or
 // value that was reserved (issue 21: it said the opposite).
 func TestReservedAddedPurpose(t *testing.T) {
-	r := ruleByID["RESERVED_ADDED"]
+	r := RuleByID("RESERVED_ADDED")
 	if r == nil {
 		t.Fatal("no RESERVED_ADDED rule")
 	}
