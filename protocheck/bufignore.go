@@ -1,6 +1,7 @@
 package protocheck
 
 import (
+	"github.com/plugkit/plugkit/protocheck/bufconfig"
 	"regexp"
 	"sort"
 	"strings"
@@ -349,16 +350,16 @@ func (a *attribution) ignored(m *BufModule, id, newPath, againstPath string) boo
 		if p == "" {
 			return false
 		}
-		if hasPath(b.Ignore, p) {
+		if bufconfig.HasPath(b.Ignore, p) {
 			return true
 		}
 		for key, ps := range b.IgnoreOnly {
-			if a.ruleSet(key)[id] && hasPath(ps, p) {
+			if a.ruleSet(key)[id] && bufconfig.HasPath(ps, p) {
 				return true
 			}
 		}
 		if b.IgnoreUnstablePackages {
-			if f := img.File(p); f != nil && unstablePackage(string(f.Desc.Package())) {
+			if f := img.File(p); f != nil && bufconfig.UnstablePackage(string(f.Desc.Package())) {
 				return true
 			}
 		}

@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/plugkit/plugkit/protocheck/bufconfig"
 	"io"
 	"io/fs"
 	"os"
@@ -219,7 +220,7 @@ func readPrepared(ctx context.Context, input string, opts LoadOptions) (*prepare
 		delete(files, BufWorkYAML)
 		files[BufYAML] = data
 	}
-	cfg, err := parseBufLayout(files)
+	cfg, err := bufconfig.Parse(files)
 	if err != nil {
 		return nil, fmt.Errorf("%s %q: %w", opts.label("input"), input, err)
 	}
@@ -233,18 +234,14 @@ func readPrepared(ctx context.Context, input string, opts LoadOptions) (*prepare
 			if opts.Dir != "" && !filepath.IsAbs(dir) {
 				dir = filepath.Join(opts.Dir, dir)
 			}
-			wcfg, ws, err := parentWorkspace(dir, v1Module)
-			if err != nil {
-				return nil, fmt.Errorf("%s %q: %w", opts.label("input"), input, err)
-			}
-			if wcfg != nil {
+			if wcfg, ws := parentWorkspace(dir, v1Module); wcfg != nil {
 				cfg, workspace = wcfg, ws
 			}
 		}
 	}
 	in := &preparedInput{input: input, sources: files, cfg: cfg, workspace: workspace}
 	if cfg != nil {
-		if in.sources, in.dirs, err = applyLayout(cfg, files); err != nil {
+		if in.sources, in.dirs, err = cfg.Layout(files); err != nil {
 			return nil, fmt.Errorf("%s %q: %w", opts.label("input"), input, err)
 		}
 	} else {
@@ -263,12 +260,12 @@ func (in *preparedInput) compile(ctx context.Context, opts LoadOptions, reuse *I
 	opts.workspace = in.workspace
 	if in.cfg != nil {
 		// The buf.lock dependencies found in buf's module cache.
-		opts.ImportPaths = append(append([]string(nil), opts.ImportPaths...), in.cfg.depDirs...)
+		opts.ImportPaths = append(append([]string(nil), opts.ImportPaths...), in.cfg.DepDirs()...)
 	}
 	img, err := compileSources(ctx, in.input, displayRoot(in.input), in.sources, opts, reuse)
 	if err != nil {
 		if ce, ok := err.(*CompileError); ok && in.cfg != nil {
-			ce.MissingDeps = in.cfg.missingDeps
+			ce.MissingDeps = in.cfg.MissingDeps()
 			ce.ConfigFile = in.cfg.File
 			// Problems are found by import path; show them where the
 			// files are.
@@ -440,7 +437,7 @@ func readDir(input, dir string, opts LoadOptions) (map[string][]byte, error) {
 			}
 			return nil
 		}
-		if !strings.HasSuffix(d.Name(), ".proto") && !isConfigFile(d.Name()) {
+		if !strings.HasSuffix(d.Name(), ".proto") && !bufconfig.IsConfigFile(d.Name()) {
 			return nil
 		}
 		rel, err := filepath.Rel(dir, p)
@@ -614,7 +611,7 @@ func readGit(ctx context.Context, input string, g gitInput, opts LoadOptions) (m
 		if err != nil {
 			return nil, fmt.Errorf("%s %q: reading archive: %w", opts.label("git input"), input, err)
 		}
-		if hdr.Typeflag != tar.TypeReg || !(strings.HasSuffix(hdr.Name, ".proto") || isConfigFile(hdr.Name)) || !strings.HasPrefix(hdr.Name, prefix) {
+		if hdr.Typeflag != tar.TypeReg || !(strings.HasSuffix(hdr.Name, ".proto") || bufconfig.IsConfigFile(hdr.Name)) || !strings.HasPrefix(hdr.Name, prefix) {
 			continue
 		}
 		data, err := io.ReadAll(tr)

@@ -1,17 +1,19 @@
-package protocheck
+package bufconfig
 
 import (
 	"path"
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/plugkit/plugkit/protocheck/ruleset"
 )
 
-// checkLayout asserts what every configuration parseBufLayout accepts
+// checkLayout asserts what every configuration Parse accepts
 // must satisfy: a known version, module directories and paths that are
 // clean, relative and inside the input, modules that do not overlap,
 // rules that exist, and the same result when parsed again.
-func checkLayout(t *testing.T, files map[string][]byte, cfg *BufConfig) {
+func checkLayout(t *testing.T, files map[string][]byte, cfg *Config) {
 	t.Helper()
 	switch cfg.Version {
 	case "v1beta1", "v1", "v2":
@@ -38,14 +40,14 @@ func checkLayout(t *testing.T, files map[string][]byte, cfg *BufConfig) {
 			inside("ignore", p)
 		}
 		for id, ps := range m.Breaking.IgnoreOnly {
-			if _, err := SelectRules([]string{id}, nil); err != nil {
+			if _, err := ruleset.SelectRules([]string{id}, nil); err != nil {
 				t.Fatalf("ignore_only key %q accepted: %v", id, err)
 			}
 			for _, p := range ps {
 				inside("ignore_only path", p)
 			}
 		}
-		if _, err := SelectRules(m.Breaking.Use, m.Breaking.Except); err != nil {
+		if _, err := ruleset.SelectRules(m.Breaking.Use, m.Breaking.Except); err != nil {
 			t.Fatalf("breaking rules accepted: %v", err)
 		}
 		for _, o := range cfg.Modules[i+1:] {
@@ -58,13 +60,13 @@ func checkLayout(t *testing.T, files map[string][]byte, cfg *BufConfig) {
 		}
 	}
 	for _, p := range []string{"a.proto", "x/b.proto", "x/y/c.proto"} {
-		if m, rel := cfg.moduleOf(p); m != nil {
+		if m, rel := cfg.ModuleOf(p); m != nil {
 			if back, ok := relTo(m.Dir, p); !ok || back != rel {
-				t.Fatalf("moduleOf(%q) = %q, %q", p, m.Dir, rel)
+				t.Fatalf("ModuleOf(%q) = %q, %q", p, m.Dir, rel)
 			}
 		}
 	}
-	again, err := parseBufLayout(files)
+	again, err := Parse(files)
 	if err != nil || !reflect.DeepEqual(again, cfg) {
 		t.Fatalf("parsing again gives %+v, %v; first %+v", again, err, cfg)
 	}
@@ -93,7 +95,7 @@ func FuzzBufYAML(f *testing.F) {
 		if len(lock) > 0 {
 			files[BufLock] = lock
 		}
-		cfg, err := parseBufLayout(files)
+		cfg, err := Parse(files)
 		if err != nil {
 			if cfg != nil {
 				t.Fatalf("error %v with a configuration %+v", err, cfg)
@@ -130,7 +132,7 @@ func FuzzBufWorkYAML(f *testing.F) {
 		if len(mod) > 0 {
 			files["x/"+BufYAML] = mod
 		}
-		cfg, err := parseBufLayout(files)
+		cfg, err := Parse(files)
 		if err != nil {
 			if cfg != nil {
 				t.Fatalf("error %v with a configuration %+v", err, cfg)
