@@ -49,20 +49,13 @@ func Breaking(old, new *Image, opts Options) ([]Finding, error) {
 		return nil, err
 	}
 	if opts.ExcludeImports {
-		old, new = old.withoutImports(), new.withoutImports()
+		old, new = old.WithoutImports(), new.WithoutImports()
 	}
 	c := &checker{old: newIndex(old), new: newIndex(new), opts: opts, on: on}
 	c.run()
-	fixColumns(new, c.out)
+	new.BufColumns(c.out)
 	SortFindings(c.out)
 	return c.out, nil
-}
-
-// withoutImports is img without the files it imports.
-func (img *Image) withoutImports() *Image {
-	cp := *img
-	cp.imports = nil
-	return &cp
 }
 
 // elem is one named element of an image with the file that declares it.
@@ -98,7 +91,7 @@ func newIndex(img *Image) *index {
 		packages:       map[string][]*File{},
 		importPackages: map[string]bool{},
 	}
-	for _, fd := range img.imports {
+	for _, fd := range img.Imports() {
 		x.importPackages[string(fd.Package())] = true
 	}
 	for _, f := range img.Files {

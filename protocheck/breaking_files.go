@@ -85,8 +85,8 @@ func (c *checker) checkFiles() {
 	if c.opts.BufCompat {
 		// buf also pairs the files the inputs import.
 		var gone []string
-		for p := range c.old.img.imports {
-			if c.new.img.File(p) == nil && c.new.img.imports[p] == nil {
+		for _, fd := range c.old.img.Imports() {
+			if p := fd.Path(); c.new.img.File(p) == nil && c.new.img.Import(p) == nil {
 				gone = append(gone, p)
 			}
 		}
@@ -324,12 +324,11 @@ func (c *checker) checkPackages() {
 // pkg, sorted by path.
 func (x *index) importFiles(pkg string) []protoreflect.FileDescriptor {
 	var out []protoreflect.FileDescriptor
-	for _, fd := range x.img.imports {
+	for _, fd := range x.img.Imports() {
 		if string(fd.Package()) == pkg {
 			out = append(out, fd)
 		}
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Path() < out[j].Path() })
 	return out
 }
 

@@ -101,15 +101,15 @@ func breakingPerModule(old, new *Image, cfg *BufConfig, modGroup map[*BufModule]
 	seen := map[Finding]bool{}
 	var out []Finding
 	for i, m := range cfg.Modules {
-		nm := new.module(m.Dir)
-		om := old.module(m.Dir)
+		nm := new.Module(m.Dir)
+		om := old.Module(m.Dir)
 		if len(om.Files) == 0 {
 			// The old input has no such module: compare with the old
 			// module at the same place in its configuration, else with
 			// the whole old input.
 			om = old
 			if old.Buf != nil && i < len(old.Buf.Modules) {
-				om = old.module(old.Buf.Modules[i].Dir)
+				om = old.Module(old.Buf.Modules[i].Dir)
 			}
 		}
 		fs, err := Breaking(om, nm, modGroup[m].opts)
@@ -128,36 +128,6 @@ func breakingPerModule(old, new *Image, cfg *BufConfig, modGroup map[*BufModule]
 	}
 	SortFindings(out)
 	return out, nil
-}
-
-// module returns the part of img that is the module at dir: its files,
-// and as imports everything they import that is not one of them.
-func (img *Image) module(dir string) *Image {
-	sub := &Image{Input: img.Input, Root: img.Root, Buf: img.Buf, byPath: map[string]*File{},
-		imports: map[string]protoreflect.FileDescriptor{}}
-	for _, f := range img.Files {
-		if f.Module == dir {
-			sub.Files = append(sub.Files, f)
-			sub.byPath[f.Path] = f
-		}
-	}
-	var add func(fd protoreflect.FileDescriptor)
-	add = func(fd protoreflect.FileDescriptor) {
-		for i := 0; i < fd.Imports().Len(); i++ {
-			dep := fd.Imports().Get(i).FileDescriptor
-			if _, own := sub.byPath[dep.Path()]; own {
-				continue
-			}
-			if _, done := sub.imports[dep.Path()]; !done {
-				sub.imports[dep.Path()] = dep
-				add(dep)
-			}
-		}
-	}
-	for _, f := range sub.Files {
-		add(f.Desc)
-	}
-	return sub
 }
 
 // attribution finds the files a finding is about.

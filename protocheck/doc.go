@@ -7,12 +7,21 @@
 // parsed with github.com/bufbuild/protocompile; neither protoc nor buf is
 // needed.
 //
-// The stages are:
+// Each stage is a package of its own, importing only the stages before it
+// (as bufbuild/protocompile splits parser, linker and reporter), so that a
+// tool links only what it uses:
 //
-//	Load      reads a directory or git input and compiles it into an *Image
-//	Breaking  pairs two images and returns []Finding
-//	History   checks a directory of NAME<major>.<minor>.proto files
-//	WriteFindings prints findings as text, JSON (buf's format) or GitHub annotations
+//	report     findings and their formats: text, JSON (buf's), GitHub
+//	           annotations and JUnit XML
+//	ruleset    the rules, their categories and the selection (use, except)
+//	bufconfig  buf.yaml, buf.work.yaml, buf.lock and buf's module cache
+//	load       reads a directory or git input and compiles it into an *Image
+//	           (compile errors keep their positions: *CompileError)
+//	protocheck the checks: Breaking and BreakingBuf pair two images and
+//	           return findings; History checks NAME<major>.<minor>.proto files
+//
+// This package keeps aliases and wrappers for the names of the other
+// stages (Image, Load, BufConfig, Rules, Finding, WriteFindings, ...).
 //
 // # Pairing
 //

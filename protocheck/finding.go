@@ -40,18 +40,6 @@ func WriteFindings(w io.Writer, format, pathPrefix string, findings []Finding) e
 }
 
 // CompileFindings turns a CompileError into findings of type COMPILE, one
-// per problem, as buf reports an input that does not compile: at the
-// position of the problem (an unresolved import spans its import
-// statement, other problems start and end at the same point), with the
-// compiler's message. A problem without a position has no path and points
-// at 0:0. Paths are as the error shows them (the input directory
-// included), so print them with an empty path prefix.
-func CompileFindings(e *CompileError) []Finding {
-	out := make([]Finding, 0, len(e.Problems))
-	for _, p := range e.Problems {
-		out = append(out, Finding{Path: p.Path, StartLine: p.StartLine, StartColumn: p.StartColumn,
-			EndLine: p.EndLine, EndColumn: p.EndColumn, Type: "COMPILE", Message: p.Message})
-	}
-	SortFindings(out)
-	return out
-}
+// per problem, as buf reports an input that does not compile
+// ((*load.CompileError).Findings).
+func CompileFindings(e *CompileError) []Finding { return e.Findings() }

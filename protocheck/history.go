@@ -3,6 +3,7 @@ package protocheck
 import (
 	"context"
 	"fmt"
+	"github.com/plugkit/plugkit/protocheck/load"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -84,7 +85,7 @@ func History(ctx context.Context, dir string, opts HistoryOptions) ([]Finding, e
 		}
 		return a.Minor < b.Minor
 	})
-	load := func(v Version) (*Image, error) {
+	loadVersion := func(v Version) (*Image, error) {
 		data, err := os.ReadFile(filepath.Join(dir, v.File))
 		if err != nil {
 			return nil, err
@@ -108,7 +109,7 @@ func History(ctx context.Context, dir string, opts HistoryOptions) ([]Finding, e
 	var prev *Image
 	var prevV Version
 	for i, v := range versions {
-		img, err := load(v)
+		img, err := loadVersion(v)
 		if err != nil {
 			return nil, err
 		}
@@ -140,8 +141,8 @@ func History(ctx context.Context, dir string, opts HistoryOptions) ([]Finding, e
 	}
 	if opts.Against != "" {
 		lo := opts.Load
-		lo.against = true
-		released, err := readInput(ctx, opts.Against, lo)
+		lo.Against = true
+		released, err := load.ReadFiles(ctx, opts.Against, lo)
 		if err != nil {
 			return nil, err
 		}

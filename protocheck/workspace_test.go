@@ -78,8 +78,8 @@ func TestParentWorkspaceModule(t *testing.T) {
 	if len(img.Files) != 1 || img.Files[0].Path != "c/v1/x.proto" {
 		t.Fatalf("files %v, want only c/v1/x.proto", img.Files)
 	}
-	if img.imports["dep/d.proto"] == nil {
-		t.Errorf("dep/d.proto of module third is not an import: %v", img.imports)
+	if img.Import("dep/d.proto") == nil {
+		t.Errorf("dep/d.proto of module third is not an import: %v", img.Imports())
 	}
 	// A directory that is not a module of the workspace stands alone.
 	if img, err := Load(context.Background(), filepath.Join(dir, "other"), LoadOptions{}); err != nil || img.Buf != nil {

@@ -10,7 +10,9 @@ import (
 	"strings"
 
 	"github.com/plugkit/plugkit/protocheck"
+	"github.com/plugkit/plugkit/protocheck/load"
 	"github.com/plugkit/plugkit/protocheck/report"
+	"github.com/plugkit/plugkit/protocheck/ruleset"
 )
 
 // Exit codes of "plugkit proto", as buf's.
@@ -140,7 +142,7 @@ func runProtoBreaking(args []string, stdout, stderr io.Writer) int {
 		fs.Usage()
 		return exitFailure
 	}
-	if _, err := protocheck.SelectRules(use, except); err != nil {
+	if _, err := ruleset.SelectRules(use, except); err != nil {
 		fmt.Fprintf(stderr, "plugkit proto breaking: %v\n", err)
 		return exitFailure
 	}
@@ -152,8 +154,8 @@ func runProtoBreaking(args []string, stdout, stderr io.Writer) int {
 		return exitFailure
 	}
 	ctx := context.Background()
-	lo := protocheck.LoadOptions{ImportPaths: imports, Config: *config, AgainstConfig: *againstConfig}
-	newImg, oldImg, newErr, oldErr := protocheck.LoadPair(ctx, pos[0], *against, lo)
+	lo := load.LoadOptions{ImportPaths: imports, Config: *config, AgainstConfig: *againstConfig}
+	newImg, oldImg, newErr, oldErr := load.LoadPair(ctx, pos[0], *against, lo)
 	if newErr != nil || oldErr != nil {
 		return reportLoadErrors(stdout, stderr, *format, *bufCompat, newErr, oldErr)
 	}
@@ -205,7 +207,7 @@ func runProtoHistory(args []string, stdout, stderr io.Writer) int {
 		return exitFailure
 	}
 	findings, err := protocheck.History(context.Background(), pos[0], protocheck.HistoryOptions{
-		Against: *against, Load: protocheck.LoadOptions{ImportPaths: imports}, BufCompat: *bufCompat, BufNames: *bufNames,
+		Against: *against, Load: load.LoadOptions{ImportPaths: imports}, BufCompat: *bufCompat, BufNames: *bufNames,
 	})
 	if err != nil {
 		fmt.Fprintf(stderr, "plugkit proto history: %v\n", err)
@@ -245,12 +247,12 @@ func runProtoRules(args []string, stdout, stderr io.Writer) int {
 	var set map[string]bool
 	if len(use) > 0 {
 		var err error
-		if set, err = protocheck.SelectRules(use, nil); err != nil {
+		if set, err = ruleset.SelectRules(use, nil); err != nil {
 			fmt.Fprintf(stderr, "plugkit proto rules: %v\n", err)
 			return exitFailure
 		}
 	}
-	rules := append([]protocheck.Rule(nil), protocheck.Rules...)
+	rules := append([]ruleset.Rule(nil), ruleset.Rules...)
 	sort.SliceStable(rules, func(i, j int) bool { return rules[i].ID < rules[j].ID })
 	for _, r := range rules {
 		if set != nil && !set[r.ID] {

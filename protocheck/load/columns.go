@@ -1,6 +1,7 @@
-package protocheck
+package load
 
 import (
+	"github.com/plugkit/plugkit/protocheck/report"
 	"strings"
 	"unicode/utf8"
 
@@ -19,9 +20,10 @@ type columnFixer struct {
 	lines map[string][]int // file path to the offsets where its lines start
 }
 
-// fixColumns rewrites the columns of findings about files of img into
-// buf's. Findings about other files are left as they are.
-func fixColumns(img *Image, findings []Finding) {
+// BufColumns rewrites the columns of findings about files of img, which
+// rules compute from the compiler's source positions, into buf's. Findings
+// about other files are left as they are.
+func (img *Image) BufColumns(findings []report.Finding) {
 	var cf columnFixer
 	for i := range findings {
 		f := &findings[i]

@@ -1,4 +1,10 @@
-package protocheck
+// Package load is the loading stage of protocheck: it reads an input (a
+// directory, or a git input in buf's form), applies its buf configuration
+// (package bufconfig), compiles its .proto files with protocompile and
+// returns an Image: the files with their descriptors and the files they
+// import. Files that do not compile give a *CompileError whose problems
+// keep the compiler's positions.
+package load
 
 import (
 	"archive/tar"
@@ -42,9 +48,9 @@ type LoadOptions struct {
 	// --against-config).
 	AgainstConfig string
 
-	// against is set by LoadPair for the input checked against, so that
-	// its errors say so.
-	against bool
+	// Against marks the input as the one checked against (--against), so
+	// that errors say so. LoadPair sets it for its against input.
+	Against bool
 	// workspace holds the files of the other modules of a workspace found
 	// in a parent directory, by import path.
 	workspace map[string][]byte
@@ -55,7 +61,7 @@ type LoadOptions struct {
 // label names the input in errors: kind ("input", "git input"), prefixed
 // with "--against" for the input checked against.
 func (o LoadOptions) label(kind string) string {
-	if o.against {
+	if o.Against {
 		return "--against " + kind
 	}
 	return kind
@@ -74,12 +80,67 @@ type Image struct {
 
 	// Buf is the input's buf.yaml or buf.work.yaml layout and breaking
 	// configuration, or nil when its root has neither.
-	Buf *BufConfig
+	Buf *bufconfig.Config
 
 	byPath map[string]*File
 	// imports are the files the input's files import, directly or not,
 	// that are not part of the input (e.g. google/protobuf/timestamp.proto).
 	imports map[string]protoreflect.FileDescriptor
+}
+
+// Imports returns the files the image's files import, directly or not,
+// that are not part of the image (e.g. google/protobuf/timestamp.proto,
+// a dependency's file, a file of another module of the workspace), sorted
+// by path.
+func (img *Image) Imports() []protoreflect.FileDescriptor {
+	out := make([]protoreflect.FileDescriptor, 0, len(img.imports))
+	for _, fd := range img.imports {
+		out = append(out, fd)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Path() < out[j].Path() })
+	return out
+}
+
+// Import returns the imported file with the given path, or nil.
+func (img *Image) Import(path string) protoreflect.FileDescriptor { return img.imports[path] }
+
+// WithoutImports returns img without the files it imports, as buf's
+// --exclude-imports sees an input.
+func (img *Image) WithoutImports() *Image {
+	cp := *img
+	cp.imports = nil
+	return &cp
+}
+
+// Module returns the part of img that is the module at dir (File.Module):
+// its files, and as imports everything they import that is not one of
+// them, as buf compares the modules of a workspace one by one.
+func (img *Image) Module(dir string) *Image {
+	sub := &Image{Input: img.Input, Root: img.Root, Buf: img.Buf, byPath: map[string]*File{},
+		imports: map[string]protoreflect.FileDescriptor{}}
+	for _, f := range img.Files {
+		if f.Module == dir {
+			sub.Files = append(sub.Files, f)
+			sub.byPath[f.Path] = f
+		}
+	}
+	var add func(fd protoreflect.FileDescriptor)
+	add = func(fd protoreflect.FileDescriptor) {
+		for i := 0; i < fd.Imports().Len(); i++ {
+			dep := fd.Imports().Get(i).FileDescriptor
+			if _, own := sub.byPath[dep.Path()]; own {
+				continue
+			}
+			if _, done := sub.imports[dep.Path()]; !done {
+				sub.imports[dep.Path()] = dep
+				add(dep)
+			}
+		}
+	}
+	for _, f := range sub.Files {
+		add(f.Desc)
+	}
+	return sub
 }
 
 // File is one compiled .proto file of an Image.
@@ -183,7 +244,7 @@ func LoadPair(ctx context.Context, input, against string, opts LoadOptions) (cur
 	go func() {
 		defer close(done)
 		aopts := opts
-		aopts.against = true
+		aopts.Against = true
 		aopts.Config, aopts.AgainstConfig = opts.AgainstConfig, ""
 		oldIn, oldErr = readPrepared(ctx, against, aopts)
 		if oldErr == nil {
@@ -204,7 +265,7 @@ type preparedInput struct {
 	input   string
 	sources map[string][]byte
 	dirs    map[string]string // import path to module directory
-	cfg     *BufConfig
+	cfg     *bufconfig.Config
 	// workspace holds, by import path, the files of the other modules of
 	// a workspace found in a parent directory: imports, not checked.
 	workspace map[string][]byte
@@ -217,8 +278,8 @@ func readPrepared(ctx context.Context, input string, opts LoadOptions) (*prepare
 	}
 	if data := opts.configData(); data != nil {
 		// --config replaces the configuration at the input's root.
-		delete(files, BufWorkYAML)
-		files[BufYAML] = data
+		delete(files, bufconfig.BufWorkYAML)
+		files[bufconfig.BufYAML] = data
 	}
 	cfg, err := bufconfig.Parse(files)
 	if err != nil {
@@ -227,7 +288,7 @@ func readPrepared(ctx context.Context, input string, opts LoadOptions) (*prepare
 	var workspace map[string][]byte
 	// A v1 module's buf.yaml may be one directory of a buf.work.yaml
 	// above it.
-	v1Module := cfg != nil && cfg.File == BufYAML && cfg.Version != "v2"
+	v1Module := cfg != nil && cfg.File == bufconfig.BufYAML && cfg.Version != "v2"
 	if (cfg == nil || v1Module) && opts.configData() == nil {
 		if _, isGit, _ := parseGitInput(input, opts); !isGit {
 			dir := input
@@ -394,6 +455,13 @@ func (img *Image) ModulePaths() bool {
 		}
 	}
 	return false
+}
+
+// ReadFiles reads the .proto and buf configuration files of input (a
+// directory or a git input, as Load takes), by path relative to the input,
+// without compiling them.
+func ReadFiles(ctx context.Context, input string, opts LoadOptions) (map[string][]byte, error) {
+	return readInput(ctx, input, opts)
 }
 
 func readInput(ctx context.Context, input string, opts LoadOptions) (map[string][]byte, error) {
@@ -692,7 +760,7 @@ func compileSources(ctx context.Context, input, root string, sources map[string]
 	}
 	if len(problems) > 0 {
 		sortProblems(problems)
-		return nil, &CompileError{Input: input, Against: opts.against, Problems: problems}
+		return nil, &CompileError{Input: input, Against: opts.Against, Problems: problems}
 	}
 	img := &Image{Input: input, Root: root, byPath: map[string]*File{}}
 	for i, fd := range files {

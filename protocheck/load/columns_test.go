@@ -1,4 +1,4 @@
-package protocheck
+package load
 
 import "testing"
 

@@ -1,9 +1,10 @@
-package protocheck
+package load
 
 import (
 	"bytes"
 	"errors"
 	"fmt"
+	"github.com/plugkit/plugkit/protocheck/report"
 	"io/fs"
 	"sort"
 	"strings"
@@ -197,4 +198,21 @@ func sortProblems(ps []CompileProblem) {
 		}
 		return a.StartColumn < b.StartColumn
 	})
+}
+
+// Findings turns a CompileError into findings of type COMPILE, one
+// per problem, as buf reports an input that does not compile: at the
+// position of the problem (an unresolved import spans its import
+// statement, other problems start and end at the same point), with the
+// compiler's message. A problem without a position has no path and points
+// at 0:0. Paths are as the error shows them (the input directory
+// included), so print them with an empty path prefix.
+func (e *CompileError) Findings() []report.Finding {
+	out := make([]report.Finding, 0, len(e.Problems))
+	for _, p := range e.Problems {
+		out = append(out, report.Finding{Path: p.Path, StartLine: p.StartLine, StartColumn: p.StartColumn,
+			EndLine: p.EndLine, EndColumn: p.EndColumn, Type: "COMPILE", Message: p.Message})
+	}
+	report.Sort(out)
+	return out
 }

@@ -1,4 +1,4 @@
-package protocheck
+package load
 
 import (
 	"os"
@@ -35,7 +35,7 @@ func (o *LoadOptions) configData() []byte {
 // the module's configuration rooted at the input and, by import path, the
 // files of the other modules, which the input may import. Without one it
 // returns nil.
-func parentWorkspace(dir string, workOnly bool) (*BufConfig, map[string][]byte) {
+func parentWorkspace(dir string, workOnly bool) (*bufconfig.Config, map[string][]byte) {
 	root, cfg, target := bufconfig.FindParent(dir, workOnly)
 	if cfg == nil {
 		return nil, nil
