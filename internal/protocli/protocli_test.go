@@ -89,3 +89,22 @@ func TestMissingImportsSayHowToSupply(t *testing.T) {
 		t.Errorf("with -I: exit %d\n%s%s", code, out, stderr)
 	}
 }
+
+// --config takes a buf.yaml file or its content; a name that is neither a
+// readable file nor YAML or JSON says so (issue 21).
+func TestConfigFlag(t *testing.T) {
+	old := writeTree(t, map[string]string{"a.proto": "syntax = \"proto3\";\npackage a;\nmessage M { int32 x = 1; }\n"})
+	cur := writeTree(t, map[string]string{"a.proto": "syntax = \"proto3\";\npackage a;\nmessage M { int64 x = 1; }\n"})
+	code, out, stderr := run(t, "breaking", cur, "--against", old, "--config", `{"version":"v1","breaking":{"use":["FIELD_SAME_TYPE"]}}`)
+	if code != exitFindings || !strings.Contains(out, `changed type from "int32" to "int64"`) {
+		t.Errorf("inline JSON: exit %d\n%s%s", code, out, stderr)
+	}
+	code, out, stderr = run(t, "breaking", cur, "--against", old, "--config", `{"version":"v1","breaking":{"use":["FILE_NO_DELETE"]}}`)
+	if code != exitOK || out != "" {
+		t.Errorf("inline JSON selecting another rule: exit %d\n%s%s", code, out, stderr)
+	}
+	code, _, stderr = run(t, "breaking", cur, "--against", old, "--config", filepath.Join(old, "nope.yaml"))
+	if code != exitFailure || !strings.Contains(stderr, "nope.yaml") || !strings.Contains(stderr, "neither a readable file nor inline YAML or JSON") {
+		t.Errorf("missing file: exit %d, stderr %s", code, stderr)
+	}
+}

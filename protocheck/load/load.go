@@ -54,8 +54,6 @@ type LoadOptions struct {
 	// workspace holds the files of the other modules of a workspace found
 	// in a parent directory, by import path.
 	workspace map[string][]byte
-	// config is the data of Config (or AgainstConfig), read once.
-	config []byte
 }
 
 // label names the input in errors: kind ("input", "git input"), prefixed
@@ -276,10 +274,14 @@ func readPrepared(ctx context.Context, input string, opts LoadOptions) (*prepare
 	if err != nil {
 		return nil, err
 	}
-	if data := opts.configData(); data != nil {
+	override, err := opts.configData()
+	if err != nil {
+		return nil, fmt.Errorf("%s %q: %w", opts.label("input"), input, err)
+	}
+	if override != nil {
 		// --config replaces the configuration at the input's root.
 		delete(files, bufconfig.BufWorkYAML)
-		files[bufconfig.BufYAML] = data
+		files[bufconfig.BufYAML] = override
 	}
 	cfg, err := bufconfig.Parse(files)
 	if err != nil {
@@ -289,7 +291,7 @@ func readPrepared(ctx context.Context, input string, opts LoadOptions) (*prepare
 	// A v1 module's buf.yaml may be one directory of a buf.work.yaml
 	// above it.
 	v1Module := cfg != nil && cfg.File == bufconfig.BufYAML && cfg.Version != "v2"
-	if (cfg == nil || v1Module) && opts.configData() == nil {
+	if (cfg == nil || v1Module) && override == nil {
 		if _, isGit, _ := parseGitInput(input, opts); !isGit {
 			dir := input
 			if opts.Dir != "" && !filepath.IsAbs(dir) {

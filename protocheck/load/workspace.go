@@ -1,6 +1,7 @@
 package load
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -8,26 +9,27 @@ import (
 	"github.com/plugkit/plugkit/protocheck/bufconfig"
 )
 
-// configData returns the data of the Config option: the file it names, or
-// the option's text itself when it is inline YAML or JSON. Nil means no
+// configData returns the data of the Config option: the file it names
+// (relative to Dir), or the option's text itself when it is inline YAML or
+// JSON (it starts with "{", spans lines or holds "version:"). Nil means no
 // override.
-func (o *LoadOptions) configData() []byte {
-	if o.Config == "" {
-		return nil
+func (o LoadOptions) configData() ([]byte, error) {
+	c := o.Config
+	if c == "" {
+		return nil, nil
 	}
-	if o.config == nil {
-		c := o.Config
-		if strings.HasPrefix(strings.TrimSpace(c), "{") || strings.ContainsAny(c, "\n") || strings.Contains(c, "version:") {
-			o.config = []byte(c)
-		} else if data, err := os.ReadFile(c); err == nil {
-			o.config = data
-		} else {
-			// Not a readable file: parse the text, whose error says what
-			// is wrong with it.
-			o.config = []byte(c)
-		}
+	if strings.HasPrefix(strings.TrimSpace(c), "{") || strings.ContainsAny(c, "\n") || strings.Contains(c, "version:") {
+		return []byte(c), nil
 	}
-	return o.config
+	name := c
+	if o.Dir != "" && !filepath.IsAbs(name) {
+		name = filepath.Join(o.Dir, name)
+	}
+	data, err := os.ReadFile(name)
+	if err != nil {
+		return nil, fmt.Errorf("configuration %q is neither a readable file nor inline YAML or JSON (give a buf.yaml file, or its content such as '{\"version\":\"v2\"}'): %w", c, err)
+	}
+	return data, nil
 }
 
 // parentWorkspace finds the workspace above dir of which dir is a module
