@@ -28,17 +28,19 @@ var ErrNotSince = errors.New("not a Since line")
 
 // IsSinceLine reports whether a comment line is meant as a Since line, as
 // opposed to prose that happens to start with the word "since" ("since last
-// report time, or cumulative changes since a fixed start time."). After
-// trimming (and a leading "*" of a block comment), the line must start with
-// "since" in any case and either be just that word, or go on with a colon
-// ("Since:", "since :"), or have a version-like token such as 0.47, v1.2.3
-// or 5.4-rc1 among its next two words ("Since cosmos-sdk v0.44").
+// report time, or cumulative changes since a fixed start time.", "Since
+// containerd v2.0, the timestamps are set to zero"). After trimming (and a
+// leading "*" of a block comment), the line must start with "since" in any
+// case and either be just that word, or go on with a colon ("Since:",
+// "since :"), or be nothing but an optional project name and versions such
+// as 0.47, v1.2.3 or 5.4-rc1 ("Since cosmos-sdk v0.44", "since 0.47,
+// 0.46.3."). A sentence that goes on after the version is prose.
 func IsSinceLine(line string) bool {
 	return isSinceAttempt(line, "")
 }
 
-// isSinceAttempt is IsSinceLine that also takes a line whose word after
-// "since" is the project name pinned by --since-name.
+// isSinceAttempt is IsSinceLine that also takes a line whose only word
+// after "since" is the project name pinned by --since-name.
 func isSinceAttempt(line, name string) bool {
 	line = strings.TrimSpace(strings.TrimLeft(strings.TrimSpace(line), "*"))
 	if len(line) < 5 || !strings.EqualFold(line[:5], "since") {
@@ -56,18 +58,22 @@ func isSinceAttempt(line, name string) bool {
 		return true
 	}
 	words := strings.Fields(rest)
-	if len(words) > 2 {
-		words = words[:2]
+	named := false
+	if !versionLike(words[0]) {
+		// The first word may be a project name; what follows must then be
+		// versions only.
+		named = true
+		words = words[1:]
 	}
-	for i, w := range words {
-		if i == 0 && name != "" && strings.EqualFold(strings.TrimRight(w, ",:;"), name) {
-			return true
-		}
-		if versionLike(w) {
-			return true
+	if len(words) == 0 {
+		return named && name != "" && strings.EqualFold(strings.TrimRight(rest, ",:;."), name)
+	}
+	for _, w := range words {
+		if !versionLike(w) {
+			return false
 		}
 	}
-	return false
+	return true
 }
 
 // versionLike reports whether a word looks like a version: an optional
@@ -284,11 +290,23 @@ func (c *checker) sinceExample() string {
 	return "// Since: " + name + " VERSION"
 }
 
+// missingHint is the hint of SINCE_COMMENT_MISSING: it suggests
+// --since-name only when the name is not pinned yet.
+func (c *checker) missingHint() string {
+	const h = "ADR-044 asks every addition to say from which version it exists"
+	if c.opts.SinceName != "" {
+		return h + " (" + c.sinceExample() + ")"
+	}
+	return h + "; set --since-name to pin the project name"
+}
+
 // validateSince reports malformed lines of an element (those not already
 // present on its old counterpart) and says whether a valid Since exists.
 func (c *checker) validateSince(d protoreflect.Descriptor, si sinceInfo, oldLines map[string]bool, p pos) bool {
 	valid := false
-	check := func(text string, allowV bool, what string) {
+	// check parses text; shown is what the finding quotes (the option's
+	// own value for an added_in option, which has no "Since: ").
+	check := func(text, shown string, allowV bool, what string) {
 		s, err := parseSince(text, allowV, c.opts.SinceName)
 		if err == nil && c.opts.SinceName != "" && s.Name != c.opts.SinceName {
 			err = fmt.Errorf("names project %q, expected %q", s.Name, c.opts.SinceName)
@@ -301,13 +319,13 @@ func (c *checker) validateSince(d protoreflect.Descriptor, si sinceInfo, oldLine
 			return
 		}
 		c.add("SINCE_COMMENT_MALFORMED", p, "write \"Since: NAME VERSION{, VERSION}\", e.g. \"Since: cosmos-sdk 0.47, 0.46.3\"",
-			"%s has a malformed %s %q: %v.", c.describe(d), what, text, err)
+			"%s has a malformed %s %q: %v.", c.describe(d), what, shown, err)
 	}
 	for _, line := range si.lines {
-		check(line, false, "Since line")
+		check(line, line, false, "Since line")
 	}
 	if si.hasOption {
-		check("Since: "+si.option, true, "added_in option")
+		check("Since: "+si.option, si.option, true, "added_in option")
 	}
 	return valid
 }
@@ -364,7 +382,7 @@ func (c *checker) requireSince(d, old protoreflect.Descriptor, covered bool) boo
 		return true
 	}
 	if !valid && len(si.lines) == 0 && !si.hasOption {
-		c.add("SINCE_COMMENT_MISSING", p, "ADR-044 asks every addition to say from which version it exists; set --since-name to pin the project name",
+		c.add("SINCE_COMMENT_MISSING", p, c.missingHint(),
 			"%s was added without a %q comment.", c.describe(d), c.sinceExample())
 	}
 	return true

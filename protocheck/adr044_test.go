@@ -36,7 +36,8 @@ func TestParseSince(t *testing.T) {
 	}
 	for _, in := range []string{"Sincerely yours", "This field is new.", "",
 		"since last report time, or cumulative changes since a fixed start time.",
-		"Since the start of 2019 we count twice.", "since 2019", "since demo mode was removed"} {
+		"Since the start of 2019 we count twice.", "since 2019", "since demo mode was removed",
+		"Since containerd v2.0, the whiteout timestamps are set to zero (1970-01-01),", "since v1.2 the field is ignored"} {
 		if _, err := ParseSince(in); !errors.Is(err, ErrNotSince) {
 			t.Errorf("ParseSince(%q) = %v, want ErrNotSince", in, err)
 		}
@@ -100,6 +101,10 @@ var adrCases = []adrCase{
 		new: p3 + "message M {}\n// since v1.1\nmessage N {}\n", want: []string{"SINCE_COMMENT_MALFORMED"}},
 	{name: "malformed/since with the pinned name but no version", old: p3 + "message M {}\n", sinceName: "demo",
 		new: p3 + "message M {}\n// Since demo\nmessage N {}\n", want: []string{"SINCE_COMMENT_MALFORMED"}},
+	{name: "prose/since a version, then a sentence", old: p3 + "message M {}\n",
+		new: p3 + "message M {}\n// Since: demo 1.1\nmessage N {\n  // Since containerd v2.0, the whiteout timestamps are set to zero (1970-01-01),\n  // not kept.\n  int32 x = 1;\n}\n"},
+	{name: "malformed/since a name and versions only", old: p3 + "message M {}\n",
+		new: p3 + "message M {}\n// Since containerd v2.0, v1.7.\nmessage N {}\n", want: []string{"SINCE_COMMENT_MALFORMED"}},
 	{name: "prose/name not pinned", old: p3 + "message M {}\n",
 		new: p3 + "message M {}\n// Since: demo 1.1\n// since demo mode was removed, this is empty.\nmessage N {}\n"},
 	{name: "covered/new message covers its fields", old: p3 + "message M {}\n",

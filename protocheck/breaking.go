@@ -6,6 +6,8 @@ import (
 	"strings"
 
 	"google.golang.org/protobuf/reflect/protoreflect"
+
+	"github.com/plugkit/plugkit/protocheck/ruleset"
 )
 
 // Options configures Breaking. The zero value checks FILE and ADR044 rules
@@ -31,6 +33,11 @@ type Options struct {
 	// SinceName, if set, is the only project name accepted in Since lines
 	// ("Since: NAME VERSION").
 	SinceName string
+	// ExcludeImports leaves the files the inputs import (and their
+	// packages) out of the comparison, as buf's --exclude-imports: with
+	// BufCompat, an import that is no longer imported is then not reported
+	// as deleted.
+	ExcludeImports bool
 }
 
 // Breaking compares new against old and returns the findings of the
@@ -41,8 +48,12 @@ func Breaking(old, new *Image, opts Options) ([]Finding, error) {
 	if err != nil {
 		return nil, err
 	}
+	if opts.ExcludeImports {
+		old, new = old.WithoutImports(), new.WithoutImports()
+	}
 	c := &checker{old: newIndex(old), new: newIndex(new), opts: opts, on: on}
 	c.run()
+	new.BufColumns(c.out)
 	SortFindings(c.out)
 	return c.out, nil
 }
@@ -80,7 +91,7 @@ func newIndex(img *Image) *index {
 		packages:       map[string][]*File{},
 		importPackages: map[string]bool{},
 	}
-	for _, fd := range img.imports {
+	for _, fd := range img.Imports() {
 		x.importPackages[string(fd.Package())] = true
 	}
 	for _, f := range img.Files {
@@ -258,7 +269,7 @@ func (c *checker) add(rule string, p pos, hint string, format string, args ...an
 		return
 	}
 	sev := SeverityError
-	if r := ruleByID[rule]; r != nil && r.Info {
+	if r := ruleset.RuleByID(rule); r != nil && r.Info {
 		sev = SeverityInfo
 	}
 	c.out = append(c.out, Finding{

@@ -85,8 +85,8 @@ func (c *checker) checkFiles() {
 	if c.opts.BufCompat {
 		// buf also pairs the files the inputs import.
 		var gone []string
-		for p := range c.old.img.imports {
-			if c.new.img.File(p) == nil && c.new.img.imports[p] == nil {
+		for _, fd := range c.old.img.Imports() {
+			if p := fd.Path(); c.new.img.File(p) == nil && c.new.img.Import(p) == nil {
 				gone = append(gone, p)
 			}
 		}
@@ -184,8 +184,15 @@ func (c *checker) checkPackages() {
 	}
 	sort.Strings(pkgs)
 	pkgHas := func(x *index, pkg string, kind string) bool {
+		fds := make([]protoreflect.FileDescriptor, 0, len(x.packages[pkg]))
 		for _, f := range x.packages[pkg] {
-			fd := f.Desc
+			fds = append(fds, f.Desc)
+		}
+		if c.opts.BufCompat {
+			// buf's image holds the imported files too.
+			fds = append(fds, x.importFiles(pkg)...)
+		}
+		for _, fd := range fds {
 			switch kind {
 			case "message":
 				if fd.Messages().Len() > 0 {
@@ -292,6 +299,9 @@ func (c *checker) checkPackages() {
 				}
 			}
 		}
+		if c.opts.BufCompat {
+			c.checkImportedPackageElements(pkg, pairs)
+		}
 		if c.on["PACKAGE_SERVICE_NO_DELETE"] {
 			for _, name := range c.old.serviceOrder {
 				e := c.old.services[name]
@@ -308,4 +318,50 @@ func (c *checker) checkPackages() {
 			}
 		}
 	}
+}
+
+// importFiles returns the imported files (not the input's own) of package
+// pkg, sorted by path.
+func (x *index) importFiles(pkg string) []protoreflect.FileDescriptor {
+	var out []protoreflect.FileDescriptor
+	for _, fd := range x.img.Imports() {
+		if string(fd.Package()) == pkg {
+			out = append(out, fd)
+		}
+	}
+	return out
+}
+
+// checkImportedPackageElements reports, as buf does, the messages, enums
+// and extensions of package pkg that an imported file of the old input
+// declared and that neither the new input nor its imports declare any
+// more: an import the new input no longer has takes them out of the
+// package. pairs says whether the new package still has elements of a
+// kind (buf compares a kind only then).
+func (c *checker) checkImportedPackageElements(pkg string, pairs func(kind string) bool) {
+	type decl struct {
+		kind string
+		d    protoreflect.Descriptor
+	}
+	collect := func(fds []protoreflect.FileDescriptor, fn func(decl)) {
+		for _, fd := range fds {
+			walkFile(fd, func(md protoreflect.MessageDescriptor) { fn(decl{"message", md}) },
+				func(ed protoreflect.EnumDescriptor) { fn(decl{"enum", ed}) },
+				func(xd protoreflect.FieldDescriptor) { fn(decl{"extension", xd}) })
+		}
+	}
+	now := map[protoreflect.FullName]bool{}
+	var own []protoreflect.FileDescriptor
+	for _, f := range c.new.packages[pkg] {
+		own = append(own, f.Desc)
+	}
+	collect(append(own, c.new.importFiles(pkg)...), func(d decl) { now[d.d.FullName()] = true })
+	rules := map[string]string{"message": "PACKAGE_MESSAGE_NO_DELETE", "enum": "PACKAGE_ENUM_NO_DELETE", "extension": "PACKAGE_EXTENSION_NO_DELETE"}
+	collect(c.old.importFiles(pkg), func(d decl) {
+		rule := rules[d.kind]
+		if !c.on[rule] || now[d.d.FullName()] || !pairs(d.kind) {
+			return
+		}
+		c.add(rule, atFile(""), "", "Previously present %s %q was deleted from package %q.", d.kind, c.deletedName(d.d), pkg)
+	})
 }

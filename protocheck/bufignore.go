@@ -1,12 +1,20 @@
 package protocheck
 
 import (
+	"github.com/plugkit/plugkit/protocheck/bufconfig"
 	"regexp"
 	"sort"
 	"strings"
 
 	"google.golang.org/protobuf/reflect/protoreflect"
 )
+
+// group is the modules of a BufConfig that share one set of rules.
+type group struct {
+	opts     Options
+	findings []Finding
+	done     bool
+}
 
 // BreakingBuf is Breaking for inputs that carry a buf configuration
 // (Image.Buf, read by Load from a buf.yaml or buf.work.yaml). Each module
@@ -31,11 +39,6 @@ func BreakingBuf(old, new *Image, opts Options) ([]Finding, error) {
 	if cfg == nil || len(cfg.Modules) == 0 {
 		return Breaking(old, new, opts)
 	}
-	type group struct {
-		opts     Options
-		findings []Finding
-		done     bool
-	}
 	groups := map[string]*group{}
 	modGroup := map[*BufModule]*group{}
 	for _, m := range cfg.Modules {
@@ -57,6 +60,9 @@ func BreakingBuf(old, new *Image, opts Options) ([]Finding, error) {
 		}
 		modGroup[m] = g
 	}
+	if opts.BufCompat {
+		return breakingPerModule(old, new, cfg, modGroup)
+	}
 	at := newAttribution(old, new)
 	var out []Finding
 	for _, m := range cfg.Modules {
@@ -76,6 +82,47 @@ func BreakingBuf(old, new *Image, opts Options) ([]Finding, error) {
 			if modGroup[m] != g || at.ignored(m, f.Type, newPath, againstPath) {
 				continue
 			}
+			out = append(out, f)
+		}
+	}
+	SortFindings(out)
+	return out, nil
+}
+
+// breakingPerModule checks each module of the new input against the same
+// module of the old one, as buf does: each side is the module's files with
+// everything they import, directly or not, from other modules and outside
+// the input. So a file of another module (or a dependency) that a module
+// imported before and no longer imports was deleted from that module's
+// view (FILE_NO_DELETE, and PACKAGE_NO_DELETE or PACKAGE_MESSAGE_NO_DELETE
+// for what it declared), though the file still exists. Findings that
+// several modules share are reported once.
+func breakingPerModule(old, new *Image, cfg *BufConfig, modGroup map[*BufModule]*group) ([]Finding, error) {
+	seen := map[Finding]bool{}
+	var out []Finding
+	for i, m := range cfg.Modules {
+		nm := new.Module(m.Dir)
+		om := old.Module(m.Dir)
+		if len(om.Files) == 0 {
+			// The old input has no such module: compare with the old
+			// module at the same place in its configuration, else with
+			// the whole old input.
+			om = old
+			if old.Buf != nil && i < len(old.Buf.Modules) {
+				om = old.Module(old.Buf.Modules[i].Dir)
+			}
+		}
+		fs, err := Breaking(om, nm, modGroup[m].opts)
+		if err != nil {
+			return nil, err
+		}
+		at := newAttribution(om, nm)
+		for _, f := range fs {
+			newPath, againstPath := at.paths(f)
+			if seen[f] || at.ignored(m, f.Type, newPath, againstPath) {
+				continue
+			}
+			seen[f] = true
 			out = append(out, f)
 		}
 	}
@@ -273,16 +320,16 @@ func (a *attribution) ignored(m *BufModule, id, newPath, againstPath string) boo
 		if p == "" {
 			return false
 		}
-		if hasPath(b.Ignore, p) {
+		if bufconfig.HasPath(b.Ignore, p) {
 			return true
 		}
 		for key, ps := range b.IgnoreOnly {
-			if a.ruleSet(key)[id] && hasPath(ps, p) {
+			if a.ruleSet(key)[id] && bufconfig.HasPath(ps, p) {
 				return true
 			}
 		}
 		if b.IgnoreUnstablePackages {
-			if f := img.File(p); f != nil && unstablePackage(string(f.Desc.Package())) {
+			if f := img.File(p); f != nil && bufconfig.UnstablePackage(string(f.Desc.Package())) {
 				return true
 			}
 		}

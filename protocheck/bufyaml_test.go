@@ -3,6 +3,7 @@ package protocheck
 import (
 	"bytes"
 	"context"
+	"github.com/plugkit/plugkit/protocheck/bufconfig"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -137,7 +138,7 @@ func TestBufConfigErrors(t *testing.T) {
 			for k, v := range c.files {
 				files[k] = []byte(v)
 			}
-			_, err := parseBufLayout(files)
+			_, err := bufconfig.Parse(files)
 			if err == nil || !strings.Contains(err.Error(), c.want) {
 				t.Errorf("err = %v, want it to mention %q", err, c.want)
 			}
@@ -153,19 +154,6 @@ func TestBufConfigErrors(t *testing.T) {
 	})
 	if _, err := Load(context.Background(), dir, LoadOptions{}); err == nil || !strings.Contains(err.Error(), `file "x.proto" is in module "a" and in module "b"`) {
 		t.Errorf("duplicate import path: err = %v", err)
-	}
-}
-
-func TestUnstablePackage(t *testing.T) {
-	for pkg, want := range map[string]bool{
-		"foo.v1alpha1": true, "foo.bar.v1beta2": true, "foo.v1p1alpha1": true, "foo.v1test": true,
-		"foo.v1testfoo": true, "foo.v1alpha": true, "foo.v2beta": true,
-		"foo.v1": false, "foo": false, "v1alpha1": false, "foo.v0alpha1": false, "foo.v1alpha0": false,
-		"foo.v1alphabeta1": false, "foo.alpha": false, "foo.v1p0beta1": false, "": false,
-	} {
-		if got := unstablePackage(pkg); got != want {
-			t.Errorf("unstablePackage(%q) = %v, want %v", pkg, got, want)
-		}
 	}
 }
 

@@ -7,12 +7,21 @@
 // parsed with github.com/bufbuild/protocompile; neither protoc nor buf is
 // needed.
 //
-// The stages are:
+// Each stage is a package of its own, importing only the stages before it
+// (as bufbuild/protocompile splits parser, linker and reporter), so that a
+// tool links only what it uses:
 //
-//	Load      reads a directory or git input and compiles it into an *Image
-//	Breaking  pairs two images and returns []Finding
-//	History   checks a directory of NAME<major>.<minor>.proto files
-//	WriteFindings prints findings as text, JSON (buf's format) or GitHub annotations
+//	report     findings and their formats: text, JSON (buf's), GitHub
+//	           annotations and JUnit XML
+//	ruleset    the rules, their categories and the selection (use, except)
+//	bufconfig  buf.yaml, buf.work.yaml, buf.lock and buf's module cache
+//	load       reads a directory or git input and compiles it into an *Image
+//	           (compile errors keep their positions: *CompileError)
+//	protocheck the checks: Breaking and BreakingBuf pair two images and
+//	           return findings; History checks NAME<major>.<minor>.proto files
+//
+// This package keeps aliases and wrappers for the names of the other
+// stages (Image, Load, BufConfig, Rules, Finding, WriteFindings, ...).
 //
 // # Pairing
 //
@@ -30,8 +39,10 @@
 // field_added_in (93003) or method_added_in (93001). An added element covers
 // what it contains; a new file is covered by a Since line in the comments
 // of its syntax or package statement, or by cosmos_proto.file_added_in.
-// SINCE_COMMENT_MALFORMED: a line that starts with "since" in any case but
-// does not have the exact form (ParseSince), or names another project than
+// SINCE_COMMENT_MALFORMED: a line meant as a Since line (IsSinceLine: "since"
+// with a colon, or followed only by a name and versions; prose such as
+// "Since v2.0, the timestamps are zero" is not one) that does not have the
+// exact form (ParseSince), or names another project than
 // Options.SinceName. Lines already present on the old element are not
 // reported again. RESERVED_ADDED: a removed field or enum value whose
 // number or name became reserved. DEPRECATED_ADDED (informational, never
@@ -104,17 +115,26 @@
 //
 //  8. Exit status and output. A .proto file that does not compile makes
 //     "plugkit proto breaking" exit 1 (buf: 100), with every error as
-//     path:line:col; with --buf-compat it is reported as buf does, as
-//     COMPILE findings (CompileFindings) and exit 100. JSON lines have buf's keys in buf's order; plugkit adds
-//     "severity" (only for informational findings) and "hint" (only when
-//     set) after "message".
+//     path:line:col, one line per unresolved import, and says how to supply
+//     missing files (-I DIR); with --buf-compat it is reported as buf does,
+//     as COMPILE findings (CompileFindings) and exit 100. JSON lines have
+//     buf's keys in buf's order; plugkit adds "severity" (only for
+//     informational findings) and "hint" (only when set) after "message".
+//     Columns are buf's: terminal cells with tab stops of 4 in findings,
+//     bytes in compile errors. Syntax errors keep protocompile's wording
+//     (buf v1.75's own compiler words them differently).
 //
 //  9. Imports. buf also counts the files an input imports (such as
 //     google/protobuf/timestamp.proto) in FILE_NO_DELETE and
 //     PACKAGE_NO_DELETE: tfplugin 5.0 against 5.9 reports
 //     `Previously present file "google/protobuf/timestamp.proto" was
 //     deleted.` and package "google.protobuf" deleted, because 5.0 no longer
-//     imports it. plugkit checks only the input's own files.
+//     imports it; in a workspace each module is compared with what it
+//     imports from the other modules, so a module that stops importing a
+//     file of another module "deletes" it and the messages it declared
+//     from its package (PACKAGE_MESSAGE_NO_DELETE). plugkit checks only the
+//     input's own files; --buf-compat reports these as buf does, and
+//     Options.ExcludeImports (--exclude-imports) drops them as buf's flag.
 //
 //  10. LEGACY_REQUIRED. A proto2 required field and an editions field with
 //     features.field_presence = LEGACY_REQUIRED are the same on the wire

@@ -1,192 +1,45 @@
 package protocheck
 
 import (
-	"encoding/json"
-	"fmt"
 	"io"
-	"regexp"
-	"sort"
-	"strconv"
-	"strings"
+
+	"github.com/plugkit/plugkit/protocheck/report"
 )
 
-// Severity says whether a finding fails a run.
-type Severity int
+// Finding is one problem found by a rule (report.Finding).
+type Finding = report.Finding
 
+// Severity says whether a finding fails a run (report.Severity).
+type Severity = report.Severity
+
+// Severities of findings.
 const (
 	// SeverityError findings are breaking changes: they fail a run.
-	SeverityError Severity = iota
+	SeverityError = report.SeverityError
 	// SeverityInfo findings are printed but never fail a run on their own.
-	SeverityInfo
+	SeverityInfo = report.SeverityInfo
 )
 
-// String returns "error" or "info".
-func (s Severity) String() string {
-	if s == SeverityInfo {
-		return "info"
-	}
-	return "error"
-}
-
-// Finding is one problem found by a rule. Lines and columns are 1-based;
-// a finding about a whole file (or about something deleted without a
-// surviving parent) points at 1:1.
-type Finding struct {
-	// Path is the file the finding is about, relative to its input root.
-	// It is empty for findings about a deleted file or package.
-	Path        string
-	StartLine   int
-	StartColumn int
-	EndLine     int
-	EndColumn   int
-	// Type is the rule ID, e.g. "FIELD_NO_DELETE".
-	Type string
-	// Message is the human-readable description.
-	Message string
-	// Severity is SeverityInfo for informational rules.
-	Severity Severity
-	// Hint, when set, says what happened beyond buf's view (e.g. that a
-	// deleted message was moved) or what to do.
-	Hint string
-}
-
-// Failing reports whether any finding has SeverityError.
-func Failing(findings []Finding) bool {
-	for _, f := range findings {
-		if f.Severity == SeverityError {
-			return true
-		}
-	}
-	return false
-}
-
-// SortFindings orders findings as buf does: by path, start line, start
-// column, type and message (the end of a span does not count).
-func SortFindings(fs []Finding) {
-	sort.SliceStable(fs, func(i, j int) bool {
-		a, b := fs[i], fs[j]
-		switch {
-		case a.Path != b.Path:
-			return a.Path < b.Path
-		case a.StartLine != b.StartLine:
-			return a.StartLine < b.StartLine
-		case a.StartColumn != b.StartColumn:
-			return a.StartColumn < b.StartColumn
-		case a.Type != b.Type:
-			return a.Type < b.Type
-		}
-		return a.Message < b.Message
-	})
-}
-
-// jsonFinding is the JSON form of a Finding, with buf's key order.
-type jsonFinding struct {
-	Path        string `json:"path,omitempty"`
-	StartLine   int    `json:"start_line"`
-	StartColumn int    `json:"start_column"`
-	EndLine     int    `json:"end_line"`
-	EndColumn   int    `json:"end_column"`
-	Type        string `json:"type"`
-	Message     string `json:"message"`
-	Severity    string `json:"severity,omitempty"`
-	Hint        string `json:"hint,omitempty"`
-}
-
-// Error formats accepted by WriteFindings.
+// Error formats accepted by WriteFindings (see package report).
 const (
-	FormatText          = "text"           // path:line:col:message
-	FormatJSON          = "json"           // one JSON object a line
-	FormatGitHubActions = "github-actions" // ::error workflow commands
+	FormatText          = report.FormatText
+	FormatJSON          = report.FormatJSON
+	FormatGitHubActions = report.FormatGitHubActions
+	FormatJUnit         = report.FormatJUnit
 )
 
-// WriteFindings prints findings in one of the formats "text"
-// (path:line:col:message, like buf), "json" (one object a line with buf's
-// keys path, start_line, start_column, end_line, end_column, type, message;
-// "severity" and "hint" are added only when not the default/empty) or
-// "github-actions" (workflow commands, in buf's layout). Findings without a
-// path (deleted files and packages) show "<input>" in text and
-// github-actions output, as in buf's. pathPrefix, if not empty, is joined
-// before each path.
+// Failing reports whether any finding has SeverityError (report.Failing).
+func Failing(findings []Finding) bool { return report.Failing(findings) }
+
+// SortFindings orders findings as buf does (report.Sort).
+func SortFindings(fs []Finding) { report.Sort(fs) }
+
+// WriteFindings prints findings in a format (report.Write).
 func WriteFindings(w io.Writer, format, pathPrefix string, findings []Finding) error {
-	for _, f := range findings {
-		p := f.Path
-		if p != "" && pathPrefix != "" {
-			p = pathPrefix + "/" + p
-		}
-		if p == "" && format != FormatJSON {
-			p = "<input>" // as buf prints findings about deleted files
-		}
-		var err error
-		switch format {
-		case FormatText, "":
-			_, err = fmt.Fprintf(w, "%s:%d:%d:%s\n", p, f.StartLine, f.StartColumn, f.Message)
-			if err == nil && f.Hint != "" {
-				_, err = fmt.Fprintf(w, "\thint: %s\n", f.Hint)
-			}
-		case FormatJSON:
-			jf := jsonFinding{p, f.StartLine, f.StartColumn, f.EndLine, f.EndColumn, f.Type, f.Message, "", f.Hint}
-			if f.Severity != SeverityError {
-				jf.Severity = f.Severity.String()
-			}
-			var b []byte
-			b, err = json.Marshal(jf)
-			if err == nil {
-				b = append(b, '\n')
-				_, err = w.Write(b)
-			}
-		case FormatGitHubActions:
-			level := "error"
-			if f.Severity == SeverityInfo {
-				level = "notice"
-			}
-			msg := f.Message
-			if f.Hint != "" {
-				msg += " Hint: " + f.Hint
-			}
-			if f.Path == "" {
-				_, err = fmt.Fprintf(w, "::%s file=%s::%s\n", level, p, ghEscape(msg))
-			} else {
-				_, err = fmt.Fprintf(w, "::%s file=%s,line=%d,col=%d,endLine=%d,endColumn=%d::%s\n",
-					level, ghEscapeProp(p), f.StartLine, f.StartColumn, f.EndLine, f.EndColumn, ghEscape(msg))
-			}
-		default:
-			return fmt.Errorf("unknown error format %q (use text, json or github-actions)", format)
-		}
-		if err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-func ghEscape(s string) string {
-	return strings.NewReplacer("%", "%25", "\r", "%0D", "\n", "%0A").Replace(s)
-}
-
-func ghEscapeProp(s string) string {
-	return strings.NewReplacer("%", "%25", "\r", "%0D", "\n", "%0A", ":", "%3A", ",", "%2C").Replace(s)
+	return report.Write(w, format, pathPrefix, findings)
 }
 
 // CompileFindings turns a CompileError into findings of type COMPILE, one
-// per problem, as buf reports an input that does not compile: at the
-// position of the problem (start and end are the same point), with the
-// compiler's message. A problem without a position has no path and
-// points at 0:0. Paths are as the error shows them (the input directory
-// included), so print them with an empty path prefix.
-func CompileFindings(e *CompileError) []Finding {
-	out := make([]Finding, 0, len(e.Errors))
-	for _, msg := range e.Errors {
-		f := Finding{Type: "COMPILE", Message: msg}
-		if m := compilePos.FindStringSubmatch(msg); m != nil {
-			line, _ := strconv.Atoi(m[2])
-			col, _ := strconv.Atoi(m[3])
-			f = Finding{Path: m[1], StartLine: line, StartColumn: col, EndLine: line, EndColumn: col, Type: "COMPILE", Message: m[4]}
-		}
-		out = append(out, f)
-	}
-	SortFindings(out)
-	return out
-}
-
-// compilePos splits a compiler message "path:line:col: message".
-var compilePos = regexp.MustCompile(`^(.+?\.proto):(\d+):(\d+): (.*)$`)
+// per problem, as buf reports an input that does not compile
+// ((*load.CompileError).Findings).
+func CompileFindings(e *CompileError) []Finding { return e.Findings() }

@@ -3,6 +3,7 @@ package protocheck
 import (
 	"context"
 	"fmt"
+	"github.com/plugkit/plugkit/protocheck/load"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -84,7 +85,7 @@ func History(ctx context.Context, dir string, opts HistoryOptions) ([]Finding, e
 		}
 		return a.Minor < b.Minor
 	})
-	load := func(v Version) (*Image, error) {
+	loadVersion := func(v Version) (*Image, error) {
 		data, err := os.ReadFile(filepath.Join(dir, v.File))
 		if err != nil {
 			return nil, err
@@ -94,8 +95,10 @@ func History(ctx context.Context, dir string, opts HistoryOptions) ([]Finding, e
 		img, err := NewImage(ctx, v.File, map[string][]byte{canonicalName(v): data}, lo)
 		if err != nil {
 			if ce, ok := err.(*CompileError); ok {
-				for i, e := range ce.Errors {
-					ce.Errors[i] = strings.Replace(e, canonicalName(v), v.File, 1)
+				for i := range ce.Problems {
+					if ce.Problems[i].Path == canonicalName(v) {
+						ce.Problems[i].Path = v.File
+					}
 				}
 			}
 			return nil, err
@@ -106,7 +109,7 @@ func History(ctx context.Context, dir string, opts HistoryOptions) ([]Finding, e
 	var prev *Image
 	var prevV Version
 	for i, v := range versions {
-		img, err := load(v)
+		img, err := loadVersion(v)
 		if err != nil {
 			return nil, err
 		}
@@ -137,7 +140,9 @@ func History(ctx context.Context, dir string, opts HistoryOptions) ([]Finding, e
 		prev, prevV = img, v
 	}
 	if opts.Against != "" {
-		released, err := readInput(ctx, opts.Against, opts.Load)
+		lo := opts.Load
+		lo.Against = true
+		released, err := load.ReadFiles(ctx, opts.Against, lo)
 		if err != nil {
 			return nil, err
 		}

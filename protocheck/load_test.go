@@ -19,11 +19,11 @@ func TestLoadBadInput(t *testing.T) {
 
 	_, err := Load(ctx, filepath.Join(dir, "bad"), LoadOptions{})
 	var ce *CompileError
-	if !errors.As(err, &ce) || len(ce.Errors) == 0 || !regexp.MustCompile(`bad/a\.proto:4:13: `).MatchString(ce.Errors[0]) {
+	if !errors.As(err, &ce) || len(ce.Problems) == 0 || !regexp.MustCompile(`bad/a\.proto:4:13: `).MatchString(ce.Problems[0].String()) {
 		t.Errorf("unparsable proto: want a CompileError with file:line:col, got %v", err)
 	}
 	_, err = Load(ctx, filepath.Join(dir, "imp"), LoadOptions{})
-	if !errors.As(err, &ce) || !strings.Contains(err.Error(), "imp/a.proto:3:8:") || !strings.Contains(err.Error(), "missing/dep.proto") {
+	if !errors.As(err, &ce) || !strings.Contains(err.Error(), "imp/a.proto:3:1:") || !strings.Contains(err.Error(), "missing/dep.proto") {
 		t.Errorf("missing import: want a positioned error naming the import, got %v", err)
 	}
 	// The import resolves with -I.

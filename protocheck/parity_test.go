@@ -156,7 +156,7 @@ func TestDeprecatedRule(t *testing.T) {
 		t.Fatal(err)
 	}
 	if !on["FIELD_NO_DELETE"] || on["MESSAGE_SAME_MESSAGE_SET_WIRE_FORMAT"] {
-		t.Errorf("selection %v", sortedIDs(on))
+		t.Errorf("selection %v", on)
 	}
 	w := DeprecationWarnings([]string{"MESSAGE_SAME_MESSAGE_SET_WIRE_FORMAT"}, nil)
 	if len(w) != 1 || !strings.Contains(w[0], "MESSAGE_SAME_MESSAGE_SET_WIRE_FORMAT is deprecated") {

@@ -5,7 +5,8 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/plugkit/plugkit/protocheck"
+	"github.com/plugkit/plugkit/protocheck/load"
+	"github.com/plugkit/plugkit/protocheck/ruleset"
 )
 
 // reportLoadErrors reports inputs that could not be loaded. In buf-compatible
@@ -15,13 +16,13 @@ import (
 // every error outside buf-compatible mode, goes to stderr with exit status 1.
 func reportLoadErrors(stdout, stderr io.Writer, format string, bufCompat bool, newErr, oldErr error) int {
 	if bufCompat {
-		var ce *protocheck.CompileError
+		var ce *load.CompileError
 		first := newErr
 		if first == nil {
 			first = oldErr
 		}
 		if errors.As(first, &ce) {
-			return report(stdout, stderr, "plugkit proto breaking", format, "", protocheck.CompileFindings(ce))
+			return writeReport(stdout, stderr, "plugkit proto breaking", format, "", ce.Findings())
 		}
 	}
 	for _, err := range []error{newErr, oldErr} {
@@ -35,7 +36,7 @@ func reportLoadErrors(stdout, stderr io.Writer, format string, bufCompat bool, n
 // warnDeprecated prints a warning on stderr for each deprecated rule ID in
 // the selection (buf warns too, and runs on).
 func warnDeprecated(stderr io.Writer, use, except []string) {
-	for _, w := range protocheck.DeprecationWarnings(use, except) {
+	for _, w := range ruleset.DeprecationWarnings(use, except) {
 		fmt.Fprintf(stderr, "plugkit proto breaking: warning: %s\n", w)
 	}
 }

@@ -10,6 +10,9 @@ import (
 	"strings"
 
 	"github.com/plugkit/plugkit/protocheck"
+	"github.com/plugkit/plugkit/protocheck/load"
+	"github.com/plugkit/plugkit/protocheck/report"
+	"github.com/plugkit/plugkit/protocheck/ruleset"
 )
 
 // Exit codes of "plugkit proto", as buf's.
@@ -98,7 +101,10 @@ const Usage = `usage:
 INPUT and AGAINST are directories of .proto files or git inputs in buf's
 form: .git#tag=v1.2, .git#branch=main, #ref=SHA, optionally ,subdir=DIR.
 A buf.yaml (v1beta1, v1, v2) or buf.work.yaml at an input's root sets its
-modules; INPUT's breaking section (use, except, ignore, ignore_only,
+modules (--config replaces INPUT's); an input that is a module of a
+workspace in a parent directory is checked as that module, importing the
+workspace's other modules. A buf.yaml's deps are read from buf's module
+cache through buf.lock; -I DIR supplies the rest. INPUT's breaking section (use, except, ignore, ignore_only,
 ignore_unstable_packages) applies; --use replaces its use and except,
 --except its except.
 Exit status: 0 no findings, 100 breaking findings, 1 failure.
@@ -112,11 +118,14 @@ func runProtoBreaking(args []string, stdout, stderr io.Writer) int {
 	against := fs.String("against", "", "the previous version: a directory or git input (required)")
 	fs.Var(&use, "use", "categories or rule IDs to check, comma-separated (default: INPUT's buf.yaml, else FILE,ADR044)")
 	fs.Var(&except, "except", "categories or rule IDs to leave out, comma-separated (default: INPUT's buf.yaml)")
-	fs.Var(&imports, "I", "extra import directory (repeatable)")
-	format := fs.String("error-format", "text", "output format: text, json or github-actions")
+	fs.Var(&imports, "I", "a directory of imported files, e.g. a buf.yaml dependency's checkout (repeatable)")
+	format := fs.String("error-format", "text", "output format: text, json, github-actions or junit")
 	sinceName := fs.String("since-name", "", "the project name Since lines must use, e.g. cosmos-sdk")
 	bufCompat := fs.Bool("buf-compat", false, "report exactly what buf reports (no rename/move detection)")
 	bufNames := fs.Bool("buf-names", false, "name messages, enums and services by short name, as buf does")
+	excludeImports := fs.Bool("exclude-imports", false, "leave imported files out of the comparison, as buf's --exclude-imports")
+	config := fs.String("config", "", "a buf.yaml file, or its content as YAML or JSON, to use instead of INPUT's")
+	againstConfig := fs.String("against-config", "", "a buf.yaml file, or its content as YAML or JSON, to use instead of AGAINST's")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: plugkit proto breaking INPUT --against AGAINST [flags]")
 		fs.PrintDefaults()
@@ -133,20 +142,20 @@ func runProtoBreaking(args []string, stdout, stderr io.Writer) int {
 		fs.Usage()
 		return exitFailure
 	}
-	if _, err := protocheck.SelectRules(use, except); err != nil {
+	if _, err := ruleset.SelectRules(use, except); err != nil {
 		fmt.Fprintf(stderr, "plugkit proto breaking: %v\n", err)
 		return exitFailure
 	}
 	warnDeprecated(stderr, use, except)
 	switch *format {
-	case protocheck.FormatText, protocheck.FormatJSON, protocheck.FormatGitHubActions:
+	case report.FormatText, report.FormatJSON, report.FormatGitHubActions, report.FormatJUnit:
 	default:
-		fmt.Fprintf(stderr, "plugkit proto breaking: unknown --error-format %q (use text, json or github-actions)\n", *format)
+		fmt.Fprintf(stderr, "plugkit proto breaking: unknown --error-format %q (use text, json, github-actions or junit)\n", *format)
 		return exitFailure
 	}
 	ctx := context.Background()
-	lo := protocheck.LoadOptions{ImportPaths: imports}
-	newImg, oldImg, newErr, oldErr := protocheck.LoadPair(ctx, pos[0], *against, lo)
+	lo := load.LoadOptions{ImportPaths: imports, Config: *config, AgainstConfig: *againstConfig}
+	newImg, oldImg, newErr, oldErr := load.LoadPair(ctx, pos[0], *against, lo)
 	if newErr != nil || oldErr != nil {
 		return reportLoadErrors(stdout, stderr, *format, *bufCompat, newErr, oldErr)
 	}
@@ -154,6 +163,7 @@ func runProtoBreaking(args []string, stdout, stderr io.Writer) int {
 	// configuration applies; --use and --except override it.
 	findings, err := protocheck.BreakingBuf(oldImg, newImg, protocheck.Options{
 		Use: use, Except: except, BufCompat: *bufCompat, BufNames: *bufNames, SinceName: *sinceName,
+		ExcludeImports: *excludeImports,
 	})
 	if err != nil {
 		fmt.Fprintf(stderr, "plugkit proto breaking: %v\n", err)
@@ -165,10 +175,10 @@ func runProtoBreaking(args []string, stdout, stderr io.Writer) int {
 		for i := range findings {
 			findings[i].Path = newImg.DisplayPath(findings[i].Path)
 		}
-		protocheck.SortFindings(findings) // buf sorts by the path shown
+		report.Sort(findings) // buf sorts by the path shown
 		prefix = ""
 	}
-	return report(stdout, stderr, "plugkit proto breaking", *format, prefix, findings)
+	return writeReport(stdout, stderr, "plugkit proto breaking", *format, prefix, findings)
 }
 
 func runProtoHistory(args []string, stdout, stderr io.Writer) int {
@@ -177,7 +187,7 @@ func runProtoHistory(args []string, stdout, stderr io.Writer) int {
 	var imports pathFlag
 	against := fs.String("against", "", "git input holding the released versions, e.g. .git#tag=v1.0,subdir=proto")
 	fs.Var(&imports, "I", "extra import directory (repeatable)")
-	format := fs.String("error-format", "text", "output format: text, json or github-actions")
+	format := fs.String("error-format", "text", "output format: text, json, github-actions or junit")
 	bufCompat := fs.Bool("buf-compat", false, "compare minors exactly as buf would (no move detection)")
 	bufNames := fs.Bool("buf-names", false, "name messages, enums and services by short name, as buf does")
 	fs.Usage = func() {
@@ -197,7 +207,7 @@ func runProtoHistory(args []string, stdout, stderr io.Writer) int {
 		return exitFailure
 	}
 	findings, err := protocheck.History(context.Background(), pos[0], protocheck.HistoryOptions{
-		Against: *against, Load: protocheck.LoadOptions{ImportPaths: imports}, BufCompat: *bufCompat, BufNames: *bufNames,
+		Against: *against, Load: load.LoadOptions{ImportPaths: imports}, BufCompat: *bufCompat, BufNames: *bufNames,
 	})
 	if err != nil {
 		fmt.Fprintf(stderr, "plugkit proto history: %v\n", err)
@@ -207,17 +217,17 @@ func runProtoHistory(args []string, stdout, stderr io.Writer) int {
 	if root == "." {
 		root = ""
 	}
-	return report(stdout, stderr, "plugkit proto history", *format, root, findings)
+	return writeReport(stdout, stderr, "plugkit proto history", *format, root, findings)
 }
 
-// report writes findings in format and returns the exit status, as buf's:
+// writeReport writes findings in format and returns the exit status, as buf's:
 // 100 when any finding fails the check, 1 when they cannot be written.
-func report(stdout, stderr io.Writer, cmd, format, prefix string, findings []protocheck.Finding) int {
-	if err := protocheck.WriteFindings(stdout, format, prefix, findings); err != nil {
+func writeReport(stdout, stderr io.Writer, cmd, format, prefix string, findings []report.Finding) int {
+	if err := report.Write(stdout, format, prefix, findings); err != nil {
 		fmt.Fprintf(stderr, "%s: %v\n", cmd, err)
 		return exitFailure
 	}
-	if protocheck.Failing(findings) {
+	if report.Failing(findings) {
 		return exitFindings
 	}
 	return exitOK
@@ -237,12 +247,12 @@ func runProtoRules(args []string, stdout, stderr io.Writer) int {
 	var set map[string]bool
 	if len(use) > 0 {
 		var err error
-		if set, err = protocheck.SelectRules(use, nil); err != nil {
+		if set, err = ruleset.SelectRules(use, nil); err != nil {
 			fmt.Fprintf(stderr, "plugkit proto rules: %v\n", err)
 			return exitFailure
 		}
 	}
-	rules := append([]protocheck.Rule(nil), protocheck.Rules...)
+	rules := append([]ruleset.Rule(nil), ruleset.Rules...)
 	sort.SliceStable(rules, func(i, j int) bool { return rules[i].ID < rules[j].ID })
 	for _, r := range rules {
 		if set != nil && !set[r.ID] {

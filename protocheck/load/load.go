@@ -1,4 +1,10 @@
-package protocheck
+// Package load is the loading stage of protocheck: it reads an input (a
+// directory, or a git input in buf's form), applies its buf configuration
+// (package bufconfig), compiles its .proto files with protocompile and
+// returns an Image: the files with their descriptors and the files they
+// import. Files that do not compile give a *CompileError whose problems
+// keep the compiler's positions.
+package load
 
 import (
 	"archive/tar"
@@ -6,6 +12,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/plugkit/plugkit/protocheck/bufconfig"
 	"io"
 	"io/fs"
 	"os"
@@ -31,6 +38,31 @@ type LoadOptions struct {
 	// Dir is the directory relative inputs and git repositories are resolved
 	// against. Empty means the current directory.
 	Dir string
+
+	// Config, when not empty, replaces the buf.yaml (and buf.work.yaml)
+	// at the input's root, as buf's --config: a file name, or the
+	// configuration itself in YAML or JSON (anything starting with "{" or
+	// holding a newline or "version:").
+	Config string
+	// AgainstConfig is Config for the input LoadPair checks against (buf's
+	// --against-config).
+	AgainstConfig string
+
+	// Against marks the input as the one checked against (--against), so
+	// that errors say so. LoadPair sets it for its against input.
+	Against bool
+	// workspace holds the files of the other modules of a workspace found
+	// in a parent directory, by import path.
+	workspace map[string][]byte
+}
+
+// label names the input in errors: kind ("input", "git input"), prefixed
+// with "--against" for the input checked against.
+func (o LoadOptions) label(kind string) string {
+	if o.Against {
+		return "--against " + kind
+	}
+	return kind
 }
 
 // Image is a compiled set of .proto files: the files of one input, paired
@@ -46,12 +78,67 @@ type Image struct {
 
 	// Buf is the input's buf.yaml or buf.work.yaml layout and breaking
 	// configuration, or nil when its root has neither.
-	Buf *BufConfig
+	Buf *bufconfig.Config
 
 	byPath map[string]*File
 	// imports are the files the input's files import, directly or not,
 	// that are not part of the input (e.g. google/protobuf/timestamp.proto).
 	imports map[string]protoreflect.FileDescriptor
+}
+
+// Imports returns the files the image's files import, directly or not,
+// that are not part of the image (e.g. google/protobuf/timestamp.proto,
+// a dependency's file, a file of another module of the workspace), sorted
+// by path.
+func (img *Image) Imports() []protoreflect.FileDescriptor {
+	out := make([]protoreflect.FileDescriptor, 0, len(img.imports))
+	for _, fd := range img.imports {
+		out = append(out, fd)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Path() < out[j].Path() })
+	return out
+}
+
+// Import returns the imported file with the given path, or nil.
+func (img *Image) Import(path string) protoreflect.FileDescriptor { return img.imports[path] }
+
+// WithoutImports returns img without the files it imports, as buf's
+// --exclude-imports sees an input.
+func (img *Image) WithoutImports() *Image {
+	cp := *img
+	cp.imports = nil
+	return &cp
+}
+
+// Module returns the part of img that is the module at dir (File.Module):
+// its files, and as imports everything they import that is not one of
+// them, as buf compares the modules of a workspace one by one.
+func (img *Image) Module(dir string) *Image {
+	sub := &Image{Input: img.Input, Root: img.Root, Buf: img.Buf, byPath: map[string]*File{},
+		imports: map[string]protoreflect.FileDescriptor{}}
+	for _, f := range img.Files {
+		if f.Module == dir {
+			sub.Files = append(sub.Files, f)
+			sub.byPath[f.Path] = f
+		}
+	}
+	var add func(fd protoreflect.FileDescriptor)
+	add = func(fd protoreflect.FileDescriptor) {
+		for i := 0; i < fd.Imports().Len(); i++ {
+			dep := fd.Imports().Get(i).FileDescriptor
+			if _, own := sub.byPath[dep.Path()]; own {
+				continue
+			}
+			if _, done := sub.imports[dep.Path()]; !done {
+				sub.imports[dep.Path()] = dep
+				add(dep)
+			}
+		}
+	}
+	for _, f := range sub.Files {
+		add(f.Desc)
+	}
+	return sub
 }
 
 // File is one compiled .proto file of an Image.
@@ -71,28 +158,14 @@ type File struct {
 // File returns the file with the given path, or nil.
 func (img *Image) File(path string) *File { return img.byPath[path] }
 
-// CompileError reports .proto files that do not compile. Each entry carries
-// the file, line and column of one problem.
-type CompileError struct {
-	// Input is the input being loaded.
-	Input string
-	// Errors are the individual problems, each formatted "path:line:col: message".
-	Errors []string
-}
-
-// Error lists every problem on its own line.
-func (e *CompileError) Error() string {
-	return fmt.Sprintf("input %q does not compile:\n%s", e.Input, strings.Join(e.Errors, "\n"))
-}
-
 // gitInput is a parsed buf-style git input such as ".git#tag=v1,subdir=proto".
 type gitInput struct {
 	repo, tag, branch, ref, subdir string
 }
 
 // parseGitInput reports whether input is a git input and parses it.
-func parseGitInput(input string) (gitInput, bool, error) {
-	repo, opts, ok := strings.Cut(input, "#")
+func parseGitInput(input string, opts LoadOptions) (gitInput, bool, error) {
+	repo, spec, ok := strings.Cut(input, "#")
 	if !ok {
 		if strings.HasSuffix(input, ".git") {
 			return gitInput{repo: input}, true, nil
@@ -103,10 +176,10 @@ func parseGitInput(input string) (gitInput, bool, error) {
 	if g.repo == "" {
 		g.repo = "."
 	}
-	for _, kv := range strings.Split(opts, ",") {
+	for _, kv := range strings.Split(spec, ",") {
 		k, v, ok := strings.Cut(kv, "=")
 		if !ok || v == "" {
-			return g, true, fmt.Errorf("git input %q: option %q is not key=value (use tag=, branch=, ref= and subdir=)", input, kv)
+			return g, true, fmt.Errorf("%s %q: option %q is not key=value (use tag=, branch=, ref= and subdir=)", opts.label("git input"), input, kv)
 		}
 		switch k {
 		case "tag":
@@ -120,7 +193,7 @@ func parseGitInput(input string) (gitInput, bool, error) {
 		case "depth", "recurse_submodules":
 			// Accepted for compatibility with buf; local git needs neither.
 		default:
-			return g, true, fmt.Errorf("git input %q: unknown option %q (use tag=, branch=, ref= and subdir=)", input, k)
+			return g, true, fmt.Errorf("%s %q: unknown option %q (use tag=, branch=, ref= and subdir=)", opts.label("git input"), input, k)
 		}
 	}
 	n := 0
@@ -130,7 +203,7 @@ func parseGitInput(input string) (gitInput, bool, error) {
 		}
 	}
 	if n > 1 {
-		return g, true, fmt.Errorf("git input %q: give only one of tag=, branch= and ref=", input)
+		return g, true, fmt.Errorf("%s %q: give only one of tag=, branch= and ref=", opts.label("git input"), input)
 	}
 	return g, true, nil
 }
@@ -168,9 +241,12 @@ func LoadPair(ctx context.Context, input, against string, opts LoadOptions) (cur
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		oldIn, oldErr = readPrepared(ctx, against, opts)
+		aopts := opts
+		aopts.Against = true
+		aopts.Config, aopts.AgainstConfig = opts.AgainstConfig, ""
+		oldIn, oldErr = readPrepared(ctx, against, aopts)
 		if oldErr == nil {
-			old, oldErr = oldIn.compile(ctx, opts, nil)
+			old, oldErr = oldIn.compile(ctx, aopts, nil)
 		}
 	}()
 	curIn, curErr := readPrepared(ctx, input, opts)
@@ -187,7 +263,10 @@ type preparedInput struct {
 	input   string
 	sources map[string][]byte
 	dirs    map[string]string // import path to module directory
-	cfg     *BufConfig
+	cfg     *bufconfig.Config
+	// workspace holds, by import path, the files of the other modules of
+	// a workspace found in a parent directory: imports, not checked.
+	workspace map[string][]byte
 }
 
 func readPrepared(ctx context.Context, input string, opts LoadOptions) (*preparedInput, error) {
@@ -195,14 +274,38 @@ func readPrepared(ctx context.Context, input string, opts LoadOptions) (*prepare
 	if err != nil {
 		return nil, err
 	}
-	cfg, err := parseBufLayout(files)
+	override, err := opts.configData()
 	if err != nil {
-		return nil, fmt.Errorf("input %q: %w", input, err)
+		return nil, fmt.Errorf("%s %q: %w", opts.label("input"), input, err)
 	}
-	in := &preparedInput{input: input, sources: files, cfg: cfg}
+	if override != nil {
+		// --config replaces the configuration at the input's root.
+		delete(files, bufconfig.BufWorkYAML)
+		files[bufconfig.BufYAML] = override
+	}
+	cfg, err := bufconfig.Parse(files)
+	if err != nil {
+		return nil, fmt.Errorf("%s %q: %w", opts.label("input"), input, err)
+	}
+	var workspace map[string][]byte
+	// A v1 module's buf.yaml may be one directory of a buf.work.yaml
+	// above it.
+	v1Module := cfg != nil && cfg.File == bufconfig.BufYAML && cfg.Version != "v2"
+	if (cfg == nil || v1Module) && override == nil {
+		if _, isGit, _ := parseGitInput(input, opts); !isGit {
+			dir := input
+			if opts.Dir != "" && !filepath.IsAbs(dir) {
+				dir = filepath.Join(opts.Dir, dir)
+			}
+			if wcfg, ws := parentWorkspace(dir, v1Module); wcfg != nil {
+				cfg, workspace = wcfg, ws
+			}
+		}
+	}
+	in := &preparedInput{input: input, sources: files, cfg: cfg, workspace: workspace}
 	if cfg != nil {
-		if in.sources, in.dirs, err = applyLayout(cfg, files); err != nil {
-			return nil, fmt.Errorf("input %q: %w", input, err)
+		if in.sources, in.dirs, err = cfg.Layout(files); err != nil {
+			return nil, fmt.Errorf("%s %q: %w", opts.label("input"), input, err)
 		}
 	} else {
 		for p := range files {
@@ -217,24 +320,22 @@ func readPrepared(ctx context.Context, input string, opts LoadOptions) (*prepare
 // compile compiles a prepared input, reusing unchanged files of reuse
 // (nil for none).
 func (in *preparedInput) compile(ctx context.Context, opts LoadOptions, reuse *Image) (*Image, error) {
+	opts.workspace = in.workspace
+	if in.cfg != nil {
+		// The buf.lock dependencies found in buf's module cache.
+		opts.ImportPaths = append(append([]string(nil), opts.ImportPaths...), in.cfg.DepDirs()...)
+	}
 	img, err := compileSources(ctx, in.input, displayRoot(in.input), in.sources, opts, reuse)
 	if err != nil {
 		if ce, ok := err.(*CompileError); ok && in.cfg != nil {
-			// Problems are reported by import path; show them where the
+			ce.MissingDeps = in.cfg.MissingDeps()
+			ce.ConfigFile = in.cfg.File
+			// Problems are found by import path; show them where the
 			// files are.
-			for i, e := range ce.Errors {
-				for rel, dir := range in.dirs {
-					if dir == "." {
-						continue
-					}
-					prefix := rel + ":"
-					if r := displayRoot(in.input); r != "" {
-						prefix = r + "/" + prefix
-					}
-					if strings.HasPrefix(e, prefix) {
-						ce.Errors[i] = strings.Replace(e, rel+":", dir+"/"+rel+":", 1)
-						break
-					}
+			for i := range ce.Problems {
+				pr := &ce.Problems[i]
+				if dir, ok := in.dirs[pr.file]; ok && dir != "." {
+					pr.Path = joinPath(displayRoot(in.input), dir+"/"+pr.file)
 				}
 			}
 		}
@@ -320,7 +421,7 @@ func reusable(sources map[string][]byte, reuse *Image, importPaths []string) map
 
 // displayRoot is the prefix shown before file paths of input.
 func displayRoot(input string) string {
-	if _, isGit, _ := parseGitInput(input); isGit {
+	if _, isGit, _ := parseGitInput(input, LoadOptions{}); isGit {
 		return ""
 	}
 	root := filepath.ToSlash(filepath.Clean(input))
@@ -358,35 +459,42 @@ func (img *Image) ModulePaths() bool {
 	return false
 }
 
+// ReadFiles reads the .proto and buf configuration files of input (a
+// directory or a git input, as Load takes), by path relative to the input,
+// without compiling them.
+func ReadFiles(ctx context.Context, input string, opts LoadOptions) (map[string][]byte, error) {
+	return readInput(ctx, input, opts)
+}
+
 func readInput(ctx context.Context, input string, opts LoadOptions) (map[string][]byte, error) {
-	g, isGit, err := parseGitInput(input)
+	g, isGit, err := parseGitInput(input, opts)
 	if err != nil {
 		return nil, err
 	}
 	if isGit {
-		return readGit(ctx, input, g, opts.Dir)
+		return readGit(ctx, input, g, opts)
 	}
 	dir := input
 	if opts.Dir != "" && !filepath.IsAbs(dir) {
 		dir = filepath.Join(opts.Dir, dir)
 	}
-	return readDir(input, dir)
+	return readDir(input, dir, opts)
 }
 
-func readDir(input, dir string) (map[string][]byte, error) {
+func readDir(input, dir string, opts LoadOptions) (map[string][]byte, error) {
 	st, err := os.Stat(dir)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
-			return nil, fmt.Errorf("input %q: directory does not exist (give a directory of .proto files or a git input such as .git#branch=main)", input)
+			return nil, fmt.Errorf("%s %q: directory does not exist (give a directory of .proto files or a git input such as .git#branch=main)", opts.label("input"), input)
 		}
-		return nil, fmt.Errorf("input %q: %w", input, err)
+		return nil, fmt.Errorf("%s %q: %w", opts.label("input"), input, err)
 	}
 	if !st.IsDir() {
-		return nil, fmt.Errorf("input %q is not a directory (give a directory of .proto files or a git input such as .git#branch=main)", input)
+		return nil, fmt.Errorf("%s %q is not a directory (give a directory of .proto files or a git input such as .git#branch=main)", opts.label("input"), input)
 	}
 	root, err := filepath.EvalSymlinks(dir)
 	if err != nil {
-		return nil, fmt.Errorf("input %q: %w", input, err)
+		return nil, fmt.Errorf("%s %q: %w", opts.label("input"), input, err)
 	}
 	sources := map[string][]byte{}
 	err = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
@@ -399,7 +507,7 @@ func readDir(input, dir string) (map[string][]byte, error) {
 			}
 			return nil
 		}
-		if !strings.HasSuffix(d.Name(), ".proto") && !isConfigFile(d.Name()) {
+		if !strings.HasSuffix(d.Name(), ".proto") && !bufconfig.IsConfigFile(d.Name()) {
 			return nil
 		}
 		rel, err := filepath.Rel(dir, p)
@@ -414,10 +522,10 @@ func readDir(input, dir string) (map[string][]byte, error) {
 		return nil
 	})
 	if err != nil {
-		return nil, fmt.Errorf("input %q: %w", input, err)
+		return nil, fmt.Errorf("%s %q: %w", opts.label("input"), input, err)
 	}
 	if !hasProto(sources) {
-		return nil, fmt.Errorf("input %q: no .proto files found", input)
+		return nil, fmt.Errorf("%s %q: no .proto files found", opts.label("input"), input)
 	}
 	return sources, nil
 }
@@ -519,7 +627,8 @@ func gitCommand(ctx context.Context, repo, baseDir string, args ...string) *exec
 	return exec.CommandContext(ctx, "git", full...)
 }
 
-func readGit(ctx context.Context, input string, g gitInput, baseDir string) (map[string][]byte, error) {
+func readGit(ctx context.Context, input string, g gitInput, opts LoadOptions) (map[string][]byte, error) {
+	baseDir := opts.Dir
 	rev := "HEAD"
 	switch {
 	case g.tag != "":
@@ -541,9 +650,9 @@ func readGit(ctx context.Context, input string, g gitInput, baseDir string) (map
 		}
 		if err != nil {
 			if _, lookErr := exec.LookPath("git"); lookErr != nil {
-				return nil, fmt.Errorf("git input %q: the git command is needed: %w", input, lookErr)
+				return nil, fmt.Errorf("%s %q: the git command is needed: %w", opts.label("git input"), input, lookErr)
 			}
-			return nil, fmt.Errorf("git input %q: %q is not a commit, tag or branch of repository %q (list them with git tag and git branch -a)%s", input, rev, g.repo, trimStderr(stderr.String()))
+			return nil, fmt.Errorf("%s %q: %q is not a commit, tag or branch of repository %q (list them with git tag and git branch -a)%s", opts.label("git input"), input, rev, g.repo, trimStderr(stderr.String()))
 		}
 	}
 	commit := strings.TrimSpace(string(out))
@@ -556,7 +665,7 @@ func readGit(ctx context.Context, input string, g gitInput, baseDir string) (map
 	cmd.Stderr = &stderr
 	tarData, err := cmd.Output()
 	if err != nil {
-		return nil, fmt.Errorf("git input %q: git archive of %s failed (does subdir %q exist at that commit?)%s", input, commit, g.subdir, trimStderr(stderr.String()))
+		return nil, fmt.Errorf("%s %q: git archive of %s failed (does subdir %q exist at that commit?)%s", opts.label("git input"), input, commit, g.subdir, trimStderr(stderr.String()))
 	}
 	sources := map[string][]byte{}
 	tr := tar.NewReader(bytes.NewReader(tarData))
@@ -570,19 +679,19 @@ func readGit(ctx context.Context, input string, g gitInput, baseDir string) (map
 			break
 		}
 		if err != nil {
-			return nil, fmt.Errorf("git input %q: reading archive: %w", input, err)
+			return nil, fmt.Errorf("%s %q: reading archive: %w", opts.label("git input"), input, err)
 		}
-		if hdr.Typeflag != tar.TypeReg || !(strings.HasSuffix(hdr.Name, ".proto") || isConfigFile(hdr.Name)) || !strings.HasPrefix(hdr.Name, prefix) {
+		if hdr.Typeflag != tar.TypeReg || !(strings.HasSuffix(hdr.Name, ".proto") || bufconfig.IsConfigFile(hdr.Name)) || !strings.HasPrefix(hdr.Name, prefix) {
 			continue
 		}
 		data, err := io.ReadAll(tr)
 		if err != nil {
-			return nil, fmt.Errorf("git input %q: reading archive: %w", input, err)
+			return nil, fmt.Errorf("%s %q: reading archive: %w", opts.label("git input"), input, err)
 		}
 		sources[strings.TrimPrefix(hdr.Name, prefix)] = data
 	}
 	if !hasProto(sources) {
-		return nil, fmt.Errorf("git input %q: no .proto files at %s (check subdir=)", input, commit)
+		return nil, fmt.Errorf("%s %q: no .proto files at %s (check subdir=)", opts.label("git input"), input, commit)
 	}
 	return sources, nil
 }
@@ -609,6 +718,9 @@ func compileSources(ctx context.Context, input, root string, sources map[string]
 		if data, ok := sources[p]; ok {
 			return protocompile.SearchResult{Source: bytes.NewReader(data)}, nil
 		}
+		if data, ok := opts.workspace[p]; ok {
+			return protocompile.SearchResult{Source: bytes.NewReader(data)}, nil
+		}
 		return protocompile.SearchResult{}, fs.ErrNotExist
 	})
 	var resolver protocompile.Resolver = local
@@ -621,13 +733,9 @@ func compileSources(ctx context.Context, input, root string, sources map[string]
 			return imports.FindFileByPath(p)
 		})
 	}
-	var problems []string
+	var problems []CompileProblem
 	rep := reporter.NewReporter(func(err reporter.ErrorWithPos) error {
-		msg := err.Error()
-		if root != "" {
-			msg = root + "/" + msg
-		}
-		problems = append(problems, msg)
+		problems = append(problems, newProblem(root, sources, err))
 		return nil
 	}, nil)
 	c := protocompile.Compiler{
@@ -636,17 +744,25 @@ func compileSources(ctx context.Context, input, root string, sources map[string]
 		Reporter:       rep,
 	}
 	files, err := c.Compile(ctx, names...)
-	if len(problems) > 0 {
-		sort.Strings(problems)
-		return nil, &CompileError{Input: input, Errors: problems}
-	}
-	if err != nil {
-		msg := err.Error()
+	if err != nil && len(problems) == 0 {
 		var ewp reporter.ErrorWithPos
-		if root != "" && errors.As(err, &ewp) {
-			msg = root + "/" + msg
+		switch {
+		case errors.Is(err, fs.ErrNotExist) && errors.As(err, &ewp):
+			// The compiler stops at the first import it cannot resolve:
+			// find them all, as buf lists them.
+			problems = missingImports(root, sources, protocompile.WithStandardImports(resolver))
+			if len(problems) == 0 {
+				problems = append(problems, newProblem(root, sources, ewp))
+			}
+		case errors.As(err, &ewp):
+			problems = append(problems, newProblem(root, sources, ewp))
+		default:
+			problems = append(problems, CompileProblem{Message: err.Error()})
 		}
-		return nil, &CompileError{Input: input, Errors: []string{msg}}
+	}
+	if len(problems) > 0 {
+		sortProblems(problems)
+		return nil, &CompileError{Input: input, Against: opts.Against, Problems: problems}
 	}
 	img := &Image{Input: input, Root: root, byPath: map[string]*File{}}
 	for i, fd := range files {

@@ -1,4 +1,9 @@
-package protocheck
+// Package bufconfig is the configuration stage of protocheck: buf's
+// buf.yaml (v1beta1, v1, v2), buf.work.yaml and buf.lock, read into the
+// modules of an input, what each excludes, its breaking configuration and
+// its dependencies (found in buf's module cache). It reads no .proto file;
+// the loading stage (package load) applies the layout it describes.
+package bufconfig
 
 import (
 	"fmt"
@@ -7,6 +12,8 @@ import (
 	"strings"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/plugkit/plugkit/protocheck/ruleset"
 )
 
 // Names of buf's configuration files that Load honours in an input's root.
@@ -15,10 +22,11 @@ const (
 	BufWorkYAML = "buf.work.yaml" // a v1 workspace: directories that each hold a module
 )
 
-// BufConfig is what protocheck takes from an input's buf.yaml or
-// buf.work.yaml: where its modules are, what they exclude, and each
-// module's breaking configuration. Load fills Image.Buf with it.
-type BufConfig struct {
+// Config is what protocheck takes from an input's buf.yaml or
+// buf.work.yaml: where its modules are, what they exclude, each module's
+// breaking configuration and the dependencies. Load fills Image.Buf with
+// it.
+type Config struct {
 	// File is the configuration file that defined the layout, relative to
 	// the input: "buf.yaml" or "buf.work.yaml".
 	File string
@@ -27,11 +35,26 @@ type BufConfig struct {
 	// Modules are the input's modules. Every .proto file of the input
 	// belongs to the module whose Dir contains it (files outside every
 	// module are not part of the input, as in buf).
-	Modules []*BufModule
+	Modules []*Module
+	// Deps are the modules the configuration depends on, e.g.
+	// "buf.build/gogo/protobuf". Load finds them in buf's module cache
+	// through buf.lock; -I directories supply the others.
+	Deps []string
+
+	depDirs     []string // the deps' directories in buf's module cache
+	missingDeps []string // the deps not found there
 }
 
-// BufModule is one module of a BufConfig.
-type BufModule struct {
+// DepDirs returns the directories of the deps found in buf's module cache,
+// to search for imports.
+func (cfg *Config) DepDirs() []string { return cfg.depDirs }
+
+// MissingDeps returns the deps that neither buf.lock and buf's module
+// cache supplied, e.g. "buf.build/gogo/protobuf".
+func (cfg *Config) MissingDeps() []string { return cfg.missingDeps }
+
+// Module is one module of a Config.
+type Module struct {
 	// Dir is the module's root relative to the input, "." for the input
 	// itself. File paths inside the module (import paths) are relative to
 	// it.
@@ -39,12 +62,12 @@ type BufModule struct {
 	// Excludes are directories, relative to Dir, whose files are left out.
 	Excludes []string
 	// Breaking is the module's breaking configuration.
-	Breaking BufBreaking
+	Breaking Breaking
 }
 
-// BufBreaking is the breaking section of a buf configuration. Paths are
+// Breaking is the breaking section of a buf configuration. Paths are
 // relative to the module's root, as buf resolves them.
-type BufBreaking struct {
+type Breaking struct {
 	// Use and Except list categories and rule IDs; an empty Use means buf's
 	// default, FILE.
 	Use, Except []string
@@ -82,6 +105,7 @@ type yamlBufFile struct {
 	} `yaml:"modules"`
 	Breaking    *yamlBreaking `yaml:"breaking"`
 	Directories []string      `yaml:"directories"`
+	Deps        []string      `yaml:"deps"`
 }
 
 func parseBufFile(name string, data []byte) (*yamlBufFile, error) {
@@ -120,12 +144,12 @@ func relTo(dir, p string) (string, bool) {
 // toBreaking converts a breaking section whose paths are relative to the
 // configuration file's directory base into one relative to module dir.
 // Paths outside the module are dropped (they belong to another module).
-func toBreaking(file, base, dir string, y *yamlBreaking) (BufBreaking, error) {
+func toBreaking(file, base, dir string, y *yamlBreaking) (Breaking, error) {
 	if y == nil {
-		return BufBreaking{}, nil
+		return Breaking{}, nil
 	}
-	b := BufBreaking{Use: y.Use, Except: y.Except, IgnoreUnstablePackages: y.IgnoreUnstablePackages}
-	if _, err := SelectRules(b.Use, b.Except); err != nil {
+	b := Breaking{Use: y.Use, Except: y.Except, IgnoreUnstablePackages: y.IgnoreUnstablePackages}
+	if _, err := ruleset.SelectRules(b.Use, b.Except); err != nil {
 		return b, fmt.Errorf("%s: breaking: %w", file, err)
 	}
 	conv := func(what string, ps []string) ([]string, error) {
@@ -147,7 +171,7 @@ func toBreaking(file, base, dir string, y *yamlBreaking) (BufBreaking, error) {
 		return b, err
 	}
 	for id, ps := range y.IgnoreOnly {
-		if _, err := SelectRules([]string{id}, nil); err != nil {
+		if _, err := ruleset.SelectRules([]string{id}, nil); err != nil {
 			return b, fmt.Errorf("%s: breaking.ignore_only: %w", file, err)
 		}
 		rel, err := conv("breaking.ignore_only path", ps)
@@ -164,10 +188,12 @@ func toBreaking(file, base, dir string, y *yamlBreaking) (BufBreaking, error) {
 	return b, nil
 }
 
-// parseBufLayout reads the buf configuration at the root of an input from
-// its files (path relative to the input to content). It returns nil when
-// the root has neither buf.work.yaml nor buf.yaml.
-func parseBufLayout(files map[string][]byte) (*BufConfig, error) {
+// Parse reads the buf configuration at the root of an input from its
+// files (path relative to the input to content: the configuration files,
+// with a buf.lock beside a buf.yaml that has deps; other files are
+// ignored). It returns nil when the root has neither buf.work.yaml nor
+// buf.yaml. Deps are looked up in buf's module cache through buf.lock.
+func Parse(files map[string][]byte) (*Config, error) {
 	if data, ok := files[BufWorkYAML]; ok {
 		return parseBufWork(files, data)
 	}
@@ -179,7 +205,7 @@ func parseBufLayout(files map[string][]byte) (*BufConfig, error) {
 	if err != nil {
 		return nil, err
 	}
-	cfg := &BufConfig{File: BufYAML, Version: f.Version}
+	cfg := &Config{File: BufYAML, Version: f.Version}
 	switch f.Version {
 	case "v2":
 		mods := f.Modules
@@ -199,7 +225,7 @@ func parseBufLayout(files map[string][]byte) (*BufConfig, error) {
 			if err != nil {
 				return nil, err
 			}
-			mod := &BufModule{Dir: dir}
+			mod := &Module{Dir: dir}
 			for _, e := range m.Excludes {
 				c, err := cleanRel(BufYAML, "module excludes path", e)
 				if err != nil {
@@ -221,6 +247,9 @@ func parseBufLayout(files map[string][]byte) (*BufConfig, error) {
 			}
 			cfg.Modules = append(cfg.Modules, mod)
 		}
+		if err := cfg.resolveDeps(f.Deps, BufLock, files[BufLock]); err != nil {
+			return nil, err
+		}
 	case "v1", "v1beta1", "":
 		if f.Version == "" {
 			return nil, fmt.Errorf("%s: no version (write version: v2, or v1 for the older layout)", BufYAML)
@@ -230,27 +259,30 @@ func parseBufLayout(files map[string][]byte) (*BufConfig, error) {
 			return nil, err
 		}
 		cfg.Modules = mods
+		if err := cfg.resolveDeps(f.Deps, BufLock, files[BufLock]); err != nil {
+			return nil, err
+		}
 	default:
 		return nil, fmt.Errorf("%s: unknown version %q (use v1beta1, v1 or v2)", BufYAML, f.Version)
 	}
-	return cfg, checkModules(cfg)
+	return checkedConfig(cfg)
 }
 
 // v1Modules turns a v1 or v1beta1 buf.yaml in directory base (relative to
 // the input) into its modules: one at base, or one per v1beta1 build root.
-func v1Modules(file, base string, f *yamlBufFile) ([]*BufModule, error) {
+func v1Modules(file, base string, f *yamlBufFile) ([]*Module, error) {
 	roots := []string{"."}
 	if f.Version == "v1beta1" && len(f.Build.Roots) > 0 {
 		roots = f.Build.Roots
 	}
-	var mods []*BufModule
+	var mods []*Module
 	for _, r := range roots {
 		root, err := cleanRel(file, "build.roots entry", r)
 		if err != nil {
 			return nil, err
 		}
 		dir := path.Join(base, root)
-		mod := &BufModule{Dir: dir}
+		mod := &Module{Dir: dir}
 		for _, e := range f.Build.Excludes {
 			c, err := cleanRel(file, "build.excludes path", e)
 			if err != nil {
@@ -271,7 +303,7 @@ func v1Modules(file, base string, f *yamlBufFile) ([]*BufModule, error) {
 
 // parseBufWork reads a v1 buf.work.yaml: each directory is a module,
 // configured by its own buf.yaml if it has one.
-func parseBufWork(files map[string][]byte, data []byte) (*BufConfig, error) {
+func parseBufWork(files map[string][]byte, data []byte) (*Config, error) {
 	w, err := parseBufFile(BufWorkYAML, data)
 	if err != nil {
 		return nil, err
@@ -282,7 +314,7 @@ func parseBufWork(files map[string][]byte, data []byte) (*BufConfig, error) {
 	if len(w.Directories) == 0 {
 		return nil, fmt.Errorf("%s: no directories (list the module directories)", BufWorkYAML)
 	}
-	cfg := &BufConfig{File: BufWorkYAML, Version: w.Version}
+	cfg := &Config{File: BufWorkYAML, Version: w.Version}
 	for _, d := range w.Directories {
 		dir, err := cleanRel(BufWorkYAML, "directories entry", d)
 		if err != nil {
@@ -291,7 +323,7 @@ func parseBufWork(files map[string][]byte, data []byte) (*BufConfig, error) {
 		name := path.Join(dir, BufYAML)
 		data, ok := files[name]
 		if !ok {
-			cfg.Modules = append(cfg.Modules, &BufModule{Dir: dir})
+			cfg.Modules = append(cfg.Modules, &Module{Dir: dir})
 			continue
 		}
 		f, err := parseBufFile(name, data)
@@ -306,12 +338,25 @@ func parseBufWork(files map[string][]byte, data []byte) (*BufConfig, error) {
 			return nil, err
 		}
 		cfg.Modules = append(cfg.Modules, mods...)
+		lock := path.Join(dir, BufLock)
+		if err := cfg.resolveDeps(f.Deps, lock, files[lock]); err != nil {
+			return nil, err
+		}
 	}
-	return cfg, checkModules(cfg)
+	return checkedConfig(cfg)
+}
+
+// checkedConfig returns cfg, or nil and the error when its modules
+// overlap.
+func checkedConfig(cfg *Config) (*Config, error) {
+	if err := checkModules(cfg); err != nil {
+		return nil, err
+	}
+	return cfg, nil
 }
 
 // checkModules refuses overlapping module directories.
-func checkModules(cfg *BufConfig) error {
+func checkModules(cfg *Config) error {
 	for i, a := range cfg.Modules {
 		for _, b := range cfg.Modules[i+1:] {
 			if _, in := relTo(a.Dir, b.Dir); in {
@@ -325,16 +370,16 @@ func checkModules(cfg *BufConfig) error {
 	return nil
 }
 
-// moduleOf returns the module holding the input file p (relative to the
+// ModuleOf returns the module holding the input file p (relative to the
 // input) and p relative to the module, or nil when no module holds p or an
 // exclude of its module does.
-func (cfg *BufConfig) moduleOf(p string) (*BufModule, string) {
+func (cfg *Config) ModuleOf(p string) (*Module, string) {
 	for _, m := range cfg.Modules {
 		rel, ok := relTo(m.Dir, p)
 		if !ok {
 			continue
 		}
-		if hasPath(m.Excludes, rel) {
+		if HasPath(m.Excludes, rel) {
 			return nil, ""
 		}
 		return m, rel
@@ -342,8 +387,8 @@ func (cfg *BufConfig) moduleOf(p string) (*BufModule, string) {
 	return nil, ""
 }
 
-// hasPath reports whether one of list is p or a directory above it.
-func hasPath(list []string, p string) bool {
+// HasPath reports whether one of list is p or a directory above it.
+func HasPath(list []string, p string) bool {
 	for _, l := range list {
 		if _, ok := relTo(l, p); ok {
 			return true
@@ -352,16 +397,17 @@ func hasPath(list []string, p string) bool {
 	return false
 }
 
-// isConfigFile reports whether an input file is a buf configuration file
-// that Load reads.
-func isConfigFile(p string) bool {
+// IsConfigFile reports whether an input file is a buf configuration file
+// that Parse reads (buf.yaml, buf.work.yaml, buf.lock).
+func IsConfigFile(p string) bool {
 	base := path.Base(p)
-	return base == BufYAML || base == BufWorkYAML
+	return base == BufYAML || base == BufWorkYAML || base == BufLock
 }
 
-// applyLayout maps the input's files (relative to the input) to import
-// paths of their modules. dirs gets each import path's module directory.
-func applyLayout(cfg *BufConfig, files map[string][]byte) (sources map[string][]byte, dirs map[string]string, err error) {
+// Layout maps the input's .proto files (relative to the input) to import
+// paths of their modules, leaving out excluded files and files outside
+// every module. dirs gets each import path's module directory.
+func (cfg *Config) Layout(files map[string][]byte) (sources map[string][]byte, dirs map[string]string, err error) {
 	sources = map[string][]byte{}
 	dirs = map[string]string{}
 	names := make([]string, 0, len(files))
@@ -372,7 +418,7 @@ func applyLayout(cfg *BufConfig, files map[string][]byte) (sources map[string][]
 	}
 	sort.Strings(names)
 	for _, p := range names {
-		m, rel := cfg.moduleOf(p)
+		m, rel := cfg.ModuleOf(p)
 		if m == nil {
 			continue
 		}
@@ -388,11 +434,11 @@ func applyLayout(cfg *BufConfig, files map[string][]byte) (sources map[string][]
 	return sources, dirs, nil
 }
 
-// unstablePackage reports whether a package's last component is an alpha,
+// UnstablePackage reports whether a package's last component is an alpha,
 // beta or test version (v1alpha1, v1p1beta2, v2test, v1testfoo), as buf's
 // ignore_unstable_packages understands it. Stable versions (v1) and
 // packages without a version component are stable.
-func unstablePackage(pkg string) bool {
+func UnstablePackage(pkg string) bool {
 	i := strings.LastIndexByte(pkg, '.')
 	if i < 0 {
 		return false
