@@ -1,0 +1,206 @@
+package broker
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"runtime"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+
+	"github.com/plugkit/plugkit/internal/goplugin/pluginpb"
+	"github.com/plugkit/plugkit/internal/listen"
+)
+
+// knockFlood is a hostile plugin's broker service: on the host's broker
+// stream it sends n knocks, each for a service nobody serves, and never
+// reads what the host answers.
+type knockFlood struct {
+	pluginpb.UnimplementedGRPCBrokerServer
+	n    int
+	sent chan error
+}
+
+func (f knockFlood) StartStream(s grpc.BidiStreamingServer[pluginpb.ConnInfo, pluginpb.ConnInfo]) error {
+	for i := range f.n {
+		if err := s.Send(&pluginpb.ConnInfo{ServiceId: uint32(1000 + i), Knock: &pluginpb.ConnInfo_Knock{Knock: true}}); err != nil {
+			f.sent <- err
+			return err
+		}
+	}
+	f.sent <- nil
+	<-s.Context().Done()
+	return nil
+}
+
+// countingStream counts the messages the host's broker has received.
+type countingStream struct {
+	Stream
+	n atomic.Int64
+}
+
+func (c *countingStream) Recv() (*pluginpb.ConnInfo, error) {
+	info, err := c.Stream.Recv()
+	if err == nil {
+		c.n.Add(1)
+	}
+	return info, err
+}
+
+// countingHandler counts log records.
+type countingHandler struct {
+	slog.Handler
+	n *atomic.Int64
+}
+
+func (h countingHandler) Handle(ctx context.Context, r slog.Record) error {
+	h.n.Add(1)
+	return h.Handler.Handle(ctx, r)
+}
+
+// hostileRig is a host connected to a hostile plugin's broker service
+// over a real unix socket, multiplexed or not, as host.Start connects.
+type hostileRig struct {
+	host    *Broker
+	stream  *countingStream
+	ran     chan error
+	records atomic.Int64
+	close   func()
+}
+
+func newHostileRig(t *testing.T, mux bool, svc pluginpb.GRPCBrokerServer) *hostileRig {
+	t.Helper()
+	dir := t.TempDir()
+	ln, err := listen.Unix(listen.UnixConfig{Dir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pmux, hmux *Mux
+	mainLn := ln
+	if mux {
+		pmux = ListenMux(ln)
+		mainLn = pmux.Main()
+	}
+	srv := grpc.NewServer()
+	pluginpb.RegisterGRPCBrokerServer(srv, svc)
+	served := make(chan struct{})
+	go func() { srv.Serve(mainLn); close(served) }()
+
+	dial := func(ctx context.Context, _ string) (net.Conn, error) {
+		return (&net.Dialer{}).DialContext(ctx, "unix", ln.Addr().String())
+	}
+	if mux {
+		raw, err := net.Dial("unix", ln.Addr().String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if hmux, err = DialMux(raw); err != nil {
+			t.Fatal(err)
+		}
+		dial = func(context.Context, string) (net.Conn, error) { return hmux.Open() }
+	}
+	conn, err := grpc.NewClient("passthrough:///main",
+		grpc.WithTransportCredentials(insecure.NewCredentials()),
+		grpc.WithContextDialer(dial))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := &hostileRig{ran: make(chan error, 1)}
+	r.host = New(Options{Mux: hmux, Unix: listen.UnixConfig{Dir: dir}, Logger: slog.New(countingHandler{slog.NewTextHandler(io.Discard, nil), &r.records})})
+	// As host.Start does: the stream's context is cancelled once Run returns.
+	ctx, cancel := context.WithCancel(context.Background())
+	s, err := pluginpb.NewGRPCBrokerClient(conn).StartStream(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.stream = &countingStream{Stream: s}
+	go func() { r.ran <- r.host.Run(r.stream); cancel() }()
+	r.close = func() {
+		r.host.Close()
+		cancel()
+		conn.Close()
+		select {
+		case <-r.ran:
+		case <-time.After(10 * time.Second):
+			t.Error("Run still runs 10 s after Close")
+		}
+		srv.Stop()
+		<-served
+		if mux {
+			hmux.Close()
+			pmux.Close()
+		}
+		ln.Close()
+	}
+	return r
+}
+
+// usedMemory is the heap in use and the goroutine stacks after a
+// collection.
+func usedMemory() uint64 {
+	runtime.GC()
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	return m.HeapAlloc + m.StackInuse
+}
+
+// TestKnockFloodIsBounded: a plugin that sends 200,000 knocks on the broker
+// stream and never reads the answers leaves the host, in both broker
+// modes, with under 100 goroutines above its baseline and under 32 MiB more
+// memory (heap and stacks); the excess is logged a few times, not once a
+// knock, and Close leaves no goroutine behind.
+func TestKnockFloodIsBounded(t *testing.T) {
+	const knocks = 200_000
+	// Measure the whole flood: a peer that does not read ends the stream
+	// after sendTimeout (TestStalledPeerEndsTheStream).
+	defer func(d time.Duration) { sendTimeout = d }(sendTimeout)
+	sendTimeout = 5 * time.Minute
+	for _, mux := range []bool{false, true} {
+		t.Run(fmt.Sprintf("multiplex=%v", mux), func(t *testing.T) {
+			baseGoroutines := runtime.NumGoroutine()
+			baseMem := usedMemory()
+			leaks := goleak.IgnoreCurrent()
+
+			flood := knockFlood{n: knocks, sent: make(chan error, 1)}
+			r := newHostileRig(t, mux, flood)
+			maxGoroutines := 0
+			deadline := time.Now().Add(60 * time.Second)
+			for r.stream.n.Load() < knocks && time.Now().Before(deadline) {
+				maxGoroutines = max(maxGoroutines, runtime.NumGoroutine())
+				time.Sleep(5 * time.Millisecond)
+			}
+			if got := r.stream.n.Load(); got < knocks {
+				t.Fatalf("the host received %d of %d knocks in 60 s", got, knocks)
+			}
+			if err := <-flood.sent; err != nil {
+				t.Fatalf("the flood: %v", err)
+			}
+			maxGoroutines = max(maxGoroutines, runtime.NumGoroutine())
+			mem := usedMemory()
+			grown := int64(mem) - int64(baseMem)
+			t.Logf("after %d knocks: %d goroutines at most (baseline %d), memory grown by %.1f MiB, %d log records",
+				knocks, maxGoroutines, baseGoroutines, float64(grown)/(1<<20), r.records.Load())
+			if maxGoroutines-baseGoroutines >= 100 {
+				t.Errorf("%d goroutines during the flood, %d above the baseline; want under 100", maxGoroutines, maxGoroutines-baseGoroutines)
+			}
+			if grown >= 32<<20 {
+				t.Errorf("memory grew by %.1f MiB during the flood; want under 32 MiB", float64(grown)/(1<<20))
+			}
+
+			r.close()
+			if err := goleak.Find(leaks); err != nil {
+				t.Errorf("left behind after Close: %v", err)
+			}
+			if n := r.records.Load(); n > 10 {
+				t.Errorf("%d log records for one flood; want a few, rate-limited", n)
+			}
+		})
+	}
+}
