@@ -2,6 +2,7 @@ package broker
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -24,19 +25,26 @@ import (
 // reads what the host answers.
 type knockFlood struct {
 	pluginpb.UnimplementedGRPCBrokerServer
-	n    int
-	sent chan error
+	n     int
+	sent  chan error
+	ended chan struct{} // closed when the stream has ended, if not nil
 }
 
 func (f knockFlood) StartStream(s grpc.BidiStreamingServer[pluginpb.ConnInfo, pluginpb.ConnInfo]) error {
 	for i := range f.n {
 		if err := s.Send(&pluginpb.ConnInfo{ServiceId: uint32(1000 + i), Knock: &pluginpb.ConnInfo_Knock{Knock: true}}); err != nil {
 			f.sent <- err
+			if f.ended != nil {
+				close(f.ended)
+			}
 			return err
 		}
 	}
 	f.sent <- nil
 	<-s.Context().Done()
+	if f.ended != nil {
+		close(f.ended)
+	}
 	return nil
 }
 
@@ -203,4 +211,115 @@ func TestKnockFloodIsBounded(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestStalledPeerEndsTheStream: a peer that stops reading the broker
+// stream does not pin a Send for good. Past the send deadline the broker
+// gives up on it: Run returns ErrStalled, the broker is closed (a Dial
+// fails at once, saying so), and the stream is ended, on the host's side
+// (as host.Start runs it) and on the plugin's (ServerHandler).
+func TestStalledPeerEndsTheStream(t *testing.T) {
+	defer func(d time.Duration) { sendTimeout = d }(sendTimeout)
+	sendTimeout = 300 * time.Millisecond
+	// Enough answers to fill any flow-control window the peer grants.
+	const knocks = 60_000
+
+	t.Run("host", func(t *testing.T) {
+		leaks := goleak.IgnoreCurrent()
+		flood := knockFlood{n: knocks, sent: make(chan error, 1), ended: make(chan struct{})}
+		r := newHostileRig(t, false, flood)
+		select {
+		case err := <-r.ran:
+			if !errors.Is(err, ErrStalled) {
+				t.Errorf("Run returned %v; want ErrStalled", err)
+			}
+		case <-time.After(30 * time.Second):
+			t.Fatal("Run still runs 30 s into a peer that does not read")
+		}
+		r.ran <- nil // for r.close
+		select {
+		case <-flood.ended:
+		case <-time.After(10 * time.Second):
+			t.Error("the stalled stream was not ended")
+		}
+		checkClosed(t, r.host)
+		r.close()
+		if err := goleak.Find(leaks); err != nil {
+			t.Errorf("left behind after Close: %v", err)
+		}
+	})
+
+	t.Run("plugin", func(t *testing.T) {
+		leaks := goleak.IgnoreCurrent()
+		ln, err := listen.Unix(listen.UnixConfig{Dir: t.TempDir()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		plugin := New(Options{})
+		srv := grpc.NewServer()
+		returned := make(chan error, 1)
+		pluginpb.RegisterGRPCBrokerServer(srv, reportingHandler{ServerHandler{Broker: plugin}, returned})
+		go srv.Serve(ln)
+		conn, err := grpc.NewClient("unix://"+ln.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		// A hostile host: it knocks and never reads the answers.
+		stream, err := pluginpb.NewGRPCBrokerClient(conn).StartStream(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		sent := make(chan error, 1)
+		go func() {
+			for i := range knocks {
+				if err := stream.Send(&pluginpb.ConnInfo{ServiceId: uint32(i + 1), Knock: &pluginpb.ConnInfo_Knock{Knock: true}}); err != nil {
+					sent <- err
+					return
+				}
+			}
+			sent <- nil
+		}()
+		select {
+		case <-plugin.done:
+		case <-time.After(30 * time.Second):
+			t.Fatal("the plugin's broker still runs 30 s into a host that does not read")
+		}
+		checkClosed(t, plugin)
+		select {
+		case err := <-returned:
+			if !errors.Is(err, ErrStalled) {
+				t.Errorf("StartStream returned %v; want ErrStalled", err)
+			}
+		case <-time.After(10 * time.Second):
+			t.Error("StartStream still runs: the stalled stream was not ended")
+		}
+		conn.Close()
+		<-sent
+		srv.Stop()
+		if err := goleak.Find(leaks); err != nil {
+			t.Errorf("left behind: %v", err)
+		}
+	})
+}
+
+// checkClosed checks that b is closed: Dial fails at once.
+func checkClosed(t *testing.T, b *Broker) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if _, err := b.Dial(ctx, 12345); !errors.Is(err, ErrClosed) {
+		t.Errorf("Dial on a broker that gave up on its stream: %v; want ErrClosed", err)
+	}
+}
+
+// reportingHandler reports what StartStream returned.
+type reportingHandler struct {
+	ServerHandler
+	returned chan<- error
+}
+
+func (h reportingHandler) StartStream(s grpc.BidiStreamingServer[pluginpb.ConnInfo, pluginpb.ConnInfo]) error {
+	err := h.ServerHandler.StartStream(s)
+	h.returned <- err
+	return err
 }
