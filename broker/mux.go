@@ -20,6 +20,14 @@ var ErrMuxEnded = errors.New("broker: the multiplexed connection has ended (the 
 // to connect, once the handshake is out.
 const DefaultMuxAcceptTimeout = 30 * time.Second
 
+// MaxStreams bounds the streams of the peer a Mux hands out at once (to
+// the main listener and to brokered listeners), each a gRPC server
+// connection with its buffers and goroutines. Past it, the peer's new
+// streams wait in yamux's accept backlog (256) until one of those closes,
+// and yamux resets the streams beyond the backlog: a peer that opens
+// streams by the thousand costs this side a bounded amount.
+const MaxStreams = 128
+
 // knockWait bounds how long a knock for a service this side does not serve
 // yet waits for Serve or Accept before it is refused. It is well inside
 // go-plugin's 5 s wait for the answer, so a refusal always arrives in time.
@@ -53,8 +61,9 @@ type Mux struct {
 	mu      sync.Mutex
 	expect  []uint32 // IDs knocked and acknowledged, oldest first
 	byID    map[uint32]*muxListener
-	waiting []admission // the peer's knocks waiting for a listener, oldest (first due) first
-	expiry  *time.Timer // refuses the due knocks of waiting; armed while waiting is not empty
+	waiting []admission   // the peer's knocks waiting for a listener, oldest (first due) first
+	expiry  *time.Timer   // refuses the due knocks of waiting; armed while waiting is not empty
+	slots   chan struct{} // one per stream of the peer handed out and not yet closed
 }
 
 // admission is a knock of the peer waiting for its listener. The one who
@@ -69,6 +78,7 @@ type admission struct {
 func newMux() *Mux {
 	return &Mux{
 		ready:  make(chan struct{}),
+		slots:  make(chan struct{}, MaxStreams),
 		closed: make(chan struct{}),
 		byID:   make(map[uint32]*muxListener),
 	}
@@ -175,11 +185,18 @@ func (m *Mux) session() (*yamux.Session, error) {
 // for, or to the main listener.
 func (m *Mux) route() {
 	for {
-		conn, err := m.sess.Accept()
+		select {
+		case m.slots <- struct{}{}:
+		case <-m.closed:
+			return
+		}
+		stream, err := m.sess.Accept()
 		if err != nil {
+			<-m.slots
 			m.Close()
 			return
 		}
+		conn := &slotConn{Conn: stream, free: func() { <-m.slots }}
 		m.mu.Lock()
 		var ln *muxListener
 		if len(m.expect) > 0 {
@@ -413,3 +430,17 @@ type muxAddr struct{}
 
 func (muxAddr) Network() string { return "yamux" }
 func (muxAddr) String() string  { return "multiplexed" }
+
+// slotConn is a stream of the peer handed out by route: closing it frees
+// its slot.
+type slotConn struct {
+	net.Conn
+	once sync.Once
+	free func()
+}
+
+func (c *slotConn) Close() error {
+	err := c.Conn.Close()
+	c.once.Do(c.free)
+	return err
+}
