@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net"
 	"runtime"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -62,14 +63,24 @@ func (c *countingStream) Recv() (*pluginpb.ConnInfo, error) {
 	return info, err
 }
 
-// countingHandler counts log records.
+// countingHandler counts log records, and keeps the largest count of
+// ignored knocks they report.
 type countingHandler struct {
 	slog.Handler
-	n *atomic.Int64
+	n       *atomic.Int64
+	ignored *atomic.Int64
 }
 
 func (h countingHandler) Handle(ctx context.Context, r slog.Record) error {
 	h.n.Add(1)
+	if strings.Contains(r.Message, "ignored the peer's knock") {
+		r.Attrs(func(a slog.Attr) bool {
+			if a.Key == "so_far" && a.Value.Int64() > h.ignored.Load() {
+				h.ignored.Store(a.Value.Int64())
+			}
+			return true
+		})
+	}
 	return h.Handler.Handle(ctx, r)
 }
 
@@ -80,6 +91,7 @@ type hostileRig struct {
 	stream  *countingStream
 	ran     chan error
 	records atomic.Int64
+	ignored atomic.Int64 // knocks ignored, as the log reports them
 	close   func()
 }
 
@@ -121,7 +133,7 @@ func newHostileRig(t *testing.T, mux bool, svc pluginpb.GRPCBrokerServer) *hosti
 		t.Fatal(err)
 	}
 	r := &hostileRig{ran: make(chan error, 1)}
-	r.host = New(Options{Mux: hmux, Unix: listen.UnixConfig{Dir: dir}, Logger: slog.New(countingHandler{slog.NewTextHandler(io.Discard, nil), &r.records})})
+	r.host = New(Options{Mux: hmux, Unix: listen.UnixConfig{Dir: dir}, Logger: slog.New(countingHandler{slog.NewTextHandler(io.Discard, nil), &r.records, &r.ignored})})
 	// As host.Start does: the stream's context is cancelled once Run returns.
 	ctx, cancel := context.WithCancel(context.Background())
 	s, err := pluginpb.NewGRPCBrokerClient(conn).StartStream(ctx)
@@ -208,6 +220,12 @@ func TestKnockFloodIsBounded(t *testing.T) {
 			}
 			if n := r.records.Load(); n > 10 {
 				t.Errorf("%d log records for one flood; want a few, rate-limited", n)
+			}
+			// All but those answered before the peer's flow-control
+			// window filled, and MaxPending more, were ignored, and the
+			// records say how many.
+			if n := r.ignored.Load(); n < knocks*9/10 {
+				t.Errorf("the log reports %d knocks ignored; want the count of all ignored", n)
 			}
 		})
 	}
