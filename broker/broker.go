@@ -103,8 +103,11 @@ type Broker struct {
 	pending map[uint32]chan *pluginpb.ConnInfo
 	dropped int // announcements refused, for the warning
 	held    int // the peer's knocks admitted and not yet answered
-	servers []*grpc.Server
-	lns     []net.Listener
+	// unanswered counts this side's knocks sent whose answer has not
+	// arrived, abandoned or not.
+	unanswered int
+	servers    []*grpc.Server
+	lns        []net.Listener
 }
 
 // New returns a broker with no stream yet; Run attaches one.

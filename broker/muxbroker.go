@@ -107,7 +107,19 @@ func (b *Broker) answerKnocks(ended <-chan struct{}) {
 
 // answered handles the peer's answer to a knock for id: it opens the
 // stream the peer now expects and hands it to the waiting knock.
+//
+// Only answers to knocks this side sent count: an answer the peer sends
+// when none of this side's knocks awaits one is ignored, so that a peer
+// cannot make this side open streams at will.
 func (b *Broker) answered(id uint32, refusal string) {
+	b.mu.Lock()
+	if b.unanswered == 0 {
+		b.mu.Unlock()
+		b.answerWarn.warn(b.logger(), "broker: ignored the peer's answer to a knock this side did not send", "service", id)
+		return
+	}
+	b.unanswered--
+	b.mu.Unlock()
 	var r knockResult
 	switch {
 	case refusal != "":
@@ -154,7 +166,14 @@ func (b *Broker) knockOpen(ctx context.Context, id uint32) (net.Conn, error) {
 		default:
 		}
 	}
+	// Counted before it is sent: the answer may come before Send returns.
+	b.mu.Lock()
+	b.unanswered++
+	b.mu.Unlock()
 	if err := b.send(ctx, &pluginpb.ConnInfo{ServiceId: id, Knock: &pluginpb.ConnInfo_Knock{Knock: true}}); err != nil {
+		b.mu.Lock()
+		b.unanswered--
+		b.mu.Unlock()
 		abandon()
 		return nil, err
 	}
