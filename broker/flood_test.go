@@ -29,8 +29,8 @@ type knockFlood struct {
 	pluginpb.UnimplementedGRPCBrokerServer
 	n       int
 	answers bool
-	sent  chan error
-	ended chan struct{} // closed when the stream has ended, if not nil
+	sent    chan error
+	ended   chan struct{} // closed when the stream has ended, if not nil
 }
 
 func (f knockFlood) StartStream(s grpc.BidiStreamingServer[pluginpb.ConnInfo, pluginpb.ConnInfo]) error {
