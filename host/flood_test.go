@@ -38,17 +38,23 @@ func TestKnockFloodFromPlugin(t *testing.T) {
 			c := start(t, cfg)
 			maxGoroutines := 0
 			deadline := time.Now().Add(60 * time.Second)
-			for !strings.Contains(logs.String(), "knock flood sent") && time.Now().Before(deadline) {
+			// The host may give up on the plugin before the flood is
+			// over (it does not read for 10 s): that ends the flood too.
+			for !strings.Contains(logs.String(), "knock flood") && time.Now().Before(deadline) {
 				maxGoroutines = max(maxGoroutines, runtime.NumGoroutine())
 				time.Sleep(5 * time.Millisecond)
 			}
-			if !strings.Contains(logs.String(), "knock flood sent") {
+			if !strings.Contains(logs.String(), "knock flood") {
 				t.Fatalf("the plugin did not finish its flood in 60 s; logs:\n%.2000s", logs.String())
 			}
 			maxGoroutines = max(maxGoroutines, runtime.NumGoroutine())
 			grown := int64(usedMemory()) - int64(baseMem)
-			t.Logf("after %d knocks: %d goroutines at most (baseline %d), heap and stacks grown by %.1f MiB",
-				knockFloodKnocks, maxGoroutines, baseGoroutines, float64(grown)/(1<<20))
+			sent := "all sent"
+			if !strings.Contains(logs.String(), "knock flood sent") {
+				sent = "the host gave up on the plugin first"
+			}
+			t.Logf("after %d knocks (%s): %d goroutines at most (baseline %d), heap and stacks grown by %.1f MiB",
+				knockFloodKnocks, sent, maxGoroutines, baseGoroutines, float64(grown)/(1<<20))
 			if maxGoroutines-baseGoroutines >= 100 {
 				t.Errorf("%d goroutines during the flood, %d above the baseline; want under 100", maxGoroutines, maxGoroutines-baseGoroutines)
 			}

@@ -232,8 +232,9 @@ const knockFloodKnocks = 200_000
 
 // knockFloodPlugin is a hostile plugin: on the host's broker stream it
 // sends knockFloodKnocks knocks for services nobody serves and never reads
-// the answers; then it says "knock flood sent" on stderr. It multiplexes
-// when the host asks.
+// the answers; then it says "knock flood sent" on stderr, or "knock flood
+// ended" when the host ended the stream first (a host that gives up on a
+// plugin not reading). It multiplexes when the host asks.
 func knockFloodPlugin() {
 	dir, _ := os.MkdirTemp(os.Getenv("PLUGIN_UNIX_SOCKET_DIR"), "raw")
 	ln, err := net.Listen("unix", dir+"/s")
@@ -262,6 +263,7 @@ type knockFlood struct {
 func (knockFlood) StartStream(s grpc.BidiStreamingServer[pluginpb.ConnInfo, pluginpb.ConnInfo]) error {
 	for i := range knockFloodKnocks {
 		if err := s.Send(&pluginpb.ConnInfo{ServiceId: uint32(1000 + i), Knock: &pluginpb.ConnInfo_Knock{Knock: true}}); err != nil {
+			fmt.Fprintf(os.Stderr, "knock flood ended after %d knocks: %v\n", i, err)
 			return err
 		}
 	}
