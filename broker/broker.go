@@ -97,7 +97,7 @@ type Broker struct {
 	stalled   chan struct{} // closed when a Send did not complete within sendTimeout
 	stallOnce sync.Once
 
-	dropWarn, knockWarn, answerWarn limitedWarning
+	dropWarn, knockWarn, answerWarn, ackWarn limitedWarning
 
 	mu      sync.Mutex
 	pending map[uint32]chan *pluginpb.ConnInfo
@@ -380,6 +380,7 @@ func (b *Broker) Close() error {
 		b.dropWarn.flush(l)
 		b.knockWarn.flush(l)
 		b.answerWarn.flush(l)
+		b.ackWarn.flush(l)
 	})
 	return nil
 }

@@ -36,7 +36,8 @@ type knockAnswer struct {
 // one of this side's own knocks.
 //
 // A knock costs no goroutine: it waits (up to knockWait) for its listener
-// as a timer, and its answer is queued for Run's one sender. At most
+// in the Mux's queue, which has one timer, and its answer is queued for
+// Run's one sender. At most
 // MaxPending knocks wait or are queued; the peer's knocks beyond are
 // ignored, and the peer's Dial times out.
 //
@@ -115,7 +116,7 @@ func (b *Broker) answered(id uint32, refusal string) {
 	b.mu.Lock()
 	if b.unanswered == 0 {
 		b.mu.Unlock()
-		b.answerWarn.warn(b.logger(), "broker: ignored the peer's answer to a knock this side did not send", "service", id)
+		b.ackWarn.warn(b.logger(), "broker: ignored the peer's answer to a knock this side did not send", "service", id)
 		return
 	}
 	b.unanswered--
