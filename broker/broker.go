@@ -24,9 +24,11 @@ import (
 const DefaultDialTimeout = 5 * time.Second
 
 // Bounds on what a peer may leave waiting: announcements for services
-// nobody has dialed yet, and the size of an announced address. A peer
-// that floods the stream cannot make this side hold more than about
-// MaxPending * MaxAddress bytes.
+// nobody has dialed yet, knocks not yet answered, and the size of an
+// announced address. A peer that floods the stream cannot make this side
+// hold more than about MaxPending * MaxAddress bytes, nor more than
+// MaxPending knocks: the knocks beyond are ignored (the peer's Dial times
+// out) and logged at most once per few seconds.
 const (
 	MaxPending = 256
 	MaxAddress = 1024
@@ -34,6 +36,15 @@ const (
 
 // ErrClosed is returned by a broker after Close.
 var ErrClosed = errors.New("broker: closed (the plugin connection is gone)")
+
+// ErrStalled is returned by Run, and by the broker's calls after it, when
+// the peer stopped reading the broker stream: a message could not be sent
+// within the send timeout (10 s). The broker is then closed; the plugin
+// connection must be restarted to broker again.
+var ErrStalled = errors.New("broker: the peer stopped reading the broker stream (a message could not be sent within 10 s); the broker is closed: restart the plugin connection")
+
+// sendTimeout bounds each Send on the broker stream; a variable for tests.
+var sendTimeout = 10 * time.Second
 
 // Stream is the broker stream as both gRPC stub types see it.
 type Stream interface {
@@ -75,14 +86,28 @@ type Broker struct {
 	stream Stream
 
 	dialMu sync.Mutex   // one multiplexed dial at a time: knocks and streams pair up in order
-	ackMu  sync.Mutex   // a consent to the peer's knock is queued and sent in one step
 	waiter *knockWaiter // this side's knock awaiting its answer; guarded by mu
+
+	// answers queues the answers to the peer's knocks, in the order they
+	// are to be sent; Run's sender sends them. Its capacity is MaxPending,
+	// and held (guarded by mu) counts the knocks admitted and not yet
+	// taken from it, so queueing never blocks.
+	answers chan knockAnswer
+
+	stalled   chan struct{} // closed when a Send did not complete within sendTimeout
+	stallOnce sync.Once
+
+	dropWarn, knockWarn, answerWarn, ackWarn limitedWarning
 
 	mu      sync.Mutex
 	pending map[uint32]chan *pluginpb.ConnInfo
 	dropped int // announcements refused, for the warning
-	servers []*grpc.Server
-	lns     []net.Listener
+	held    int // the peer's knocks admitted and not yet answered
+	// unanswered counts this side's knocks sent whose answer has not
+	// arrived, abandoned or not.
+	unanswered int
+	servers    []*grpc.Server
+	lns        []net.Listener
 }
 
 // New returns a broker with no stream yet; Run attaches one.
@@ -91,12 +116,21 @@ func New(opts Options) *Broker {
 		opts:     opts,
 		attached: make(chan struct{}),
 		done:     make(chan struct{}),
+		answers:  make(chan knockAnswer, MaxPending),
+		stalled:  make(chan struct{}),
 		pending:  make(map[uint32]chan *pluginpb.ConnInfo),
 	}
 }
 
-// Run reads the peer's announcements from s until the stream ends or the
-// broker is closed. Only the first stream attaches.
+// Run reads the peer's announcements and knocks from s and answers the
+// knocks, until the stream ends (its error is returned), the broker is
+// closed (nil), or the peer stops reading: a Send on s that does not
+// complete within 10 s closes the broker and Run returns ErrStalled. Only
+// the first stream attaches.
+//
+// Run may return while a Recv or Send on s still blocks: the caller then
+// ends s, by cancelling the context of a client stream or returning from
+// the handler of a server stream (ServerHandler does).
 func (b *Broker) Run(s Stream) error {
 	b.sendMu.Lock()
 	if b.stream != nil {
@@ -106,6 +140,25 @@ func (b *Broker) Run(s Stream) error {
 	b.stream = s
 	close(b.attached)
 	b.sendMu.Unlock()
+	received := make(chan error, 1)
+	go func() { received <- b.receive(s) }()
+	ended := make(chan struct{})
+	defer close(ended)
+	go b.answerKnocks(ended)
+	select {
+	case err := <-received:
+		return err
+	case <-b.stalled:
+		b.logger().Warn(ErrStalled.Error())
+		b.Close()
+		return ErrStalled
+	case <-b.done:
+		return nil
+	}
+}
+
+// receive reads s until it ends.
+func (b *Broker) receive(s Stream) error {
 	for {
 		info, err := s.Recv()
 		if err != nil {
@@ -143,11 +196,8 @@ func (b *Broker) deliver(info *pluginpb.ConnInfo) {
 	}
 	if reason != "" {
 		b.dropped++
-		n := b.dropped
 		b.mu.Unlock()
-		if n == 1 || n%1000 == 0 {
-			b.logger().Warn("broker: dropped the peer's announcement", "service", id, "reason", reason, "dropped_so_far", n)
-		}
+		b.dropWarn.warn(b.logger(), "broker: dropped the peer's announcement", "service", id, "reason", reason)
 		return
 	}
 	b.mu.Unlock()
@@ -209,11 +259,29 @@ func (b *Broker) send(ctx context.Context, info *pluginpb.ConnInfo) error {
 	}
 	b.sendMu.Lock()
 	defer b.sendMu.Unlock()
-	if err := b.stream.Send(info); err != nil {
-		return fmt.Errorf("broker: announcing service %d: %w", info.GetServiceId(), err)
+	select {
+	case <-b.stalled:
+		return ErrStalled
+	case <-b.done:
+		return ErrClosed
+	default:
+	}
+	// A peer that does not read makes Send block for good: past the
+	// deadline, Run ends and its caller ends the stream, which ends Send.
+	t := time.AfterFunc(sendTimeout, b.stall)
+	err := b.stream.Send(info)
+	if !t.Stop() {
+		return fmt.Errorf("broker: sending to the peer about service %d: %w", info.GetServiceId(), ErrStalled)
+	}
+	if err != nil {
+		return fmt.Errorf("broker: sending to the peer about service %d: %w", info.GetServiceId(), err)
 	}
 	return nil
 }
+
+// stall records that a Send did not complete in time; Run then closes
+// the broker and returns.
+func (b *Broker) stall() { b.stallOnce.Do(func() { close(b.stalled) }) }
 
 // Serve serves the services that register adds on a new brokered
 // connection for id, in the background, until the broker is closed. It
@@ -308,6 +376,11 @@ func (b *Broker) Close() error {
 		for _, ln := range lns {
 			ln.Close()
 		}
+		l := b.logger()
+		b.dropWarn.flush(l)
+		b.knockWarn.flush(l)
+		b.answerWarn.flush(l)
+		b.ackWarn.flush(l)
 	})
 	return nil
 }
@@ -322,16 +395,13 @@ type ServerHandler struct {
 // StartStream attaches the host's stream to the broker. It returns when
 // the stream ends or the broker is closed, so that a plugin's graceful stop
 // does not wait for the host to hang up.
+//
+// Returning ends the stream, and with it any Recv or Send on it that Run
+// left blocked.
 func (h ServerHandler) StartStream(s grpc.BidiStreamingServer[pluginpb.ConnInfo, pluginpb.ConnInfo]) error {
-	errc := make(chan error, 1)
-	go func() { errc <- h.Broker.Run(s) }()
-	select {
-	case err := <-errc:
-		if s.Context().Err() != nil {
-			return nil
-		}
-		return err
-	case <-h.Broker.done:
+	err := h.Broker.Run(s)
+	if s.Context().Err() != nil {
 		return nil
 	}
+	return err
 }

@@ -13,4 +13,12 @@
 // its stream (see Mux). IDs are agreed out of band, usually sent in an
 // ordinary RPC: one side calls NextID and Serve, tells the other the ID,
 // and the other calls Dial.
+//
+// A hostile or broken peer costs a bounded amount: at most MaxPending of
+// its announcements and MaxPending of its knocks wait here (the rest are
+// dropped, with a warning at most once per few seconds that counts them),
+// a knock waiting for its service holds no goroutine, its answers to
+// knocks this side did not send are ignored, a Mux hands out at most
+// MaxStreams of its streams at once, and a peer that stops reading the
+// broker stream is given up on after 10 s (Run returns ErrStalled).
 package broker

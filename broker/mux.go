@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"slices"
 	"sync"
 	"time"
 
@@ -18,6 +19,14 @@ var ErrMuxEnded = errors.New("broker: the multiplexed connection has ended (the 
 // DefaultMuxAcceptTimeout bounds how long a plugin's Mux waits for its host
 // to connect, once the handshake is out.
 const DefaultMuxAcceptTimeout = 30 * time.Second
+
+// MaxStreams bounds the streams of the peer a Mux hands out at once (to
+// the main listener and to brokered listeners), each a gRPC server
+// connection with its buffers and goroutines. Past it, the peer's new
+// streams wait in yamux's accept backlog (256) until one of those closes,
+// and yamux resets the streams beyond the backlog: a peer that opens
+// streams by the thousand costs this side a bounded amount.
+const MaxStreams = 128
 
 // knockWait bounds how long a knock for a service this side does not serve
 // yet waits for Serve or Accept before it is refused. It is well inside
@@ -52,15 +61,26 @@ type Mux struct {
 	mu      sync.Mutex
 	expect  []uint32 // IDs knocked and acknowledged, oldest first
 	byID    map[uint32]*muxListener
-	waiters map[uint32][]chan struct{} // knocks waiting for a listener
+	waiting []admission   // the peer's knocks waiting for a listener, oldest (first due) first
+	expiry  *time.Timer   // refuses the due knocks of waiting; armed while waiting is not empty
+	slots   chan struct{} // one per stream of the peer handed out and not yet closed
+}
+
+// admission is a knock of the peer waiting for its listener. The one who
+// takes it out of Mux.waiting calls answer: listen, the expiry timer or
+// Close.
+type admission struct {
+	id     uint32
+	due    time.Time
+	answer func(refusal string)
 }
 
 func newMux() *Mux {
 	return &Mux{
-		ready:   make(chan struct{}),
-		closed:  make(chan struct{}),
-		byID:    make(map[uint32]*muxListener),
-		waiters: make(map[uint32][]chan struct{}),
+		ready:  make(chan struct{}),
+		slots:  make(chan struct{}, MaxStreams),
+		closed: make(chan struct{}),
+		byID:   make(map[uint32]*muxListener),
 	}
 }
 
@@ -165,11 +185,18 @@ func (m *Mux) session() (*yamux.Session, error) {
 // for, or to the main listener.
 func (m *Mux) route() {
 	for {
-		conn, err := m.sess.Accept()
+		select {
+		case m.slots <- struct{}{}:
+		case <-m.closed:
+			return
+		}
+		stream, err := m.sess.Accept()
 		if err != nil {
+			<-m.slots
 			m.Close()
 			return
 		}
+		conn := &slotConn{Conn: stream, free: func() { <-m.slots }}
 		m.mu.Lock()
 		var ln *muxListener
 		if len(m.expect) > 0 {
@@ -215,7 +242,17 @@ func (m *Mux) Main() net.Listener {
 // than once.
 func (m *Mux) Close() error {
 	m.once.Do(func() {
+		m.mu.Lock()
 		close(m.closed)
+		waiting := m.waiting
+		m.waiting = nil
+		if m.expiry != nil {
+			m.expiry.Stop()
+		}
+		m.mu.Unlock()
+		for _, a := range waiting {
+			a.answer(ErrMuxEnded.Error())
+		}
 		if m.rawLn != nil {
 			m.rawLn.Close()
 		}
@@ -239,43 +276,75 @@ func (m *Mux) listen(id uint32) (net.Listener, error) {
 		return nil, err
 	}
 	m.mu.Lock()
-	defer m.mu.Unlock()
 	if _, ok := m.byID[id]; ok {
+		m.mu.Unlock()
 		return nil, fmt.Errorf("broker: service %d is already served on this connection; take a new ID from NextID", id)
 	}
 	ln := m.newListener(id, m.sess.Addr())
 	m.byID[id] = ln
-	for _, w := range m.waiters[id] {
-		close(w)
+	var admitted []admission
+	m.waiting = slices.DeleteFunc(m.waiting, func(a admission) bool {
+		if a.id == id {
+			admitted = append(admitted, a)
+			return true
+		}
+		return false
+	})
+	m.mu.Unlock()
+	for _, a := range admitted {
+		a.answer("")
 	}
-	delete(m.waiters, id)
 	return ln, nil
 }
 
-// admit waits up to knockWait for a listener of id, for a knock of the
-// peer. It returns the refusal to send back, or "".
-func (m *Mux) admit(id uint32, done <-chan struct{}) string {
+// admit calls answer, for a knock of the peer for id, once a listener of
+// id exists (with "") or after knockWait without one (with the refusal to
+// send back). It does not block, and the wait holds no goroutine: the
+// knocks waiting share one timer.
+func (m *Mux) admit(id uint32, answer func(refusal string)) {
 	m.mu.Lock()
-	if _, ok := m.byID[id]; !ok {
-		w := make(chan struct{})
-		m.waiters[id] = append(m.waiters[id], w)
+	if _, ok := m.byID[id]; ok {
 		m.mu.Unlock()
-		t := time.NewTimer(knockWait)
-		defer t.Stop()
-		select {
-		case <-w:
-		case <-t.C:
-		case <-done:
-		case <-m.closed:
-		}
-		m.mu.Lock()
-		if _, ok := m.byID[id]; !ok {
-			m.mu.Unlock()
-			return fmt.Sprintf("no service %d is served on this side of the connection (the serving side must call Serve or Accept before the ID is dialed)", id)
+		answer("")
+		return
+	}
+	select {
+	case <-m.closed:
+		m.mu.Unlock()
+		answer(ErrMuxEnded.Error())
+		return
+	default:
+	}
+	// Every knock waits knockWait, so waiting stays in due order.
+	m.waiting = append(m.waiting, admission{id: id, due: time.Now().Add(knockWait), answer: answer})
+	if len(m.waiting) == 1 {
+		if m.expiry == nil {
+			m.expiry = time.AfterFunc(knockWait, m.expire)
+		} else {
+			m.expiry.Reset(knockWait)
 		}
 	}
 	m.mu.Unlock()
-	return ""
+}
+
+// expire refuses the knocks whose knockWait is over, and arms the timer
+// for the next one due.
+func (m *Mux) expire() {
+	now := time.Now()
+	m.mu.Lock()
+	n := 0
+	for n < len(m.waiting) && !m.waiting[n].due.After(now) {
+		n++
+	}
+	due := slices.Clone(m.waiting[:n])
+	m.waiting = slices.Delete(m.waiting, 0, n)
+	if len(m.waiting) > 0 {
+		m.expiry.Reset(m.waiting[0].due.Sub(now))
+	}
+	m.mu.Unlock()
+	for _, a := range due {
+		a.answer(fmt.Sprintf("no service %d is served on this side of the connection (the serving side must call Serve or Accept before the ID is dialed)", a.id))
+	}
 }
 
 // expectNext queues id: the next stream the peer opens that is not yet
@@ -361,3 +430,17 @@ type muxAddr struct{}
 
 func (muxAddr) Network() string { return "yamux" }
 func (muxAddr) String() string  { return "multiplexed" }
+
+// slotConn is a stream of the peer handed out by route: closing it frees
+// its slot.
+type slotConn struct {
+	net.Conn
+	once sync.Once
+	free func()
+}
+
+func (c *slotConn) Close() error {
+	err := c.Conn.Close()
+	c.once.Do(c.free)
+	return err
+}

@@ -2,6 +2,7 @@ package broker
 
 import (
 	"context"
+	"fmt"
 	"net"
 	"os"
 	"path/filepath"
@@ -275,5 +276,47 @@ func TestMuxAbandonedKnockKeepsOrder(t *testing.T) {
 	}
 	if err := checkHealth(t, host, 50, "fifty"); err != nil {
 		t.Errorf("service 50 once served: %v", err)
+	}
+}
+
+// TestMuxKnockWaitersLeaveOnTimeout: a knock waiting for its listener
+// leaves the Mux's waiting list when it is answered, by Serve or by the
+// timeout, so that knocks for services never served do not pile up.
+func TestMuxKnockWaitersLeaveOnTimeout(t *testing.T) {
+	plugin, _ := muxPair(t, t.TempDir())
+	m := plugin.opts.Mux
+	answers := make(chan string, 4)
+	for _, id := range []uint32{61, 62, 63, 64} {
+		m.admit(id, func(refusal string) { answers <- fmt.Sprintf("%d:%s", id, refusal) })
+	}
+	m.mu.Lock()
+	n := len(m.waiting)
+	m.mu.Unlock()
+	if n != 4 {
+		t.Fatalf("%d knocks waiting; want 4", n)
+	}
+	serveHealth(t, plugin, 62, "sixty-two")
+	got := map[string]bool{}
+	for range 4 {
+		select {
+		case a := <-answers:
+			got[a] = true
+		case <-time.After(knockWait + 5*time.Second):
+			t.Fatalf("answers so far %v; the others never came", got)
+		}
+	}
+	if !got["62:"] {
+		t.Errorf("the knock for the service served meanwhile was not admitted: %v", got)
+	}
+	for _, id := range []string{"61", "63", "64"} {
+		if !got[id+":no service "+id+" is served on this side of the connection (the serving side must call Serve or Accept before the ID is dialed)"] {
+			t.Errorf("the knock for unserved service %s was not refused: %v", id, got)
+		}
+	}
+	m.mu.Lock()
+	n = len(m.waiting)
+	m.mu.Unlock()
+	if n != 0 {
+		t.Errorf("%d knocks still waiting once all were answered", n)
 	}
 }

@@ -24,12 +24,25 @@ type knockResult struct {
 	err  error
 }
 
+// knockAnswer is the answer to one of the peer's knocks: consent, or a
+// refusal.
+type knockAnswer struct {
+	id      uint32
+	refusal string
+}
+
 // knocked handles a knock message from the peer: a request to dial one of
 // this side's services over the multiplexed connection, or the answer to
 // one of this side's own knocks.
 //
-// Streams and knocks pair up by order, so both ends keep it: this side
-// queues a consented ID and sends the consent in one step (ackMu), and
+// A knock costs no goroutine: it waits (up to knockWait) for its listener
+// in the Mux's queue, which has one timer, and its answer is queued for
+// Run's one sender. At most
+// MaxPending knocks wait or are queued; the peer's knocks beyond are
+// ignored, and the peer's Dial times out.
+//
+// Streams and knocks pair up by order, so both ends keep it: the sender
+// queues a consented ID and sends the consent in one step, and this side
 // opens the stream for a consent as soon as it arrives, in the order
 // consents arrive, even when the knock behind it was abandoned (the stream
 // is then closed at once).
@@ -41,26 +54,73 @@ func (b *Broker) knocked(id uint32, k *pluginpb.ConnInfo_Knock) {
 	if !k.GetKnock() {
 		return
 	}
-	go func() {
-		refusal := "this side does not multiplex broker connections: the host must not ask for multiplexing (go-plugin: GRPCBrokerMultiplex false)"
-		if b.opts.Mux != nil {
-			refusal = b.opts.Mux.admit(id, b.done)
+	b.mu.Lock()
+	if b.held >= MaxPending {
+		b.mu.Unlock()
+		b.knockWarn.warn(b.logger(), "broker: ignored the peer's knock: too many of its knocks wait for an answer (is the peer reading the broker stream?)", "service", id, "limit", MaxPending)
+		return
+	}
+	b.held++
+	b.mu.Unlock()
+	if b.opts.Mux == nil {
+		b.queueAnswer(id, "this side does not multiplex broker connections: the host must not ask for multiplexing (go-plugin: GRPCBrokerMultiplex false)")
+		return
+	}
+	b.opts.Mux.admit(id, func(refusal string) { b.queueAnswer(id, refusal) })
+}
+
+// queueAnswer queues the answer to an admitted knock. It never blocks:
+// held bounds what is queued by the queue's capacity.
+func (b *Broker) queueAnswer(id uint32, refusal string) {
+	select {
+	case b.answers <- knockAnswer{id: id, refusal: refusal}:
+	default:
+		b.mu.Lock()
+		b.held--
+		b.mu.Unlock()
+	}
+}
+
+// answerKnocks sends the queued answers to the peer's knocks, in order,
+// until ended is closed or the broker is.
+func (b *Broker) answerKnocks(ended <-chan struct{}) {
+	for {
+		var a knockAnswer
+		select {
+		case a = <-b.answers:
+		case <-ended:
+			return
+		case <-b.done:
+			return
 		}
-		b.ackMu.Lock()
-		defer b.ackMu.Unlock()
-		if refusal == "" {
-			b.opts.Mux.expectNext(id)
+		b.mu.Lock()
+		b.held--
+		b.mu.Unlock()
+		if a.refusal == "" {
+			b.opts.Mux.expectNext(a.id)
 		}
-		err := b.send(context.Background(), &pluginpb.ConnInfo{ServiceId: id, Knock: &pluginpb.ConnInfo_Knock{Knock: true, Ack: true, Error: refusal}})
+		err := b.send(context.Background(), &pluginpb.ConnInfo{ServiceId: a.id, Knock: &pluginpb.ConnInfo_Knock{Knock: true, Ack: true, Error: a.refusal}})
 		if err != nil {
-			b.logger().Warn("broker: answering the peer's knock", "service", id, "error", err)
+			b.answerWarn.warn(b.logger(), "broker: answering the peer's knock", "service", a.id, "error", err)
 		}
-	}()
+	}
 }
 
 // answered handles the peer's answer to a knock for id: it opens the
 // stream the peer now expects and hands it to the waiting knock.
+//
+// Only answers to knocks this side sent count: an answer the peer sends
+// when none of this side's knocks awaits one is ignored, so that a peer
+// cannot make this side open streams at will.
 func (b *Broker) answered(id uint32, refusal string) {
+	b.mu.Lock()
+	if b.unanswered == 0 {
+		b.mu.Unlock()
+		b.ackWarn.warn(b.logger(), "broker: ignored the peer's answer to a knock this side did not send", "service", id)
+		return
+	}
+	b.unanswered--
+	b.mu.Unlock()
 	var r knockResult
 	switch {
 	case refusal != "":
@@ -107,7 +167,14 @@ func (b *Broker) knockOpen(ctx context.Context, id uint32) (net.Conn, error) {
 		default:
 		}
 	}
+	// Counted before it is sent: the answer may come before Send returns.
+	b.mu.Lock()
+	b.unanswered++
+	b.mu.Unlock()
 	if err := b.send(ctx, &pluginpb.ConnInfo{ServiceId: id, Knock: &pluginpb.ConnInfo_Knock{Knock: true}}); err != nil {
+		b.mu.Lock()
+		b.unanswered--
+		b.mu.Unlock()
 		abandon()
 		return nil, err
 	}

@@ -278,12 +278,17 @@ func (c *Client) dialRemote(ctx context.Context, r Remote, tlsConfig *tls.Config
 		DialOptions:   []grpc.DialOption{grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(maxMsg), grpc.MaxCallSendMsgSize(maxMsg))},
 		Logger:        c.logger,
 	})
-	if stream, err := pluginpb.NewGRPCBrokerClient(conn).StartStream(bgCtx); err == nil {
+	// The broker stream ends when Run does (see Start).
+	streamCtx, endStream := context.WithCancel(bgCtx)
+	if stream, err := pluginpb.NewGRPCBrokerClient(conn).StartStream(streamCtx); err == nil {
 		c.bg.Add(1)
 		go func() {
 			defer c.bg.Done()
+			defer endStream()
 			c.broker.Run(stream)
 		}()
+	} else {
+		endStream()
 	}
 	return nil
 }

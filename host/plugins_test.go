@@ -155,6 +155,9 @@ func runTestPlugin(mode string) {
 	case "notserving", "stubborn", "deaf":
 		rawPlugin(mode)
 		os.Exit(0)
+	case "knockflood":
+		knockFloodPlugin()
+		os.Exit(0)
 	default:
 		fmt.Fprintln(os.Stderr, "unknown test plugin mode", mode)
 		os.Exit(2)
@@ -235,4 +238,49 @@ func (s *callbackStore) Init(ctx context.Context, req *objectstorev1.InitRequest
 		return nil, fmt.Errorf("host says %s", resp.GetStatus())
 	}
 	return &objectstorev1.InitResponse{}, nil
+}
+
+// knockFloodKnocks is how many knocks the "knockflood" plugin sends.
+const knockFloodKnocks = 200_000
+
+// knockFloodPlugin is a hostile plugin: on the host's broker stream it
+// sends knockFloodKnocks knocks for services nobody serves and never reads
+// the answers; then it says "knock flood sent" on stderr, or "knock flood
+// ended" when the host ended the stream first (a host that gives up on a
+// plugin not reading). It multiplexes when the host asks.
+func knockFloodPlugin() {
+	dir, _ := os.MkdirTemp(os.Getenv("PLUGIN_UNIX_SOCKET_DIR"), "raw")
+	ln, err := net.Listen("unix", dir+"/s")
+	if err != nil {
+		os.Exit(4)
+	}
+	var serveLn net.Listener = ln
+	muxField := ""
+	if os.Getenv(handshake.EnvMultiplexGRPC) == "true" {
+		serveLn = broker.ListenMux(ln).Main()
+		muxField = "|true"
+	}
+	srv := grpc.NewServer()
+	h := health.NewServer()
+	h.SetServingStatus("plugin", healthpb.HealthCheckResponse_SERVING)
+	healthpb.RegisterHealthServer(srv, h)
+	pluginpb.RegisterGRPCBrokerServer(srv, knockFlood{})
+	fmt.Printf("1|1|unix|%s|grpc|%s\n", ln.Addr(), muxField)
+	srv.Serve(serveLn)
+}
+
+type knockFlood struct {
+	pluginpb.UnimplementedGRPCBrokerServer
+}
+
+func (knockFlood) StartStream(s grpc.BidiStreamingServer[pluginpb.ConnInfo, pluginpb.ConnInfo]) error {
+	for i := range knockFloodKnocks {
+		if err := s.Send(&pluginpb.ConnInfo{ServiceId: uint32(1000 + i), Knock: &pluginpb.ConnInfo_Knock{Knock: true}}); err != nil {
+			fmt.Fprintf(os.Stderr, "knock flood ended after %d knocks: %v\n", i, err)
+			return err
+		}
+	}
+	fmt.Fprintln(os.Stderr, "knock flood sent")
+	<-s.Context().Done()
+	return nil
 }

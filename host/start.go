@@ -298,8 +298,12 @@ func (c *Client) connect(ctx context.Context, tlsConfig *tls.Config) error {
 		Logger:        c.logger,
 		Mux:           c.mux,
 	})
-	stream, err := pluginpb.NewGRPCBrokerClient(conn).StartStream(bgCtx)
+	// The broker stream ends when Run does: Run gives up on a plugin that
+	// stops reading it, and a Send it left blocked then returns.
+	streamCtx, endStream := context.WithCancel(bgCtx)
+	stream, err := pluginpb.NewGRPCBrokerClient(conn).StartStream(streamCtx)
 	if err != nil {
+		endStream()
 		cancel()
 		conn.Close()
 		c.closeMux()
@@ -308,6 +312,7 @@ func (c *Client) connect(ctx context.Context, tlsConfig *tls.Config) error {
 	c.bg.Add(1)
 	go func() {
 		defer c.bg.Done()
+		defer endStream()
 		c.broker.Run(c.launch.brokerStream(stream, c.logger))
 	}()
 	c.openStdio(bgCtx)
