@@ -65,6 +65,41 @@
 //     plugin's children (TestCloseStopsWhatThePluginStarted); TCP without TLS
 //     (TestWarnsWhenTCPWithoutTLS); escape sequences through the CLI
 //     (cmd/plugkit's TestPluginTextIsEscaped).
+//   - the attacks of the second hardening issue (19), each point with the
+//     tests that failed before its fix:
+//     1. sandbox escape: sandbox's TestSandboxProcSysReadOnly (core_pattern,
+//     hostname, drop_caches), TestSandboxMasksKernelFiles (/proc/kcore,
+//     keys, sysrq-trigger, timer_list, sched_debug, /sys/firmware),
+//     TestSandboxOwnNamespaces (UTS, IPC with a host SysV segment, cgroup),
+//     TestSandboxMinimalDev (no /dev/kmsg), TestSandboxedPluginRunsUnprivileged
+//     and TestSandboxedPluginRunsAsConfiguredUser (uid and gid not 0),
+//     TestSandboxSeccompFilter (mount, unshare, ptrace, add_key get EPERM)
+//     and trampoline's TestSeccompPolicy (every denied call, 32-bit and
+//     unknown calls, nothing killed); host's TestRunnerSocketGroup.
+//     2. knock floods: broker's TestKnockFloodIsBounded (200,000 knocks from
+//     a peer that never reads, plain and multiplexed), TestStalledPeerEndsTheStream,
+//     TestMuxKnockWaitersLeaveOnTimeout, TestLimitedWarning; end to end from
+//     a plugin process: host's TestKnockFloodFromPlugin.
+//     3. service mode: SERVICE_TESTS.
+//     4. a hostile cache file: manager's TestCacheFIFO, TestCacheSymlinkToDevZero,
+//     TestCacheHugeFile, TestCacheSymlinkNotWrittenThrough,
+//     TestReadCacheFileHonoursContext; internal/osdep's TestOpenNoFollow.
+//     5. a lying or 10 MB Describe answer: manager's TestLyingDescribe;
+//     symlink loops and unreadable entries: TestDiscoverSkipsHostileEntries,
+//     TestDiscoverSkipsUnreadableEntries; a forged reattach to another
+//     user's socket: host's TestReattachRefusesAnotherUsersSocketFile,
+//     TestReattachRefusesAnotherUsersListener and cmd/plugkit's
+//     TestReattachForeignSocket; certificate rotation in service mode:
+//     ROTATION_TESTS; a host's flood of yamux streams: broker's
+//     TestMuxStreamFloodIsBounded.
+//     6. the net/rpc refusal's explanation: cmd/plugkit's TestInspectNetRPCPlugin
+//     (the CLI's output) and handshake's TestParseRejects.
+//     7. fuzzing: make fuzz runs every Fuzz target of the module (handshake
+//     line and environment, reattach JSON, stderr log lines, the describe
+//     and remote caches, the Describe answer, the release index, buf.yaml
+//     and buf.work.yaml, certificates), each with its seed corpus, which
+//     make test runs as ordinary tests.
+//     8. build outputs in git: the root package's TestNoBuildOutputsTracked.
 //   - many calls from many goroutines: TestManyCalls (20,000 calls from 100
 //     goroutines; goroutines, open files and heap of the host, and the
 //     plugin's open files, back to baseline); make soak runs
