@@ -3,9 +3,12 @@ package protocheck
 import (
 	"context"
 	"errors"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
+	"sort"
 	"strings"
 	"testing"
 )
@@ -80,5 +83,47 @@ func TestLoadGit(t *testing.T) {
 	}
 	if _, err := Load(ctx, repo+"#tag=v1,subdir=nothere", LoadOptions{}); err == nil {
 		t.Error("missing subdir: want an error")
+	}
+}
+
+// TestLoadGitArchiveEntries: a git input reads the regular files of the
+// commit's tree, executable ones included, under long and non-ASCII
+// paths, and skips symbolic links as a directory input does.
+func TestLoadGitArchiveEntries(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git not installed")
+	}
+	repo := t.TempDir()
+	long := strings.Repeat("deep/", 25) + "l.proto" // beyond the 100 bytes of a ustar name
+	writeTree(t, repo, map[string]string{
+		"proto/a.proto":       "syntax = \"proto3\";\npackage a;\nmessage A {}\n",
+		"proto/x.proto":       "syntax = \"proto3\";\npackage x;\nmessage X {}\n",
+		"proto/é.proto":       "syntax = \"proto3\";\npackage e;\nmessage E {}\n",
+		"proto/" + long:       "syntax = \"proto3\";\npackage l;\nmessage L {}\n",
+		"outside/o.proto":     "syntax = \"proto3\";\npackage o;\n",
+		"proto/sub/README.md": "not a proto\n",
+	})
+	if err := os.Chmod(filepath.Join(repo, "proto", "x.proto"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("a.proto", filepath.Join(repo, "proto", "link.proto")); err != nil {
+		t.Skipf("no symbolic links here: %v", err)
+	}
+	gitRun(t, repo, "init", "-q", "-b", "main")
+	gitRun(t, repo, "add", ".")
+	gitRun(t, repo, "commit", "-q", "-m", "one")
+
+	img, err := Load(context.Background(), repo+"#branch=main,subdir=proto", LoadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, f := range img.Files {
+		got = append(got, f.Path)
+	}
+	sort.Strings(got)
+	want := []string{"a.proto", long, "x.proto", "é.proto"}
+	if !slices.Equal(got, want) {
+		t.Errorf("files %q, want %q", got, want)
 	}
 }

@@ -104,3 +104,19 @@ func TestPluginTextIsEscaped(t *testing.T) {
 		}
 	}
 }
+
+// TestInterruptHandlerOnlyWherePluginsRun: every command that may start
+// plugins gets the interrupt handler that closes them; "proto", which
+// starts none, does not (see TestProtoInstallsNoInterruptHandler).
+func TestInterruptHandlerOnlyWherePluginsRun(t *testing.T) {
+	for name := range commands {
+		if got, want := handlesInterrupts([]string{name, "x"}), name != "proto"; got != want {
+			t.Errorf("plugkit %s: interrupt handler %v, want %v", name, got, want)
+		}
+	}
+	for _, args := range [][]string{nil, {"help", "proto"}, {"frobnicate"}, {"--help"}} {
+		if !handlesInterrupts(args) {
+			t.Errorf("plugkit %q: no interrupt handler, want the default one", args)
+		}
+	}
+}

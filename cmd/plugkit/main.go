@@ -16,13 +16,21 @@ import (
 type command struct {
 	summary string
 	run     func(args []string, stdout, stderr io.Writer) int
+	// plain marks a command that starts no plugins. The CLI installs no
+	// interrupt handler for it: a signal stops it as it stops any Go
+	// program (and as it stops plugkit-proto), and the process starts
+	// without the handler's goroutine and the OS thread that waits for
+	// signals, which matter to commands run once per file or per pair.
+	plain bool
 }
 
 // commands is filled by the init functions of the subcommand files.
 var commands = map[string]command{}
 
 func main() {
-	go stopOnSignal()
+	if handlesInterrupts(os.Args[1:]) {
+		go stopOnSignal()
+	}
 	code := run(os.Args[1:], os.Stdout, os.Stderr)
 	if interrupted.Load() {
 		// The command failed because the signal handler is closing its
@@ -54,6 +62,17 @@ func track(close func()) {
 	}
 	live.closers[live.next] = close
 	live.next++
+}
+
+// handlesInterrupts reports whether the command args name may start
+// plugins, so that an interrupt must close them: every command but the
+// plain ones.
+func handlesInterrupts(args []string) bool {
+	if len(args) == 0 {
+		return true
+	}
+	cmd, ok := commands[args[0]]
+	return !ok || !cmd.plain
 }
 
 // stopOnSignal waits for Ctrl-C (SIGINT) or SIGTERM, closes every plugin

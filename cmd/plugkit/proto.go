@@ -11,6 +11,7 @@ func init() {
 	commands["proto"] = command{
 		summary: "check .proto files for breaking changes (breaking, history, rules)",
 		run:     runProto,
+		plain:   true, // run once per pair in CI: no interrupt handler to start
 	}
 }
 

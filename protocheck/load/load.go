@@ -7,7 +7,7 @@
 package load
 
 import (
-	"archive/tar"
+	"archive/zip"
 	"bytes"
 	"context"
 	"errors"
@@ -656,44 +656,53 @@ func readGit(ctx context.Context, input string, g gitInput, opts LoadOptions) (m
 		}
 	}
 	commit := strings.TrimSpace(string(out))
-	args := []string{"archive", "--format=tar", commit}
+	// A zip archive, stored without compression: archive/tar would link
+	// os/user, whose cgo build makes every binary importing this package
+	// dynamically linked, and plugkit-proto pays the dynamic loader at
+	// each start.
+	args := []string{"archive", "--format=zip", "-0", commit}
 	if g.subdir != "" && g.subdir != "." {
 		args = append(args, "--", g.subdir)
 	}
 	stderr.Reset()
 	cmd = gitCommand(ctx, g.repo, baseDir, args...)
 	cmd.Stderr = &stderr
-	tarData, err := cmd.Output()
+	zipData, err := cmd.Output()
 	if err != nil {
 		return nil, fmt.Errorf("%s %q: git archive of %s failed (does subdir %q exist at that commit?)%s", opts.label("git input"), input, commit, g.subdir, trimStderr(stderr.String()))
 	}
 	sources := map[string][]byte{}
-	tr := tar.NewReader(bytes.NewReader(tarData))
+	zr, err := zip.NewReader(bytes.NewReader(zipData), int64(len(zipData)))
+	if err != nil {
+		return nil, fmt.Errorf("%s %q: reading archive: %w", opts.label("git input"), input, err)
+	}
 	prefix := ""
 	if g.subdir != "" && g.subdir != "." {
 		prefix = g.subdir + "/"
 	}
-	for {
-		hdr, err := tr.Next()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			return nil, fmt.Errorf("%s %q: reading archive: %w", opts.label("git input"), input, err)
-		}
-		if hdr.Typeflag != tar.TypeReg || !(strings.HasSuffix(hdr.Name, ".proto") || bufconfig.IsConfigFile(hdr.Name)) || !strings.HasPrefix(hdr.Name, prefix) {
+	for _, f := range zr.File {
+		if !f.Mode().IsRegular() || !(strings.HasSuffix(f.Name, ".proto") || bufconfig.IsConfigFile(f.Name)) || !strings.HasPrefix(f.Name, prefix) {
 			continue
 		}
-		data, err := io.ReadAll(tr)
+		data, err := readZipFile(f)
 		if err != nil {
 			return nil, fmt.Errorf("%s %q: reading archive: %w", opts.label("git input"), input, err)
 		}
-		sources[strings.TrimPrefix(hdr.Name, prefix)] = data
+		sources[strings.TrimPrefix(f.Name, prefix)] = data
 	}
 	if !hasProto(sources) {
 		return nil, fmt.Errorf("%s %q: no .proto files at %s (check subdir=)", opts.label("git input"), input, commit)
 	}
 	return sources, nil
+}
+
+func readZipFile(f *zip.File) ([]byte, error) {
+	r, err := f.Open()
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+	return io.ReadAll(r)
 }
 
 func trimStderr(s string) string {
