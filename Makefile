@@ -5,7 +5,7 @@ BUF       := github.com/bufbuild/buf/cmd/buf@v1.75.0
 GOFLAGS   ?=
 export GOFLAGS
 
-.PHONY: all test test-corpus tofu vet cross fmt-check demo generate generate-check bench bench-proto soak
+.PHONY: all test test-sdk test-corpus tofu vet cross fmt-check demo generate generate-check bench bench-proto soak
 
 all: test
 
@@ -25,6 +25,18 @@ $(TOFU): internal/tools/tofu/go.mod internal/tools/tofu/go.sum
 	@mkdir -p bin
 	cd internal/tools/tofu && GOWORK=off GOFLAGS= $(GO) build -o $(abspath $(TOFU)).tmp github.com/opentofu/opentofu/cmd/tofu
 	mv $(abspath $(TOFU)).tmp $(TOFU)
+
+## test-sdk: the SDKs for plugins in other languages (sdk/): their own
+## tests, then the Go side's proof against their example plugins, next to
+## the Go example plugins (package sdk/sdktest, build tag sdk): plugkit
+## plugins list, the manager directly and through the v1->v2 adapter, the
+## conformance suites and the compatibility matrix. It installs nothing:
+## it needs $(PYTHON) with grpcio and protobuf (Debian: apt-get install
+## python3-grpcio python3-protobuf), which .ci/run installs.
+PYTHON ?= /usr/bin/python3
+test-sdk:
+	$(PYTHON) -m unittest discover -s sdk/python/tests -t sdk/python
+	$(GO) test -race -count=1 -tags sdk ./sdk/...
 
 ## test-corpus: the tests that read the shared corpus beside the clone
 ## (../shared/corpus: Terraform's protocol history, buf's breaking fixtures).
