@@ -80,7 +80,7 @@ class _Group:
 class Catalog:
     """The implementations a plugin serves. files are the serialized
     FileDescriptorProtos of the kinds' .proto files (each after its
-    imports), from a module made by go run ./sdk/cmd/pydescriptors or from
+    imports), from a module made by go run ./sdk/cmd/descriptors or from
     protoc --descriptor_set_out. Mistakes raise ValueError saying what to
     fix, as Go's catalog.New does."""
 

@@ -2,7 +2,7 @@
 
 Every .proto file the plugin serves is added here as a serialized
 FileDescriptorProto (the SDK's own from _descriptors, a kind's from its
-author's module, both made by `go run ./sdk/cmd/pydescriptors` or protoc's
+author's module, both made by `go run ./sdk/cmd/descriptors` or protoc's
 --descriptor_set_out): nothing is generated at run time.
 """
 

@@ -8,7 +8,7 @@ import (
 
 // TestPythonDescriptorsFresh fails when the Python SDK's committed
 // descriptor modules differ from what the Go descriptors give now: run
-// go run ./sdk/cmd/pydescriptors.
+// go run ./sdk/cmd/descriptors.
 func TestPythonDescriptorsFresh(t *testing.T) {
 	for _, o := range outputs() {
 		want, err := render(o)
@@ -17,10 +17,10 @@ func TestPythonDescriptorsFresh(t *testing.T) {
 		}
 		got, err := os.ReadFile(filepath.Join("..", "..", "..", filepath.FromSlash(o.path)))
 		if err != nil {
-			t.Fatalf("%v: run go run ./sdk/cmd/pydescriptors from the repository root", err)
+			t.Fatalf("%v: run go run ./sdk/cmd/descriptors from the repository root", err)
 		}
 		if string(got) != want {
-			t.Errorf("%s is stale: run go run ./sdk/cmd/pydescriptors from the repository root", o.path)
+			t.Errorf("%s is stale: run go run ./sdk/cmd/descriptors from the repository root", o.path)
 		}
 	}
 }
