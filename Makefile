@@ -32,10 +32,13 @@ $(TOFU): internal/tools/tofu/go.mod internal/tools/tofu/go.sum
 ## plugins list, the manager directly and through the v1->v2 adapter, the
 ## conformance suites and the compatibility matrix. It installs nothing:
 ## it needs $(PYTHON) with grpcio and protobuf (Debian: apt-get install
-## python3-grpcio python3-protobuf), which .ci/run installs.
+## python3-grpcio python3-protobuf), Node 18 or newer, and npm ci run in
+## sdk/node; .ci/run installs them.
 PYTHON ?= /usr/bin/python3
 test-sdk:
+	@test -d sdk/node/node_modules/@grpc/grpc-js || { echo "make test-sdk: sdk/node/node_modules is missing: run npm ci in sdk/node (Node 18 or newer)"; exit 1; }
 	$(PYTHON) -m unittest discover -s sdk/python/tests -t sdk/python
+	cd sdk/node && node --test test/
 	$(GO) test -race -count=1 -tags sdk ./sdk/...
 
 ## test-corpus: the tests that read the shared corpus beside the clone

@@ -1,5 +1,5 @@
 // Package sdk holds plugkit's SDKs for plugins written in other languages
-// (sdk/python) and the Go tests that keep them and their contract,
+// (sdk/python, sdk/node) and the Go tests that keep them and their contract,
 // docs/other-languages.md, true.
 //
 // The contract test runs with make test. The SDKs' own tests and the Go

@@ -26,8 +26,9 @@ import (
 	"github.com/plugkit/plugkit/manager"
 )
 
-// python is the interpreter the examples' #! lines name: Debian's, with
-// python3-grpcio and python3-protobuf.
+// python is the interpreter the Python examples' #! lines name: Debian's,
+// with python3-grpcio and python3-protobuf. The Node examples run the node
+// on PATH, with sdk/node's packages (npm ci).
 const python = "/usr/bin/python3"
 
 // A language's example plugins: the file in the plugin directory, the
@@ -38,9 +39,11 @@ type example struct {
 	caps                        []string
 }
 
-var pythonExamples = []example{
+var examples = []example{
 	{"py-objectstore-v1", "../python/examples/objectstore_v1.py", "example.com/pymemory", "1.0.0", 1, 0, nil},
 	{"py-objectstore-v2", "../python/examples/objectstore_v2.py", "example.com/pymemory2", "2.1.0", 2, 1, []string{objectstore.CapPresign}},
+	{"node-objectstore-v1", "../node/examples/objectstore_v1.js", "example.com/nodememory", "1.0.0", 1, 0, nil},
+	{"node-objectstore-v2", "../node/examples/objectstore_v2.js", "example.com/nodememory2", "2.1.0", 2, 1, []string{objectstore.CapPresign}},
 }
 
 // goPlugins are the Go example plugins built next to them.
@@ -67,6 +70,9 @@ func setup(m *testing.M) (int, error) {
 	if out, err := exec.Command(python, "-c", "import grpc, google.protobuf").CombinedOutput(); err != nil {
 		return 0, fmt.Errorf("%s cannot import grpc and protobuf (%v: %s): on Debian, apt-get install python3-grpcio python3-protobuf", python, err, out)
 	}
+	if out, err := exec.Command("node", "-e", `if (+process.versions.node.split(".")[0] < 18) throw new Error("Node "+process.version+" is older than 18"); require("../node/node_modules/@grpc/grpc-js"); require("../node/node_modules/@grpc/proto-loader")`).CombinedOutput(); err != nil {
+		return 0, fmt.Errorf("node 18 or newer with sdk/node's packages is needed (%v: %s): install Node 18+ and run npm ci in sdk/node", err, out)
+	}
 	tmp, err := os.MkdirTemp("", "sdktest-")
 	if err != nil {
 		return 0, err
@@ -86,7 +92,7 @@ func setup(m *testing.M) (int, error) {
 			return 0, fmt.Errorf("go build %s: %v\n%s", pkg, err, b)
 		}
 	}
-	for _, ex := range pythonExamples {
+	for _, ex := range examples {
 		script, err := filepath.Abs(ex.script)
 		if err != nil {
 			return 0, err
@@ -116,17 +122,20 @@ func testLogger(t *testing.T) *slog.Logger {
 
 type tWriter struct{ t *testing.T }
 
-func (w tWriter) Write(p []byte) (int, error) { w.t.Log(strings.TrimSpace(string(p))); return len(p), nil }
+func (w tWriter) Write(p []byte) (int, error) {
+	w.t.Log(strings.TrimSpace(string(p)))
+	return len(p), nil
+}
 
-// TestPluginsListShowsPythonNextToGo: plugkit plugins list describes the
-// Python examples (over AutoMTLS, through Catalog/Describe) in the same
-// table as the Go plugins.
-func TestPluginsListShowsPythonNextToGo(t *testing.T) {
+// TestPluginsListShowsSDKPluginsNextToGo: plugkit plugins list describes
+// the Python and Node examples (over AutoMTLS, through Catalog/Describe) in
+// the same table as the Go plugins.
+func TestPluginsListShowsSDKPluginsNextToGo(t *testing.T) {
 	out, err := exec.Command(plugkit, "plugins", "list", "--dir", pluginDir, "--cookie", cookieFlag()).CombinedOutput()
 	if err != nil {
 		t.Fatalf("plugkit plugins list: %v\n%s", err, out)
 	}
-	for _, ex := range pythonExamples {
+	for _, ex := range examples {
 		caps := "-"
 		if len(ex.caps) > 0 {
 			caps = strings.Join(ex.caps, ",")
@@ -145,10 +154,17 @@ func TestPluginsListShowsPythonNextToGo(t *testing.T) {
 }
 
 // TestInspectAndCallThroughReflection: plugkit call, which learns the
-// services through server reflection, calls a Python plugin's Describe
-// and a routed kind method.
+// services through server reflection, calls each SDK's v2 example's
+// Describe and a routed kind method, and inspect lists its services.
 func TestInspectAndCallThroughReflection(t *testing.T) {
-	bin := filepath.Join(pluginDir, "py-objectstore-v2")
+	for _, file := range []string{"py-objectstore-v2", "node-objectstore-v2"} {
+		t.Run(file, func(t *testing.T) {
+			inspectAndCall(t, filepath.Join(pluginDir, file), strings.Replace(file, "-objectstore-v2", "memory2", 1))
+		})
+	}
+}
+
+func inspectAndCall(t *testing.T, bin, short string) {
 	out, err := exec.Command(plugkit, "call", bin, "--cookie", cookieFlag(), "--compact", "plugkit.catalog.v1.Catalog/Describe", "{}").CombinedOutput()
 	if err != nil {
 		t.Fatalf("plugkit call Describe: %v\n%s", err, out)
@@ -165,7 +181,7 @@ func TestInspectAndCallThroughReflection(t *testing.T) {
 	if err := json.Unmarshal(out, &d); err != nil || d.PluginVersion != "2.1.0" || len(d.Kinds) != 1 || d.Kinds[0].Majors[0].Service != "objectstore.v2.ObjectStore" {
 		t.Fatalf("Describe through plugkit call = %s (%v)", out, err)
 	}
-	out, err = exec.Command(plugkit, "call", bin, "--cookie", cookieFlag(), "--compact", "--name", "example.com/pymemory2",
+	out, err = exec.Command(plugkit, "call", bin, "--cookie", cookieFlag(), "--compact", "--name", "example.com/"+short,
 		"objectstore.v2.ObjectStore/Stat", `{"key":"none"}`).CombinedOutput()
 	if err == nil || !strings.Contains(string(out), "NotFound") || !strings.Contains(string(out), `stat: no object \"none\"`) && !strings.Contains(string(out), `stat: no object "none"`) {
 		t.Errorf("Stat of a missing object through plugkit call = %v:\n%s\nwant NotFound", err, out)
@@ -181,14 +197,14 @@ func TestInspectAndCallThroughReflection(t *testing.T) {
 	}
 }
 
-// TestDispenseAndSuites: the manager dispenses the Python plugins as the
+// TestDispenseAndSuites: the manager dispenses the SDKs' plugins as the
 // v2 host does (v2 directly, v1 through the adapter) and as the v1 host
 // does, and each client passes its major's conformance suite.
 func TestDispenseAndSuites(t *testing.T) {
 	m := newManager(t)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	for _, ex := range pythonExamples {
+	for _, ex := range examples {
 		t.Run(ex.file+"/v2 host", func(t *testing.T) {
 			s, err := objectstore.Open(ctx, m, ex.name)
 			if err != nil {
@@ -212,15 +228,17 @@ func TestDispenseAndSuites(t *testing.T) {
 		})
 	}
 	// A v2-only plugin is refused by a v1 host, saying why.
-	if _, err := objectstore.OpenV1(ctx, m, "example.com/pymemory2"); err == nil || !strings.Contains(err.Error(), "speaks objectstore 2.1") {
-		t.Errorf("a v1 host dispensed the v2-only Python plugin: %v", err)
+	for _, name := range []string{"example.com/pymemory2", "example.com/nodememory2"} {
+		if _, err := objectstore.OpenV1(ctx, m, name); err == nil || !strings.Contains(err.Error(), "speaks objectstore 2.1") {
+			t.Errorf("a v1 host dispensed the v2-only plugin %s: %v", name, err)
+		}
 	}
 }
 
-// TestMatrixWithGoAndPython: the compatibility matrix over the shared
-// directory has the Python plugins' cells next to the Go plugins', each
-// passing or, for v2.1 on the v1 host, incompatible with advice.
-func TestMatrixWithGoAndPython(t *testing.T) {
+// TestMatrixWithGoPythonAndNode: the compatibility matrix over the shared
+// directory has the SDKs' plugins' cells next to the Go plugins', each
+// passing or, for v2.1 on the v1 host, incompatible.
+func TestMatrixWithGoPythonAndNode(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	mx := conformance.Matrix{Kind: objectstore.Kind, Cookie: objectstore.Cookie, Hosts: objectstore.MatrixHosts(false), Releases: objectstore.Releases(), Logger: testLogger(t)}
@@ -237,6 +255,8 @@ func TestMatrixWithGoAndPython(t *testing.T) {
 	want := map[string]string{ // binary/host major -> mode
 		"py-objectstore-v1/2": "adapter", "py-objectstore-v1/1": "direct",
 		"py-objectstore-v2/2": "direct", "py-objectstore-v2/1": "incompatible",
+		"node-objectstore-v1/2": "adapter", "node-objectstore-v1/1": "direct",
+		"node-objectstore-v2/2": "direct", "node-objectstore-v2/1": "incompatible",
 		"memory/2": "adapter", "memory/1": "direct",
 	}
 	got := map[string]string{}
@@ -262,7 +282,7 @@ func run(t *testing.T, bin string, env ...string) (string, int) {
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, bin)
-	cmd.Env = append([]string{"PATH=/usr/bin:/bin"}, env...)
+	cmd.Env = append([]string{"PATH=" + os.Getenv("PATH")}, env...)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	err := cmd.Run()
@@ -274,7 +294,7 @@ func run(t *testing.T, bin string, env ...string) (string, int) {
 }
 
 // TestCookieNoticeAsGo: run by hand (no cookie, or a wrong one), a Python
-// plugin prints the notice a Go plugin prints and exits 1 as it does.
+// or Node plugin prints the notice a Go plugin prints and exits 1 as it does.
 func TestCookieNoticeAsGo(t *testing.T) {
 	notice := (&handshake.CookieError{Key: objectstore.Cookie.Key}).Error()
 	for _, env := range [][]string{nil, {objectstore.Cookie.Key + "=wrong"}} {
@@ -282,7 +302,7 @@ func TestCookieNoticeAsGo(t *testing.T) {
 		if goCode != 1 || !strings.HasPrefix(goOut, notice) {
 			t.Fatalf("the Go plugin (env %q) exited %d with %q; the test expects the notice %q", env, goCode, goOut, notice)
 		}
-		for _, ex := range pythonExamples {
+		for _, ex := range examples {
 			out, code := run(t, filepath.Join(pluginDir, ex.file), env...)
 			if code != 1 || out != notice+"\n" {
 				t.Errorf("%s (env %q) exited %d with\n%q\nwant 1 with the Go plugin's notice\n%q", ex.file, env, code, out, notice+"\n")
@@ -292,7 +312,7 @@ func TestCookieNoticeAsGo(t *testing.T) {
 }
 
 // TestNoMutualVersionAsGo: a host that offers no version the plugin
-// speaks gets the same error from a Python plugin as from a Go one, and
+// speaks gets the same error from a Python or Node plugin as from a Go one, and
 // the plugin's log record says the same.
 func TestNoMutualVersionAsGo(t *testing.T) {
 	start := func(bin string) (string, string) {
@@ -325,7 +345,7 @@ func TestNoMutualVersionAsGo(t *testing.T) {
 	if !strings.Contains(goErr, "plugin supports [1], host supports [2 3]") || goRecord == "" {
 		t.Fatalf("the Go plugin gave %q and the record %q; the test expects Go's version error and record", goErr, goRecord)
 	}
-	for _, ex := range pythonExamples {
+	for _, ex := range examples {
 		pyErr, pyRecord := start(ex.file)
 		if pyErr != goErr {
 			t.Errorf("%s: host error\n%s\nwant the Go plugin's\n%s", ex.file, pyErr, goErr)
@@ -336,18 +356,18 @@ func TestNoMutualVersionAsGo(t *testing.T) {
 	}
 }
 
-// TestHostDeathEndsPlugin: a host killed with SIGKILL takes its Python
-// plugins with it within a second, as Go plugins (the issue's bound; the
+// TestHostDeathEndsPlugin: a host killed with SIGKILL takes its Python and
+// Node plugins with it within a second, as Go plugins (the issue's bound; the
 // plugin polls every 100 ms; the test allows half a second more for a
 // loaded machine).
 func TestHostDeathEndsPlugin(t *testing.T) {
-	for _, bin := range []string{"memory", pythonExamples[0].file} {
+	for _, bin := range []string{"memory", "py-objectstore-v1", "node-objectstore-v1"} {
 		t.Run(bin, func(t *testing.T) {
 			dir := t.TempDir()
 			out := filepath.Join(dir, "handshake")
 			// The "host" is a shell that starts the plugin and waits.
 			sh := exec.Command("/bin/sh", "-c", `"$0" >"$1" 2>/dev/null & echo $!; wait`, filepath.Join(pluginDir, bin), out)
-			sh.Env = []string{"PATH=/usr/bin:/bin", cookieFlag(), "PLUGIN_PROTOCOL_VERSIONS=1", "PLUGIN_UNIX_SOCKET_DIR=" + dir}
+			sh.Env = []string{"PATH=" + os.Getenv("PATH"), cookieFlag(), "PLUGIN_PROTOCOL_VERSIONS=1", "PLUGIN_UNIX_SOCKET_DIR=" + dir}
 			stdout, err := sh.StdoutPipe()
 			if err != nil {
 				t.Fatal(err)

@@ -8,7 +8,7 @@
 //
 //	go run ./sdk/cmd/descriptors
 //
-// TestPythonDescriptorsFresh fails when the committed files are stale.
+// TestDescriptorsFresh fails when the committed files are stale.
 package main
 
 import (

@@ -6,10 +6,10 @@ import (
 	"testing"
 )
 
-// TestPythonDescriptorsFresh fails when the Python SDK's committed
+// TestDescriptorsFresh fails when the SDKs' committed
 // descriptor modules differ from what the Go descriptors give now: run
 // go run ./sdk/cmd/descriptors.
-func TestPythonDescriptorsFresh(t *testing.T) {
+func TestDescriptorsFresh(t *testing.T) {
 	for _, o := range outputs() {
 		want, err := render(o)
 		if err != nil {
