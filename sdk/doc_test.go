@@ -123,3 +123,36 @@ func startSilent(t *testing.T) string {
 	}
 	return strings.Replace(msg[i:], "within 200ms", "within "+host.DefaultStartTimeout.String(), 1)
 }
+
+// TestSDKsReadTheContractsVariables: each SDK reads the variables the
+// contract makes it read, by the names the Go host sets, and serves the
+// services the contract names.
+func TestSDKsReadTheContractsVariables(t *testing.T) {
+	sdks := map[string][]string{
+		"python": {"python/plugkit/_serve.py", "python/plugkit/_services.py", "python/plugkit/_catalog.py"},
+		"node":   {"node/lib/serve.js", "node/lib/catalog.js"},
+	}
+	names := []string{
+		handshake.EnvProtocolVersions, handshake.EnvClientCert, handshake.EnvUnixSocketDir,
+		handshake.EnvUnixSocketGroup, handshake.EnvNetwork,
+		catalog.NameKey, plugin.HealthService, "plugkit.catalog.v1.Catalog",
+		"plugin.GRPCController", "plugin.GRPCBroker", "plugin.GRPCStdio", "grpc.health.v1.Health",
+		"grpc.reflection.v1", "grpc.reflection.v1alpha",
+		"no app protocol version in common with the host",
+	}
+	for sdk, files := range sdks {
+		var src strings.Builder
+		for _, f := range files {
+			b, err := os.ReadFile(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			src.Write(b)
+		}
+		for _, n := range names {
+			if !strings.Contains(src.String(), `"`+n) && !strings.Contains(src.String(), `'`+n) {
+				t.Errorf("the %s SDK never names %q", sdk, n)
+			}
+		}
+	}
+}

@@ -295,8 +295,16 @@ class Plugin {
     const bind = (addr) => new Promise((resolve, reject) => server.bindAsync(addr, creds, (err, port) => (err ? reject(err) : resolve(port))));
     const network = this.env[ENV_NETWORK] || '';
     if (network === 'tcp') {
-      const port = await bind('127.0.0.1:0');
-      return ['tcp', `127.0.0.1:${port}`];
+      const lo = Number(this.env.PLUGIN_MIN_PORT || 0);
+      const hi = Number(this.env.PLUGIN_MAX_PORT || 0);
+      for (let p = hi ? lo : 0; p <= hi; p++) {
+        try {
+          return ['tcp', `127.0.0.1:${await bind(`127.0.0.1:${p}`)}`];
+        } catch (e) {
+          // taken: try the next port
+        }
+      }
+      throw new PluginError(`no free TCP port in ${lo}-${hi}`);
     }
     if (network !== '' && network !== 'unix') throw new PluginError(`${ENV_NETWORK}=${goQuote(network)}: want unix or tcp`);
     const parent = this.env[ENV_UNIX_SOCKET_DIR] || os.tmpdir();
