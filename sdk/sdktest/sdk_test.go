@@ -20,6 +20,7 @@ import (
 
 	"github.com/plugkit/plugkit/conformance"
 	"github.com/plugkit/plugkit/examples/objectstore"
+	objectstorev1 "github.com/plugkit/plugkit/examples/objectstore/gen/objectstore/v1"
 	"github.com/plugkit/plugkit/handshake"
 	"github.com/plugkit/plugkit/host"
 	"github.com/plugkit/plugkit/internal/testutil"
@@ -417,4 +418,38 @@ func alive(pid int) bool {
 	s := string(b)
 	i := strings.LastIndexByte(s, ')')
 	return i < 0 || !strings.HasPrefix(s[i+1:], " Z")
+}
+
+// TestLoopbackTCP: asked for TCP (PLUGKIT_NETWORK=tcp, a port range), the
+// SDKs' plugins listen on loopback inside the range, with AutoMTLS, and
+// stop when closed.
+func TestLoopbackTCP(t *testing.T) {
+	for _, file := range []string{"py-objectstore-v1", "node-objectstore-v1"} {
+		t.Run(file, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+			defer cancel()
+			c, err := host.Start(ctx, host.Config{
+				Path: filepath.Join(pluginDir, file), Cookie: objectstore.Cookie, Versions: []int{1},
+				Network: "tcp", MinPort: 23100, MaxPort: 23199, Logger: testLogger(t),
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			network, address := c.Network(), c.Address()
+			ip, port, _ := strings.Cut(address, ":")
+			if p, _ := strconv.Atoi(port); network != "tcp" || !c.TLS() || ip != "127.0.0.1" || p < 23100 || p > 23199 {
+				t.Errorf("the plugin listens on %s %s; want loopback TCP in 23100-23199 with TLS", network, address)
+			}
+			resp, err := objectstorev1.NewObjectStoreClient(c.Conn()).Exists(ctx, &objectstorev1.ExistsRequest{Key: "k"})
+			if err != nil || resp.GetExists() {
+				t.Errorf("Exists over TCP = %v, %v", resp, err)
+			}
+			if err := c.Close(); err != nil {
+				t.Error(err)
+			}
+			if alive(c.Pid()) {
+				t.Errorf("pid %d runs after Close", c.Pid())
+			}
+		})
+	}
 }
