@@ -453,3 +453,31 @@ func TestLoopbackTCP(t *testing.T) {
 		})
 	}
 }
+
+// TestStdioReachesTheHost: what a plugin prints after the handshake
+// reaches the host over go-plugin's GRPCStdio stream (Config.Stdout), not
+// the handshake pipe.
+func TestStdioReachesTheHost(t *testing.T) {
+	for _, file := range []string{"py-objectstore-v1", "node-objectstore-v1"} {
+		t.Run(file, func(t *testing.T) {
+			var stdout testutil.Buffer
+			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+			defer cancel()
+			c, err := host.Start(ctx, host.Config{Path: filepath.Join(pluginDir, file), Cookie: objectstore.Cookie, Versions: []int{1}, Stdout: &stdout, Logger: testLogger(t)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+			if _, err := objectstorev1.NewObjectStoreClient(c.Conn()).Init(ctx, &objectstorev1.InitRequest{Config: map[string]string{"a": "1", "b": "2"}}); err != nil {
+				t.Fatal(err)
+			}
+			want := "objectstore: Init with 2 settings\n"
+			for !strings.Contains(stdout.String(), want) {
+				if ctx.Err() != nil {
+					t.Fatalf("the host's Stdout got %q; want %q", stdout.String(), want)
+				}
+				time.Sleep(10 * time.Millisecond)
+			}
+		})
+	}
+}

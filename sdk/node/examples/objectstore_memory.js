@@ -27,6 +27,8 @@ class StoreV1 {
   }
 
   Init(call, cb) {
+    // What a plugin prints reaches the host over go-plugin's stdio stream.
+    console.log(`objectstore: Init with ${Object.keys(call.request.config).length} settings`);
     cb(null, {});
   }
 

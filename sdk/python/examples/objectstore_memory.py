@@ -45,6 +45,8 @@ class StoreV1:
         return plugkit.message("%s.%s" % (self.package, name))(**fields)
 
     def Init(self, request, context):
+        # What a plugin prints reaches the host over go-plugin's stdio stream.
+        print("objectstore: Init with %d settings" % len(request.config))
         return self._msg("InitResponse")
 
     def Put(self, request_iterator, context):
