@@ -38,7 +38,7 @@ PYTHON ?= /usr/bin/python3
 test-sdk:
 	@test -d sdk/node/node_modules/@grpc/grpc-js || { echo "make test-sdk: sdk/node/node_modules is missing: run npm ci in sdk/node (Node 18 or newer)"; exit 1; }
 	$(PYTHON) -m unittest discover -s sdk/python/tests -t sdk/python
-	cd sdk/node && node --test test/
+	cd sdk/node && node --test test/sdk.test.js
 	$(GO) test -race -count=1 -tags sdk ./sdk/...
 
 ## test-corpus: the tests that read the shared corpus beside the clone
