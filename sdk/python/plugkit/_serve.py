@@ -212,7 +212,7 @@ class Plugin:
             return 1
         try:
             return self._serve()
-        except PluginError as e:
+        except (PluginError, OSError) as e:
             os.write(2, ("plugin: %s\n" % e).encode())
             return 1
         finally:
