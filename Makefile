@@ -5,7 +5,7 @@ BUF       := github.com/bufbuild/buf/cmd/buf@v1.75.0
 GOFLAGS   ?=
 export GOFLAGS
 
-.PHONY: all test test-corpus tofu vet cross fmt-check demo generate generate-check bench bench-proto soak fuzz
+.PHONY: all test test-sdk test-corpus tofu vet cross fmt-check demo generate generate-check bench bench-proto soak fuzz
 
 all: test
 
@@ -25,6 +25,21 @@ $(TOFU): internal/tools/tofu/go.mod internal/tools/tofu/go.sum
 	@mkdir -p bin
 	cd internal/tools/tofu && GOWORK=off GOFLAGS= $(GO) build -o $(abspath $(TOFU)).tmp github.com/opentofu/opentofu/cmd/tofu
 	mv $(abspath $(TOFU)).tmp $(TOFU)
+
+## test-sdk: the SDKs for plugins in other languages (sdk/): their own
+## tests, then the Go side's proof against their example plugins, next to
+## the Go example plugins (package sdk/sdktest, build tag sdk): plugkit
+## plugins list, the manager directly and through the v1->v2 adapter, the
+## conformance suites and the compatibility matrix. It installs nothing:
+## it needs $(PYTHON) with grpcio and protobuf (Debian: apt-get install
+## python3-grpcio python3-protobuf), Node 18 or newer, and npm ci run in
+## sdk/node; .ci/run installs them.
+PYTHON ?= /usr/bin/python3
+test-sdk:
+	@test -d sdk/node/node_modules/@grpc/grpc-js || { echo "make test-sdk: sdk/node/node_modules is missing: run npm ci in sdk/node (Node 18 or newer)"; exit 1; }
+	$(PYTHON) -m unittest discover -s sdk/python/tests -t sdk/python
+	cd sdk/node && node --test test/sdk.test.js
+	$(GO) test -race -count=1 -tags sdk ./sdk/...
 
 ## test-corpus: the tests that read the shared corpus beside the clone
 ## (../shared/corpus: Terraform's protocol history, buf's breaking fixtures).

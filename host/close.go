@@ -11,7 +11,8 @@ import (
 )
 
 // Close stops the plugin and releases everything: the Shutdown RPC, a
-// wait, SIGTERM, a wait, SIGKILL (on Windows, which has no SIGTERM: the
+// wait (none when Shutdown answers Unimplemented: the plugin has no
+// controller and will not exit by itself), SIGTERM, a wait, SIGKILL (on Windows, which has no SIGTERM: the
 // Shutdown RPC, a wait, the kill); the process is always reaped. A
 // reattached plugin is asked to shut down and then only disconnected:
 // this host did not start it; one in debug mode (ReattachConfig.Test) is
@@ -27,11 +28,11 @@ func (c *Client) Close() error {
 func (c *Client) close() error {
 	wait := orDefault(c.cfg.StopTimeout, DefaultStopTimeout)
 	var shutdownErr error
-	shutdown := func() {
+	shutdown := func() (willExit bool) {
 		ctx, cancel := context.WithTimeout(context.Background(), wait)
 		defer cancel()
-		shutdownErr = nil
 		_, shutdownErr = pluginpb.NewGRPCControllerClient(c.conn).Shutdown(ctx, &pluginpb.Empty{})
+		return shutdownAccepted(shutdownErr)
 	}
 	if c.remote != nil || (c.proc == nil && c.debug && !c.cfg.StopDebugPlugins) {
 		// A plugin service outlives its hosts, and a plugin in debug mode
@@ -77,6 +78,22 @@ func (c *Client) close() error {
 		c.logger.Warn("plugin did not stop when asked; killed it", "after", time.Since(start).Round(time.Millisecond))
 	}
 	return nil
+}
+
+// shutdownAccepted reports whether a plugin whose Shutdown RPC ended with
+// err is on its way out, so that waiting for its exit is worth it: it
+// answered (a plugkit plugin), or its connection ended (a go-plugin
+// plugin exits inside the call; a process that died ends it too), or the
+// call used up the wait. Any other answer, above all Unimplemented from a
+// plugin without go-plugin's GRPCController, means that it will not stop
+// by itself: the host goes on to SIGTERM at once instead of waiting the
+// whole StopTimeout.
+func shutdownAccepted(err error) bool {
+	switch status.Code(err) {
+	case codes.OK, codes.Unavailable, codes.DeadlineExceeded, codes.Canceled:
+		return true
+	}
+	return false
 }
 
 // release closes the connection and waits for the background goroutines.

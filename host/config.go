@@ -26,7 +26,9 @@ const (
 	// DefaultStopTimeout is how long each of Close's two polite steps may
 	// take before the next, firmer one: the Shutdown RPC with the wait for
 	// the exit after it, then SIGTERM with its wait. Close of a plugin
-	// that ignores both thus takes two StopTimeouts, then SIGKILL.
+	// that ignores both thus takes two StopTimeouts, then SIGKILL. The
+	// first wait is skipped when the plugin has no controller (Shutdown
+	// answers Unimplemented): it would not exit by itself.
 	DefaultStopTimeout = 2 * time.Second
 	// DefaultHealthTimeout bounds the health check made after connecting.
 	DefaultHealthTimeout = 5 * time.Second

@@ -13,7 +13,9 @@
 // and Config.Stderr.
 //
 // Close stops the plugin politely and then firmly: the Shutdown RPC, a
-// wait, SIGTERM, a wait, SIGKILL. It always reaps the process and leaves no
+// wait, SIGTERM, a wait, SIGKILL. A plugin without go-plugin's
+// GRPCController (Shutdown answers Unimplemented) is not waited for: it
+// gets SIGTERM at once. Close always reaps the process and leaves no
 // goroutine behind.
 //
 // Each plugin runs in a process group of its own; the signals go to the

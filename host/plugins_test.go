@@ -5,6 +5,7 @@ package host_test
 // tests (see TestMain).
 
 import (
+	"bufio"
 	"context"
 	"fmt"
 	"net"
@@ -17,6 +18,7 @@ import (
 	"time"
 
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/health"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 
@@ -117,6 +119,16 @@ func runTestPlugin(mode string) {
 		os.Stdin.Read(buf)
 		l.Close()
 		os.Exit(0)
+	case "unflushed":
+		// Writes its line into a buffer it never flushes, as Python
+		// and C do with a pipe for stdout.
+		w := bufio.NewWriter(os.Stdout)
+		fmt.Fprintln(w, "1|1|unix|/tmp/x|grpc|")
+		time.Sleep(time.Minute)
+		os.Exit(0)
+	case "nocontroller":
+		nocontrollerPlugin()
+		os.Exit(0)
 	case "partial":
 		fmt.Print("1|1|unix")
 		os.Exit(0)
@@ -188,6 +200,33 @@ func rawPlugin(mode string) {
 		pluginpb.RegisterGRPCControllerServer(srv, deafController{})
 	}
 	fmt.Printf("1|1|unix|%s|grpc|\n", ln.Addr())
+	srv.Serve(ln)
+}
+
+// nocontrollerPlugin serves the objectstore with AutoMTLS, health and
+// nothing else, as a plugin in another language might: no GRPCController,
+// and SIGTERM ends it (the default action).
+func nocontrollerPlugin() {
+	host, err := automtls.ParsePEM([]byte(os.Getenv(handshake.EnvClientCert)))
+	if err != nil {
+		os.Exit(6)
+	}
+	id, err := automtls.New()
+	if err != nil {
+		os.Exit(6)
+	}
+	dir, _ := os.MkdirTemp(os.Getenv("PLUGIN_UNIX_SOCKET_DIR"), "raw")
+	ln, err := net.Listen("unix", dir+"/s")
+	if err != nil {
+		os.Exit(4)
+	}
+	srv := grpc.NewServer(grpc.Creds(credentials.NewTLS(id.Config(host))))
+	h := health.NewServer()
+	h.SetServingStatus("plugin", healthpb.HealthCheckResponse_SERVING)
+	healthpb.RegisterHealthServer(srv, h)
+	objectstorev1.RegisterObjectStoreServer(srv, store{version: 1})
+	l := handshake.Line{CoreVersion: 1, AppVersion: 1, Network: "unix", Address: ln.Addr().String(), Protocol: handshake.ProtocolGRPC, ServerCert: id.DER()}
+	fmt.Println(l.String())
 	srv.Serve(ln)
 }
 

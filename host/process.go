@@ -125,7 +125,9 @@ func (p *process) readHandshake(ctx context.Context, timeout time.Duration, name
 		}
 		return "", p.exitError(name)
 	case <-t.C:
-		return "", fmt.Errorf("no complete handshake line within %v: is it a go-plugin gRPC plugin, and is the cookie right?", timeout)
+		return "", fmt.Errorf("no complete handshake line within %v: is it a go-plugin gRPC plugin, and is the cookie right? "+
+			"A plugin that wrote its line but did not flush its standard output looks exactly like this "+
+			"(stdout to a pipe is block-buffered in Python, C and others): flush after the handshake line", timeout)
 	case <-ctx.Done():
 		return "", fmt.Errorf("waiting for the handshake: %w", ctx.Err())
 	}
@@ -187,10 +189,11 @@ const (
 
 // stop ends the process in steps, each bounded by wait: whatever ask does
 // (the Shutdown RPC) and the wait for the exit after it share the first
-// wait; then SIGTERM and a wait; then SIGKILL. The total stays within two
+// wait, which ends at once when ask reports that the plugin will not stop
+// on its own; then SIGTERM and a wait; then SIGKILL. The total stays within two
 // waits plus the kill. On Windows, which has no SIGTERM, the kill follows
 // the first wait. It reports the stage the process exited at.
-func (p *process) stop(ask func(), wait time.Duration) (stage int) {
+func (p *process) stop(ask func() (willExit bool), wait time.Duration) (stage int) {
 	stage = escalate(stopPlan(ask, p.terminate, p.forceKill, wait, osdep.Graceful), p.exitedWithin)
 	p.killGroup()
 	p.closePipes()

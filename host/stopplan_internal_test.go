@@ -10,6 +10,7 @@ import (
 // of the kill after a failed start, checked on every system.
 func TestStopPlan(t *testing.T) {
 	noop := func() {}
+	ask := func() bool { return true }
 	stages := func(plan []stopStep) []int {
 		var out []int
 		for _, s := range plan {
@@ -31,9 +32,9 @@ func TestStopPlan(t *testing.T) {
 		waits    []time.Duration
 		graceful bool
 	}{
-		{"unix Close", stopPlan(noop, noop, noop, time.Second, true),
+		{"unix Close", stopPlan(ask, noop, noop, time.Second, true),
 			[]int{stoppedAsked, stoppedSIGTERM, stoppedSIGKILL}, []time.Duration{time.Second, time.Second, -1}, true},
-		{"windows Close", stopPlan(noop, noop, noop, time.Second, false),
+		{"windows Close", stopPlan(ask, noop, noop, time.Second, false),
 			[]int{stoppedAsked, stoppedSIGKILL}, []time.Duration{time.Second, -1}, false},
 		{"unix failed start", stopPlan(nil, noop, noop, failGrace, true),
 			[]int{stoppedSIGTERM, stoppedSIGKILL}, []time.Duration{failGrace, -1}, true},
@@ -74,7 +75,8 @@ func TestEscalate(t *testing.T) {
 				time.Sleep(d)
 			}
 		}
-		plan := stopPlan(step("ask", 30*time.Millisecond), step("term", 0), step("kill", 0), time.Hour, c.graceful)
+		ask := func() bool { step("ask", 30*time.Millisecond)(); return true }
+		plan := stopPlan(ask, step("term", 0), step("kill", 0), time.Hour, c.graceful)
 		got := escalate(plan, func(d time.Duration) bool {
 			waited = append(waited, d)
 			return len(waited)-1 == c.exitAt
@@ -92,5 +94,23 @@ func TestEscalate(t *testing.T) {
 		if last := waited[len(waited)-1]; c.want == stoppedSIGKILL && last >= 0 {
 			t.Errorf("%s: the wait after the kill is bounded (%v); it must wait for the exit", c.name, last)
 		}
+	}
+}
+
+// A plugin that refuses the Shutdown RPC (no controller: Unimplemented) is
+// not waited for: SIGTERM follows at once, and its wait is whole.
+func TestEscalateAfterRefusedShutdown(t *testing.T) {
+	var waited []time.Duration
+	refuse := func() bool { return false }
+	noop := func() {}
+	got := escalate(stopPlan(refuse, noop, noop, time.Hour, true), func(d time.Duration) bool {
+		waited = append(waited, d)
+		return len(waited) == 2
+	})
+	if got != stoppedSIGTERM {
+		t.Errorf("stage %d, want %d (SIGTERM)", got, stoppedSIGTERM)
+	}
+	if len(waited) != 2 || waited[0] != 0 || waited[1] < time.Hour-10*time.Second {
+		t.Errorf("waits %v, want none after the refused Shutdown and about an hour after SIGTERM", waited)
 	}
 }

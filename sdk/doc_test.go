@@ -1,0 +1,158 @@
+package sdk_test
+
+import (
+	"os"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/plugkit/plugkit/automtls"
+	"github.com/plugkit/plugkit/catalog"
+	"github.com/plugkit/plugkit/examples/objectstore"
+	catalogv1 "github.com/plugkit/plugkit/gen/plugkit/catalog/v1"
+	"github.com/plugkit/plugkit/handshake"
+	"github.com/plugkit/plugkit/host"
+	"github.com/plugkit/plugkit/internal/goplugin/pluginpb"
+	"github.com/plugkit/plugkit/plugin"
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+	reflectionv1 "google.golang.org/grpc/reflection/grpc_reflection_v1"
+)
+
+// snippet is a fenced block preceded by a "<!-- from: PATH -->" marker: it
+// must appear, verbatim, in PATH.
+var snippet = regexp.MustCompile("(?s)<!-- from: (\\S+) -->\n```[a-z]*\n(.*?)```")
+
+const docPath = "docs/other-languages.md"
+
+func readDoc(t *testing.T) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("..", docPath))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// TestOtherLanguagesDocMatchesCode keeps docs/other-languages.md, the
+// contract of a plugin in any language, true to the Go code: every quoted
+// excerpt is cut from its file as it is now, and every variable, service,
+// method, metadata key and message the page names is the one the code
+// uses.
+func TestOtherLanguagesDocMatchesCode(t *testing.T) {
+	doc := readDoc(t)
+	matches := snippet.FindAllStringSubmatch(doc, -1)
+	if len(matches) < 5 {
+		t.Fatalf("found %d marked excerpts in %s; the page has more", len(matches), docPath)
+	}
+	for _, m := range matches {
+		path, text := m[1], m[2]
+		src, err := os.ReadFile(filepath.Join("..", path))
+		if err != nil {
+			t.Errorf("excerpt from %s: %v", path, err)
+			continue
+		}
+		if !strings.Contains(string(src), text) {
+			t.Errorf("%s quotes %s, but the file no longer holds:\n%s", docPath, path, text)
+		}
+	}
+
+	exampleLine := handshake.Line{CoreVersion: handshake.CoreVersion, AppVersion: catalog.ProtocolVersion, Network: "unix", Address: "/tmp/plugkit-123/plugin-4/plugin.sock", Protocol: handshake.ProtocolGRPC}
+	timeoutErr := startSilent(t)
+	want := map[string]string{
+		"the cookie notice":                   (&handshake.CookieError{Key: objectstore.Cookie.Key}).Error(),
+		"the objectstore cookie":              objectstore.Cookie.Key + "=" + objectstore.Cookie.Value,
+		"the versions variable":               "`" + handshake.EnvProtocolVersions + "`",
+		"the socket directory variable":       "`" + handshake.EnvUnixSocketDir + "`",
+		"the host certificate variable":       "`" + handshake.EnvClientCert + "`",
+		"the socket group variable":           "`" + handshake.EnvUnixSocketGroup + "`",
+		"the multiplexing variable":           "`" + handshake.EnvMultiplexGRPC + "`",
+		"the network variable":                "`" + handshake.EnvNetwork + "=tcp`",
+		"the port range":                      "`" + handshake.EnvMinPort + "`, `" + handshake.EnvMaxPort + "`",
+		"the catalog's protocol version":      "app protocol version **" + strconv.Itoa(catalog.ProtocolVersion) + "**",
+		"the plugin's no-version log record":  "no app protocol version in common with the host",
+		"the record's fields":                 "`plugin_versions` (yours, as a JSON array), `host_versions`",
+		"the socket path limit":               "103 bytes",
+		"an example line":                     strings.TrimSuffix(exampleLine.String(), "|") + "|MIIB...",
+		"the handshake timeout's text":        timeoutErr,
+		"the certificate's name":              "`" + automtls.ServerName + "`",
+		"Describe":                            "`" + catalogv1.Catalog_Describe_FullMethodName + "`",
+		"the routing key":                     "`" + catalog.NameKey + "`",
+		"the health check":                    "`" + healthpb.Health_Check_FullMethodName + "` for the service `" + plugin.HealthService + "`",
+		"Shutdown":                            "`" + pluginpb.GRPCController_Shutdown_FullMethodName + "`",
+		"stdio":                               "`" + pluginpb.GRPCStdio_StreamStdio_FullMethodName + "`",
+		"the broker":                          "`" + pluginpb.GRPCBroker_StartStream_FullMethodName + "`",
+		"reflection":                          "`" + strings.Split(reflectionv1.ServerReflection_ServerReflectionInfo_FullMethodName, "/")[1] + "`",
+		"the stop timeout":                    host.DefaultStopTimeout.String() + " each by default",
+		"the start timeout in the doc's text": "after its start timeout (" + host.DefaultStartTimeout.String() + " by default)",
+		"the parent poll":                     "every 100 ms",
+	}
+	for what, text := range want {
+		if !strings.Contains(doc, text) {
+			t.Errorf("%s does not give %s as the code has it: %q", docPath, what, text)
+		}
+	}
+}
+
+// startSilent starts a program that never prints its handshake line and
+// returns the host's error for it, with the doc's 30 s start timeout
+// written in place of the short one the test waits.
+func startSilent(t *testing.T) string {
+	t.Helper()
+	if runtime.GOOS == "windows" {
+		t.Skip("the silent plugin is a shell script")
+	}
+	silent := filepath.Join(t.TempDir(), "silent")
+	if err := os.WriteFile(silent, []byte("#!/bin/sh\nexec sleep 60\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	_, err := host.Start(t.Context(), host.Config{
+		Path: silent, Cookie: objectstore.Cookie, Versions: []int{1},
+		StartTimeout: 200 * time.Millisecond, StopTimeout: 100 * time.Millisecond,
+	})
+	if err == nil {
+		t.Fatal("a program that prints nothing started")
+	}
+	msg := err.Error()
+	i := strings.Index(msg, "no complete handshake line within ")
+	if i < 0 {
+		t.Fatalf("unexpected error from a silent plugin: %v", err)
+	}
+	return strings.Replace(msg[i:], "within 200ms", "within "+host.DefaultStartTimeout.String(), 1)
+}
+
+// TestSDKsReadTheContractsVariables: each SDK reads the variables the
+// contract makes it read, by the names the Go host sets, and serves the
+// services the contract names.
+func TestSDKsReadTheContractsVariables(t *testing.T) {
+	sdks := map[string][]string{
+		"python": {"python/plugkit/_serve.py", "python/plugkit/_services.py", "python/plugkit/_catalog.py"},
+		"node":   {"node/lib/serve.js", "node/lib/catalog.js"},
+	}
+	names := []string{
+		handshake.EnvProtocolVersions, handshake.EnvClientCert, handshake.EnvUnixSocketDir,
+		handshake.EnvUnixSocketGroup, handshake.EnvNetwork,
+		catalog.NameKey, plugin.HealthService, "plugkit.catalog.v1.Catalog",
+		"plugin.GRPCController", "plugin.GRPCBroker", "plugin.GRPCStdio", "grpc.health.v1.Health",
+		"grpc.reflection.v1", "grpc.reflection.v1alpha",
+		"no app protocol version in common with the host",
+	}
+	for sdk, files := range sdks {
+		var src strings.Builder
+		for _, f := range files {
+			b, err := os.ReadFile(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			src.Write(b)
+		}
+		for _, n := range names {
+			if !strings.Contains(src.String(), `"`+n) && !strings.Contains(src.String(), `'`+n) {
+				t.Errorf("the %s SDK never names %q", sdk, n)
+			}
+		}
+	}
+}

@@ -1,0 +1,111 @@
+"""The descriptor pool: message classes, services and reflection's index.
+
+Every .proto file the plugin serves is added here as a serialized
+FileDescriptorProto (the SDK's own from _descriptors, a kind's from its
+author's module, both made by `go run ./sdk/cmd/descriptors` or protoc's
+--descriptor_set_out): nothing is generated at run time.
+"""
+
+import threading
+
+from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
+
+from . import _descriptors
+
+
+class Method:
+    """One RPC of a service, as its FileDescriptorProto says."""
+
+    def __init__(self, service, proto):
+        self.name = proto.name
+        self.full_name = "/%s/%s" % (service, proto.name)
+        self.input_type = proto.input_type.lstrip(".")
+        self.output_type = proto.output_type.lstrip(".")
+        self.client_streaming = proto.client_streaming
+        self.server_streaming = proto.server_streaming
+
+
+class Registry:
+    """The files added so far, their messages' classes, their services,
+    and for reflection the file that defines each symbol."""
+
+    def __init__(self):
+        self._lock = threading.Lock()
+        self._pool = descriptor_pool.DescriptorPool()
+        self._factory = None
+        self.files = {}  # path -> serialized FileDescriptorProto
+        self.deps = {}  # path -> imported paths
+        self.symbols = {}  # full symbol name -> path
+        self.services = {}  # full service name -> [Method]
+        self._classes = {}
+
+    def add(self, serialized_files):
+        """Adds serialized FileDescriptorProtos, each after its imports;
+        a file already added is skipped."""
+        with self._lock:
+            for raw in serialized_files:
+                fdp = descriptor_pb2.FileDescriptorProto.FromString(raw)
+                if fdp.name in self.files:
+                    continue
+                for dep in fdp.dependency:
+                    if dep not in self.files:
+                        raise ValueError("%s imports %s, which was not added before it" % (fdp.name, dep))
+                self._pool.AddSerializedFile(raw)
+                self.files[fdp.name] = raw
+                self.deps[fdp.name] = list(fdp.dependency)
+                self._index(fdp)
+
+    def _index(self, fdp):
+        prefix = fdp.package + "." if fdp.package else ""
+
+        def messages(msgs, scope):
+            for m in msgs:
+                name = scope + m.name
+                self.symbols[name] = fdp.name
+                for e in m.enum_type:
+                    self.symbols[name + "." + e.name] = fdp.name
+                messages(m.nested_type, name + ".")
+
+        messages(fdp.message_type, prefix)
+        for e in fdp.enum_type:
+            self.symbols[prefix + e.name] = fdp.name
+        for s in fdp.service:
+            name = prefix + s.name
+            self.symbols[name] = fdp.name
+            self.services[name] = [Method(name, m) for m in s.method]
+            for m in s.method:
+                self.symbols[name + "." + m.name] = fdp.name
+
+    def message(self, full_name):
+        """Returns the class of a message type, such as
+        "objectstore.v1.PutRequest"."""
+        with self._lock:
+            cls = self._classes.get(full_name)
+            if cls is None:
+                desc = self._pool.FindMessageTypeByName(full_name)
+                get = getattr(message_factory, "GetMessageClass", None)
+                if get is not None:
+                    cls = get(desc)
+                else:  # protobuf before 4.22 (Debian 12's 4.21)
+                    if self._factory is None:
+                        self._factory = message_factory.MessageFactory(self._pool)
+                    cls = self._factory.GetPrototype(desc)
+                self._classes[full_name] = cls
+            return cls
+
+    def closure(self, path):
+        """Returns the serialized file at path and every file it imports,
+        directly or not, the file itself first."""
+        out, seen, todo = [], set(), [path]
+        while todo:
+            p = todo.pop(0)
+            if p in seen:
+                continue
+            seen.add(p)
+            out.append(self.files[p])
+            todo.extend(self.deps[p])
+        return out
+
+
+REGISTRY = Registry()
+REGISTRY.add(_descriptors.FILES)

@@ -1,0 +1,326 @@
+"""Serving a catalog as a plugin: the cookie, the version negotiation, the
+socket, AutoMTLS, the handshake line, the services, and the stop (the host's
+Shutdown, SIGTERM, or the host's death)."""
+
+import base64
+import grp
+import logging
+import os
+import shutil
+import signal
+import sys
+import tempfile
+import threading
+from concurrent import futures
+
+import grpc
+
+from . import _automtls
+from ._catalog import PROTOCOL_VERSION, service_handler
+from ._log import Logger
+from ._services import (
+    HEALTH_SERVICE,
+    Broker,
+    Controller,
+    Health,
+    Lifecycle,
+    Reflection,
+    Stdio,
+    StdioWriter,
+)
+
+# The environment a host sets (handshake.Env* in Go).
+ENV_PROTOCOL_VERSIONS = "PLUGIN_PROTOCOL_VERSIONS"
+ENV_CLIENT_CERT = "PLUGIN_CLIENT_CERT"
+ENV_UNIX_SOCKET_DIR = "PLUGIN_UNIX_SOCKET_DIR"
+ENV_UNIX_SOCKET_GROUP = "PLUGIN_UNIX_SOCKET_GROUP"
+ENV_NETWORK = "PLUGKIT_NETWORK"
+ENV_MIN_PORT = "PLUGIN_MIN_PORT"
+ENV_MAX_PORT = "PLUGIN_MAX_PORT"
+
+CORE_VERSION = 1
+MAX_UNIX_PATH = 103
+MAX_MESSAGE_SIZE = 64 << 20
+SHUTDOWN_GRACE = 1.5  # seconds in-flight calls get after a stop request
+PARENT_POLL = 0.1  # seconds between two looks at the parent process
+
+
+class PluginError(Exception):
+    """A plugin that cannot start; the message says what to do."""
+
+
+def cookie_notice(key):
+    """The notice for a person who ran the plugin by hand, as Go's
+    handshake.CookieError words it."""
+    return (
+        "this binary is a plugin: it is not meant to be run by hand. "
+        "Its host program starts it when it needs it (the host sets %s). "
+        "To look inside it, run: plugkit inspect PATH --cookie %s=VALUE" % (key, key)
+    )
+
+
+def format_versions(vs):
+    """Writes versions as Go prints an []int: "[5 6]"."""
+    return "[" + " ".join(str(v) for v in sorted(vs)) + "]"
+
+
+def parse_versions(s):
+    """Reads a comma list such as "5,6", as Go's handshake.ParseVersions."""
+    out = []
+    for part in s.split(","):
+        part = part.strip()
+        if not part:
+            continue
+        try:
+            v = int(part, 10)
+        except ValueError:
+            v = -1
+        if v < 0 or not part.lstrip("+").isdigit():
+            raise PluginError(
+                "%s: protocol version %s in %s is not a non-negative integer; write versions as a comma list such as 5,6"
+                % (ENV_PROTOCOL_VERSIONS, _goq(part), _goq(s))
+            )
+        if v not in out:
+            out.append(v)
+    return sorted(out)
+
+
+def _goq(s):
+    return '"' + s.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def version_error(plugin, host):
+    """The text of Go's handshake.VersionError."""
+    return (
+        "incompatible app protocol version: plugin supports %s, host supports %s; "
+        "upgrade whichever side is older (or pick a plugin release that speaks one of %s)"
+        % (format_versions(plugin), format_versions(host), format_versions(host))
+    )
+
+
+def choose_version(mine, host, logger):
+    """Picks the highest version both speak. With none in common it logs
+    the error a Go plugin logs and answers with its lowest version, so that
+    the host fails at once with its own message."""
+    mine = sorted(mine)
+    if not host:
+        return mine[-1]
+    common = [v for v in mine if v in host]
+    if common:
+        return common[-1]
+    logger.error(
+        "no app protocol version in common with the host",
+        plugin_versions=mine,
+        host_versions=host,
+        error=version_error(mine, host),
+    )
+    return mine[0]
+
+
+def handshake_line(app_version, network, address, cert_der):
+    """CORE|APP|NETWORK|ADDRESS|grpc|CERT, the certificate in unpadded
+    standard base64."""
+    cert = base64.b64encode(cert_der).decode().rstrip("=") if cert_der else ""
+    return "%d|%d|%s|%s|grpc|%s\n" % (CORE_VERSION, app_version, network, address, cert)
+
+
+class _LogHandler(logging.Handler):
+    """Sends Python's logging (grpcio's tracebacks among it) to hclog."""
+
+    def __init__(self, logger):
+        super().__init__()
+        self.logger = logger
+
+    def emit(self, record):
+        level = "error" if record.levelno >= logging.ERROR else "warn" if record.levelno >= logging.WARNING else "info"
+        if record.levelno < logging.INFO:
+            level = "debug"
+        msg = record.getMessage()
+        if record.exc_info:
+            msg += "\n" + logging.Formatter().formatException(record.exc_info)
+        self.logger.log(level, msg, **{"@module": record.name})
+
+
+class Plugin:
+    """One run of a plugin: see serve."""
+
+    def __init__(self, catalog, cookie, environ=None, logger=None, stdout_fd=1, keep_stdio=False, parent_watch=True):
+        self.catalog = catalog
+        self.cookie = cookie
+        self.env = os.environ if environ is None else environ
+        self.logger = logger or Logger(level=self.env.get("PLUGKIT_PLUGIN_LOG_LEVEL", "info"))
+        self.stdout_fd = stdout_fd
+        self.keep_stdio = keep_stdio
+        self.parent_watch = parent_watch
+        self.life = Lifecycle()
+        self.server = None
+        self.sock_dir = None
+
+    def _listen(self, server, creds):
+        """Opens the socket: a unix socket in a private directory inside
+        PLUGIN_UNIX_SOCKET_DIR, or loopback TCP when PLUGKIT_NETWORK=tcp.
+        Returns (network, address)."""
+
+        def add(addr):
+            try:
+                port = server.add_secure_port(addr, creds) if creds else server.add_insecure_port(addr)
+            except RuntimeError:
+                port = 0
+            return port
+
+        if self.env.get(ENV_NETWORK, "") == "tcp":
+            lo, hi = int(self.env.get(ENV_MIN_PORT) or 0), int(self.env.get(ENV_MAX_PORT) or 0)
+            for port in range(lo, hi + 1) if hi else [0]:
+                got = add("127.0.0.1:%d" % port)
+                if got:
+                    return "tcp", "127.0.0.1:%d" % got
+            raise PluginError("no free TCP port in %s-%s" % (lo, hi))
+        network = self.env.get(ENV_NETWORK, "")
+        if network not in ("", "unix"):
+            raise PluginError("%s=%s: want unix or tcp" % (ENV_NETWORK, _goq(network)))
+        parent = self.env.get(ENV_UNIX_SOCKET_DIR) or tempfile.gettempdir()
+        self.sock_dir = tempfile.mkdtemp(prefix="plugkit-", dir=parent)
+        path = os.path.join(self.sock_dir, "plugin.sock")
+        if len(path) > MAX_UNIX_PATH:
+            raise PluginError(
+                "unix socket path %s is %d bytes, over the %d-byte limit of unix sockets; "
+                "set PLUGIN_UNIX_SOCKET_DIR (or TMPDIR) to a shorter directory such as /tmp"
+                % (_goq(path), len(path), MAX_UNIX_PATH)
+            )
+        if not add("unix:" + path):
+            raise PluginError("listening on %s failed" % path)
+        return "unix", path
+
+    def _secure_socket(self, path):
+        group = self.env.get(ENV_UNIX_SOCKET_GROUP, "")
+        if not group:
+            os.chmod(path, 0o600)
+            return
+        gid = int(group) if group.isdigit() else grp.getgrnam(group).gr_gid
+        for p in (self.sock_dir, path):
+            os.chown(p, -1, gid)
+        os.chmod(self.sock_dir, 0o750)
+        os.chmod(path, 0o660)
+
+    def run(self):
+        """Serves until the host asks the plugin to stop, SIGTERM, or the
+        host dies. Returns the exit status: 0 after a requested stop, 1
+        after an error, which is written to standard error."""
+        key, value = self.cookie
+        if self.env.get(key) != value:
+            os.write(2, (cookie_notice(key) + "\n").encode())
+            return 1
+        try:
+            return self._serve()
+        except (PluginError, OSError) as e:
+            os.write(2, ("plugin: %s\n" % e).encode())
+            return 1
+        finally:
+            if self.sock_dir:
+                shutil.rmtree(self.sock_dir, ignore_errors=True)
+
+    def _serve(self):
+        host_versions = []
+        if ENV_PROTOCOL_VERSIONS in self.env:
+            host_versions = parse_versions(self.env[ENV_PROTOCOL_VERSIONS])
+        version = choose_version([PROTOCOL_VERSION], host_versions, self.logger)
+
+        creds, identity = None, None
+        client_cert = self.env.get(ENV_CLIENT_CERT, "")
+        if client_cert:
+            if "-----BEGIN CERTIFICATE-----" not in client_cert:
+                raise PluginError("%s is set but holds no PEM certificate" % ENV_CLIENT_CERT)
+            identity = _automtls.new_identity()
+            creds = grpc.ssl_server_credentials(
+                [(identity.key_pem, identity.cert_pem)],
+                root_certificates=client_cert.encode(),
+                require_client_auth=True,
+            )
+
+        logging.getLogger().addHandler(_LogHandler(self.logger))
+        server = grpc.server(
+            futures.ThreadPoolExecutor(max_workers=32, thread_name_prefix="plugkit"),
+            options=[
+                ("grpc.max_receive_message_length", MAX_MESSAGE_SIZE),
+                ("grpc.max_send_message_length", MAX_MESSAGE_SIZE),
+                ("grpc.so_reuseport", 0),
+            ],
+        )
+        self.server = server
+        stdio = Stdio(self.life)
+        own = {
+            HEALTH_SERVICE: Health(self.life),
+            "plugin.GRPCController": Controller(self.life),
+            "plugin.GRPCBroker": Broker(self.life),
+            "plugin.GRPCStdio": stdio,
+        }
+        handlers = [service_handler(name, impl) for name, impl in own.items()]
+        handlers += self.catalog.handlers()
+        served = list(own) + ["plugkit.catalog.v1.Catalog"] + [g.service for g in self.catalog.groups]
+        for pkg in ("grpc.reflection.v1", "grpc.reflection.v1alpha"):
+            served.append(pkg + ".ServerReflection")
+        for pkg in ("grpc.reflection.v1", "grpc.reflection.v1alpha"):
+            handlers.append(service_handler(pkg + ".ServerReflection", Reflection(pkg, served)))
+        server.add_generic_rpc_handlers(tuple(handlers))
+
+        network, address = self._listen(server, creds)
+        server.start()
+        if network == "unix":
+            self._secure_socket(address)
+
+        signal.signal(signal.SIGTERM, lambda *_: self.life.request_stop("SIGTERM"))
+        signal.signal(signal.SIGINT, signal.SIG_IGN)  # the host decides when its plugins stop
+        if self.parent_watch:
+            self._watch_parent()
+
+        # The line goes straight to the file descriptor: nothing to flush.
+        sys.stdout.flush()
+        line = handshake_line(version, network, address, identity.der if identity else None)
+        os.write(self.stdout_fd, line.encode())
+        if not self.keep_stdio:
+            sys.stdout = StdioWriter(stdio, Stdio.STDOUT)
+            sys.stderr = StdioWriter(stdio, Stdio.STDERR)
+        self.logger.debug("plugin serving", network=network, address=address, version=version, tls=creds is not None)
+
+        while not self.life.stop.wait(1.0):
+            pass
+        reason = self.life.reason
+        if reason == "parent":
+            self.logger.warn("plugin stopping: its host process is gone")
+        else:
+            self.logger.debug("plugin stopping", reason=reason)
+        # The streams that live as long as the connection end first, so
+        # that the graceful stop waits only for the host's own calls.
+        self.life.end_streams()
+        grace = 0 if reason == "parent" else SHUTDOWN_GRACE
+        server.stop(grace).wait(grace + 1)
+        if not self.keep_stdio:
+            sys.stdout, sys.stderr = sys.__stdout__, sys.__stderr__
+        return 0
+
+    def _watch_parent(self):
+        parent = os.getppid()
+
+        def watch():
+            while not self.life.stop.wait(PARENT_POLL):
+                if os.getppid() != parent:
+                    self.life.request_stop("parent")
+                    return
+
+        threading.Thread(target=watch, name="plugkit-parent-watch", daemon=True).start()
+
+
+def serve(catalog, cookie, **options):
+    """Serves catalog as a plugin and exits the process when done: status 0
+    after the host asked it to stop, 1 after an error (written to standard
+    error). cookie is the kind's magic cookie, (KEY, VALUE). A person who
+    runs the program by hand gets the notice a Go plugin gives."""
+    code = Plugin(catalog, cookie, **options).run()
+    for f in (sys.stdout, sys.stderr):
+        try:
+            f.flush()
+        except Exception:
+            pass
+    # grpcio's threads may still hold a finished stream: exit without
+    # waiting for them.
+    os._exit(code)

@@ -1,0 +1,91 @@
+"""A plugin run as a host runs it: the handshake line, AutoMTLS with a
+client certificate required, health, Describe, a kind's call, and Shutdown,
+after which the process exits 0 and its socket directory is gone."""
+
+import base64
+import os
+import subprocess
+import sys
+import tempfile
+import unittest
+
+import grpc
+
+import plugkit
+from plugkit import _automtls
+
+EXAMPLES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "examples")
+sys.path.insert(0, EXAMPLES)
+import objectstore_descriptors  # noqa: E402
+
+plugkit.add_files(objectstore_descriptors.FILES)
+
+
+def pem(der):
+    b64 = base64.b64encode(der).decode()
+    return ("-----BEGIN CERTIFICATE-----\n" + "\n".join(b64[i : i + 64] for i in range(0, len(b64), 64)) + "\n-----END CERTIFICATE-----\n").encode()
+
+
+class ServeTest(unittest.TestCase):
+    def start(self, env):
+        self.dir = tempfile.mkdtemp(prefix="sdk-")
+        full = dict(os.environ, PLUGKIT_EXAMPLE_PLUGIN="objectstore", PLUGIN_PROTOCOL_VERSIONS="1", PLUGIN_UNIX_SOCKET_DIR=self.dir)
+        full.update(env)
+        proc = subprocess.Popen([sys.executable, os.path.join(EXAMPLES, "objectstore_v1.py")], env=full, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        self.addCleanup(proc.kill)
+        self.addCleanup(proc.stdout.close)
+        self.addCleanup(proc.stderr.close)
+        line = proc.stdout.readline().decode()
+        return proc, line.rstrip("\n").split("|")
+
+    def unary(self, channel, method, req_type, resp_type, **fields):
+        call = channel.unary_unary(
+            method,
+            request_serializer=plugkit.message(req_type).SerializeToString,
+            response_deserializer=plugkit.message(resp_type).FromString,
+        )
+        return call(plugkit.message(req_type)(**fields), timeout=10)
+
+    def test_automtls_calls_and_shutdown(self):
+        host = _automtls.new_identity()
+        proc, f = self.start({"PLUGIN_CLIENT_CERT": host.cert_pem.decode()})
+        self.assertEqual(f[:3] + [f[4]], ["1", "1", "unix", "grpc"], f)
+        sock = f[3]
+        self.assertEqual(os.path.dirname(os.path.dirname(sock)), self.dir)
+        self.assertEqual(os.stat(sock).st_mode & 0o777, 0o600)
+        self.assertEqual(os.stat(os.path.dirname(sock)).st_mode & 0o777, 0o700)
+        plugin_cert = pem(base64.b64decode(f[5] + "=" * (-len(f[5]) % 4)))
+
+        # Without a client certificate the TLS handshake fails.
+        anon = grpc.secure_channel("unix:" + sock, grpc.ssl_channel_credentials(root_certificates=plugin_cert))
+        with self.assertRaises(grpc.RpcError):
+            self.unary(anon, "/grpc.health.v1.Health/Check", "grpc.health.v1.HealthCheckRequest", "grpc.health.v1.HealthCheckResponse", service="plugin")
+        anon.close()
+
+        creds = grpc.ssl_channel_credentials(root_certificates=plugin_cert, private_key=host.key_pem, certificate_chain=host.cert_pem)
+        ch = grpc.secure_channel("unix:" + sock, creds)
+        h = self.unary(ch, "/grpc.health.v1.Health/Check", "grpc.health.v1.HealthCheckRequest", "grpc.health.v1.HealthCheckResponse", service="plugin")
+        self.assertEqual(h.status, 1)  # SERVING
+        d = self.unary(ch, "/plugkit.catalog.v1.Catalog/Describe", "plugkit.catalog.v1.DescribeRequest", "plugkit.catalog.v1.DescribeResponse")
+        self.assertEqual(list(d.kinds[0].majors[0].names), ["example.com/pymemory"])
+        e = self.unary(ch, "/objectstore.v1.ObjectStore/Exists", "objectstore.v1.ExistsRequest", "objectstore.v1.ExistsResponse", key="k")
+        self.assertFalse(e.exists)
+        self.unary(ch, "/plugin.GRPCController/Shutdown", "plugin.Empty", "plugin.Empty")
+        ch.close()
+        self.assertEqual(proc.wait(timeout=10), 0)
+        self.assertEqual(os.listdir(self.dir), [])  # the socket directory is gone
+
+    def test_plain_text_and_sigterm(self):
+        proc, f = self.start({})
+        self.assertEqual(f[5], "")  # no certificate without PLUGIN_CLIENT_CERT
+        ch = grpc.insecure_channel("unix:" + f[3])
+        d = self.unary(ch, "/plugkit.catalog.v1.Catalog/Describe", "plugkit.catalog.v1.DescribeRequest", "plugkit.catalog.v1.DescribeResponse")
+        self.assertEqual(d.plugin_version, "1.0.0")
+        ch.close()
+        proc.terminate()
+        self.assertEqual(proc.wait(timeout=10), 0)
+        self.assertEqual(os.listdir(self.dir), [])
+
+
+if __name__ == "__main__":
+    unittest.main()
