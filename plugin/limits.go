@@ -1,0 +1,455 @@
+package plugin
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"strconv"
+	"sync"
+	"time"
+
+	"golang.org/x/net/netutil"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/stats"
+	"google.golang.org/grpc/status"
+	"google.golang.org/grpc/tap"
+)
+
+// The environment that bounds what the hosts of a plugin service may hold
+// of it; each overrides the ServiceLimits field of the same name.
+const (
+	// EnvHandshakeTimeout bounds a new connection's TLS and HTTP/2
+	// handshake (a Go duration such as "10s").
+	EnvHandshakeTimeout = "PLUGKIT_HANDSHAKE_TIMEOUT"
+	// EnvMaxConnections caps the connections the service holds at once.
+	EnvMaxConnections = "PLUGKIT_MAX_CONNECTIONS"
+	// EnvMaxHandshakes caps the connections in their handshake at once.
+	EnvMaxHandshakes = "PLUGKIT_MAX_HANDSHAKES"
+	// EnvMaxStreams caps the concurrent calls on one connection.
+	EnvMaxStreams = "PLUGKIT_MAX_STREAMS"
+	// EnvMaxInflightBytes is the service-wide budget of request bytes in
+	// flight (an integer number of bytes).
+	EnvMaxInflightBytes = "PLUGKIT_MAX_INFLIGHT_BYTES"
+)
+
+// Defaults of ServiceLimits.
+const (
+	// DefaultHandshakeTimeout bounds a connection's handshake: a client
+	// that connects and sends nothing is dropped after it.
+	DefaultHandshakeTimeout = 10 * time.Second
+	// DefaultMaxConnections caps a service's connections: one or a few
+	// per host, for hundreds of hosts.
+	DefaultMaxConnections = 1024
+	// DefaultMaxHandshakes caps the connections in their handshake; more
+	// wait, unaccepted, in the kernel's listen queue.
+	DefaultMaxHandshakes = 128
+	// DefaultMaxStreams caps the concurrent calls of one connection; a
+	// gRPC client queues the calls above it.
+	DefaultMaxStreams = 128
+	// DefaultMaxInflightBytes is the default budget of request bytes in
+	// flight: 256 MiB, or four times Config.MaxMessageSize when that is
+	// larger.
+	DefaultMaxInflightBytes = 256 << 20
+)
+
+// The health port (EnvHealthListen) serves probes: a few connections, one
+// small call each.
+const (
+	healthMaxConnections = 64
+	healthMaxStreams     = 8
+	healthMaxMessageSize = 4 << 10
+)
+
+// ServiceLimits bounds what the hosts of a plugin service (EnvListen) may
+// hold of it, so that a flood of connections, calls or bytes is refused
+// instead of exhausting the process. The zero value means the defaults;
+// the PLUGKIT_* variables named on each field override it.
+type ServiceLimits struct {
+	// HandshakeTimeout bounds each connection's TLS and HTTP/2 handshake,
+	// on the service's port and on its health port
+	// (EnvHandshakeTimeout); 0 means DefaultHandshakeTimeout.
+	HandshakeTimeout time.Duration
+	// MaxConnections caps the connections held at once; the service
+	// accepts no more until one closes (EnvMaxConnections); 0 means
+	// DefaultMaxConnections.
+	MaxConnections int
+	// MaxHandshakes caps the connections in their handshake at once
+	// (EnvMaxHandshakes); 0 means DefaultMaxHandshakes.
+	MaxHandshakes int
+	// MaxStreams caps the concurrent calls on one connection, streams
+	// included (EnvMaxStreams); 0 means DefaultMaxStreams.
+	MaxStreams uint32
+	// MaxInflightBytes is the budget of request bytes the service holds
+	// at once, over all calls (EnvMaxInflightBytes). A request message is
+	// counted at the maximum message size from just before it is read
+	// (its size is not known until then) and at its own size once read,
+	// until its call ends (streaming calls: until the next message is
+	// read). A call waits, before its message is read, for room in the
+	// budget, for as long as its deadline allows; when the requests the
+	// service already holds leave no room for one message of the maximum
+	// size, new calls are refused with codes.ResourceExhausted. 0 means
+	// DefaultMaxInflightBytes; it must be at least the maximum message
+	// size.
+	MaxInflightBytes int64
+}
+
+// resolve applies the environment and the defaults.
+func (l ServiceLimits) resolve(lookup func(string) (string, bool), maxMsg int) (ServiceLimits, error) {
+	if v, _ := lookup(EnvHandshakeTimeout); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil || d <= 0 {
+			return l, fmt.Errorf("plugin: %s=%q: want a positive Go duration such as 10s", EnvHandshakeTimeout, v)
+		}
+		l.HandshakeTimeout = d
+	}
+	for _, f := range []struct {
+		env string
+		set func(int64)
+	}{
+		{EnvMaxConnections, func(n int64) { l.MaxConnections = int(n) }},
+		{EnvMaxHandshakes, func(n int64) { l.MaxHandshakes = int(n) }},
+		{EnvMaxStreams, func(n int64) { l.MaxStreams = uint32(n) }},
+		{EnvMaxInflightBytes, func(n int64) { l.MaxInflightBytes = n }},
+	} {
+		v, _ := lookup(f.env)
+		if v == "" {
+			continue
+		}
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || n <= 0 || (f.env != EnvMaxInflightBytes && n > 1<<31-1) {
+			return l, fmt.Errorf("plugin: %s=%q: want a positive integer", f.env, v)
+		}
+		f.set(n)
+	}
+	if l.HandshakeTimeout <= 0 {
+		l.HandshakeTimeout = DefaultHandshakeTimeout
+	}
+	if l.MaxConnections <= 0 {
+		l.MaxConnections = DefaultMaxConnections
+	}
+	if l.MaxHandshakes <= 0 {
+		l.MaxHandshakes = DefaultMaxHandshakes
+	}
+	if l.MaxStreams == 0 {
+		l.MaxStreams = DefaultMaxStreams
+	}
+	if l.MaxInflightBytes <= 0 {
+		l.MaxInflightBytes = max(DefaultMaxInflightBytes, 4*int64(maxMsg))
+	}
+	if l.MaxInflightBytes < int64(maxMsg) {
+		return l, fmt.Errorf("plugin: the in-flight request budget (%s, ServiceLimits.MaxInflightBytes) is %d bytes, below the maximum message size %d: no such message could ever be read; raise it or lower Config.MaxMessageSize", EnvMaxInflightBytes, l.MaxInflightBytes, maxMsg)
+	}
+	return l, nil
+}
+
+// limitListener caps the connections a server holds (netutil's
+// LimitListener) and those in their handshake, and can close them: the
+// ones still in their handshake when a drain starts (they carry no call),
+// all of them when the drain's deadline passes. A gRPC server waits, in
+// Stop and GracefulStop, for every connection's handshake to end.
+//
+// A connection's handshake ends when the server's stats handler
+// (connStats) sees it begin serving.
+type limitListener struct {
+	net.Listener
+	handshakes chan struct{} // one token per connection in its handshake
+	done       chan struct{}
+	closeOnce  sync.Once
+
+	mu    sync.Mutex
+	conns map[string]*limitConn
+}
+
+func newLimitListener(ln net.Listener, maxConns, maxHandshakes int) *limitListener {
+	return &limitListener{
+		Listener:   netutil.LimitListener(ln, maxConns),
+		handshakes: make(chan struct{}, maxHandshakes),
+		done:       make(chan struct{}),
+		conns:      make(map[string]*limitConn),
+	}
+}
+
+func connKey(remote, local net.Addr) string {
+	return remote.String() + " " + local.String()
+}
+
+// Accept waits for a handshake slot, then for a connection (and for a
+// connection slot, in netutil's listener).
+func (l *limitListener) Accept() (net.Conn, error) {
+	select {
+	case l.handshakes <- struct{}{}:
+	case <-l.done:
+		return nil, net.ErrClosed
+	}
+	c, err := l.Listener.Accept()
+	if err != nil {
+		<-l.handshakes
+		return nil, err
+	}
+	lc := &limitConn{Conn: c, l: l, key: connKey(c.RemoteAddr(), c.LocalAddr()), handshaking: true}
+	l.mu.Lock()
+	l.conns[lc.key] = lc
+	l.mu.Unlock()
+	return lc, nil
+}
+
+func (l *limitListener) Close() error {
+	l.closeOnce.Do(func() { close(l.done) })
+	return l.Listener.Close()
+}
+
+// handshakeDone frees the handshake slot of the connection named by key.
+func (l *limitListener) handshakeDone(key string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if c := l.conns[key]; c != nil && c.handshaking {
+		c.handshaking = false
+		<-l.handshakes
+	}
+}
+
+// closeConns closes the connections still in their handshake, or all.
+func (l *limitListener) closeConns(all bool) {
+	l.mu.Lock()
+	var cs []*limitConn
+	for _, c := range l.conns {
+		if all || c.handshaking {
+			cs = append(cs, c)
+		}
+	}
+	l.mu.Unlock()
+	for _, c := range cs {
+		c.Close()
+	}
+}
+
+type limitConn struct {
+	net.Conn
+	l           *limitListener
+	key         string
+	handshaking bool // guarded by l.mu
+	closeOnce   sync.Once
+}
+
+func (c *limitConn) Close() error {
+	err := c.Conn.Close()
+	c.closeOnce.Do(func() {
+		c.l.mu.Lock()
+		if c.l.conns[c.key] == c {
+			delete(c.l.conns, c.key)
+		}
+		if c.handshaking {
+			c.handshaking = false
+			<-c.l.handshakes
+		}
+		c.l.mu.Unlock()
+	})
+	return err
+}
+
+// connStats is a server's stats handler: it ends a connection's
+// handshake in its limitListener and, on the service's port, keeps the
+// in-flight budget's accounts.
+type connStats struct {
+	ln     *limitListener
+	budget *budget // nil on the health port
+}
+
+func (h connStats) TagConn(ctx context.Context, info *stats.ConnTagInfo) context.Context {
+	h.ln.handshakeDone(connKey(info.RemoteAddr, info.LocalAddr))
+	return ctx
+}
+
+func (connStats) HandleConn(context.Context, stats.ConnStats) {}
+
+func (connStats) TagRPC(ctx context.Context, _ *stats.RPCTagInfo) context.Context { return ctx }
+
+func (h connStats) HandleRPC(ctx context.Context, s stats.RPCStats) {
+	if h.budget == nil {
+		return
+	}
+	cb, _ := ctx.Value(callBudgetKey{}).(*callBudget)
+	if cb == nil {
+		return
+	}
+	switch s := s.(type) {
+	case *stats.Begin:
+		// A call that is not client-streaming reads its one request
+		// message right after this, in this goroutine: wait for room.
+		if !s.IsClientStream {
+			cb.reserve(ctx)
+		}
+	case *stats.InPayload:
+		cb.received(int64(max(s.Length, s.CompressedLength)))
+	}
+}
+
+// budget is the service-wide budget of request bytes in flight (see
+// ServiceLimits.MaxInflightBytes). Memory, not only accounting: gRPC
+// reads a message only when the handler's goroutine asks for it, and
+// before that lets a client send no more than the stream's flow-control
+// window; the reservation is taken in that goroutine just before the read
+// (the stats handler's Begin for a unary or server-streaming call, the
+// stream interceptor's RecvMsg for a client-streaming one).
+type budget struct {
+	limit int64 // bytes
+	unit  int64 // the maximum message size: what a message of unknown size may take
+
+	mu   sync.Mutex
+	used int64         // reserved and held
+	held int64         // of used, the messages read
+	wake chan struct{} // closed, and replaced, when bytes are released
+}
+
+func newBudget(limit int64, maxMsg int) *budget {
+	return &budget{limit: limit, unit: int64(maxMsg), wake: make(chan struct{})}
+}
+
+type callBudgetKey struct{}
+
+// callBudget is one call's share of the budget.
+type callBudget struct {
+	b       *budget
+	pending int64 // reserved for the message about to be read; guarded by b.mu
+	held    int64 // the messages read and still held; guarded by b.mu
+	ended   bool  // guarded by b.mu
+}
+
+// tap refuses a call when the requests held leave no room for one more
+// message, and otherwise attaches the call's account, which is settled
+// when the call's context ends, however the call ends.
+func (b *budget) tap(ctx context.Context, _ *tap.Info) (context.Context, error) {
+	b.mu.Lock()
+	held := b.held
+	b.mu.Unlock()
+	if held+b.unit > b.limit {
+		return nil, status.Errorf(codes.ResourceExhausted,
+			"plugin service: the requests in flight (%d MiB) leave no room in its budget of %d MiB (%s) for another message of up to %d MiB: retry later with backoff, send smaller messages, or have the operator raise %s",
+			held>>20, b.limit>>20, EnvMaxInflightBytes, b.unit>>20, EnvMaxInflightBytes)
+	}
+	cb := &callBudget{b: b}
+	context.AfterFunc(ctx, cb.end)
+	return context.WithValue(ctx, callBudgetKey{}, cb), nil
+}
+
+// release returns n bytes to the budget; b.mu is held.
+func (b *budget) release(n int64) {
+	if n == 0 {
+		return
+	}
+	b.used -= n
+	close(b.wake)
+	b.wake = make(chan struct{})
+}
+
+// reserve takes one unit for the next message, waiting for room while
+// ctx lasts; a reservation not yet used is kept. It reports whether the
+// call holds its reservation.
+func (cb *callBudget) reserve(ctx context.Context) bool {
+	b := cb.b
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for {
+		if cb.ended {
+			return false
+		}
+		if cb.pending > 0 {
+			return true
+		}
+		if b.used+b.unit <= b.limit {
+			b.used += b.unit
+			cb.pending = b.unit
+			return true
+		}
+		wake := b.wake
+		b.mu.Unlock()
+		select {
+		case <-wake:
+		case <-ctx.Done():
+		}
+		b.mu.Lock()
+		if ctx.Err() != nil {
+			return false
+		}
+	}
+}
+
+// received turns the reservation into the message's own size.
+func (cb *callBudget) received(n int64) {
+	b := cb.b
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if cb.ended {
+		return
+	}
+	b.release(cb.pending)
+	cb.pending = 0
+	b.used += n
+	b.held += n
+	cb.held += n
+}
+
+// dropHeld releases the messages read so far (a streaming handler asks
+// for the next one); with pending, also an unused reservation.
+func (cb *callBudget) drop(pending bool) {
+	b := cb.b
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if cb.ended {
+		return
+	}
+	n := cb.held
+	b.held -= cb.held
+	cb.held = 0
+	if pending {
+		n += cb.pending
+		cb.pending = 0
+	}
+	b.release(n)
+}
+
+// end settles the call when its context ends.
+func (cb *callBudget) end() {
+	b := cb.b
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if cb.ended {
+		return
+	}
+	cb.ended = true
+	b.held -= cb.held
+	b.release(cb.held + cb.pending)
+	cb.held, cb.pending = 0, 0
+}
+
+// streamBudget is the stream interceptor that reserves room before each
+// message of a client-streaming call is read.
+func streamBudget(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, handler grpc.StreamHandler) error {
+	cb, _ := ss.Context().Value(callBudgetKey{}).(*callBudget)
+	if cb == nil || !info.IsClientStream {
+		return handler(srv, ss)
+	}
+	return handler(srv, budgetStream{ServerStream: ss, cb: cb})
+}
+
+type budgetStream struct {
+	grpc.ServerStream
+	cb *callBudget
+}
+
+func (s budgetStream) RecvMsg(m any) error {
+	s.cb.drop(false)
+	ctx := s.Context()
+	if !s.cb.reserve(ctx) {
+		if err := ctx.Err(); err != nil {
+			return status.FromContextError(err).Err()
+		}
+		return status.Error(codes.Canceled, "plugin service: the call ended")
+	}
+	err := s.ServerStream.RecvMsg(m)
+	if err != nil {
+		s.cb.drop(true)
+	}
+	return err
+}
