@@ -6,9 +6,11 @@ import (
 	"net"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"golang.org/x/net/netutil"
+	"golang.org/x/sync/semaphore"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/stats"
@@ -47,10 +49,19 @@ const (
 	// DefaultMaxStreams caps the concurrent calls of one connection; a
 	// gRPC client queues the calls above it.
 	DefaultMaxStreams = 128
-	// DefaultMaxInflightBytes is the default budget of request bytes in
-	// flight: 256 MiB, or four times Config.MaxMessageSize when that is
-	// larger.
+	// DefaultMaxInflightBytes is the default memory budget of requests
+	// in flight: 256 MiB, or three times Config.MaxMessageSize when that
+	// is more (see ServiceLimits.MaxInflightBytes).
 	DefaultMaxInflightBytes = 256 << 20
+)
+
+// The flow-control windows of a service's connections: what a client may
+// send on a stream before the handler reads it (a call waiting for room in
+// the in-flight budget holds no more), and on a connection before gRPC
+// takes it in. gRPC's dynamic windows would grow up to 16 MiB a stream.
+const (
+	streamWindow = 1 << 20
+	connWindow   = 8 << 20
 )
 
 // The health port (EnvHealthListen) serves probes: a few connections, one
@@ -80,17 +91,22 @@ type ServiceLimits struct {
 	// MaxStreams caps the concurrent calls on one connection, streams
 	// included (EnvMaxStreams); 0 means DefaultMaxStreams.
 	MaxStreams uint32
-	// MaxInflightBytes is the budget of request bytes the service holds
-	// at once, over all calls (EnvMaxInflightBytes). A request message is
-	// counted at the maximum message size from just before it is read
-	// (its size is not known until then) and at its own size once read,
+	// MaxInflightBytes is the memory budget of the requests the service
+	// holds at once, over all calls (EnvMaxInflightBytes). Reading a
+	// request message takes room for three times the maximum message size
+	// (gRPC holds a message up to three times while it reads and decodes
+	// it, and its size is not known before), from just before it is read
+	// until it is decoded; from then on the message counts its own size,
 	// until its call ends (streaming calls: until the next message is
-	// read). A call waits, before its message is read, for room in the
-	// budget, for as long as its deadline allows; when the requests the
-	// service already holds leave no room for one message of the maximum
-	// size, new calls are refused with codes.ResourceExhausted. 0 means
-	// DefaultMaxInflightBytes; it must be at least the maximum message
-	// size.
+	// read). A call waits for room before its message is read, first come
+	// first served, for as long as its deadline allows; only a flow-control
+	// window (1 MiB) of it is received meanwhile. When the decoded
+	// requests held leave no room for reading one more message, new calls
+	// are refused with codes.ResourceExhausted. 0 means
+	// DefaultMaxInflightBytes; it must be at least three times the maximum
+	// message size, and each further such multiple lets one more message
+	// of unknown size be read at once: raise it, or lower
+	// Config.MaxMessageSize, for more concurrency.
 	MaxInflightBytes int64
 }
 
@@ -135,10 +151,10 @@ func (l ServiceLimits) resolve(lookup func(string) (string, bool), maxMsg int) (
 		l.MaxStreams = DefaultMaxStreams
 	}
 	if l.MaxInflightBytes <= 0 {
-		l.MaxInflightBytes = max(DefaultMaxInflightBytes, 4*int64(maxMsg))
+		l.MaxInflightBytes = max(DefaultMaxInflightBytes, readCopies*int64(maxMsg))
 	}
-	if l.MaxInflightBytes < int64(maxMsg) {
-		return l, fmt.Errorf("plugin: the in-flight request budget (%s, ServiceLimits.MaxInflightBytes) is %d bytes, below the maximum message size %d: no such message could ever be read; raise it or lower Config.MaxMessageSize", EnvMaxInflightBytes, l.MaxInflightBytes, maxMsg)
+	if l.MaxInflightBytes < readCopies*int64(maxMsg) {
+		return l, fmt.Errorf("plugin: the in-flight request budget (%s, ServiceLimits.MaxInflightBytes) is %d bytes, below three times the maximum message size (%d bytes), the room reading one message takes: raise it or lower Config.MaxMessageSize", EnvMaxInflightBytes, l.MaxInflightBytes, maxMsg)
 	}
 	return l, nil
 }
@@ -285,25 +301,30 @@ func (h connStats) HandleRPC(ctx context.Context, s stats.RPCStats) {
 	}
 }
 
+// readCopies is how many times gRPC may hold a request message while it
+// reads and decodes it: its wire buffers, the contiguous copy proto
+// decodes from, and the decoded message.
+const readCopies = 3
+
 // budget is the service-wide budget of request bytes in flight (see
-// ServiceLimits.MaxInflightBytes). Memory, not only accounting: gRPC
-// reads a message only when the handler's goroutine asks for it, and
-// before that lets a client send no more than the stream's flow-control
-// window; the reservation is taken in that goroutine just before the read
-// (the stats handler's Begin for a unary or server-streaming call, the
-// stream interceptor's RecvMsg for a client-streaming one).
+// ServiceLimits.MaxInflightBytes), counted in memory, not only in
+// messages. gRPC reads a message only when the handler's goroutine asks
+// for it; until then a client may send no more than the stream's
+// flow-control window (streamWindow). The reservation is taken in that
+// goroutine just before the read (the stats handler's Begin for a unary or
+// server-streaming call, the stream interceptor's RecvMsg for a
+// client-streaming one): readCopies times the maximum message size, as
+// the message's size is not known before it is read; once the message is
+// decoded, the reservation shrinks to its size.
 type budget struct {
 	limit int64 // bytes
-	unit  int64 // the maximum message size: what a message of unknown size may take
-
-	mu   sync.Mutex
-	used int64         // reserved and held
-	held int64         // of used, the messages read
-	wake chan struct{} // closed, and replaced, when bytes are released
+	cost  int64 // the reservation for a message of unknown size
+	sem   *semaphore.Weighted
+	held  atomic.Int64 // bytes of decoded messages held by calls
 }
 
 func newBudget(limit int64, maxMsg int) *budget {
-	return &budget{limit: limit, unit: int64(maxMsg), wake: make(chan struct{})}
+	return &budget{limit: limit, cost: readCopies * int64(maxMsg), sem: semaphore.NewWeighted(limit)}
 }
 
 type callBudgetKey struct{}
@@ -311,116 +332,100 @@ type callBudgetKey struct{}
 // callBudget is one call's share of the budget.
 type callBudget struct {
 	b       *budget
-	pending int64 // reserved for the message about to be read; guarded by b.mu
-	held    int64 // the messages read and still held; guarded by b.mu
-	ended   bool  // guarded by b.mu
+	mu      sync.Mutex
+	inSem   int64 // bytes this call holds in b.sem
+	pending bool  // inSem includes a reservation not yet used
+	held    int64 // of inSem, the decoded messages, counted in b.held
+	ended   bool
 }
 
-// tap refuses a call when the requests held leave no room for one more
-// message, and otherwise attaches the call's account, which is settled
-// when the call's context ends, however the call ends.
+// tap refuses a call when the decoded requests held leave no room for one
+// more message, and otherwise attaches the call's account, which is
+// settled when the call's context ends, however the call ends.
 func (b *budget) tap(ctx context.Context, _ *tap.Info) (context.Context, error) {
-	b.mu.Lock()
-	held := b.held
-	b.mu.Unlock()
-	if held+b.unit > b.limit {
+	if held := b.held.Load(); held+b.cost > b.limit {
 		return nil, status.Errorf(codes.ResourceExhausted,
-			"plugin service: the requests in flight (%d MiB) leave no room in its budget of %d MiB (%s) for another message of up to %d MiB: retry later with backoff, send smaller messages, or have the operator raise %s",
-			held>>20, b.limit>>20, EnvMaxInflightBytes, b.unit>>20, EnvMaxInflightBytes)
+			"plugin service: the requests in flight (%d MiB) leave no room in its memory budget of %d MiB (%s) to read another message: retry later with backoff, send smaller messages, or have the operator raise %s",
+			held>>20, b.limit>>20, EnvMaxInflightBytes, EnvMaxInflightBytes)
 	}
 	cb := &callBudget{b: b}
 	context.AfterFunc(ctx, cb.end)
 	return context.WithValue(ctx, callBudgetKey{}, cb), nil
 }
 
-// release returns n bytes to the budget; b.mu is held.
-func (b *budget) release(n int64) {
-	if n == 0 {
-		return
-	}
-	b.used -= n
-	close(b.wake)
-	b.wake = make(chan struct{})
-}
-
-// reserve takes one unit for the next message, waiting for room while
-// ctx lasts; a reservation not yet used is kept. It reports whether the
-// call holds its reservation.
+// reserve takes room for the next message, waiting, first come first
+// served, while ctx lasts; a reservation not yet used is kept. It
+// reports whether the call holds a reservation.
 func (cb *callBudget) reserve(ctx context.Context) bool {
-	b := cb.b
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	for {
-		if cb.ended {
-			return false
-		}
-		if cb.pending > 0 {
-			return true
-		}
-		if b.used+b.unit <= b.limit {
-			b.used += b.unit
-			cb.pending = b.unit
-			return true
-		}
-		wake := b.wake
-		b.mu.Unlock()
-		select {
-		case <-wake:
-		case <-ctx.Done():
-		}
-		b.mu.Lock()
-		if ctx.Err() != nil {
-			return false
-		}
+	cb.mu.Lock()
+	if cb.ended || cb.pending {
+		cb.mu.Unlock()
+		return cb.pending
 	}
+	cb.mu.Unlock()
+	if err := cb.b.sem.Acquire(ctx, cb.b.cost); err != nil {
+		return false
+	}
+	cb.mu.Lock()
+	defer cb.mu.Unlock()
+	if cb.ended {
+		cb.b.sem.Release(cb.b.cost)
+		return false
+	}
+	cb.inSem += cb.b.cost
+	cb.pending = true
+	return true
 }
 
-// received turns the reservation into the message's own size.
+// received shrinks the reservation to the decoded message's size n.
 func (cb *callBudget) received(n int64) {
-	b := cb.b
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if cb.ended {
+	cb.mu.Lock()
+	defer cb.mu.Unlock()
+	if cb.ended || !cb.pending {
 		return
 	}
-	b.release(cb.pending)
-	cb.pending = 0
-	b.used += n
-	b.held += n
+	n = min(n, cb.b.cost)
+	cb.b.sem.Release(cb.b.cost - n)
+	cb.inSem -= cb.b.cost - n
+	cb.pending = false
 	cb.held += n
+	cb.b.held.Add(n)
 }
 
-// dropHeld releases the messages read so far (a streaming handler asks
-// for the next one); with pending, also an unused reservation.
+// drop releases the messages decoded so far (a streaming handler asks
+// for the next one) and, with pending, a reservation not used.
 func (cb *callBudget) drop(pending bool) {
-	b := cb.b
-	b.mu.Lock()
-	defer b.mu.Unlock()
+	cb.mu.Lock()
+	defer cb.mu.Unlock()
 	if cb.ended {
 		return
 	}
 	n := cb.held
-	b.held -= cb.held
-	cb.held = 0
-	if pending {
-		n += cb.pending
-		cb.pending = 0
+	if pending && cb.pending {
+		n += cb.b.cost
+		cb.pending = false
 	}
-	b.release(n)
+	cb.b.held.Add(-cb.held)
+	cb.held = 0
+	cb.inSem -= n
+	if n > 0 {
+		cb.b.sem.Release(n)
+	}
 }
 
 // end settles the call when its context ends.
 func (cb *callBudget) end() {
-	b := cb.b
-	b.mu.Lock()
-	defer b.mu.Unlock()
+	cb.mu.Lock()
+	defer cb.mu.Unlock()
 	if cb.ended {
 		return
 	}
 	cb.ended = true
-	b.held -= cb.held
-	b.release(cb.held + cb.pending)
-	cb.held, cb.pending = 0, 0
+	cb.b.held.Add(-cb.held)
+	if cb.inSem > 0 {
+		cb.b.sem.Release(cb.inSem)
+	}
+	cb.inSem, cb.held, cb.pending = 0, 0, false
 }
 
 // streamBudget is the stream interceptor that reserves room before each

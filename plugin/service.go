@@ -113,6 +113,7 @@ func runService(ctx context.Context, cfg Config, addr string, lookup func(string
 		grpc.MaxRecvMsgSize(maxMsg), grpc.MaxSendMsgSize(maxMsg),
 		grpc.ConnectionTimeout(limits.HandshakeTimeout),
 		grpc.MaxConcurrentStreams(limits.MaxStreams),
+		grpc.StaticStreamWindowSize(streamWindow), grpc.StaticConnWindowSize(connWindow),
 		grpc.StatsHandler(connStats{ln: ln, budget: budget}),
 		grpc.InTapHandle(budget.tap),
 		grpc.ChainStreamInterceptor(streamBudget),

@@ -1,0 +1,464 @@
+package plugin_test
+
+import (
+	"bytes"
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"golang.org/x/net/http2"
+	"golang.org/x/net/http2/hpack"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials"
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+	testgrpc "google.golang.org/grpc/interop/grpc_testing"
+	testpb "google.golang.org/grpc/interop/grpc_testing"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/plugkit/plugkit/internal/remotetest"
+	"github.com/plugkit/plugkit/internal/testpki"
+	"github.com/plugkit/plugkit/plugin"
+)
+
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().String()
+}
+
+// stallHandshakes opens n connections to addr that send the 5-byte
+// header of a TLS record and nothing more.
+func stallHandshakes(t *testing.T, addr string, n int) {
+	t.Helper()
+	for range n {
+		c, err := net.DialTimeout("tcp", addr, 5*time.Second)
+		if err != nil {
+			t.Fatalf("connection to %s: %v", addr, err)
+		}
+		t.Cleanup(func() { c.Close() })
+		if _, err := c.Write([]byte{0x16, 0x03, 0x01, 0x00, 0xc8}); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// Issue 19 point 3: 300 stalled TLS handshakes kept a SIGTERM'd service
+// alive past its drain timeout. The service must exit within the drain
+// timeout plus 1 s, even with a call that outlives the drain.
+func TestServiceExitsWithinDrainDespiteStalledHandshakes(t *testing.T) {
+	pki, err := remotetest.NewPKI(t.TempDir(), "127.0.0.1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const drain = 2 * time.Second
+	env := pki.ServiceEnv("127.0.0.1:0")
+	env[plugin.EnvDrainTimeout] = drain.String()
+	healthAddr := freeAddr(t)
+	env[plugin.EnvHealthListen] = healthAddr
+	addr, stop := runService(t, env, plugin.Config{})
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+
+	// A call that outlives the drain: the hard stop at the deadline ends it.
+	cc := dialTLS(t, addr, pki.HostTLS())
+	slow := make(chan error, 1)
+	go func() {
+		_, err := testgrpc.NewTestServiceClient(cc).UnaryCall(ctx, &testpb.SimpleRequest{ResponseSize: 20000})
+		slow <- err
+	}()
+	stallHandshakes(t, addr, 300)
+	stallHandshakes(t, healthAddr, 50)
+	time.Sleep(300 * time.Millisecond) // the slow call is in its handler
+
+	start := time.Now()
+	if err := stop(); err != nil {
+		t.Fatalf("Run = %v", err)
+	}
+	took := time.Since(start)
+	t.Logf("exit %v after the stop, with 350 stalled handshakes and a 20 s call; drain timeout %v", took.Round(time.Millisecond), drain)
+	if took > drain+time.Second {
+		t.Fatalf("the service took %v to exit after the stop; the drain timeout is %v (bound: drain + 1 s)", took, drain)
+	}
+	select {
+	case err := <-slow:
+		if err == nil {
+			t.Fatal("the 20 s call succeeded: it should have been stopped at the drain deadline")
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the call that outlived the drain never ended")
+	}
+}
+
+// h2Flood speaks raw HTTP/2 to a plain-text gRPC port, ignoring the
+// server's limits as a hostile client would.
+type h2Flood struct {
+	conn net.Conn
+	fr   *http2.Framer
+	hbuf bytes.Buffer
+	henc *hpack.Encoder
+	pong chan struct{}
+	done chan struct{}
+}
+
+func dialH2Flood(t *testing.T, addr string) *h2Flood {
+	t.Helper()
+	c, err := net.DialTimeout("tcp", addr, 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := &h2Flood{conn: c, pong: make(chan struct{}, 1), done: make(chan struct{})}
+	f.henc = hpack.NewEncoder(&f.hbuf)
+	f.fr = http2.NewFramer(c, c)
+	if _, err := io.WriteString(c, http2.ClientPreface); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.fr.WriteSettings(); err != nil {
+		t.Fatal(err)
+	}
+	// Read and drop what the server says, noting PING acknowledgements.
+	rd := http2.NewFramer(io.Discard, c)
+	go func() {
+		defer close(f.done)
+		for {
+			fr, err := rd.ReadFrame()
+			if err != nil {
+				return
+			}
+			if p, ok := fr.(*http2.PingFrame); ok && p.IsAck() {
+				select {
+				case f.pong <- struct{}{}:
+				default:
+				}
+			}
+		}
+	}()
+	t.Cleanup(func() { c.Close(); <-f.done })
+	return f
+}
+
+// call opens stream id with one request message of method.
+func (f *h2Flood) call(id uint32, method string, msg []byte) error {
+	f.hbuf.Reset()
+	for _, hf := range [][2]string{{":method", "POST"}, {":scheme", "http"}, {":path", method}, {":authority", "x"}, {"content-type", "application/grpc"}, {"te", "trailers"}} {
+		f.henc.WriteField(hpack.HeaderField{Name: hf[0], Value: hf[1]})
+	}
+	if err := f.fr.WriteHeaders(http2.HeadersFrameParam{StreamID: id, BlockFragment: f.hbuf.Bytes(), EndHeaders: true}); err != nil {
+		return err
+	}
+	data := make([]byte, 5+len(msg))
+	binary.BigEndian.PutUint32(data[1:], uint32(len(msg)))
+	copy(data[5:], msg)
+	return f.fr.WriteData(id, true, data)
+}
+
+// sync waits until the server has read everything sent before it.
+func (f *h2Flood) sync(t *testing.T) {
+	t.Helper()
+	if err := f.fr.WritePing(false, [8]byte{1}); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-f.pong:
+	case <-f.done:
+		t.Fatal("the server closed the connection")
+	case <-time.After(30 * time.Second):
+		t.Fatal("no PING acknowledgement in 30 s")
+	}
+}
+
+func heapInuse() uint64 {
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	return ms.HeapInuse
+}
+
+// Issue 19 point 3: 20,000 Health/Watch streams on one connection of the
+// plain health port made 40,009 goroutines and 323 MiB. Streams per
+// connection and connections are capped.
+func TestServiceHealthPortWatchFloodBounded(t *testing.T) {
+	pki, err := remotetest.NewPKI(t.TempDir(), "127.0.0.1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	healthAddr := freeAddr(t)
+	env := pki.ServiceEnv("127.0.0.1:0")
+	env[plugin.EnvHealthListen] = healthAddr
+	_, stop := runService(t, env, plugin.Config{})
+
+	runtime.GC()
+	baseG, baseHeap := runtime.NumGoroutine(), heapInuse()
+	req, err := proto.Marshal(&healthpb.HealthCheckRequest{Service: plugin.HealthService})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := dialH2Flood(t, healthAddr)
+	const streams = 20000
+	for i := range streams {
+		if err := f.call(uint32(2*i+1), healthpb.Health_Watch_FullMethodName, req); err != nil {
+			t.Fatalf("stream %d: %v", i, err)
+		}
+	}
+	f.sync(t)
+	// And more connections than the health port takes, each with a
+	// Watch of its own.
+	var conns []*h2Flood
+	for range 100 {
+		conns = append(conns, dialH2Flood(t, healthAddr))
+	}
+	for _, c := range conns {
+		if err := c.call(1, healthpb.Health_Watch_FullMethodName, req); err != nil {
+			t.Fatal(err)
+		}
+	}
+	time.Sleep(500 * time.Millisecond)
+	g, heap := runtime.NumGoroutine(), heapInuse()
+	t.Logf("after %d Watch streams on one connection and 100 more connections: %d goroutines (baseline %d), heap in use %d MiB (baseline %d MiB)",
+		streams, g, baseG, heap>>20, baseHeap>>20)
+	// The service's share: the health port takes 64 connections (3
+	// goroutines each: reader, writer, keepalive) and 8 streams on each
+	// (2 goroutines per Watch), here 8 + 63; the flood's 101 readers are
+	// the test's own. Before the caps: 40,009.
+	const bound = 64*3 + (8+63)*2 + 50
+	if service := g - baseG - len(conns) - 1; service > bound {
+		t.Errorf("%d service goroutines above the baseline, want at most %d: the health port's streams or connections are not capped", service, bound)
+	}
+	if heap > 64<<20 {
+		t.Errorf("heap in use %d MiB, want under 64 MiB", heap>>20)
+	}
+	if err := stop(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// loadClients is the role of the test binary that sends the 8x60 MiB
+// load from its own process, so that the service's heap is measured
+// alone: n connections, each one UnaryCall whose request carries size
+// bytes and whose handler holds it hold ms; one status code per line.
+func loadClients() {
+	cert, err := tls.LoadX509KeyPair(os.Getenv("LOAD_CERT"), os.Getenv("LOAD_KEY"))
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(2)
+	}
+	caPEM, _ := os.ReadFile(os.Getenv("LOAD_CA"))
+	pool := x509.NewCertPool()
+	pool.AppendCertsFromPEM(caPEM)
+	n, _ := strconv.Atoi(os.Getenv("LOAD_N"))
+	size, _ := strconv.Atoi(os.Getenv("LOAD_SIZE"))
+	hold, _ := strconv.Atoi(os.Getenv("LOAD_HOLD_MS"))
+	body := make([]byte, size)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	for range n {
+		cc, err := grpc.NewClient("passthrough:///"+os.Getenv("LOAD_ADDR"),
+			grpc.WithTransportCredentials(credentials.NewTLS(&tls.Config{Certificates: []tls.Certificate{cert}, RootCAs: pool, MinVersion: tls.VersionTLS12})),
+			grpc.WithDefaultCallOptions(grpc.MaxCallSendMsgSize(size+1<<20)))
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(2)
+		}
+		wg.Go(func() {
+			defer cc.Close()
+			_, err := testgrpc.NewTestServiceClient(cc).UnaryCall(ctx, &testpb.SimpleRequest{ResponseSize: int32(hold), Payload: &testpb.Payload{Body: body}})
+			mu.Lock()
+			fmt.Println(status.Code(err), strings.ReplaceAll(status.Convert(err).Message(), "\n", " "))
+			mu.Unlock()
+		})
+	}
+	wg.Wait()
+	os.Exit(0)
+}
+
+// Issue 19 point 3: eight authenticated clients each sending one 60 MiB
+// message took the service to 1.01 GB. With the default memory budget of
+// 256 MiB, the service's heap in use stays under the budget plus the
+// stated margin: twice the budget again, for the garbage collector, which
+// lets the heap grow to twice its live data (GOGC=100), and for gRPC's
+// buffer pools, which keep the freed buffers of the last messages read
+// until the next collections; plus 32 MiB for the rest of the process.
+// Under the race detector the load is scaled down by 4 (15 MiB messages,
+// a 16 MiB maximum, a 64 MiB budget).
+func TestServiceInflightBudgetBoundsMemory(t *testing.T) {
+	pki, err := remotetest.NewPKI(t.TempDir(), "127.0.0.1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	budget, size := int64(plugin.DefaultMaxInflightBytes), 60<<20
+	env := pki.ServiceEnv("127.0.0.1:0")
+	var cfg plugin.Config
+	if raceDetector {
+		budget, size, cfg.MaxMessageSize = budget/4, size/4, plugin.DefaultMaxMessageSize/4
+		env[plugin.EnvMaxInflightBytes] = strconv.FormatInt(budget, 10)
+	}
+	margin := 2*budget + 32<<20
+	addr, _ := runService(t, env, cfg)
+
+	runtime.GC()
+	base := heapInuse()
+	var peak uint64
+	sampling, stopSampling := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(sampling)
+		tick := time.NewTicker(20 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			peak = max(peak, heapInuse())
+			select {
+			case <-stopSampling:
+				return
+			case <-tick.C:
+			}
+		}
+	}()
+	exe, _ := os.Executable()
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, exe)
+	cmd.Env = append(os.Environ(), "PLUGKIT_PLUGIN_TEST_ROLE=load-clients", "LOAD_ADDR="+addr,
+		"LOAD_CERT="+pki.HostCert, "LOAD_KEY="+pki.HostKey, "LOAD_CA="+pki.CAFile,
+		"LOAD_N=8", "LOAD_SIZE="+strconv.Itoa(size), "LOAD_HOLD_MS=100")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	close(stopSampling)
+	<-sampling
+	if err != nil {
+		t.Fatalf("load: %v\n%s", err, stderr.String())
+	}
+	ok, exhausted := 0, 0
+	for line := range strings.Lines(string(out)) {
+		switch code, msg, _ := strings.Cut(strings.TrimSpace(line), " "); code {
+		case codes.OK.String():
+			ok++
+		case codes.ResourceExhausted.String():
+			exhausted++
+			if !strings.Contains(msg, plugin.EnvMaxInflightBytes) {
+				t.Errorf("a refused call's message does not say what to do: %q", msg)
+			}
+		default:
+			t.Errorf("a call ended %s %s; want OK or ResourceExhausted", code, msg)
+		}
+	}
+	growth := int64(peak) - int64(base)
+	t.Logf("8 x %d MiB: %d served, %d refused; service heap in use peaked %d MiB above its baseline (budget %d MiB, bound %d MiB)",
+		size>>20, ok, exhausted, growth>>20, budget>>20, (budget+margin)>>20)
+	if ok+exhausted != 8 || ok == 0 {
+		t.Fatalf("%d served and %d refused of 8 calls", ok, exhausted)
+	}
+	if growth > budget+margin {
+		t.Fatalf("the service's heap grew %d MiB, above the budget %d MiB plus the margin %d MiB", growth>>20, budget>>20, margin>>20)
+	}
+}
+
+// Issue 19 point 5: certificate rotation in service mode while calls are
+// in flight. The calls on connections made before the rotation finish;
+// new connections get the new certificate and CA.
+func TestServiceRotationWithCallsInFlight(t *testing.T) {
+	pki, err := remotetest.NewPKI(t.TempDir(), "127.0.0.1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr, _ := runService(t, pki.ServiceEnv("127.0.0.1:0"), plugin.Config{})
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+
+	old := dialTLS(t, addr, pki.HostTLS())
+	watch, err := healthpb.NewHealthClient(old).Watch(ctx, &healthpb.HealthCheckRequest{Service: plugin.HealthService})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r, err := watch.Recv(); err != nil || r.GetStatus() != healthpb.HealthCheckResponse_SERVING {
+		t.Fatalf("watch: %v, %v", r, err)
+	}
+	const inflight = 5
+	results := make(chan error, inflight)
+	for range inflight {
+		go func() {
+			resp, err := testgrpc.NewTestServiceClient(old).UnaryCall(ctx, &testpb.SimpleRequest{ResponseSize: 3000})
+			if err == nil && string(resp.GetPayload().GetBody()) != "one" {
+				err = errors.New("wrong answer")
+			}
+			results <- err
+		}()
+	}
+	time.Sleep(200 * time.Millisecond)
+
+	ca2, err := testpki.NewCA("rotated CA")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv2, _ := ca2.Issue("rotated service", "127.0.0.1")
+	host2, _ := ca2.Issue("rotated host")
+	host2Cert, _ := host2.TLS()
+	for _, w := range []struct {
+		path string
+		data []byte
+	}{{pki.ServerCert, srv2.CertPEM}, {pki.ServerKey, srv2.KeyPEM}, {pki.CAFile, ca2.PEM()}} {
+		if err := remotetest.WriteFileAtomic(w.path, w.data); err != nil {
+			t.Fatal(err)
+		}
+	}
+	newTLS := &tls.Config{Certificates: []tls.Certificate{host2Cert}, RootCAs: ca2.Pool(), MinVersion: tls.VersionTLS12}
+	var cc *grpc.ClientConn
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		cc = dialTLS(t, addr, newTLS)
+		cctx, ccancel := context.WithTimeout(ctx, time.Second)
+		_, err := testgrpc.NewTestServiceClient(cc).EmptyCall(cctx, &testpb.Empty{})
+		ccancel()
+		if err == nil {
+			break
+		}
+		cc.Close()
+		if time.Now().After(deadline) {
+			t.Fatalf("a host of the rotated CA is not served 10 s after the rotation: %v", err)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	// The calls in flight across the rotation finish, and the health
+	// watch of the old connection is still there.
+	for range inflight {
+		select {
+		case err := <-results:
+			if err != nil {
+				t.Fatalf("a call in flight across the rotation failed: %v", err)
+			}
+		case <-ctx.Done():
+			t.Fatal("the calls in flight never finished")
+		}
+	}
+	// A host of the old CA cannot make a new connection.
+	oldNew := dialTLS(t, addr, pki.HostTLS())
+	cctx, ccancel := context.WithTimeout(ctx, 2*time.Second)
+	defer ccancel()
+	if _, err := testgrpc.NewTestServiceClient(oldNew).EmptyCall(cctx, &testpb.Empty{}); err == nil {
+		t.Fatal("a new connection of a host of the old CA was served after the rotation")
+	}
+	if _, err := testgrpc.NewTestServiceClient(cc).UnaryCall(ctx, &testpb.SimpleRequest{}); err != nil {
+		t.Fatalf("a call with the rotated certificates: %v", err)
+	}
+	if st := status.Code(ctx.Err()); st != codes.OK {
+		t.Fatal(ctx.Err())
+	}
+}
