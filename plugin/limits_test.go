@@ -111,6 +111,7 @@ func TestServiceExitsWithinDrainDespiteStalledHandshakes(t *testing.T) {
 // h2Flood speaks raw HTTP/2 to a plain-text gRPC port, ignoring the
 // server's limits as a hostile client would.
 type h2Flood struct {
+	mu   sync.Mutex // over writes
 	conn net.Conn
 	fr   *http2.Framer
 	hbuf bytes.Buffer
@@ -143,11 +144,17 @@ func dialH2Flood(t *testing.T, addr string) *h2Flood {
 			if err != nil {
 				return
 			}
-			if p, ok := fr.(*http2.PingFrame); ok && p.IsAck() {
+			p, ok := fr.(*http2.PingFrame)
+			switch {
+			case ok && p.IsAck():
 				select {
 				case f.pong <- struct{}{}:
 				default:
 				}
+			case ok:
+				f.mu.Lock()
+				f.fr.WritePing(true, p.Data)
+				f.mu.Unlock()
 			}
 		}
 	}()
@@ -157,6 +164,8 @@ func dialH2Flood(t *testing.T, addr string) *h2Flood {
 
 // call opens stream id with one request message of method.
 func (f *h2Flood) call(id uint32, method string, msg []byte) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
 	f.hbuf.Reset()
 	for _, hf := range [][2]string{{":method", "POST"}, {":scheme", "http"}, {":path", method}, {":authority", "x"}, {"content-type", "application/grpc"}, {"te", "trailers"}} {
 		f.henc.WriteField(hpack.HeaderField{Name: hf[0], Value: hf[1]})
@@ -173,7 +182,10 @@ func (f *h2Flood) call(id uint32, method string, msg []byte) error {
 // sync waits until the server has read everything sent before it.
 func (f *h2Flood) sync(t *testing.T) {
 	t.Helper()
-	if err := f.fr.WritePing(false, [8]byte{1}); err != nil {
+	f.mu.Lock()
+	err := f.fr.WritePing(false, [8]byte{1})
+	f.mu.Unlock()
+	if err != nil {
 		t.Fatal(err)
 	}
 	select {
