@@ -576,3 +576,85 @@ func TestServiceRotationWithCallsInFlight(t *testing.T) {
 		t.Fatalf("a call with the rotated certificates: %v", err)
 	}
 }
+
+// Issue 19 point 3: a connection's handshake is bounded in time
+// (PLUGKIT_HANDSHAKE_TIMEOUT) on both ports, and the connections in their
+// handshake are capped (PLUGKIT_MAX_HANDSHAKES): 96 stalled handshakes
+// cost the service no more than the cap in goroutines, are dropped after
+// the timeout, and a host gets through once they are.
+func TestServiceHandshakeTimeoutAndCap(t *testing.T) {
+	pki, err := remotetest.NewPKI(t.TempDir(), "127.0.0.1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const maxHandshakes = 4
+	env := pki.ServiceEnv("127.0.0.1:0")
+	env[plugin.EnvHandshakeTimeout] = "200ms"
+	env[plugin.EnvMaxHandshakes] = strconv.Itoa(maxHandshakes)
+	healthAddr := freeAddr(t)
+	env[plugin.EnvHealthListen] = healthAddr
+	addr, _ := runService(t, env, plugin.Config{})
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+
+	time.Sleep(100 * time.Millisecond) // the servers' goroutines started
+	base := runtime.NumGoroutine()
+	var stalled []net.Conn
+	for _, a := range []string{addr, healthAddr} {
+		for range 48 {
+			c, err := net.DialTimeout("tcp", a, 5*time.Second)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { c.Close() })
+			if _, err := c.Write([]byte{0x16, 0x03, 0x01, 0x00, 0xc8}); err != nil {
+				t.Fatal(err)
+			}
+			stalled = append(stalled, c)
+		}
+	}
+	time.Sleep(100 * time.Millisecond)
+	// A goroutine per connection in its handshake, per port.
+	if g := runtime.NumGoroutine() - base; g > 2*maxHandshakes+4 {
+		t.Errorf("%d goroutines for 96 stalled handshakes, want at most %d: the handshakes are not capped", g, 2*maxHandshakes+4)
+	}
+	// Each is dropped by the service: 12 rounds of 4 handshakes of 200 ms
+	// per port.
+	for i, c := range stalled {
+		c.SetReadDeadline(time.Now().Add(20 * time.Second))
+		// (The plain port sends its HTTP/2 settings first.)
+		if _, err := io.Copy(io.Discard, c); isTimeout(err) {
+			t.Fatalf("stalled connection %d: read %v; want the service to drop it after its handshake timeout", i, err)
+		}
+	}
+	cc := dialTLS(t, addr, pki.HostTLS())
+	if st, _, err := health(ctx, cc); err != nil || st != healthpb.HealthCheckResponse_SERVING {
+		t.Fatalf("a host after the stalled handshakes: %v, %v", st, err)
+	}
+}
+
+func TestServiceLimitsFromEnvironment(t *testing.T) {
+	versions := map[int]plugin.Register{1: (&remotetest.TestService{}).Register}
+	for _, tc := range []struct {
+		env  map[string]string
+		want string
+	}{
+		{map[string]string{plugin.EnvHandshakeTimeout: "soon"}, plugin.EnvHandshakeTimeout},
+		{map[string]string{plugin.EnvMaxConnections: "0"}, plugin.EnvMaxConnections},
+		{map[string]string{plugin.EnvMaxHandshakes: "-1"}, plugin.EnvMaxHandshakes},
+		{map[string]string{plugin.EnvMaxStreams: "many"}, plugin.EnvMaxStreams},
+		{map[string]string{plugin.EnvMaxInflightBytes: "1GiB"}, plugin.EnvMaxInflightBytes},
+		{map[string]string{plugin.EnvMaxInflightBytes: strconv.Itoa(3*plugin.DefaultMaxMessageSize - 1)}, "three times the maximum message size"},
+	} {
+		env := map[string]string{plugin.EnvListen: "127.0.0.1:0", plugin.EnvInsecureLoopback: "1"}
+		for k, v := range tc.env {
+			env[k] = v
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		err := plugin.Run(ctx, plugin.Config{Versions: versions, LookupEnv: remotetest.Lookup(env), KeepStdio: true})
+		cancel()
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%v: Run = %v, want an error mentioning %q", tc.env, err, tc.want)
+		}
+	}
+}
