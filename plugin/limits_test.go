@@ -27,6 +27,7 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials"
+	"google.golang.org/grpc/credentials/insecure"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	testgrpc "google.golang.org/grpc/interop/grpc_testing"
 	testpb "google.golang.org/grpc/interop/grpc_testing"
@@ -656,5 +657,105 @@ func TestServiceLimitsFromEnvironment(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%v: Run = %v, want an error mentioning %q", tc.env, err, tc.want)
 		}
+	}
+}
+
+// budgetService holds a UnaryCall's request until release is closed when
+// the call asks for it (ResponseSize 1), and sums a client stream.
+type budgetService struct {
+	testgrpc.UnimplementedTestServiceServer
+	held    chan struct{}
+	release chan struct{}
+}
+
+func (s *budgetService) UnaryCall(ctx context.Context, req *testpb.SimpleRequest) (*testpb.SimpleResponse, error) {
+	if req.GetResponseSize() == 1 {
+		s.held <- struct{}{}
+		select {
+		case <-s.release:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+	return &testpb.SimpleResponse{}, nil
+}
+
+func (s *budgetService) StreamingInputCall(stream grpc.ClientStreamingServer[testpb.StreamingInputCallRequest, testpb.StreamingInputCallResponse]) error {
+	total := 0
+	for {
+		m, err := stream.Recv()
+		if err == io.EOF {
+			return stream.SendAndClose(&testpb.StreamingInputCallResponse{AggregatedPayloadSize: int32(total)})
+		}
+		if err != nil {
+			return err
+		}
+		total += len(m.GetPayload().GetBody())
+	}
+}
+
+// Issue 19 point 3: calls beyond the in-flight budget get
+// ResourceExhausted, with a message that says what to do; the budget
+// comes back when the requests are let go; a client stream's messages
+// count one at a time.
+func TestServiceInflightBudgetRefusesAndReleases(t *testing.T) {
+	const maxMsg = 4 << 20
+	env := map[string]string{plugin.EnvListen: "127.0.0.1:0", plugin.EnvInsecureLoopback: "1",
+		plugin.EnvMaxInflightBytes: strconv.Itoa(3 * maxMsg)} // room to read one message
+	svc := &budgetService{held: make(chan struct{}, 1), release: make(chan struct{})}
+	addr, _ := runService(t, env, plugin.Config{MaxMessageSize: maxMsg, Versions: map[int]plugin.Register{1: func(s *grpc.Server, _ *broker.Broker) error {
+		testgrpc.RegisterTestServiceServer(s, svc)
+		return nil
+	}}})
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	cc, err := grpc.NewClient("passthrough:///"+addr, grpc.WithTransportCredentials(insecure.NewCredentials()),
+		grpc.WithDefaultCallOptions(grpc.MaxCallSendMsgSize(maxMsg)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cc.Close()
+	client := testgrpc.NewTestServiceClient(cc)
+
+	// A 2 MiB request held by its handler leaves no room to read another.
+	first := make(chan error, 1)
+	go func() {
+		_, err := client.UnaryCall(ctx, &testpb.SimpleRequest{ResponseSize: 1, Payload: &testpb.Payload{Body: make([]byte, 2<<20)}})
+		first <- err
+	}()
+	select {
+	case <-svc.held:
+	case err := <-first:
+		t.Fatalf("the first call ended: %v", err)
+	}
+	_, err = client.UnaryCall(ctx, &testpb.SimpleRequest{})
+	if status.Code(err) != codes.ResourceExhausted || !strings.Contains(err.Error(), plugin.EnvMaxInflightBytes) || !strings.Contains(err.Error(), "retry") {
+		t.Fatalf("a call beyond the budget: %v; want ResourceExhausted saying to retry or raise %s", err, plugin.EnvMaxInflightBytes)
+	}
+	close(svc.release)
+	if err := <-first; err != nil {
+		t.Fatal(err)
+	}
+	if _, err := client.UnaryCall(ctx, &testpb.SimpleRequest{}); err != nil {
+		t.Fatalf("a call after the held request was let go: %v", err)
+	}
+
+	// 20 messages of 3 MiB, four times the budget in all, on one stream.
+	stream, err := client.StreamingInputCall(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body := make([]byte, 3<<20)
+	for i := range 20 {
+		if err := stream.Send(&testpb.StreamingInputCallRequest{Payload: &testpb.Payload{Body: body}}); err != nil {
+			t.Fatalf("message %d: %v", i, err)
+		}
+	}
+	resp, err := stream.CloseAndRecv()
+	if err != nil || resp.GetAggregatedPayloadSize() != 20*3<<20 {
+		t.Fatalf("client stream: %v, %v", resp, err)
+	}
+	if _, err := client.UnaryCall(ctx, &testpb.SimpleRequest{}); err != nil {
+		t.Fatalf("a call after the stream: %v", err)
 	}
 }
