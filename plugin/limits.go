@@ -92,21 +92,24 @@ type ServiceLimits struct {
 	// included (EnvMaxStreams); 0 means DefaultMaxStreams.
 	MaxStreams uint32
 	// MaxInflightBytes is the memory budget of the requests the service
-	// holds at once, over all calls (EnvMaxInflightBytes). Reading a
-	// request message takes room for three times the maximum message size
-	// (gRPC holds a message up to three times while it reads and decodes
-	// it, and its size is not known before), from just before it is read
-	// until it is decoded; from then on the message counts its own size,
-	// until its call ends (streaming calls: until the next message is
-	// read). A call waits for room before its message is read, first come
-	// first served, for as long as its deadline allows; only a flow-control
-	// window (1 MiB) of it is received meanwhile. When the decoded
-	// requests held leave no room for reading one more message, new calls
-	// are refused with codes.ResourceExhausted. 0 means
-	// DefaultMaxInflightBytes; it must be at least three times the maximum
-	// message size, and each further such multiple lets one more message
-	// of unknown size be read at once: raise it, or lower
-	// Config.MaxMessageSize, for more concurrency.
+	// holds at once, over all calls (EnvMaxInflightBytes). Reading the
+	// request message of a unary or server-streaming call takes room for
+	// three times the maximum message size (gRPC holds a message up to
+	// three times while it reads and decodes it, and its size is not
+	// known before), from just before it is read until it is decoded; from
+	// then on the message counts its own size, until its call ends. Such a
+	// call waits for room before its message is read, first come first
+	// served, for as long as its deadline allows; only a flow-control
+	// window (1 MiB) of it is received meanwhile. A client stream's
+	// messages count once decoded, until the next one is asked for: they
+	// are not waited for, as a stream's handler may wait long for its
+	// client's next message. When the decoded requests held leave no room
+	// for reading one more message, new calls are refused with
+	// codes.ResourceExhausted. 0 means DefaultMaxInflightBytes; it must be
+	// at least three times the maximum message size, and each further
+	// such multiple lets one more message of unknown size be read at
+	// once: raise it, or lower Config.MaxMessageSize, for more
+	// concurrency.
 	MaxInflightBytes int64
 }
 
@@ -311,11 +314,12 @@ const readCopies = 3
 // messages. gRPC reads a message only when the handler's goroutine asks
 // for it; until then a client may send no more than the stream's
 // flow-control window (streamWindow). The reservation is taken in that
-// goroutine just before the read (the stats handler's Begin for a unary or
-// server-streaming call, the stream interceptor's RecvMsg for a
-// client-streaming one): readCopies times the maximum message size, as
-// the message's size is not known before it is read; once the message is
-// decoded, the reservation shrinks to its size.
+// goroutine just before the read (the stats handler's Begin, for a unary
+// or server-streaming call, whose one message the client sends with the
+// call): readCopies times the maximum message size, as the message's size
+// is not known before it is read; once the message is decoded, the
+// reservation shrinks to its size. A client stream's messages count once
+// decoded (see streamBudget).
 type budget struct {
 	limit int64 // bytes
 	cost  int64 // the reservation for a message of unknown size
@@ -377,33 +381,38 @@ func (cb *callBudget) reserve(ctx context.Context) bool {
 	return true
 }
 
-// received shrinks the reservation to the decoded message's size n.
+// received counts a decoded message of n bytes: the reservation shrinks
+// to it; a message read without one (a client stream's) takes its room
+// if there is some, and counts against new calls either way.
 func (cb *callBudget) received(n int64) {
-	cb.mu.Lock()
-	defer cb.mu.Unlock()
-	if cb.ended || !cb.pending {
-		return
-	}
-	n = min(n, cb.b.cost)
-	cb.b.sem.Release(cb.b.cost - n)
-	cb.inSem -= cb.b.cost - n
-	cb.pending = false
-	cb.held += n
-	cb.b.held.Add(n)
-}
-
-// drop releases the messages decoded so far (a streaming handler asks
-// for the next one) and, with pending, a reservation not used.
-func (cb *callBudget) drop(pending bool) {
 	cb.mu.Lock()
 	defer cb.mu.Unlock()
 	if cb.ended {
 		return
 	}
-	n := cb.held
-	if pending && cb.pending {
-		n += cb.b.cost
+	n = min(n, cb.b.cost)
+	if cb.pending {
+		cb.b.sem.Release(cb.b.cost - n)
+		cb.inSem -= cb.b.cost - n
 		cb.pending = false
+	} else if cb.b.sem.TryAcquire(n) {
+		cb.inSem += n
+	}
+	cb.held += n
+	cb.b.held.Add(n)
+}
+
+// drop releases the messages decoded so far: a client-streaming handler
+// asks for the next one.
+func (cb *callBudget) drop() {
+	cb.mu.Lock()
+	defer cb.mu.Unlock()
+	if cb.ended {
+		return
+	}
+	n := cb.inSem
+	if cb.pending {
+		n -= cb.b.cost
 	}
 	cb.b.held.Add(-cb.held)
 	cb.held = 0
@@ -428,8 +437,11 @@ func (cb *callBudget) end() {
 	cb.inSem, cb.held, cb.pending = 0, 0, false
 }
 
-// streamBudget is the stream interceptor that reserves room before each
-// message of a client-streaming call is read.
+// streamBudget is the stream interceptor that lets a client-streaming
+// call's messages go from the budget as the handler asks for the next
+// one. It reserves no room before the read: a stream's handler waits in
+// RecvMsg for as long as its client sends nothing, and a reservation would
+// hold everyone else up meanwhile; those messages count once decoded.
 func streamBudget(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, handler grpc.StreamHandler) error {
 	cb, _ := ss.Context().Value(callBudgetKey{}).(*callBudget)
 	if cb == nil || !info.IsClientStream {
@@ -444,17 +456,6 @@ type budgetStream struct {
 }
 
 func (s budgetStream) RecvMsg(m any) error {
-	s.cb.drop(false)
-	ctx := s.Context()
-	if !s.cb.reserve(ctx) {
-		if err := ctx.Err(); err != nil {
-			return status.FromContextError(err).Err()
-		}
-		return status.Error(codes.Canceled, "plugin service: the call ended")
-	}
-	err := s.ServerStream.RecvMsg(m)
-	if err != nil {
-		s.cb.drop(true)
-	}
-	return err
+	s.cb.drop()
+	return s.ServerStream.RecvMsg(m)
 }

@@ -696,8 +696,8 @@ func (s *budgetService) StreamingInputCall(stream grpc.ClientStreamingServer[tes
 
 // Issue 19 point 3: calls beyond the in-flight budget get
 // ResourceExhausted, with a message that says what to do; the budget
-// comes back when the requests are let go; a client stream's messages
-// count one at a time.
+// comes back when the requests are let go; a client stream waiting for
+// its client holds no room, and its messages count one at a time.
 func TestServiceInflightBudgetRefusesAndReleases(t *testing.T) {
 	const maxMsg = 4 << 20
 	env := map[string]string{plugin.EnvListen: "127.0.0.1:0", plugin.EnvInsecureLoopback: "1",
@@ -738,6 +738,24 @@ func TestServiceInflightBudgetRefusesAndReleases(t *testing.T) {
 	}
 	if _, err := client.UnaryCall(ctx, &testpb.SimpleRequest{}); err != nil {
 		t.Fatalf("a call after the held request was let go: %v", err)
+	}
+
+	// A client stream whose handler waits for a message that does not
+	// come holds no room: other calls go on.
+	idle, err := client.StreamingInputCall(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := idle.Send(&testpb.StreamingInputCallRequest{}); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 3 {
+		if _, err := client.UnaryCall(ctx, &testpb.SimpleRequest{Payload: &testpb.Payload{Body: make([]byte, 1<<20)}}); err != nil {
+			t.Fatalf("call %d beside an idle client stream: %v", i, err)
+		}
+	}
+	if _, err := idle.CloseAndRecv(); err != nil {
+		t.Fatal(err)
 	}
 
 	// 20 messages of 3 MiB, four times the budget in all, on one stream.
