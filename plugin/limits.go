@@ -6,16 +6,10 @@ import (
 	"net"
 	"strconv"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"golang.org/x/net/netutil"
-	"golang.org/x/sync/semaphore"
-	"google.golang.org/grpc"
-	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/stats"
-	"google.golang.org/grpc/status"
-	"google.golang.org/grpc/tap"
 )
 
 // The environment that bounds what the hosts of a plugin service may hold
@@ -172,6 +166,8 @@ func (l ServiceLimits) resolve(lookup func(string) (string, bool), maxMsg int) (
 // (connStats) sees it begin serving.
 type limitListener struct {
 	net.Listener
+	sniff      bool          // follow each client's frames (frameSniffer)
+	plain      bool          // and no TLS: here, not in sniffCreds
 	handshakes chan struct{} // one token per connection in its handshake
 	done       chan struct{}
 	closeOnce  sync.Once
@@ -207,6 +203,9 @@ func (l *limitListener) Accept() (net.Conn, error) {
 		return nil, err
 	}
 	lc := &limitConn{Conn: c, l: l, key: connKey(c.RemoteAddr(), c.LocalAddr()), handshaking: true}
+	if l.sniff {
+		lc.sniffer, lc.plain = newFrameSniffer(), l.plain
+	}
 	l.mu.Lock()
 	l.conns[lc.key] = lc
 	l.mu.Unlock()
@@ -218,14 +217,17 @@ func (l *limitListener) Close() error {
 	return l.Listener.Close()
 }
 
-// handshakeDone frees the handshake slot of the connection named by key.
-func (l *limitListener) handshakeDone(key string) {
+// handshakeDone frees the handshake slot of the connection named by key,
+// and returns the connection.
+func (l *limitListener) handshakeDone(key string) *limitConn {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if c := l.conns[key]; c != nil && c.handshaking {
+	c := l.conns[key]
+	if c != nil && c.handshaking {
 		c.handshaking = false
 		<-l.handshakes
 	}
+	return c
 }
 
 // closeConns closes the connections still in their handshake, or all.
@@ -249,6 +251,18 @@ type limitConn struct {
 	key         string
 	handshaking bool // guarded by l.mu
 	closeOnce   sync.Once
+	// sniffer follows the client's HTTP/2 frames: here, on a plain-text
+	// connection; on a TLS one, in the connection sniffCreds returns.
+	sniffer *frameSniffer
+	plain   bool
+}
+
+func (c *limitConn) Read(p []byte) (int, error) {
+	n, err := c.Conn.Read(p)
+	if c.plain {
+		c.sniffer.read(p[:n])
+	}
+	return n, err
 }
 
 func (c *limitConn) Close() error {
@@ -276,7 +290,10 @@ type connStats struct {
 }
 
 func (h connStats) TagConn(ctx context.Context, info *stats.ConnTagInfo) context.Context {
-	h.ln.handshakeDone(connKey(info.RemoteAddr, info.LocalAddr))
+	if c := h.ln.handshakeDone(connKey(info.RemoteAddr, info.LocalAddr)); c != nil && c.sniffer != nil {
+		// The connection's streams' contexts derive from this one.
+		ctx = context.WithValue(ctx, snifferKey{}, c.sniffer)
+	}
 	return ctx
 }
 
@@ -297,165 +314,9 @@ func (h connStats) HandleRPC(ctx context.Context, s stats.RPCStats) {
 		// A call that is not client-streaming reads its one request
 		// message right after this, in this goroutine: wait for room.
 		if !s.IsClientStream {
-			cb.reserve(ctx)
+			cb.reserveNext(ctx)
 		}
 	case *stats.InPayload:
 		cb.received(int64(max(s.Length, s.CompressedLength)))
 	}
-}
-
-// readCopies is how many times gRPC may hold a request message while it
-// reads and decodes it: its wire buffers, the contiguous copy proto
-// decodes from, and the decoded message.
-const readCopies = 3
-
-// budget is the service-wide budget of request bytes in flight (see
-// ServiceLimits.MaxInflightBytes), counted in memory, not only in
-// messages. gRPC reads a message only when the handler's goroutine asks
-// for it; until then a client may send no more than the stream's
-// flow-control window (streamWindow). The reservation is taken in that
-// goroutine just before the read (the stats handler's Begin, for a unary
-// or server-streaming call, whose one message the client sends with the
-// call): readCopies times the maximum message size, as the message's size
-// is not known before it is read; once the message is decoded, the
-// reservation shrinks to its size. A client stream's messages count once
-// decoded (see streamBudget).
-type budget struct {
-	limit int64 // bytes
-	cost  int64 // the reservation for a message of unknown size
-	sem   *semaphore.Weighted
-	held  atomic.Int64 // bytes of decoded messages held by calls
-}
-
-func newBudget(limit int64, maxMsg int) *budget {
-	return &budget{limit: limit, cost: readCopies * int64(maxMsg), sem: semaphore.NewWeighted(limit)}
-}
-
-type callBudgetKey struct{}
-
-// callBudget is one call's share of the budget.
-type callBudget struct {
-	b       *budget
-	mu      sync.Mutex
-	inSem   int64 // bytes this call holds in b.sem
-	pending bool  // inSem includes a reservation not yet used
-	held    int64 // of inSem, the decoded messages, counted in b.held
-	ended   bool
-}
-
-// tap refuses a call when the decoded requests held leave no room for one
-// more message, and otherwise attaches the call's account, which is
-// settled when the call's context ends, however the call ends.
-func (b *budget) tap(ctx context.Context, _ *tap.Info) (context.Context, error) {
-	if held := b.held.Load(); held+b.cost > b.limit {
-		return nil, status.Errorf(codes.ResourceExhausted,
-			"plugin service: the requests in flight (%d MiB) leave no room in its memory budget of %d MiB (%s) to read another message: retry later with backoff, send smaller messages, or have the operator raise %s",
-			held>>20, b.limit>>20, EnvMaxInflightBytes, EnvMaxInflightBytes)
-	}
-	cb := &callBudget{b: b}
-	context.AfterFunc(ctx, cb.end)
-	return context.WithValue(ctx, callBudgetKey{}, cb), nil
-}
-
-// reserve takes room for the next message, waiting, first come first
-// served, while ctx lasts; a reservation not yet used is kept. It
-// reports whether the call holds a reservation.
-func (cb *callBudget) reserve(ctx context.Context) bool {
-	cb.mu.Lock()
-	if cb.ended || cb.pending {
-		cb.mu.Unlock()
-		return cb.pending
-	}
-	cb.mu.Unlock()
-	if err := cb.b.sem.Acquire(ctx, cb.b.cost); err != nil {
-		return false
-	}
-	cb.mu.Lock()
-	defer cb.mu.Unlock()
-	if cb.ended {
-		cb.b.sem.Release(cb.b.cost)
-		return false
-	}
-	cb.inSem += cb.b.cost
-	cb.pending = true
-	return true
-}
-
-// received counts a decoded message of n bytes: the reservation shrinks
-// to it; a message read without one (a client stream's) takes its room
-// if there is some, and counts against new calls either way.
-func (cb *callBudget) received(n int64) {
-	cb.mu.Lock()
-	defer cb.mu.Unlock()
-	if cb.ended {
-		return
-	}
-	n = min(n, cb.b.cost)
-	if cb.pending {
-		cb.b.sem.Release(cb.b.cost - n)
-		cb.inSem -= cb.b.cost - n
-		cb.pending = false
-	} else if cb.b.sem.TryAcquire(n) {
-		cb.inSem += n
-	}
-	cb.held += n
-	cb.b.held.Add(n)
-}
-
-// drop releases the messages decoded so far: a client-streaming handler
-// asks for the next one.
-func (cb *callBudget) drop() {
-	cb.mu.Lock()
-	defer cb.mu.Unlock()
-	if cb.ended {
-		return
-	}
-	n := cb.inSem
-	if cb.pending {
-		n -= cb.b.cost
-	}
-	cb.b.held.Add(-cb.held)
-	cb.held = 0
-	cb.inSem -= n
-	if n > 0 {
-		cb.b.sem.Release(n)
-	}
-}
-
-// end settles the call when its context ends.
-func (cb *callBudget) end() {
-	cb.mu.Lock()
-	defer cb.mu.Unlock()
-	if cb.ended {
-		return
-	}
-	cb.ended = true
-	cb.b.held.Add(-cb.held)
-	if cb.inSem > 0 {
-		cb.b.sem.Release(cb.inSem)
-	}
-	cb.inSem, cb.held, cb.pending = 0, 0, false
-}
-
-// streamBudget is the stream interceptor that lets a client-streaming
-// call's messages go from the budget as the handler asks for the next
-// one. It reserves no room before the read: a stream's handler waits in
-// RecvMsg for as long as its client sends nothing, and a reservation would
-// hold everyone else up meanwhile; those messages count once decoded.
-func streamBudget(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, handler grpc.StreamHandler) error {
-	cb, _ := ss.Context().Value(callBudgetKey{}).(*callBudget)
-	if cb == nil || !info.IsClientStream {
-		return handler(srv, ss)
-	}
-	return handler(srv, budgetStream{ServerStream: ss, cb: cb})
-}
-
-type budgetStream struct {
-	grpc.ServerStream
-	cb *callBudget
-}
-
-func (s budgetStream) RecvMsg(m any) error {
-	s.cb.drop()
-	return s.ServerStream.RecvMsg(m)
 }

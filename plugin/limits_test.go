@@ -702,7 +702,7 @@ func TestServiceInflightBudgetRefusesAndReleases(t *testing.T) {
 	const maxMsg = 4 << 20
 	env := map[string]string{plugin.EnvListen: "127.0.0.1:0", plugin.EnvInsecureLoopback: "1",
 		plugin.EnvMaxInflightBytes: strconv.Itoa(3 * maxMsg)} // room to read one message
-	svc := &budgetService{held: make(chan struct{}, 1), release: make(chan struct{})}
+	svc := &budgetService{held: make(chan struct{}, 3), release: make(chan struct{})}
 	addr, _ := runService(t, env, plugin.Config{MaxMessageSize: maxMsg, Versions: map[int]plugin.Register{1: func(s *grpc.Server, _ *broker.Broker) error {
 		testgrpc.RegisterTestServiceServer(s, svc)
 		return nil
@@ -717,27 +717,52 @@ func TestServiceInflightBudgetRefusesAndReleases(t *testing.T) {
 	defer cc.Close()
 	client := testgrpc.NewTestServiceClient(cc)
 
-	// A 2 MiB request held by its handler leaves no room to read another.
-	first := make(chan error, 1)
-	go func() {
-		_, err := client.UnaryCall(ctx, &testpb.SimpleRequest{ResponseSize: 1, Payload: &testpb.Payload{Body: make([]byte, 2<<20)}})
-		first <- err
-	}()
-	select {
-	case <-svc.held:
-	case err := <-first:
-		t.Fatalf("the first call ended: %v", err)
+	// Two requests of (nearly) 3 MiB held by their handlers leave 6 MiB; a
+	// third needs 9 (three copies while read) and waits; then the requests
+	// in flight and waiting take the whole budget, and new calls are
+	// refused.
+	held := make(chan error, 3)
+	call := func(size int, hold bool) {
+		req := &testpb.SimpleRequest{Payload: &testpb.Payload{Body: make([]byte, size)}}
+		if hold {
+			req.ResponseSize = 1
+		}
+		_, err := client.UnaryCall(ctx, req)
+		held <- err
 	}
-	_, err = client.UnaryCall(ctx, &testpb.SimpleRequest{})
-	if status.Code(err) != codes.ResourceExhausted || !strings.Contains(err.Error(), plugin.EnvMaxInflightBytes) || !strings.Contains(err.Error(), "retry") {
-		t.Fatalf("a call beyond the budget: %v; want ResourceExhausted saying to retry or raise %s", err, plugin.EnvMaxInflightBytes)
+	for range 2 {
+		go call(3<<20-4096, true)
+		select {
+		case <-svc.held:
+		case err := <-held:
+			t.Fatalf("a held call ended: %v", err)
+		}
+	}
+	go call(3<<20, false)
+	for {
+		_, err := client.UnaryCall(ctx, &testpb.SimpleRequest{})
+		if status.Code(err) == codes.ResourceExhausted {
+			if !strings.Contains(err.Error(), plugin.EnvMaxInflightBytes) || !strings.Contains(err.Error(), "retry") {
+				t.Fatalf("a call beyond the budget: %v; want a message saying to retry or raise %s", err, plugin.EnvMaxInflightBytes)
+			}
+			break
+		}
+		if err != nil {
+			t.Fatalf("a call while the budget fills: %v; want success or ResourceExhausted", err)
+		}
+		if ctx.Err() != nil {
+			t.Fatal("no call was refused while the budget was taken")
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 	close(svc.release)
-	if err := <-first; err != nil {
-		t.Fatal(err)
+	for range 3 {
+		if err := <-held; err != nil {
+			t.Fatal(err)
+		}
 	}
 	if _, err := client.UnaryCall(ctx, &testpb.SimpleRequest{}); err != nil {
-		t.Fatalf("a call after the held request was let go: %v", err)
+		t.Fatalf("a call after the held requests were let go: %v", err)
 	}
 
 	// A client stream whose handler waits for a message that does not

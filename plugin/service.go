@@ -105,6 +105,7 @@ func runService(ctx context.Context, cfg Config, addr string, lookup func(string
 		return fmt.Errorf("plugin: %s=%s: %w", EnvListen, addr, err)
 	}
 	ln := newLimitListener(tcpLn, limits.MaxConnections, limits.MaxHandshakes)
+	ln.sniff, ln.plain = true, tlsConfig == nil // for the budget
 	defer ln.Close()
 
 	budget := newBudget(limits.MaxInflightBytes, maxMsg)
@@ -114,6 +115,8 @@ func runService(ctx context.Context, cfg Config, addr string, lookup func(string
 		grpc.ConnectionTimeout(limits.HandshakeTimeout),
 		grpc.MaxConcurrentStreams(limits.MaxStreams),
 		grpc.StaticStreamWindowSize(streamWindow), grpc.StaticConnWindowSize(connWindow),
+		// Unbuffered, so that the budget's frameSniffer is never behind.
+		grpc.ReadBufferSize(0),
 		grpc.StatsHandler(connStats{ln: ln, budget: budget}),
 		grpc.InTapHandle(budget.tap),
 		grpc.ChainStreamInterceptor(streamBudget),
@@ -125,7 +128,7 @@ func runService(ctx context.Context, cfg Config, addr string, lookup func(string
 		}),
 	}
 	if tlsConfig != nil {
-		opts = append(opts, grpc.Creds(credentials.NewTLS(tlsConfig)))
+		opts = append(opts, grpc.Creds(sniffCreds{credentials.NewTLS(tlsConfig)}))
 	}
 	opts = append(opts, cfg.ServerOptions...)
 	srv := grpc.NewServer(opts...)
