@@ -86,24 +86,20 @@ type ServiceLimits struct {
 	// included (EnvMaxStreams); 0 means DefaultMaxStreams.
 	MaxStreams uint32
 	// MaxInflightBytes is the memory budget of the requests the service
-	// holds at once, over all calls (EnvMaxInflightBytes). Reading the
-	// request message of a unary or server-streaming call takes room for
-	// three times the maximum message size (gRPC holds a message up to
-	// three times while it reads and decodes it, and its size is not
-	// known before), from just before it is read until it is decoded; from
-	// then on the message counts its own size, until its call ends. Such a
-	// call waits for room before its message is read, first come first
-	// served, for as long as its deadline allows; only a flow-control
-	// window (1 MiB) of it is received meanwhile. A client stream's
-	// messages count once decoded, until the next one is asked for: they
-	// are not waited for, as a stream's handler may wait long for its
-	// client's next message. When the decoded requests held leave no room
-	// for reading one more message, new calls are refused with
-	// codes.ResourceExhausted. 0 means DefaultMaxInflightBytes; it must be
-	// at least three times the maximum message size, and each further
-	// such multiple lets one more message of unknown size be read at
-	// once: raise it, or lower Config.MaxMessageSize, for more
-	// concurrency.
+	// holds at once, over all calls (EnvMaxInflightBytes). Reading a
+	// request message takes room for three times its size (gRPC holds a
+	// message up to three times while it reads and decodes it; the size
+	// is read from the message's gRPC prefix as it arrives, before gRPC
+	// reads the message), until it is decoded; from then on the message
+	// counts its own size, until its call ends or, on a client stream,
+	// asks for the next message. A call waits for room before its message
+	// is read, first come first served, for as long as its deadline
+	// allows; only a flow-control window (1 MiB) of it is received
+	// meanwhile, and a call waiting for its client's next message holds
+	// no room. When the requests in flight and those waiting take the
+	// whole budget, new calls are refused with codes.ResourceExhausted. 0
+	// means DefaultMaxInflightBytes; it must be at least three times the
+	// maximum message size, so that any message can be read.
 	MaxInflightBytes int64
 }
 
