@@ -77,8 +77,12 @@ type msgSize struct {
 	compressed bool
 }
 
-// cost is the room reading and decoding the message takes.
+// cost is the room reading and decoding the message takes: none for one
+// above the maximum size, which gRPC refuses without reading it.
 func (m msgSize) cost(b *budget) int64 {
+	if m.n > b.maxMsg {
+		return 0
+	}
 	if m.compressed {
 		return min(m.n+2*b.maxMsg, b.maxCost)
 	}
