@@ -24,8 +24,8 @@ const (
 	EnvMaxHandshakes = "PLUGKIT_MAX_HANDSHAKES"
 	// EnvMaxStreams caps the concurrent calls on one connection.
 	EnvMaxStreams = "PLUGKIT_MAX_STREAMS"
-	// EnvMaxInflightBytes is the service-wide budget of request bytes in
-	// flight (an integer number of bytes).
+	// EnvMaxInflightBytes is the service-wide memory budget of the
+	// requests in flight (an integer number of bytes).
 	EnvMaxInflightBytes = "PLUGKIT_MAX_INFLIGHT_BYTES"
 )
 

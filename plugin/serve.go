@@ -64,7 +64,8 @@ type Config struct {
 	Logger *slog.Logger
 	// ServerOptions are added to the gRPC server's options. A service
 	// (EnvListen) sets its own grpc.InTapHandle, of which gRPC allows one:
-	// do not add another.
+	// do not add another; and it reads unbuffered, whatever
+	// grpc.ReadBufferSize says.
 	ServerOptions []grpc.ServerOption
 	// MaxMessageSize bounds gRPC messages both ways; 0 means
 	// DefaultMaxMessageSize.

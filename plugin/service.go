@@ -115,8 +115,6 @@ func runService(ctx context.Context, cfg Config, addr string, lookup func(string
 		grpc.ConnectionTimeout(limits.HandshakeTimeout),
 		grpc.MaxConcurrentStreams(limits.MaxStreams),
 		grpc.StaticStreamWindowSize(streamWindow), grpc.StaticConnWindowSize(connWindow),
-		// Unbuffered, so that the budget's frameSniffer is never behind.
-		grpc.ReadBufferSize(0),
 		grpc.StatsHandler(connStats{ln: ln, budget: budget}),
 		grpc.InTapHandle(budget.tap),
 		grpc.ChainStreamInterceptor(streamBudget),
@@ -131,6 +129,9 @@ func runService(ctx context.Context, cfg Config, addr string, lookup func(string
 		opts = append(opts, grpc.Creds(sniffCreds{credentials.NewTLS(tlsConfig)}))
 	}
 	opts = append(opts, cfg.ServerOptions...)
+	// Unbuffered, so that the budget's frameSniffer is never behind the
+	// framer; last, so that it wins.
+	opts = append(opts, grpc.ReadBufferSize(0))
 	srv := grpc.NewServer(opts...)
 
 	// The broker pairs one host with one plugin process; a service has
