@@ -80,7 +80,13 @@
 //     a peer that never reads, plain and multiplexed), TestStalledPeerEndsTheStream,
 //     TestMuxKnockWaitersLeaveOnTimeout, TestLimitedWarning; end to end from
 //     a plugin process: host's TestKnockFloodFromPlugin.
-//     3. service mode: SERVICE_TESTS.
+//     3. service mode: plugin's TestServiceExitsWithinDrainDespiteStalledHandshakes
+//     (300 stalled TLS handshakes, exit within the drain plus 1 s),
+//     TestServiceHandshakeTimeoutAndCap, TestServiceLimitsFromEnvironment,
+//     TestServiceHealthPortWatchFloodBounded (20,000 Watch streams on one
+//     connection), TestServiceInflightBudgetBoundsMemory (eight 60 MiB
+//     requests), TestServiceInflightBudgetRefusesAndReleases and
+//     TestFrameSnifferFindsMessageSizes.
 //     4. a hostile cache file: manager's TestCacheFIFO, TestCacheSymlinkToDevZero,
 //     TestCacheHugeFile, TestCacheSymlinkNotWrittenThrough,
 //     TestReadCacheFileHonoursContext; internal/osdep's TestOpenNoFollow.
@@ -89,8 +95,10 @@
 //     TestDiscoverSkipsUnreadableEntries; a forged reattach to another
 //     user's socket: host's TestReattachRefusesAnotherUsersSocketFile,
 //     TestReattachRefusesAnotherUsersListener and cmd/plugkit's
-//     TestReattachForeignSocket; certificate rotation in service mode:
-//     ROTATION_TESTS; a host's flood of yamux streams: broker's
+//     TestReattachForeignSocket; certificate rotation in service mode held
+//     with calls in flight and is kept as a guard:
+//     plugin's TestServiceRotationWithCallsInFlight; a host's flood of
+//     yamux streams: broker's
 //     TestMuxStreamFloodIsBounded.
 //     6. the net/rpc refusal's explanation: cmd/plugkit's TestInspectNetRPCPlugin
 //     (the CLI's output) and handshake's TestParseRejects.

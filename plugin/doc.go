@@ -36,5 +36,7 @@
 // started with PLUGKIT_LISTEN=HOST:PORT (EnvListen): no cookie and no
 // handshake line; mutual TLS from the PEM files named by PLUGKIT_TLS_CERT,
 // PLUGKIT_TLS_KEY and PLUGKIT_TLS_CLIENT_CA, read again when they change;
-// SIGTERM drains it. Hosts connect with host.Dial. See docs/remote.md.
+// bounded handshakes, connections, streams and request memory
+// (ServiceLimits); SIGTERM drains it, within its deadline. Hosts connect
+// with host.Dial. See docs/remote.md.
 package plugin

@@ -37,6 +37,9 @@ func TestMain(m *testing.M) {
 	case "debug-host":
 		debugHost()
 		return
+	case "load-clients":
+		loadClients() // limits_test.go
+		return
 	}
 	goleak.VerifyTestMain(m, goleak.IgnoreTopFunction("github.com/plugkit/plugkit/host.spawner")) // the thread every plugin is forked from
 }

@@ -62,7 +62,10 @@ type Config struct {
 	// Logger receives plugkit's own diagnostics. Nil means NewLogger at
 	// info level: hclog JSON on standard error, read by the host.
 	Logger *slog.Logger
-	// ServerOptions are added to the gRPC server's options.
+	// ServerOptions are added to the gRPC server's options. A service
+	// (EnvListen) sets its own grpc.InTapHandle, of which gRPC allows one:
+	// do not add another; and it reads unbuffered, whatever
+	// grpc.ReadBufferSize says.
 	ServerOptions []grpc.ServerOption
 	// MaxMessageSize bounds gRPC messages both ways; 0 means
 	// DefaultMaxMessageSize.
@@ -70,6 +73,9 @@ type Config struct {
 	// ShutdownTimeout bounds a graceful stop; 0 means
 	// DefaultShutdownTimeout.
 	ShutdownTimeout time.Duration
+	// Limits bounds what hosts may hold of the plugin when it runs as a
+	// network service (EnvListen); the zero value means the defaults.
+	Limits ServiceLimits
 	// TLSProvider, for teams with their own PKI, returns the TLS
 	// configuration the plugin serves with (go-plugin's
 	// ServeConfig.TLSProvider). The configuration is used as it is: to
@@ -253,11 +259,11 @@ func Run(ctx context.Context, cfg Config) error {
 	case <-shutdown:
 		logger.Debug("plugin stopping: the host asked")
 		endStreams()
-		stopGracefully(srv, healthSrv, cfg.ShutdownTimeout)
+		stopGracefully(srv, healthSrv, cfg.shutdownTimeout(), nil)
 	case <-ctx.Done():
 		logger.Debug("plugin stopping", "reason", context.Cause(ctx))
 		endStreams()
-		stopGracefully(srv, healthSrv, cfg.ShutdownTimeout)
+		stopGracefully(srv, healthSrv, cfg.shutdownTimeout(), nil)
 	case <-parentGone:
 		logger.Warn("plugin stopping: its host process is gone")
 		endStreams()
@@ -352,25 +358,50 @@ func openListener(env handshake.Env) (net.Listener, error) {
 	return listen.Unix(listen.UnixConfig{Dir: env.UnixSocketDir, Group: env.UnixSocketGroup})
 }
 
-// stopGracefully lets in-flight calls finish for up to timeout, then
-// stops hard.
-func stopGracefully(srv *grpc.Server, h *health.Server, timeout time.Duration) {
-	if timeout <= 0 {
-		timeout = DefaultShutdownTimeout
+// shutdownTimeout is ShutdownTimeout or its default.
+func (cfg Config) shutdownTimeout() time.Duration {
+	if cfg.ShutdownTimeout <= 0 {
+		return DefaultShutdownTimeout
 	}
+	return cfg.ShutdownTimeout
+}
+
+// hardStopGrace is how long, at most, a stop waits for the hard Stop
+// after its deadline: Stop closes the connections and returns at once
+// unless one is still in its handshake, which closeConns ends.
+const hardStopGrace = 200 * time.Millisecond
+
+// stopGracefully lets in-flight calls finish for up to timeout, then
+// closes the connections (closeConns, when not nil: the server's
+// listener's, handshakes included), stops hard and returns, without
+// waiting for handlers that ignore their context.
+func stopGracefully(srv *grpc.Server, h *health.Server, timeout time.Duration, closeConns func()) {
 	h.Shutdown()
 	done := make(chan struct{})
 	go func() {
 		srv.GracefulStop()
 		close(done)
 	}()
-	t := time.NewTimer(timeout)
+	t := time.NewTimer(max(timeout, 0))
 	defer t.Stop()
 	select {
 	case <-done:
+		return
 	case <-t.C:
+	}
+	if closeConns != nil {
+		closeConns()
+	}
+	stopped := make(chan struct{})
+	go func() {
 		srv.Stop()
-		<-done
+		close(stopped)
+	}()
+	grace := time.NewTimer(hardStopGrace)
+	defer grace.Stop()
+	select {
+	case <-stopped:
+	case <-grace.C:
 	}
 }
 

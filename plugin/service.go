@@ -94,17 +94,30 @@ func runService(ctx context.Context, cfg Config, addr string, lookup func(string
 	if err != nil {
 		return err
 	}
+	maxMsg := cfg.maxMessageSize()
+	limits, err := cfg.Limits.resolve(lookup, maxMsg)
+	if err != nil {
+		return err
+	}
 
-	ln, err := net.Listen("tcp", addr)
+	tcpLn, err := net.Listen("tcp", addr)
 	if err != nil {
 		return fmt.Errorf("plugin: %s=%s: %w", EnvListen, addr, err)
 	}
+	ln := newLimitListener(tcpLn, limits.MaxConnections, limits.MaxHandshakes)
+	ln.sniff, ln.plain = true, tlsConfig == nil // for the budget
 	defer ln.Close()
 
-	maxMsg := cfg.maxMessageSize()
+	budget := newBudget(limits.MaxInflightBytes, maxMsg)
 	header := metadata.Pairs(VersionHeader, strconv.Itoa(version))
 	opts := []grpc.ServerOption{
 		grpc.MaxRecvMsgSize(maxMsg), grpc.MaxSendMsgSize(maxMsg),
+		grpc.ConnectionTimeout(limits.HandshakeTimeout),
+		grpc.MaxConcurrentStreams(limits.MaxStreams),
+		grpc.StaticStreamWindowSize(streamWindow), grpc.StaticConnWindowSize(connWindow),
+		grpc.StatsHandler(connStats{ln: ln, budget: budget}),
+		grpc.InTapHandle(budget.tap),
+		grpc.ChainStreamInterceptor(streamBudget),
 		grpc.ChainUnaryInterceptor(func(ctx context.Context, req any, info *grpc.UnaryServerInfo, h grpc.UnaryHandler) (any, error) {
 			if info.FullMethod == healthpb.Health_Check_FullMethodName {
 				grpc.SetHeader(ctx, header)
@@ -113,9 +126,12 @@ func runService(ctx context.Context, cfg Config, addr string, lookup func(string
 		}),
 	}
 	if tlsConfig != nil {
-		opts = append(opts, grpc.Creds(credentials.NewTLS(tlsConfig)))
+		opts = append(opts, grpc.Creds(sniffCreds{credentials.NewTLS(tlsConfig)}))
 	}
 	opts = append(opts, cfg.ServerOptions...)
+	// Unbuffered, so that the budget's frameSniffer is never behind the
+	// framer; last, so that it wins.
+	opts = append(opts, grpc.ReadBufferSize(0))
 	srv := grpc.NewServer(opts...)
 
 	// The broker pairs one host with one plugin process; a service has
@@ -136,16 +152,26 @@ func runService(ctx context.Context, cfg Config, addr string, lookup func(string
 
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
+	var hsrv *grpc.Server
+	var hln *limitListener
 	if haddr, _ := lookup(EnvHealthListen); haddr != "" {
-		hln, err := net.Listen("tcp", haddr)
+		l, err := net.Listen("tcp", haddr)
 		if err != nil {
+			ln.closeConns(true)
 			srv.Stop()
 			return fmt.Errorf("plugin: %s=%s: %w", EnvHealthListen, haddr, err)
 		}
-		hsrv := grpc.NewServer()
+		// Probes only: a few connections, a few small calls on each.
+		hln = newLimitListener(l, healthMaxConnections, min(limits.MaxHandshakes, healthMaxConnections))
+		defer hln.Close()
+		hsrv = grpc.NewServer(
+			grpc.MaxRecvMsgSize(healthMaxMessageSize),
+			grpc.ConnectionTimeout(limits.HandshakeTimeout),
+			grpc.MaxConcurrentStreams(healthMaxStreams),
+			grpc.StatsHandler(connStats{ln: hln}),
+		)
 		healthpb.RegisterHealthServer(hsrv, drainingHealth{Server: healthSrv, done: draining})
 		go hsrv.Serve(hln)
-		defer hsrv.Stop()
 		logger.Info("plugin service health listening (plain text, health only)", "address", hln.Addr().String())
 	}
 	logger.Info("plugin service listening", "address", ln.Addr().String(), "version", version, "tls", tlsConfig != nil)
@@ -159,15 +185,35 @@ func runService(ctx context.Context, cfg Config, addr string, lookup func(string
 		logger.Info("plugin service draining", "reason", context.Cause(ctx), "deadline", drain.String())
 		start := time.Now()
 		// NOT_SERVING first, so that hosts watching health move their
-		// calls elsewhere; then the streams that live as long as a host
-		// (broker, health watches) end, and in-flight calls finish.
+		// calls elsewhere; then no new connections, and those still in
+		// their handshake (they carry no call) closed; then the streams
+		// that live as long as a host (broker, health watches) end, and
+		// in-flight calls finish, until the deadline.
 		healthSrv.Shutdown()
 		time.Sleep(watchNoticeDelay)
 		close(draining)
-		stopGracefully(srv, healthSrv, drain)
+		var wg sync.WaitGroup
+		for _, s := range []struct {
+			srv *grpc.Server
+			ln  *limitListener
+		}{{srv, ln}, {hsrv, hln}} {
+			if s.srv == nil {
+				continue
+			}
+			s.ln.Close()
+			s.ln.closeConns(false)
+			wg.Go(func() {
+				stopGracefully(s.srv, healthSrv, drain-time.Since(start), func() { s.ln.closeConns(true) })
+			})
+		}
+		wg.Wait()
 		logger.Info("plugin service stopped", "after", time.Since(start).Round(time.Millisecond).String())
 		return nil
 	case err := <-served:
+		if hsrv != nil {
+			hln.closeConns(true)
+			hsrv.Stop()
+		}
 		if err != nil {
 			return fmt.Errorf("plugin: serving: %w", err)
 		}

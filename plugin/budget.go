@@ -1,0 +1,438 @@
+package plugin
+
+import (
+	"context"
+	"encoding/binary"
+	"net"
+	"sync"
+	"sync/atomic"
+
+	"golang.org/x/net/http2"
+	"golang.org/x/sync/semaphore"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials"
+	"google.golang.org/grpc/status"
+	"google.golang.org/grpc/tap"
+)
+
+// readCopies is how many times gRPC may hold a request message while it
+// reads and decodes it: its wire buffers, the contiguous copy proto
+// decodes from, and the decoded message.
+const readCopies = 3
+
+// budget is the service-wide memory budget of the requests in flight (see
+// ServiceLimits.MaxInflightBytes).
+//
+// gRPC reads a message only when the handler's goroutine asks for it, and
+// until then lets a client send no more of it than the stream's
+// flow-control window (streamWindow); then it reads the whole message
+// before any handler code runs. So the size must be known before that
+// read: each connection's frameSniffer reads the 5-byte gRPC prefix of
+// every request message as it arrives, before gRPC's framer, which reads
+// unbuffered (grpc.ReadBufferSize(0)) and so never behind the sniffer. In
+// the handler's goroutine, just before the read (the stats handler's Begin
+// for a unary or server-streaming call, the stream interceptor's RecvMsg
+// for each message of a client stream), the call waits for the next
+// message's prefix and then for room for readCopies times its size
+// (compressed: its size plus twice the maximum message size, the most it
+// may decode to); once the message is decoded, it counts its decoded size
+// until the call ends or asks for its next message.
+type budget struct {
+	limit   int64 // bytes
+	maxMsg  int64
+	maxCost int64 // what a message may take: readCopies × maxMsg
+	sem     *semaphore.Weighted
+	used    atomic.Int64 // bytes held in sem
+	queued  atomic.Int64 // bytes the calls waiting for room ask for
+}
+
+func newBudget(limit int64, maxMsg int) *budget {
+	return &budget{limit: limit, maxMsg: int64(maxMsg), maxCost: readCopies * int64(maxMsg), sem: semaphore.NewWeighted(limit)}
+}
+
+func (b *budget) acquire(ctx context.Context, n int64) error {
+	b.queued.Add(n)
+	err := b.sem.Acquire(ctx, n)
+	b.queued.Add(-n)
+	if err != nil {
+		return err
+	}
+	b.used.Add(n)
+	return nil
+}
+
+func (b *budget) release(n int64) {
+	if n > 0 {
+		b.used.Add(-n)
+		b.sem.Release(n)
+	}
+}
+
+type callBudgetKey struct{}
+
+// msgSize is a request message's size, from its prefix.
+type msgSize struct {
+	n          int64
+	compressed bool
+}
+
+// cost is the room reading and decoding the message takes: none for one
+// above the maximum size, which gRPC refuses without reading it.
+func (m msgSize) cost(b *budget) int64 {
+	if m.n > b.maxMsg {
+		return 0
+	}
+	if m.compressed {
+		return min(m.n+2*b.maxMsg, b.maxCost)
+	}
+	return min(readCopies*m.n, b.maxCost)
+}
+
+// callBudget is one call's share of the budget.
+type callBudget struct {
+	b  *budget
+	sn *frameSniffer // nil: sizes unknown, each message costs maxCost
+
+	// The prefix of the message arriving, parsed by the connection's
+	// reader goroutine only.
+	prefix   [5]byte
+	prefixN  int
+	bodyLeft int64
+
+	mu      sync.Mutex
+	sizes   []msgSize     // messages announced by their prefix, not yet read
+	eos     bool          // the client sent its last message
+	wake    chan struct{} // closed, and replaced, when sizes or eos change
+	inSem   int64         // bytes this call holds in b.sem
+	pending int64         // of inSem, the reservation for the message being read
+	ended   bool
+}
+
+// tap refuses a call when the requests in flight and those waiting for
+// room take the whole budget, and otherwise attaches the call's account,
+// which is settled when the call's context ends, however the call ends.
+func (b *budget) tap(ctx context.Context, _ *tap.Info) (context.Context, error) {
+	if used, queued := b.used.Load(), b.queued.Load(); used+queued >= b.limit {
+		return nil, status.Errorf(codes.ResourceExhausted,
+			"plugin service: the requests in flight (%d MiB) and those waiting (%d MiB) take its whole memory budget of %d MiB (%s): retry later with backoff, send smaller messages, or have the operator raise %s",
+			used>>20, queued>>20, b.limit>>20, EnvMaxInflightBytes, EnvMaxInflightBytes)
+	}
+	cb := &callBudget{b: b, wake: make(chan struct{})}
+	if sn, _ := ctx.Value(snifferKey{}).(*frameSniffer); sn != nil {
+		// The tap runs on the connection's reader goroutine, right after
+		// the framer read this stream's headers.
+		cb.sn, cb.eos = sn, sn.lastHeadersEnd
+		sn.register(sn.lastHeaders, cb)
+	}
+	context.AfterFunc(ctx, cb.end)
+	return context.WithValue(ctx, callBudgetKey{}, cb), nil
+}
+
+// reserveNext waits for the next message's size, then for room to read
+// it, while ctx lasts. A reservation not yet used is kept.
+func (cb *callBudget) reserveNext(ctx context.Context) {
+	cb.mu.Lock()
+	if cb.ended || cb.pending > 0 {
+		cb.mu.Unlock()
+		return
+	}
+	cost := cb.b.maxCost
+	if cb.sn != nil {
+		for len(cb.sizes) == 0 && !cb.eos {
+			wake := cb.wake
+			cb.mu.Unlock()
+			select {
+			case <-wake:
+			case <-ctx.Done():
+				return
+			}
+			cb.mu.Lock()
+			if cb.ended {
+				cb.mu.Unlock()
+				return
+			}
+		}
+		if len(cb.sizes) == 0 {
+			cb.mu.Unlock()
+			return // no message comes
+		}
+		cost = cb.sizes[0].cost(cb.b)
+		cb.sizes = cb.sizes[1:]
+	}
+	cb.mu.Unlock()
+	if cost == 0 {
+		return
+	}
+	if err := cb.b.acquire(ctx, cost); err != nil {
+		return
+	}
+	cb.mu.Lock()
+	defer cb.mu.Unlock()
+	if cb.ended {
+		cb.b.release(cost)
+		return
+	}
+	cb.inSem += cost
+	cb.pending = cost
+}
+
+// received shrinks the reservation to the decoded message's size n.
+func (cb *callBudget) received(n int64) {
+	cb.mu.Lock()
+	defer cb.mu.Unlock()
+	if cb.ended || cb.pending == 0 {
+		return
+	}
+	n = min(n, cb.pending)
+	cb.b.release(cb.pending - n)
+	cb.inSem -= cb.pending - n
+	cb.pending = 0
+}
+
+// drop releases the messages decoded so far: a client-streaming handler
+// asks for the next one.
+func (cb *callBudget) drop() {
+	cb.mu.Lock()
+	defer cb.mu.Unlock()
+	if cb.ended {
+		return
+	}
+	n := cb.inSem - cb.pending
+	cb.inSem -= n
+	cb.b.release(n)
+}
+
+// end settles the call when its context ends.
+func (cb *callBudget) end() {
+	cb.mu.Lock()
+	defer cb.mu.Unlock()
+	if cb.ended {
+		return
+	}
+	cb.ended = true
+	cb.b.release(cb.inSem)
+	cb.inSem, cb.pending = 0, 0
+	if cb.sn != nil {
+		cb.sn.unregister(cb)
+	}
+}
+
+// announce records the next message's size, or the end of the client's
+// messages.
+func (cb *callBudget) announce(m msgSize, eos bool) {
+	cb.mu.Lock()
+	defer cb.mu.Unlock()
+	if eos {
+		cb.eos = true
+	} else {
+		cb.sizes = append(cb.sizes, m)
+	}
+	close(cb.wake)
+	cb.wake = make(chan struct{})
+}
+
+// data follows a DATA frame's payload of this call's stream.
+func (cb *callBudget) data(p []byte) {
+	for len(p) > 0 {
+		if cb.bodyLeft > 0 {
+			n := min(cb.bodyLeft, int64(len(p)))
+			cb.bodyLeft -= n
+			p = p[n:]
+			continue
+		}
+		n := copy(cb.prefix[cb.prefixN:], p)
+		cb.prefixN += n
+		p = p[n:]
+		if cb.prefixN == len(cb.prefix) {
+			cb.prefixN = 0
+			cb.bodyLeft = int64(binary.BigEndian.Uint32(cb.prefix[1:]))
+			cb.announce(msgSize{n: cb.bodyLeft, compressed: cb.prefix[0]&1 != 0}, false)
+		}
+	}
+}
+
+// streamBudget is the stream interceptor that reserves room before each
+// message of a client-streaming call is read, and lets the previous one
+// go. While the handler waits for its client's next message, the call
+// holds no room: it waits for the message's prefix first.
+func streamBudget(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, handler grpc.StreamHandler) error {
+	cb, _ := ss.Context().Value(callBudgetKey{}).(*callBudget)
+	if cb == nil || !info.IsClientStream {
+		return handler(srv, ss)
+	}
+	return handler(srv, budgetStream{ServerStream: ss, cb: cb})
+}
+
+type budgetStream struct {
+	grpc.ServerStream
+	cb *callBudget
+}
+
+func (s budgetStream) RecvMsg(m any) error {
+	s.cb.drop()
+	s.cb.reserveNext(s.Context())
+	return s.ServerStream.RecvMsg(m)
+}
+
+type snifferKey struct{}
+
+// frameSniffer follows the frames a client sends on one connection, as
+// gRPC's framer reads them, for the budget: which stream's headers came
+// last (the stream the tap is called for), and the DATA of the streams
+// of calls with a callBudget. It parses frame headers and gRPC message
+// prefixes only; gRPC checks the rest. Read by the connection's reader
+// goroutine only, except calls.
+type frameSniffer struct {
+	preface  int // bytes of the client preface still to skip
+	hdr      [9]byte
+	hdrN     int
+	inFrame  bool
+	typ      http2.FrameType
+	flags    http2.Flags
+	stream   uint32
+	needPad  bool  // the next payload byte is the pad length
+	dataLeft int64 // data bytes left in the frame
+	skipLeft int64 // other bytes left in the frame
+	// The stream whose headers came last, and whether they ended it.
+	lastHeaders    uint32
+	lastHeadersEnd bool
+
+	mu    sync.Mutex
+	calls map[uint32]*callBudget
+}
+
+func newFrameSniffer() *frameSniffer {
+	return &frameSniffer{preface: len(http2.ClientPreface), calls: make(map[uint32]*callBudget)}
+}
+
+func (s *frameSniffer) register(stream uint32, cb *callBudget) {
+	s.mu.Lock()
+	s.calls[stream] = cb
+	s.mu.Unlock()
+}
+
+func (s *frameSniffer) unregister(cb *callBudget) {
+	s.mu.Lock()
+	for id, c := range s.calls {
+		if c == cb {
+			delete(s.calls, id)
+			break
+		}
+	}
+	s.mu.Unlock()
+}
+
+func (s *frameSniffer) call(stream uint32) *callBudget {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.calls[stream]
+}
+
+// read follows bytes the framer read.
+func (s *frameSniffer) read(p []byte) {
+	for len(p) > 0 {
+		if s.preface > 0 {
+			n := min(s.preface, len(p))
+			s.preface -= n
+			p = p[n:]
+			continue
+		}
+		if !s.inFrame {
+			n := copy(s.hdr[s.hdrN:], p)
+			s.hdrN += n
+			p = p[n:]
+			if s.hdrN < len(s.hdr) {
+				return
+			}
+			s.hdrN = 0
+			s.startFrame()
+			continue
+		}
+		if s.needPad {
+			s.needPad = false
+			pad := int64(p[0])
+			p = p[1:]
+			s.dataLeft--
+			if pad > s.dataLeft {
+				pad = s.dataLeft // a protocol error, which gRPC answers
+			}
+			s.dataLeft -= pad
+			s.skipLeft = pad
+		}
+		if n := min(s.dataLeft, int64(len(p))); n > 0 {
+			if cb := s.call(s.stream); cb != nil {
+				cb.data(p[:n])
+			}
+			s.dataLeft -= n
+			p = p[n:]
+		}
+		n := min(s.skipLeft, int64(len(p)))
+		s.skipLeft -= n
+		p = p[n:]
+		s.maybeEndFrame()
+	}
+}
+
+func (s *frameSniffer) startFrame() {
+	length := int64(s.hdr[0])<<16 | int64(s.hdr[1])<<8 | int64(s.hdr[2])
+	s.typ, s.flags = http2.FrameType(s.hdr[3]), http2.Flags(s.hdr[4])
+	s.stream = binary.BigEndian.Uint32(s.hdr[5:]) & (1<<31 - 1)
+	s.inFrame = true
+	s.dataLeft, s.skipLeft, s.needPad = 0, 0, false
+	switch {
+	case s.typ == http2.FrameData:
+		s.dataLeft = length
+		s.needPad = s.flags.Has(http2.FlagDataPadded) && length > 0
+	case s.typ == http2.FrameHeaders:
+		s.lastHeaders, s.lastHeadersEnd = s.stream, s.flags.Has(http2.FlagHeadersEndStream)
+		s.skipLeft = length
+	default:
+		s.skipLeft = length
+	}
+	s.maybeEndFrame()
+}
+
+func (s *frameSniffer) maybeEndFrame() {
+	if !s.inFrame || s.needPad || s.dataLeft > 0 || s.skipLeft > 0 {
+		return
+	}
+	s.inFrame = false
+	if s.typ == http2.FrameData && s.flags.Has(http2.FlagDataEndStream) {
+		if cb := s.call(s.stream); cb != nil {
+			cb.announce(msgSize{}, true)
+		}
+	}
+}
+
+// sniffCreds are TLS credentials whose connections a frameSniffer
+// follows, after the handshake.
+type sniffCreds struct {
+	credentials.TransportCredentials
+}
+
+func (c sniffCreds) ServerHandshake(raw net.Conn) (net.Conn, credentials.AuthInfo, error) {
+	conn, info, err := c.TransportCredentials.ServerHandshake(raw)
+	if err != nil {
+		return conn, info, err
+	}
+	if lc, ok := raw.(*limitConn); ok && lc.sniffer != nil {
+		return sniffConn{Conn: conn, s: lc.sniffer}, info, nil
+	}
+	return conn, info, nil
+}
+
+func (c sniffCreds) Clone() credentials.TransportCredentials {
+	return sniffCreds{TransportCredentials: c.TransportCredentials.Clone()}
+}
+
+type sniffConn struct {
+	net.Conn
+	s *frameSniffer
+}
+
+func (c sniffConn) Read(p []byte) (int, error) {
+	n, err := c.Conn.Read(p)
+	c.s.read(p[:n])
+	return n, err
+}

@@ -1,0 +1,318 @@
+package plugin
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"strconv"
+	"sync"
+	"time"
+
+	"golang.org/x/net/netutil"
+	"google.golang.org/grpc/stats"
+)
+
+// The environment that bounds what the hosts of a plugin service may hold
+// of it; each overrides the ServiceLimits field of the same name.
+const (
+	// EnvHandshakeTimeout bounds a new connection's TLS and HTTP/2
+	// handshake (a Go duration such as "10s").
+	EnvHandshakeTimeout = "PLUGKIT_HANDSHAKE_TIMEOUT"
+	// EnvMaxConnections caps the connections the service holds at once.
+	EnvMaxConnections = "PLUGKIT_MAX_CONNECTIONS"
+	// EnvMaxHandshakes caps the connections in their handshake at once.
+	EnvMaxHandshakes = "PLUGKIT_MAX_HANDSHAKES"
+	// EnvMaxStreams caps the concurrent calls on one connection.
+	EnvMaxStreams = "PLUGKIT_MAX_STREAMS"
+	// EnvMaxInflightBytes is the service-wide memory budget of the
+	// requests in flight (an integer number of bytes).
+	EnvMaxInflightBytes = "PLUGKIT_MAX_INFLIGHT_BYTES"
+)
+
+// Defaults of ServiceLimits.
+const (
+	// DefaultHandshakeTimeout bounds a connection's handshake: a client
+	// that connects and sends nothing is dropped after it.
+	DefaultHandshakeTimeout = 10 * time.Second
+	// DefaultMaxConnections caps a service's connections: one or a few
+	// per host, for hundreds of hosts.
+	DefaultMaxConnections = 1024
+	// DefaultMaxHandshakes caps the connections in their handshake; more
+	// wait, unaccepted, in the kernel's listen queue.
+	DefaultMaxHandshakes = 128
+	// DefaultMaxStreams caps the concurrent calls of one connection; a
+	// gRPC client queues the calls above it.
+	DefaultMaxStreams = 128
+	// DefaultMaxInflightBytes is the default memory budget of requests
+	// in flight: 256 MiB, or three times Config.MaxMessageSize when that
+	// is more (see ServiceLimits.MaxInflightBytes).
+	DefaultMaxInflightBytes = 256 << 20
+)
+
+// The flow-control windows of a service's connections: what a client may
+// send on a stream before the handler reads it (a call waiting for room in
+// the in-flight budget holds no more), and on a connection before gRPC
+// takes it in. gRPC's dynamic windows would grow up to 16 MiB a stream.
+const (
+	streamWindow = 1 << 20
+	connWindow   = 8 << 20
+)
+
+// The health port (EnvHealthListen) serves probes: a few connections, one
+// small call each.
+const (
+	healthMaxConnections = 64
+	healthMaxStreams     = 8
+	healthMaxMessageSize = 4 << 10
+)
+
+// ServiceLimits bounds what the hosts of a plugin service (EnvListen) may
+// hold of it, so that a flood of connections, calls or bytes is refused
+// instead of exhausting the process. The zero value means the defaults;
+// the PLUGKIT_* variables named on each field override it.
+type ServiceLimits struct {
+	// HandshakeTimeout bounds each connection's TLS and HTTP/2 handshake,
+	// on the service's port and on its health port
+	// (EnvHandshakeTimeout); 0 means DefaultHandshakeTimeout.
+	HandshakeTimeout time.Duration
+	// MaxConnections caps the connections held at once; the service
+	// accepts no more until one closes (EnvMaxConnections); 0 means
+	// DefaultMaxConnections.
+	MaxConnections int
+	// MaxHandshakes caps the connections in their handshake at once
+	// (EnvMaxHandshakes); 0 means DefaultMaxHandshakes.
+	MaxHandshakes int
+	// MaxStreams caps the concurrent calls on one connection, streams
+	// included (EnvMaxStreams); 0 means DefaultMaxStreams.
+	MaxStreams uint32
+	// MaxInflightBytes is the memory budget of the requests the service
+	// holds at once, over all calls (EnvMaxInflightBytes). Reading a
+	// request message takes room for three times its size (gRPC holds a
+	// message up to three times while it reads and decodes it; the size
+	// is read from the message's gRPC prefix as it arrives, before gRPC
+	// reads the message), until it is decoded; from then on the message
+	// counts its own size, until its call ends or, on a client stream,
+	// asks for the next message. A call waits for room before its message
+	// is read, first come first served, for as long as its deadline
+	// allows; only a flow-control window (1 MiB) of it is received
+	// meanwhile, and a call waiting for its client's next message holds
+	// no room. When the requests in flight and those waiting take the
+	// whole budget, new calls are refused with codes.ResourceExhausted. 0
+	// means DefaultMaxInflightBytes; it must be at least three times the
+	// maximum message size, so that any message can be read.
+	MaxInflightBytes int64
+}
+
+// resolve applies the environment and the defaults.
+func (l ServiceLimits) resolve(lookup func(string) (string, bool), maxMsg int) (ServiceLimits, error) {
+	if v, _ := lookup(EnvHandshakeTimeout); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil || d <= 0 {
+			return l, fmt.Errorf("plugin: %s=%q: want a positive Go duration such as 10s", EnvHandshakeTimeout, v)
+		}
+		l.HandshakeTimeout = d
+	}
+	for _, f := range []struct {
+		env string
+		set func(int64)
+	}{
+		{EnvMaxConnections, func(n int64) { l.MaxConnections = int(n) }},
+		{EnvMaxHandshakes, func(n int64) { l.MaxHandshakes = int(n) }},
+		{EnvMaxStreams, func(n int64) { l.MaxStreams = uint32(n) }},
+		{EnvMaxInflightBytes, func(n int64) { l.MaxInflightBytes = n }},
+	} {
+		v, _ := lookup(f.env)
+		if v == "" {
+			continue
+		}
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || n <= 0 || (f.env != EnvMaxInflightBytes && n > 1<<31-1) {
+			return l, fmt.Errorf("plugin: %s=%q: want a positive integer", f.env, v)
+		}
+		f.set(n)
+	}
+	if l.HandshakeTimeout <= 0 {
+		l.HandshakeTimeout = DefaultHandshakeTimeout
+	}
+	if l.MaxConnections <= 0 {
+		l.MaxConnections = DefaultMaxConnections
+	}
+	if l.MaxHandshakes <= 0 {
+		l.MaxHandshakes = DefaultMaxHandshakes
+	}
+	if l.MaxStreams == 0 {
+		l.MaxStreams = DefaultMaxStreams
+	}
+	if l.MaxInflightBytes <= 0 {
+		l.MaxInflightBytes = max(DefaultMaxInflightBytes, readCopies*int64(maxMsg))
+	}
+	if l.MaxInflightBytes < readCopies*int64(maxMsg) {
+		return l, fmt.Errorf("plugin: the in-flight request budget (%s, ServiceLimits.MaxInflightBytes) is %d bytes, below three times the maximum message size (%d bytes), the room reading one message takes: raise it or lower Config.MaxMessageSize", EnvMaxInflightBytes, l.MaxInflightBytes, maxMsg)
+	}
+	return l, nil
+}
+
+// limitListener caps the connections a server holds (netutil's
+// LimitListener) and those in their handshake, and can close them: the
+// ones still in their handshake when a drain starts (they carry no call),
+// all of them when the drain's deadline passes. A gRPC server waits, in
+// Stop and GracefulStop, for every connection's handshake to end.
+//
+// A connection's handshake ends when the server's stats handler
+// (connStats) sees it begin serving.
+type limitListener struct {
+	net.Listener
+	sniff      bool          // follow each client's frames (frameSniffer)
+	plain      bool          // and no TLS: here, not in sniffCreds
+	handshakes chan struct{} // one token per connection in its handshake
+	done       chan struct{}
+	closeOnce  sync.Once
+
+	mu    sync.Mutex
+	conns map[string]*limitConn
+}
+
+func newLimitListener(ln net.Listener, maxConns, maxHandshakes int) *limitListener {
+	return &limitListener{
+		Listener:   netutil.LimitListener(ln, maxConns),
+		handshakes: make(chan struct{}, maxHandshakes),
+		done:       make(chan struct{}),
+		conns:      make(map[string]*limitConn),
+	}
+}
+
+func connKey(remote, local net.Addr) string {
+	return remote.String() + " " + local.String()
+}
+
+// Accept waits for a handshake slot, then for a connection (and for a
+// connection slot, in netutil's listener).
+func (l *limitListener) Accept() (net.Conn, error) {
+	select {
+	case l.handshakes <- struct{}{}:
+	case <-l.done:
+		return nil, net.ErrClosed
+	}
+	c, err := l.Listener.Accept()
+	if err != nil {
+		<-l.handshakes
+		return nil, err
+	}
+	lc := &limitConn{Conn: c, l: l, key: connKey(c.RemoteAddr(), c.LocalAddr()), handshaking: true}
+	if l.sniff {
+		lc.sniffer, lc.plain = newFrameSniffer(), l.plain
+	}
+	l.mu.Lock()
+	l.conns[lc.key] = lc
+	l.mu.Unlock()
+	return lc, nil
+}
+
+func (l *limitListener) Close() error {
+	l.closeOnce.Do(func() { close(l.done) })
+	return l.Listener.Close()
+}
+
+// handshakeDone frees the handshake slot of the connection named by key,
+// and returns the connection.
+func (l *limitListener) handshakeDone(key string) *limitConn {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	c := l.conns[key]
+	if c != nil && c.handshaking {
+		c.handshaking = false
+		<-l.handshakes
+	}
+	return c
+}
+
+// closeConns closes the connections still in their handshake, or all.
+func (l *limitListener) closeConns(all bool) {
+	l.mu.Lock()
+	var cs []*limitConn
+	for _, c := range l.conns {
+		if all || c.handshaking {
+			cs = append(cs, c)
+		}
+	}
+	l.mu.Unlock()
+	for _, c := range cs {
+		c.Close()
+	}
+}
+
+type limitConn struct {
+	net.Conn
+	l           *limitListener
+	key         string
+	handshaking bool // guarded by l.mu
+	closeOnce   sync.Once
+	// sniffer follows the client's HTTP/2 frames: here, on a plain-text
+	// connection; on a TLS one, in the connection sniffCreds returns.
+	sniffer *frameSniffer
+	plain   bool
+}
+
+func (c *limitConn) Read(p []byte) (int, error) {
+	n, err := c.Conn.Read(p)
+	if c.plain {
+		c.sniffer.read(p[:n])
+	}
+	return n, err
+}
+
+func (c *limitConn) Close() error {
+	err := c.Conn.Close()
+	c.closeOnce.Do(func() {
+		c.l.mu.Lock()
+		if c.l.conns[c.key] == c {
+			delete(c.l.conns, c.key)
+		}
+		if c.handshaking {
+			c.handshaking = false
+			<-c.l.handshakes
+		}
+		c.l.mu.Unlock()
+	})
+	return err
+}
+
+// connStats is a server's stats handler: it ends a connection's
+// handshake in its limitListener and, on the service's port, keeps the
+// in-flight budget's accounts.
+type connStats struct {
+	ln     *limitListener
+	budget *budget // nil on the health port
+}
+
+func (h connStats) TagConn(ctx context.Context, info *stats.ConnTagInfo) context.Context {
+	if c := h.ln.handshakeDone(connKey(info.RemoteAddr, info.LocalAddr)); c != nil && c.sniffer != nil {
+		// The connection's streams' contexts derive from this one.
+		ctx = context.WithValue(ctx, snifferKey{}, c.sniffer)
+	}
+	return ctx
+}
+
+func (connStats) HandleConn(context.Context, stats.ConnStats) {}
+
+func (connStats) TagRPC(ctx context.Context, _ *stats.RPCTagInfo) context.Context { return ctx }
+
+func (h connStats) HandleRPC(ctx context.Context, s stats.RPCStats) {
+	if h.budget == nil {
+		return
+	}
+	cb, _ := ctx.Value(callBudgetKey{}).(*callBudget)
+	if cb == nil {
+		return
+	}
+	switch s := s.(type) {
+	case *stats.Begin:
+		// A call that is not client-streaming reads its one request
+		// message right after this, in this goroutine: wait for room.
+		if !s.IsClientStream {
+			cb.reserveNext(ctx)
+		}
+	case *stats.InPayload:
+		cb.received(int64(max(s.Length, s.CompressedLength)))
+	}
+}
