@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
 	"runtime"
 	"strings"
 	"sync/atomic"
@@ -100,45 +99,12 @@ type hostileRig struct {
 func newHostileRig(t *testing.T, mux bool, svc pluginpb.GRPCBrokerServer) *hostileRig {
 	t.Helper()
 	dir := t.TempDir()
-	ln, err := listen.Unix(listen.UnixConfig{Dir: dir})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var pmux, hmux *Mux
-	mainLn := ln
-	if mux {
-		pmux = ListenMux(ln)
-		mainLn = pmux.Main()
-	}
-	srv := grpc.NewServer()
-	pluginpb.RegisterGRPCBrokerServer(srv, svc)
-	served := make(chan struct{})
-	go func() { srv.Serve(mainLn); close(served) }()
-
-	dial := func(ctx context.Context, _ string) (net.Conn, error) {
-		return (&net.Dialer{}).DialContext(ctx, "unix", ln.Addr().String())
-	}
-	if mux {
-		raw, err := net.Dial("unix", ln.Addr().String())
-		if err != nil {
-			t.Fatal(err)
-		}
-		if hmux, err = DialMux(raw); err != nil {
-			t.Fatal(err)
-		}
-		dial = func(context.Context, string) (net.Conn, error) { return hmux.Open() }
-	}
-	conn, err := grpc.NewClient("passthrough:///main",
-		grpc.WithTransportCredentials(insecure.NewCredentials()),
-		grpc.WithContextDialer(dial))
-	if err != nil {
-		t.Fatal(err)
-	}
+	link := serveBrokerService(t, dir, mux, func(*Mux) pluginpb.GRPCBrokerServer { return svc })
 	r := &hostileRig{ran: make(chan error, 1)}
-	r.host = New(Options{Mux: hmux, Unix: listen.UnixConfig{Dir: dir}, Logger: slog.New(countingHandler{slog.NewTextHandler(io.Discard, nil), &r.records, &r.ignored})})
+	r.host = New(Options{Mux: link.hmux, Unix: listen.UnixConfig{Dir: dir}, Logger: slog.New(countingHandler{slog.NewTextHandler(io.Discard, nil), &r.records, &r.ignored})})
 	// As host.Start does: the stream's context is cancelled once Run returns.
 	ctx, cancel := context.WithCancel(context.Background())
-	s, err := pluginpb.NewGRPCBrokerClient(conn).StartStream(ctx)
+	s, err := pluginpb.NewGRPCBrokerClient(link.conn).StartStream(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -147,19 +113,13 @@ func newHostileRig(t *testing.T, mux bool, svc pluginpb.GRPCBrokerServer) *hosti
 	r.close = func() {
 		r.host.Close()
 		cancel()
-		conn.Close()
+		link.conn.Close()
 		select {
 		case <-r.ran:
 		case <-time.After(10 * time.Second):
 			t.Error("Run still runs 10 s after Close")
 		}
-		srv.Stop()
-		<-served
-		if mux {
-			hmux.Close()
-			pmux.Close()
-		}
-		ln.Close()
+		link.stop()
 	}
 	return r
 }

@@ -28,6 +28,43 @@ func muxPair(t testing.TB, dir string) (plugin, host *Broker) { return brokerPai
 // brokered connection.
 func brokerPair(t testing.TB, dir string, mux bool) (plugin, host *Broker) {
 	t.Helper()
+	link := serveBrokerService(t, dir, mux, func(m *Mux) pluginpb.GRPCBrokerServer {
+		plugin = New(Options{Mux: m, Unix: listen.UnixConfig{Dir: dir}})
+		return ServerHandler{Broker: plugin}
+	})
+	host = New(Options{Mux: link.hmux, Unix: listen.UnixConfig{Dir: dir}})
+	ctx, cancel := context.WithCancel(context.Background())
+	stream, err := pluginpb.NewGRPCBrokerClient(link.conn).StartStream(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ran := make(chan struct{})
+	go func() { host.Run(stream); close(ran) }()
+	t.Cleanup(func() {
+		host.Close()
+		plugin.Close()
+		cancel()
+		link.conn.Close()
+		<-ran
+		link.stop()
+	})
+	return plugin, host
+}
+
+// brokerLink is a broker service served on a unix socket in a test's
+// directory and a gRPC client connection to it, multiplexed or not, the
+// way plugin.Run serves and host.Start dials.
+type brokerLink struct {
+	conn *grpc.ClientConn
+	hmux *Mux   // the host's side of the multiplexed connection, or nil
+	stop func() // stops the server and closes the muxes and the listener; after conn is closed
+}
+
+// serveBrokerService serves the broker service that svc returns (given
+// the plugin's side of the mux, or nil) on a new unix socket in dir and
+// connects to it.
+func serveBrokerService(t testing.TB, dir string, mux bool, svc func(pmux *Mux) pluginpb.GRPCBrokerServer) *brokerLink {
+	t.Helper()
 	ln, err := listen.Unix(listen.UnixConfig{Dir: dir})
 	if err != nil {
 		t.Fatal(err)
@@ -38,9 +75,8 @@ func brokerPair(t testing.TB, dir string, mux bool) (plugin, host *Broker) {
 		pmux = ListenMux(ln)
 		mainLn = pmux.Main()
 	}
-	plugin = New(Options{Mux: pmux, Unix: listen.UnixConfig{Dir: dir}})
 	srv := grpc.NewServer()
-	pluginpb.RegisterGRPCBrokerServer(srv, ServerHandler{Broker: plugin})
+	pluginpb.RegisterGRPCBrokerServer(srv, svc(pmux))
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(mainLn) }()
 
@@ -63,20 +99,7 @@ func brokerPair(t testing.TB, dir string, mux bool) (plugin, host *Broker) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	host = New(Options{Mux: hmux, Unix: listen.UnixConfig{Dir: dir}})
-	ctx, cancel := context.WithCancel(context.Background())
-	stream, err := pluginpb.NewGRPCBrokerClient(conn).StartStream(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ran := make(chan struct{})
-	go func() { host.Run(stream); close(ran) }()
-	t.Cleanup(func() {
-		host.Close()
-		plugin.Close()
-		cancel()
-		conn.Close()
-		<-ran
+	return &brokerLink{conn: conn, hmux: hmux, stop: func() {
 		srv.Stop()
 		<-served
 		if mux {
@@ -84,8 +107,7 @@ func brokerPair(t testing.TB, dir string, mux bool) (plugin, host *Broker) {
 			pmux.Close()
 		}
 		ln.Close()
-	})
-	return plugin, host
+	}}
 }
 
 // serveHealth serves a health service reporting status for name on id.

@@ -25,18 +25,7 @@ func discoverWithHostileCache(t *testing.T, dir, cache string, want ...string) s
 	t.Helper()
 	var logs testutil.Buffer
 	m := manager.New(manager.Config{Dirs: []string{dir}, Cookie: cookie, CacheFile: cache, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	done := make(chan error, 1)
-	go func() { done <- m.Discover(ctx) }()
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Fatalf("Discover: %v", err)
-		}
-	case <-time.After(30 * time.Second):
-		t.Fatal("Discover still running 30 s after its 10 s deadline") // m is left: Close would wait for it
-	}
+	discoverWithinDeadline(t, m)
 	defer m.Close()
 	if _, err := m.Lookup("objectstore", "x"); err != nil {
 		t.Errorf("the plugin was not found beside the bad cache: %v", err)
@@ -138,4 +127,23 @@ func TestCacheHugeFile(t *testing.T) {
 		t.Errorf("Discover allocated %d MiB beside a 100 MiB cache: it read the file", alloc>>20)
 	}
 	checkRewritten(t, dir, cache)
+}
+
+// discoverWithinDeadline runs m.Discover with a 10 s deadline and fails
+// the test when it errs or is still running 30 s later (m is then left
+// open: Close would wait for the stuck Discover).
+func discoverWithinDeadline(t *testing.T, m *manager.Manager) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- m.Discover(ctx) }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("Discover: %v", err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("Discover still running 30 s after its 10 s deadline")
+	}
 }

@@ -45,18 +45,7 @@ func TestDiscoverSkipsHostileEntries(t *testing.T) {
 	}
 
 	m := manager.New(manager.Config{Dirs: []string{dir}, Cookie: cookie})
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	done := make(chan error, 1)
-	go func() { done <- m.Discover(ctx) }()
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Fatalf("Discover: %v", err)
-		}
-	case <-time.After(30 * time.Second):
-		t.Fatal("Discover still running 30 s after its 10 s deadline")
-	}
+	discoverWithinDeadline(t, m)
 	defer m.Close()
 	for _, name := range []string{"x", "y"} {
 		if _, err := m.Lookup("objectstore", name); err != nil {

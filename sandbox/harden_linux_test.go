@@ -196,7 +196,7 @@ func TestSandboxedPluginRunsUnprivileged(t *testing.T) {
 	} else if st := fi.Sys().(*syscall.Stat_t); st.Uid != sandbox.Nobody || st.Gid != sandbox.Nobody {
 		t.Errorf("the plugin's file is owned by %d:%d on the host; want %d:%d", st.Uid, st.Gid, sandbox.Nobody, sandbox.Nobody)
 	}
-	callback(t, c)
+	callback(t, c, healthpb.HealthCheckResponse_SERVING)
 }
 
 // A Runner may name another user and group.
@@ -212,25 +212,26 @@ func TestSandboxedPluginRunsAsConfiguredUser(t *testing.T) {
 	if got := do(t, c, "write "+filepath.Join(granted, "x")); got != "ok" {
 		t.Errorf("writing the granted directory as 4321: %s", got)
 	}
-	callback(t, c)
+	callback(t, c, healthpb.HealthCheckResponse_SERVING)
 }
 
-// callback has the host serve a brokered service and the plugin dial it.
-func callback(t *testing.T, c *host.Client) {
+// callback has the host serve a brokered health service reporting status
+// and the plugin, inside the sandbox, dial it and read the status back.
+func callback(t *testing.T, c *host.Client, status healthpb.HealthCheckResponse_ServingStatus) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	id := c.Broker().NextID()
 	err := c.Broker().Serve(ctx, id, func(s *grpc.Server) {
 		h := health.NewServer()
-		h.SetServingStatus("host", healthpb.HealthCheckResponse_SERVING)
+		h.SetServingStatus("host", status)
 		healthpb.RegisterHealthServer(s, h)
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := do(t, c, fmt.Sprint("callback ", id)); got != "host says SERVING" {
-		t.Errorf("callback from the sandbox: %s", got)
+	if got, want := do(t, c, fmt.Sprint("callback ", id)), "host says "+status.String(); got != want {
+		t.Errorf("callback from the sandbox: %s, want %s", got, want)
 	}
 }
 

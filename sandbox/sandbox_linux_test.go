@@ -112,20 +112,7 @@ func TestSandboxedPluginServesHost(t *testing.T) {
 
 	// A callback: the host serves on a brokered socket in the shared
 	// socket directory, the plugin dials it from inside the sandbox.
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	id := c.Broker().NextID()
-	err := c.Broker().Serve(ctx, id, func(s *grpc.Server) {
-		h := health.NewServer()
-		h.SetServingStatus("host", healthpb.HealthCheckResponse_NOT_SERVING)
-		healthpb.RegisterHealthServer(s, h)
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got := do(t, c, fmt.Sprint("callback ", id)); got != "host says NOT_SERVING" {
-		t.Errorf("callback from the sandbox: %s", got)
-	}
+	callback(t, c, healthpb.HealthCheckResponse_NOT_SERVING)
 
 	// Close stops it as it stops any plugin: politely, and reaped.
 	if err := c.Close(); err != nil {
