@@ -98,7 +98,11 @@ func runCall(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "plugkit call: %v\n", err)
 		return 2
 	}
-	calls, code := parseCalls(pos[1:], *fromStdin, stderr)
+	hint := ""
+	if pf.reattach != "" {
+		hint = " (with --reattach, want SERVICE/METHOD [JSON]... and no plugin path)"
+	}
+	calls, code := parseCalls(pos[1:], *fromStdin, hint, stderr)
 	if code != 0 {
 		return code
 	}
@@ -138,21 +142,20 @@ func splitPluginArgs(args []string) (own, plugin []string) {
 
 // parseCalls reads the SERVICE/METHOD [JSON] pairs after the plugin: a
 // word that is not a method name is the request of the method before it.
-// It reports a mistake itself and returns the exit code to use.
-func parseCalls(pos []string, fromStdin bool, stderr io.Writer) ([]call, int) {
+// It reports a mistake itself, ending the message about a word that is
+// not a method name with hint, and returns the exit code to use.
+func parseCalls(pos []string, fromStdin bool, hint string, stderr io.Writer) ([]call, int) {
 	if fromStdin && len(pos) > 0 {
 		fmt.Fprintf(stderr, "plugkit call: --stdin reads the calls from standard input: drop %q from the command line\nusage: %s\n", pos[0], callUsage)
 		return nil, 2
 	}
-	if len(pos) > 0 {
-		if _, _, err := reflectcall.ParseMethodName(pos[0]); err != nil && !isServiceName(pos[0]) {
-			fmt.Fprintf(stderr, "plugkit call: %v\n", err)
-			return nil, 2
-		}
-	}
 	var calls []call
 	readStdin := false
 	for i := 0; i < len(pos); i++ {
+		if _, _, err := reflectcall.ParseMethodName(pos[i]); err != nil && !isServiceName(pos[i]) {
+			fmt.Fprintf(stderr, "plugkit call: %v%s\n", err, hint)
+			return nil, 2
+		}
 		cl := call{method: pos[i], request: []byte("{}")}
 		if i+1 < len(pos) && !isMethodName(pos[i+1]) && !isServiceName(pos[i+1]) {
 			i++

@@ -291,6 +291,9 @@ func TestCallSequence(t *testing.T) {
 		if _, errs, code := call("--stdin", svc+"List"); code != 2 || !strings.Contains(errs, "--stdin reads the calls from standard input") {
 			t.Errorf("--stdin with a method: exit %d, stderr %q", code, errs)
 		}
+		if out, errs, code := call(svc+"Exists", who, "{}", svc+"List"); code != 2 || out != "" || !strings.Contains(errs, `"{}" is not a method name`) {
+			t.Errorf("two requests after one method: exit %d, stdout %q, stderr %q; want no call made", code, out, errs)
+		}
 		withStdin(t, "{}")
 		if _, errs, code := call(svc+"Exists", "-", svc+"Exists", "-"); code != 2 || !strings.Contains(errs, "only one request can come from standard input") {
 			t.Errorf("two requests from stdin: exit %d, stderr %q", code, errs)
