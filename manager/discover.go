@@ -114,6 +114,7 @@ func (m *Manager) Discover(ctx context.Context) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.binaries = bins
+	m.discovered = true
 	m.buildRegistry()
 	return nil
 }

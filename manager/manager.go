@@ -22,6 +22,7 @@ type Manager struct {
 
 	mu            sync.Mutex
 	closed        bool
+	discovered    bool // Discover has run to the end at least once
 	cache         map[string]*cacheEntry
 	binaries      []*Binary
 	dropped       map[string]bool // cache entries this manager removed, kept out of the merge
@@ -67,6 +68,9 @@ func (m *Manager) Lookup(kind, name string) (Implementation, error) {
 			}
 		}
 		sort.Strings(names)
+		if len(names) == 0 && !m.discovered {
+			return Implementation{}, fmt.Errorf("no plugin implements kind %q: Discover has not run, so no plugin directory was searched: call Manager.Discover after New, before Lookup, Dispense or a kind's Open", kind)
+		}
 		if len(names) == 0 {
 			return Implementation{}, fmt.Errorf("no plugin implements kind %q (searched %s; run Discover after adding plugins)%s", kind, strings.Join(m.cfg.Dirs, ", "), m.unusableLocked())
 		}

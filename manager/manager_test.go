@@ -322,6 +322,38 @@ func TestLookupNamesUnusableBinaries(t *testing.T) {
 	}
 }
 
+// TestOpenBeforeDiscover: a kind's Open (Dispense, Lookup) on a Manager
+// whose Discover has not run says so and names the call to make, instead
+// of claiming the directories were searched; after Discover the same
+// name is found.
+func TestOpenBeforeDiscover(t *testing.T) {
+	dir := t.TempDir()
+	writePlugin(t, dir, "both", "both 1,2 presign")
+	m := manager.New(manager.Config{Dirs: []string{dir}, Cookie: cookie})
+	t.Cleanup(func() { m.Close() })
+	majors := manager.Majors[objectstorev1.ObjectStoreClient]{
+		1: func(c *manager.Conn, _ manager.Info) (objectstorev1.ObjectStoreClient, error) {
+			return objectstorev1.NewObjectStoreClient(c), nil
+		},
+	}
+	_, err := manager.Dispense(ctxT(t), m, "objectstore", "both", majors)
+	if err == nil {
+		t.Fatal("Dispense before Discover found a plugin")
+	}
+	if msg := err.Error(); !strings.Contains(msg, "Discover has not run") || !strings.Contains(msg, "call Manager.Discover") || strings.Contains(msg, "searched "+dir) {
+		t.Errorf("Dispense before Discover: %q; want it to say Discover has not run and what to call", msg)
+	}
+	if err := m.Discover(ctxT(t)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := m.Lookup("objectstore", "both"); err != nil {
+		t.Errorf("Lookup after Discover: %v", err)
+	}
+	if _, err := m.Lookup("nokind", "x"); err == nil || strings.Contains(err.Error(), "Discover has not run") || !strings.Contains(err.Error(), "searched") {
+		t.Errorf("Lookup of an unknown kind after Discover: %v; want the directories it searched", err)
+	}
+}
+
 func TestCacheSkipsLaunchesUntilABinaryChanges(t *testing.T) {
 	dir := t.TempDir()
 	writePlugin(t, dir, "a", "x 1")

@@ -1,8 +1,10 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -25,43 +27,66 @@ func init() {
 	}
 }
 
-// maxRequestSize bounds a request read from standard input.
+// maxRequestSize bounds a request read from standard input (and one
+// line of --stdin).
 const maxRequestSize = 64 << 20
 
-const callUsage = "plugkit call PLUGIN --cookie KEY=VALUE [--versions 5,6] [--no-mtls] [--compact] [--name NAME] [--metadata K=V]... SERVICE[/METHOD] [JSON|-]\n       plugkit call --connect HOST:PORT --tls-ca F --tls-cert F --tls-key F [flags] SERVICE[/METHOD] [JSON|-]\n       plugkit call --reattach JSON [--versions 5,6] [--compact] [--name NAME] [--metadata K=V]... SERVICE[/METHOD] [JSON|-]"
+const callUsage = `plugkit call PLUGIN --cookie KEY=VALUE [--versions 5,6] [--no-mtls] [--compact] [--name NAME] [--metadata K=V]... SERVICE[/METHOD] [JSON|-] [SERVICE/METHOD [JSON]]... [-- ARG...]
+       plugkit call PLUGIN --cookie KEY=VALUE [flags] --stdin [-- ARG...]
+       plugkit call --connect HOST:PORT --tls-ca F --tls-cert F --tls-key F [flags] SERVICE[/METHOD] [JSON|-] [SERVICE/METHOD [JSON]]...
+       plugkit call --reattach JSON [--versions 5,6] [--compact] [--name NAME] [--metadata K=V]... SERVICE[/METHOD] [JSON|-] [SERVICE/METHOD [JSON]]...
 
-// runCall launches the plugin, resolves the method through server
+Each SERVICE/METHOD is called in order in the one plugin process, with the JSON request that follows it
+({} when none; - reads it from standard input), and each answer is printed as it comes. With --stdin the
+calls come from standard input instead, one JSON object a line:
+  {"method":"SERVICE/METHOD","request":{...}}
+("request" may be left out for {}; blank lines are skipped). The first call that fails stops the sequence:
+the answers before it are printed, stderr names the call ("call 2 of 3 (SERVICE/METHOD)", or "call 2
+(stdin line 4, SERVICE/METHOD)"), and the exit status is 1 (2 for a request that does not parse).
+Arguments after -- are passed to the launched plugin as its command-line arguments.`
+
+// stdin is where call reads requests (-) and --stdin's calls; tests
+// replace it.
+var stdin io.Reader = os.Stdin
+
+// call is one method call of a plugkit call sequence.
+type call struct {
+	method  string
+	request []byte
+	label   string // names the call in errors
+}
+
+// runCall launches the plugin, resolves each method through server
 // reflection and calls it with the request given as protobuf JSON
-// (default {}; - reads standard input). A unary response is printed
-// indented (one line with --compact); a server stream prints one JSON
-// object per line per message. Without SERVICE/METHOD it lists the
+// (default {}; - reads standard input), in order. A unary response is
+// printed indented (one line with --compact); a server stream prints one
+// JSON object per line per message. Without SERVICE/METHOD it lists the
 // plugin's methods.
 func runCall(args []string, stdout, stderr io.Writer) int {
+	args, pluginArgs := splitPluginArgs(args)
 	fs := newFlagSet("call", callUsage, stderr)
 	var pf pluginFlags
 	pf.register(fs)
-	rpcTimeout := fs.Duration("rpc-timeout", 30*time.Second, "deadline of the call (and of each reflection look-up)")
+	rpcTimeout := fs.Duration("rpc-timeout", 30*time.Second, "deadline of each call (and of each reflection look-up)")
 	compact := fs.Bool("compact", false, "print a unary response on one line")
 	verbose := fs.Bool("verbose", false, "show the plugin's log records on stderr")
+	fromStdin := fs.Bool("stdin", false, `read the calls from standard input, one JSON object a line: {"method":"SERVICE/METHOD","request":{...}}`)
 	name := fs.String("name", "", "the implementation to call in a plugin that serves several (the plugkit-name metadata)")
 	var mdFlags multiFlag
-	fs.Var(&mdFlags, "metadata", "gRPC metadata `K=V` sent with the call (repeatable), e.g. for Vault's multiplexed plugins")
+	fs.Var(&mdFlags, "metadata", "gRPC metadata `K=V` sent with each call (repeatable), e.g. for Vault's multiplexed plugins")
 	pos, err := parseArgs(fs, args)
 	if err != nil {
 		return 2
 	}
 	pf.parsed(fs)
+	pf.args = pluginArgs
 	if pf.remote.set() {
 		pos = append([]string{"remote:" + pf.remote.connect}, pos...) // a service instead of a path
 	} else if pf.reattach != "" {
-		if len(pos) > 2 {
-			fmt.Fprintf(stderr, "plugkit call: with --reattach, want [SERVICE[/METHOD] [JSON]] (no plugin path), got %d arguments\nusage: %s\n", len(pos), callUsage)
-			return 2
-		}
 		pos = append([]string{""}, pos...)
 	}
-	if len(pos) < 1 || len(pos) > 3 {
-		fmt.Fprintf(stderr, "plugkit call: want PLUGIN SERVICE/METHOD [JSON], got %d arguments\nusage: %s\n", len(pos), callUsage)
+	if len(pos) < 1 {
+		fmt.Fprintf(stderr, "plugkit call: want PLUGIN SERVICE/METHOD [JSON], got no arguments\nusage: %s\n", callUsage)
 		return 2
 	}
 	if *rpcTimeout <= 0 {
@@ -73,24 +98,13 @@ func runCall(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "plugkit call: %v\n", err)
 		return 2
 	}
-	var method string
-	if len(pos) >= 2 {
-		method = pos[1]
-		if _, _, err := reflectcall.ParseMethodName(method); err != nil && !isServiceName(method) {
-			fmt.Fprintf(stderr, "plugkit call: %v\n", err)
-			return 2
-		}
+	hint := ""
+	if pf.reattach != "" {
+		hint = " (with --reattach, want SERVICE/METHOD [JSON]... and no plugin path)"
 	}
-	request := []byte("{}")
-	if len(pos) == 3 {
-		request = []byte(pos[2])
-		if pos[2] == "-" {
-			request, err = io.ReadAll(io.LimitReader(os.Stdin, maxRequestSize))
-			if err != nil {
-				fmt.Fprintf(stderr, "plugkit call: reading the request from standard input: %v\n", err)
-				return 1
-			}
-		}
+	calls, code := parseCalls(pos[1:], *fromStdin, hint, stderr)
+	if code != 0 {
+		return code
 	}
 
 	client, code := pf.start("plugkit call", pos[0], *verbose, stderr)
@@ -99,60 +113,203 @@ func runCall(args []string, stdout, stderr io.Writer) int {
 	}
 	defer client.Close()
 
-	rc := reflectcall.New(client.Conn())
-	ctx, cancel := context.WithTimeout(context.Background(), *rpcTimeout)
-	defer cancel()
-	if method == "" {
-		if err := listMethods(ctx, rc, stdout, ""); err != nil {
-			fmt.Fprintf(stderr, "plugkit call: %s\n", oneLine(err))
-			return 1
-		}
-		fmt.Fprintf(stderr, "plugkit call: name a method to call it: %s\n", callUsage)
-		return 2
+	c := &caller{rc: reflectcall.New(client.Conn()), md: md, timeout: *rpcTimeout, compact: *compact, stdout: stdout, stderr: stderr}
+	if *fromStdin {
+		return c.runStdin(stdin)
 	}
-	if !strings.Contains(method, "/") {
-		// SERVICE alone lists that service's methods. A name with a dot
-		// is a service when the plugin has one by that name, and is
-		// read as SERVICE.METHOD only otherwise.
-		services, err := rc.Services(ctx)
-		if err != nil {
-			fmt.Fprintf(stderr, "plugkit call: %s\n", oneLine(err))
-			return 1
+	if len(calls) <= 1 {
+		if done, code := c.listInstead(calls); done {
+			return code
 		}
-		if slices.Contains(services, method) {
-			if err := listMethods(ctx, rc, stdout, method); err != nil {
-				fmt.Fprintf(stderr, "plugkit call: %s\n", oneLine(err))
-				return 1
+	}
+	for _, cl := range calls {
+		if code := c.call(cl); code != 0 {
+			return code
+		}
+	}
+	return 0
+}
+
+// splitPluginArgs splits args at the first "--": what follows it is the
+// launched plugin's own arguments.
+func splitPluginArgs(args []string) (own, plugin []string) {
+	i := slices.Index(args, "--")
+	if i < 0 {
+		return args, nil
+	}
+	return args[:i], args[i+1:]
+}
+
+// parseCalls reads the SERVICE/METHOD [JSON] pairs after the plugin: a
+// word that is not a method name is the request of the method before it.
+// It reports a mistake itself, ending the message about a word that is
+// not a method name with hint, and returns the exit code to use.
+func parseCalls(pos []string, fromStdin bool, hint string, stderr io.Writer) ([]call, int) {
+	if fromStdin && len(pos) > 0 {
+		fmt.Fprintf(stderr, "plugkit call: --stdin reads the calls from standard input: drop %q from the command line\nusage: %s\n", pos[0], callUsage)
+		return nil, 2
+	}
+	var calls []call
+	readStdin := false
+	for i := 0; i < len(pos); i++ {
+		if _, _, err := reflectcall.ParseMethodName(pos[i]); err != nil && !isServiceName(pos[i]) {
+			fmt.Fprintf(stderr, "plugkit call: %v%s\n", err, hint)
+			return nil, 2
+		}
+		cl := call{method: pos[i], request: []byte("{}")}
+		if i+1 < len(pos) && !isMethodName(pos[i+1]) && !isServiceName(pos[i+1]) {
+			i++
+			cl.request = []byte(pos[i])
+			if pos[i] == "-" {
+				if readStdin {
+					fmt.Fprintf(stderr, "plugkit call: only one request can come from standard input (-); give the others on the command line, or use --stdin\n")
+					return nil, 2
+				}
+				readStdin = true
+				b, err := io.ReadAll(io.LimitReader(stdin, maxRequestSize))
+				if err != nil {
+					fmt.Fprintf(stderr, "plugkit call: reading the request from standard input: %v\n", err)
+					return nil, 1
+				}
+				cl.request = b
 			}
-			return 0
 		}
-		if !isMethodName(method) {
-			fmt.Fprintf(stderr, "plugkit call: the plugin has no service %q; it has %s\n", method, safe(strings.Join(services, ", ")))
-			return 1
+		calls = append(calls, cl)
+	}
+	for i := range calls {
+		calls[i].label = calls[i].method
+		if len(calls) > 1 {
+			calls[i].label = fmt.Sprintf("call %d of %d (%s)", i+1, len(calls), calls[i].method)
 		}
 	}
-	ctx = metadata.NewOutgoingContext(ctx, md)
-	mdesc, err := rc.Method(ctx, method)
-	if err != nil {
-		fmt.Fprintf(stderr, "plugkit call: %s\n", oneLine(err))
-		return 1
+	return calls, 0
+}
+
+// caller makes the calls of one plugkit call.
+type caller struct {
+	rc             *reflectcall.Client
+	md             metadata.MD
+	timeout        time.Duration
+	compact        bool
+	stdout, stderr io.Writer
+}
+
+// listInstead handles the command lines that list methods rather than
+// call one: no method (list them all, exit 2), or a lone SERVICE the
+// plugin has. done reports whether it handled the command line.
+func (c *caller) listInstead(calls []call) (done bool, code int) {
+	ctx, cancel := context.WithTimeout(context.Background(), c.timeout)
+	defer cancel()
+	if len(calls) == 0 {
+		if err := listMethods(ctx, c.rc, c.stdout, ""); err != nil {
+			fmt.Fprintf(c.stderr, "plugkit call: %s\n", oneLine(err))
+			return true, 1
+		}
+		fmt.Fprintf(c.stderr, "plugkit call: name a method to call it: %s\n", callUsage)
+		return true, 2
 	}
-	req, err := rc.NewRequest(mdesc, request)
-	if err != nil {
-		fmt.Fprintf(stderr, "plugkit call: %s\n", oneLine(err))
-		return 2
+	method := calls[0].method
+	if strings.Contains(method, "/") {
+		return false, 0
 	}
-	indent := !*compact && !mdesc.IsStreamingServer()
-	err = rc.Call(ctx, mdesc, req, func(m proto.Message) error {
-		out, err := rc.Format(m, indent)
+	// SERVICE alone lists that service's methods. A name with a dot is a
+	// service when the plugin has one by that name, and is read as
+	// SERVICE.METHOD only otherwise.
+	services, err := c.rc.Services(ctx)
+	if err != nil {
+		fmt.Fprintf(c.stderr, "plugkit call: %s\n", oneLine(err))
+		return true, 1
+	}
+	if slices.Contains(services, method) {
+		if err := listMethods(ctx, c.rc, c.stdout, method); err != nil {
+			fmt.Fprintf(c.stderr, "plugkit call: %s\n", oneLine(err))
+			return true, 1
+		}
+		return true, 0
+	}
+	if !isMethodName(method) {
+		fmt.Fprintf(c.stderr, "plugkit call: the plugin has no service %q; it has %s\n", method, safe(strings.Join(services, ", ")))
+		return true, 1
+	}
+	return false, 0
+}
+
+// call makes one call and prints its answers. It reports a failure
+// itself, naming the call, and returns the exit code to use.
+func (c *caller) call(cl call) int {
+	ctx, cancel := context.WithTimeout(context.Background(), c.timeout)
+	defer cancel()
+	ctx = metadata.NewOutgoingContext(ctx, c.md)
+	fail := func(err error, code int) int {
+		fmt.Fprintf(c.stderr, "plugkit call: %s: %s\n", safe(cl.label), oneLine(err))
+		return code
+	}
+	mdesc, err := c.rc.Method(ctx, cl.method)
+	if err != nil {
+		return fail(err, 1)
+	}
+	req, err := c.rc.NewRequest(mdesc, cl.request)
+	if err != nil {
+		return fail(err, 2)
+	}
+	indent := !c.compact && !mdesc.IsStreamingServer()
+	err = c.rc.Call(ctx, mdesc, req, func(m proto.Message) error {
+		out, err := c.rc.Format(m, indent)
 		if err != nil {
 			return err
 		}
-		_, err = stdout.Write(append(out, '\n'))
+		_, err = c.stdout.Write(append(out, '\n'))
 		return err
 	})
 	if err != nil {
-		fmt.Fprintf(stderr, "plugkit call: %s: %s\n", method, oneLine(err))
+		return fail(err, 1)
+	}
+	return 0
+}
+
+// stdinCall is one line of --stdin.
+type stdinCall struct {
+	Method  string          `json:"method"`
+	Request json.RawMessage `json:"request"`
+}
+
+// runStdin makes the calls read from r, one JSON object a line, each as
+// soon as its line is read, and stops at the first that fails.
+func (c *caller) runStdin(r io.Reader) int {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 0, 64<<10), maxRequestSize)
+	line, n := 0, 0
+	for sc.Scan() {
+		line++
+		text := bytes.TrimSpace(sc.Bytes())
+		if len(text) == 0 {
+			continue
+		}
+		n++
+		var in stdinCall
+		dec := json.NewDecoder(bytes.NewReader(text))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&in); err != nil || in.Method == "" || dec.More() {
+			if err == nil {
+				err = fmt.Errorf("no method")
+			}
+			fmt.Fprintf(c.stderr, "plugkit call: call %d (stdin line %d): %s: want one JSON object a line, {\"method\":\"SERVICE/METHOD\",\"request\":{...}}\n", n, line, oneLine(err))
+			return 2
+		}
+		cl := call{method: in.Method, request: in.Request, label: fmt.Sprintf("call %d (stdin line %d, %s)", n, line, in.Method)}
+		if len(cl.request) == 0 || string(cl.request) == "null" {
+			cl.request = []byte("{}")
+		}
+		if !isMethodName(cl.method) {
+			fmt.Fprintf(c.stderr, "plugkit call: %s: %q is not a method name: want SERVICE/METHOD\n", safe(cl.label), cl.method)
+			return 2
+		}
+		if code := c.call(cl); code != 0 {
+			return code
+		}
+	}
+	if err := sc.Err(); err != nil {
+		fmt.Fprintf(c.stderr, "plugkit call: reading the calls from standard input after line %d: %v\n", line, err)
 		return 1
 	}
 	return 0

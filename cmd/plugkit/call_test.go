@@ -213,3 +213,126 @@ func TestInterruptClosesPlugins(t *testing.T) {
 		})
 	}
 }
+
+// buildMultiname builds the multi-name test plugin (testdata/multiname).
+func buildMultiname(t *testing.T) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "multiname")
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	if out, err := exec.CommandContext(ctx, "go", "build", "-o", bin, "./testdata/multiname").CombinedOutput(); err != nil {
+		t.Fatalf("building the multi-name plugin: %v\n%s", err, out)
+	}
+	return bin
+}
+
+// withStdin makes text call's standard input for the rest of the test.
+func withStdin(t *testing.T, text string) {
+	old := stdin
+	stdin = strings.NewReader(text)
+	t.Cleanup(func() { stdin = old })
+}
+
+// TestCallSequence: several calls in one launch, from the command line
+// and from --stdin, run in order against one plugin process (a Delete is
+// seen by the Exists after it), each answer printed; the first failing
+// call stops the sequence, is named on stderr, and the exit status is
+// not 0.
+func TestCallSequence(t *testing.T) {
+	bin := buildMultiname(t)
+	call := func(args ...string) (string, string, int) {
+		t.Helper()
+		var stdout, stderr bytes.Buffer
+		code := run(append([]string{"call", bin, "--cookie", exampleCookie, "--compact"}, args...), &stdout, &stderr)
+		return stdout.String(), stderr.String(), code
+	}
+	const (
+		svc    = "objectstore.v1.ObjectStore/"
+		who    = `{"key":"who"}`
+		exists = `{"exists":true}` + "\n"
+	)
+	t.Run("arguments", func(t *testing.T) {
+		out, errs, code := call("--name", "a", svc+"Exists", who, svc+"Delete", who, svc+"Exists", who, svc+"List")
+		if want := exists + "{}\n{}\n{}\n"; code != 0 || out != want {
+			t.Errorf("exit %d, stdout %q, stderr %q; want %q", code, out, errs, want)
+		}
+		out, errs, code = call("--name", "b", svc+"Delete", who, svc+"Delete", who, svc+"Exists", who)
+		if code != 1 || out != "{}\n" || !strings.Contains(errs, "call 2 of 3 ("+svc+"Delete)") || !strings.Contains(errs, "code = NotFound") {
+			t.Errorf("failing second call: exit %d, stdout %q, stderr %q; want the first answer only and call 2 named", code, out, errs)
+		}
+		out, errs, code = call("--name", "a", svc+"Exists", who, svc+"Exists", `{"kee":"who"}`)
+		if code != 2 || out != exists || !strings.Contains(errs, "call 2 of 2 ("+svc+"Exists)") || !strings.Contains(errs, `unknown field "kee"`) {
+			t.Errorf("bad second request: exit %d, stdout %q, stderr %q", code, out, errs)
+		}
+	})
+	t.Run("stdin", func(t *testing.T) {
+		withStdin(t, `{"method":"`+svc+`Get","request":`+who+`}`+"\n\n"+
+			`{"method":"`+svc+`Delete","request":`+who+`}`+"\n"+
+			`{"method":"`+svc+`Exists","request":`+who+`}`+"\n"+
+			`{"method":"`+svc+`List"}`+"\n")
+		out, errs, code := call("--name", "b", "--stdin")
+		if want := `{"chunk":"Yg=="}` + "\n{}\n{}\n{}\n"; code != 0 || out != want {
+			t.Errorf("exit %d, stdout %q, stderr %q; want %q", code, out, errs, want)
+		}
+		withStdin(t, `{"method":"`+svc+`Exists","request":`+who+`}`+"\n"+
+			`{"method":"`+svc+`Get","request":{"key":"none"}}`+"\n"+
+			`{"method":"`+svc+`Delete","request":`+who+`}`+"\n")
+		out, errs, code = call("--name", "a", "--stdin")
+		if code != 1 || out != exists || !strings.Contains(errs, "call 2 (stdin line 2, "+svc+"Get)") || !strings.Contains(errs, "code = NotFound") {
+			t.Errorf("failing second line: exit %d, stdout %q, stderr %q", code, out, errs)
+		}
+		withStdin(t, `{"method":"`+svc+`Exists","request":`+who+`}`+"\n"+`{"method":"`+svc+`Exists","request":{}`+"\n")
+		out, errs, code = call("--name", "a", "--stdin")
+		if code != 2 || out != exists || !strings.Contains(errs, "call 2 (stdin line 2)") || !strings.Contains(errs, `{"method":"SERVICE/METHOD","request":{...}}`) {
+			t.Errorf("malformed second line: exit %d, stdout %q, stderr %q", code, out, errs)
+		}
+	})
+	t.Run("usage", func(t *testing.T) {
+		if _, errs, code := call("--stdin", svc+"List"); code != 2 || !strings.Contains(errs, "--stdin reads the calls from standard input") {
+			t.Errorf("--stdin with a method: exit %d, stderr %q", code, errs)
+		}
+		if out, errs, code := call(svc+"Exists", who, "{}", svc+"List"); code != 2 || out != "" || !strings.Contains(errs, `"{}" is not a method name`) {
+			t.Errorf("two requests after one method: exit %d, stdout %q, stderr %q; want no call made", code, out, errs)
+		}
+		withStdin(t, "{}")
+		if _, errs, code := call(svc+"Exists", "-", svc+"Exists", "-"); code != 2 || !strings.Contains(errs, "only one request can come from standard input") {
+			t.Errorf("two requests from stdin: exit %d, stderr %q", code, errs)
+		}
+	})
+}
+
+// TestPluginArgs: the words after -- reach the plugin that inspect and
+// call launch as its arguments (a --help among them is the plugin's, not
+// plugkit's); with --reattach, which launches nothing, they are refused.
+func TestPluginArgs(t *testing.T) {
+	bin := buildMultiname(t)
+	argsFile := filepath.Join(t.TempDir(), "args")
+	t.Setenv("MULTINAME_ARGSFILE", argsFile)
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"inspect", bin, "--cookie", exampleCookie, "--", "--config", "two words", "--help"}, "--config\ntwo words\n--help"},
+		{[]string{"call", bin, "--cookie", exampleCookie, "--name", "a", "objectstore.v1.ObjectStore/List", "{}", "--", "-v", "x"}, "-v\nx"},
+		{[]string{"call", bin, "--cookie", exampleCookie, "--name", "a", "objectstore.v1.ObjectStore/List"}, ""},
+		{[]string{"call", bin, "--cookie", exampleCookie, "--name", "a", "objectstore.v1.ObjectStore/List", "--"}, ""},
+	} {
+		os.Remove(argsFile)
+		var stdout, stderr bytes.Buffer
+		if code := run(tc.args, &stdout, &stderr); code != 0 {
+			t.Errorf("%q: exit %d, stderr %q", tc.args, code, stderr.String())
+			continue
+		}
+		got, err := os.ReadFile(argsFile)
+		if err != nil || string(got) != tc.want {
+			t.Errorf("%q: the plugin got arguments %q (%v), want %q", tc.args, got, err, tc.want)
+		}
+	}
+	for _, cmd := range []string{"inspect", "call"} {
+		var stdout, stderr bytes.Buffer
+		code := run([]string{cmd, "--reattach", `{"x":{}}`, "--", "a"}, &stdout, &stderr)
+		if code != 2 || !strings.Contains(stderr.String(), "the arguments after -- go to a plugin that plugkit launches") {
+			t.Errorf("%s --reattach with arguments: exit %d, stderr %q", cmd, code, stderr.String())
+		}
+	}
+}

@@ -58,6 +58,8 @@ type pluginFlags struct {
 	reattach string
 	// versionsSet is whether --versions was given.
 	versionsSet bool
+	// args are the words after "--": the launched plugin's arguments.
+	args []string
 }
 
 func (p *pluginFlags) register(fs *flag.FlagSet) {
@@ -128,6 +130,10 @@ func (p *pluginFlags) start(cmd, path string, verbose bool, stderr io.Writer) (*
 		fmt.Fprintf(stderr, "%s: --connect and --reattach both name the plugin: give one\n", cmd)
 		return nil, 2
 	}
+	if len(p.args) > 0 && (p.remote.set() || p.reattach != "") {
+		fmt.Fprintf(stderr, "%s: the arguments after -- go to a plugin that plugkit launches; with --connect or --reattach the plugin is already running: drop them\n", cmd)
+		return nil, 2
+	}
 	if p.remote.set() {
 		timeout, ok := p.startTimeout(cmd, stderr)
 		if !ok {
@@ -156,6 +162,7 @@ func (p *pluginFlags) start(cmd, path string, verbose bool, stderr io.Writer) (*
 	defer cancel()
 	client, err := host.Start(ctx, host.Config{
 		Path:         path,
+		Args:         p.args,
 		Cookie:       cookie,
 		Versions:     versions,
 		NoAutoMTLS:   p.noMTLS,

@@ -36,7 +36,8 @@ type inspection struct {
 }
 
 func runInspect(args []string, stdout, stderr io.Writer) int {
-	const usage = "plugkit inspect PLUGIN --cookie KEY=VALUE [--versions 5,6] [--no-mtls] [--json] [--verbose]\n       plugkit inspect --connect HOST:PORT --tls-ca F --tls-cert F --tls-key F [--json] [--verbose]\n       plugkit inspect --reattach JSON [--versions 5,6] [--json] [--verbose]"
+	const usage = "plugkit inspect PLUGIN --cookie KEY=VALUE [--versions 5,6] [--no-mtls] [--json] [--verbose] [-- ARG...]\n       plugkit inspect --connect HOST:PORT --tls-ca F --tls-cert F --tls-key F [--json] [--verbose]\n       plugkit inspect --reattach JSON [--versions 5,6] [--json] [--verbose]\n\nArguments after -- are passed to the launched plugin as its command-line arguments."
+	args, pluginArgs := splitPluginArgs(args)
 	fs := newFlagSet("inspect", usage, stderr)
 	var pf pluginFlags
 	pf.register(fs)
@@ -47,6 +48,7 @@ func runInspect(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	pf.parsed(fs)
+	pf.args = pluginArgs
 	if pf.remote.set() && len(pos) == 0 {
 		pos = []string{"remote:" + pf.remote.connect} // a service instead of a path
 	} else if pf.reattach != "" {

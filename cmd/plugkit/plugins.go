@@ -91,7 +91,7 @@ func printTable(w io.Writer, bins []manager.Binary) {
 }
 
 func runPlugins(args []string, stdout, stderr io.Writer) int {
-	const usage = "plugkit plugins list --dir DIR [--dir DIR...] --cookie KEY=VALUE [--json]\n       plugkit plugins list --connect HOST:PORT --tls-ca F --tls-cert F --tls-key F [--json]\n       plugkit plugins describe BINARY --cookie KEY=VALUE [--json]"
+	const usage = "plugkit plugins list --dir DIR [--dir DIR...] --cookie KEY=VALUE [--json]\n       plugkit plugins list --connect HOST:PORT --tls-ca F --tls-cert F --tls-key F [--json]\n       plugkit plugins describe BINARY --cookie KEY=VALUE [--json]\n\nlist exits 0 when at least one binary is usable, 1 when none is or the directories hold none (a line on stderr says where it looked); describe exits 1 when the binary is unusable"
 	if len(args) == 0 {
 		fmt.Fprintf(stderr, "usage: %s\n", usage)
 		return 2
@@ -198,6 +198,7 @@ func runPlugins(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	bins := m.Binaries()
+	code := listExitCode(bins, dirs, stderr)
 	if *asJSON {
 		out := struct {
 			Binaries []binaryReport `json:"binaries"`
@@ -209,13 +210,37 @@ func runPlugins(args []string, stdout, stderr io.Writer) int {
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
 		enc.Encode(out)
-		return 0
+		return code
 	}
-	printTable(stdout, bins)
+	if len(bins) > 0 {
+		printTable(stdout, bins)
+	}
 	for _, p := range m.Problems() {
 		fmt.Fprintf(stdout, "problem: %s\n", safe(p))
 	}
-	return 0
+	return code
+}
+
+// listExitCode is the exit code of plugins list: 0 when at least one
+// binary is usable, 1 (with a line on stderr saying where it looked)
+// when none is or when the directories hold no binary at all.
+func listExitCode(bins []manager.Binary, dirs []string, stderr io.Writer) int {
+	usable := 0
+	for _, b := range bins {
+		if b.Err == nil {
+			usable++
+		}
+	}
+	where := safe(strings.Join(dirs, ", "))
+	switch {
+	case usable > 0:
+		return 0
+	case len(bins) == 0:
+		fmt.Fprintf(stderr, "plugkit plugins list: no plugin binary in %s: put plugin executables there, or name another directory with --dir\n", where)
+	default:
+		fmt.Fprintf(stderr, "plugkit plugins list: none of the %d binaries in %s is usable (the list gives each one's reason): fix or replace them, or check --cookie\n", len(bins), where)
+	}
+	return 1
 }
 
 // multiFlag is a repeatable string flag.

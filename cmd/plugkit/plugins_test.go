@@ -64,6 +64,49 @@ func TestPluginsListReportsEveryBinary(t *testing.T) {
 	}
 }
 
+// TestPluginsListExitCodes: plugins list exits 0 when some binary is
+// usable, and 1 with a line on stderr naming the directories when none is
+// or when they hold no binary at all (table and JSON alike).
+func TestPluginsListExitCodes(t *testing.T) {
+	good := filepath.Dir(memoryPlugin(t))
+	bad, empty, empty2 := t.TempDir(), t.TempDir(), t.TempDir()
+	os.WriteFile(filepath.Join(bad, "broken"), []byte("#!/bin/sh\necho 'needs libfoo' >&2\nexit 1\n"), 0o755)
+	os.WriteFile(filepath.Join(bad, "README"), []byte("docs"), 0o644)
+	for _, tc := range []struct {
+		name string
+		dirs []string
+		code int
+		want string // on stderr
+	}{
+		{"usable", []string{good}, 0, ""},
+		{"usable among unusable", []string{bad, good}, 0, ""},
+		{"none usable", []string{bad}, 1, "none of the 2 binaries in " + bad + " is usable"},
+		{"no binaries", []string{empty}, 1, "no plugin binary in " + empty},
+		{"no binaries in two dirs", []string{empty, empty2}, 1, "no plugin binary in " + empty + ", " + empty2},
+	} {
+		for _, asJSON := range []bool{false, true} {
+			args := []string{"plugins", "list", "--cookie", exampleCookie}
+			for _, d := range tc.dirs {
+				args = append(args, "--dir", d)
+			}
+			if asJSON {
+				args = append(args, "--json")
+			}
+			var stdout, stderr bytes.Buffer
+			code := run(args, &stdout, &stderr)
+			if code != tc.code || (tc.want == "") != (stderr.Len() == 0) || !strings.Contains(stderr.String(), tc.want) {
+				t.Errorf("%s (json %v): exit %d, stderr %q; want exit %d and %q", tc.name, asJSON, code, stderr.String(), tc.code, tc.want)
+			}
+			if asJSON && !json.Valid(stdout.Bytes()) {
+				t.Errorf("%s: --json output is not JSON: %q", tc.name, stdout.String())
+			}
+			if tc.name == "none usable" && !asJSON && strings.Count(stdout.String(), "unusable:") != 2 {
+				t.Errorf("none usable: the table does not give each binary's reason:\n%s", stdout.String())
+			}
+		}
+	}
+}
+
 // exampleCookie is the example plugins' magic cookie as --cookie takes it.
 var exampleCookie = objectstore.Cookie.Key + "=" + objectstore.Cookie.Value
 

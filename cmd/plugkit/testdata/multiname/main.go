@@ -2,13 +2,16 @@
 // under two names, "a" and "b", each holding an object "who" whose bytes are
 // its own name: a call reaches one of them only through the plugkit-name
 // metadata. A Get of "slow" writes the plugin's pid to $MULTINAME_PIDFILE
-// and then never answers, for tests that interrupt a call in flight.
+// and then never answers, for tests that interrupt a call in flight. At
+// start it writes its command-line arguments, one a line, to
+// $MULTINAME_ARGSFILE when that is set.
 package main
 
 import (
 	"fmt"
 	"os"
 	"strconv"
+	"strings"
 
 	"github.com/plugkit/plugkit/catalog"
 	"github.com/plugkit/plugkit/examples/objectstore"
@@ -17,6 +20,9 @@ import (
 )
 
 func main() {
+	if f := os.Getenv("MULTINAME_ARGSFILE"); f != "" {
+		os.WriteFile(f, []byte(strings.Join(os.Args[1:], "\n")), 0o644)
+	}
 	var impls []catalog.Implementation
 	for _, name := range []string{"a", "b"} {
 		m := backend.NewMemory()
