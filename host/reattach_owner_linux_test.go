@@ -36,7 +36,7 @@ func reattachUnix(t *testing.T, sock string) error {
 // error naming the socket and both uids, and nothing connects to it.
 func TestReattachRefusesAnotherUsersSocketFile(t *testing.T) {
 	if os.Geteuid() != 0 {
-		t.Skip("needs root to give the socket to another uid (CI runs as root)")
+		t.Fatalf("this test needs root (uid 0, as CI runs it) to give the socket to another uid; it runs as uid %d: run it as root", os.Geteuid())
 	}
 	sock := filepath.Join(t.TempDir(), "s")
 	l, err := net.Listen("unix", sock)
@@ -70,7 +70,7 @@ func TestReattachRefusesAnotherUsersSocketFile(t *testing.T) {
 // over) is refused too, from the listener's credentials.
 func TestReattachRefusesAnotherUsersListener(t *testing.T) {
 	if os.Geteuid() != 0 {
-		t.Skip("needs root to run a listener as another uid (CI runs as root)")
+		t.Fatalf("this test needs root (uid 0, as CI runs it) to run a listener as another uid; it runs as uid %d: run it as root", os.Geteuid())
 	}
 	// A directory the other user can reach, holding a copy of this test
 	// binary (the build directory is root's alone) that listens as it.
