@@ -13,12 +13,12 @@ import (
 	"sync"
 	"time"
 
-	"github.com/plugkit/plugkit/catalog"
 	"github.com/plugkit/plugkit/compat"
 	catalogv1 "github.com/plugkit/plugkit/gen/plugkit/catalog/v1"
 	"github.com/plugkit/plugkit/handshake"
 	"github.com/plugkit/plugkit/host"
 	"github.com/plugkit/plugkit/manager"
+	"github.com/plugkit/plugkit/wire"
 )
 
 // Modes of a Cell.
@@ -190,7 +190,7 @@ func (mx Matrix) binary(ctx context.Context, bin string) []Cell {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	c, err := host.Start(ctx, host.Config{Path: bin, Cookie: mx.Cookie, Versions: []int{catalog.ProtocolVersion}, Logger: logger})
+	c, err := host.Start(ctx, host.Config{Path: bin, Cookie: mx.Cookie, Versions: []int{wire.CatalogProtocolVersion}, Logger: logger})
 	if err != nil {
 		return mx.failAll(filepath.Base(bin), "", bin, "start", err)
 	}

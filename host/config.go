@@ -20,9 +20,6 @@ import (
 const (
 	// DefaultStartTimeout bounds the wait for the handshake line.
 	DefaultStartTimeout = 30 * time.Second
-	// DefaultMaxMessageSize is the largest gRPC message sent or received:
-	// 64 MiB, against gRPC's own 4 MiB. The plugin side uses the same.
-	DefaultMaxMessageSize = 64 << 20
 	// DefaultStopTimeout is how long each of Close's two polite steps may
 	// take before the next, firmer one: the Shutdown RPC with the wait for
 	// the exit after it, then SIGTERM with its wait. Close of a plugin
@@ -132,7 +129,7 @@ type Config struct {
 	// SIGTERM); 0 means DefaultStopTimeout.
 	StopTimeout time.Duration
 	// MaxMessageSize bounds gRPC messages both ways; 0 means
-	// DefaultMaxMessageSize.
+	// wire.DefaultMaxMessageSize.
 	MaxMessageSize int
 	// DialOptions are added to the gRPC connection's options.
 	DialOptions []grpc.DialOption

@@ -28,6 +28,7 @@ import (
 	"github.com/plugkit/plugkit/handshake"
 	"github.com/plugkit/plugkit/internal/goplugin/pluginpb"
 	"github.com/plugkit/plugkit/internal/listen"
+	"github.com/plugkit/plugkit/wire"
 )
 
 // Balancing policies for Remote.Balancing: gRPC's own load balancers.
@@ -38,10 +39,6 @@ const (
 	// over to the next when it goes.
 	PickFirst = "pick_first"
 )
-
-// versionHeader is plugin.VersionHeader (the host does not import the
-// plugin side).
-const versionHeader = "plugkit-protocol-version"
 
 // DefaultReconnectMaxDelay caps the backoff between reconnection attempts
 // to a lost endpoint.
@@ -130,7 +127,7 @@ func (e *EndpointError) GRPCStatus() *status.Status {
 //
 // The endpoints are balanced and failed over by gRPC itself (a static
 // resolver and the round_robin or pick_first balancer, with gRPC's health
-// checking of the "plugin" service): an endpoint that stops answering or
+// checking of the wire.HealthService service): an endpoint that stops answering or
 // reports NOT_SERVING gets no calls until it is healthy again. Dial waits,
 // within ctx, until one endpoint is healthy. Close disconnects and never
 // asks the service to stop: other hosts use it. The broker's stream is
@@ -178,7 +175,7 @@ func Dial(ctx context.Context, r Remote, cfg Config) (*Client, error) {
 }
 
 func (c *Client) dialRemote(ctx context.Context, r Remote, tlsConfig *tls.Config) error {
-	maxMsg := orDefault(c.cfg.MaxMessageSize, DefaultMaxMessageSize)
+	maxMsg := orDefault(c.cfg.MaxMessageSize, wire.DefaultMaxMessageSize)
 	creds := insecure.NewCredentials()
 	if tlsConfig != nil {
 		creds = credentials.NewTLS(tlsConfig)
@@ -194,7 +191,7 @@ func (c *Client) dialRemote(ctx context.Context, r Remote, tlsConfig *tls.Config
 		}
 	}
 	res.InitialState(resolver.State{Addresses: addrs})
-	serviceConfig := fmt.Sprintf(`{"loadBalancingConfig":[{%q:{}}],"healthCheckConfig":{"serviceName":"plugin"}}`, policy)
+	serviceConfig := fmt.Sprintf(`{"loadBalancingConfig":[{%q:{}}],"healthCheckConfig":{"serviceName":%q}}`, policy, wire.HealthService)
 	bc := backoff.DefaultConfig
 	bc.BaseDelay = 100 * time.Millisecond
 	bc.MaxDelay = orDefault(r.ReconnectMaxDelay, DefaultReconnectMaxDelay)
@@ -224,7 +221,7 @@ func (c *Client) dialRemote(ctx context.Context, r Remote, tlsConfig *tls.Config
 	for {
 		// Not WaitForReady: a failing endpoint answers at once with why
 		// (refused, TLS), which the error then says.
-		resp, err = healthpb.NewHealthClient(conn).Check(hctx, &healthpb.HealthCheckRequest{Service: "plugin"}, grpc.Header(&md))
+		resp, err = healthpb.NewHealthClient(conn).Check(hctx, &healthpb.HealthCheckRequest{Service: wire.HealthService}, grpc.Header(&md))
 		if err == nil || status.Code(err) != codes.Unavailable {
 			break
 		}
@@ -253,10 +250,10 @@ func (c *Client) dialRemote(ctx context.Context, r Remote, tlsConfig *tls.Config
 		conn.Close()
 		return fmt.Errorf("%w (status %s)", ErrNotServing, resp.GetStatus())
 	}
-	vs := md.Get(versionHeader)
+	vs := md.Get(wire.VersionHeader)
 	if len(vs) == 0 {
 		conn.Close()
-		return fmt.Errorf("the service at %v did not name its app protocol version (header %s): it is not a plugkit plugin service (started with PLUGKIT_LISTEN)", r.Endpoints, versionHeader)
+		return fmt.Errorf("the service at %v did not name its app protocol version (header %s): it is not a plugkit plugin service (started with PLUGKIT_LISTEN)", r.Endpoints, wire.VersionHeader)
 	}
 	v, err := strconv.Atoi(vs[0])
 	if err != nil {

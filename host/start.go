@@ -31,6 +31,7 @@ import (
 	"github.com/plugkit/plugkit/internal/goplugin/pluginpb"
 	"github.com/plugkit/plugkit/internal/listen"
 	"github.com/plugkit/plugkit/internal/osdep"
+	"github.com/plugkit/plugkit/wire"
 )
 
 // ErrNotServing reports a plugin whose health check answered NOT_SERVING.
@@ -230,7 +231,7 @@ func clientTLS(id *automtls.Identity, own *tls.Config, line handshake.Line) (*tl
 // connect dials the plugin, checks its health and opens the broker and
 // stdio streams.
 func (c *Client) connect(ctx context.Context, tlsConfig *tls.Config) error {
-	maxMsg := orDefault(c.cfg.MaxMessageSize, DefaultMaxMessageSize)
+	maxMsg := orDefault(c.cfg.MaxMessageSize, wire.DefaultMaxMessageSize)
 	creds := insecure.NewCredentials()
 	if tlsConfig != nil {
 		creds = credentials.NewTLS(tlsConfig)
@@ -322,7 +323,7 @@ func (c *Client) connect(ctx context.Context, tlsConfig *tls.Config) error {
 func (c *Client) checkHealth(ctx context.Context) error {
 	hctx, cancel := context.WithTimeout(ctx, DefaultHealthTimeout)
 	defer cancel()
-	resp, err := healthpb.NewHealthClient(c.conn).Check(hctx, &healthpb.HealthCheckRequest{Service: "plugin"})
+	resp, err := healthpb.NewHealthClient(c.conn).Check(hctx, &healthpb.HealthCheckRequest{Service: wire.HealthService})
 	switch {
 	case status.Code(err) == codes.Unimplemented:
 		c.logger.Debug("plugin has no health service; assuming it serves")

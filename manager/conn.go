@@ -11,9 +11,9 @@ import (
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 
-	"github.com/plugkit/plugkit/catalog"
 	catalogv1 "github.com/plugkit/plugkit/gen/plugkit/catalog/v1"
 	"github.com/plugkit/plugkit/host"
+	"github.com/plugkit/plugkit/wire"
 )
 
 // Conn is a connection to one named implementation in a shared plugin
@@ -126,11 +126,11 @@ type named struct {
 }
 
 func (n named) Invoke(ctx context.Context, method string, args, reply any, opts ...grpc.CallOption) error {
-	return n.cc.Invoke(metadata.AppendToOutgoingContext(ctx, catalog.NameKey, n.name), method, args, reply, opts...)
+	return n.cc.Invoke(metadata.AppendToOutgoingContext(ctx, wire.NameKey, n.name), method, args, reply, opts...)
 }
 
 func (n named) NewStream(ctx context.Context, desc *grpc.StreamDesc, method string, opts ...grpc.CallOption) (grpc.ClientStream, error) {
-	return n.cc.NewStream(metadata.AppendToOutgoingContext(ctx, catalog.NameKey, n.name), desc, method, opts...)
+	return n.cc.NewStream(metadata.AppendToOutgoingContext(ctx, wire.NameKey, n.name), desc, method, opts...)
 }
 
 // observedStream reports a crash seen while receiving.

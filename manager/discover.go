@@ -21,11 +21,11 @@ import (
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/encoding/protojson"
 
-	"github.com/plugkit/plugkit/catalog"
 	catalogv1 "github.com/plugkit/plugkit/gen/plugkit/catalog/v1"
 	"github.com/plugkit/plugkit/host"
 	"github.com/plugkit/plugkit/internal/filehash"
 	"github.com/plugkit/plugkit/internal/osdep"
+	"github.com/plugkit/plugkit/wire"
 )
 
 // Binary is one executable found in a plugin directory.
@@ -248,7 +248,7 @@ func (m *Manager) hostConfig(path string) host.Config {
 		Path:            path,
 		SHA256:          pin, // host.Start hashes and executes the same open file
 		Cookie:          m.cfg.Cookie,
-		Versions:        []int{catalog.ProtocolVersion},
+		Versions:        []int{wire.CatalogProtocolVersion},
 		NoAutoMTLS:      m.cfg.NoAutoMTLS,
 		Logger:          m.cfg.logger(),
 		StopTimeout:     m.cfg.StopTimeout,

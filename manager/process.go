@@ -11,6 +11,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/plugkit/plugkit/host"
+	"github.com/plugkit/plugkit/wire"
 )
 
 // process is the one shared plugin process of a binary: started on first
@@ -125,7 +126,7 @@ func (p *process) observe(ctx context.Context, c *host.Client, method string, er
 func (p *process) checkHung(c *host.Client) {
 	ctx, cancel := context.WithTimeout(context.Background(), orDefault(p.m.cfg.HealthTimeout, DefaultHealthTimeout))
 	defer cancel()
-	_, err := healthpb.NewHealthClient(c.Conn()).Check(ctx, &healthpb.HealthCheckRequest{Service: "plugin"})
+	_, err := healthpb.NewHealthClient(c.Conn()).Check(ctx, &healthpb.HealthCheckRequest{Service: wire.HealthService})
 	if err == nil {
 		return
 	}
