@@ -1,6 +1,7 @@
 package conformance
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -184,7 +185,7 @@ func (mx Matrix) Run(ctx context.Context, dir string) ([]Cell, error) {
 // binary starts one binary, once, and runs every host major's suite for
 // each of its implementations of the kind.
 func (mx Matrix) binary(ctx context.Context, bin string) []Cell {
-	ctx, cancel := context.WithTimeout(ctx, orDefault(mx.Timeout, 2*time.Minute))
+	ctx, cancel := context.WithTimeout(ctx, cmp.Or(mx.Timeout, 2*time.Minute))
 	defer cancel()
 	logger := mx.Logger
 	if logger == nil {

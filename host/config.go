@@ -180,11 +180,3 @@ func (c *Config) logger() *slog.Logger {
 	}
 	return slog.Default()
 }
-
-func orDefault[T comparable](v, def T) T {
-	var zero T
-	if v == zero {
-		return def
-	}
-	return v
-}

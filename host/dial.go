@@ -1,6 +1,7 @@
 package host
 
 import (
+	"cmp"
 	"context"
 	"crypto/tls"
 	"errors"
@@ -175,12 +176,12 @@ func Dial(ctx context.Context, r Remote, cfg Config) (*Client, error) {
 }
 
 func (c *Client) dialRemote(ctx context.Context, r Remote, tlsConfig *tls.Config) error {
-	maxMsg := orDefault(c.cfg.MaxMessageSize, wire.DefaultMaxMessageSize)
+	maxMsg := cmp.Or(c.cfg.MaxMessageSize, wire.DefaultMaxMessageSize)
 	creds := insecure.NewCredentials()
 	if tlsConfig != nil {
 		creds = credentials.NewTLS(tlsConfig)
 	}
-	policy := orDefault(r.Balancing, RoundRobin)
+	policy := cmp.Or(r.Balancing, RoundRobin)
 	res := manual.NewBuilderWithScheme("plugkit-remote")
 	addrs := make([]resolver.Address, len(r.Endpoints))
 	for i, e := range r.Endpoints {
@@ -194,7 +195,7 @@ func (c *Client) dialRemote(ctx context.Context, r Remote, tlsConfig *tls.Config
 	serviceConfig := fmt.Sprintf(`{"loadBalancingConfig":[{%q:{}}],"healthCheckConfig":{"serviceName":%q}}`, policy, wire.HealthService)
 	bc := backoff.DefaultConfig
 	bc.BaseDelay = 100 * time.Millisecond
-	bc.MaxDelay = orDefault(r.ReconnectMaxDelay, DefaultReconnectMaxDelay)
+	bc.MaxDelay = cmp.Or(r.ReconnectMaxDelay, DefaultReconnectMaxDelay)
 	opts := append([]grpc.DialOption{
 		grpc.WithTransportCredentials(creds),
 		grpc.WithResolvers(res),
@@ -213,7 +214,7 @@ func (c *Client) dialRemote(ctx context.Context, r Remote, tlsConfig *tls.Config
 
 	// The first health check waits for a healthy endpoint and learns the
 	// version the service serves from its answer's header.
-	hctx, cancel := context.WithTimeout(ctx, orDefault(c.cfg.StartTimeout, DefaultStartTimeout))
+	hctx, cancel := context.WithTimeout(ctx, cmp.Or(c.cfg.StartTimeout, DefaultStartTimeout))
 	defer cancel()
 	var md metadata.MD
 	var resp *healthpb.HealthCheckResponse

@@ -2,6 +2,7 @@ package host
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"crypto/tls"
 	"errors"
@@ -152,7 +153,7 @@ func Start(ctx context.Context, cfg Config) (*Client, error) {
 		return nil, &StartError{Name: name, Err: err, Stderr: tail}
 	}
 
-	lineText, err := proc.readHandshake(ctx, orDefault(cfg.StartTimeout, DefaultStartTimeout), name)
+	lineText, err := proc.readHandshake(ctx, cmp.Or(cfg.StartTimeout, DefaultStartTimeout), name)
 	if err != nil {
 		return fail(err)
 	}
@@ -231,7 +232,7 @@ func clientTLS(id *automtls.Identity, own *tls.Config, line handshake.Line) (*tl
 // connect dials the plugin, checks its health and opens the broker and
 // stdio streams.
 func (c *Client) connect(ctx context.Context, tlsConfig *tls.Config) error {
-	maxMsg := orDefault(c.cfg.MaxMessageSize, wire.DefaultMaxMessageSize)
+	maxMsg := cmp.Or(c.cfg.MaxMessageSize, wire.DefaultMaxMessageSize)
 	creds := insecure.NewCredentials()
 	if tlsConfig != nil {
 		creds = credentials.NewTLS(tlsConfig)

@@ -1,6 +1,7 @@
 package manager
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -163,7 +164,7 @@ func (m *Manager) describe(ctx context.Context, path string, cache map[string]*c
 }
 
 func (m *Manager) launchDescribe(ctx context.Context, path string) (*catalogv1.DescribeResponse, error) {
-	ctx, cancel := context.WithTimeout(ctx, orDefault(m.cfg.DescribeTimeout, DefaultDescribeTimeout))
+	ctx, cancel := context.WithTimeout(ctx, cmp.Or(m.cfg.DescribeTimeout, DefaultDescribeTimeout))
 	defer cancel()
 	c, err := m.start(ctx, path)
 	if err != nil {
