@@ -153,8 +153,8 @@ func (c *Config) check() error {
 	if err := c.Cookie.Validate(); err != nil {
 		return fmt.Errorf("host: %w", err)
 	}
-	if len(c.Versions) == 0 {
-		return errors.New("host: Config.Versions is empty: list the app protocol versions this host speaks")
+	if err := checkVersions(c.Versions); err != nil {
+		return err
 	}
 	if c.Network != "" && c.Network != "unix" && c.Network != "tcp" {
 		return fmt.Errorf("host: Config.Network %q: want unix or tcp", c.Network)
@@ -172,6 +172,19 @@ func (c *Config) name() string {
 		return c.Name
 	}
 	return filepath.Base(c.Path)
+}
+
+// errNoVersions is what every entry point returns for an empty
+// Config.Versions.
+var errNoVersions = errors.New("host: Config.Versions is empty: list the app protocol versions this host speaks")
+
+// checkVersions is the one check of Config.Versions that Start, Reattach,
+// Dial and Connect share.
+func checkVersions(versions []int) error {
+	if len(versions) == 0 {
+		return errNoVersions
+	}
+	return nil
 }
 
 func (c *Config) logger() *slog.Logger {

@@ -137,8 +137,8 @@ func Dial(ctx context.Context, r Remote, cfg Config) (*Client, error) {
 	if err := r.check(); err != nil {
 		return nil, err
 	}
-	if len(cfg.Versions) == 0 {
-		return nil, errors.New("host: Config.Versions is empty: list the app protocol versions this host speaks")
+	if err := checkVersions(cfg.Versions); err != nil {
+		return nil, err
 	}
 	name := cfg.Name
 	if name == "" {
