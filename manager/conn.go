@@ -2,7 +2,9 @@ package manager
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io"
 	"strings"
 	"sync"
 
@@ -144,7 +146,7 @@ type observedStream struct {
 
 func (s *observedStream) RecvMsg(m any) error {
 	err := s.ClientStream.RecvMsg(m)
-	if err == nil || err.Error() == "EOF" {
+	if err == nil || errors.Is(err, io.EOF) {
 		return err
 	}
 	return s.conn.explain(s.method, s.conn.p.observe(s.ctx, s.c, s.method, err))
