@@ -25,6 +25,9 @@
 //
 //   - handshake: the handshake line, the environment contract and version
 //     negotiation.
+//   - wire: the other facts of the wire both sides agree on (health
+//     service name, version header, catalog name key and protocol version,
+//     default message size); it imports nothing.
 //   - automtls: AutoMTLS's throwaway certificates and mutual TLS.
 //   - broker: go-plugin's connection broker, for callbacks either way.
 //

@@ -18,6 +18,7 @@ import (
 	"github.com/plugkit/plugkit/host"
 	"github.com/plugkit/plugkit/internal/netnstest"
 	"github.com/plugkit/plugkit/internal/remotetest"
+	"github.com/plugkit/plugkit/wire"
 )
 
 // startInNetns runs cmd (in the plugins' namespace) and waits until it
@@ -97,7 +98,7 @@ func BenchmarkRemote(b *testing.B) {
 	}
 	b.Cleanup(func() { client.Close() })
 	rawConn, err := grpc.NewClient("passthrough:///"+rawAddr, grpc.WithTransportCredentials(credentials.NewTLS(pki.HostTLS())), pair.Dialer(),
-		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(host.DefaultMaxMessageSize), grpc.MaxCallSendMsgSize(host.DefaultMaxMessageSize)))
+		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(wire.DefaultMaxMessageSize), grpc.MaxCallSendMsgSize(wire.DefaultMaxMessageSize)))
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -17,18 +17,11 @@ import (
 	catalogv1 "github.com/plugkit/plugkit/gen/plugkit/catalog/v1"
 	"github.com/plugkit/plugkit/handshake"
 	"github.com/plugkit/plugkit/plugin"
+	"github.com/plugkit/plugkit/wire"
 )
-
-// ProtocolVersion is the app protocol version of the handshake for
-// plugins that serve a catalog. Kinds carry their own majors; this number
-// versions only the catalog mechanism itself.
-const ProtocolVersion = 1
 
 // SDKVersion is the plugkit version a plugin reports in Describe.
 const SDKVersion = "0.1.0"
-
-// NameKey is the gRPC metadata key naming the implementation a call is for.
-const NameKey = "plugkit-name"
 
 // Implementation is one (kind, major, name) a plugin serves. Build it with
 // Implement, which checks the server's type.
@@ -160,7 +153,7 @@ func (c *Catalog) Register(s *grpc.Server, _ *broker.Broker) error {
 // Serve serves the catalog as a plugin and exits the process when done,
 // like plugin.Serve.
 func Serve(cookie handshake.Cookie, c *Catalog) {
-	plugin.Serve(plugin.Config{Cookie: cookie, Versions: map[int]plugin.Register{ProtocolVersion: c.Register}})
+	plugin.Serve(plugin.Config{Cookie: cookie, Versions: map[int]plugin.Register{wire.CatalogProtocolVersion: c.Register}})
 }
 
 type describer struct {
@@ -176,7 +169,7 @@ func (d describer) Describe(context.Context, *catalogv1.DescribeRequest) (*catal
 func (g *group) pick(ctx context.Context) (any, error) {
 	var name string
 	if md, ok := metadata.FromIncomingContext(ctx); ok {
-		if v := md.Get(NameKey); len(v) > 0 {
+		if v := md.Get(wire.NameKey); len(v) > 0 {
 			name = v[0]
 		}
 	}
@@ -186,7 +179,7 @@ func (g *group) pick(ctx context.Context) (any, error) {
 				return impl, nil
 			}
 		}
-		return nil, status.Errorf(codes.InvalidArgument, "%s: this plugin serves several implementations (%s); name one in the %q metadata", g.service.ServiceName, g.names(), NameKey)
+		return nil, status.Errorf(codes.InvalidArgument, "%s: this plugin serves several implementations (%s); name one in the %q metadata", g.service.ServiceName, g.names(), wire.NameKey)
 	}
 	impl, ok := g.impls[name]
 	if !ok {

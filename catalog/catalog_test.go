@@ -20,6 +20,7 @@ import (
 	objectstorev1 "github.com/plugkit/plugkit/examples/objectstore/gen/objectstore/v1"
 	objectstorev2 "github.com/plugkit/plugkit/examples/objectstore/gen/objectstore/v2"
 	catalogv1 "github.com/plugkit/plugkit/gen/plugkit/catalog/v1"
+	"github.com/plugkit/plugkit/wire"
 )
 
 func twoStores(t *testing.T) (*catalog.Catalog, *backend.Memory, *backend.Memory) {
@@ -93,7 +94,7 @@ func TestRoutingByName(t *testing.T) {
 	defer cancel()
 	v2 := objectstorev2.NewObjectStoreClient(conn)
 	exists := func(name, key string) (bool, error) {
-		ctx := metadata.AppendToOutgoingContext(ctx, catalog.NameKey, name)
+		ctx := metadata.AppendToOutgoingContext(ctx, wire.NameKey, name)
 		r, err := v2.Exists(ctx, &objectstorev2.ExistsRequest{Key: key})
 		return r.GetExists(), err
 	}
@@ -110,7 +111,7 @@ func TestRoutingByName(t *testing.T) {
 		t.Errorf("no name with two implementations: %v", err)
 	}
 	// Streams are routed too.
-	stream, err := v2.Get(metadata.AppendToOutgoingContext(ctx, catalog.NameKey, "b"), &objectstorev2.GetRequest{Key: "only-in-b"})
+	stream, err := v2.Get(metadata.AppendToOutgoingContext(ctx, wire.NameKey, "b"), &objectstorev2.GetRequest{Key: "only-in-b"})
 	if err != nil {
 		t.Fatal(err)
 	}

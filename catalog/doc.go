@@ -10,7 +10,7 @@
 // versions only add, and are detected by capabilities, not negotiated.
 // One binary may also serve several named implementations of the same
 // kind and major; calls reach the right one by the gRPC metadata key
-// "plugkit-name" (NameKey), which the host's manager sets, so user
+// "plugkit-name" (wire.NameKey), which the host's manager sets, so user
 // messages carry no routing field.
 //
 //	cat, err := catalog.New("1.2.0",

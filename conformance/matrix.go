@@ -1,6 +1,7 @@
 package conformance
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -13,12 +14,12 @@ import (
 	"sync"
 	"time"
 
-	"github.com/plugkit/plugkit/catalog"
 	"github.com/plugkit/plugkit/compat"
 	catalogv1 "github.com/plugkit/plugkit/gen/plugkit/catalog/v1"
 	"github.com/plugkit/plugkit/handshake"
 	"github.com/plugkit/plugkit/host"
 	"github.com/plugkit/plugkit/manager"
+	"github.com/plugkit/plugkit/wire"
 )
 
 // Modes of a Cell.
@@ -184,13 +185,13 @@ func (mx Matrix) Run(ctx context.Context, dir string) ([]Cell, error) {
 // binary starts one binary, once, and runs every host major's suite for
 // each of its implementations of the kind.
 func (mx Matrix) binary(ctx context.Context, bin string) []Cell {
-	ctx, cancel := context.WithTimeout(ctx, orDefault(mx.Timeout, 2*time.Minute))
+	ctx, cancel := context.WithTimeout(ctx, cmp.Or(mx.Timeout, 2*time.Minute))
 	defer cancel()
 	logger := mx.Logger
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	c, err := host.Start(ctx, host.Config{Path: bin, Cookie: mx.Cookie, Versions: []int{catalog.ProtocolVersion}, Logger: logger})
+	c, err := host.Start(ctx, host.Config{Path: bin, Cookie: mx.Cookie, Versions: []int{wire.CatalogProtocolVersion}, Logger: logger})
 	if err != nil {
 		return mx.failAll(filepath.Base(bin), "", bin, "start", err)
 	}

@@ -1,6 +1,7 @@
 package conformance
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -97,7 +98,7 @@ func (s Suite[T]) Run(ctx context.Context, client T) Report {
 }
 
 func (s Suite[T]) runCase(ctx context.Context, c Case[T], client T) (err error) {
-	ctx, cancel := context.WithTimeout(ctx, orDefault(s.CaseTimeout, DefaultCaseTimeout))
+	ctx, cancel := context.WithTimeout(ctx, cmp.Or(s.CaseTimeout, DefaultCaseTimeout))
 	defer cancel()
 	defer func() {
 		if p := recover(); p != nil {
@@ -143,12 +144,4 @@ func (s Suite[T]) Test(t *testing.T, client T) {
 			}
 		})
 	}
-}
-
-func orDefault[T comparable](v, def T) T {
-	var zero T
-	if v == zero {
-		return def
-	}
-	return v
 }

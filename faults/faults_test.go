@@ -31,6 +31,7 @@ import (
 	"github.com/plugkit/plugkit/host"
 	"github.com/plugkit/plugkit/internal/testutil"
 	"github.com/plugkit/plugkit/manager"
+	"github.com/plugkit/plugkit/wire"
 )
 
 func store(c *host.Client) objectstorev1.ObjectStoreClient {
@@ -422,7 +423,7 @@ func TestStrangerIsRefused(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		_, err = healthpb.NewHealthClient(conn).Check(ctxT(t, 3*time.Second), &healthpb.HealthCheckRequest{Service: "plugin"})
+		_, err = healthpb.NewHealthClient(conn).Check(ctxT(t, 3*time.Second), &healthpb.HealthCheckRequest{Service: wire.HealthService})
 		conn.Close()
 		if err == nil {
 			t.Errorf("%s: a stranger's health call succeeded", name)

@@ -1,6 +1,7 @@
 package host
 
 import (
+	"cmp"
 	"context"
 	"time"
 
@@ -26,7 +27,7 @@ func (c *Client) Close() error {
 }
 
 func (c *Client) close() error {
-	wait := orDefault(c.cfg.StopTimeout, DefaultStopTimeout)
+	wait := cmp.Or(c.cfg.StopTimeout, DefaultStopTimeout)
 	var shutdownErr error
 	shutdown := func() (willExit bool) {
 		ctx, cancel := context.WithTimeout(context.Background(), wait)

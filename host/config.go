@@ -20,9 +20,6 @@ import (
 const (
 	// DefaultStartTimeout bounds the wait for the handshake line.
 	DefaultStartTimeout = 30 * time.Second
-	// DefaultMaxMessageSize is the largest gRPC message sent or received:
-	// 64 MiB, against gRPC's own 4 MiB. The plugin side uses the same.
-	DefaultMaxMessageSize = 64 << 20
 	// DefaultStopTimeout is how long each of Close's two polite steps may
 	// take before the next, firmer one: the Shutdown RPC with the wait for
 	// the exit after it, then SIGTERM with its wait. Close of a plugin
@@ -132,7 +129,7 @@ type Config struct {
 	// SIGTERM); 0 means DefaultStopTimeout.
 	StopTimeout time.Duration
 	// MaxMessageSize bounds gRPC messages both ways; 0 means
-	// DefaultMaxMessageSize.
+	// wire.DefaultMaxMessageSize.
 	MaxMessageSize int
 	// DialOptions are added to the gRPC connection's options.
 	DialOptions []grpc.DialOption
@@ -156,8 +153,8 @@ func (c *Config) check() error {
 	if err := c.Cookie.Validate(); err != nil {
 		return fmt.Errorf("host: %w", err)
 	}
-	if len(c.Versions) == 0 {
-		return errors.New("host: Config.Versions is empty: list the app protocol versions this host speaks")
+	if err := checkVersions(c.Versions); err != nil {
+		return err
 	}
 	if c.Network != "" && c.Network != "unix" && c.Network != "tcp" {
 		return fmt.Errorf("host: Config.Network %q: want unix or tcp", c.Network)
@@ -177,17 +174,22 @@ func (c *Config) name() string {
 	return filepath.Base(c.Path)
 }
 
+// errNoVersions is what every entry point returns for an empty
+// Config.Versions.
+var errNoVersions = errors.New("host: Config.Versions is empty: list the app protocol versions this host speaks")
+
+// checkVersions is the one check of Config.Versions that Start, Reattach,
+// Dial and Connect share.
+func checkVersions(versions []int) error {
+	if len(versions) == 0 {
+		return errNoVersions
+	}
+	return nil
+}
+
 func (c *Config) logger() *slog.Logger {
 	if c.Logger != nil {
 		return c.Logger
 	}
 	return slog.Default()
-}
-
-func orDefault[T comparable](v, def T) T {
-	var zero T
-	if v == zero {
-		return def
-	}
-	return v
 }

@@ -2,7 +2,6 @@ package host
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -30,8 +29,8 @@ func Connect(ctx context.Context, handshakeLine string, id *automtls.Identity, c
 	if name == "" {
 		name = "in-process plugin"
 	}
-	if len(cfg.Versions) == 0 {
-		return nil, errors.New("host: Config.Versions is empty: list the app protocol versions this host speaks")
+	if err := checkVersions(cfg.Versions); err != nil {
+		return nil, err
 	}
 	line, err := handshake.Parse(strings.TrimRight(handshakeLine, "\r\n"))
 	if err != nil {

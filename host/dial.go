@@ -1,6 +1,7 @@
 package host
 
 import (
+	"cmp"
 	"context"
 	"crypto/tls"
 	"errors"
@@ -28,6 +29,7 @@ import (
 	"github.com/plugkit/plugkit/handshake"
 	"github.com/plugkit/plugkit/internal/goplugin/pluginpb"
 	"github.com/plugkit/plugkit/internal/listen"
+	"github.com/plugkit/plugkit/wire"
 )
 
 // Balancing policies for Remote.Balancing: gRPC's own load balancers.
@@ -38,10 +40,6 @@ const (
 	// over to the next when it goes.
 	PickFirst = "pick_first"
 )
-
-// versionHeader is plugin.VersionHeader (the host does not import the
-// plugin side).
-const versionHeader = "plugkit-protocol-version"
 
 // DefaultReconnectMaxDelay caps the backoff between reconnection attempts
 // to a lost endpoint.
@@ -130,7 +128,7 @@ func (e *EndpointError) GRPCStatus() *status.Status {
 //
 // The endpoints are balanced and failed over by gRPC itself (a static
 // resolver and the round_robin or pick_first balancer, with gRPC's health
-// checking of the "plugin" service): an endpoint that stops answering or
+// checking of the wire.HealthService service): an endpoint that stops answering or
 // reports NOT_SERVING gets no calls until it is healthy again. Dial waits,
 // within ctx, until one endpoint is healthy. Close disconnects and never
 // asks the service to stop: other hosts use it. The broker's stream is
@@ -139,8 +137,8 @@ func Dial(ctx context.Context, r Remote, cfg Config) (*Client, error) {
 	if err := r.check(); err != nil {
 		return nil, err
 	}
-	if len(cfg.Versions) == 0 {
-		return nil, errors.New("host: Config.Versions is empty: list the app protocol versions this host speaks")
+	if err := checkVersions(cfg.Versions); err != nil {
+		return nil, err
 	}
 	name := cfg.Name
 	if name == "" {
@@ -178,12 +176,12 @@ func Dial(ctx context.Context, r Remote, cfg Config) (*Client, error) {
 }
 
 func (c *Client) dialRemote(ctx context.Context, r Remote, tlsConfig *tls.Config) error {
-	maxMsg := orDefault(c.cfg.MaxMessageSize, DefaultMaxMessageSize)
+	maxMsg := cmp.Or(c.cfg.MaxMessageSize, wire.DefaultMaxMessageSize)
 	creds := insecure.NewCredentials()
 	if tlsConfig != nil {
 		creds = credentials.NewTLS(tlsConfig)
 	}
-	policy := orDefault(r.Balancing, RoundRobin)
+	policy := cmp.Or(r.Balancing, RoundRobin)
 	res := manual.NewBuilderWithScheme("plugkit-remote")
 	addrs := make([]resolver.Address, len(r.Endpoints))
 	for i, e := range r.Endpoints {
@@ -194,10 +192,10 @@ func (c *Client) dialRemote(ctx context.Context, r Remote, tlsConfig *tls.Config
 		}
 	}
 	res.InitialState(resolver.State{Addresses: addrs})
-	serviceConfig := fmt.Sprintf(`{"loadBalancingConfig":[{%q:{}}],"healthCheckConfig":{"serviceName":"plugin"}}`, policy)
+	serviceConfig := fmt.Sprintf(`{"loadBalancingConfig":[{%q:{}}],"healthCheckConfig":{"serviceName":%q}}`, policy, wire.HealthService)
 	bc := backoff.DefaultConfig
 	bc.BaseDelay = 100 * time.Millisecond
-	bc.MaxDelay = orDefault(r.ReconnectMaxDelay, DefaultReconnectMaxDelay)
+	bc.MaxDelay = cmp.Or(r.ReconnectMaxDelay, DefaultReconnectMaxDelay)
 	opts := append([]grpc.DialOption{
 		grpc.WithTransportCredentials(creds),
 		grpc.WithResolvers(res),
@@ -216,7 +214,7 @@ func (c *Client) dialRemote(ctx context.Context, r Remote, tlsConfig *tls.Config
 
 	// The first health check waits for a healthy endpoint and learns the
 	// version the service serves from its answer's header.
-	hctx, cancel := context.WithTimeout(ctx, orDefault(c.cfg.StartTimeout, DefaultStartTimeout))
+	hctx, cancel := context.WithTimeout(ctx, cmp.Or(c.cfg.StartTimeout, DefaultStartTimeout))
 	defer cancel()
 	var md metadata.MD
 	var resp *healthpb.HealthCheckResponse
@@ -224,7 +222,7 @@ func (c *Client) dialRemote(ctx context.Context, r Remote, tlsConfig *tls.Config
 	for {
 		// Not WaitForReady: a failing endpoint answers at once with why
 		// (refused, TLS), which the error then says.
-		resp, err = healthpb.NewHealthClient(conn).Check(hctx, &healthpb.HealthCheckRequest{Service: "plugin"}, grpc.Header(&md))
+		resp, err = healthpb.NewHealthClient(conn).Check(hctx, &healthpb.HealthCheckRequest{Service: wire.HealthService}, grpc.Header(&md))
 		if err == nil || status.Code(err) != codes.Unavailable {
 			break
 		}
@@ -253,10 +251,10 @@ func (c *Client) dialRemote(ctx context.Context, r Remote, tlsConfig *tls.Config
 		conn.Close()
 		return fmt.Errorf("%w (status %s)", ErrNotServing, resp.GetStatus())
 	}
-	vs := md.Get(versionHeader)
+	vs := md.Get(wire.VersionHeader)
 	if len(vs) == 0 {
 		conn.Close()
-		return fmt.Errorf("the service at %v did not name its app protocol version (header %s): it is not a plugkit plugin service (started with PLUGKIT_LISTEN)", r.Endpoints, versionHeader)
+		return fmt.Errorf("the service at %v did not name its app protocol version (header %s): it is not a plugkit plugin service (started with PLUGKIT_LISTEN)", r.Endpoints, wire.VersionHeader)
 	}
 	v, err := strconv.Atoi(vs[0])
 	if err != nil {

@@ -27,6 +27,7 @@ import (
 	"github.com/plugkit/plugkit/handshake"
 	"github.com/plugkit/plugkit/host"
 	"github.com/plugkit/plugkit/internal/testutil"
+	"github.com/plugkit/plugkit/wire"
 )
 
 func TestMain(m *testing.M) {
@@ -140,7 +141,7 @@ func TestMessagesBeyondGRPCsDefaultLimit(t *testing.T) {
 	}
 	msg, err := stream.Recv()
 	if err != nil || len(msg.GetChunk()) != 6<<20 {
-		t.Fatalf("a 6 MiB message (default limit %d MiB, plugkit's %d MiB): %d bytes, %v", 4, host.DefaultMaxMessageSize>>20, len(msg.GetChunk()), err)
+		t.Fatalf("a 6 MiB message (default limit %d MiB, plugkit's %d MiB): %d bytes, %v", 4, wire.DefaultMaxMessageSize>>20, len(msg.GetChunk()), err)
 	}
 	// The limit is a limit: a message above it is refused, not taken.
 	stream, err = objectstorev1.NewObjectStoreClient(c.Conn()).Get(ctx, &objectstorev1.GetRequest{Key: "65"})

@@ -64,8 +64,8 @@ func Reattach(ctx context.Context, rc ReattachConfig, cfg Config) (*Client, erro
 	if name == "" {
 		name = fmt.Sprintf("pid %d", rc.Pid)
 	}
-	if len(cfg.Versions) == 0 {
-		return nil, errors.New("host: Config.Versions is empty: list the app protocol versions this host speaks")
+	if err := checkVersions(cfg.Versions); err != nil {
+		return nil, err
 	}
 	if cfg.MultiplexBroker {
 		return nil, errMultiplexReattach

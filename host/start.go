@@ -2,6 +2,7 @@ package host
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"crypto/tls"
 	"errors"
@@ -31,6 +32,7 @@ import (
 	"github.com/plugkit/plugkit/internal/goplugin/pluginpb"
 	"github.com/plugkit/plugkit/internal/listen"
 	"github.com/plugkit/plugkit/internal/osdep"
+	"github.com/plugkit/plugkit/wire"
 )
 
 // ErrNotServing reports a plugin whose health check answered NOT_SERVING.
@@ -151,7 +153,7 @@ func Start(ctx context.Context, cfg Config) (*Client, error) {
 		return nil, &StartError{Name: name, Err: err, Stderr: tail}
 	}
 
-	lineText, err := proc.readHandshake(ctx, orDefault(cfg.StartTimeout, DefaultStartTimeout), name)
+	lineText, err := proc.readHandshake(ctx, cmp.Or(cfg.StartTimeout, DefaultStartTimeout), name)
 	if err != nil {
 		return fail(err)
 	}
@@ -230,7 +232,7 @@ func clientTLS(id *automtls.Identity, own *tls.Config, line handshake.Line) (*tl
 // connect dials the plugin, checks its health and opens the broker and
 // stdio streams.
 func (c *Client) connect(ctx context.Context, tlsConfig *tls.Config) error {
-	maxMsg := orDefault(c.cfg.MaxMessageSize, DefaultMaxMessageSize)
+	maxMsg := cmp.Or(c.cfg.MaxMessageSize, wire.DefaultMaxMessageSize)
 	creds := insecure.NewCredentials()
 	if tlsConfig != nil {
 		creds = credentials.NewTLS(tlsConfig)
@@ -322,7 +324,7 @@ func (c *Client) connect(ctx context.Context, tlsConfig *tls.Config) error {
 func (c *Client) checkHealth(ctx context.Context) error {
 	hctx, cancel := context.WithTimeout(ctx, DefaultHealthTimeout)
 	defer cancel()
-	resp, err := healthpb.NewHealthClient(c.conn).Check(hctx, &healthpb.HealthCheckRequest{Service: "plugin"})
+	resp, err := healthpb.NewHealthClient(c.conn).Check(hctx, &healthpb.HealthCheckRequest{Service: wire.HealthService})
 	switch {
 	case status.Code(err) == codes.Unimplemented:
 		c.logger.Debug("plugin has no health service; assuming it serves")

@@ -12,6 +12,7 @@ import (
 	"github.com/plugkit/plugkit/manager"
 	"github.com/plugkit/plugkit/plugin"
 	"github.com/plugkit/plugkit/plugintest"
+	"github.com/plugkit/plugkit/wire"
 )
 
 // TestAttach registers an in-process catalog plugin: Lookup finds its
@@ -23,7 +24,7 @@ func TestAttach(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := plugintest.Start(t, plugin.Config{Versions: map[int]plugin.Register{catalog.ProtocolVersion: cat.Register}})
+	c := plugintest.Start(t, plugin.Config{Versions: map[int]plugin.Register{wire.CatalogProtocolVersion: cat.Register}})
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	m := manager.New(manager.Config{Dirs: []string{t.TempDir()}, Cookie: plugintest.Cookie})

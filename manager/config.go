@@ -96,11 +96,3 @@ func (c *Config) parallelism() int {
 	}
 	return runtime.NumCPU()
 }
-
-func orDefault[T comparable](v, def T) T {
-	var zero T
-	if v == zero {
-		return def
-	}
-	return v
-}

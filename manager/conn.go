@@ -2,7 +2,9 @@ package manager
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io"
 	"strings"
 	"sync"
 
@@ -11,9 +13,9 @@ import (
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 
-	"github.com/plugkit/plugkit/catalog"
 	catalogv1 "github.com/plugkit/plugkit/gen/plugkit/catalog/v1"
 	"github.com/plugkit/plugkit/host"
+	"github.com/plugkit/plugkit/wire"
 )
 
 // Conn is a connection to one named implementation in a shared plugin
@@ -126,11 +128,11 @@ type named struct {
 }
 
 func (n named) Invoke(ctx context.Context, method string, args, reply any, opts ...grpc.CallOption) error {
-	return n.cc.Invoke(metadata.AppendToOutgoingContext(ctx, catalog.NameKey, n.name), method, args, reply, opts...)
+	return n.cc.Invoke(metadata.AppendToOutgoingContext(ctx, wire.NameKey, n.name), method, args, reply, opts...)
 }
 
 func (n named) NewStream(ctx context.Context, desc *grpc.StreamDesc, method string, opts ...grpc.CallOption) (grpc.ClientStream, error) {
-	return n.cc.NewStream(metadata.AppendToOutgoingContext(ctx, catalog.NameKey, n.name), desc, method, opts...)
+	return n.cc.NewStream(metadata.AppendToOutgoingContext(ctx, wire.NameKey, n.name), desc, method, opts...)
 }
 
 // observedStream reports a crash seen while receiving.
@@ -144,7 +146,7 @@ type observedStream struct {
 
 func (s *observedStream) RecvMsg(m any) error {
 	err := s.ClientStream.RecvMsg(m)
-	if err == nil || err.Error() == "EOF" {
+	if err == nil || errors.Is(err, io.EOF) {
 		return err
 	}
 	return s.conn.explain(s.method, s.conn.p.observe(s.ctx, s.c, s.method, err))

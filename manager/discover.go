@@ -1,6 +1,7 @@
 package manager
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -21,11 +22,11 @@ import (
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/encoding/protojson"
 
-	"github.com/plugkit/plugkit/catalog"
 	catalogv1 "github.com/plugkit/plugkit/gen/plugkit/catalog/v1"
 	"github.com/plugkit/plugkit/host"
 	"github.com/plugkit/plugkit/internal/filehash"
 	"github.com/plugkit/plugkit/internal/osdep"
+	"github.com/plugkit/plugkit/wire"
 )
 
 // Binary is one executable found in a plugin directory.
@@ -163,7 +164,7 @@ func (m *Manager) describe(ctx context.Context, path string, cache map[string]*c
 }
 
 func (m *Manager) launchDescribe(ctx context.Context, path string) (*catalogv1.DescribeResponse, error) {
-	ctx, cancel := context.WithTimeout(ctx, orDefault(m.cfg.DescribeTimeout, DefaultDescribeTimeout))
+	ctx, cancel := context.WithTimeout(ctx, cmp.Or(m.cfg.DescribeTimeout, DefaultDescribeTimeout))
 	defer cancel()
 	c, err := m.start(ctx, path)
 	if err != nil {
@@ -248,7 +249,7 @@ func (m *Manager) hostConfig(path string) host.Config {
 		Path:            path,
 		SHA256:          pin, // host.Start hashes and executes the same open file
 		Cookie:          m.cfg.Cookie,
-		Versions:        []int{catalog.ProtocolVersion},
+		Versions:        []int{wire.CatalogProtocolVersion},
 		NoAutoMTLS:      m.cfg.NoAutoMTLS,
 		Logger:          m.cfg.logger(),
 		StopTimeout:     m.cfg.StopTimeout,

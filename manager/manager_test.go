@@ -29,6 +29,7 @@ import (
 	"github.com/plugkit/plugkit/internal/testutil"
 	"github.com/plugkit/plugkit/manager"
 	"github.com/plugkit/plugkit/plugin"
+	"github.com/plugkit/plugkit/wire"
 )
 
 var cookie = handshake.Cookie{Key: "PLUGKIT_MANAGER_TEST", Value: "1"}
@@ -123,7 +124,7 @@ func runPlugin(mode string) {
 	if d := hostileDescription(mode); d != nil {
 		// A plugin whose Describe answer is not what it serves: it
 		// claims objectstore major 2 but serves major 1 only.
-		plugin.Serve(plugin.Config{Cookie: cookie, Versions: map[int]plugin.Register{catalog.ProtocolVersion: func(s *grpc.Server, _ *broker.Broker) error {
+		plugin.Serve(plugin.Config{Cookie: cookie, Versions: map[int]plugin.Register{wire.CatalogProtocolVersion: func(s *grpc.Server, _ *broker.Broker) error {
 			catalogv1.RegisterCatalogServer(s, fixedCatalog{d: d})
 			objectstorev1.RegisterObjectStoreServer(s, backend.V1{B: backend.NewMemory()})
 			return nil

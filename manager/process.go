@@ -1,6 +1,7 @@
 package manager
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -11,6 +12,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/plugkit/plugkit/host"
+	"github.com/plugkit/plugkit/wire"
 )
 
 // process is the one shared plugin process of a binary: started on first
@@ -65,12 +67,12 @@ func (p *process) get(ctx context.Context) (*host.Client, int, error) {
 			return p.client, p.gen, nil
 		}
 	}
-	maxRestarts := orDefault(p.m.cfg.MaxRestarts, DefaultMaxRestarts)
+	maxRestarts := cmp.Or(p.m.cfg.MaxRestarts, DefaultMaxRestarts)
 	if p.restarts > maxRestarts {
 		return nil, 0, fmt.Errorf("plugin %s crashed %d times in a row; gave up restarting it (last error: %v); fix the plugin and create a new Manager", p.path, p.restarts, p.lastErr)
 	}
 	if p.restarts > 0 {
-		backoff := orDefault(p.m.cfg.RestartBackoff, DefaultRestartBackoff) << (p.restarts - 1)
+		backoff := cmp.Or(p.m.cfg.RestartBackoff, DefaultRestartBackoff) << (p.restarts - 1)
 		backoff = min(backoff, DefaultMaxBackoff)
 		t := time.NewTimer(backoff)
 		select {
@@ -123,9 +125,9 @@ func (p *process) observe(ctx context.Context, c *host.Client, method string, er
 }
 
 func (p *process) checkHung(c *host.Client) {
-	ctx, cancel := context.WithTimeout(context.Background(), orDefault(p.m.cfg.HealthTimeout, DefaultHealthTimeout))
+	ctx, cancel := context.WithTimeout(context.Background(), cmp.Or(p.m.cfg.HealthTimeout, DefaultHealthTimeout))
 	defer cancel()
-	_, err := healthpb.NewHealthClient(c.Conn()).Check(ctx, &healthpb.HealthCheckRequest{Service: "plugin"})
+	_, err := healthpb.NewHealthClient(c.Conn()).Check(ctx, &healthpb.HealthCheckRequest{Service: wire.HealthService})
 	if err == nil {
 		return
 	}

@@ -19,9 +19,9 @@ import (
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
 
-	"github.com/plugkit/plugkit/catalog"
 	catalogv1 "github.com/plugkit/plugkit/gen/plugkit/catalog/v1"
 	"github.com/plugkit/plugkit/host"
+	"github.com/plugkit/plugkit/wire"
 )
 
 // remotePrefix starts the Path of a remote entry (Binary.Path, Info.Path).
@@ -262,7 +262,7 @@ func (m *Manager) startRemote(ctx context.Context, path string) (*host.Client, e
 		cfg := host.Config{
 			TLS:         r.TLS,
 			NoAutoMTLS:  r.TLS == nil,
-			Versions:    []int{catalog.ProtocolVersion},
+			Versions:    []int{wire.CatalogProtocolVersion},
 			Name:        fmt.Sprintf("%s %q at %s", r.Kind, r.Name, strings.Join(r.Endpoints, ",")),
 			Logger:      m.cfg.logger(),
 			DialOptions: r.DialOptions,

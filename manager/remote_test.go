@@ -16,6 +16,7 @@ import (
 	"github.com/plugkit/plugkit/internal/remotetest"
 	"github.com/plugkit/plugkit/manager"
 	"github.com/plugkit/plugkit/plugin"
+	"github.com/plugkit/plugkit/wire"
 )
 
 // memoryService serves the v1-only memory store as a plugin service.
@@ -27,7 +28,7 @@ func memoryService(t *testing.T, env map[string]string) (string, func() error) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return remotetest.Start(t, env, "", plugin.Config{Versions: map[int]plugin.Register{catalog.ProtocolVersion: cat.Register}})
+	return remotetest.Start(t, env, "", plugin.Config{Versions: map[int]plugin.Register{wire.CatalogProtocolVersion: cat.Register}})
 }
 
 func TestRemoteEntryDispensesWithAdapter(t *testing.T) {

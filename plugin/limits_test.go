@@ -38,6 +38,7 @@ import (
 	"github.com/plugkit/plugkit/internal/remotetest"
 	"github.com/plugkit/plugkit/internal/testpki"
 	"github.com/plugkit/plugkit/plugin"
+	"github.com/plugkit/plugkit/wire"
 )
 
 func freeAddr(t *testing.T) string {
@@ -230,7 +231,7 @@ func TestServiceHealthPortWatchFloodBounded(t *testing.T) {
 
 	runtime.GC()
 	baseG, baseHeap := runtime.NumGoroutine(), heapInuse()
-	req, err := proto.Marshal(&healthpb.HealthCheckRequest{Service: plugin.HealthService})
+	req, err := proto.Marshal(&healthpb.HealthCheckRequest{Service: wire.HealthService})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -358,10 +359,10 @@ func TestServiceInflightBudgetBoundsMemory(t *testing.T) {
 	env := pki.ServiceEnv("127.0.0.1:0")
 	var cfg plugin.Config
 	if raceDetector {
-		budget, size, cfg.MaxMessageSize = budget/4, size/4, plugin.DefaultMaxMessageSize/4
+		budget, size, cfg.MaxMessageSize = budget/4, size/4, wire.DefaultMaxMessageSize/4
 		env[plugin.EnvMaxInflightBytes] = strconv.FormatInt(budget, 10)
 	}
-	maxMsg := int64(plugin.DefaultMaxMessageSize)
+	maxMsg := int64(wire.DefaultMaxMessageSize)
 	if cfg.MaxMessageSize != 0 {
 		maxMsg = int64(cfg.MaxMessageSize)
 	}
@@ -508,7 +509,7 @@ func TestServiceRotationWithCallsInFlight(t *testing.T) {
 		return c
 	}
 	old := dialTLS(t, addr, oldTLS())
-	watch, err := healthpb.NewHealthClient(old).Watch(ctx, &healthpb.HealthCheckRequest{Service: plugin.HealthService})
+	watch, err := healthpb.NewHealthClient(old).Watch(ctx, &healthpb.HealthCheckRequest{Service: wire.HealthService})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -645,7 +646,7 @@ func TestServiceLimitsFromEnvironment(t *testing.T) {
 		{map[string]string{plugin.EnvMaxHandshakes: "-1"}, plugin.EnvMaxHandshakes},
 		{map[string]string{plugin.EnvMaxStreams: "many"}, plugin.EnvMaxStreams},
 		{map[string]string{plugin.EnvMaxInflightBytes: "1GiB"}, plugin.EnvMaxInflightBytes},
-		{map[string]string{plugin.EnvMaxInflightBytes: strconv.Itoa(3*plugin.DefaultMaxMessageSize - 1)}, "three times the maximum message size"},
+		{map[string]string{plugin.EnvMaxInflightBytes: strconv.Itoa(3*wire.DefaultMaxMessageSize - 1)}, "three times the maximum message size"},
 	} {
 		env := map[string]string{plugin.EnvListen: "127.0.0.1:0", plugin.EnvInsecureLoopback: "1"}
 		for k, v := range tc.env {

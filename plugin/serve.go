@@ -27,15 +27,8 @@ import (
 	"github.com/plugkit/plugkit/handshake"
 	"github.com/plugkit/plugkit/internal/goplugin/pluginpb"
 	"github.com/plugkit/plugkit/internal/listen"
+	"github.com/plugkit/plugkit/wire"
 )
-
-// HealthService is the service name whose health go-plugin hosts check.
-const HealthService = "plugin"
-
-// DefaultMaxMessageSize is the largest gRPC message plugkit sends or
-// receives by default on both sides: 64 MiB, against gRPC's own 4 MiB,
-// which Terraform schemas and object-store chunks outgrow.
-const DefaultMaxMessageSize = 64 << 20
 
 // DefaultShutdownTimeout is how long a plugin lets in-flight calls finish
 // after it is asked to stop, before it stops hard. It is below go-plugin's
@@ -68,7 +61,7 @@ type Config struct {
 	// grpc.ReadBufferSize says.
 	ServerOptions []grpc.ServerOption
 	// MaxMessageSize bounds gRPC messages both ways; 0 means
-	// DefaultMaxMessageSize.
+	// wire.DefaultMaxMessageSize.
 	MaxMessageSize int
 	// ShutdownTimeout bounds a graceful stop; 0 means
 	// DefaultShutdownTimeout.
@@ -193,7 +186,7 @@ func Run(ctx context.Context, cfg Config) error {
 	shutdown := make(chan struct{}, 1)
 	stdio := newStdioServer()
 	healthSrv := health.NewServer()
-	healthSrv.SetServingStatus(HealthService, healthpb.HealthCheckResponse_SERVING)
+	healthSrv.SetServingStatus(wire.HealthService, healthpb.HealthCheckResponse_SERVING)
 	healthpb.RegisterHealthServer(srv, healthSrv)
 	pluginpb.RegisterGRPCBrokerServer(srv, broker.ServerHandler{Broker: brk})
 	pluginpb.RegisterGRPCControllerServer(srv, controller{shutdown: shutdown})
@@ -318,7 +311,7 @@ func serverTLS(cfg Config, env handshake.Env) (*tls.Config, []byte, error) {
 // maxMessageSize is MaxMessageSize or its default.
 func (cfg Config) maxMessageSize() int {
 	if cfg.MaxMessageSize == 0 {
-		return DefaultMaxMessageSize
+		return wire.DefaultMaxMessageSize
 	}
 	return cfg.MaxMessageSize
 }

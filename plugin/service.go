@@ -23,6 +23,7 @@ import (
 	"github.com/plugkit/plugkit/broker"
 	"github.com/plugkit/plugkit/handshake"
 	"github.com/plugkit/plugkit/internal/goplugin/pluginpb"
+	"github.com/plugkit/plugkit/wire"
 )
 
 // The environment of a plugin run as a network service. A plugin started
@@ -52,11 +53,6 @@ const (
 	// more than whether the plugin serves.
 	EnvHealthListen = "PLUGKIT_HEALTH_LISTEN"
 )
-
-// VersionHeader is the response header in which a plugin service names
-// the app protocol version it serves, on answers to grpc.health.v1
-// Health/Check: there is no handshake line to carry it.
-const VersionHeader = "plugkit-protocol-version"
 
 // DefaultDrainTimeout bounds a service's drain after SIGTERM: below
 // Kubernetes' default 30 s grace period, so that the drain ends before
@@ -109,7 +105,7 @@ func runService(ctx context.Context, cfg Config, addr string, lookup func(string
 	defer ln.Close()
 
 	budget := newBudget(limits.MaxInflightBytes, maxMsg)
-	header := metadata.Pairs(VersionHeader, strconv.Itoa(version))
+	header := metadata.Pairs(wire.VersionHeader, strconv.Itoa(version))
 	opts := []grpc.ServerOption{
 		grpc.MaxRecvMsgSize(maxMsg), grpc.MaxSendMsgSize(maxMsg),
 		grpc.ConnectionTimeout(limits.HandshakeTimeout),
@@ -140,7 +136,7 @@ func runService(ctx context.Context, cfg Config, addr string, lookup func(string
 	brk := broker.New(broker.Options{})
 	defer brk.Close()
 	healthSrv := health.NewServer()
-	healthSrv.SetServingStatus(HealthService, healthpb.HealthCheckResponse_SERVING)
+	healthSrv.SetServingStatus(wire.HealthService, healthpb.HealthCheckResponse_SERVING)
 	draining := make(chan struct{})
 	healthpb.RegisterHealthServer(srv, drainingHealth{Server: healthSrv, done: draining})
 	pluginpb.RegisterGRPCBrokerServer(srv, idleBroker{done: draining})

@@ -22,6 +22,7 @@ import (
 	"github.com/plugkit/plugkit/internal/remotetest"
 	"github.com/plugkit/plugkit/internal/testpki"
 	"github.com/plugkit/plugkit/plugin"
+	"github.com/plugkit/plugkit/wire"
 )
 
 func runService(t *testing.T, env map[string]string, cfg plugin.Config) (string, func() error) {
@@ -41,7 +42,7 @@ func dialTLS(t *testing.T, addr string, tc *tls.Config) *grpc.ClientConn {
 
 func health(ctx context.Context, cc *grpc.ClientConn) (healthpb.HealthCheckResponse_ServingStatus, metadata.MD, error) {
 	var md metadata.MD
-	resp, err := healthpb.NewHealthClient(cc).Check(ctx, &healthpb.HealthCheckRequest{Service: plugin.HealthService}, grpc.Header(&md))
+	resp, err := healthpb.NewHealthClient(cc).Check(ctx, &healthpb.HealthCheckRequest{Service: wire.HealthService}, grpc.Header(&md))
 	return resp.GetStatus(), md, err
 }
 
@@ -90,8 +91,8 @@ func TestServiceMutualTLSManyHosts(t *testing.T) {
 		if err != nil || st != healthpb.HealthCheckResponse_SERVING {
 			t.Fatalf("host %d: health = %v, %v", i, st, err)
 		}
-		if v := md.Get(plugin.VersionHeader); len(v) != 1 || v[0] != "1" {
-			t.Fatalf("host %d: %s header = %q, want [1]", i, plugin.VersionHeader, v)
+		if v := md.Get(wire.VersionHeader); len(v) != 1 || v[0] != "1" {
+			t.Fatalf("host %d: %s header = %q, want [1]", i, wire.VersionHeader, v)
 		}
 		resp, err := testgrpc.NewTestServiceClient(cc).UnaryCall(ctx, &testpb.SimpleRequest{})
 		if err != nil || string(resp.GetPayload().GetBody()) != "one" {
@@ -125,7 +126,7 @@ func TestServiceDrainsOnStop(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	cc := dialTLS(t, addr, pki.HostTLS())
-	watch, err := healthpb.NewHealthClient(cc).Watch(ctx, &healthpb.HealthCheckRequest{Service: plugin.HealthService})
+	watch, err := healthpb.NewHealthClient(cc).Watch(ctx, &healthpb.HealthCheckRequest{Service: wire.HealthService})
 	if err != nil {
 		t.Fatal(err)
 	}

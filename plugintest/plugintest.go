@@ -19,6 +19,7 @@ import (
 	"github.com/plugkit/plugkit/host"
 	"github.com/plugkit/plugkit/manager"
 	"github.com/plugkit/plugkit/plugin"
+	"github.com/plugkit/plugkit/wire"
 )
 
 // Cookie is the magic cookie Start uses when the plugin's Config has none,
@@ -173,7 +174,7 @@ func Start(t testing.TB, cfg plugin.Config, opts ...Options) *host.Client {
 func ServeCatalog(t testing.TB, cat *catalog.Catalog) *manager.Manager {
 	t.Helper()
 	m := manager.New(manager.Config{Cookie: Cookie, Logger: testLogger(t)})
-	c := Start(t, plugin.Config{Cookie: Cookie, Versions: map[int]plugin.Register{catalog.ProtocolVersion: cat.Register}})
+	c := Start(t, plugin.Config{Cookie: Cookie, Versions: map[int]plugin.Register{wire.CatalogProtocolVersion: cat.Register}})
 	t.Cleanup(func() { m.Close() }) // runs before Start's cleanup
 	ctx, cancel := context.WithTimeout(context.Background(), startTimeout)
 	defer cancel()

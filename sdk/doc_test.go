@@ -11,13 +11,12 @@ import (
 	"time"
 
 	"github.com/plugkit/plugkit/automtls"
-	"github.com/plugkit/plugkit/catalog"
 	"github.com/plugkit/plugkit/examples/objectstore"
 	catalogv1 "github.com/plugkit/plugkit/gen/plugkit/catalog/v1"
 	"github.com/plugkit/plugkit/handshake"
 	"github.com/plugkit/plugkit/host"
 	"github.com/plugkit/plugkit/internal/goplugin/pluginpb"
-	"github.com/plugkit/plugkit/plugin"
+	"github.com/plugkit/plugkit/wire"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	reflectionv1 "google.golang.org/grpc/reflection/grpc_reflection_v1"
 )
@@ -60,7 +59,7 @@ func TestOtherLanguagesDocMatchesCode(t *testing.T) {
 		}
 	}
 
-	exampleLine := handshake.Line{CoreVersion: handshake.CoreVersion, AppVersion: catalog.ProtocolVersion, Network: "unix", Address: "/tmp/plugkit-123/plugin-4/plugin.sock", Protocol: handshake.ProtocolGRPC}
+	exampleLine := handshake.Line{CoreVersion: handshake.CoreVersion, AppVersion: wire.CatalogProtocolVersion, Network: "unix", Address: "/tmp/plugkit-123/plugin-4/plugin.sock", Protocol: handshake.ProtocolGRPC}
 	timeoutErr := startSilent(t)
 	want := map[string]string{
 		"the cookie notice":                   (&handshake.CookieError{Key: objectstore.Cookie.Key}).Error(),
@@ -72,7 +71,7 @@ func TestOtherLanguagesDocMatchesCode(t *testing.T) {
 		"the multiplexing variable":           "`" + handshake.EnvMultiplexGRPC + "`",
 		"the network variable":                "`" + handshake.EnvNetwork + "=tcp`",
 		"the port range":                      "`" + handshake.EnvMinPort + "`, `" + handshake.EnvMaxPort + "`",
-		"the catalog's protocol version":      "app protocol version **" + strconv.Itoa(catalog.ProtocolVersion) + "**",
+		"the catalog's protocol version":      "app protocol version **" + strconv.Itoa(wire.CatalogProtocolVersion) + "**",
 		"the plugin's no-version log record":  "no app protocol version in common with the host",
 		"the record's fields":                 "`plugin_versions` (yours, as a JSON array), `host_versions`",
 		"the socket path limit":               "103 bytes",
@@ -80,8 +79,8 @@ func TestOtherLanguagesDocMatchesCode(t *testing.T) {
 		"the handshake timeout's text":        timeoutErr,
 		"the certificate's name":              "`" + automtls.ServerName + "`",
 		"Describe":                            "`" + catalogv1.Catalog_Describe_FullMethodName + "`",
-		"the routing key":                     "`" + catalog.NameKey + "`",
-		"the health check":                    "`" + healthpb.Health_Check_FullMethodName + "` for the service `" + plugin.HealthService + "`",
+		"the routing key":                     "`" + wire.NameKey + "`",
+		"the health check":                    "`" + healthpb.Health_Check_FullMethodName + "` for the service `" + wire.HealthService + "`",
 		"Shutdown":                            "`" + pluginpb.GRPCController_Shutdown_FullMethodName + "`",
 		"stdio":                               "`" + pluginpb.GRPCStdio_StreamStdio_FullMethodName + "`",
 		"the broker":                          "`" + pluginpb.GRPCBroker_StartStream_FullMethodName + "`",
@@ -135,7 +134,7 @@ func TestSDKsReadTheContractsVariables(t *testing.T) {
 	names := []string{
 		handshake.EnvProtocolVersions, handshake.EnvClientCert, handshake.EnvUnixSocketDir,
 		handshake.EnvUnixSocketGroup, handshake.EnvNetwork,
-		catalog.NameKey, plugin.HealthService, "plugkit.catalog.v1.Catalog",
+		wire.NameKey, wire.HealthService, "plugkit.catalog.v1.Catalog",
 		"plugin.GRPCController", "plugin.GRPCBroker", "plugin.GRPCStdio", "grpc.health.v1.Health",
 		"grpc.reflection.v1", "grpc.reflection.v1alpha",
 		"no app protocol version in common with the host",

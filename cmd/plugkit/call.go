@@ -16,8 +16,8 @@ import (
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
 
-	"github.com/plugkit/plugkit/catalog"
 	"github.com/plugkit/plugkit/internal/reflectcall"
+	"github.com/plugkit/plugkit/wire"
 )
 
 func init() {
@@ -320,7 +320,7 @@ func (c *caller) runStdin(r io.Reader) int {
 func callMetadata(name string, pairs []string) (metadata.MD, error) {
 	md := metadata.MD{}
 	if name != "" {
-		md.Set(catalog.NameKey, name)
+		md.Set(wire.NameKey, name)
 	}
 	for _, kv := range pairs {
 		k, v, ok := strings.Cut(kv, "=")

@@ -7,6 +7,7 @@ import (
 	"io"
 	"time"
 
+	"github.com/plugkit/plugkit/handshake"
 	"github.com/plugkit/plugkit/internal/reflectcall"
 )
 
@@ -81,7 +82,7 @@ func runInspect(args []string, stdout, stderr io.Writer) int {
 		ProtocolVersion: client.Version(),
 		Network:         client.Network(),
 		Address:         client.Address(),
-		Protocol:        "grpc",
+		Protocol:        handshake.ProtocolGRPC,
 		TLS:             client.TLS(),
 		Services:        services,
 		Pid:             client.Pid(),

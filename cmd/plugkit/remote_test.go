@@ -12,6 +12,7 @@ import (
 	objectstorev1 "github.com/plugkit/plugkit/examples/objectstore/gen/objectstore/v1"
 	"github.com/plugkit/plugkit/internal/remotetest"
 	"github.com/plugkit/plugkit/plugin"
+	"github.com/plugkit/plugkit/wire"
 )
 
 func TestConnectToAPluginService(t *testing.T) {
@@ -27,7 +28,7 @@ func TestConnectToAPluginService(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	addr, _ := remotetest.Start(t, pki.ServiceEnv("127.0.0.1:0"), "", plugin.Config{Versions: map[int]plugin.Register{catalog.ProtocolVersion: cat.Register}})
+	addr, _ := remotetest.Start(t, pki.ServiceEnv("127.0.0.1:0"), "", plugin.Config{Versions: map[int]plugin.Register{wire.CatalogProtocolVersion: cat.Register}})
 	tlsArgs := []string{"--connect", addr, "--tls-ca", pki.CAFile, "--tls-cert", pki.HostCert, "--tls-key", pki.HostKey}
 
 	var stdout, stderr bytes.Buffer
@@ -38,7 +39,7 @@ func TestConnectToAPluginService(t *testing.T) {
 	if err := json.Unmarshal(stdout.Bytes(), &ins); err != nil {
 		t.Fatal(err)
 	}
-	if ins.ProtocolVersion != catalog.ProtocolVersion || ins.Address != addr || !ins.TLS || !contains(ins.Services, "objectstore.v1.ObjectStore") || !contains(ins.Services, "plugkit.catalog.v1.Catalog") {
+	if ins.ProtocolVersion != wire.CatalogProtocolVersion || ins.Address != addr || !ins.TLS || !contains(ins.Services, "objectstore.v1.ObjectStore") || !contains(ins.Services, "plugkit.catalog.v1.Catalog") {
 		t.Fatalf("inspect --connect: %+v", ins)
 	}
 

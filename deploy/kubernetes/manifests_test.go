@@ -23,6 +23,7 @@ import (
 
 	"github.com/plugkit/plugkit/internal/remotetest"
 	"github.com/plugkit/plugkit/plugin"
+	"github.com/plugkit/plugkit/wire"
 )
 
 // manifests holds every object of every YAML file here, decoded strictly.
@@ -163,8 +164,8 @@ func TestManifestsFitThePluginService(t *testing.T) {
 		if p == nil || p.GRPC == nil {
 			t.Fatalf("%s probe: want Kubernetes' native gRPC probe", name)
 		}
-		if p.GRPC.Service == nil || *p.GRPC.Service != plugin.HealthService {
-			t.Fatalf("%s probe names service %v; the plugin serves health for %q", name, p.GRPC.Service, plugin.HealthService)
+		if p.GRPC.Service == nil || *p.GRPC.Service != wire.HealthService {
+			t.Fatalf("%s probe names service %v; the plugin serves health for %q", name, p.GRPC.Service, wire.HealthService)
 		}
 		if p.GRPC.Port != healthPort {
 			t.Fatalf("%s probe on port %d; the plain-text health port (%s) is %d", name, p.GRPC.Port, plugin.EnvHealthListen, healthPort)

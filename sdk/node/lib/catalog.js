@@ -7,7 +7,7 @@ const grpc = require('@grpc/grpc-js');
 const { REGISTRY } = require('./proto');
 
 // PROTOCOL_VERSION is the app protocol version of a plugin that serves a
-// catalog, whatever its kinds' majors (Go: catalog.ProtocolVersion).
+// catalog, whatever its kinds' majors (Go: wire.CatalogProtocolVersion).
 const PROTOCOL_VERSION = 1;
 // SDK_VERSION is the plugkit version the plugin reports in Describe.
 const SDK_VERSION = '0.1.0';

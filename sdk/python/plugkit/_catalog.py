@@ -9,7 +9,7 @@ import grpc
 from ._proto import REGISTRY
 
 # PROTOCOL_VERSION is the app protocol version of a plugin that serves a
-# catalog, whatever its kinds' majors (Go: catalog.ProtocolVersion).
+# catalog, whatever its kinds' majors (Go: wire.CatalogProtocolVersion).
 PROTOCOL_VERSION = 1
 # SDK_VERSION is the plugkit version the plugin reports in Describe.
 SDK_VERSION = "0.1.0"

@@ -1,0 +1,30 @@
+package manager
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"testing"
+
+	"google.golang.org/grpc"
+)
+
+// endedStream is a client stream whose RecvMsg returns err.
+type endedStream struct {
+	grpc.ClientStream
+	err error
+}
+
+func (s endedStream) RecvMsg(any) error { return s.err }
+
+// TestObservedStreamPassesEndOfStream: the end of a stream is io.EOF, also
+// when a stream interceptor wraps it; it is returned as it is, never taken
+// for a crash of the plugin (which would restart it).
+func TestObservedStreamPassesEndOfStream(t *testing.T) {
+	for _, eof := range []error{io.EOF, fmt.Errorf("interceptor: %w", io.EOF)} {
+		s := &observedStream{ClientStream: endedStream{err: eof}, method: "/x.Y/Z"}
+		if err := s.RecvMsg(nil); !errors.Is(err, io.EOF) || err != eof {
+			t.Errorf("RecvMsg ending with %v returned %v, want it unchanged", eof, err)
+		}
+	}
+}

@@ -1,0 +1,26 @@
+package wire
+
+// HealthService is the service name whose grpc.health.v1 health a plugin
+// reports and a host checks. go-plugin hosts check this name, so it is
+// fixed.
+const HealthService = "plugin"
+
+// VersionHeader is the response header in which a plugin service names
+// the app protocol version it serves, on answers to grpc.health.v1
+// Health/Check: a service reached over the network has no handshake line
+// to carry it.
+const VersionHeader = "plugkit-protocol-version"
+
+// NameKey is the gRPC metadata key naming the implementation a catalog
+// call is for, when one plugin serves several implementations of a kind.
+const NameKey = "plugkit-name"
+
+// CatalogProtocolVersion is the app protocol version of the handshake for
+// plugins that serve a catalog. Kinds carry their own majors; this number
+// versions only the catalog mechanism itself.
+const CatalogProtocolVersion = 1
+
+// DefaultMaxMessageSize is the largest gRPC message a host and a plugin
+// send or receive by default: 64 MiB, against gRPC's own 4 MiB, which
+// Terraform schemas and object-store chunks outgrow.
+const DefaultMaxMessageSize = 64 << 20
