@@ -5,6 +5,8 @@ import (
 	"net"
 	"os"
 	"strings"
+
+	"github.com/plugkit/plugkit/internal/osdep"
 )
 
 // OwnerError reports a handshake that names a unix socket the plugin does
@@ -77,7 +79,7 @@ func checkSocketFile(address string) error {
 	if err != nil {
 		return nil
 	}
-	if owner, ok := fileOwner(fi); ok && owner != os.Geteuid() {
+	if owner, ok := osdep.FileOwner(fi); ok && owner != os.Geteuid() {
 		return &ForeignSocketError{Address: address, Owner: owner, User: os.Geteuid()}
 	}
 	return nil
