@@ -9,45 +9,26 @@ import (
 	"syscall"
 )
 
-// socketOwner returns the pid of the process that listens on the other end
-// of a unix connection (SO_PEERCRED); ok is false when it cannot tell.
-func socketOwner(conn net.Conn) (pid int, ok bool) {
-	cred, ok := peerCred(conn)
-	if !ok {
-		return 0, false
-	}
-	return int(cred.Pid), true
-}
-
-// socketUser returns the uid of the process that listens on the other end
-// of a unix connection (SO_PEERCRED); ok is false when it cannot tell.
-func socketUser(conn net.Conn) (uid int, ok bool) {
-	cred, ok := peerCred(conn)
-	if !ok {
-		return 0, false
-	}
-	return int(cred.Uid), true
-}
-
-// peerCred returns the credentials of a unix connection's peer, as they
-// were when it called listen or connect.
-func peerCred(conn net.Conn) (*syscall.Ucred, bool) {
+// socketPeer returns the pid and uid of the process that listens on the
+// other end of a unix connection (SO_PEERCRED: as they were when it
+// called listen); ok is false when it cannot tell.
+func socketPeer(conn net.Conn) (pid, uid int, ok bool) {
 	uc, isUnix := conn.(*net.UnixConn)
 	if !isUnix {
-		return nil, false
+		return 0, 0, false
 	}
 	raw, err := uc.SyscallConn()
 	if err != nil {
-		return nil, false
+		return 0, 0, false
 	}
 	var cred *syscall.Ucred
 	var credErr error
 	if err := raw.Control(func(fd uintptr) {
 		cred, credErr = syscall.GetsockoptUcred(int(fd), syscall.SOL_SOCKET, syscall.SO_PEERCRED)
 	}); err != nil || credErr != nil || cred == nil {
-		return nil, false
+		return 0, 0, false
 	}
-	return cred, true
+	return int(cred.Pid), int(cred.Uid), true
 }
 
 // parentOf reads a process's parent pid from /proc.
