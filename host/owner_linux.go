@@ -1,12 +1,12 @@
 package host
 
 import (
-	"fmt"
 	"net"
 	"os"
 	"strconv"
-	"strings"
 	"syscall"
+
+	"github.com/plugkit/plugkit/internal/osdep"
 )
 
 // socketPeer returns the pid and uid of the process that listens on the
@@ -37,20 +37,5 @@ func parentOf(pid int) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	return parsePPID(string(data))
-}
-
-// parsePPID reads the parent pid from a /proc/PID/stat line: the fourth
-// field, counted after the command name, which is in parentheses and may
-// itself hold spaces and parentheses.
-func parsePPID(stat string) (int, error) {
-	i := strings.LastIndexByte(stat, ')')
-	if i < 0 {
-		return 0, fmt.Errorf("malformed /proc stat line %q", stat)
-	}
-	f := strings.Fields(stat[i+1:])
-	if len(f) < 2 {
-		return 0, fmt.Errorf("malformed /proc stat line %q", stat)
-	}
-	return strconv.Atoi(f[1])
+	return osdep.ParsePPID(string(data))
 }
