@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -18,14 +17,20 @@ import (
 	"github.com/plugkit/plugkit/internal/testutil"
 )
 
+// socketGroup is the group the socket group tests give the sockets to:
+// this user's, or, for root, another one (1), so that the change shows.
+func socketGroup() string {
+	if os.Getuid() == 0 {
+		return "1"
+	}
+	return strconv.Itoa(os.Getgid())
+}
+
 // TestUnixSocketGroup checks go-plugin's UnixSocketConfig.Group: the
 // host's private directory and the plugin's socket belong to the group and
 // are group-accessible, and the plugin still serves.
 func TestUnixSocketGroup(t *testing.T) {
-	group := strconv.Itoa(os.Getgid())
-	if os.Getuid() == 0 {
-		group = "1" // a group other than root's own, so the change shows
-	}
+	group := socketGroup()
 	cfg := config(t, "kv")
 	cfg.UnixSocketGroup = group
 	c := start(t, cfg)
@@ -42,8 +47,8 @@ func TestUnixSocketGroup(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		gid := fi.Sys().(*syscall.Stat_t).Gid
-		if strconv.Itoa(int(gid)) != group || fi.Mode().Perm() != tc.mode {
+		gid := testutil.FileGID(fi)
+		if strconv.Itoa(gid) != group || fi.Mode().Perm() != tc.mode {
 			t.Errorf("%s: group %d, mode %v; want group %s, mode %v", tc.path, gid, fi.Mode().Perm(), group, tc.mode)
 		}
 	}
@@ -54,10 +59,7 @@ func TestUnixSocketGroup(t *testing.T) {
 // directory (sticky, so the plugin cannot rename the host's entries) and
 // the host's brokered sockets.
 func TestRunnerSocketGroup(t *testing.T) {
-	group := strconv.Itoa(os.Getgid())
-	if os.Getuid() == 0 {
-		group = "1" // a group other than root's own, so the change shows
-	}
+	group := socketGroup()
 	cfg := config(t, "kv")
 	seen := "unset"
 	cfg.Runner = host.RunnerFunc(func(l *host.Launch) error {
@@ -96,8 +98,8 @@ func TestRunnerSocketGroup(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		gid := fi.Sys().(*syscall.Stat_t).Gid
-		if strconv.Itoa(int(gid)) != group || fi.Mode() != tc.mode {
+		gid := testutil.FileGID(fi)
+		if strconv.Itoa(gid) != group || fi.Mode() != tc.mode {
 			t.Errorf("%s: group %d, mode %v; want group %s, mode %v", tc.path, gid, fi.Mode(), group, tc.mode)
 		}
 	}

@@ -5,6 +5,8 @@ import (
 	"net"
 	"os"
 	"strings"
+
+	"github.com/plugkit/plugkit/internal/osdep"
 )
 
 // OwnerError reports a handshake that names a unix socket the plugin does
@@ -20,11 +22,27 @@ func (e *OwnerError) Error() string {
 	return fmt.Sprintf("the handshake names %s, which process %d serves, not the plugin (pid %d) or a process it started: refused to use it", e.Address, e.Owner, e.Pid)
 }
 
-// checkOwner verifies that conn's listener is the plugin process pid or
-// one of its descendants. Where the system cannot tell, it passes.
-func checkOwner(conn net.Conn, address string, pid int) error {
-	owner, ok := socketOwner(conn)
-	if !ok || owner == pid {
+// checkListener refuses a unix connection whose listener is not the
+// plugin's: for a started plugin, another process than the plugin or one
+// it started (a handshake naming another process's socket); for a
+// reattached one, a process of another user (a forged reattach
+// configuration). Where the system cannot tell, it passes.
+func (c *Client) checkListener(conn net.Conn, address string) error {
+	pid, uid, ok := socketPeer(conn)
+	switch {
+	case !ok:
+	case c.proc != nil:
+		return checkOwner(pid, address, c.pid)
+	case c.sameUser && uid != os.Geteuid():
+		return &ForeignSocketError{Address: address, Owner: uid, Listener: true, User: os.Geteuid()}
+	}
+	return nil
+}
+
+// checkOwner verifies that owner, the listener of a socket, is the
+// plugin process pid or one of its descendants.
+func checkOwner(owner int, address string, pid int) error {
+	if owner == pid {
 		return nil
 	}
 	for p, hops := owner, 0; p > 1 && hops < 64; hops++ {
@@ -66,7 +84,7 @@ func (e *ForeignSocketError) Error() string {
 }
 
 // checkSocketFile refuses a reattach to a unix socket file that another
-// user owns. An abstract socket (@name) has no file: checkSocketUser's
+// user owns. An abstract socket (@name) has no file: checkListener's
 // look at the listener is all there is. A socket that cannot be looked
 // at is left to the dial to report.
 func checkSocketFile(address string) error {
@@ -77,17 +95,8 @@ func checkSocketFile(address string) error {
 	if err != nil {
 		return nil
 	}
-	if owner, ok := fileOwner(fi); ok && owner != os.Geteuid() {
+	if owner, ok := osdep.FileOwner(fi); ok && owner != os.Geteuid() {
 		return &ForeignSocketError{Address: address, Owner: owner, User: os.Geteuid()}
-	}
-	return nil
-}
-
-// checkSocketUser refuses a reattach connection whose listener runs as
-// another user. Where the system cannot tell, it passes.
-func checkSocketUser(conn net.Conn, address string) error {
-	if uid, ok := socketUser(conn); ok && uid != os.Geteuid() {
-		return &ForeignSocketError{Address: address, Owner: uid, Listener: true, User: os.Geteuid()}
 	}
 	return nil
 }

@@ -1,53 +1,34 @@
 package host
 
 import (
-	"fmt"
 	"net"
 	"os"
 	"strconv"
-	"strings"
 	"syscall"
+
+	"github.com/plugkit/plugkit/internal/osdep"
 )
 
-// socketOwner returns the pid of the process that listens on the other end
-// of a unix connection (SO_PEERCRED); ok is false when it cannot tell.
-func socketOwner(conn net.Conn) (pid int, ok bool) {
-	cred, ok := peerCred(conn)
-	if !ok {
-		return 0, false
-	}
-	return int(cred.Pid), true
-}
-
-// socketUser returns the uid of the process that listens on the other end
-// of a unix connection (SO_PEERCRED); ok is false when it cannot tell.
-func socketUser(conn net.Conn) (uid int, ok bool) {
-	cred, ok := peerCred(conn)
-	if !ok {
-		return 0, false
-	}
-	return int(cred.Uid), true
-}
-
-// peerCred returns the credentials of a unix connection's peer, as they
-// were when it called listen or connect.
-func peerCred(conn net.Conn) (*syscall.Ucred, bool) {
+// socketPeer returns the pid and uid of the process that listens on the
+// other end of a unix connection (SO_PEERCRED: as they were when it
+// called listen); ok is false when it cannot tell.
+func socketPeer(conn net.Conn) (pid, uid int, ok bool) {
 	uc, isUnix := conn.(*net.UnixConn)
 	if !isUnix {
-		return nil, false
+		return 0, 0, false
 	}
 	raw, err := uc.SyscallConn()
 	if err != nil {
-		return nil, false
+		return 0, 0, false
 	}
 	var cred *syscall.Ucred
 	var credErr error
 	if err := raw.Control(func(fd uintptr) {
 		cred, credErr = syscall.GetsockoptUcred(int(fd), syscall.SOL_SOCKET, syscall.SO_PEERCRED)
 	}); err != nil || credErr != nil || cred == nil {
-		return nil, false
+		return 0, 0, false
 	}
-	return cred, true
+	return int(cred.Pid), int(cred.Uid), true
 }
 
 // parentOf reads a process's parent pid from /proc.
@@ -56,20 +37,5 @@ func parentOf(pid int) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	return parsePPID(string(data))
-}
-
-// parsePPID reads the parent pid from a /proc/PID/stat line: the fourth
-// field, counted after the command name, which is in parentheses and may
-// itself hold spaces and parentheses.
-func parsePPID(stat string) (int, error) {
-	i := strings.LastIndexByte(stat, ')')
-	if i < 0 {
-		return 0, fmt.Errorf("malformed /proc stat line %q", stat)
-	}
-	f := strings.Fields(stat[i+1:])
-	if len(f) < 2 {
-		return 0, fmt.Errorf("malformed /proc stat line %q", stat)
-	}
-	return strconv.Atoi(f[1])
+	return osdep.ParsePPID(string(data))
 }

@@ -7,11 +7,8 @@ import (
 	"net"
 )
 
-// socketOwner cannot tell a unix socket's owner without SO_PEERCRED.
-func socketOwner(net.Conn) (int, bool) { return 0, false }
-
-// socketUser cannot tell a unix socket's listener without SO_PEERCRED
-// (the socket file's owner is still checked).
-func socketUser(net.Conn) (int, bool) { return 0, false }
+// socketPeer cannot tell a unix socket's listener without SO_PEERCRED
+// (a reattach still checks the socket file's owner).
+func socketPeer(net.Conn) (pid, uid int, ok bool) { return 0, 0, false }
 
 func parentOf(int) (int, error) { return 0, errors.New("no /proc") }

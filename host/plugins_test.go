@@ -28,6 +28,7 @@ import (
 	"github.com/plugkit/plugkit/handshake"
 	"github.com/plugkit/plugkit/internal/goplugin/pluginpb"
 	"github.com/plugkit/plugkit/plugin"
+	"github.com/plugkit/plugkit/wire"
 )
 
 var testCookie = handshake.Cookie{Key: "PLUGKIT_TEST_COOKIE", Value: "c00kie"}
@@ -183,24 +184,33 @@ func runTestPlugin(mode string) {
 // controller whose Shutdown never answers.
 func rawPlugin(mode string) {
 	signal.Ignore(syscall.SIGTERM, os.Interrupt)
-	dir, _ := os.MkdirTemp(os.Getenv("PLUGIN_UNIX_SOCKET_DIR"), "raw")
-	ln, err := net.Listen("unix", dir+"/s")
-	if err != nil {
-		os.Exit(4)
-	}
-	srv := grpc.NewServer()
-	h := health.NewServer()
 	st := healthpb.HealthCheckResponse_SERVING
 	if mode == "notserving" {
 		st = healthpb.HealthCheckResponse_NOT_SERVING
 	}
-	h.SetServingStatus("plugin", st)
-	healthpb.RegisterHealthServer(srv, h)
+	srv, ln := rawServer(st)
 	if mode == "deaf" {
 		pluginpb.RegisterGRPCControllerServer(srv, deafController{})
 	}
 	fmt.Printf("1|1|unix|%s|grpc|\n", ln.Addr())
 	srv.Serve(ln)
+}
+
+// rawServer makes what every hand-made plugin below starts from: a unix
+// listener in the host's socket directory and a gRPC server (with opts)
+// whose health service reports st. The caller registers its services,
+// prints its handshake line and serves.
+func rawServer(st healthpb.HealthCheckResponse_ServingStatus, opts ...grpc.ServerOption) (*grpc.Server, net.Listener) {
+	dir, _ := os.MkdirTemp(os.Getenv(handshake.EnvUnixSocketDir), "raw")
+	ln, err := net.Listen("unix", dir+"/s")
+	if err != nil {
+		os.Exit(4)
+	}
+	srv := grpc.NewServer(opts...)
+	h := health.NewServer()
+	h.SetServingStatus(wire.HealthService, st)
+	healthpb.RegisterHealthServer(srv, h)
+	return srv, ln
 }
 
 // nocontrollerPlugin serves the objectstore with AutoMTLS, health and
@@ -215,15 +225,7 @@ func nocontrollerPlugin() {
 	if err != nil {
 		os.Exit(6)
 	}
-	dir, _ := os.MkdirTemp(os.Getenv("PLUGIN_UNIX_SOCKET_DIR"), "raw")
-	ln, err := net.Listen("unix", dir+"/s")
-	if err != nil {
-		os.Exit(4)
-	}
-	srv := grpc.NewServer(grpc.Creds(credentials.NewTLS(id.Config(host))))
-	h := health.NewServer()
-	h.SetServingStatus("plugin", healthpb.HealthCheckResponse_SERVING)
-	healthpb.RegisterHealthServer(srv, h)
+	srv, ln := rawServer(healthpb.HealthCheckResponse_SERVING, grpc.Creds(credentials.NewTLS(id.Config(host))))
 	objectstorev1.RegisterObjectStoreServer(srv, store{version: 1})
 	l := handshake.Line{CoreVersion: 1, AppVersion: 1, Network: "unix", Address: ln.Addr().String(), Protocol: handshake.ProtocolGRPC, ServerCert: id.DER()}
 	fmt.Println(l.String())
@@ -288,21 +290,13 @@ const knockFloodKnocks = 200_000
 // ended" when the host ended the stream first (a host that gives up on a
 // plugin not reading). It multiplexes when the host asks.
 func knockFloodPlugin() {
-	dir, _ := os.MkdirTemp(os.Getenv("PLUGIN_UNIX_SOCKET_DIR"), "raw")
-	ln, err := net.Listen("unix", dir+"/s")
-	if err != nil {
-		os.Exit(4)
-	}
+	srv, ln := rawServer(healthpb.HealthCheckResponse_SERVING)
 	var serveLn net.Listener = ln
 	muxField := ""
 	if os.Getenv(handshake.EnvMultiplexGRPC) == "true" {
 		serveLn = broker.ListenMux(ln).Main()
 		muxField = "|true"
 	}
-	srv := grpc.NewServer()
-	h := health.NewServer()
-	h.SetServingStatus("plugin", healthpb.HealthCheckResponse_SERVING)
-	healthpb.RegisterHealthServer(srv, h)
 	pluginpb.RegisterGRPCBrokerServer(srv, knockFlood{})
 	fmt.Printf("1|1|unix|%s|grpc|%s\n", ln.Addr(), muxField)
 	srv.Serve(serveLn)

@@ -240,18 +240,11 @@ func (c *Client) connect(ctx context.Context, tlsConfig *tls.Config) error {
 	network, address := c.line.Network, c.line.Address
 	dial := func(ctx context.Context, _ string) (net.Conn, error) {
 		conn, err := (&net.Dialer{}).DialContext(ctx, network, address)
-		if err == nil && c.proc != nil && network == "unix" {
-			// Only what the plugin serves: a handshake naming another
-			// process's socket gets neither calls nor a Shutdown.
-			if err = checkOwner(conn, address, c.pid); err != nil {
-				conn.Close()
-				return nil, err
-			}
-		}
-		if err == nil && c.sameUser && network == "unix" {
-			// Only this user's: a forged reattach configuration must
-			// not hand the calls to another user's process.
-			if err = checkSocketUser(conn, address); err != nil {
+		if err == nil && network == "unix" {
+			// Only what the plugin serves, and for a reattach only this
+			// user's: another process's socket gets neither calls nor a
+			// Shutdown.
+			if err = c.checkListener(conn, address); err != nil {
 				conn.Close()
 				return nil, err
 			}

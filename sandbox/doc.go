@@ -116,8 +116,9 @@
 // the environment variable PLUGKIT_SANDBOX_INIT. The init function of
 // sandbox/internal/trampoline, which this package imports, sees that
 // variable in the new process; it depends on the standard library,
-// golang.org/x/sys and the seccomp assembler alone, so it runs before the
-// host's heavier packages (gRPC, protobuf) initialize, and before main. It
+// golang.org/x/sys, internal/osdep and the seccomp assembler alone, so it
+// runs before the host's heavier packages (gRPC, protobuf) initialize, and
+// before main. It
 // removes the variable, checks that it really is in namespaces of its own
 // (and refuses otherwise, so that setting the variable by mistake can
 // never remount the host's file system), makes the mounts (a fresh /proc

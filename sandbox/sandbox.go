@@ -104,12 +104,14 @@ func (r Runner) Prepare(l *host.Launch) error {
 	if env == nil {
 		env = os.Environ()
 	}
-	group := strconv.Itoa(gid)
+	extra := []string{"TMPDIR=/tmp", trampoline.Env + "=" + string(js)}
 	if l.SocketDir != "" {
-		l.SocketGroup = group
-		env = setEnv(env, handshake.EnvUnixSocketGroup, group)
+		l.SocketGroup = strconv.Itoa(gid)
+		extra = append(extra, handshake.EnvUnixSocketGroup+"="+l.SocketGroup)
 	}
-	l.Cmd.Env = append(env[:len(env):len(env)], "TMPDIR=/tmp", trampoline.Env+"="+string(js))
+	// exec.Cmd uses the last of duplicate variables: these replace any
+	// earlier value.
+	l.Cmd.Env = append(env[:len(env):len(env)], extra...)
 	l.Cmd.Path = "/proc/self/exe"
 	isolate(l.Cmd)
 	l.PluginToHost = refuseTCP("the plugin listens on TCP inside the sandbox, on its own loopback, which the host cannot reach: let it use a unix socket (leave host.Config.Network empty)")
@@ -140,17 +142,6 @@ func giveDir(dir string, uid, gid int) error {
 		return fmt.Errorf("sandbox: giving Runner.Writable %s to the plugin's user %d and group %d: %w", dir, uid, gid, err)
 	}
 	return nil
-}
-
-// setEnv returns env with name set to value, replacing any earlier value.
-func setEnv(env []string, name, value string) []string {
-	out := make([]string, 0, len(env)+1)
-	for _, kv := range env {
-		if !strings.HasPrefix(kv, name+"=") {
-			out = append(out, kv)
-		}
-	}
-	return append(out, name+"="+value)
 }
 
 // grantable checks the directory to grant and returns its real path.

@@ -2,7 +2,9 @@ package osdep
 
 import (
 	"errors"
+	"fmt"
 	"io/fs"
+	"strconv"
 	"strings"
 )
 
@@ -29,3 +31,18 @@ func executable(mode fs.FileMode, execBits bool) bool {
 func HasDir(path string) bool { return hasDir(path, PathSeparators) }
 
 func hasDir(path, separators string) bool { return strings.ContainsAny(path, separators) }
+
+// ParsePPID reads the parent pid from a Linux /proc/PID/stat line: the
+// fourth field, counted after the command name, which is in parentheses
+// and may itself hold spaces and parentheses.
+func ParsePPID(stat string) (int, error) {
+	i := strings.LastIndexByte(stat, ')')
+	if i < 0 {
+		return 0, fmt.Errorf("malformed /proc stat line %q", stat)
+	}
+	f := strings.Fields(stat[i+1:])
+	if len(f) < 2 {
+		return 0, fmt.Errorf("malformed /proc stat line %q", stat)
+	}
+	return strconv.Atoi(f[1])
+}

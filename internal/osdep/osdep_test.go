@@ -109,3 +109,16 @@ func TestOpenNoFollow(t *testing.T) {
 	}
 	f.Close()
 }
+
+// FileOwner names this user as the owner of a file it made, where files
+// have unix owners (os.Geteuid is -1 on Windows, which has none).
+func TestFileOwner(t *testing.T) {
+	fi, err := os.Stat(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	uid, ok := FileOwner(fi)
+	if want := os.Geteuid(); ok != (want >= 0) || ok && uid != want {
+		t.Errorf("FileOwner of a new directory: %d, %v; want uid %d", uid, ok, want)
+	}
+}

@@ -57,3 +57,13 @@ func OpenNoFollow(path string, flag int, perm fs.FileMode) (*os.File, error) {
 func OpenNoBlock(path string) (*os.File, error) {
 	return os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK|syscall.O_CLOEXEC, 0)
 }
+
+// FileOwner returns the uid that owns the file fi describes; ok is false
+// where files have no unix owner.
+func FileOwner(fi fs.FileInfo) (uid int, ok bool) {
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if !ok {
+		return 0, false
+	}
+	return int(st.Uid), true
+}

@@ -89,13 +89,11 @@ func mountDev(devs []int) error {
 // maskedDirs, and makes readOnlyDirs read-only, where they exist, in the
 // sandbox's fresh /proc and /sys.
 func maskKernelFiles() error {
-	for _, path := range readOnlyDirs {
-		if skip, err := missing(path); skip || err != nil {
-			if err != nil {
-				return err
-			}
-			continue
-		}
+	dirs, err := existing(readOnlyDirs)
+	if err != nil {
+		return err
+	}
+	for _, path := range dirs {
 		if err := syscall.Mount(path, path, "", syscall.MS_BIND|syscall.MS_REC, ""); err != nil {
 			return fmt.Errorf("binding %s onto itself: %w", path, err)
 		}
@@ -103,24 +101,19 @@ func maskKernelFiles() error {
 			return fmt.Errorf("making %s read-only: %w", path, err)
 		}
 	}
-	for _, path := range maskedFiles {
-		if skip, err := missing(path); skip || err != nil {
-			if err != nil {
-				return err
-			}
-			continue
-		}
+	files, err := existing(maskedFiles)
+	if err != nil {
+		return err
+	}
+	for _, path := range files {
 		if err := syscall.Mount("/dev/null", path, "", syscall.MS_BIND, ""); err != nil {
 			return fmt.Errorf("masking %s: %w", path, err)
 		}
 	}
-	for _, path := range maskedDirs {
-		if skip, err := missing(path); skip || err != nil {
-			if err != nil {
-				return err
-			}
-			continue
-		}
+	if dirs, err = existing(maskedDirs); err != nil {
+		return err
+	}
+	for _, path := range dirs {
 		if err := syscall.Mount("tmpfs", path, "tmpfs", syscall.MS_RDONLY|syscall.MS_NOSUID|syscall.MS_NODEV|syscall.MS_NOEXEC, "size=0,mode=0555"); err != nil {
 			return fmt.Errorf("masking %s: %w", path, err)
 		}
@@ -128,16 +121,18 @@ func maskKernelFiles() error {
 	return nil
 }
 
-// missing says whether path does not exist (not an error: the kernel
-// builds some of these files only with some options).
-func missing(path string) (bool, error) {
-	_, err := os.Lstat(path)
-	switch {
-	case err == nil:
-		return false, nil
-	case errors.Is(err, os.ErrNotExist):
-		return true, nil
-	default:
-		return false, fmt.Errorf("looking for %s: %w", path, err)
+// existing returns the paths that exist: a missing one is no error (the
+// kernel builds some of these files only with some options).
+func existing(paths []string) ([]string, error) {
+	var out []string
+	for _, path := range paths {
+		_, err := os.Lstat(path)
+		switch {
+		case err == nil:
+			out = append(out, path)
+		case !errors.Is(err, os.ErrNotExist):
+			return nil, fmt.Errorf("looking for %s: %w", path, err)
+		}
 	}
+	return out, nil
 }

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"syscall"
 	"unsafe"
+
+	"github.com/plugkit/plugkit/internal/osdep"
 )
 
 // oPath is O_PATH, which package syscall lacks (the same on every
@@ -180,12 +182,11 @@ func (w *parentWatch) parent() (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	s := string(buf[:n])
-	f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
-	if len(f) < 2 || f[1] == "0" {
-		return 0, fmt.Errorf("no parent in %q", s)
+	ppid, err := osdep.ParsePPID(string(buf[:n]))
+	if err == nil && ppid == 0 {
+		err = fmt.Errorf("no parent in %q", buf[:n])
 	}
-	return strconv.Atoi(f[1])
+	return ppid, err
 }
 
 // mount_setattr(2), Linux 5.12: the only call that changes the flags of a

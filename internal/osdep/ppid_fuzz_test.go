@@ -1,4 +1,4 @@
-package host
+package osdep
 
 import (
 	"fmt"
@@ -8,7 +8,7 @@ import (
 
 // FuzzParsePPID: a plugin names its own process (prctl PR_SET_NAME, up to
 // 15 bytes, any but NUL), and that name sits in /proc/PID/stat between
-// parentheses. Whatever the name, parsePPID reads the parent pid the
+// parentheses. Whatever the name, ParsePPID reads the parent pid the
 // kernel wrote after it; and it never reads a number from a line without
 // one.
 func FuzzParsePPID(f *testing.F) {
@@ -26,11 +26,11 @@ func FuzzParsePPID(f *testing.F) {
 			comm = comm[:15]
 		}
 		stat := fmt.Sprintf("123 (%s) S %d 123 123 0 -1 4194560 0 0 0 0\n", comm, ppid)
-		if got, err := parsePPID(stat); err != nil || got != ppid {
-			t.Fatalf("parsePPID(%q) = %d, %v; want %d", stat, got, err, ppid)
+		if got, err := ParsePPID(stat); err != nil || got != ppid {
+			t.Fatalf("ParsePPID(%q) = %d, %v; want %d", stat, got, err, ppid)
 		}
-		if _, err := parsePPID(comm); err == nil && !strings.Contains(comm, ")") {
-			t.Fatalf("parsePPID(%q), a line without the name's parenthesis, succeeded", comm)
+		if _, err := ParsePPID(comm); err == nil && !strings.Contains(comm, ")") {
+			t.Fatalf("ParsePPID(%q), a line without the name's parenthesis, succeeded", comm)
 		}
 	})
 }
