@@ -169,9 +169,11 @@ func (m *Manager) remotes() ([]Remote, error) {
 
 // describeRemotes describes each remote entry through its catalog, in
 // parallel. An entry that cannot be reached now is described from the
-// cache of an earlier Discover, if any: Dispense connects later.
+// cache of an earlier Discover, if any: Dispense connects later. The
+// cache file is read for that only when an entry is unreachable
+// (saveRemoteCache reads it afresh to merge anyway).
 func (m *Manager) describeRemotes(ctx context.Context, rs []Remote) []*Binary {
-	cache := m.loadRemoteCache(ctx)
+	cache := sync.OnceValue(func() map[string]json.RawMessage { return m.loadRemoteCache(ctx) })
 	bins := make([]*Binary, len(rs))
 	var wg sync.WaitGroup
 	for i, r := range rs {
@@ -186,11 +188,11 @@ func (m *Manager) describeRemotes(ctx context.Context, rs []Remote) []*Binary {
 	return bins
 }
 
-func (m *Manager) describeRemote(ctx context.Context, r Remote, cache map[string]json.RawMessage) *Binary {
+func (m *Manager) describeRemote(ctx context.Context, r Remote, cache func() map[string]json.RawMessage) *Binary {
 	b := &Binary{Path: r.Path()}
 	d, err := m.launchDescribe(ctx, b.Path)
 	if err != nil {
-		if raw, ok := cache[r.cacheKey()]; ok {
+		if raw, ok := cache()[r.cacheKey()]; ok {
 			cd := &catalogv1.DescribeResponse{}
 			if protojson.Unmarshal(raw, cd) == nil && checkDescription(cd) == nil {
 				m.cfg.logger().Warn("plugin service unreachable; using its cached description", "kind", r.Kind, "name", r.Name, "endpoints", r.Endpoints, "error", err)
