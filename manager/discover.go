@@ -437,25 +437,11 @@ func readStateFile(ctx context.Context, path, what string) ([]byte, error) {
 	if fi.Size() > maxCacheFile {
 		return nil, tooBig(fi.Size())
 	}
-	// Read in chunks, at most one byte more than allowed (a file that
-	// grows while read), asking ctx between them.
-	r := io.LimitReader(f, maxCacheFile+1)
-	buf := make([]byte, 0, fi.Size()+512)
-	for {
-		if err := ctx.Err(); err != nil {
-			return nil, fmt.Errorf("reading the %s %s: %w", what, path, err)
-		}
-		if len(buf) == cap(buf) {
-			buf = slices.Grow(buf, 1<<20)
-		}
-		n, err := r.Read(buf[len(buf):cap(buf)])
-		buf = buf[:len(buf)+n]
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			return nil, fmt.Errorf("reading the %s %s: %w", what, path, err)
-		}
+	// At most one byte more than allowed (a file that grows while read),
+	// asking ctx before each read.
+	buf, err := io.ReadAll(io.LimitReader(filehash.Reader(ctx, f), maxCacheFile+1))
+	if err != nil {
+		return nil, fmt.Errorf("reading the %s %s: %w", what, path, err)
 	}
 	if len(buf) > maxCacheFile {
 		return nil, tooBig(int64(len(buf)))
