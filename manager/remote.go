@@ -63,18 +63,24 @@ func (r Remote) hostRemote() host.Remote {
 
 // remoteFile is the JSON form of a remotes file.
 type remoteFile struct {
-	Remotes []struct {
-		Kind      string   `json:"kind"`
-		Name      string   `json:"name"`
-		Endpoints []string `json:"endpoints"`
-		Balancing string   `json:"balancing"`
-		TLS       *struct {
-			CA         string `json:"ca"`
-			Cert       string `json:"cert"`
-			Key        string `json:"key"`
-			ServerName string `json:"server_name"`
-		} `json:"tls"`
-	} `json:"remotes"`
+	Remotes []remoteEntry `json:"remotes"`
+}
+
+// remoteEntry is one entry of a remotes file.
+type remoteEntry struct {
+	Kind      string     `json:"kind"`
+	Name      string     `json:"name"`
+	Endpoints []string   `json:"endpoints"`
+	Balancing string     `json:"balancing"`
+	TLS       *remoteTLS `json:"tls"`
+}
+
+// remoteTLS is an entry's "tls": PEM file names.
+type remoteTLS struct {
+	CA         string `json:"ca"`
+	Cert       string `json:"cert"`
+	Key        string `json:"key"`
+	ServerName string `json:"server_name"`
 }
 
 // LoadRemotes reads a remotes file (Config.RemotesFile):
