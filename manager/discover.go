@@ -345,32 +345,28 @@ const maxCacheFile = 16 << 20
 // only this Discover, bounded by ctx, never the manager's other callers.
 func (m *Manager) loadCache(ctx context.Context) map[string]*cacheEntry {
 	m.mu.Lock()
-	loaded := m.cache != nil
+	if m.cache != nil {
+		defer m.mu.Unlock()
+		return maps.Clone(m.cache)
+	}
 	m.mu.Unlock()
-	if !loaded {
-		entries := map[string]*cacheEntry{}
-		keep := true
-		if m.cfg.CacheFile != "" {
-			var err error
-			entries, err = readCacheFile(ctx, m.cfg.CacheFile)
-			if err != nil {
-				// When ctx ended the file may be fine: read it again
-				// next time instead of keeping the empty cache.
-				keep = ctx.Err() == nil
-				m.cfg.logger().Warn("plugin cache ignored; every binary is described afresh and the cache is rewritten (as a regular file) when it is saved", "file", m.cfg.CacheFile, "error", err)
+	entries := map[string]*cacheEntry{}
+	if m.cfg.CacheFile != "" {
+		var err error
+		if entries, err = readCacheFile(ctx, m.cfg.CacheFile); err != nil {
+			m.cfg.logger().Warn("plugin cache ignored; every binary is described afresh and the cache is rewritten (as a regular file) when it is saved", "file", m.cfg.CacheFile, "error", err)
+			if ctx.Err() != nil {
+				// The file may be fine: read it again next time instead
+				// of keeping the empty cache.
+				return entries
 			}
-		}
-		m.mu.Lock()
-		if m.cache == nil && keep {
-			m.cache = entries
-		}
-		m.mu.Unlock()
-		if !keep {
-			return entries
 		}
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	if m.cache == nil {
+		m.cache = entries
+	}
 	return maps.Clone(m.cache)
 }
 
