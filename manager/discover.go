@@ -510,7 +510,13 @@ func (m *Manager) writeCache(ctx context.Context, cache map[string]*cacheEntry, 
 		case <-time.After(10 * time.Millisecond):
 		}
 	}
-	merged, _ := readCacheFile(ctx, m.cfg.CacheFile) // a broken file is replaced
+	merged, err := readCacheFile(ctx, m.cfg.CacheFile)
+	if err != nil && ctx.Err() != nil {
+		// The file may be fine: replacing it with this manager's view
+		// alone would drop the entries of the others sharing it.
+		return err
+	}
+	// Any other error: a broken file is replaced.
 	for p := range dropped {
 		delete(merged, p)
 	}
