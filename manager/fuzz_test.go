@@ -334,6 +334,32 @@ func TestRemoteCacheOfNull(t *testing.T) {
 	}
 }
 
+// TestRemoteCacheKeptWhenContextEnds: a Discover whose context has ended
+// by the time it saves the remote cache leaves the file as it was, the
+// other entries in it, rather than writing its own entries alone.
+func TestRemoteCacheKeptWhenContextEnds(t *testing.T) {
+	m := New(Config{CacheFile: filepath.Join(t.TempDir(), "cache.json")})
+	raw, err := protojson.Marshal(sampleDescribe)
+	if err != nil {
+		t.Fatal(err)
+	}
+	other := Remote{Kind: "kv", Name: "mem", Endpoints: []string{"127.0.0.1:2"}}
+	shared, err := json.Marshal(map[string]json.RawMessage{other.cacheKey(): raw})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(m.remoteCacheFile(), shared, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	r := Remote{Kind: "objectstore", Name: "example.com/fs", Endpoints: []string{"127.0.0.1:1"}}
+	m.saveRemoteCache(ctx, []Remote{r}, []*Binary{{Path: r.Path(), Description: sampleDescribe}})
+	if data, err := os.ReadFile(m.remoteCacheFile()); err != nil || !bytes.Equal(data, shared) {
+		t.Errorf("the remote cache after a save with an ended context: %s, %v; want it as it was", data, err)
+	}
+}
+
 // FuzzLoadRemotes feeds the remotes file (Config.RemotesFile) to
 // LoadRemotes, in a directory that holds a CA, a certificate and a key.
 // Properties: it accepts one JSON object and nothing after it; what it

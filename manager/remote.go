@@ -331,6 +331,11 @@ func (m *Manager) saveRemoteCache(ctx context.Context, rs []Remote, bins []*Bina
 	m.remoteCacheMu.Lock()
 	defer m.remoteCacheMu.Unlock()
 	cache := m.loadRemoteCache(ctx)
+	if ctx.Err() != nil {
+		// The read may have failed for it: writing what this Discover
+		// found alone would drop the other entries.
+		return
+	}
 	changed := false
 	for i, b := range bins {
 		if b.Description == nil || b.Cached {
