@@ -35,3 +35,32 @@ func TestReadCacheFileHonoursContext(t *testing.T) {
 		t.Errorf("loadCache after an ended context's try: %v, want the file's entry (read again)", got)
 	}
 }
+
+// TestWriteCacheKeepsOthersWhenContextEnds: a cache write whose context
+// has ended by the time it reads the file to merge leaves the file as it
+// was (the other managers' entries in it) rather than replacing it with
+// this manager's entries alone.
+func TestWriteCacheKeepsOthersWhenContextEnds(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "cache.json")
+	sum := strings.Repeat("0", 64)
+	shared := `{"version":1,"entries":{"/other":{"sha256":"` + sum + `"}}}`
+	if err := os.WriteFile(path, []byte(shared), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	m := New(Config{CacheFile: path})
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	err := m.writeCache(ctx, map[string]*cacheEntry{"/mine": {SHA256: sum}}, nil)
+	if !errors.Is(err, context.Canceled) {
+		t.Errorf("writeCache with an ended context: %v, want context.Canceled", err)
+	}
+	if data, err := os.ReadFile(path); err != nil || string(data) != shared {
+		t.Errorf("the shared cache after the write: %s, %v; want it as it was, with /other", data, err)
+	}
+	if err := m.writeCache(context.Background(), map[string]*cacheEntry{"/mine": {SHA256: sum}}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if entries, err := readCacheFile(context.Background(), path); err != nil || entries["/other"] == nil || entries["/mine"] == nil {
+		t.Errorf("the shared cache after a write: %v, %v; want /other and /mine", entries, err)
+	}
+}

@@ -345,32 +345,28 @@ const maxCacheFile = 16 << 20
 // only this Discover, bounded by ctx, never the manager's other callers.
 func (m *Manager) loadCache(ctx context.Context) map[string]*cacheEntry {
 	m.mu.Lock()
-	loaded := m.cache != nil
+	if m.cache != nil {
+		defer m.mu.Unlock()
+		return maps.Clone(m.cache)
+	}
 	m.mu.Unlock()
-	if !loaded {
-		entries := map[string]*cacheEntry{}
-		keep := true
-		if m.cfg.CacheFile != "" {
-			var err error
-			entries, err = readCacheFile(ctx, m.cfg.CacheFile)
-			if err != nil {
-				// When ctx ended the file may be fine: read it again
-				// next time instead of keeping the empty cache.
-				keep = ctx.Err() == nil
-				m.cfg.logger().Warn("plugin cache ignored; every binary is described afresh and the cache is rewritten (as a regular file) when it is saved", "file", m.cfg.CacheFile, "error", err)
+	entries := map[string]*cacheEntry{}
+	if m.cfg.CacheFile != "" {
+		var err error
+		if entries, err = readCacheFile(ctx, m.cfg.CacheFile); err != nil {
+			m.cfg.logger().Warn("plugin cache ignored; every binary is described afresh and the cache is rewritten (as a regular file) when it is saved", "file", m.cfg.CacheFile, "error", err)
+			if ctx.Err() != nil {
+				// The file may be fine: read it again next time instead
+				// of keeping the empty cache.
+				return entries
 			}
-		}
-		m.mu.Lock()
-		if m.cache == nil && keep {
-			m.cache = entries
-		}
-		m.mu.Unlock()
-		if !keep {
-			return entries
 		}
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	if m.cache == nil {
+		m.cache = entries
+	}
 	return maps.Clone(m.cache)
 }
 
@@ -437,25 +433,11 @@ func readStateFile(ctx context.Context, path, what string) ([]byte, error) {
 	if fi.Size() > maxCacheFile {
 		return nil, tooBig(fi.Size())
 	}
-	// Read in chunks, at most one byte more than allowed (a file that
-	// grows while read), asking ctx between them.
-	r := io.LimitReader(f, maxCacheFile+1)
-	buf := make([]byte, 0, fi.Size()+512)
-	for {
-		if err := ctx.Err(); err != nil {
-			return nil, fmt.Errorf("reading the %s %s: %w", what, path, err)
-		}
-		if len(buf) == cap(buf) {
-			buf = slices.Grow(buf, 1<<20)
-		}
-		n, err := r.Read(buf[len(buf):cap(buf)])
-		buf = buf[:len(buf)+n]
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			return nil, fmt.Errorf("reading the %s %s: %w", what, path, err)
-		}
+	// At most one byte more than allowed (a file that grows while read),
+	// asking ctx before each read.
+	buf, err := io.ReadAll(io.LimitReader(filehash.Reader(ctx, f), maxCacheFile+1))
+	if err != nil {
+		return nil, fmt.Errorf("reading the %s %s: %w", what, path, err)
 	}
 	if len(buf) > maxCacheFile {
 		return nil, tooBig(int64(len(buf)))
@@ -528,7 +510,13 @@ func (m *Manager) writeCache(ctx context.Context, cache map[string]*cacheEntry, 
 		case <-time.After(10 * time.Millisecond):
 		}
 	}
-	merged, _ := readCacheFile(ctx, m.cfg.CacheFile) // a broken file is replaced
+	merged, err := readCacheFile(ctx, m.cfg.CacheFile)
+	if err != nil && ctx.Err() != nil {
+		// The file may be fine: replacing it with this manager's view
+		// alone would drop the entries of the others sharing it.
+		return err
+	}
+	// Any other error: a broken file is replaced.
 	for p := range dropped {
 		delete(merged, p)
 	}

@@ -3,10 +3,9 @@ package manager
 import (
 	"bytes"
 	"context"
-	"crypto/x509"
 	"encoding/json"
-	"encoding/pem"
 	"errors"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -16,8 +15,8 @@ import (
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
 
-	"github.com/plugkit/plugkit/automtls"
 	catalogv1 "github.com/plugkit/plugkit/gen/plugkit/catalog/v1"
+	"github.com/plugkit/plugkit/internal/testpki"
 )
 
 // sampleDescribe is an honest answer, as package catalog writes it.
@@ -227,15 +226,15 @@ func FuzzDescribe(f *testing.F) {
 			if best < 0 {
 				var ie *IncompatibleError
 				if !errors.As(err, &ie) || ie.Kind != key.kind || ie.Name != key.name || len(ie.PluginMajors) != len(im.Majors) {
-					t.Fatalf("Dispense(%q, %q) with host majors %v and plugin majors %v: %v, want an IncompatibleError", key.kind, key.name, mapKeys(majors), want, err)
+					t.Fatalf("Dispense(%q, %q) with host majors %v and plugin majors %v: %v, want an IncompatibleError", key.kind, key.name, slices.Sorted(maps.Keys(majors)), want, err)
 				}
 				continue
 			}
 			if err != nil || info.Major != best || info.Kind != key.kind || info.Name != key.name || info.Path != first.Path {
-				t.Fatalf("Dispense(%q, %q) with host majors %v and plugin majors %v = %+v, %v; want major %d", key.kind, key.name, mapKeys(majors), want, info, err, best)
+				t.Fatalf("Dispense(%q, %q) with host majors %v and plugin majors %v = %+v, %v; want major %d", key.kind, key.name, slices.Sorted(maps.Keys(majors)), want, info, err, best)
 			}
-			if info.Adapted != (best != slices.Max(mapKeys(majors))) {
-				t.Fatalf("Dispense(%q, %q) = major %d of host majors %v, Adapted %v", key.kind, key.name, best, mapKeys(majors), info.Adapted)
+			if info.Adapted != (best != slices.Max(slices.Sorted(maps.Keys(majors)))) {
+				t.Fatalf("Dispense(%q, %q) = major %d of host majors %v, Adapted %v", key.kind, key.name, best, slices.Sorted(maps.Keys(majors)), info.Adapted)
 			}
 
 			only := onlyImplementation(d, key.kind, key.name)
@@ -269,15 +268,6 @@ func FuzzDescribe(f *testing.F) {
 			t.Fatalf("describeNames is empty")
 		}
 	})
-}
-
-func mapKeys[V any](m map[int]V) []int {
-	out := make([]int, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	slices.Sort(out)
-	return out
 }
 
 // FuzzParseRemoteCache feeds the remote cache's parser (CacheFile.remotes).
@@ -344,6 +334,32 @@ func TestRemoteCacheOfNull(t *testing.T) {
 	}
 }
 
+// TestRemoteCacheKeptWhenContextEnds: a Discover whose context has ended
+// by the time it saves the remote cache leaves the file as it was, the
+// other entries in it, rather than writing its own entries alone.
+func TestRemoteCacheKeptWhenContextEnds(t *testing.T) {
+	m := New(Config{CacheFile: filepath.Join(t.TempDir(), "cache.json")})
+	raw, err := protojson.Marshal(sampleDescribe)
+	if err != nil {
+		t.Fatal(err)
+	}
+	other := Remote{Kind: "kv", Name: "mem", Endpoints: []string{"127.0.0.1:2"}}
+	shared, err := json.Marshal(map[string]json.RawMessage{other.cacheKey(): raw})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(m.remoteCacheFile(), shared, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	r := Remote{Kind: "objectstore", Name: "example.com/fs", Endpoints: []string{"127.0.0.1:1"}}
+	m.saveRemoteCache(ctx, []Remote{r}, []*Binary{{Path: r.Path(), Description: sampleDescribe}})
+	if data, err := os.ReadFile(m.remoteCacheFile()); err != nil || !bytes.Equal(data, shared) {
+		t.Errorf("the remote cache after a save with an ended context: %s, %v; want it as it was", data, err)
+	}
+}
+
 // FuzzLoadRemotes feeds the remotes file (Config.RemotesFile) to
 // LoadRemotes, in a directory that holds a CA, a certificate and a key.
 // Properties: it accepts one JSON object and nothing after it; what it
@@ -351,19 +367,19 @@ func TestRemoteCacheOfNull(t *testing.T) {
 // entry with "tls" gets a configuration with the certificate and the CA.
 func FuzzLoadRemotes(f *testing.F) {
 	dir := f.TempDir()
-	id, err := automtls.New()
+	ca, err := testpki.NewCA("remotes CA")
 	if err != nil {
 		f.Fatal(err)
 	}
-	key, err := x509.MarshalPKCS8PrivateKey(id.Certificate.PrivateKey)
+	pair, err := ca.Issue("host")
 	if err != nil {
 		f.Fatal(err)
 	}
-	for name, data := range map[string][]byte{"ca.crt": id.PEM(), "host.crt": id.PEM(),
-		"host.key": pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: key})} {
-		if err := os.WriteFile(filepath.Join(dir, name), data, 0o600); err != nil {
-			f.Fatal(err)
-		}
+	if _, err := ca.WriteCA(dir, "ca"); err != nil {
+		f.Fatal(err)
+	}
+	if _, _, err := pair.Write(dir, "host"); err != nil { // host.crt, host.key
+		f.Fatal(err)
 	}
 	for _, s := range []string{
 		`{"remotes": [{"kind": "objectstore", "name": "example.com/fs", "endpoints": ["10.0.0.5:7000", "10.0.0.6:7000"], "balancing": "round_robin",
@@ -401,29 +417,14 @@ func FuzzLoadRemotes(f *testing.F) {
 		}
 		// Written again: the TLS file names are the directory's (an entry
 		// that loaded with TLS loaded these three).
-		type tlsFiles struct {
-			CA         string `json:"ca"`
-			Cert       string `json:"cert"`
-			Key        string `json:"key"`
-			ServerName string `json:"server_name"`
-		}
-		type entry struct {
-			Kind      string    `json:"kind"`
-			Name      string    `json:"name"`
-			Balancing string    `json:"balancing"`
-			Endpoints []string  `json:"endpoints"`
-			TLS       *tlsFiles `json:"tls,omitempty"`
-		}
-		var out struct {
-			Remotes []entry `json:"remotes"`
-		}
+		var out remoteFile
 		for _, r := range rs {
-			e := entry{Kind: r.Kind, Name: r.Name, Balancing: r.Balancing, Endpoints: r.Endpoints}
+			e := remoteEntry{Kind: r.Kind, Name: r.Name, Balancing: r.Balancing, Endpoints: r.Endpoints}
 			if r.TLS != nil {
 				if len(r.TLS.Certificates) != 1 || r.TLS.RootCAs == nil {
 					t.Fatalf("LoadRemotes(%q): entry %q has TLS without its certificate or CA: %+v", data, r.Name, r.TLS)
 				}
-				e.TLS = &tlsFiles{CA: "ca.crt", Cert: "host.crt", Key: "host.key", ServerName: r.TLS.ServerName}
+				e.TLS = &remoteTLS{CA: "ca.crt", Cert: "host.crt", Key: "host.key", ServerName: r.TLS.ServerName}
 			}
 			out.Remotes = append(out.Remotes, e)
 		}

@@ -63,18 +63,24 @@ func (r Remote) hostRemote() host.Remote {
 
 // remoteFile is the JSON form of a remotes file.
 type remoteFile struct {
-	Remotes []struct {
-		Kind      string   `json:"kind"`
-		Name      string   `json:"name"`
-		Endpoints []string `json:"endpoints"`
-		Balancing string   `json:"balancing"`
-		TLS       *struct {
-			CA         string `json:"ca"`
-			Cert       string `json:"cert"`
-			Key        string `json:"key"`
-			ServerName string `json:"server_name"`
-		} `json:"tls"`
-	} `json:"remotes"`
+	Remotes []remoteEntry `json:"remotes"`
+}
+
+// remoteEntry is one entry of a remotes file.
+type remoteEntry struct {
+	Kind      string     `json:"kind"`
+	Name      string     `json:"name"`
+	Endpoints []string   `json:"endpoints"`
+	Balancing string     `json:"balancing"`
+	TLS       *remoteTLS `json:"tls"`
+}
+
+// remoteTLS is an entry's "tls": PEM file names.
+type remoteTLS struct {
+	CA         string `json:"ca"`
+	Cert       string `json:"cert"`
+	Key        string `json:"key"`
+	ServerName string `json:"server_name"`
 }
 
 // LoadRemotes reads a remotes file (Config.RemotesFile):
@@ -169,9 +175,11 @@ func (m *Manager) remotes() ([]Remote, error) {
 
 // describeRemotes describes each remote entry through its catalog, in
 // parallel. An entry that cannot be reached now is described from the
-// cache of an earlier Discover, if any: Dispense connects later.
+// cache of an earlier Discover, if any: Dispense connects later. The
+// cache file is read for that only when an entry is unreachable
+// (saveRemoteCache reads it afresh to merge anyway).
 func (m *Manager) describeRemotes(ctx context.Context, rs []Remote) []*Binary {
-	cache := m.loadRemoteCache(ctx)
+	cache := sync.OnceValue(func() map[string]json.RawMessage { return m.loadRemoteCache(ctx) })
 	bins := make([]*Binary, len(rs))
 	var wg sync.WaitGroup
 	for i, r := range rs {
@@ -186,11 +194,11 @@ func (m *Manager) describeRemotes(ctx context.Context, rs []Remote) []*Binary {
 	return bins
 }
 
-func (m *Manager) describeRemote(ctx context.Context, r Remote, cache map[string]json.RawMessage) *Binary {
+func (m *Manager) describeRemote(ctx context.Context, r Remote, cache func() map[string]json.RawMessage) *Binary {
 	b := &Binary{Path: r.Path()}
 	d, err := m.launchDescribe(ctx, b.Path)
 	if err != nil {
-		if raw, ok := cache[r.cacheKey()]; ok {
+		if raw, ok := cache()[r.cacheKey()]; ok {
 			cd := &catalogv1.DescribeResponse{}
 			if protojson.Unmarshal(raw, cd) == nil && checkDescription(cd) == nil {
 				m.cfg.logger().Warn("plugin service unreachable; using its cached description", "kind", r.Kind, "name", r.Name, "endpoints", r.Endpoints, "error", err)
@@ -323,6 +331,11 @@ func (m *Manager) saveRemoteCache(ctx context.Context, rs []Remote, bins []*Bina
 	m.remoteCacheMu.Lock()
 	defer m.remoteCacheMu.Unlock()
 	cache := m.loadRemoteCache(ctx)
+	if ctx.Err() != nil {
+		// The read may have failed for it: writing what this Discover
+		// found alone would drop the other entries.
+		return
+	}
 	changed := false
 	for i, b := range bins {
 		if b.Description == nil || b.Cached {

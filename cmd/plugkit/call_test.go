@@ -23,13 +23,7 @@ const tfCookie = "TF_PLUGIN_MAGIC_COOKIE=d602bf8f470bc67ca7faa0386276bbdd4330efa
 // TestCallGoPluginProvider calls a provider served by go-plugin itself
 // (terraform-plugin-go's tf6server.Serve), through reflection only.
 func TestCallGoPluginProvider(t *testing.T) {
-	bin := filepath.Join(t.TempDir(), "terraform-provider-fixture")
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	out, err := exec.CommandContext(ctx, "go", "build", "-o", bin, "./testdata/tf6provider").CombinedOutput()
-	if err != nil {
-		t.Fatalf("building the go-plugin provider fixture: %v\n%s", err, out)
-	}
+	bin := goBuild(t, t.TempDir(), "terraform-provider-fixture", "./testdata/tf6provider")
 	call := func(args ...string) (string, string, int) {
 		t.Helper()
 		var stdout, stderr bytes.Buffer
@@ -160,15 +154,7 @@ func TestCallNameAndMetadata(t *testing.T) {
 // whose call is in flight: the CLI closes the plugin it started (no
 // orphan is left) and exits 130 or 143.
 func TestInterruptClosesPlugins(t *testing.T) {
-	dir := t.TempDir()
-	cli, plug := filepath.Join(dir, "plugkit"), filepath.Join(dir, "multiname")
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	for out, pkg := range map[string]string{cli: ".", plug: "./testdata/multiname"} {
-		if b, err := exec.CommandContext(ctx, "go", "build", "-o", out, pkg).CombinedOutput(); err != nil {
-			t.Fatalf("go build %s: %v\n%s", pkg, err, b)
-		}
-	}
+	cli, plug := goBuild(t, t.TempDir(), "plugkit", "."), buildMultiname(t)
 	for _, tc := range []struct {
 		sig  syscall.Signal
 		code int
@@ -214,16 +200,22 @@ func TestInterruptClosesPlugins(t *testing.T) {
 	}
 }
 
+// goBuild builds the package pkg into dir/name and returns its path.
+func goBuild(t *testing.T, dir, name, pkg string) string {
+	t.Helper()
+	bin := filepath.Join(dir, name)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	if out, err := exec.CommandContext(ctx, "go", "build", "-o", bin, pkg).CombinedOutput(); err != nil {
+		t.Fatalf("go build %s: %v\n%s", pkg, err, out)
+	}
+	return bin
+}
+
 // buildMultiname builds the multi-name test plugin (testdata/multiname).
 func buildMultiname(t *testing.T) string {
 	t.Helper()
-	bin := filepath.Join(t.TempDir(), "multiname")
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	if out, err := exec.CommandContext(ctx, "go", "build", "-o", bin, "./testdata/multiname").CombinedOutput(); err != nil {
-		t.Fatalf("building the multi-name plugin: %v\n%s", err, out)
-	}
-	return bin
+	return goBuild(t, t.TempDir(), "multiname", "./testdata/multiname")
 }
 
 // withStdin makes text call's standard input for the rest of the test.

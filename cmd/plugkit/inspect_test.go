@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"reflect"
 	"strings"
@@ -17,12 +16,7 @@ import (
 // temporary directory.
 func memoryPlugin(t *testing.T) string {
 	t.Helper()
-	bin := filepath.Join(t.TempDir(), "memory")
-	out, err := exec.Command("go", "build", "-o", bin, "github.com/plugkit/plugkit/examples/objectstore/plugins/memory").CombinedOutput()
-	if err != nil {
-		t.Fatalf("building the memory plugin: %v\n%s", err, out)
-	}
-	return bin
+	return goBuild(t, t.TempDir(), "memory", "github.com/plugkit/plugkit/examples/objectstore/plugins/memory")
 }
 
 func TestInspectJSON(t *testing.T) {

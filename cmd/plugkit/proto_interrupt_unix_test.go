@@ -4,7 +4,6 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"errors"
 	"os"
 	"os/exec"
@@ -23,12 +22,7 @@ import (
 // as from a shell's <(...), while the signal is sent.
 func TestProtoInstallsNoInterruptHandler(t *testing.T) {
 	dir := t.TempDir()
-	cli := filepath.Join(dir, "plugkit")
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	if b, err := exec.CommandContext(ctx, "go", "build", "-o", cli, ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, b)
-	}
+	cli := goBuild(t, dir, "plugkit", ".")
 	writeProto(t, filepath.Join(dir, "in", "a.proto"), "syntax = \"proto3\";\npackage a;\n")
 	fifo := filepath.Join(dir, "config")
 	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
