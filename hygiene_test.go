@@ -82,7 +82,7 @@ func trackedFiles(t *testing.T) []trackedFile {
 			}
 			return nil
 		}
-		if !d.Type().IsRegular() || strings.HasSuffix(slash, ".test") || strings.HasSuffix(slash, ".out") {
+		if !d.Type().IsRegular() || ignoredOutput(slash) {
 			return nil
 		}
 		info, err := d.Info()
@@ -168,4 +168,19 @@ func readHead(path string, n int) ([]byte, error) {
 		return nil, err
 	}
 	return buf[:got], nil
+}
+
+// ignoredOutput reports whether .gitignore names the file as a build
+// output (the walk's stand-in for git's index outside a checkout).
+func ignoredOutput(slash string) bool {
+	switch slash {
+	case "plugkit", "cmd/plugkit/plugkit", "plugins.cache.json":
+		return true
+	}
+	for _, ext := range []string{".test", ".exe"} {
+		if strings.HasSuffix(slash, ext) {
+			return true
+		}
+	}
+	return strings.HasSuffix(slash, ".out") && !strings.Contains("/"+slash, "/testdata/")
 }

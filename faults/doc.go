@@ -89,7 +89,8 @@
 //     TestFrameSnifferFindsMessageSizes.
 //     4. a hostile cache file: manager's TestCacheFIFO, TestCacheSymlinkToDevZero,
 //     TestCacheHugeFile, TestCacheSymlinkNotWrittenThrough,
-//     TestReadCacheFileHonoursContext; internal/osdep's TestOpenNoFollow.
+//     TestReadCacheFileHonoursContext, TestWriteCacheKeepsOthersWhenContextEnds,
+//     TestRemoteCacheKeptWhenContextEnds; internal/osdep's TestOpenNoFollow.
 //     5. a lying or 10 MB Describe answer: manager's TestLyingDescribe;
 //     symlink loops and unreadable entries: TestDiscoverSkipsHostileEntries,
 //     TestDiscoverSkipsUnreadableEntries; a forged reattach to another
