@@ -91,8 +91,9 @@ func (m msgSize) cost(b *budget) int64 {
 
 // callBudget is one call's share of the budget.
 type callBudget struct {
-	b  *budget
-	sn *frameSniffer // nil: sizes unknown, each message costs maxCost
+	b      *budget
+	sn     *frameSniffer // nil: sizes unknown, each message costs maxCost
+	stream uint32        // the call's stream, in sn
 
 	// The prefix of the message arriving, parsed by the connection's
 	// reader goroutine only.
@@ -122,8 +123,8 @@ func (b *budget) tap(ctx context.Context, _ *tap.Info) (context.Context, error) 
 	if sn, _ := ctx.Value(snifferKey{}).(*frameSniffer); sn != nil {
 		// The tap runs on the connection's reader goroutine, right after
 		// the framer read this stream's headers.
-		cb.sn, cb.eos = sn, sn.lastHeadersEnd
-		sn.register(sn.lastHeaders, cb)
+		cb.sn, cb.stream, cb.eos = sn, sn.lastHeaders, sn.lastHeadersEnd
+		sn.register(cb)
 	}
 	context.AfterFunc(ctx, cb.end)
 	return context.WithValue(ctx, callBudgetKey{}, cb), nil
@@ -306,19 +307,16 @@ func newFrameSniffer() *frameSniffer {
 	return &frameSniffer{preface: len(http2.ClientPreface), calls: make(map[uint32]*callBudget)}
 }
 
-func (s *frameSniffer) register(stream uint32, cb *callBudget) {
+func (s *frameSniffer) register(cb *callBudget) {
 	s.mu.Lock()
-	s.calls[stream] = cb
+	s.calls[cb.stream] = cb
 	s.mu.Unlock()
 }
 
 func (s *frameSniffer) unregister(cb *callBudget) {
 	s.mu.Lock()
-	for id, c := range s.calls {
-		if c == cb {
-			delete(s.calls, id)
-			break
-		}
+	if s.calls[cb.stream] == cb {
+		delete(s.calls, cb.stream)
 	}
 	s.mu.Unlock()
 }

@@ -63,9 +63,9 @@ func TestFrameSnifferFindsMessageSizes(t *testing.T) {
 			}
 			// The tap runs when a new stream's headers were read.
 			if id := s.lastHeaders; id != 0 && calls[id] == nil && !s.inFrame {
-				cb := &callBudget{b: b, sn: s, wake: make(chan struct{}), eos: s.lastHeadersEnd}
+				cb := &callBudget{b: b, sn: s, stream: id, wake: make(chan struct{}), eos: s.lastHeadersEnd}
 				calls[id] = cb
-				s.register(id, cb)
+				s.register(cb)
 			}
 		}
 		for id, want := range map[uint32][]msgSize{1: {{7, false}, {300, true}}, 3: {{0, false}, {70000, false}}, 7: nil} {
