@@ -52,9 +52,10 @@ func freeAddr(t *testing.T) string {
 }
 
 // stallHandshakes opens n connections to addr that send the 5-byte
-// header of a TLS record and nothing more.
-func stallHandshakes(t *testing.T, addr string, n int) {
+// header of a TLS record and nothing more, and returns them.
+func stallHandshakes(t *testing.T, addr string, n int) []net.Conn {
 	t.Helper()
+	var conns []net.Conn
 	for range n {
 		c, err := net.DialTimeout("tcp", addr, 5*time.Second)
 		if err != nil {
@@ -64,7 +65,9 @@ func stallHandshakes(t *testing.T, addr string, n int) {
 		if _, err := c.Write([]byte{0x16, 0x03, 0x01, 0x00, 0xc8}); err != nil {
 			t.Fatal(err)
 		}
+		conns = append(conns, c)
 	}
+	return conns
 }
 
 // Issue 19 point 3: 300 stalled TLS handshakes kept a SIGTERM'd service
@@ -601,20 +604,7 @@ func TestServiceHandshakeTimeoutAndCap(t *testing.T) {
 
 	time.Sleep(100 * time.Millisecond) // the servers' goroutines started
 	base := runtime.NumGoroutine()
-	var stalled []net.Conn
-	for _, a := range []string{addr, healthAddr} {
-		for range 48 {
-			c, err := net.DialTimeout("tcp", a, 5*time.Second)
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { c.Close() })
-			if _, err := c.Write([]byte{0x16, 0x03, 0x01, 0x00, 0xc8}); err != nil {
-				t.Fatal(err)
-			}
-			stalled = append(stalled, c)
-		}
-	}
+	stalled := append(stallHandshakes(t, addr, 48), stallHandshakes(t, healthAddr, 48)...)
 	time.Sleep(100 * time.Millisecond)
 	// A goroutine per connection in its handshake, per port.
 	if g := runtime.NumGoroutine() - base; g > 2*maxHandshakes+4 {
