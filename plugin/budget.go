@@ -120,9 +120,9 @@ func (b *budget) tap(ctx context.Context, _ *tap.Info) (context.Context, error) 
 			used>>20, queued>>20, b.limit>>20, EnvMaxInflightBytes, EnvMaxInflightBytes)
 	}
 	cb := &callBudget{b: b, wake: make(chan struct{})}
-	if sn, _ := ctx.Value(snifferKey{}).(*frameSniffer); sn != nil {
-		// The tap runs on the connection's reader goroutine, right after
-		// the framer read this stream's headers.
+	// The tap runs on the connection's reader goroutine, right after the
+	// framer read this stream's headers.
+	if sn, _ := ctx.Value(snifferKey{}).(*frameSniffer); sn != nil && sn.following() {
 		cb.sn, cb.stream, cb.eos = sn, sn.lastHeaders, sn.lastHeadersEnd
 		sn.register(cb)
 	}
@@ -285,7 +285,8 @@ type snifferKey struct{}
 // prefixes only; gRPC checks the rest. Read by the connection's reader
 // goroutine only, except calls.
 type frameSniffer struct {
-	preface  int // bytes of the client preface still to skip
+	preface  int  // bytes of the client preface read
+	lost     bool // the bytes are not the client preface: another transport's (grpc.Creds in Config.ServerOptions)
 	hdr      [9]byte
 	hdrN     int
 	inFrame  bool
@@ -304,7 +305,15 @@ type frameSniffer struct {
 }
 
 func newFrameSniffer() *frameSniffer {
-	return &frameSniffer{preface: len(http2.ClientPreface), calls: make(map[uint32]*callBudget)}
+	return &frameSniffer{calls: make(map[uint32]*callBudget)}
+}
+
+// following reports whether the sniffer follows the client's frames: it
+// read the client preface. It does not when the server's transport is
+// not the one the sniffer was placed for (grpc.Creds in
+// Config.ServerOptions): the calls' sizes are then unknown.
+func (s *frameSniffer) following() bool {
+	return !s.lost && s.preface == len(http2.ClientPreface)
 }
 
 func (s *frameSniffer) register(cb *callBudget) {
@@ -330,9 +339,16 @@ func (s *frameSniffer) call(stream uint32) *callBudget {
 // read follows bytes the framer read.
 func (s *frameSniffer) read(p []byte) {
 	for len(p) > 0 {
-		if s.preface > 0 {
-			n := min(s.preface, len(p))
-			s.preface -= n
+		if s.lost {
+			return
+		}
+		if s.preface < len(http2.ClientPreface) {
+			n := min(len(http2.ClientPreface)-s.preface, len(p))
+			if string(p[:n]) != http2.ClientPreface[s.preface:s.preface+n] {
+				s.lost = true
+				return
+			}
+			s.preface += n
 			p = p[n:]
 			continue
 		}

@@ -793,3 +793,60 @@ func TestServiceInflightBudgetRefusesAndReleases(t *testing.T) {
 		t.Fatalf("a call after the stream: %v", err)
 	}
 }
+
+// A service whose ServerOptions bring their own transport credentials
+// (grpc.Creds, which win over the service's) still serves: the in-flight
+// budget, whose frame sniffer then cannot read the client's frames, counts
+// each message at its largest instead of waiting for sizes that never come.
+func TestServiceBudgetWithOwnCredentials(t *testing.T) {
+	pki, err := remotetest.NewPKI(t.TempDir(), "127.0.0.1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cert, err := tls.LoadX509KeyPair(pki.ServerCert, pki.ServerKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	caPEM, err := os.ReadFile(pki.CAFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	clientCAs := x509.NewCertPool()
+	clientCAs.AppendCertsFromPEM(caPEM)
+	own := grpc.Creds(credentials.NewTLS(&tls.Config{Certificates: []tls.Certificate{cert}, ClientCAs: clientCAs,
+		ClientAuth: tls.RequireAndVerifyClientCert, MinVersion: tls.VersionTLS12}))
+	for _, tc := range []struct {
+		name string
+		env  map[string]string
+	}{
+		{"service TLS", pki.ServiceEnv("127.0.0.1:0")},
+		{"plain service", map[string]string{plugin.EnvListen: "127.0.0.1:0", plugin.EnvInsecureLoopback: "1"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			svc := &budgetService{}
+			addr, _ := runService(t, tc.env, plugin.Config{ServerOptions: []grpc.ServerOption{own}, Versions: map[int]plugin.Register{1: func(s *grpc.Server, _ *broker.Broker) error {
+				testgrpc.RegisterTestServiceServer(s, svc)
+				return nil
+			}}})
+			cc := dialTLS(t, addr, pki.HostTLS())
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			client := testgrpc.NewTestServiceClient(cc)
+			if _, err := client.UnaryCall(ctx, &testpb.SimpleRequest{Payload: &testpb.Payload{Body: make([]byte, 100<<10)}}); err != nil {
+				t.Fatalf("a unary call: %v", err)
+			}
+			stream, err := client.StreamingInputCall(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for range 3 {
+				if err := stream.Send(&testpb.StreamingInputCallRequest{Payload: &testpb.Payload{Body: make([]byte, 1<<10)}}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if resp, err := stream.CloseAndRecv(); err != nil || resp.GetAggregatedPayloadSize() != 3<<10 {
+				t.Fatalf("a client stream: %v, %v; want its 3 KiB read", resp, err)
+			}
+		})
+	}
+}
