@@ -18,6 +18,7 @@ import (
 
 	"github.com/plugkit/plugkit/internal/goplugin/pluginpb"
 	"github.com/plugkit/plugkit/internal/listen"
+	"github.com/plugkit/plugkit/internal/testutil"
 )
 
 // knockFlood is a hostile plugin's broker service: on the host's broker
@@ -124,15 +125,6 @@ func newHostileRig(t *testing.T, mux bool, svc pluginpb.GRPCBrokerServer) *hosti
 	return r
 }
 
-// usedMemory is the heap in use and the goroutine stacks after a
-// collection.
-func usedMemory() uint64 {
-	runtime.GC()
-	var m runtime.MemStats
-	runtime.ReadMemStats(&m)
-	return m.HeapAlloc + m.StackInuse
-}
-
 // TestKnockFloodIsBounded: a plugin that sends 200,000 knocks on the broker
 // stream and never reads the answers leaves the host, in both broker
 // modes, with under 100 goroutines above its baseline and under 32 MiB more
@@ -156,7 +148,7 @@ func TestKnockFloodIsBounded(t *testing.T) {
 		}
 		t.Run(name, func(t *testing.T) {
 			baseGoroutines := runtime.NumGoroutine()
-			baseMem := usedMemory()
+			baseMem := testutil.UsedMemory()
 			leaks := goleak.IgnoreCurrent()
 
 			flood := knockFlood{n: tc.n, answers: tc.answers, sent: make(chan error, 1)}
@@ -174,7 +166,7 @@ func TestKnockFloodIsBounded(t *testing.T) {
 				t.Fatalf("the flood: %v", err)
 			}
 			maxGoroutines = max(maxGoroutines, runtime.NumGoroutine())
-			mem := usedMemory()
+			mem := testutil.UsedMemory()
 			grown := int64(mem) - int64(baseMem)
 			t.Logf("after %d knocks: %d goroutines at most (baseline %d), memory grown by %.1f MiB, %d log records",
 				tc.n, maxGoroutines, baseGoroutines, float64(grown)/(1<<20), r.records.Load())
