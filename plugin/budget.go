@@ -83,10 +83,11 @@ func (m msgSize) cost(b *budget) int64 {
 	if m.n > b.maxMsg {
 		return 0
 	}
+	// Both are at most maxCost, as m.n is at most maxMsg.
 	if m.compressed {
-		return min(m.n+2*b.maxMsg, b.maxCost)
+		return m.n + 2*b.maxMsg
 	}
-	return min(readCopies*m.n, b.maxCost)
+	return readCopies * m.n
 }
 
 // callBudget is one call's share of the budget.
