@@ -84,3 +84,26 @@ func TestFrameSnifferFindsMessageSizes(t *testing.T) {
 		}
 	}
 }
+
+// TestFrameSnifferFollowsOnlyHTTP2: the sniffer follows a connection once
+// it has read the client preface, and never one whose bytes are not
+// HTTP/2's (a TLS handshake, under grpc.Creds the service did not place
+// it for), nor one it reads nothing of.
+func TestFrameSnifferFollowsOnlyHTTP2(t *testing.T) {
+	s := newFrameSniffer()
+	if s.following() {
+		t.Error("following before any byte")
+	}
+	s.read([]byte(http2.ClientPreface[:10]))
+	s.read([]byte(http2.ClientPreface[10:]))
+	if !s.following() {
+		t.Error("not following after the client preface")
+	}
+	tlsHello := []byte{0x16, 0x03, 0x01, 0x00, 0xc8, 0x01, 0x00, 0x00, 0xc4, 0x03, 0x03}
+	s = newFrameSniffer()
+	s.read(tlsHello)
+	s.read([]byte(http2.ClientPreface))
+	if s.following() {
+		t.Error("following a connection that began with a TLS record")
+	}
+}
