@@ -14,7 +14,6 @@ import (
 
 	"go.uber.org/goleak"
 	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials/insecure"
 
 	"github.com/plugkit/plugkit/internal/goplugin/pluginpb"
 	"github.com/plugkit/plugkit/internal/listen"
@@ -232,21 +231,13 @@ func TestStalledPeerEndsTheStream(t *testing.T) {
 
 	t.Run("plugin", func(t *testing.T) {
 		leaks := goleak.IgnoreCurrent()
-		ln, err := listen.Unix(listen.UnixConfig{Dir: t.TempDir()})
-		if err != nil {
-			t.Fatal(err)
-		}
 		plugin := New(Options{})
-		srv := grpc.NewServer()
 		returned := make(chan error, 1)
-		pluginpb.RegisterGRPCBrokerServer(srv, reportingHandler{ServerHandler{Broker: plugin}, returned})
-		go srv.Serve(ln)
-		conn, err := grpc.NewClient("unix://"+ln.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()))
-		if err != nil {
-			t.Fatal(err)
-		}
+		link := serveBrokerService(t, t.TempDir(), false, func(*Mux) pluginpb.GRPCBrokerServer {
+			return reportingHandler{ServerHandler{Broker: plugin}, returned}
+		})
 		// A hostile host: it knocks and never reads the answers.
-		stream, err := pluginpb.NewGRPCBrokerClient(conn).StartStream(context.Background())
+		stream, err := pluginpb.NewGRPCBrokerClient(link.conn).StartStream(context.Background())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -274,9 +265,9 @@ func TestStalledPeerEndsTheStream(t *testing.T) {
 		case <-time.After(10 * time.Second):
 			t.Error("StartStream still runs: the stalled stream was not ended")
 		}
-		conn.Close()
+		link.conn.Close()
 		<-sent
-		srv.Stop()
+		link.stop()
 		if err := goleak.Find(leaks); err != nil {
 			t.Errorf("left behind: %v", err)
 		}
