@@ -277,6 +277,14 @@ func TestServiceHealthPortWatchFloodBounded(t *testing.T) {
 	}
 }
 
+// testService serves svc as version 1.
+func testService(svc testgrpc.TestServiceServer) map[int]plugin.Register {
+	return map[int]plugin.Register{1: func(s *grpc.Server, _ *broker.Broker) error {
+		testgrpc.RegisterTestServiceServer(s, svc)
+		return nil
+	}}
+}
+
 // holdingService holds each UnaryCall's request until all the calls of
 // the load hold theirs, or for hold: without a budget, the whole load is
 // in memory at once.
@@ -371,10 +379,7 @@ func TestServiceInflightBudgetBoundsMemory(t *testing.T) {
 	}
 	margin := 2*maxMsg + 32<<20
 	svc := &holdingService{n: 8, hold: 300 * time.Millisecond, all: make(chan struct{})}
-	cfg.Versions = map[int]plugin.Register{1: func(s *grpc.Server, _ *broker.Broker) error {
-		testgrpc.RegisterTestServiceServer(s, svc)
-		return nil
-	}}
+	cfg.Versions = testService(svc)
 	addr, _ := runService(t, env, cfg)
 
 	runtime.GC()
@@ -694,10 +699,7 @@ func TestServiceInflightBudgetRefusesAndReleases(t *testing.T) {
 	env := map[string]string{plugin.EnvListen: "127.0.0.1:0", plugin.EnvInsecureLoopback: "1",
 		plugin.EnvMaxInflightBytes: strconv.Itoa(3 * maxMsg)} // room to read one message
 	svc := &budgetService{held: make(chan struct{}, 3), release: make(chan struct{})}
-	addr, _ := runService(t, env, plugin.Config{MaxMessageSize: maxMsg, Versions: map[int]plugin.Register{1: func(s *grpc.Server, _ *broker.Broker) error {
-		testgrpc.RegisterTestServiceServer(s, svc)
-		return nil
-	}}})
+	addr, _ := runService(t, env, plugin.Config{MaxMessageSize: maxMsg, Versions: testService(svc)})
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	cc, err := grpc.NewClient("passthrough:///"+addr, grpc.WithTransportCredentials(insecure.NewCredentials()),
@@ -823,11 +825,7 @@ func TestServiceBudgetWithOwnCredentials(t *testing.T) {
 		{"plain service", map[string]string{plugin.EnvListen: "127.0.0.1:0", plugin.EnvInsecureLoopback: "1"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			svc := &budgetService{}
-			addr, _ := runService(t, tc.env, plugin.Config{ServerOptions: []grpc.ServerOption{own}, Versions: map[int]plugin.Register{1: func(s *grpc.Server, _ *broker.Broker) error {
-				testgrpc.RegisterTestServiceServer(s, svc)
-				return nil
-			}}})
+			addr, _ := runService(t, tc.env, plugin.Config{ServerOptions: []grpc.ServerOption{own}, Versions: testService(&budgetService{})})
 			cc := dialTLS(t, addr, pki.HostTLS())
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 			defer cancel()
