@@ -97,11 +97,12 @@ type Broker struct {
 	stalled   chan struct{} // closed when a Send did not complete within sendTimeout
 	stallOnce sync.Once
 
+	// Rate-limited warnings; each counts its occurrences (dropWarn: the
+	// peer's announcements refused).
 	dropWarn, knockWarn, answerWarn, ackWarn limitedWarning
 
 	mu      sync.Mutex
 	pending map[uint32]chan *pluginpb.ConnInfo
-	dropped int // announcements refused, for the warning
 	held    int // the peer's knocks admitted and not yet answered
 	// unanswered counts this side's knocks sent whose answer has not
 	// arrived, abandoned or not.
@@ -195,7 +196,6 @@ func (b *Broker) deliver(info *pluginpb.ConnInfo) {
 		reason = fmt.Sprintf("%d announcements already wait for a Dial", MaxPending)
 	}
 	if reason != "" {
-		b.dropped++
 		b.mu.Unlock()
 		b.dropWarn.warn(b.logger(), "broker: dropped the peer's announcement", "service", id, "reason", reason)
 		return

@@ -76,8 +76,11 @@ func TestAnnouncementsAreBounded(t *testing.T) {
 	if err := <-dialed; err != nil {
 		t.Errorf("the awaited announcement did not get through: %v", err)
 	}
+	b.dropWarn.mu.Lock()
+	dropped := b.dropWarn.total
+	b.dropWarn.mu.Unlock()
 	b.mu.Lock()
-	n, dropped := len(b.pending), b.dropped
+	n := len(b.pending)
 	held := 0
 	for _, ch := range b.pending {
 		select {

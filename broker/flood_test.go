@@ -14,10 +14,10 @@ import (
 
 	"go.uber.org/goleak"
 	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials/insecure"
 
 	"github.com/plugkit/plugkit/internal/goplugin/pluginpb"
 	"github.com/plugkit/plugkit/internal/listen"
+	"github.com/plugkit/plugkit/internal/testutil"
 )
 
 // knockFlood is a hostile plugin's broker service: on the host's broker
@@ -124,15 +124,6 @@ func newHostileRig(t *testing.T, mux bool, svc pluginpb.GRPCBrokerServer) *hosti
 	return r
 }
 
-// usedMemory is the heap in use and the goroutine stacks after a
-// collection.
-func usedMemory() uint64 {
-	runtime.GC()
-	var m runtime.MemStats
-	runtime.ReadMemStats(&m)
-	return m.HeapAlloc + m.StackInuse
-}
-
 // TestKnockFloodIsBounded: a plugin that sends 200,000 knocks on the broker
 // stream and never reads the answers leaves the host, in both broker
 // modes, with under 100 goroutines above its baseline and under 32 MiB more
@@ -156,7 +147,7 @@ func TestKnockFloodIsBounded(t *testing.T) {
 		}
 		t.Run(name, func(t *testing.T) {
 			baseGoroutines := runtime.NumGoroutine()
-			baseMem := usedMemory()
+			baseMem := testutil.UsedMemory()
 			leaks := goleak.IgnoreCurrent()
 
 			flood := knockFlood{n: tc.n, answers: tc.answers, sent: make(chan error, 1)}
@@ -174,7 +165,7 @@ func TestKnockFloodIsBounded(t *testing.T) {
 				t.Fatalf("the flood: %v", err)
 			}
 			maxGoroutines = max(maxGoroutines, runtime.NumGoroutine())
-			mem := usedMemory()
+			mem := testutil.UsedMemory()
 			grown := int64(mem) - int64(baseMem)
 			t.Logf("after %d knocks: %d goroutines at most (baseline %d), memory grown by %.1f MiB, %d log records",
 				tc.n, maxGoroutines, baseGoroutines, float64(grown)/(1<<20), r.records.Load())
@@ -240,21 +231,13 @@ func TestStalledPeerEndsTheStream(t *testing.T) {
 
 	t.Run("plugin", func(t *testing.T) {
 		leaks := goleak.IgnoreCurrent()
-		ln, err := listen.Unix(listen.UnixConfig{Dir: t.TempDir()})
-		if err != nil {
-			t.Fatal(err)
-		}
 		plugin := New(Options{})
-		srv := grpc.NewServer()
 		returned := make(chan error, 1)
-		pluginpb.RegisterGRPCBrokerServer(srv, reportingHandler{ServerHandler{Broker: plugin}, returned})
-		go srv.Serve(ln)
-		conn, err := grpc.NewClient("unix://"+ln.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()))
-		if err != nil {
-			t.Fatal(err)
-		}
+		link := serveBrokerService(t, t.TempDir(), false, func(*Mux) pluginpb.GRPCBrokerServer {
+			return reportingHandler{ServerHandler{Broker: plugin}, returned}
+		})
 		// A hostile host: it knocks and never reads the answers.
-		stream, err := pluginpb.NewGRPCBrokerClient(conn).StartStream(context.Background())
+		stream, err := pluginpb.NewGRPCBrokerClient(link.conn).StartStream(context.Background())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -282,9 +265,9 @@ func TestStalledPeerEndsTheStream(t *testing.T) {
 		case <-time.After(10 * time.Second):
 			t.Error("StartStream still runs: the stalled stream was not ended")
 		}
-		conn.Close()
+		link.conn.Close()
 		<-sent
-		srv.Stop()
+		link.stop()
 		if err := goleak.Find(leaks); err != nil {
 			t.Errorf("left behind: %v", err)
 		}

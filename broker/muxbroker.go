@@ -70,15 +70,10 @@ func (b *Broker) knocked(id uint32, k *pluginpb.ConnInfo_Knock) {
 }
 
 // queueAnswer queues the answer to an admitted knock. It never blocks:
-// held bounds what is queued by the queue's capacity.
+// the answers queued are among the knocks held, at most MaxPending, the
+// queue's capacity.
 func (b *Broker) queueAnswer(id uint32, refusal string) {
-	select {
-	case b.answers <- knockAnswer{id: id, refusal: refusal}:
-	default:
-		b.mu.Lock()
-		b.held--
-		b.mu.Unlock()
-	}
+	b.answers <- knockAnswer{id: id, refusal: refusal}
 }
 
 // answerKnocks sends the queued answers to the peer's knocks, in order,

@@ -13,6 +13,7 @@ import (
 
 	"github.com/plugkit/plugkit/internal/goplugin/pluginpb"
 	"github.com/plugkit/plugkit/internal/listen"
+	"github.com/plugkit/plugkit/internal/testutil"
 )
 
 // TestMuxStreamFloodIsBounded: a host that opens 20,000 yamux streams
@@ -26,7 +27,7 @@ func TestMuxStreamFloodIsBounded(t *testing.T) {
 	const streams = 20_000
 	const backlog = 256 // yamux's default accept backlog, which muxConfig keeps
 	baseGoroutines := runtime.NumGoroutine()
-	baseMem := usedMemory()
+	baseMem := testutil.UsedMemory()
 	leaks := goleak.IgnoreCurrent()
 
 	// The plugin, as plugin.Run serves it.
@@ -72,7 +73,7 @@ func TestMuxStreamFloodIsBounded(t *testing.T) {
 	}
 	held := sess.NumStreams()
 	maxGoroutines = max(maxGoroutines, runtime.NumGoroutine())
-	mem := usedMemory()
+	mem := testutil.UsedMemory()
 	grown := int64(mem) - int64(baseMem)
 	t.Logf("after %d streams: the plugin holds %d, %d goroutines at most (baseline %d), memory grown by %.1f MiB",
 		streams, held, maxGoroutines, baseGoroutines, float64(grown)/(1<<20))

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"go.uber.org/goleak"
+
+	"github.com/plugkit/plugkit/internal/testutil"
 )
 
 // TestKnockFloodFromPlugin: a plugin process that sends 200,000 broker
@@ -26,7 +28,7 @@ func TestKnockFloodFromPlugin(t *testing.T) {
 	defer os.RemoveAll(dir)
 	leaks := goleak.IgnoreCurrent()
 	baseGoroutines := runtime.NumGoroutine()
-	baseMem := usedMemory()
+	baseMem := testutil.UsedMemory()
 
 	var logs syncBuffer
 	cfg := config(t, "knockflood")
@@ -47,7 +49,7 @@ func TestKnockFloodFromPlugin(t *testing.T) {
 		t.Fatalf("the plugin did not finish its flood in 60 s; logs:\n%.2000s", logs.String())
 	}
 	maxGoroutines = max(maxGoroutines, runtime.NumGoroutine())
-	grown := int64(usedMemory()) - int64(baseMem)
+	grown := int64(testutil.UsedMemory()) - int64(baseMem)
 	sent := "all sent"
 	if !strings.Contains(logs.String(), "knock flood sent") {
 		sent = "the host gave up on the plugin first"
@@ -70,13 +72,4 @@ func TestKnockFloodFromPlugin(t *testing.T) {
 	if n := strings.Count(logs.String(), "level=WARN"); n > 10 {
 		t.Errorf("%d warnings for one flood; want a few, rate-limited:\n%.2000s", n, logs.String())
 	}
-}
-
-// usedMemory is the heap in use and the goroutine stacks after a
-// collection.
-func usedMemory() uint64 {
-	runtime.GC()
-	var m runtime.MemStats
-	runtime.ReadMemStats(&m)
-	return m.HeapAlloc + m.StackInuse
 }

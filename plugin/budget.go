@@ -83,16 +83,18 @@ func (m msgSize) cost(b *budget) int64 {
 	if m.n > b.maxMsg {
 		return 0
 	}
+	// Both are at most maxCost, as m.n is at most maxMsg.
 	if m.compressed {
-		return min(m.n+2*b.maxMsg, b.maxCost)
+		return m.n + 2*b.maxMsg
 	}
-	return min(readCopies*m.n, b.maxCost)
+	return readCopies * m.n
 }
 
 // callBudget is one call's share of the budget.
 type callBudget struct {
-	b  *budget
-	sn *frameSniffer // nil: sizes unknown, each message costs maxCost
+	b      *budget
+	sn     *frameSniffer // nil: sizes unknown, each message costs maxCost
+	stream uint32        // the call's stream, in sn
 
 	// The prefix of the message arriving, parsed by the connection's
 	// reader goroutine only.
@@ -119,11 +121,11 @@ func (b *budget) tap(ctx context.Context, _ *tap.Info) (context.Context, error) 
 			used>>20, queued>>20, b.limit>>20, EnvMaxInflightBytes, EnvMaxInflightBytes)
 	}
 	cb := &callBudget{b: b, wake: make(chan struct{})}
-	if sn, _ := ctx.Value(snifferKey{}).(*frameSniffer); sn != nil {
-		// The tap runs on the connection's reader goroutine, right after
-		// the framer read this stream's headers.
-		cb.sn, cb.eos = sn, sn.lastHeadersEnd
-		sn.register(sn.lastHeaders, cb)
+	// The tap runs on the connection's reader goroutine, right after the
+	// framer read this stream's headers.
+	if sn, _ := ctx.Value(snifferKey{}).(*frameSniffer); sn != nil && sn.following() {
+		cb.sn, cb.stream, cb.eos = sn, sn.lastHeaders, sn.lastHeadersEnd
+		sn.register(cb)
 	}
 	context.AfterFunc(ctx, cb.end)
 	return context.WithValue(ctx, callBudgetKey{}, cb), nil
@@ -284,7 +286,8 @@ type snifferKey struct{}
 // prefixes only; gRPC checks the rest. Read by the connection's reader
 // goroutine only, except calls.
 type frameSniffer struct {
-	preface  int // bytes of the client preface still to skip
+	preface  int  // bytes of the client preface read
+	lost     bool // the bytes are not the client preface: another transport's (grpc.Creds in Config.ServerOptions)
 	hdr      [9]byte
 	hdrN     int
 	inFrame  bool
@@ -303,22 +306,27 @@ type frameSniffer struct {
 }
 
 func newFrameSniffer() *frameSniffer {
-	return &frameSniffer{preface: len(http2.ClientPreface), calls: make(map[uint32]*callBudget)}
+	return &frameSniffer{calls: make(map[uint32]*callBudget)}
 }
 
-func (s *frameSniffer) register(stream uint32, cb *callBudget) {
+// following reports whether the sniffer follows the client's frames: it
+// read the client preface. It does not when the server's transport is
+// not the one the sniffer was placed for (grpc.Creds in
+// Config.ServerOptions): the calls' sizes are then unknown.
+func (s *frameSniffer) following() bool {
+	return !s.lost && s.preface == len(http2.ClientPreface)
+}
+
+func (s *frameSniffer) register(cb *callBudget) {
 	s.mu.Lock()
-	s.calls[stream] = cb
+	s.calls[cb.stream] = cb
 	s.mu.Unlock()
 }
 
 func (s *frameSniffer) unregister(cb *callBudget) {
 	s.mu.Lock()
-	for id, c := range s.calls {
-		if c == cb {
-			delete(s.calls, id)
-			break
-		}
+	if s.calls[cb.stream] == cb {
+		delete(s.calls, cb.stream)
 	}
 	s.mu.Unlock()
 }
@@ -332,9 +340,16 @@ func (s *frameSniffer) call(stream uint32) *callBudget {
 // read follows bytes the framer read.
 func (s *frameSniffer) read(p []byte) {
 	for len(p) > 0 {
-		if s.preface > 0 {
-			n := min(s.preface, len(p))
-			s.preface -= n
+		if s.lost {
+			return
+		}
+		if s.preface < len(http2.ClientPreface) {
+			n := min(len(http2.ClientPreface)-s.preface, len(p))
+			if string(p[:n]) != http2.ClientPreface[s.preface:s.preface+n] {
+				s.lost = true
+				return
+			}
+			s.preface += n
 			p = p[n:]
 			continue
 		}

@@ -63,9 +63,9 @@ func TestFrameSnifferFindsMessageSizes(t *testing.T) {
 			}
 			// The tap runs when a new stream's headers were read.
 			if id := s.lastHeaders; id != 0 && calls[id] == nil && !s.inFrame {
-				cb := &callBudget{b: b, sn: s, wake: make(chan struct{}), eos: s.lastHeadersEnd}
+				cb := &callBudget{b: b, sn: s, stream: id, wake: make(chan struct{}), eos: s.lastHeadersEnd}
 				calls[id] = cb
-				s.register(id, cb)
+				s.register(cb)
 			}
 		}
 		for id, want := range map[uint32][]msgSize{1: {{7, false}, {300, true}}, 3: {{0, false}, {70000, false}}, 7: nil} {
@@ -82,5 +82,28 @@ func TestFrameSnifferFindsMessageSizes(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// TestFrameSnifferFollowsOnlyHTTP2: the sniffer follows a connection once
+// it has read the client preface, and never one whose bytes are not
+// HTTP/2's (a TLS handshake, under grpc.Creds the service did not place
+// it for), nor one it reads nothing of.
+func TestFrameSnifferFollowsOnlyHTTP2(t *testing.T) {
+	s := newFrameSniffer()
+	if s.following() {
+		t.Error("following before any byte")
+	}
+	s.read([]byte(http2.ClientPreface[:10]))
+	s.read([]byte(http2.ClientPreface[10:]))
+	if !s.following() {
+		t.Error("not following after the client preface")
+	}
+	tlsHello := []byte{0x16, 0x03, 0x01, 0x00, 0xc8, 0x01, 0x00, 0x00, 0xc4, 0x03, 0x03}
+	s = newFrameSniffer()
+	s.read(tlsHello)
+	s.read([]byte(http2.ClientPreface))
+	if s.following() {
+		t.Error("following a connection that began with a TLS record")
 	}
 }

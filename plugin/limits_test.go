@@ -52,9 +52,10 @@ func freeAddr(t *testing.T) string {
 }
 
 // stallHandshakes opens n connections to addr that send the 5-byte
-// header of a TLS record and nothing more.
-func stallHandshakes(t *testing.T, addr string, n int) {
+// header of a TLS record and nothing more, and returns them.
+func stallHandshakes(t *testing.T, addr string, n int) []net.Conn {
 	t.Helper()
+	var conns []net.Conn
 	for range n {
 		c, err := net.DialTimeout("tcp", addr, 5*time.Second)
 		if err != nil {
@@ -64,7 +65,9 @@ func stallHandshakes(t *testing.T, addr string, n int) {
 		if _, err := c.Write([]byte{0x16, 0x03, 0x01, 0x00, 0xc8}); err != nil {
 			t.Fatal(err)
 		}
+		conns = append(conns, c)
 	}
+	return conns
 }
 
 // Issue 19 point 3: 300 stalled TLS handshakes kept a SIGTERM'd service
@@ -274,6 +277,14 @@ func TestServiceHealthPortWatchFloodBounded(t *testing.T) {
 	}
 }
 
+// testService serves svc as version 1.
+func testService(svc testgrpc.TestServiceServer) map[int]plugin.Register {
+	return map[int]plugin.Register{1: func(s *grpc.Server, _ *broker.Broker) error {
+		testgrpc.RegisterTestServiceServer(s, svc)
+		return nil
+	}}
+}
+
 // holdingService holds each UnaryCall's request until all the calls of
 // the load hold theirs, or for hold: without a budget, the whole load is
 // in memory at once.
@@ -368,10 +379,7 @@ func TestServiceInflightBudgetBoundsMemory(t *testing.T) {
 	}
 	margin := 2*maxMsg + 32<<20
 	svc := &holdingService{n: 8, hold: 300 * time.Millisecond, all: make(chan struct{})}
-	cfg.Versions = map[int]plugin.Register{1: func(s *grpc.Server, _ *broker.Broker) error {
-		testgrpc.RegisterTestServiceServer(s, svc)
-		return nil
-	}}
+	cfg.Versions = testService(svc)
 	addr, _ := runService(t, env, cfg)
 
 	runtime.GC()
@@ -601,20 +609,7 @@ func TestServiceHandshakeTimeoutAndCap(t *testing.T) {
 
 	time.Sleep(100 * time.Millisecond) // the servers' goroutines started
 	base := runtime.NumGoroutine()
-	var stalled []net.Conn
-	for _, a := range []string{addr, healthAddr} {
-		for range 48 {
-			c, err := net.DialTimeout("tcp", a, 5*time.Second)
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { c.Close() })
-			if _, err := c.Write([]byte{0x16, 0x03, 0x01, 0x00, 0xc8}); err != nil {
-				t.Fatal(err)
-			}
-			stalled = append(stalled, c)
-		}
-	}
+	stalled := append(stallHandshakes(t, addr, 48), stallHandshakes(t, healthAddr, 48)...)
 	time.Sleep(100 * time.Millisecond)
 	// A goroutine per connection in its handshake, per port.
 	if g := runtime.NumGoroutine() - base; g > 2*maxHandshakes+4 {
@@ -704,10 +699,7 @@ func TestServiceInflightBudgetRefusesAndReleases(t *testing.T) {
 	env := map[string]string{plugin.EnvListen: "127.0.0.1:0", plugin.EnvInsecureLoopback: "1",
 		plugin.EnvMaxInflightBytes: strconv.Itoa(3 * maxMsg)} // room to read one message
 	svc := &budgetService{held: make(chan struct{}, 3), release: make(chan struct{})}
-	addr, _ := runService(t, env, plugin.Config{MaxMessageSize: maxMsg, Versions: map[int]plugin.Register{1: func(s *grpc.Server, _ *broker.Broker) error {
-		testgrpc.RegisterTestServiceServer(s, svc)
-		return nil
-	}}})
+	addr, _ := runService(t, env, plugin.Config{MaxMessageSize: maxMsg, Versions: testService(svc)})
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	cc, err := grpc.NewClient("passthrough:///"+addr, grpc.WithTransportCredentials(insecure.NewCredentials()),
@@ -801,5 +793,58 @@ func TestServiceInflightBudgetRefusesAndReleases(t *testing.T) {
 	}
 	if _, err := client.UnaryCall(ctx, &testpb.SimpleRequest{}); err != nil {
 		t.Fatalf("a call after the stream: %v", err)
+	}
+}
+
+// A service whose ServerOptions bring their own transport credentials
+// (grpc.Creds, which win over the service's) still serves: the in-flight
+// budget, whose frame sniffer then cannot read the client's frames, counts
+// each message at its largest instead of waiting for sizes that never come.
+func TestServiceBudgetWithOwnCredentials(t *testing.T) {
+	pki, err := remotetest.NewPKI(t.TempDir(), "127.0.0.1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cert, err := tls.LoadX509KeyPair(pki.ServerCert, pki.ServerKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	caPEM, err := os.ReadFile(pki.CAFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	clientCAs := x509.NewCertPool()
+	clientCAs.AppendCertsFromPEM(caPEM)
+	own := grpc.Creds(credentials.NewTLS(&tls.Config{Certificates: []tls.Certificate{cert}, ClientCAs: clientCAs,
+		ClientAuth: tls.RequireAndVerifyClientCert, MinVersion: tls.VersionTLS12}))
+	for _, tc := range []struct {
+		name string
+		env  map[string]string
+	}{
+		{"service TLS", pki.ServiceEnv("127.0.0.1:0")},
+		{"plain service", map[string]string{plugin.EnvListen: "127.0.0.1:0", plugin.EnvInsecureLoopback: "1"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			addr, _ := runService(t, tc.env, plugin.Config{ServerOptions: []grpc.ServerOption{own}, Versions: testService(&budgetService{})})
+			cc := dialTLS(t, addr, pki.HostTLS())
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			client := testgrpc.NewTestServiceClient(cc)
+			if _, err := client.UnaryCall(ctx, &testpb.SimpleRequest{Payload: &testpb.Payload{Body: make([]byte, 100<<10)}}); err != nil {
+				t.Fatalf("a unary call: %v", err)
+			}
+			stream, err := client.StreamingInputCall(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for range 3 {
+				if err := stream.Send(&testpb.StreamingInputCallRequest{Payload: &testpb.Payload{Body: make([]byte, 1<<10)}}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if resp, err := stream.CloseAndRecv(); err != nil || resp.GetAggregatedPayloadSize() != 3<<10 {
+				t.Fatalf("a client stream: %v, %v; want its 3 KiB read", resp, err)
+			}
+		})
 	}
 }

@@ -58,7 +58,9 @@ type Config struct {
 	// ServerOptions are added to the gRPC server's options. A service
 	// (EnvListen) sets its own grpc.InTapHandle, of which gRPC allows one:
 	// do not add another; and it reads unbuffered, whatever
-	// grpc.ReadBufferSize says.
+	// grpc.ReadBufferSize says. grpc.Creds here replaces the service's
+	// transport, and then its in-flight budget cannot see the sizes of
+	// request messages: it counts each at the largest it may be.
 	ServerOptions []grpc.ServerOption
 	// MaxMessageSize bounds gRPC messages both ways; 0 means
 	// wire.DefaultMaxMessageSize.
