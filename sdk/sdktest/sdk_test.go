@@ -397,7 +397,7 @@ func TestHostDeathEndsPlugin(t *testing.T) {
 			}
 			killed := time.Now()
 			sh.Process.Kill()
-			for alive(pid) {
+			for testutil.Running(pid) {
 				if time.Since(killed) > 1500*time.Millisecond {
 					t.Fatalf("%s (pid %d) still runs %v after its host was killed", bin, pid, time.Since(killed).Round(time.Millisecond))
 				}
@@ -406,18 +406,6 @@ func TestHostDeathEndsPlugin(t *testing.T) {
 			t.Logf("%s exited %v after its host was killed", bin, time.Since(killed).Round(time.Millisecond))
 		})
 	}
-}
-
-// alive reports whether pid runs: it exists and is not a zombie (an
-// orphan's new parent may be slow to reap it, or never do it).
-func alive(pid int) bool {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return false
-	}
-	s := string(b)
-	i := strings.LastIndexByte(s, ')')
-	return i < 0 || !strings.HasPrefix(s[i+1:], " Z")
 }
 
 // TestLoopbackTCP: asked for TCP (PLUGKIT_NETWORK=tcp, a port range), the
@@ -447,7 +435,7 @@ func TestLoopbackTCP(t *testing.T) {
 			if err := c.Close(); err != nil {
 				t.Error(err)
 			}
-			if alive(c.Pid()) {
+			if testutil.Running(c.Pid()) {
 				t.Errorf("pid %d runs after Close", c.Pid())
 			}
 		})
