@@ -16,6 +16,7 @@ import (
 	"github.com/plugkit/plugkit/handshake"
 	"github.com/plugkit/plugkit/host"
 	"github.com/plugkit/plugkit/internal/goplugin/pluginpb"
+	"github.com/plugkit/plugkit/internal/listen"
 	"github.com/plugkit/plugkit/wire"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	reflectionv1 "google.golang.org/grpc/reflection/grpc_reflection_v1"
@@ -74,7 +75,7 @@ func TestOtherLanguagesDocMatchesCode(t *testing.T) {
 		"the catalog's protocol version":      "app protocol version **" + strconv.Itoa(wire.CatalogProtocolVersion) + "**",
 		"the plugin's no-version log record":  "no app protocol version in common with the host",
 		"the record's fields":                 "`plugin_versions` (yours, as a JSON array), `host_versions`",
-		"the socket path limit":               "103 bytes",
+		"the socket path limit":               strconv.Itoa(listen.MaxUnixPath) + " bytes",
 		"an example line":                     strings.TrimSuffix(exampleLine.String(), "|") + "|MIIB...",
 		"the handshake timeout's text":        timeoutErr,
 		"the certificate's name":              "`" + automtls.ServerName + "`",
@@ -152,6 +153,10 @@ func TestSDKsReadTheContractsVariables(t *testing.T) {
 			if !strings.Contains(src.String(), `"`+n) && !strings.Contains(src.String(), `'`+n) {
 				t.Errorf("the %s SDK never names %q", sdk, n)
 			}
+		}
+		// The socket path limit is the Go side's (the page gives it too).
+		if limit := "MAX_UNIX_PATH = " + strconv.Itoa(listen.MaxUnixPath); !strings.Contains(src.String(), limit) {
+			t.Errorf("the %s SDK does not say %q, the limit of internal/listen", sdk, limit)
 		}
 	}
 }
