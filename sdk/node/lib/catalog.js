@@ -64,7 +64,8 @@ function status(code, details) {
 }
 
 // Catalog is the implementations a plugin serves. files are the kinds'
-// descriptor modules' entries (go run ./sdk/cmd/descriptors). Mistakes
+// serialized FileDescriptorProtos, each after its imports (a module made by
+// go run ./sdk/cmd/descriptors, or protoc's --descriptor_set_out). Mistakes
 // throw, saying what to fix, as Go's catalog.New does.
 class Catalog {
   constructor(pluginVersion, implementations, files = []) {
