@@ -107,7 +107,7 @@ func setup(m *testing.M) (int, error) {
 
 func newManager(t *testing.T) *manager.Manager {
 	t.Helper()
-	m := manager.New(manager.Config{Dirs: []string{pluginDir}, Cookie: objectstore.Cookie, Logger: testLogger(t)})
+	m := manager.New(manager.Config{Dirs: []string{pluginDir}, Cookie: objectstore.Cookie, Logger: testutil.Logger(t)})
 	t.Cleanup(func() { m.Close() })
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -115,17 +115,6 @@ func newManager(t *testing.T) *manager.Manager {
 		t.Fatal(err)
 	}
 	return m
-}
-
-func testLogger(t *testing.T) *slog.Logger {
-	return slog.New(slog.NewTextHandler(tWriter{t}, &slog.HandlerOptions{Level: slog.LevelWarn}))
-}
-
-type tWriter struct{ t *testing.T }
-
-func (w tWriter) Write(p []byte) (int, error) {
-	w.t.Log(strings.TrimSpace(string(p)))
-	return len(p), nil
 }
 
 // TestPluginsListShowsSDKPluginsNextToGo: plugkit plugins list describes
@@ -242,7 +231,7 @@ func TestDispenseAndSuites(t *testing.T) {
 func TestMatrixWithGoPythonAndNode(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	mx := conformance.Matrix{Kind: objectstore.Kind, Cookie: objectstore.Cookie, Hosts: objectstore.MatrixHosts(false), Releases: objectstore.Releases(), Logger: testLogger(t)}
+	mx := conformance.Matrix{Kind: objectstore.Kind, Cookie: objectstore.Cookie, Hosts: objectstore.MatrixHosts(false), Releases: objectstore.Releases(), Logger: testutil.Logger(t)}
 	cells, err := mx.Run(ctx, pluginDir)
 	if err != nil {
 		t.Fatal(err)
@@ -418,7 +407,7 @@ func TestLoopbackTCP(t *testing.T) {
 			defer cancel()
 			c, err := host.Start(ctx, host.Config{
 				Path: filepath.Join(pluginDir, file), Cookie: objectstore.Cookie, Versions: []int{1},
-				Network: "tcp", MinPort: 23100, MaxPort: 23199, Logger: testLogger(t),
+				Network: "tcp", MinPort: 23100, MaxPort: 23199, Logger: testutil.Logger(t),
 			})
 			if err != nil {
 				t.Fatal(err)
@@ -451,7 +440,7 @@ func TestStdioReachesTheHost(t *testing.T) {
 			var stdout testutil.Buffer
 			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 			defer cancel()
-			c, err := host.Start(ctx, host.Config{Path: filepath.Join(pluginDir, file), Cookie: objectstore.Cookie, Versions: []int{1}, Stdout: &stdout, Logger: testLogger(t)})
+			c, err := host.Start(ctx, host.Config{Path: filepath.Join(pluginDir, file), Cookie: objectstore.Cookie, Versions: []int{1}, Stdout: &stdout, Logger: testutil.Logger(t)})
 			if err != nil {
 				t.Fatal(err)
 			}
