@@ -13,7 +13,7 @@ const LOADER_OPTIONS = { keepCase: true, longs: Number, enums: Number, defaults:
 
 class Registry {
   constructor() {
-    this.files = new Map(); // name -> {deps: [name], data: Buffer}
+    this.files = new Map(); // name -> {fdp: decoded FileDescriptorProto, data: Buffer}
     this.symbols = new Map(); // full name -> file name, for reflection
     this.definition = null;
     this.add(sdkFiles);
@@ -28,7 +28,7 @@ class Registry {
       for (const d of fdp.dependency) {
         if (!this.files.has(d)) throw new Error(`${fdp.name} imports ${d}, which was not added before it`);
       }
-      this.files.set(fdp.name, { deps: fdp.dependency, data: Buffer.from(data) });
+      this.files.set(fdp.name, { fdp, data: Buffer.from(data) });
       this.index(fdp);
     }
     this.definition = null;
@@ -58,11 +58,8 @@ class Registry {
   // packageDefinition returns proto-loader's definitions of everything added.
   packageDefinition() {
     if (!this.definition) {
-      const parts = [];
-      for (const f of this.files.values()) {
-        parts.push(Buffer.from([0x0a]), varint(f.data.length), f.data); // FileDescriptorSet.file
-      }
-      this.definition = protoLoader.loadFileDescriptorSetFromBuffer(Buffer.concat(parts), LOADER_OPTIONS);
+      const file = [...this.files.values()].map((f) => f.fdp);
+      this.definition = protoLoader.loadFileDescriptorSetFromObject({ file }, LOADER_OPTIONS);
     }
     return this.definition;
   }
@@ -85,20 +82,10 @@ class Registry {
       seen.add(n);
       const f = this.files.get(n);
       out.push(f.data);
-      todo.push(...f.deps);
+      todo.push(...f.fdp.dependency);
     }
     return out;
   }
-}
-
-function varint(n) {
-  const b = [];
-  while (n > 0x7f) {
-    b.push((n & 0x7f) | 0x80);
-    n = Math.floor(n / 128);
-  }
-  b.push(n);
-  return Buffer.from(b);
 }
 
 const REGISTRY = new Registry();
