@@ -16,7 +16,7 @@ from concurrent import futures
 import grpc
 
 from . import _automtls
-from ._catalog import PROTOCOL_VERSION, _q, service_handler
+from ._catalog import CATALOG_SERVICE, PROTOCOL_VERSION, _q, service_handler
 from ._log import Logger
 from ._services import (
     HEALTH_SERVICE,
@@ -252,7 +252,7 @@ class Plugin:
         }
         handlers = [service_handler(name, impl) for name, impl in own.items()]
         handlers += self.catalog.handlers()
-        served = list(own) + ["plugkit.catalog.v1.Catalog"] + [g.service for g in self.catalog.groups]
+        served = list(own) + [CATALOG_SERVICE] + [g.service for g in self.catalog.groups]
         for pkg in ("grpc.reflection.v1", "grpc.reflection.v1alpha"):
             served.append(pkg + ".ServerReflection")
         for pkg in ("grpc.reflection.v1", "grpc.reflection.v1alpha"):
