@@ -17,6 +17,7 @@ import (
 	"github.com/plugkit/plugkit/catalog"
 	"github.com/plugkit/plugkit/handshake"
 	"github.com/plugkit/plugkit/host"
+	"github.com/plugkit/plugkit/internal/testutil"
 	"github.com/plugkit/plugkit/manager"
 	"github.com/plugkit/plugkit/plugin"
 	"github.com/plugkit/plugkit/wire"
@@ -80,7 +81,7 @@ func Start(t testing.TB, cfg plugin.Config, opts ...Options) *host.Client {
 	}
 	logger := o.Logger
 	if logger == nil {
-		logger = testLogger(t)
+		logger = testutil.Logger(t)
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = logger.With("side", "plugin")
@@ -173,7 +174,7 @@ func Start(t testing.TB, cfg plugin.Config, opts ...Options) *host.Client {
 // closes the Manager and stops the plugin.
 func ServeCatalog(t testing.TB, cat *catalog.Catalog) *manager.Manager {
 	t.Helper()
-	m := manager.New(manager.Config{Cookie: Cookie, Logger: testLogger(t)})
+	m := manager.New(manager.Config{Cookie: Cookie, Logger: testutil.Logger(t)})
 	c := Start(t, plugin.Config{Cookie: Cookie, Versions: map[int]plugin.Register{wire.CatalogProtocolVersion: cat.Register}})
 	t.Cleanup(func() { m.Close() }) // runs before Start's cleanup
 	ctx, cancel := context.WithTimeout(context.Background(), startTimeout)
@@ -218,32 +219,4 @@ func shortTempDir(t testing.TB) string {
 	}
 	t.Cleanup(func() { os.RemoveAll(dir) })
 	return dir
-}
-
-// testLogger logs warnings and errors to t.Log while the test runs.
-func testLogger(t testing.TB) *slog.Logger {
-	w := &testWriter{t: t}
-	t.Cleanup(w.stop)
-	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: slog.LevelWarn}))
-}
-
-type testWriter struct {
-	mu   sync.Mutex
-	t    testing.TB
-	done bool
-}
-
-func (w *testWriter) Write(p []byte) (int, error) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if !w.done {
-		w.t.Log(strings.TrimRight(string(p), "\n"))
-	}
-	return len(p), nil
-}
-
-func (w *testWriter) stop() {
-	w.mu.Lock()
-	w.done = true
-	w.mu.Unlock()
 }

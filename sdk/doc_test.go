@@ -4,7 +4,6 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
-	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -16,6 +15,7 @@ import (
 	"github.com/plugkit/plugkit/handshake"
 	"github.com/plugkit/plugkit/host"
 	"github.com/plugkit/plugkit/internal/goplugin/pluginpb"
+	"github.com/plugkit/plugkit/internal/listen"
 	"github.com/plugkit/plugkit/wire"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	reflectionv1 "google.golang.org/grpc/reflection/grpc_reflection_v1"
@@ -74,7 +74,7 @@ func TestOtherLanguagesDocMatchesCode(t *testing.T) {
 		"the catalog's protocol version":      "app protocol version **" + strconv.Itoa(wire.CatalogProtocolVersion) + "**",
 		"the plugin's no-version log record":  "no app protocol version in common with the host",
 		"the record's fields":                 "`plugin_versions` (yours, as a JSON array), `host_versions`",
-		"the socket path limit":               "103 bytes",
+		"the socket path limit":               strconv.Itoa(listen.MaxUnixPath) + " bytes",
 		"an example line":                     strings.TrimSuffix(exampleLine.String(), "|") + "|MIIB...",
 		"the handshake timeout's text":        timeoutErr,
 		"the certificate's name":              "`" + automtls.ServerName + "`",
@@ -96,20 +96,18 @@ func TestOtherLanguagesDocMatchesCode(t *testing.T) {
 	}
 }
 
-// startSilent starts a program that never prints its handshake line and
+// startSilent starts a program that never prints its handshake line (this
+// test binary, which sleeps when it finds the cookie: see TestMain) and
 // returns the host's error for it, with the doc's 30 s start timeout
 // written in place of the short one the test waits.
 func startSilent(t *testing.T) string {
 	t.Helper()
-	if runtime.GOOS == "windows" {
-		t.Skip("the silent plugin is a shell script")
-	}
-	silent := filepath.Join(t.TempDir(), "silent")
-	if err := os.WriteFile(silent, []byte("#!/bin/sh\nexec sleep 60\n"), 0o755); err != nil {
+	self, err := os.Executable()
+	if err != nil {
 		t.Fatal(err)
 	}
-	_, err := host.Start(t.Context(), host.Config{
-		Path: silent, Cookie: objectstore.Cookie, Versions: []int{1},
+	_, err = host.Start(t.Context(), host.Config{
+		Path: self, Cookie: objectstore.Cookie, Versions: []int{1},
 		StartTimeout: 200 * time.Millisecond, StopTimeout: 100 * time.Millisecond,
 	})
 	if err == nil {
@@ -121,6 +119,17 @@ func startSilent(t *testing.T) string {
 		t.Fatalf("unexpected error from a silent plugin: %v", err)
 	}
 	return strings.Replace(msg[i:], "within 200ms", "within "+host.DefaultStartTimeout.String(), 1)
+}
+
+// TestMain makes this test binary the silent plugin of startSilent when
+// the host started it (the kind's cookie is set): it sleeps, printing
+// nothing, until the host kills it (at most a minute).
+func TestMain(m *testing.M) {
+	if os.Getenv(objectstore.Cookie.Key) == objectstore.Cookie.Value {
+		time.Sleep(time.Minute)
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
 }
 
 // TestSDKsReadTheContractsVariables: each SDK reads the variables the
@@ -152,6 +161,10 @@ func TestSDKsReadTheContractsVariables(t *testing.T) {
 			if !strings.Contains(src.String(), `"`+n) && !strings.Contains(src.String(), `'`+n) {
 				t.Errorf("the %s SDK never names %q", sdk, n)
 			}
+		}
+		// The socket path limit is the Go side's (the page gives it too).
+		if limit := "MAX_UNIX_PATH = " + strconv.Itoa(listen.MaxUnixPath); !strings.Contains(src.String(), limit) {
+			t.Errorf("the %s SDK does not say %q, the limit of internal/listen", sdk, limit)
 		}
 	}
 }

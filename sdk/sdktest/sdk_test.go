@@ -107,7 +107,7 @@ func setup(m *testing.M) (int, error) {
 
 func newManager(t *testing.T) *manager.Manager {
 	t.Helper()
-	m := manager.New(manager.Config{Dirs: []string{pluginDir}, Cookie: objectstore.Cookie, Logger: testLogger(t)})
+	m := manager.New(manager.Config{Dirs: []string{pluginDir}, Cookie: objectstore.Cookie, Logger: testutil.Logger(t)})
 	t.Cleanup(func() { m.Close() })
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -115,17 +115,6 @@ func newManager(t *testing.T) *manager.Manager {
 		t.Fatal(err)
 	}
 	return m
-}
-
-func testLogger(t *testing.T) *slog.Logger {
-	return slog.New(slog.NewTextHandler(tWriter{t}, &slog.HandlerOptions{Level: slog.LevelWarn}))
-}
-
-type tWriter struct{ t *testing.T }
-
-func (w tWriter) Write(p []byte) (int, error) {
-	w.t.Log(strings.TrimSpace(string(p)))
-	return len(p), nil
 }
 
 // TestPluginsListShowsSDKPluginsNextToGo: plugkit plugins list describes
@@ -242,7 +231,7 @@ func TestDispenseAndSuites(t *testing.T) {
 func TestMatrixWithGoPythonAndNode(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	mx := conformance.Matrix{Kind: objectstore.Kind, Cookie: objectstore.Cookie, Hosts: objectstore.MatrixHosts(false), Releases: objectstore.Releases(), Logger: testLogger(t)}
+	mx := conformance.Matrix{Kind: objectstore.Kind, Cookie: objectstore.Cookie, Hosts: objectstore.MatrixHosts(false), Releases: objectstore.Releases(), Logger: testutil.Logger(t)}
 	cells, err := mx.Run(ctx, pluginDir)
 	if err != nil {
 		t.Fatal(err)
@@ -397,7 +386,7 @@ func TestHostDeathEndsPlugin(t *testing.T) {
 			}
 			killed := time.Now()
 			sh.Process.Kill()
-			for alive(pid) {
+			for testutil.Running(pid) {
 				if time.Since(killed) > 1500*time.Millisecond {
 					t.Fatalf("%s (pid %d) still runs %v after its host was killed", bin, pid, time.Since(killed).Round(time.Millisecond))
 				}
@@ -406,18 +395,6 @@ func TestHostDeathEndsPlugin(t *testing.T) {
 			t.Logf("%s exited %v after its host was killed", bin, time.Since(killed).Round(time.Millisecond))
 		})
 	}
-}
-
-// alive reports whether pid runs: it exists and is not a zombie (an
-// orphan's new parent may be slow to reap it, or never do it).
-func alive(pid int) bool {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return false
-	}
-	s := string(b)
-	i := strings.LastIndexByte(s, ')')
-	return i < 0 || !strings.HasPrefix(s[i+1:], " Z")
 }
 
 // TestLoopbackTCP: asked for TCP (PLUGKIT_NETWORK=tcp, a port range), the
@@ -430,7 +407,7 @@ func TestLoopbackTCP(t *testing.T) {
 			defer cancel()
 			c, err := host.Start(ctx, host.Config{
 				Path: filepath.Join(pluginDir, file), Cookie: objectstore.Cookie, Versions: []int{1},
-				Network: "tcp", MinPort: 23100, MaxPort: 23199, Logger: testLogger(t),
+				Network: "tcp", MinPort: 23100, MaxPort: 23199, Logger: testutil.Logger(t),
 			})
 			if err != nil {
 				t.Fatal(err)
@@ -447,7 +424,7 @@ func TestLoopbackTCP(t *testing.T) {
 			if err := c.Close(); err != nil {
 				t.Error(err)
 			}
-			if alive(c.Pid()) {
+			if testutil.Running(c.Pid()) {
 				t.Errorf("pid %d runs after Close", c.Pid())
 			}
 		})
@@ -463,7 +440,7 @@ func TestStdioReachesTheHost(t *testing.T) {
 			var stdout testutil.Buffer
 			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 			defer cancel()
-			c, err := host.Start(ctx, host.Config{Path: filepath.Join(pluginDir, file), Cookie: objectstore.Cookie, Versions: []int{1}, Stdout: &stdout, Logger: testLogger(t)})
+			c, err := host.Start(ctx, host.Config{Path: filepath.Join(pluginDir, file), Cookie: objectstore.Cookie, Versions: []int{1}, Stdout: &stdout, Logger: testutil.Logger(t)})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -3,118 +3,57 @@
 'use strict';
 
 module.exports = [
-  {
-    name: "objectstore/v1/objectstore.proto",
-    deps: [],
-    symbols: [
-      "objectstore.v1.InitRequest",
-      "objectstore.v1.InitRequest.ConfigEntry",
-      "objectstore.v1.InitResponse",
-      "objectstore.v1.PutRequest",
-      "objectstore.v1.PutResponse",
-      "objectstore.v1.GetRequest",
-      "objectstore.v1.GetResponse",
-      "objectstore.v1.ListRequest",
-      "objectstore.v1.ListResponse",
-      "objectstore.v1.DeleteRequest",
-      "objectstore.v1.DeleteResponse",
-      "objectstore.v1.ExistsRequest",
-      "objectstore.v1.ExistsResponse",
-      "objectstore.v1.ObjectStore",
-      "objectstore.v1.ObjectStore.Init",
-      "objectstore.v1.ObjectStore.Put",
-      "objectstore.v1.ObjectStore.Get",
-      "objectstore.v1.ObjectStore.List",
-      "objectstore.v1.ObjectStore.Delete",
-      "objectstore.v1.ObjectStore.Exists",
-    ],
-    data:
-      "CiBvYmplY3RzdG9yZS92MS9vYmplY3RzdG9yZS5wcm90bxIOb2JqZWN0c3RvcmUudjEiiQEKC0lu" +
-      "aXRSZXF1ZXN0Ej8KBmNvbmZpZxgBIAMoCzInLm9iamVjdHN0b3JlLnYxLkluaXRSZXF1ZXN0LkNv" +
-      "bmZpZ0VudHJ5UgZjb25maWcaOQoLQ29uZmlnRW50cnkSEAoDa2V5GAEgASgJUgNrZXkSFAoFdmFs" +
-      "dWUYAiABKAlSBXZhbHVlOgI4ASIOCgxJbml0UmVzcG9uc2UiQAoKUHV0UmVxdWVzdBISCgNrZXkY" +
-      "ASABKAlIAFIDa2V5EhYKBWNodW5rGAIgASgMSABSBWNodW5rQgYKBHBhcnQiSwoLUHV0UmVzcG9u" +
-      "c2USEAoDa2V5GAEgASgJUgNrZXkSEgoEc2l6ZRgCIAEoA1IEc2l6ZRIWCgZzaGEyNTYYAyABKAlS" +
-      "BnNoYTI1NiIeCgpHZXRSZXF1ZXN0EhAKA2tleRgBIAEoCVIDa2V5IiMKC0dldFJlc3BvbnNlEhQK" +
-      "BWNodW5rGAEgASgMUgVjaHVuayIlCgtMaXN0UmVxdWVzdBIWCgZwcmVmaXgYASABKAlSBnByZWZp" +
-      "eCIiCgxMaXN0UmVzcG9uc2USEgoEa2V5cxgBIAMoCVIEa2V5cyIhCg1EZWxldGVSZXF1ZXN0EhAK" +
-      "A2tleRgBIAEoCVIDa2V5IhAKDkRlbGV0ZVJlc3BvbnNlIiEKDUV4aXN0c1JlcXVlc3QSEAoDa2V5" +
-      "GAEgASgJUgNrZXkiKAoORXhpc3RzUmVzcG9uc2USFgoGZXhpc3RzGAEgASgIUgZleGlzdHMyqQMK" +
-      "C09iamVjdFN0b3JlEkEKBEluaXQSGy5vYmplY3RzdG9yZS52MS5Jbml0UmVxdWVzdBocLm9iamVj" +
-      "dHN0b3JlLnYxLkluaXRSZXNwb25zZRJACgNQdXQSGi5vYmplY3RzdG9yZS52MS5QdXRSZXF1ZXN0" +
-      "Ghsub2JqZWN0c3RvcmUudjEuUHV0UmVzcG9uc2UoARJACgNHZXQSGi5vYmplY3RzdG9yZS52MS5H" +
-      "ZXRSZXF1ZXN0Ghsub2JqZWN0c3RvcmUudjEuR2V0UmVzcG9uc2UwARJBCgRMaXN0Ehsub2JqZWN0" +
-      "c3RvcmUudjEuTGlzdFJlcXVlc3QaHC5vYmplY3RzdG9yZS52MS5MaXN0UmVzcG9uc2USRwoGRGVs" +
-      "ZXRlEh0ub2JqZWN0c3RvcmUudjEuRGVsZXRlUmVxdWVzdBoeLm9iamVjdHN0b3JlLnYxLkRlbGV0" +
-      "ZVJlc3BvbnNlEkcKBkV4aXN0cxIdLm9iamVjdHN0b3JlLnYxLkV4aXN0c1JlcXVlc3QaHi5vYmpl" +
-      "Y3RzdG9yZS52MS5FeGlzdHNSZXNwb25zZUJSWlBnaXRodWIuY29tL3BsdWdraXQvcGx1Z2tpdC9l" +
-      "eGFtcGxlcy9vYmplY3RzdG9yZS9nZW4vb2JqZWN0c3RvcmUvdjE7b2JqZWN0c3RvcmV2MWIGcHJv" +
-      "dG8z",
-  },
-  {
-    name: "objectstore/v2/objectstore.proto",
-    deps: [],
-    symbols: [
-      "objectstore.v2.InitRequest",
-      "objectstore.v2.InitRequest.ConfigEntry",
-      "objectstore.v2.InitResponse",
-      "objectstore.v2.PutRequest",
-      "objectstore.v2.PutResponse",
-      "objectstore.v2.GetRequest",
-      "objectstore.v2.GetResponse",
-      "objectstore.v2.ListRequest",
-      "objectstore.v2.ListResponse",
-      "objectstore.v2.DeleteRequest",
-      "objectstore.v2.DeleteResponse",
-      "objectstore.v2.ExistsRequest",
-      "objectstore.v2.ExistsResponse",
-      "objectstore.v2.StatRequest",
-      "objectstore.v2.StatResponse",
-      "objectstore.v2.CopyRequest",
-      "objectstore.v2.CopyResponse",
-      "objectstore.v2.PresignRequest",
-      "objectstore.v2.PresignResponse",
-      "objectstore.v2.ObjectStore",
-      "objectstore.v2.ObjectStore.Init",
-      "objectstore.v2.ObjectStore.Put",
-      "objectstore.v2.ObjectStore.Get",
-      "objectstore.v2.ObjectStore.List",
-      "objectstore.v2.ObjectStore.Delete",
-      "objectstore.v2.ObjectStore.Exists",
-      "objectstore.v2.ObjectStore.Stat",
-      "objectstore.v2.ObjectStore.Copy",
-      "objectstore.v2.ObjectStore.Presign",
-    ],
-    data:
-      "CiBvYmplY3RzdG9yZS92Mi9vYmplY3RzdG9yZS5wcm90bxIOb2JqZWN0c3RvcmUudjIiiQEKC0lu" +
-      "aXRSZXF1ZXN0Ej8KBmNvbmZpZxgBIAMoCzInLm9iamVjdHN0b3JlLnYyLkluaXRSZXF1ZXN0LkNv" +
-      "bmZpZ0VudHJ5UgZjb25maWcaOQoLQ29uZmlnRW50cnkSEAoDa2V5GAEgASgJUgNrZXkSFAoFdmFs" +
-      "dWUYAiABKAlSBXZhbHVlOgI4ASIOCgxJbml0UmVzcG9uc2UiQAoKUHV0UmVxdWVzdBISCgNrZXkY" +
-      "ASABKAlIAFIDa2V5EhYKBWNodW5rGAIgASgMSABSBWNodW5rQgYKBHBhcnQiSwoLUHV0UmVzcG9u" +
-      "c2USEAoDa2V5GAEgASgJUgNrZXkSEgoEc2l6ZRgCIAEoA1IEc2l6ZRIWCgZzaGEyNTYYAyABKAlS" +
-      "BnNoYTI1NiIeCgpHZXRSZXF1ZXN0EhAKA2tleRgBIAEoCVIDa2V5IiMKC0dldFJlc3BvbnNlEhQK" +
-      "BWNodW5rGAEgASgMUgVjaHVuayIlCgtMaXN0UmVxdWVzdBIWCgZwcmVmaXgYASABKAlSBnByZWZp" +
-      "eCIiCgxMaXN0UmVzcG9uc2USEgoEa2V5cxgBIAMoCVIEa2V5cyIhCg1EZWxldGVSZXF1ZXN0EhAK" +
-      "A2tleRgBIAEoCVIDa2V5IhAKDkRlbGV0ZVJlc3BvbnNlIiEKDUV4aXN0c1JlcXVlc3QSEAoDa2V5" +
-      "GAEgASgJUgNrZXkiKAoORXhpc3RzUmVzcG9uc2USFgoGZXhpc3RzGAEgASgIUgZleGlzdHMiHwoL" +
-      "U3RhdFJlcXVlc3QSEAoDa2V5GAEgASgJUgNrZXkiTAoMU3RhdFJlc3BvbnNlEhAKA2tleRgBIAEo" +
-      "CVIDa2V5EhIKBHNpemUYAiABKANSBHNpemUSFgoGc2hhMjU2GAMgASgJUgZzaGEyNTYiRwoLQ29w" +
-      "eVJlcXVlc3QSFgoGc291cmNlGAEgASgJUgZzb3VyY2USIAoLZGVzdGluYXRpb24YAiABKAlSC2Rl" +
-      "c3RpbmF0aW9uIiIKDENvcHlSZXNwb25zZRISCgRzaXplGAEgASgDUgRzaXplIkMKDlByZXNpZ25S" +
-      "ZXF1ZXN0EhAKA2tleRgBIAEoCVIDa2V5Eh8KC3R0bF9zZWNvbmRzGAIgASgDUgp0dGxTZWNvbmRz" +
-      "IiMKD1ByZXNpZ25SZXNwb25zZRIQCgN1cmwYASABKAlSA3VybDL7BAoLT2JqZWN0U3RvcmUSQQoE" +
-      "SW5pdBIbLm9iamVjdHN0b3JlLnYyLkluaXRSZXF1ZXN0Ghwub2JqZWN0c3RvcmUudjIuSW5pdFJl" +
-      "c3BvbnNlEkAKA1B1dBIaLm9iamVjdHN0b3JlLnYyLlB1dFJlcXVlc3QaGy5vYmplY3RzdG9yZS52" +
-      "Mi5QdXRSZXNwb25zZSgBEkAKA0dldBIaLm9iamVjdHN0b3JlLnYyLkdldFJlcXVlc3QaGy5vYmpl" +
-      "Y3RzdG9yZS52Mi5HZXRSZXNwb25zZTABEkEKBExpc3QSGy5vYmplY3RzdG9yZS52Mi5MaXN0UmVx" +
-      "dWVzdBocLm9iamVjdHN0b3JlLnYyLkxpc3RSZXNwb25zZRJHCgZEZWxldGUSHS5vYmplY3RzdG9y" +
-      "ZS52Mi5EZWxldGVSZXF1ZXN0Gh4ub2JqZWN0c3RvcmUudjIuRGVsZXRlUmVzcG9uc2USRwoGRXhp" +
-      "c3RzEh0ub2JqZWN0c3RvcmUudjIuRXhpc3RzUmVxdWVzdBoeLm9iamVjdHN0b3JlLnYyLkV4aXN0" +
-      "c1Jlc3BvbnNlEkEKBFN0YXQSGy5vYmplY3RzdG9yZS52Mi5TdGF0UmVxdWVzdBocLm9iamVjdHN0" +
-      "b3JlLnYyLlN0YXRSZXNwb25zZRJBCgRDb3B5Ehsub2JqZWN0c3RvcmUudjIuQ29weVJlcXVlc3Qa" +
-      "HC5vYmplY3RzdG9yZS52Mi5Db3B5UmVzcG9uc2USSgoHUHJlc2lnbhIeLm9iamVjdHN0b3JlLnYy" +
-      "LlByZXNpZ25SZXF1ZXN0Gh8ub2JqZWN0c3RvcmUudjIuUHJlc2lnblJlc3BvbnNlQlJaUGdpdGh1" +
-      "Yi5jb20vcGx1Z2tpdC9wbHVna2l0L2V4YW1wbGVzL29iamVjdHN0b3JlL2dlbi9vYmplY3RzdG9y" +
-      "ZS92MjtvYmplY3RzdG9yZXYyYgZwcm90bzM=",
-  },
-];
+  // objectstore/v1/objectstore.proto
+    "CiBvYmplY3RzdG9yZS92MS9vYmplY3RzdG9yZS5wcm90bxIOb2JqZWN0c3RvcmUudjEiiQEKC0lu" +
+    "aXRSZXF1ZXN0Ej8KBmNvbmZpZxgBIAMoCzInLm9iamVjdHN0b3JlLnYxLkluaXRSZXF1ZXN0LkNv" +
+    "bmZpZ0VudHJ5UgZjb25maWcaOQoLQ29uZmlnRW50cnkSEAoDa2V5GAEgASgJUgNrZXkSFAoFdmFs" +
+    "dWUYAiABKAlSBXZhbHVlOgI4ASIOCgxJbml0UmVzcG9uc2UiQAoKUHV0UmVxdWVzdBISCgNrZXkY" +
+    "ASABKAlIAFIDa2V5EhYKBWNodW5rGAIgASgMSABSBWNodW5rQgYKBHBhcnQiSwoLUHV0UmVzcG9u" +
+    "c2USEAoDa2V5GAEgASgJUgNrZXkSEgoEc2l6ZRgCIAEoA1IEc2l6ZRIWCgZzaGEyNTYYAyABKAlS" +
+    "BnNoYTI1NiIeCgpHZXRSZXF1ZXN0EhAKA2tleRgBIAEoCVIDa2V5IiMKC0dldFJlc3BvbnNlEhQK" +
+    "BWNodW5rGAEgASgMUgVjaHVuayIlCgtMaXN0UmVxdWVzdBIWCgZwcmVmaXgYASABKAlSBnByZWZp" +
+    "eCIiCgxMaXN0UmVzcG9uc2USEgoEa2V5cxgBIAMoCVIEa2V5cyIhCg1EZWxldGVSZXF1ZXN0EhAK" +
+    "A2tleRgBIAEoCVIDa2V5IhAKDkRlbGV0ZVJlc3BvbnNlIiEKDUV4aXN0c1JlcXVlc3QSEAoDa2V5" +
+    "GAEgASgJUgNrZXkiKAoORXhpc3RzUmVzcG9uc2USFgoGZXhpc3RzGAEgASgIUgZleGlzdHMyqQMK" +
+    "C09iamVjdFN0b3JlEkEKBEluaXQSGy5vYmplY3RzdG9yZS52MS5Jbml0UmVxdWVzdBocLm9iamVj" +
+    "dHN0b3JlLnYxLkluaXRSZXNwb25zZRJACgNQdXQSGi5vYmplY3RzdG9yZS52MS5QdXRSZXF1ZXN0" +
+    "Ghsub2JqZWN0c3RvcmUudjEuUHV0UmVzcG9uc2UoARJACgNHZXQSGi5vYmplY3RzdG9yZS52MS5H" +
+    "ZXRSZXF1ZXN0Ghsub2JqZWN0c3RvcmUudjEuR2V0UmVzcG9uc2UwARJBCgRMaXN0Ehsub2JqZWN0" +
+    "c3RvcmUudjEuTGlzdFJlcXVlc3QaHC5vYmplY3RzdG9yZS52MS5MaXN0UmVzcG9uc2USRwoGRGVs" +
+    "ZXRlEh0ub2JqZWN0c3RvcmUudjEuRGVsZXRlUmVxdWVzdBoeLm9iamVjdHN0b3JlLnYxLkRlbGV0" +
+    "ZVJlc3BvbnNlEkcKBkV4aXN0cxIdLm9iamVjdHN0b3JlLnYxLkV4aXN0c1JlcXVlc3QaHi5vYmpl" +
+    "Y3RzdG9yZS52MS5FeGlzdHNSZXNwb25zZUJSWlBnaXRodWIuY29tL3BsdWdraXQvcGx1Z2tpdC9l" +
+    "eGFtcGxlcy9vYmplY3RzdG9yZS9nZW4vb2JqZWN0c3RvcmUvdjE7b2JqZWN0c3RvcmV2MWIGcHJv" +
+    "dG8z",
+  // objectstore/v2/objectstore.proto
+    "CiBvYmplY3RzdG9yZS92Mi9vYmplY3RzdG9yZS5wcm90bxIOb2JqZWN0c3RvcmUudjIiiQEKC0lu" +
+    "aXRSZXF1ZXN0Ej8KBmNvbmZpZxgBIAMoCzInLm9iamVjdHN0b3JlLnYyLkluaXRSZXF1ZXN0LkNv" +
+    "bmZpZ0VudHJ5UgZjb25maWcaOQoLQ29uZmlnRW50cnkSEAoDa2V5GAEgASgJUgNrZXkSFAoFdmFs" +
+    "dWUYAiABKAlSBXZhbHVlOgI4ASIOCgxJbml0UmVzcG9uc2UiQAoKUHV0UmVxdWVzdBISCgNrZXkY" +
+    "ASABKAlIAFIDa2V5EhYKBWNodW5rGAIgASgMSABSBWNodW5rQgYKBHBhcnQiSwoLUHV0UmVzcG9u" +
+    "c2USEAoDa2V5GAEgASgJUgNrZXkSEgoEc2l6ZRgCIAEoA1IEc2l6ZRIWCgZzaGEyNTYYAyABKAlS" +
+    "BnNoYTI1NiIeCgpHZXRSZXF1ZXN0EhAKA2tleRgBIAEoCVIDa2V5IiMKC0dldFJlc3BvbnNlEhQK" +
+    "BWNodW5rGAEgASgMUgVjaHVuayIlCgtMaXN0UmVxdWVzdBIWCgZwcmVmaXgYASABKAlSBnByZWZp" +
+    "eCIiCgxMaXN0UmVzcG9uc2USEgoEa2V5cxgBIAMoCVIEa2V5cyIhCg1EZWxldGVSZXF1ZXN0EhAK" +
+    "A2tleRgBIAEoCVIDa2V5IhAKDkRlbGV0ZVJlc3BvbnNlIiEKDUV4aXN0c1JlcXVlc3QSEAoDa2V5" +
+    "GAEgASgJUgNrZXkiKAoORXhpc3RzUmVzcG9uc2USFgoGZXhpc3RzGAEgASgIUgZleGlzdHMiHwoL" +
+    "U3RhdFJlcXVlc3QSEAoDa2V5GAEgASgJUgNrZXkiTAoMU3RhdFJlc3BvbnNlEhAKA2tleRgBIAEo" +
+    "CVIDa2V5EhIKBHNpemUYAiABKANSBHNpemUSFgoGc2hhMjU2GAMgASgJUgZzaGEyNTYiRwoLQ29w" +
+    "eVJlcXVlc3QSFgoGc291cmNlGAEgASgJUgZzb3VyY2USIAoLZGVzdGluYXRpb24YAiABKAlSC2Rl" +
+    "c3RpbmF0aW9uIiIKDENvcHlSZXNwb25zZRISCgRzaXplGAEgASgDUgRzaXplIkMKDlByZXNpZ25S" +
+    "ZXF1ZXN0EhAKA2tleRgBIAEoCVIDa2V5Eh8KC3R0bF9zZWNvbmRzGAIgASgDUgp0dGxTZWNvbmRz" +
+    "IiMKD1ByZXNpZ25SZXNwb25zZRIQCgN1cmwYASABKAlSA3VybDL7BAoLT2JqZWN0U3RvcmUSQQoE" +
+    "SW5pdBIbLm9iamVjdHN0b3JlLnYyLkluaXRSZXF1ZXN0Ghwub2JqZWN0c3RvcmUudjIuSW5pdFJl" +
+    "c3BvbnNlEkAKA1B1dBIaLm9iamVjdHN0b3JlLnYyLlB1dFJlcXVlc3QaGy5vYmplY3RzdG9yZS52" +
+    "Mi5QdXRSZXNwb25zZSgBEkAKA0dldBIaLm9iamVjdHN0b3JlLnYyLkdldFJlcXVlc3QaGy5vYmpl" +
+    "Y3RzdG9yZS52Mi5HZXRSZXNwb25zZTABEkEKBExpc3QSGy5vYmplY3RzdG9yZS52Mi5MaXN0UmVx" +
+    "dWVzdBocLm9iamVjdHN0b3JlLnYyLkxpc3RSZXNwb25zZRJHCgZEZWxldGUSHS5vYmplY3RzdG9y" +
+    "ZS52Mi5EZWxldGVSZXF1ZXN0Gh4ub2JqZWN0c3RvcmUudjIuRGVsZXRlUmVzcG9uc2USRwoGRXhp" +
+    "c3RzEh0ub2JqZWN0c3RvcmUudjIuRXhpc3RzUmVxdWVzdBoeLm9iamVjdHN0b3JlLnYyLkV4aXN0" +
+    "c1Jlc3BvbnNlEkEKBFN0YXQSGy5vYmplY3RzdG9yZS52Mi5TdGF0UmVxdWVzdBocLm9iamVjdHN0" +
+    "b3JlLnYyLlN0YXRSZXNwb25zZRJBCgRDb3B5Ehsub2JqZWN0c3RvcmUudjIuQ29weVJlcXVlc3Qa" +
+    "HC5vYmplY3RzdG9yZS52Mi5Db3B5UmVzcG9uc2USSgoHUHJlc2lnbhIeLm9iamVjdHN0b3JlLnYy" +
+    "LlByZXNpZ25SZXF1ZXN0Gh8ub2JqZWN0c3RvcmUudjIuUHJlc2lnblJlc3BvbnNlQlJaUGdpdGh1" +
+    "Yi5jb20vcGx1Z2tpdC9wbHVna2l0L2V4YW1wbGVzL29iamVjdHN0b3JlL2dlbi9vYmplY3RzdG9y" +
+    "ZS92MjtvYmplY3RzdG9yZXYyYgZwcm90bzM=",
+].map((b64) => Buffer.from(b64, 'base64'));

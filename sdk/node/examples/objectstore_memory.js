@@ -13,6 +13,16 @@ const CAP_PRESIGN = 'presign';
 const CHUNK_SIZE = 256 << 10; // Get's chunks, as the Go backend sends them
 
 const sha256 = (b) => crypto.createHash('sha256').update(b).digest('hex');
+// answer passes a unary call's callback what fn returns, or the status it throws.
+const answer = (cb, fn) => {
+  let resp;
+  try {
+    resp = fn();
+  } catch (e) {
+    return cb(e);
+  }
+  cb(null, resp);
+};
 
 // StoreV1 serves objectstore.v1.ObjectStore from a Map.
 class StoreV1 {
@@ -89,31 +99,25 @@ class StoreV1 {
 // Presign (minor 1, capability "presign").
 class StoreV2 extends StoreV1 {
   Stat(call, cb) {
-    try {
+    answer(cb, () => {
       const data = this.get(call.request.key, 'stat');
-      cb(null, { key: call.request.key, size: data.length, sha256: sha256(data) });
-    } catch (e) {
-      cb(e);
-    }
+      return { key: call.request.key, size: data.length, sha256: sha256(data) };
+    });
   }
 
   Copy(call, cb) {
-    try {
+    answer(cb, () => {
       const data = this.get(call.request.source, 'copy');
       this.objects.set(call.request.destination, data);
-      cb(null, { size: data.length });
-    } catch (e) {
-      cb(e);
-    }
+      return { size: data.length };
+    });
   }
 
   Presign(call, cb) {
-    try {
+    answer(cb, () => {
       this.get(call.request.key, 'presign');
-      cb(null, { url: `nodememory://${call.request.key}?ttl=${call.request.ttl_seconds || 900}s` });
-    } catch (e) {
-      cb(e);
-    }
+      return { url: `nodememory://${call.request.key}?ttl=${call.request.ttl_seconds || 900}s` };
+    });
   }
 }
 

@@ -64,7 +64,8 @@ function status(code, details) {
 }
 
 // Catalog is the implementations a plugin serves. files are the kinds'
-// descriptor modules' entries (go run ./sdk/cmd/descriptors). Mistakes
+// serialized FileDescriptorProtos, each after its imports (a module made by
+// go run ./sdk/cmd/descriptors, or protoc's --descriptor_set_out). Mistakes
 // throw, saying what to fix, as Go's catalog.New does.
 class Catalog {
   constructor(pluginVersion, implementations, files = []) {
@@ -96,14 +97,9 @@ class Catalog {
       if (g.impls.has(im.name)) throw new Error(`${where}: declared twice`);
       g.impls.set(im.name, im.server);
       // A major's minor and capabilities are what every implementation of
-      // it offers.
-      if (g.impls.size === 1) {
-        g.minor = im.minor;
-        g.caps = [...im.capabilities];
-      } else {
-        g.minor = Math.min(g.minor, im.minor);
-        g.caps = g.caps.filter((c) => im.capabilities.includes(c));
-      }
+      // it offers (a Group starts from the first).
+      g.minor = Math.min(g.minor, im.minor);
+      g.caps = g.caps.filter((c) => im.capabilities.includes(c));
     }
     for (const g of groups) g.caps = [...new Set(g.caps)].sort();
     groups.sort((a, b) => (a.kind !== b.kind ? (a.kind < b.kind ? -1 : 1) : b.major - a.major));

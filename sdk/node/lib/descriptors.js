@@ -3,219 +3,123 @@
 'use strict';
 
 module.exports = [
-  {
-    name: "google/protobuf/empty.proto",
-    deps: [],
-    symbols: [
-      "google.protobuf.Empty",
-    ],
-    data:
-      "Chtnb29nbGUvcHJvdG9idWYvZW1wdHkucHJvdG8SD2dvb2dsZS5wcm90b2J1ZiIHCgVFbXB0eUJ9" +
-      "ChNjb20uZ29vZ2xlLnByb3RvYnVmQgpFbXB0eVByb3RvUAFaLmdvb2dsZS5nb2xhbmcub3JnL3By" +
-      "b3RvYnVmL3R5cGVzL2tub3duL2VtcHR5cGL4AQGiAgNHUEKqAh5Hb29nbGUuUHJvdG9idWYuV2Vs" +
-      "bEtub3duVHlwZXNiBnByb3RvMw==",
-  },
-  {
-    name: "plugkit/catalog/v1/catalog.proto",
-    deps: [],
-    symbols: [
-      "plugkit.catalog.v1.DescribeRequest",
-      "plugkit.catalog.v1.DescribeResponse",
-      "plugkit.catalog.v1.Kind",
-      "plugkit.catalog.v1.Major",
-      "plugkit.catalog.v1.Catalog",
-      "plugkit.catalog.v1.Catalog.Describe",
-    ],
-    data:
-      "CiBwbHVna2l0L2NhdGFsb2cvdjEvY2F0YWxvZy5wcm90bxIScGx1Z2tpdC5jYXRhbG9nLnYxIhEK" +
-      "D0Rlc2NyaWJlUmVxdWVzdCKKAQoQRGVzY3JpYmVSZXNwb25zZRIlCg5wbHVnaW5fdmVyc2lvbhgB" +
-      "IAEoCVINcGx1Z2luVmVyc2lvbhIfCgtzZGtfdmVyc2lvbhgCIAEoCVIKc2RrVmVyc2lvbhIuCgVr" +
-      "aW5kcxgDIAMoCzIYLnBsdWdraXQuY2F0YWxvZy52MS5LaW5kUgVraW5kcyJNCgRLaW5kEhIKBG5h" +
-      "bWUYASABKAlSBG5hbWUSMQoGbWFqb3JzGAIgAygLMhkucGx1Z2tpdC5jYXRhbG9nLnYxLk1ham9y" +
-      "UgZtYWpvcnMihwEKBU1ham9yEhQKBW1ham9yGAEgASgNUgVtYWpvchIUCgVtaW5vchgCIAEoDVIF" +
-      "bWlub3ISGAoHc2VydmljZRgDIAEoCVIHc2VydmljZRIiCgxjYXBhYmlsaXRpZXMYBCADKAlSDGNh" +
-      "cGFiaWxpdGllcxIUCgVuYW1lcxgFIAMoCVIFbmFtZXMyYAoHQ2F0YWxvZxJVCghEZXNjcmliZRIj" +
-      "LnBsdWdraXQuY2F0YWxvZy52MS5EZXNjcmliZVJlcXVlc3QaJC5wbHVna2l0LmNhdGFsb2cudjEu" +
-      "RGVzY3JpYmVSZXNwb25zZUI9WjtnaXRodWIuY29tL3BsdWdraXQvcGx1Z2tpdC9nZW4vcGx1Z2tp" +
-      "dC9jYXRhbG9nL3YxO2NhdGFsb2d2MWIGcHJvdG8z",
-  },
-  {
-    name: "plugkit/goplugin/controller.proto",
-    deps: [],
-    symbols: [
-      "plugin.Empty",
-      "plugin.GRPCController",
-      "plugin.GRPCController.Shutdown",
-    ],
-    data:
-      "CiFwbHVna2l0L2dvcGx1Z2luL2NvbnRyb2xsZXIucHJvdG8SBnBsdWdpbiIHCgVFbXB0eTI6Cg5H" +
-      "UlBDQ29udHJvbGxlchIoCghTaHV0ZG93bhINLnBsdWdpbi5FbXB0eRoNLnBsdWdpbi5FbXB0eUI3" +
-      "WjVnaXRodWIuY29tL3BsdWdraXQvcGx1Z2tpdC9pbnRlcm5hbC9nb3BsdWdpbi9wbHVnaW5wYmIG" +
-      "cHJvdG8z",
-  },
-  {
-    name: "plugkit/goplugin/stdio.proto",
-    deps: ["google/protobuf/empty.proto"],
-    symbols: [
-      "plugin.StdioData",
-      "plugin.StdioData.Channel",
-      "plugin.GRPCStdio",
-      "plugin.GRPCStdio.StreamStdio",
-    ],
-    data:
-      "ChxwbHVna2l0L2dvcGx1Z2luL3N0ZGlvLnByb3RvEgZwbHVnaW4aG2dvb2dsZS9wcm90b2J1Zi9l" +
-      "bXB0eS5wcm90byKEAQoJU3RkaW9EYXRhEjMKB2NoYW5uZWwYASABKA4yGS5wbHVnaW4uU3RkaW9E" +
-      "YXRhLkNoYW5uZWxSB2NoYW5uZWwSEgoEZGF0YRgCIAEoDFIEZGF0YSIuCgdDaGFubmVsEgsKB0lO" +
-      "VkFMSUQQABIKCgZTVERPVVQQARIKCgZTVERFUlIQAjJHCglHUlBDU3RkaW8SOgoLU3RyZWFtU3Rk" +
-      "aW8SFi5nb29nbGUucHJvdG9idWYuRW1wdHkaES5wbHVnaW4uU3RkaW9EYXRhMAFCN1o1Z2l0aHVi" +
-      "LmNvbS9wbHVna2l0L3BsdWdraXQvaW50ZXJuYWwvZ29wbHVnaW4vcGx1Z2lucGJiBnByb3RvMw==",
-  },
-  {
-    name: "plugkit/goplugin/broker.proto",
-    deps: [],
-    symbols: [
-      "plugin.ConnInfo",
-      "plugin.ConnInfo.Knock",
-      "plugin.GRPCBroker",
-      "plugin.GRPCBroker.StartStream",
-    ],
-    data:
-      "Ch1wbHVna2l0L2dvcGx1Z2luL2Jyb2tlci5wcm90bxIGcGx1Z2luItIBCghDb25uSW5mbxIdCgpz" +
-      "ZXJ2aWNlX2lkGAEgASgNUglzZXJ2aWNlSWQSGAoHbmV0d29yaxgCIAEoCVIHbmV0d29yaxIYCgdh" +
-      "ZGRyZXNzGAMgASgJUgdhZGRyZXNzEiwKBWtub2NrGAQgASgLMhYucGx1Z2luLkNvbm5JbmZvLktu" +
-      "b2NrUgVrbm9jaxpFCgVLbm9jaxIUCgVrbm9jaxgBIAEoCFIFa25vY2sSEAoDYWNrGAIgASgIUgNh" +
-      "Y2sSFAoFZXJyb3IYAyABKAlSBWVycm9yMkMKCkdSUENCcm9rZXISNQoLU3RhcnRTdHJlYW0SEC5w" +
-      "bHVnaW4uQ29ubkluZm8aEC5wbHVnaW4uQ29ubkluZm8oATABQjdaNWdpdGh1Yi5jb20vcGx1Z2tp" +
-      "dC9wbHVna2l0L2ludGVybmFsL2dvcGx1Z2luL3BsdWdpbnBiYgZwcm90bzM=",
-  },
-  {
-    name: "grpc/health/v1/health.proto",
-    deps: [],
-    symbols: [
-      "grpc.health.v1.HealthCheckRequest",
-      "grpc.health.v1.HealthCheckResponse",
-      "grpc.health.v1.HealthCheckResponse.ServingStatus",
-      "grpc.health.v1.HealthListRequest",
-      "grpc.health.v1.HealthListResponse",
-      "grpc.health.v1.HealthListResponse.StatusesEntry",
-      "grpc.health.v1.Health",
-      "grpc.health.v1.Health.Check",
-      "grpc.health.v1.Health.List",
-      "grpc.health.v1.Health.Watch",
-    ],
-    data:
-      "ChtncnBjL2hlYWx0aC92MS9oZWFsdGgucHJvdG8SDmdycGMuaGVhbHRoLnYxIi4KEkhlYWx0aENo" +
-      "ZWNrUmVxdWVzdBIYCgdzZXJ2aWNlGAEgASgJUgdzZXJ2aWNlIrEBChNIZWFsdGhDaGVja1Jlc3Bv" +
-      "bnNlEkkKBnN0YXR1cxgBIAEoDjIxLmdycGMuaGVhbHRoLnYxLkhlYWx0aENoZWNrUmVzcG9uc2Uu" +
-      "U2VydmluZ1N0YXR1c1IGc3RhdHVzIk8KDVNlcnZpbmdTdGF0dXMSCwoHVU5LTk9XThAAEgsKB1NF" +
-      "UlZJTkcQARIPCgtOT1RfU0VSVklORxACEhMKD1NFUlZJQ0VfVU5LTk9XThADIhMKEUhlYWx0aExp" +
-      "c3RSZXF1ZXN0IsQBChJIZWFsdGhMaXN0UmVzcG9uc2USTAoIc3RhdHVzZXMYASADKAsyMC5ncnBj" +
-      "LmhlYWx0aC52MS5IZWFsdGhMaXN0UmVzcG9uc2UuU3RhdHVzZXNFbnRyeVIIc3RhdHVzZXMaYAoN" +
-      "U3RhdHVzZXNFbnRyeRIQCgNrZXkYASABKAlSA2tleRI5CgV2YWx1ZRgCIAEoCzIjLmdycGMuaGVh" +
-      "bHRoLnYxLkhlYWx0aENoZWNrUmVzcG9uc2VSBXZhbHVlOgI4ATL9AQoGSGVhbHRoElAKBUNoZWNr" +
-      "EiIuZ3JwYy5oZWFsdGgudjEuSGVhbHRoQ2hlY2tSZXF1ZXN0GiMuZ3JwYy5oZWFsdGgudjEuSGVh" +
-      "bHRoQ2hlY2tSZXNwb25zZRJNCgRMaXN0EiEuZ3JwYy5oZWFsdGgudjEuSGVhbHRoTGlzdFJlcXVl" +
-      "c3QaIi5ncnBjLmhlYWx0aC52MS5IZWFsdGhMaXN0UmVzcG9uc2USUgoFV2F0Y2gSIi5ncnBjLmhl" +
-      "YWx0aC52MS5IZWFsdGhDaGVja1JlcXVlc3QaIy5ncnBjLmhlYWx0aC52MS5IZWFsdGhDaGVja1Jl" +
-      "c3BvbnNlMAFCcAoRaW8uZ3JwYy5oZWFsdGgudjFCC0hlYWx0aFByb3RvUAFaLGdvb2dsZS5nb2xh" +
-      "bmcub3JnL2dycGMvaGVhbHRoL2dycGNfaGVhbHRoX3YxogIMR3JwY0hlYWx0aFYxqgIOR3JwYy5I" +
-      "ZWFsdGguVjFiBnByb3RvMw==",
-  },
-  {
-    name: "grpc/reflection/v1/reflection.proto",
-    deps: [],
-    symbols: [
-      "grpc.reflection.v1.ServerReflectionRequest",
-      "grpc.reflection.v1.ExtensionRequest",
-      "grpc.reflection.v1.ServerReflectionResponse",
-      "grpc.reflection.v1.FileDescriptorResponse",
-      "grpc.reflection.v1.ExtensionNumberResponse",
-      "grpc.reflection.v1.ListServiceResponse",
-      "grpc.reflection.v1.ServiceResponse",
-      "grpc.reflection.v1.ErrorResponse",
-      "grpc.reflection.v1.ServerReflection",
-      "grpc.reflection.v1.ServerReflection.ServerReflectionInfo",
-    ],
-    data:
-      "CiNncnBjL3JlZmxlY3Rpb24vdjEvcmVmbGVjdGlvbi5wcm90bxISZ3JwYy5yZWZsZWN0aW9uLnYx" +
-      "IvMCChdTZXJ2ZXJSZWZsZWN0aW9uUmVxdWVzdBISCgRob3N0GAEgASgJUgRob3N0EioKEGZpbGVf" +
-      "YnlfZmlsZW5hbWUYAyABKAlIAFIOZmlsZUJ5RmlsZW5hbWUSNgoWZmlsZV9jb250YWluaW5nX3N5" +
-      "bWJvbBgEIAEoCUgAUhRmaWxlQ29udGFpbmluZ1N5bWJvbBJiChlmaWxlX2NvbnRhaW5pbmdfZXh0" +
-      "ZW5zaW9uGAUgASgLMiQuZ3JwYy5yZWZsZWN0aW9uLnYxLkV4dGVuc2lvblJlcXVlc3RIAFIXZmls" +
-      "ZUNvbnRhaW5pbmdFeHRlbnNpb24SQgodYWxsX2V4dGVuc2lvbl9udW1iZXJzX29mX3R5cGUYBiAB" +
-      "KAlIAFIZYWxsRXh0ZW5zaW9uTnVtYmVyc09mVHlwZRIlCg1saXN0X3NlcnZpY2VzGAcgASgJSABS" +
-      "DGxpc3RTZXJ2aWNlc0IRCg9tZXNzYWdlX3JlcXVlc3QiZgoQRXh0ZW5zaW9uUmVxdWVzdBInCg9j" +
-      "b250YWluaW5nX3R5cGUYASABKAlSDmNvbnRhaW5pbmdUeXBlEikKEGV4dGVuc2lvbl9udW1iZXIY" +
-      "AiABKAVSD2V4dGVuc2lvbk51bWJlciKuBAoYU2VydmVyUmVmbGVjdGlvblJlc3BvbnNlEh0KCnZh" +
-      "bGlkX2hvc3QYASABKAlSCXZhbGlkSG9zdBJWChBvcmlnaW5hbF9yZXF1ZXN0GAIgASgLMisuZ3Jw" +
-      "Yy5yZWZsZWN0aW9uLnYxLlNlcnZlclJlZmxlY3Rpb25SZXF1ZXN0Ug9vcmlnaW5hbFJlcXVlc3QS" +
-      "ZgoYZmlsZV9kZXNjcmlwdG9yX3Jlc3BvbnNlGAQgASgLMiouZ3JwYy5yZWZsZWN0aW9uLnYxLkZp" +
-      "bGVEZXNjcmlwdG9yUmVzcG9uc2VIAFIWZmlsZURlc2NyaXB0b3JSZXNwb25zZRJyCh5hbGxfZXh0" +
-      "ZW5zaW9uX251bWJlcnNfcmVzcG9uc2UYBSABKAsyKy5ncnBjLnJlZmxlY3Rpb24udjEuRXh0ZW5z" +
-      "aW9uTnVtYmVyUmVzcG9uc2VIAFIbYWxsRXh0ZW5zaW9uTnVtYmVyc1Jlc3BvbnNlEl8KFmxpc3Rf" +
-      "c2VydmljZXNfcmVzcG9uc2UYBiABKAsyJy5ncnBjLnJlZmxlY3Rpb24udjEuTGlzdFNlcnZpY2VS" +
-      "ZXNwb25zZUgAUhRsaXN0U2VydmljZXNSZXNwb25zZRJKCg5lcnJvcl9yZXNwb25zZRgHIAEoCzIh" +
-      "LmdycGMucmVmbGVjdGlvbi52MS5FcnJvclJlc3BvbnNlSABSDWVycm9yUmVzcG9uc2VCEgoQbWVz" +
-      "c2FnZV9yZXNwb25zZSJMChZGaWxlRGVzY3JpcHRvclJlc3BvbnNlEjIKFWZpbGVfZGVzY3JpcHRv" +
-      "cl9wcm90bxgBIAMoDFITZmlsZURlc2NyaXB0b3JQcm90byJqChdFeHRlbnNpb25OdW1iZXJSZXNw" +
-      "b25zZRIkCg5iYXNlX3R5cGVfbmFtZRgBIAEoCVIMYmFzZVR5cGVOYW1lEikKEGV4dGVuc2lvbl9u" +
-      "dW1iZXIYAiADKAVSD2V4dGVuc2lvbk51bWJlciJUChNMaXN0U2VydmljZVJlc3BvbnNlEj0KB3Nl" +
-      "cnZpY2UYASADKAsyIy5ncnBjLnJlZmxlY3Rpb24udjEuU2VydmljZVJlc3BvbnNlUgdzZXJ2aWNl" +
-      "IiUKD1NlcnZpY2VSZXNwb25zZRISCgRuYW1lGAEgASgJUgRuYW1lIlMKDUVycm9yUmVzcG9uc2US" +
-      "HQoKZXJyb3JfY29kZRgBIAEoBVIJZXJyb3JDb2RlEiMKDWVycm9yX21lc3NhZ2UYAiABKAlSDGVy" +
-      "cm9yTWVzc2FnZTKJAQoQU2VydmVyUmVmbGVjdGlvbhJ1ChRTZXJ2ZXJSZWZsZWN0aW9uSW5mbxIr" +
-      "LmdycGMucmVmbGVjdGlvbi52MS5TZXJ2ZXJSZWZsZWN0aW9uUmVxdWVzdBosLmdycGMucmVmbGVj" +
-      "dGlvbi52MS5TZXJ2ZXJSZWZsZWN0aW9uUmVzcG9uc2UoATABQmYKFWlvLmdycGMucmVmbGVjdGlv" +
-      "bi52MUIVU2VydmVyUmVmbGVjdGlvblByb3RvUAFaNGdvb2dsZS5nb2xhbmcub3JnL2dycGMvcmVm" +
-      "bGVjdGlvbi9ncnBjX3JlZmxlY3Rpb25fdjFiBnByb3RvMw==",
-  },
-  {
-    name: "grpc/reflection/v1alpha/reflection.proto",
-    deps: [],
-    symbols: [
-      "grpc.reflection.v1alpha.ServerReflectionRequest",
-      "grpc.reflection.v1alpha.ExtensionRequest",
-      "grpc.reflection.v1alpha.ServerReflectionResponse",
-      "grpc.reflection.v1alpha.FileDescriptorResponse",
-      "grpc.reflection.v1alpha.ExtensionNumberResponse",
-      "grpc.reflection.v1alpha.ListServiceResponse",
-      "grpc.reflection.v1alpha.ServiceResponse",
-      "grpc.reflection.v1alpha.ErrorResponse",
-      "grpc.reflection.v1alpha.ServerReflection",
-      "grpc.reflection.v1alpha.ServerReflection.ServerReflectionInfo",
-    ],
-    data:
-      "CihncnBjL3JlZmxlY3Rpb24vdjFhbHBoYS9yZWZsZWN0aW9uLnByb3RvEhdncnBjLnJlZmxlY3Rp" +
-      "b24udjFhbHBoYSL4AgoXU2VydmVyUmVmbGVjdGlvblJlcXVlc3QSEgoEaG9zdBgBIAEoCVIEaG9z" +
-      "dBIqChBmaWxlX2J5X2ZpbGVuYW1lGAMgASgJSABSDmZpbGVCeUZpbGVuYW1lEjYKFmZpbGVfY29u" +
-      "dGFpbmluZ19zeW1ib2wYBCABKAlIAFIUZmlsZUNvbnRhaW5pbmdTeW1ib2wSZwoZZmlsZV9jb250" +
-      "YWluaW5nX2V4dGVuc2lvbhgFIAEoCzIpLmdycGMucmVmbGVjdGlvbi52MWFscGhhLkV4dGVuc2lv" +
-      "blJlcXVlc3RIAFIXZmlsZUNvbnRhaW5pbmdFeHRlbnNpb24SQgodYWxsX2V4dGVuc2lvbl9udW1i" +
-      "ZXJzX29mX3R5cGUYBiABKAlIAFIZYWxsRXh0ZW5zaW9uTnVtYmVyc09mVHlwZRIlCg1saXN0X3Nl" +
-      "cnZpY2VzGAcgASgJSABSDGxpc3RTZXJ2aWNlc0IRCg9tZXNzYWdlX3JlcXVlc3QiZgoQRXh0ZW5z" +
-      "aW9uUmVxdWVzdBInCg9jb250YWluaW5nX3R5cGUYASABKAlSDmNvbnRhaW5pbmdUeXBlEikKEGV4" +
-      "dGVuc2lvbl9udW1iZXIYAiABKAVSD2V4dGVuc2lvbk51bWJlciLHBAoYU2VydmVyUmVmbGVjdGlv" +
-      "blJlc3BvbnNlEh0KCnZhbGlkX2hvc3QYASABKAlSCXZhbGlkSG9zdBJbChBvcmlnaW5hbF9yZXF1" +
-      "ZXN0GAIgASgLMjAuZ3JwYy5yZWZsZWN0aW9uLnYxYWxwaGEuU2VydmVyUmVmbGVjdGlvblJlcXVl" +
-      "c3RSD29yaWdpbmFsUmVxdWVzdBJrChhmaWxlX2Rlc2NyaXB0b3JfcmVzcG9uc2UYBCABKAsyLy5n" +
-      "cnBjLnJlZmxlY3Rpb24udjFhbHBoYS5GaWxlRGVzY3JpcHRvclJlc3BvbnNlSABSFmZpbGVEZXNj" +
-      "cmlwdG9yUmVzcG9uc2USdwoeYWxsX2V4dGVuc2lvbl9udW1iZXJzX3Jlc3BvbnNlGAUgASgLMjAu" +
-      "Z3JwYy5yZWZsZWN0aW9uLnYxYWxwaGEuRXh0ZW5zaW9uTnVtYmVyUmVzcG9uc2VIAFIbYWxsRXh0" +
-      "ZW5zaW9uTnVtYmVyc1Jlc3BvbnNlEmQKFmxpc3Rfc2VydmljZXNfcmVzcG9uc2UYBiABKAsyLC5n" +
-      "cnBjLnJlZmxlY3Rpb24udjFhbHBoYS5MaXN0U2VydmljZVJlc3BvbnNlSABSFGxpc3RTZXJ2aWNl" +
-      "c1Jlc3BvbnNlEk8KDmVycm9yX3Jlc3BvbnNlGAcgASgLMiYuZ3JwYy5yZWZsZWN0aW9uLnYxYWxw" +
-      "aGEuRXJyb3JSZXNwb25zZUgAUg1lcnJvclJlc3BvbnNlQhIKEG1lc3NhZ2VfcmVzcG9uc2UiTAoW" +
-      "RmlsZURlc2NyaXB0b3JSZXNwb25zZRIyChVmaWxlX2Rlc2NyaXB0b3JfcHJvdG8YASADKAxSE2Zp" +
-      "bGVEZXNjcmlwdG9yUHJvdG8iagoXRXh0ZW5zaW9uTnVtYmVyUmVzcG9uc2USJAoOYmFzZV90eXBl" +
-      "X25hbWUYASABKAlSDGJhc2VUeXBlTmFtZRIpChBleHRlbnNpb25fbnVtYmVyGAIgAygFUg9leHRl" +
-      "bnNpb25OdW1iZXIiWQoTTGlzdFNlcnZpY2VSZXNwb25zZRJCCgdzZXJ2aWNlGAEgAygLMiguZ3Jw" +
-      "Yy5yZWZsZWN0aW9uLnYxYWxwaGEuU2VydmljZVJlc3BvbnNlUgdzZXJ2aWNlIiUKD1NlcnZpY2VS" +
-      "ZXNwb25zZRISCgRuYW1lGAEgASgJUgRuYW1lIlMKDUVycm9yUmVzcG9uc2USHQoKZXJyb3JfY29k" +
-      "ZRgBIAEoBVIJZXJyb3JDb2RlEiMKDWVycm9yX21lc3NhZ2UYAiABKAlSDGVycm9yTWVzc2FnZTKT" +
-      "AQoQU2VydmVyUmVmbGVjdGlvbhJ/ChRTZXJ2ZXJSZWZsZWN0aW9uSW5mbxIwLmdycGMucmVmbGVj" +
-      "dGlvbi52MWFscGhhLlNlcnZlclJlZmxlY3Rpb25SZXF1ZXN0GjEuZ3JwYy5yZWZsZWN0aW9uLnYx" +
-      "YWxwaGEuU2VydmVyUmVmbGVjdGlvblJlc3BvbnNlKAEwAUJzChppby5ncnBjLnJlZmxlY3Rpb24u" +
-      "djFhbHBoYUIVU2VydmVyUmVmbGVjdGlvblByb3RvUAFaOWdvb2dsZS5nb2xhbmcub3JnL2dycGMv" +
-      "cmVmbGVjdGlvbi9ncnBjX3JlZmxlY3Rpb25fdjFhbHBoYbgBAWIGcHJvdG8z",
-  },
-];
+  // google/protobuf/empty.proto
+    "Chtnb29nbGUvcHJvdG9idWYvZW1wdHkucHJvdG8SD2dvb2dsZS5wcm90b2J1ZiIHCgVFbXB0eUJ9" +
+    "ChNjb20uZ29vZ2xlLnByb3RvYnVmQgpFbXB0eVByb3RvUAFaLmdvb2dsZS5nb2xhbmcub3JnL3By" +
+    "b3RvYnVmL3R5cGVzL2tub3duL2VtcHR5cGL4AQGiAgNHUEKqAh5Hb29nbGUuUHJvdG9idWYuV2Vs" +
+    "bEtub3duVHlwZXNiBnByb3RvMw==",
+  // plugkit/catalog/v1/catalog.proto
+    "CiBwbHVna2l0L2NhdGFsb2cvdjEvY2F0YWxvZy5wcm90bxIScGx1Z2tpdC5jYXRhbG9nLnYxIhEK" +
+    "D0Rlc2NyaWJlUmVxdWVzdCKKAQoQRGVzY3JpYmVSZXNwb25zZRIlCg5wbHVnaW5fdmVyc2lvbhgB" +
+    "IAEoCVINcGx1Z2luVmVyc2lvbhIfCgtzZGtfdmVyc2lvbhgCIAEoCVIKc2RrVmVyc2lvbhIuCgVr" +
+    "aW5kcxgDIAMoCzIYLnBsdWdraXQuY2F0YWxvZy52MS5LaW5kUgVraW5kcyJNCgRLaW5kEhIKBG5h" +
+    "bWUYASABKAlSBG5hbWUSMQoGbWFqb3JzGAIgAygLMhkucGx1Z2tpdC5jYXRhbG9nLnYxLk1ham9y" +
+    "UgZtYWpvcnMihwEKBU1ham9yEhQKBW1ham9yGAEgASgNUgVtYWpvchIUCgVtaW5vchgCIAEoDVIF" +
+    "bWlub3ISGAoHc2VydmljZRgDIAEoCVIHc2VydmljZRIiCgxjYXBhYmlsaXRpZXMYBCADKAlSDGNh" +
+    "cGFiaWxpdGllcxIUCgVuYW1lcxgFIAMoCVIFbmFtZXMyYAoHQ2F0YWxvZxJVCghEZXNjcmliZRIj" +
+    "LnBsdWdraXQuY2F0YWxvZy52MS5EZXNjcmliZVJlcXVlc3QaJC5wbHVna2l0LmNhdGFsb2cudjEu" +
+    "RGVzY3JpYmVSZXNwb25zZUI9WjtnaXRodWIuY29tL3BsdWdraXQvcGx1Z2tpdC9nZW4vcGx1Z2tp" +
+    "dC9jYXRhbG9nL3YxO2NhdGFsb2d2MWIGcHJvdG8z",
+  // plugkit/goplugin/controller.proto
+    "CiFwbHVna2l0L2dvcGx1Z2luL2NvbnRyb2xsZXIucHJvdG8SBnBsdWdpbiIHCgVFbXB0eTI6Cg5H" +
+    "UlBDQ29udHJvbGxlchIoCghTaHV0ZG93bhINLnBsdWdpbi5FbXB0eRoNLnBsdWdpbi5FbXB0eUI3" +
+    "WjVnaXRodWIuY29tL3BsdWdraXQvcGx1Z2tpdC9pbnRlcm5hbC9nb3BsdWdpbi9wbHVnaW5wYmIG" +
+    "cHJvdG8z",
+  // plugkit/goplugin/stdio.proto
+    "ChxwbHVna2l0L2dvcGx1Z2luL3N0ZGlvLnByb3RvEgZwbHVnaW4aG2dvb2dsZS9wcm90b2J1Zi9l" +
+    "bXB0eS5wcm90byKEAQoJU3RkaW9EYXRhEjMKB2NoYW5uZWwYASABKA4yGS5wbHVnaW4uU3RkaW9E" +
+    "YXRhLkNoYW5uZWxSB2NoYW5uZWwSEgoEZGF0YRgCIAEoDFIEZGF0YSIuCgdDaGFubmVsEgsKB0lO" +
+    "VkFMSUQQABIKCgZTVERPVVQQARIKCgZTVERFUlIQAjJHCglHUlBDU3RkaW8SOgoLU3RyZWFtU3Rk" +
+    "aW8SFi5nb29nbGUucHJvdG9idWYuRW1wdHkaES5wbHVnaW4uU3RkaW9EYXRhMAFCN1o1Z2l0aHVi" +
+    "LmNvbS9wbHVna2l0L3BsdWdraXQvaW50ZXJuYWwvZ29wbHVnaW4vcGx1Z2lucGJiBnByb3RvMw==",
+  // plugkit/goplugin/broker.proto
+    "Ch1wbHVna2l0L2dvcGx1Z2luL2Jyb2tlci5wcm90bxIGcGx1Z2luItIBCghDb25uSW5mbxIdCgpz" +
+    "ZXJ2aWNlX2lkGAEgASgNUglzZXJ2aWNlSWQSGAoHbmV0d29yaxgCIAEoCVIHbmV0d29yaxIYCgdh" +
+    "ZGRyZXNzGAMgASgJUgdhZGRyZXNzEiwKBWtub2NrGAQgASgLMhYucGx1Z2luLkNvbm5JbmZvLktu" +
+    "b2NrUgVrbm9jaxpFCgVLbm9jaxIUCgVrbm9jaxgBIAEoCFIFa25vY2sSEAoDYWNrGAIgASgIUgNh" +
+    "Y2sSFAoFZXJyb3IYAyABKAlSBWVycm9yMkMKCkdSUENCcm9rZXISNQoLU3RhcnRTdHJlYW0SEC5w" +
+    "bHVnaW4uQ29ubkluZm8aEC5wbHVnaW4uQ29ubkluZm8oATABQjdaNWdpdGh1Yi5jb20vcGx1Z2tp" +
+    "dC9wbHVna2l0L2ludGVybmFsL2dvcGx1Z2luL3BsdWdpbnBiYgZwcm90bzM=",
+  // grpc/health/v1/health.proto
+    "ChtncnBjL2hlYWx0aC92MS9oZWFsdGgucHJvdG8SDmdycGMuaGVhbHRoLnYxIi4KEkhlYWx0aENo" +
+    "ZWNrUmVxdWVzdBIYCgdzZXJ2aWNlGAEgASgJUgdzZXJ2aWNlIrEBChNIZWFsdGhDaGVja1Jlc3Bv" +
+    "bnNlEkkKBnN0YXR1cxgBIAEoDjIxLmdycGMuaGVhbHRoLnYxLkhlYWx0aENoZWNrUmVzcG9uc2Uu" +
+    "U2VydmluZ1N0YXR1c1IGc3RhdHVzIk8KDVNlcnZpbmdTdGF0dXMSCwoHVU5LTk9XThAAEgsKB1NF" +
+    "UlZJTkcQARIPCgtOT1RfU0VSVklORxACEhMKD1NFUlZJQ0VfVU5LTk9XThADIhMKEUhlYWx0aExp" +
+    "c3RSZXF1ZXN0IsQBChJIZWFsdGhMaXN0UmVzcG9uc2USTAoIc3RhdHVzZXMYASADKAsyMC5ncnBj" +
+    "LmhlYWx0aC52MS5IZWFsdGhMaXN0UmVzcG9uc2UuU3RhdHVzZXNFbnRyeVIIc3RhdHVzZXMaYAoN" +
+    "U3RhdHVzZXNFbnRyeRIQCgNrZXkYASABKAlSA2tleRI5CgV2YWx1ZRgCIAEoCzIjLmdycGMuaGVh" +
+    "bHRoLnYxLkhlYWx0aENoZWNrUmVzcG9uc2VSBXZhbHVlOgI4ATL9AQoGSGVhbHRoElAKBUNoZWNr" +
+    "EiIuZ3JwYy5oZWFsdGgudjEuSGVhbHRoQ2hlY2tSZXF1ZXN0GiMuZ3JwYy5oZWFsdGgudjEuSGVh" +
+    "bHRoQ2hlY2tSZXNwb25zZRJNCgRMaXN0EiEuZ3JwYy5oZWFsdGgudjEuSGVhbHRoTGlzdFJlcXVl" +
+    "c3QaIi5ncnBjLmhlYWx0aC52MS5IZWFsdGhMaXN0UmVzcG9uc2USUgoFV2F0Y2gSIi5ncnBjLmhl" +
+    "YWx0aC52MS5IZWFsdGhDaGVja1JlcXVlc3QaIy5ncnBjLmhlYWx0aC52MS5IZWFsdGhDaGVja1Jl" +
+    "c3BvbnNlMAFCcAoRaW8uZ3JwYy5oZWFsdGgudjFCC0hlYWx0aFByb3RvUAFaLGdvb2dsZS5nb2xh" +
+    "bmcub3JnL2dycGMvaGVhbHRoL2dycGNfaGVhbHRoX3YxogIMR3JwY0hlYWx0aFYxqgIOR3JwYy5I" +
+    "ZWFsdGguVjFiBnByb3RvMw==",
+  // grpc/reflection/v1/reflection.proto
+    "CiNncnBjL3JlZmxlY3Rpb24vdjEvcmVmbGVjdGlvbi5wcm90bxISZ3JwYy5yZWZsZWN0aW9uLnYx" +
+    "IvMCChdTZXJ2ZXJSZWZsZWN0aW9uUmVxdWVzdBISCgRob3N0GAEgASgJUgRob3N0EioKEGZpbGVf" +
+    "YnlfZmlsZW5hbWUYAyABKAlIAFIOZmlsZUJ5RmlsZW5hbWUSNgoWZmlsZV9jb250YWluaW5nX3N5" +
+    "bWJvbBgEIAEoCUgAUhRmaWxlQ29udGFpbmluZ1N5bWJvbBJiChlmaWxlX2NvbnRhaW5pbmdfZXh0" +
+    "ZW5zaW9uGAUgASgLMiQuZ3JwYy5yZWZsZWN0aW9uLnYxLkV4dGVuc2lvblJlcXVlc3RIAFIXZmls" +
+    "ZUNvbnRhaW5pbmdFeHRlbnNpb24SQgodYWxsX2V4dGVuc2lvbl9udW1iZXJzX29mX3R5cGUYBiAB" +
+    "KAlIAFIZYWxsRXh0ZW5zaW9uTnVtYmVyc09mVHlwZRIlCg1saXN0X3NlcnZpY2VzGAcgASgJSABS" +
+    "DGxpc3RTZXJ2aWNlc0IRCg9tZXNzYWdlX3JlcXVlc3QiZgoQRXh0ZW5zaW9uUmVxdWVzdBInCg9j" +
+    "b250YWluaW5nX3R5cGUYASABKAlSDmNvbnRhaW5pbmdUeXBlEikKEGV4dGVuc2lvbl9udW1iZXIY" +
+    "AiABKAVSD2V4dGVuc2lvbk51bWJlciKuBAoYU2VydmVyUmVmbGVjdGlvblJlc3BvbnNlEh0KCnZh" +
+    "bGlkX2hvc3QYASABKAlSCXZhbGlkSG9zdBJWChBvcmlnaW5hbF9yZXF1ZXN0GAIgASgLMisuZ3Jw" +
+    "Yy5yZWZsZWN0aW9uLnYxLlNlcnZlclJlZmxlY3Rpb25SZXF1ZXN0Ug9vcmlnaW5hbFJlcXVlc3QS" +
+    "ZgoYZmlsZV9kZXNjcmlwdG9yX3Jlc3BvbnNlGAQgASgLMiouZ3JwYy5yZWZsZWN0aW9uLnYxLkZp" +
+    "bGVEZXNjcmlwdG9yUmVzcG9uc2VIAFIWZmlsZURlc2NyaXB0b3JSZXNwb25zZRJyCh5hbGxfZXh0" +
+    "ZW5zaW9uX251bWJlcnNfcmVzcG9uc2UYBSABKAsyKy5ncnBjLnJlZmxlY3Rpb24udjEuRXh0ZW5z" +
+    "aW9uTnVtYmVyUmVzcG9uc2VIAFIbYWxsRXh0ZW5zaW9uTnVtYmVyc1Jlc3BvbnNlEl8KFmxpc3Rf" +
+    "c2VydmljZXNfcmVzcG9uc2UYBiABKAsyJy5ncnBjLnJlZmxlY3Rpb24udjEuTGlzdFNlcnZpY2VS" +
+    "ZXNwb25zZUgAUhRsaXN0U2VydmljZXNSZXNwb25zZRJKCg5lcnJvcl9yZXNwb25zZRgHIAEoCzIh" +
+    "LmdycGMucmVmbGVjdGlvbi52MS5FcnJvclJlc3BvbnNlSABSDWVycm9yUmVzcG9uc2VCEgoQbWVz" +
+    "c2FnZV9yZXNwb25zZSJMChZGaWxlRGVzY3JpcHRvclJlc3BvbnNlEjIKFWZpbGVfZGVzY3JpcHRv" +
+    "cl9wcm90bxgBIAMoDFITZmlsZURlc2NyaXB0b3JQcm90byJqChdFeHRlbnNpb25OdW1iZXJSZXNw" +
+    "b25zZRIkCg5iYXNlX3R5cGVfbmFtZRgBIAEoCVIMYmFzZVR5cGVOYW1lEikKEGV4dGVuc2lvbl9u" +
+    "dW1iZXIYAiADKAVSD2V4dGVuc2lvbk51bWJlciJUChNMaXN0U2VydmljZVJlc3BvbnNlEj0KB3Nl" +
+    "cnZpY2UYASADKAsyIy5ncnBjLnJlZmxlY3Rpb24udjEuU2VydmljZVJlc3BvbnNlUgdzZXJ2aWNl" +
+    "IiUKD1NlcnZpY2VSZXNwb25zZRISCgRuYW1lGAEgASgJUgRuYW1lIlMKDUVycm9yUmVzcG9uc2US" +
+    "HQoKZXJyb3JfY29kZRgBIAEoBVIJZXJyb3JDb2RlEiMKDWVycm9yX21lc3NhZ2UYAiABKAlSDGVy" +
+    "cm9yTWVzc2FnZTKJAQoQU2VydmVyUmVmbGVjdGlvbhJ1ChRTZXJ2ZXJSZWZsZWN0aW9uSW5mbxIr" +
+    "LmdycGMucmVmbGVjdGlvbi52MS5TZXJ2ZXJSZWZsZWN0aW9uUmVxdWVzdBosLmdycGMucmVmbGVj" +
+    "dGlvbi52MS5TZXJ2ZXJSZWZsZWN0aW9uUmVzcG9uc2UoATABQmYKFWlvLmdycGMucmVmbGVjdGlv" +
+    "bi52MUIVU2VydmVyUmVmbGVjdGlvblByb3RvUAFaNGdvb2dsZS5nb2xhbmcub3JnL2dycGMvcmVm" +
+    "bGVjdGlvbi9ncnBjX3JlZmxlY3Rpb25fdjFiBnByb3RvMw==",
+  // grpc/reflection/v1alpha/reflection.proto
+    "CihncnBjL3JlZmxlY3Rpb24vdjFhbHBoYS9yZWZsZWN0aW9uLnByb3RvEhdncnBjLnJlZmxlY3Rp" +
+    "b24udjFhbHBoYSL4AgoXU2VydmVyUmVmbGVjdGlvblJlcXVlc3QSEgoEaG9zdBgBIAEoCVIEaG9z" +
+    "dBIqChBmaWxlX2J5X2ZpbGVuYW1lGAMgASgJSABSDmZpbGVCeUZpbGVuYW1lEjYKFmZpbGVfY29u" +
+    "dGFpbmluZ19zeW1ib2wYBCABKAlIAFIUZmlsZUNvbnRhaW5pbmdTeW1ib2wSZwoZZmlsZV9jb250" +
+    "YWluaW5nX2V4dGVuc2lvbhgFIAEoCzIpLmdycGMucmVmbGVjdGlvbi52MWFscGhhLkV4dGVuc2lv" +
+    "blJlcXVlc3RIAFIXZmlsZUNvbnRhaW5pbmdFeHRlbnNpb24SQgodYWxsX2V4dGVuc2lvbl9udW1i" +
+    "ZXJzX29mX3R5cGUYBiABKAlIAFIZYWxsRXh0ZW5zaW9uTnVtYmVyc09mVHlwZRIlCg1saXN0X3Nl" +
+    "cnZpY2VzGAcgASgJSABSDGxpc3RTZXJ2aWNlc0IRCg9tZXNzYWdlX3JlcXVlc3QiZgoQRXh0ZW5z" +
+    "aW9uUmVxdWVzdBInCg9jb250YWluaW5nX3R5cGUYASABKAlSDmNvbnRhaW5pbmdUeXBlEikKEGV4" +
+    "dGVuc2lvbl9udW1iZXIYAiABKAVSD2V4dGVuc2lvbk51bWJlciLHBAoYU2VydmVyUmVmbGVjdGlv" +
+    "blJlc3BvbnNlEh0KCnZhbGlkX2hvc3QYASABKAlSCXZhbGlkSG9zdBJbChBvcmlnaW5hbF9yZXF1" +
+    "ZXN0GAIgASgLMjAuZ3JwYy5yZWZsZWN0aW9uLnYxYWxwaGEuU2VydmVyUmVmbGVjdGlvblJlcXVl" +
+    "c3RSD29yaWdpbmFsUmVxdWVzdBJrChhmaWxlX2Rlc2NyaXB0b3JfcmVzcG9uc2UYBCABKAsyLy5n" +
+    "cnBjLnJlZmxlY3Rpb24udjFhbHBoYS5GaWxlRGVzY3JpcHRvclJlc3BvbnNlSABSFmZpbGVEZXNj" +
+    "cmlwdG9yUmVzcG9uc2USdwoeYWxsX2V4dGVuc2lvbl9udW1iZXJzX3Jlc3BvbnNlGAUgASgLMjAu" +
+    "Z3JwYy5yZWZsZWN0aW9uLnYxYWxwaGEuRXh0ZW5zaW9uTnVtYmVyUmVzcG9uc2VIAFIbYWxsRXh0" +
+    "ZW5zaW9uTnVtYmVyc1Jlc3BvbnNlEmQKFmxpc3Rfc2VydmljZXNfcmVzcG9uc2UYBiABKAsyLC5n" +
+    "cnBjLnJlZmxlY3Rpb24udjFhbHBoYS5MaXN0U2VydmljZVJlc3BvbnNlSABSFGxpc3RTZXJ2aWNl" +
+    "c1Jlc3BvbnNlEk8KDmVycm9yX3Jlc3BvbnNlGAcgASgLMiYuZ3JwYy5yZWZsZWN0aW9uLnYxYWxw" +
+    "aGEuRXJyb3JSZXNwb25zZUgAUg1lcnJvclJlc3BvbnNlQhIKEG1lc3NhZ2VfcmVzcG9uc2UiTAoW" +
+    "RmlsZURlc2NyaXB0b3JSZXNwb25zZRIyChVmaWxlX2Rlc2NyaXB0b3JfcHJvdG8YASADKAxSE2Zp" +
+    "bGVEZXNjcmlwdG9yUHJvdG8iagoXRXh0ZW5zaW9uTnVtYmVyUmVzcG9uc2USJAoOYmFzZV90eXBl" +
+    "X25hbWUYASABKAlSDGJhc2VUeXBlTmFtZRIpChBleHRlbnNpb25fbnVtYmVyGAIgAygFUg9leHRl" +
+    "bnNpb25OdW1iZXIiWQoTTGlzdFNlcnZpY2VSZXNwb25zZRJCCgdzZXJ2aWNlGAEgAygLMiguZ3Jw" +
+    "Yy5yZWZsZWN0aW9uLnYxYWxwaGEuU2VydmljZVJlc3BvbnNlUgdzZXJ2aWNlIiUKD1NlcnZpY2VS" +
+    "ZXNwb25zZRISCgRuYW1lGAEgASgJUgRuYW1lIlMKDUVycm9yUmVzcG9uc2USHQoKZXJyb3JfY29k" +
+    "ZRgBIAEoBVIJZXJyb3JDb2RlEiMKDWVycm9yX21lc3NhZ2UYAiABKAlSDGVycm9yTWVzc2FnZTKT" +
+    "AQoQU2VydmVyUmVmbGVjdGlvbhJ/ChRTZXJ2ZXJSZWZsZWN0aW9uSW5mbxIwLmdycGMucmVmbGVj" +
+    "dGlvbi52MWFscGhhLlNlcnZlclJlZmxlY3Rpb25SZXF1ZXN0GjEuZ3JwYy5yZWZsZWN0aW9uLnYx" +
+    "YWxwaGEuU2VydmVyUmVmbGVjdGlvblJlc3BvbnNlKAEwAUJzChppby5ncnBjLnJlZmxlY3Rpb24u" +
+    "djFhbHBoYUIVU2VydmVyUmVmbGVjdGlvblByb3RvUAFaOWdvb2dsZS5nb2xhbmcub3JnL2dycGMv" +
+    "cmVmbGVjdGlvbi9ncnBjX3JlZmxlY3Rpb25fdjFhbHBoYbgBAWIGcHJvdG8z",
+].map((b64) => Buffer.from(b64, 'base64'));

@@ -24,6 +24,7 @@ const { Plugin, PluginError, serve, cookieNotice } = require('./serve');
 module.exports = {
   Catalog, Implementation, Logger, Plugin, PluginError, serve, cookieNotice, status,
   PROTOCOL_VERSION, SDK_VERSION, NAME_KEY,
-  // addFiles adds a kind's descriptor module's entries to the SDK's pool.
+  // addFiles adds serialized FileDescriptorProtos (Buffers, each after its
+  // imports), such as a kind's descriptor module, to the SDK's pool.
   addFiles: (files) => REGISTRY.add(files),
 };

@@ -1,45 +1,65 @@
 'use strict';
 // The descriptors: every .proto file the plugin serves, as serialized
 // FileDescriptorProtos (the SDK's own from descriptors.js, a kind's from its
-// author's module, both made by `go run ./sdk/cmd/descriptors`), loaded with
-// @grpc/proto-loader: nothing is generated or parsed from .proto text at
-// run time.
+// author's module, made by `go run ./sdk/cmd/descriptors` or taken from
+// protoc's --descriptor_set_out), loaded with @grpc/proto-loader: nothing
+// is generated or parsed from .proto text at run time.
 
 const protoLoader = require('@grpc/proto-loader');
+const { FileDescriptorProto } = require('protobufjs/ext/descriptor');
 const sdkFiles = require('./descriptors');
 
 const LOADER_OPTIONS = { keepCase: true, longs: Number, enums: Number, defaults: true, oneofs: true, bytes: Buffer };
 
 class Registry {
   constructor() {
-    this.files = new Map(); // name -> {name, deps, symbols, data: Buffer}
-    this.symbols = new Map(); // full name -> file name
+    this.files = new Map(); // name -> {fdp: decoded FileDescriptorProto, data: Buffer}
+    this.symbols = new Map(); // full name -> file name, for reflection
     this.definition = null;
     this.add(sdkFiles);
   }
 
-  // add adds files ({name, deps, symbols, data (base64)}), each after its
+  // add adds serialized FileDescriptorProtos (Buffers), each after its
   // imports; a file already added is skipped.
   add(files) {
-    for (const f of files) {
-      if (this.files.has(f.name)) continue;
-      for (const d of f.deps) {
-        if (!this.files.has(d)) throw new Error(`${f.name} imports ${d}, which was not added before it`);
+    for (const data of files) {
+      const fdp = FileDescriptorProto.decode(data);
+      if (this.files.has(fdp.name)) continue;
+      for (const d of fdp.dependency) {
+        if (!this.files.has(d)) throw new Error(`${fdp.name} imports ${d}, which was not added before it`);
       }
-      this.files.set(f.name, { name: f.name, deps: f.deps, symbols: f.symbols, data: Buffer.from(f.data, 'base64') });
-      for (const s of f.symbols) this.symbols.set(s, f.name);
+      this.files.set(fdp.name, { fdp, data: Buffer.from(data) });
+      this.index(fdp);
     }
     this.definition = null;
+  }
+
+  // index records the full names fdp defines: messages (nested too),
+  // enums, services and their methods.
+  index(fdp) {
+    const add = (name) => this.symbols.set(name, fdp.name);
+    const messages = (msgs, scope) => {
+      for (const m of msgs) {
+        const name = scope + m.name;
+        add(name);
+        for (const e of m.enumType) add(`${name}.${e.name}`);
+        messages(m.nestedType, name + '.');
+      }
+    };
+    const prefix = fdp.package ? fdp.package + '.' : '';
+    messages(fdp.messageType, prefix);
+    for (const e of fdp.enumType) add(prefix + e.name);
+    for (const s of fdp.service) {
+      add(prefix + s.name);
+      for (const m of s.method) add(`${prefix}${s.name}.${m.name}`);
+    }
   }
 
   // packageDefinition returns proto-loader's definitions of everything added.
   packageDefinition() {
     if (!this.definition) {
-      const parts = [];
-      for (const f of this.files.values()) {
-        parts.push(Buffer.from([0x0a]), varint(f.data.length), f.data); // FileDescriptorSet.file
-      }
-      this.definition = protoLoader.loadFileDescriptorSetFromBuffer(Buffer.concat(parts), LOADER_OPTIONS);
+      const file = [...this.files.values()].map((f) => f.fdp);
+      this.definition = protoLoader.loadFileDescriptorSetFromObject({ file }, LOADER_OPTIONS);
     }
     return this.definition;
   }
@@ -62,20 +82,10 @@ class Registry {
       seen.add(n);
       const f = this.files.get(n);
       out.push(f.data);
-      todo.push(...f.deps);
+      todo.push(...f.fdp.dependency);
     }
     return out;
   }
-}
-
-function varint(n) {
-  const b = [];
-  while (n > 0x7f) {
-    b.push((n & 0x7f) | 0x80);
-    n = Math.floor(n / 128);
-  }
-  b.push(n);
-  return Buffer.from(b);
 }
 
 const REGISTRY = new Registry();

@@ -43,7 +43,9 @@ function cookieNotice(key) {
 
 // formatVersions writes versions as Go prints an []int: "[5 6]".
 const formatVersions = (vs) => '[' + [...vs].sort((a, b) => a - b).join(' ') + ']';
-const goQuote = (s) => '"' + s.replace(/\\/g, '\\\\').replace(/"/g, '\\"') + '"';
+// goQuote quotes a string as Go's %q does for the strings quoted here
+// (JSON escapes control characters too).
+const goQuote = (s) => JSON.stringify(String(s));
 
 // parseVersions reads a comma list such as "5,6", as Go's
 // handshake.ParseVersions.

@@ -126,11 +126,13 @@ test('reflection answers from the descriptors', () => {
   const names = (resp) => resp.file_descriptor_response.file_descriptor_proto.map((b) => b.subarray(2, 2 + b[1]).toString());
   assert.deepStrictEqual(serve.reflect({ host: 'h', message_request: 'list_services' }, [V2, 'grpc.health.v1.Health']).list_services_response,
     { service: [{ name: 'grpc.health.v1.Health' }, { name: V2 }] });
-  for (const sym of [V2, V2 + '.Presign', 'objectstore.v2.PutRequest']) {
+  for (const sym of [V2, V2 + '.Presign', 'objectstore.v2.PutRequest', 'objectstore.v2.InitRequest.ConfigEntry']) {
     assert.deepStrictEqual(names(serve.reflect({ message_request: 'file_containing_symbol', file_containing_symbol: sym }, [])), ['objectstore/v2/objectstore.proto']);
   }
   assert.deepStrictEqual(names(serve.reflect({ message_request: 'file_containing_symbol', file_containing_symbol: 'plugin.GRPCStdio' }, [])),
     ['plugkit/goplugin/stdio.proto', 'google/protobuf/empty.proto']);
+  assert.deepStrictEqual(names(serve.reflect({ message_request: 'file_containing_symbol', file_containing_symbol: 'grpc.health.v1.HealthCheckResponse.ServingStatus' }, [])),
+    ['grpc/health/v1/health.proto']);
   assert.strictEqual(serve.reflect({ message_request: 'file_containing_symbol', file_containing_symbol: 'no.Such' }, []).error_response.error_code, 5);
 });
 

@@ -220,20 +220,3 @@ def _pem(kind, der):
     b64 = base64.b64encode(der).decode()
     lines = [b64[i : i + 64] for i in range(0, len(b64), 64)]
     return ("-----BEGIN %s-----\n%s\n-----END %s-----\n" % (kind, "\n".join(lines), kind)).encode()
-
-
-def verify(der_public_point, message, r, s):
-    """Checks an ECDSA-SHA256 signature (for the SDK's own tests)."""
-    x = int.from_bytes(der_public_point[1:33], "big")
-    y = int.from_bytes(der_public_point[33:65], "big")
-    if not (0 < r < _N and 0 < s < _N):
-        return False
-    z = int.from_bytes(hashlib.sha256(message).digest(), "big")
-    w = pow(s, -1, _N)
-    p1 = _mul(z * w % _N, _G)
-    p2 = _mul(r * w % _N, (x, y))
-    total = _add((p1[0], p1[1], 1), (p2[0], p2[1], 1))
-    if total is None:
-        return False
-    tx, _, tz = total
-    return tx * pow(tz * tz, -1, _P) % _P % _N == r

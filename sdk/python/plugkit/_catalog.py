@@ -127,12 +127,9 @@ class Catalog:
                 raise ValueError(where + ": declared twice")
             g.impls[im.name] = im.server
             # A major's minor and capabilities are what every
-            # implementation of it offers.
-            if len(g.impls) == 1:
-                g.minor, g.caps = im.minor, list(im.capabilities)
-            else:
-                g.minor = min(g.minor, im.minor)
-                g.caps = [c for c in g.caps if c in im.capabilities]
+            # implementation of it offers (_Group starts from the first).
+            g.minor = min(g.minor, im.minor)
+            g.caps = [c for c in g.caps if c in im.capabilities]
         for g in groups:
             g.caps = sorted(set(g.caps))
         groups.sort(key=lambda g: (g.kind, -g.major))

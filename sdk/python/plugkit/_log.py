@@ -32,13 +32,6 @@ class Logger:
         self.fields = fields
         self._lock = threading.Lock()
 
-    def with_fields(self, **fields):
-        """Returns a logger that adds fields to every record."""
-        merged = dict(self.fields, **fields)
-        out = Logger(fd=self.fd, **merged)
-        out.level = self.level
-        return out
-
     def log(self, level, message, **fields):
         if LEVELS[level] < self.level:
             return

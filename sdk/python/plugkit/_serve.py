@@ -16,7 +16,7 @@ from concurrent import futures
 import grpc
 
 from . import _automtls
-from ._catalog import PROTOCOL_VERSION, service_handler
+from ._catalog import CATALOG_SERVICE, PROTOCOL_VERSION, _q, service_handler
 from ._log import Logger
 from ._services import (
     HEALTH_SERVICE,
@@ -78,15 +78,11 @@ def parse_versions(s):
         if v < 0 or not part.lstrip("+").isdigit():
             raise PluginError(
                 "%s: protocol version %s in %s is not a non-negative integer; write versions as a comma list such as 5,6"
-                % (ENV_PROTOCOL_VERSIONS, _goq(part), _goq(s))
+                % (ENV_PROTOCOL_VERSIONS, _q(part), _q(s))
             )
         if v not in out:
             out.append(v)
     return sorted(out)
-
-
-def _goq(s):
-    return '"' + s.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
 def version_error(plugin, host):
@@ -177,7 +173,7 @@ class Plugin:
             raise PluginError("no free TCP port in %s-%s" % (lo, hi))
         network = self.env.get(ENV_NETWORK, "")
         if network not in ("", "unix"):
-            raise PluginError("%s=%s: want unix or tcp" % (ENV_NETWORK, _goq(network)))
+            raise PluginError("%s=%s: want unix or tcp" % (ENV_NETWORK, _q(network)))
         parent = self.env.get(ENV_UNIX_SOCKET_DIR) or tempfile.gettempdir()
         self.sock_dir = tempfile.mkdtemp(prefix="plugkit-", dir=parent)
         path = os.path.join(self.sock_dir, "plugin.sock")
@@ -185,7 +181,7 @@ class Plugin:
             raise PluginError(
                 "unix socket path %s is %d bytes, over the %d-byte limit of unix sockets; "
                 "set PLUGIN_UNIX_SOCKET_DIR (or TMPDIR) to a shorter directory such as /tmp"
-                % (_goq(path), len(path), MAX_UNIX_PATH)
+                % (_q(path), len(path), MAX_UNIX_PATH)
             )
         if not add("unix:" + path):
             raise PluginError("listening on %s failed" % path)
@@ -256,7 +252,7 @@ class Plugin:
         }
         handlers = [service_handler(name, impl) for name, impl in own.items()]
         handlers += self.catalog.handlers()
-        served = list(own) + ["plugkit.catalog.v1.Catalog"] + [g.service for g in self.catalog.groups]
+        served = list(own) + [CATALOG_SERVICE] + [g.service for g in self.catalog.groups]
         for pkg in ("grpc.reflection.v1", "grpc.reflection.v1alpha"):
             served.append(pkg + ".ServerReflection")
         for pkg in ("grpc.reflection.v1", "grpc.reflection.v1alpha"):

@@ -3,6 +3,7 @@ service "plugin"), go-plugin's GRPCController, GRPCStdio and GRPCBroker, and
 gRPC server reflection (v1 and v1alpha). Written from the services' public
 definitions; their messages come from the descriptors in _descriptors."""
 
+import contextlib
 import io
 import queue
 import threading
@@ -24,6 +25,7 @@ class Lifecycle:
     def __init__(self):
         self.stop = threading.Event()
         self.reason = None
+        self.ended = False  # end_streams ran: the plugin stops
         self._lock = threading.Lock()
         self._streams = set()
 
@@ -33,22 +35,21 @@ class Lifecycle:
                 self.reason = reason
         self.stop.set()
 
+    @contextlib.contextmanager
     def stream(self, context):
-        """Returns an event set when the call ends or the plugin stops:
-        what a long-lived stream waits on."""
+        """Yields an event set when the call ends or the plugin stops: what
+        a long-lived stream waits on, forgotten when the stream returns."""
         ev = threading.Event()
         context.add_callback(ev.set)
         with self._lock:
             self._streams.add(ev)
             if self.ended:
                 ev.set()
-        return ev
-
-    def forget(self, ev):
-        with self._lock:
-            self._streams.discard(ev)
-
-    ended = False
+        try:
+            yield ev
+        finally:
+            with self._lock:
+                self._streams.discard(ev)
 
     def end_streams(self):
         with self._lock:
@@ -83,13 +84,10 @@ class Health:
     def Watch(self, request, context):
         known = request.service in ("", PLUGIN_HEALTH)
         yield self.response(status=self._status() if known else 3)  # SERVICE_UNKNOWN
-        ev = self.life.stream(context)
-        try:
+        with self.life.stream(context) as ev:
             ev.wait()
             if known and context.is_active():
                 yield self.response(status=NOT_SERVING)
-        finally:
-            self.life.forget(ev)
 
 
 class Controller:
@@ -114,11 +112,8 @@ class Broker:
         self.life = life
 
     def StartStream(self, request_iterator, context):
-        ev = self.life.stream(context)
-        try:
+        with self.life.stream(context) as ev:
             ev.wait()
-        finally:
-            self.life.forget(ev)
         return iter(())
 
 
@@ -140,15 +135,12 @@ class Stdio:
             pass  # nobody reads: drop rather than block the plugin
 
     def StreamStdio(self, request, context):
-        ev = self.life.stream(context)
-        try:
+        with self.life.stream(context) as ev:
             while not ev.is_set():
                 try:
                     yield self.queue.get(timeout=0.2)
                 except queue.Empty:
                     continue
-        finally:
-            self.life.forget(ev)
 
 
 class StdioWriter(io.TextIOBase):
