@@ -114,31 +114,37 @@ func (img *Image) WithoutImports() *Image {
 // its files, and as imports everything they import that is not one of
 // them, as buf compares the modules of a workspace one by one.
 func (img *Image) Module(dir string) *Image {
-	sub := &Image{Input: img.Input, Root: img.Root, Buf: img.Buf, byPath: map[string]*File{},
-		imports: map[string]protoreflect.FileDescriptor{}}
+	sub := &Image{Input: img.Input, Root: img.Root, Buf: img.Buf, byPath: map[string]*File{}}
 	for _, f := range img.Files {
 		if f.Module == dir {
 			sub.Files = append(sub.Files, f)
 			sub.byPath[f.Path] = f
 		}
 	}
+	sub.collectImports()
+	return sub
+}
+
+// collectImports fills img.imports with every file img's files import,
+// directly or not, that is not one of them.
+func (img *Image) collectImports() {
+	img.imports = map[string]protoreflect.FileDescriptor{}
 	var add func(fd protoreflect.FileDescriptor)
 	add = func(fd protoreflect.FileDescriptor) {
 		for i := 0; i < fd.Imports().Len(); i++ {
 			dep := fd.Imports().Get(i).FileDescriptor
-			if _, own := sub.byPath[dep.Path()]; own {
+			if _, own := img.byPath[dep.Path()]; own {
 				continue
 			}
-			if _, done := sub.imports[dep.Path()]; !done {
-				sub.imports[dep.Path()] = dep
+			if _, done := img.imports[dep.Path()]; !done {
+				img.imports[dep.Path()] = dep
 				add(dep)
 			}
 		}
 	}
-	for _, f := range sub.Files {
+	for _, f := range img.Files {
 		add(f.Desc)
 	}
-	return sub
 }
 
 // File is one compiled .proto file of an Image.
@@ -779,23 +785,7 @@ func compileSources(ctx context.Context, input, root string, sources map[string]
 		img.Files = append(img.Files, f)
 		img.byPath[f.Path] = f
 	}
-	img.imports = map[string]protoreflect.FileDescriptor{}
-	var addImports func(fd protoreflect.FileDescriptor)
-	addImports = func(fd protoreflect.FileDescriptor) {
-		for i := 0; i < fd.Imports().Len(); i++ {
-			dep := fd.Imports().Get(i).FileDescriptor
-			if _, own := img.byPath[dep.Path()]; own {
-				continue
-			}
-			if _, seen := img.imports[dep.Path()]; !seen {
-				img.imports[dep.Path()] = dep
-				addImports(dep)
-			}
-		}
-	}
-	for _, f := range img.Files {
-		addImports(f.Desc)
-	}
+	img.collectImports()
 	return img, nil
 }
 
