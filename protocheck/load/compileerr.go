@@ -118,8 +118,9 @@ func joinPath(root, p string) string {
 }
 
 // newProblem turns a positioned compiler error into a problem, with buf's
-// (byte) columns.
-func newProblem(root string, sources map[string][]byte, err reporter.ErrorWithPos) CompileProblem {
+// (byte) columns. cf is shared by the problems of one compilation, so that
+// each file's lines are indexed once however many problems it has.
+func newProblem(cf *columnFixer, root string, sources map[string][]byte, err reporter.ErrorWithPos) CompileProblem {
 	pos := err.GetPosition()
 	msg := err.Unwrap().Error()
 	p := CompileProblem{Path: pos.Filename, StartLine: pos.Line, StartColumn: pos.Col, Message: msg, Err: err, file: pos.Filename}
@@ -127,7 +128,6 @@ func newProblem(root string, sources map[string][]byte, err reporter.ErrorWithPo
 		// A file of the input (not of an -I directory): show it below
 		// the input's directory.
 		p.Path = joinPath(root, pos.Filename)
-		var cf columnFixer
 		p.StartColumn = cf.byteColumn(&File{Path: pos.Filename, Source: src}, pos.Line, pos.Col)
 	}
 	p.EndLine, p.EndColumn = p.StartLine, p.StartColumn
@@ -146,6 +146,7 @@ func missingImports(root string, sources map[string][]byte, resolver protocompil
 	sort.Strings(names)
 	found := map[string]bool{}
 	var out []CompileProblem
+	var cf columnFixer
 	for _, name := range names {
 		src := sources[name]
 		node, err := parser.Parse(name, bytes.NewReader(src), reporter.NewHandler(nil))
@@ -153,7 +154,6 @@ func missingImports(root string, sources map[string][]byte, resolver protocompil
 			continue // its syntax errors are reported by the compiler
 		}
 		file := &File{Path: name, Source: src}
-		var cf columnFixer
 		for _, decl := range node.Decls {
 			imp, ok := decl.(*ast.ImportNode)
 			if !ok {

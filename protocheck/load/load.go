@@ -749,8 +749,9 @@ func compileSources(ctx context.Context, input, root string, sources map[string]
 		})
 	}
 	var problems []CompileProblem
+	var cf columnFixer
 	rep := reporter.NewReporter(func(err reporter.ErrorWithPos) error {
-		problems = append(problems, newProblem(root, sources, err))
+		problems = append(problems, newProblem(&cf, root, sources, err))
 		return nil
 	}, nil)
 	c := protocompile.Compiler{
@@ -767,10 +768,10 @@ func compileSources(ctx context.Context, input, root string, sources map[string]
 			// find them all, as buf lists them.
 			problems = missingImports(root, sources, protocompile.WithStandardImports(resolver))
 			if len(problems) == 0 {
-				problems = append(problems, newProblem(root, sources, ewp))
+				problems = append(problems, newProblem(&cf, root, sources, ewp))
 			}
 		case errors.As(err, &ewp):
-			problems = append(problems, newProblem(root, sources, ewp))
+			problems = append(problems, newProblem(&cf, root, sources, ewp))
 		default:
 			problems = append(problems, CompileProblem{Message: err.Error()})
 		}
