@@ -8,6 +8,8 @@ import (
 
 	"google.golang.org/protobuf/reflect/protoreflect"
 	"google.golang.org/protobuf/types/descriptorpb"
+
+	"github.com/plugkit/plugkit/protocheck/load"
 )
 
 // fileOption describes one FILE_SAME_* rule.
@@ -106,7 +108,7 @@ func nestedMessages(fd protoreflect.FileDescriptor) map[string]protoreflect.Mess
 
 // deletedAt finds where to report an element deleted from file nf: its
 // nearest enclosing message that still exists, else the file start.
-func deletedAt(nf *File, msgs map[string]protoreflect.MessageDescriptor, nested string) pos {
+func deletedAt(nf *load.File, msgs map[string]protoreflect.MessageDescriptor, nested string) pos {
 	parts := strings.Split(nested, ".")
 	for i := len(parts) - 1; i > 0; i-- {
 		if md, ok := msgs[strings.Join(parts[:i], ".")]; ok {
@@ -116,7 +118,7 @@ func deletedAt(nf *File, msgs map[string]protoreflect.MessageDescriptor, nested 
 	return atFile(nf.Path)
 }
 
-func (c *checker) checkFileDeletions(of, nf *File) {
+func (c *checker) checkFileDeletions(of, nf *load.File) {
 	if !c.anyOn("MESSAGE_NO_DELETE", "ENUM_NO_DELETE", "EXTENSION_NO_DELETE", "SERVICE_NO_DELETE") {
 		return
 	}

@@ -1,11 +1,12 @@
 package load
 
 import (
-	"github.com/plugkit/plugkit/protocheck/report"
 	"strings"
 	"unicode/utf8"
 
 	"github.com/rivo/uniseg"
+
+	"github.com/plugkit/plugkit/protocheck/report"
 )
 
 // bufTabstop is the width of a tab stop in buf's columns.

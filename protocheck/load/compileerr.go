@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"github.com/plugkit/plugkit/protocheck/report"
 	"io/fs"
 	"sort"
 	"strings"
@@ -13,6 +12,8 @@ import (
 	"github.com/bufbuild/protocompile/ast"
 	"github.com/bufbuild/protocompile/parser"
 	"github.com/bufbuild/protocompile/reporter"
+
+	"github.com/plugkit/plugkit/protocheck/report"
 )
 
 // CompileError reports .proto files that do not compile, each problem with

@@ -12,7 +12,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/plugkit/plugkit/protocheck/bufconfig"
 	"io"
 	"io/fs"
 	"os"
@@ -26,6 +25,8 @@ import (
 	"github.com/bufbuild/protocompile/reporter"
 	"google.golang.org/protobuf/reflect/protoreflect"
 	"google.golang.org/protobuf/reflect/protoregistry"
+
+	"github.com/plugkit/plugkit/protocheck/bufconfig"
 )
 
 // LoadOptions configures Load. The zero value loads a directory or git input
