@@ -52,9 +52,6 @@ type LoadOptions struct {
 	// Against marks the input as the one checked against (--against), so
 	// that errors say so. LoadPair sets it for its against input.
 	Against bool
-	// workspace holds the files of the other modules of a workspace found
-	// in a parent directory, by import path.
-	workspace map[string][]byte
 }
 
 // label names the input in errors: kind ("input", "git input"), prefixed
@@ -327,12 +324,11 @@ func readPrepared(ctx context.Context, input string, opts LoadOptions) (*prepare
 // compile compiles a prepared input, reusing unchanged files of reuse
 // (nil for none).
 func (in *preparedInput) compile(ctx context.Context, opts LoadOptions, reuse *Image) (*Image, error) {
-	opts.workspace = in.workspace
 	if in.cfg != nil {
 		// The buf.lock dependencies found in buf's module cache.
 		opts.ImportPaths = append(append([]string(nil), opts.ImportPaths...), in.cfg.DepDirs()...)
 	}
-	img, err := compileSources(ctx, in.input, displayRoot(in.input), in.sources, opts, reuse)
+	img, err := compileSources(ctx, in.input, displayRoot(in.input), in.sources, in.workspace, opts, reuse)
 	if err != nil {
 		if ce, ok := err.(*CompileError); ok && in.cfg != nil {
 			ce.MissingDeps = in.cfg.MissingDeps()
@@ -720,7 +716,11 @@ func trimStderr(s string) string {
 	return ": " + s
 }
 
-func compileSources(ctx context.Context, input, root string, sources map[string][]byte, opts LoadOptions, reuse *Image) (*Image, error) {
+// compileSources compiles sources (import path to content) as the files of
+// input; workspace supplies, by import path, files they may import that
+// are not theirs (the other modules of a parent workspace), and reuse
+// compiled files to take over unchanged (nil for none).
+func compileSources(ctx context.Context, input, root string, sources, workspace map[string][]byte, opts LoadOptions, reuse *Image) (*Image, error) {
 	names := make([]string, 0, len(sources))
 	for name := range sources {
 		names = append(names, name)
@@ -734,7 +734,7 @@ func compileSources(ctx context.Context, input, root string, sources map[string]
 		if data, ok := sources[p]; ok {
 			return protocompile.SearchResult{Source: bytes.NewReader(data)}, nil
 		}
-		if data, ok := opts.workspace[p]; ok {
+		if data, ok := workspace[p]; ok {
 			return protocompile.SearchResult{Source: bytes.NewReader(data)}, nil
 		}
 		return protocompile.SearchResult{}, fs.ErrNotExist
@@ -799,5 +799,5 @@ func NewImage(ctx context.Context, name string, sources map[string][]byte, opts 
 	for k, v := range sources {
 		cp[k] = v
 	}
-	return compileSources(ctx, name, "", cp, opts, nil)
+	return compileSources(ctx, name, "", cp, nil, opts, nil)
 }
