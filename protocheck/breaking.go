@@ -74,9 +74,10 @@ type index struct {
 	services   map[protoreflect.FullName]elem[protoreflect.ServiceDescriptor]
 	extensions map[protoreflect.FullName]elem[protoreflect.FieldDescriptor]
 	packages   map[string][]*load.File
-	// importPackages are the packages of imported files (buf counts them
-	// in FILE_NO_DELETE and PACKAGE_NO_DELETE).
-	importPackages map[string]bool
+	// importPackages holds the imported files (not the input's own) by
+	// package, each list sorted by path (buf counts them in
+	// FILE_NO_DELETE and PACKAGE_NO_DELETE).
+	importPackages map[string][]protoreflect.FileDescriptor
 	// order keeps declaration order for deterministic walks.
 	messageOrder []protoreflect.FullName
 	enumOrder    []protoreflect.FullName
@@ -91,10 +92,11 @@ func newIndex(img *load.Image) *index {
 		services:       map[protoreflect.FullName]elem[protoreflect.ServiceDescriptor]{},
 		extensions:     map[protoreflect.FullName]elem[protoreflect.FieldDescriptor]{},
 		packages:       map[string][]*load.File{},
-		importPackages: map[string]bool{},
+		importPackages: map[string][]protoreflect.FileDescriptor{},
 	}
 	for _, fd := range img.Imports() {
-		x.importPackages[string(fd.Package())] = true
+		pkg := string(fd.Package())
+		x.importPackages[pkg] = append(x.importPackages[pkg], fd)
 	}
 	for _, f := range img.Files {
 		fd := f.Desc
