@@ -147,10 +147,7 @@ func runProtoBreaking(args []string, stdout, stderr io.Writer) int {
 		return exitFailure
 	}
 	warnDeprecated(stderr, use, except)
-	switch *format {
-	case report.FormatText, report.FormatJSON, report.FormatGitHubActions, report.FormatJUnit:
-	default:
-		fmt.Fprintf(stderr, "plugkit proto breaking: unknown --error-format %q (use text, json, github-actions or junit)\n", *format)
+	if !formatOK(stderr, "plugkit proto breaking", *format) {
 		return exitFailure
 	}
 	ctx := context.Background()
@@ -206,6 +203,9 @@ func runProtoHistory(args []string, stdout, stderr io.Writer) int {
 		fs.Usage()
 		return exitFailure
 	}
+	if !formatOK(stderr, "plugkit proto history", *format) {
+		return exitFailure
+	}
 	findings, err := protocheck.History(context.Background(), pos[0], protocheck.HistoryOptions{
 		Against: *against, Load: load.LoadOptions{ImportPaths: imports}, BufCompat: *bufCompat, BufNames: *bufNames,
 	})
@@ -218,6 +218,16 @@ func runProtoHistory(args []string, stdout, stderr io.Writer) int {
 		root = ""
 	}
 	return writeReport(stdout, stderr, "plugkit proto history", *format, root, findings)
+}
+
+// formatOK reports whether format is an --error-format report writes, and
+// says on stderr when it is not.
+func formatOK(stderr io.Writer, cmd, format string) bool {
+	if err := report.CheckFormat(format); err != nil {
+		fmt.Fprintf(stderr, "%s: --error-format: %v\n", cmd, err)
+		return false
+	}
+	return true
 }
 
 // writeReport writes findings in format and returns the exit status, as buf's:
