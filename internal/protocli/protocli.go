@@ -104,9 +104,9 @@ A buf.yaml (v1beta1, v1, v2) or buf.work.yaml at an input's root sets its
 modules (--config replaces INPUT's); an input that is a module of a
 workspace in a parent directory is checked as that module, importing the
 workspace's other modules. A buf.yaml's deps are read from buf's module
-cache through buf.lock; -I DIR supplies the rest. INPUT's breaking section (use, except, ignore, ignore_only,
-ignore_unstable_packages) applies; --use replaces its use and except,
---except its except.
+cache through buf.lock; -I DIR supplies the rest. INPUT's breaking
+section (use, except, ignore, ignore_only, ignore_unstable_packages)
+applies; --use replaces its use and except, --except its except.
 Exit status: 0 no findings, 100 breaking findings, 1 failure.
 `
 
