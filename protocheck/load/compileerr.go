@@ -73,20 +73,15 @@ func (e *CompileError) Error() string {
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s %q does not compile:", label, e.Input)
-	var missing []string
-	seen := map[string]bool{}
 	for _, p := range e.Problems {
 		b.WriteString("\n")
 		if p.MissingImport != "" {
 			fmt.Fprintf(&b, "%s:%d:%d: import %q: no file of the input or of an -I directory has this path", p.Path, p.StartLine, p.StartColumn, p.MissingImport)
-			if !seen[p.MissingImport] {
-				seen[p.MissingImport] = true
-				missing = append(missing, p.MissingImport)
-			}
 			continue
 		}
 		b.WriteString(p.String())
 	}
+	missing := e.MissingImports()
 	if len(missing) > 0 && len(e.MissingDeps) > 0 {
 		fmt.Fprintf(&b, "\n%s lists deps that are not in buf's module cache (run buf dep update and buf build once, or give each dependency's files with -I DIR): %s", e.ConfigFile, strings.Join(e.MissingDeps, ", "))
 	}
