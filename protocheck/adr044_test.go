@@ -5,6 +5,9 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/plugkit/plugkit/protocheck/report"
+	"github.com/plugkit/plugkit/protocheck/ruleset"
 )
 
 func TestParseSince(t *testing.T) {
@@ -155,7 +158,7 @@ func TestADR044(t *testing.T) {
 				old = mustImage(t, "old", map[string]string{"z.proto": "syntax = \"proto3\";\npackage z;\n"})
 				c.new = "// Since: demo 1.2\n" + c.new
 			}
-			got, err := Breaking(old, mustImage(t, "new", files(c.new)), Options{Use: []string{CategoryADR044}, SinceName: c.sinceName})
+			got, err := Breaking(old, mustImage(t, "new", files(c.new)), Options{Use: []string{ruleset.CategoryADR044}, SinceName: c.sinceName})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -165,14 +168,14 @@ func TestADR044(t *testing.T) {
 				if f.Message == "" || f.StartLine < 1 {
 					t.Errorf("bad finding %+v", f)
 				}
-				if (f.Type == "DEPRECATED_ADDED") != (f.Severity == SeverityInfo) {
+				if (f.Type == "DEPRECATED_ADDED") != (f.Severity == report.SeverityInfo) {
 					t.Errorf("severity of %+v", f)
 				}
 			}
 			if !reflect.DeepEqual(types, c.want) {
 				t.Errorf("got %v, want %v\n%+v", types, c.want, got)
 			}
-			if c.name == "deprecated added" && Failing(got) {
+			if c.name == "deprecated added" && report.Failing(got) {
 				t.Error("DEPRECATED_ADDED alone must not fail the run")
 			}
 		})

@@ -9,6 +9,9 @@ import (
 	"os/exec"
 	"path/filepath"
 	"testing"
+
+	"github.com/plugkit/plugkit/protocheck/load"
+	"github.com/plugkit/plugkit/protocheck/ruleset"
 )
 
 // tfpluginPairs lays out every consecutive tfplugin pair as directories
@@ -42,15 +45,15 @@ func BenchmarkBreakingTfplugin(b *testing.B) {
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		for _, p := range pairs {
-			old, err := Load(ctx, p[0], LoadOptions{})
+			old, err := load.Load(ctx, p[0], load.LoadOptions{})
 			if err != nil {
 				b.Fatal(err)
 			}
-			cur, err := Load(ctx, p[1], LoadOptions{})
+			cur, err := load.Load(ctx, p[1], load.LoadOptions{})
 			if err != nil {
 				b.Fatal(err)
 			}
-			if _, err := Breaking(old, cur, Options{Use: []string{CategoryFILE}}); err != nil {
+			if _, err := Breaking(old, cur, Options{Use: []string{ruleset.CategoryFILE}}); err != nil {
 				b.Fatal(err)
 			}
 		}

@@ -9,6 +9,9 @@ import (
 	"sort"
 	"testing"
 	"time"
+
+	"github.com/plugkit/plugkit/protocheck/load"
+	"github.com/plugkit/plugkit/protocheck/ruleset"
 )
 
 // historyDir holds plugkit's own multi-file protocol history: eight
@@ -55,15 +58,15 @@ func TestHistoryFindings(t *testing.T) {
 		"v1.6": {"FILE_NO_DELETE"},
 	}
 	for _, p := range historyPairs(t) {
-		old, err := Load(ctx, p[0], LoadOptions{Dir: historyDir})
+		old, err := load.Load(ctx, p[0], load.LoadOptions{Dir: historyDir})
 		if err != nil {
 			t.Fatal(err)
 		}
-		cur, err := Load(ctx, p[1], LoadOptions{Dir: historyDir})
+		cur, err := load.Load(ctx, p[1], load.LoadOptions{Dir: historyDir})
 		if err != nil {
 			t.Fatal(err)
 		}
-		fs, err := Breaking(old, cur, Options{Use: []string{CategoryFILE}, BufCompat: true})
+		fs, err := Breaking(old, cur, Options{Use: []string{ruleset.CategoryFILE}, BufCompat: true})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -98,15 +101,15 @@ func BenchmarkHistoryInProcess(b *testing.B) {
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		for _, p := range pairs {
-			old, err := Load(ctx, p[0], LoadOptions{Dir: historyDir})
+			old, err := load.Load(ctx, p[0], load.LoadOptions{Dir: historyDir})
 			if err != nil {
 				b.Fatal(err)
 			}
-			cur, err := Load(ctx, p[1], LoadOptions{Dir: historyDir})
+			cur, err := load.Load(ctx, p[1], load.LoadOptions{Dir: historyDir})
 			if err != nil {
 				b.Fatal(err)
 			}
-			if _, err := Breaking(old, cur, Options{Use: []string{CategoryFILE}, BufCompat: true, BufNames: true}); err != nil {
+			if _, err := Breaking(old, cur, Options{Use: []string{ruleset.CategoryFILE}, BufCompat: true, BufNames: true}); err != nil {
 				b.Fatal(err)
 			}
 		}

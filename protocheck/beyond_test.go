@@ -7,9 +7,11 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/plugkit/plugkit/protocheck/report"
 )
 
-func breakingTypes(t *testing.T, old, new map[string]string, opts Options) []Finding {
+func breakingTypes(t *testing.T, old, new map[string]string, opts Options) []report.Finding {
 	t.Helper()
 	got, err := Breaking(mustImage(t, "old", old), mustImage(t, "new", new), opts)
 	if err != nil {

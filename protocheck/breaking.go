@@ -7,14 +7,16 @@ import (
 
 	"google.golang.org/protobuf/reflect/protoreflect"
 
+	"github.com/plugkit/plugkit/protocheck/load"
+	"github.com/plugkit/plugkit/protocheck/report"
 	"github.com/plugkit/plugkit/protocheck/ruleset"
 )
 
 // Options configures Breaking. The zero value checks FILE and ADR044 rules
 // with plugkit's improvements over buf switched on.
 type Options struct {
-	// Use lists categories and rule IDs to check; empty means DefaultUse
-	// (FILE and ADR044).
+	// Use lists categories and rule IDs to check; empty means
+	// ruleset.DefaultUse (FILE and ADR044).
 	Use []string
 	// Except lists categories and rule IDs to leave out.
 	Except []string
@@ -43,8 +45,8 @@ type Options struct {
 // Breaking compares new against old and returns the findings of the
 // enabled rules, sorted as buf sorts them. It returns an error only for an
 // unknown rule or category in opts.
-func Breaking(old, new *Image, opts Options) ([]Finding, error) {
-	on, err := SelectRules(opts.Use, opts.Except)
+func Breaking(old, new *load.Image, opts Options) ([]report.Finding, error) {
+	on, err := ruleset.SelectRules(opts.Use, opts.Except)
 	if err != nil {
 		return nil, err
 	}
@@ -54,45 +56,47 @@ func Breaking(old, new *Image, opts Options) ([]Finding, error) {
 	c := &checker{old: newIndex(old), new: newIndex(new), opts: opts, on: on}
 	c.run()
 	new.BufColumns(c.out)
-	SortFindings(c.out)
+	report.Sort(c.out)
 	return c.out, nil
 }
 
 // elem is one named element of an image with the file that declares it.
 type elem[D protoreflect.Descriptor] struct {
 	d    D
-	file *File
+	file *load.File
 }
 
 // index gives by-name access to the elements of an image.
 type index struct {
-	img        *Image
+	img        *load.Image
 	messages   map[protoreflect.FullName]elem[protoreflect.MessageDescriptor]
 	enums      map[protoreflect.FullName]elem[protoreflect.EnumDescriptor]
 	services   map[protoreflect.FullName]elem[protoreflect.ServiceDescriptor]
 	extensions map[protoreflect.FullName]elem[protoreflect.FieldDescriptor]
-	packages   map[string][]*File
-	// importPackages are the packages of imported files (buf counts them
-	// in FILE_NO_DELETE and PACKAGE_NO_DELETE).
-	importPackages map[string]bool
+	packages   map[string][]*load.File
+	// importPackages holds the imported files (not the input's own) by
+	// package, each list sorted by path (buf counts them in
+	// FILE_NO_DELETE and PACKAGE_NO_DELETE).
+	importPackages map[string][]protoreflect.FileDescriptor
 	// order keeps declaration order for deterministic walks.
 	messageOrder []protoreflect.FullName
 	enumOrder    []protoreflect.FullName
 	serviceOrder []protoreflect.FullName
 }
 
-func newIndex(img *Image) *index {
+func newIndex(img *load.Image) *index {
 	x := &index{
 		img:            img,
 		messages:       map[protoreflect.FullName]elem[protoreflect.MessageDescriptor]{},
 		enums:          map[protoreflect.FullName]elem[protoreflect.EnumDescriptor]{},
 		services:       map[protoreflect.FullName]elem[protoreflect.ServiceDescriptor]{},
 		extensions:     map[protoreflect.FullName]elem[protoreflect.FieldDescriptor]{},
-		packages:       map[string][]*File{},
-		importPackages: map[string]bool{},
+		packages:       map[string][]*load.File{},
+		importPackages: map[string][]protoreflect.FileDescriptor{},
 	}
 	for _, fd := range img.Imports() {
-		x.importPackages[string(fd.Package())] = true
+		pkg := string(fd.Package())
+		x.importPackages[pkg] = append(x.importPackages[pkg], fd)
 	}
 	for _, f := range img.Files {
 		fd := f.Desc
@@ -157,7 +161,7 @@ type checker struct {
 	old, new *index
 	opts     Options
 	on       map[string]bool
-	out      []Finding
+	out      []report.Finding
 	lk       lookup
 }
 
@@ -268,11 +272,11 @@ func (c *checker) add(rule string, p pos, hint string, format string, args ...an
 	if !c.on[rule] {
 		return
 	}
-	sev := SeverityError
+	sev := report.SeverityError
 	if r := ruleset.RuleByID(rule); r != nil && r.Info {
-		sev = SeverityInfo
+		sev = report.SeverityInfo
 	}
-	c.out = append(c.out, Finding{
+	c.out = append(c.out, report.Finding{
 		Path: p.path, StartLine: p.sl, StartColumn: p.sc, EndLine: p.el, EndColumn: p.ec,
 		Type: rule, Message: fmt.Sprintf(format, args...), Severity: sev, Hint: hint,
 	})

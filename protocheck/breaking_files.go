@@ -8,6 +8,8 @@ import (
 
 	"google.golang.org/protobuf/reflect/protoreflect"
 	"google.golang.org/protobuf/types/descriptorpb"
+
+	"github.com/plugkit/plugkit/protocheck/load"
 )
 
 // fileOption describes one FILE_SAME_* rule.
@@ -106,7 +108,7 @@ func nestedMessages(fd protoreflect.FileDescriptor) map[string]protoreflect.Mess
 
 // deletedAt finds where to report an element deleted from file nf: its
 // nearest enclosing message that still exists, else the file start.
-func deletedAt(nf *File, msgs map[string]protoreflect.MessageDescriptor, nested string) pos {
+func deletedAt(nf *load.File, msgs map[string]protoreflect.MessageDescriptor, nested string) pos {
 	parts := strings.Split(nested, ".")
 	for i := len(parts) - 1; i > 0; i-- {
 		if md, ok := msgs[strings.Join(parts[:i], ".")]; ok {
@@ -116,7 +118,7 @@ func deletedAt(nf *File, msgs map[string]protoreflect.MessageDescriptor, nested 
 	return atFile(nf.Path)
 }
 
-func (c *checker) checkFileDeletions(of, nf *File) {
+func (c *checker) checkFileDeletions(of, nf *load.File) {
 	if !c.anyOn("MESSAGE_NO_DELETE", "ENUM_NO_DELETE", "EXTENSION_NO_DELETE", "SERVICE_NO_DELETE") {
 		return
 	}
@@ -190,7 +192,7 @@ func (c *checker) checkPackages() {
 		}
 		if c.opts.BufCompat {
 			// buf's image holds the imported files too.
-			fds = append(fds, x.importFiles(pkg)...)
+			fds = append(fds, x.importPackages[pkg]...)
 		}
 		for _, fd := range fds {
 			switch kind {
@@ -222,7 +224,7 @@ func (c *checker) checkPackages() {
 	}
 	for _, pkg := range pkgs {
 		_, ok := c.new.packages[pkg]
-		if !ok && c.opts.BufCompat && c.new.importPackages[pkg] {
+		if !ok && c.opts.BufCompat && len(c.new.importPackages[pkg]) > 0 {
 			ok = true
 		}
 		if !ok {
@@ -320,18 +322,6 @@ func (c *checker) checkPackages() {
 	}
 }
 
-// importFiles returns the imported files (not the input's own) of package
-// pkg, sorted by path.
-func (x *index) importFiles(pkg string) []protoreflect.FileDescriptor {
-	var out []protoreflect.FileDescriptor
-	for _, fd := range x.img.Imports() {
-		if string(fd.Package()) == pkg {
-			out = append(out, fd)
-		}
-	}
-	return out
-}
-
 // checkImportedPackageElements reports, as buf does, the messages, enums
 // and extensions of package pkg that an imported file of the old input
 // declared and that neither the new input nor its imports declare any
@@ -355,9 +345,9 @@ func (c *checker) checkImportedPackageElements(pkg string, pairs func(kind strin
 	for _, f := range c.new.packages[pkg] {
 		own = append(own, f.Desc)
 	}
-	collect(append(own, c.new.importFiles(pkg)...), func(d decl) { now[d.d.FullName()] = true })
+	collect(append(own, c.new.importPackages[pkg]...), func(d decl) { now[d.d.FullName()] = true })
 	rules := map[string]string{"message": "PACKAGE_MESSAGE_NO_DELETE", "enum": "PACKAGE_ENUM_NO_DELETE", "extension": "PACKAGE_EXTENSION_NO_DELETE"}
-	collect(c.old.importFiles(pkg), func(d decl) {
+	collect(c.old.importPackages[pkg], func(d decl) {
 		rule := rules[d.kind]
 		if !c.on[rule] || now[d.d.FullName()] || !pairs(d.kind) {
 			return

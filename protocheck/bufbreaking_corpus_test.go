@@ -13,6 +13,10 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/plugkit/plugkit/protocheck/load"
+	"github.com/plugkit/plugkit/protocheck/report"
+	"github.com/plugkit/plugkit/protocheck/ruleset"
 )
 
 // bufBreakingExceptions lists the fixtures and categories where plugkit's
@@ -79,20 +83,20 @@ func lineDiff(got, want string) string {
 func bufBreakingRun(t *testing.T, dir, category string) (jsonOut, textOut string, rc int) {
 	t.Helper()
 	ctx := context.Background()
-	load := func(sub string) (*Image, []Finding) {
-		img, err := Load(ctx, filepath.Join(dir, sub), LoadOptions{})
+	loadSide := func(sub string) (*load.Image, []report.Finding) {
+		img, err := load.Load(ctx, filepath.Join(dir, sub), load.LoadOptions{})
 		if err == nil {
 			return img, nil
 		}
-		var ce *CompileError
+		var ce *load.CompileError
 		if !errors.As(err, &ce) {
 			t.Fatalf("%s: %v", sub, err)
 		}
-		return nil, CompileFindings(ce)
+		return nil, ce.Findings()
 	}
-	oldImg, oldBad := load("previous")
-	newImg, newBad := load("current")
-	var findings []Finding
+	oldImg, oldBad := loadSide("previous")
+	newImg, newBad := loadSide("current")
+	var findings []report.Finding
 	switch {
 	case newBad != nil: // as plugkit proto breaking --buf-compat: the input's problems first
 		findings = newBad
@@ -106,14 +110,14 @@ func bufBreakingRun(t *testing.T, dir, category string) (jsonOut, textOut string
 		}
 	}
 	var j, x bytes.Buffer
-	if err := WriteFindings(&j, FormatJSON, "", findings); err != nil {
+	if err := report.Write(&j, report.FormatJSON, "", findings); err != nil {
 		t.Fatal(err)
 	}
-	if err := WriteFindings(&x, FormatText, "", findings); err != nil {
+	if err := report.Write(&x, report.FormatText, "", findings); err != nil {
 		t.Fatal(err)
 	}
 	rc = 0
-	if Failing(findings) {
+	if report.Failing(findings) {
 		rc = 100
 	}
 	return j.String(), x.String(), rc
@@ -136,7 +140,7 @@ func TestCorpusBufBreakingFixtures(t *testing.T) {
 		if !fx.IsDir() {
 			continue
 		}
-		for _, cat := range []string{CategoryFILE, CategoryPACKAGE, CategoryWIREJSON, CategoryWIRE} {
+		for _, cat := range []string{ruleset.CategoryFILE, ruleset.CategoryPACKAGE, ruleset.CategoryWIREJSON, ruleset.CategoryWIRE} {
 			name := fx.Name() + "/" + cat
 			t.Run(name, func(t *testing.T) {
 				dir := filepath.Join(root, fx.Name())

@@ -1,23 +1,27 @@
 package protocheck
 
 import (
-	"github.com/plugkit/plugkit/protocheck/bufconfig"
 	"regexp"
 	"sort"
 	"strings"
 
 	"google.golang.org/protobuf/reflect/protoreflect"
+
+	"github.com/plugkit/plugkit/protocheck/bufconfig"
+	"github.com/plugkit/plugkit/protocheck/load"
+	"github.com/plugkit/plugkit/protocheck/report"
+	"github.com/plugkit/plugkit/protocheck/ruleset"
 )
 
-// group is the modules of a BufConfig that share one set of rules.
+// group is the modules of a bufconfig.Config that share one set of rules.
 type group struct {
 	opts     Options
-	findings []Finding
+	findings []report.Finding
 	done     bool
 }
 
 // BreakingBuf is Breaking for inputs that carry a buf configuration
-// (Image.Buf, read by Load from a buf.yaml or buf.work.yaml). Each module
+// (load.Image.Buf, read by load.Load from a buf.yaml or buf.work.yaml). Each module
 // of the new input is checked with its own breaking configuration, as buf
 // does:
 //
@@ -34,19 +38,19 @@ type group struct {
 // its element came from in the old input (a deleted file, a message's old
 // file); either one being ignored drops it, as in buf. Without a
 // configuration BreakingBuf is Breaking.
-func BreakingBuf(old, new *Image, opts Options) ([]Finding, error) {
+func BreakingBuf(old, new *load.Image, opts Options) ([]report.Finding, error) {
 	cfg := new.Buf
 	if cfg == nil || len(cfg.Modules) == 0 {
 		return Breaking(old, new, opts)
 	}
 	groups := map[string]*group{}
-	modGroup := map[*BufModule]*group{}
+	modGroup := map[*bufconfig.Module]*group{}
 	for _, m := range cfg.Modules {
 		o := opts
 		if len(o.Use) == 0 {
 			o.Use = m.Breaking.Use
 			if len(o.Use) == 0 {
-				o.Use = []string{CategoryFILE}
+				o.Use = []string{ruleset.CategoryFILE}
 			}
 			if len(o.Except) == 0 {
 				o.Except = m.Breaking.Except
@@ -64,7 +68,7 @@ func BreakingBuf(old, new *Image, opts Options) ([]Finding, error) {
 		return breakingPerModule(old, new, cfg, modGroup)
 	}
 	at := newAttribution(old, new)
-	var out []Finding
+	var out []report.Finding
 	for _, m := range cfg.Modules {
 		g := modGroup[m]
 		if !g.done {
@@ -85,7 +89,7 @@ func BreakingBuf(old, new *Image, opts Options) ([]Finding, error) {
 			out = append(out, f)
 		}
 	}
-	SortFindings(out)
+	report.Sort(out)
 	return out, nil
 }
 
@@ -97,9 +101,9 @@ func BreakingBuf(old, new *Image, opts Options) ([]Finding, error) {
 // view (FILE_NO_DELETE, and PACKAGE_NO_DELETE or PACKAGE_MESSAGE_NO_DELETE
 // for what it declared), though the file still exists. Findings that
 // several modules share are reported once.
-func breakingPerModule(old, new *Image, cfg *BufConfig, modGroup map[*BufModule]*group) ([]Finding, error) {
-	seen := map[Finding]bool{}
-	var out []Finding
+func breakingPerModule(old, new *load.Image, cfg *bufconfig.Config, modGroup map[*bufconfig.Module]*group) ([]report.Finding, error) {
+	seen := map[report.Finding]bool{}
+	var out []report.Finding
 	for i, m := range cfg.Modules {
 		nm := new.Module(m.Dir)
 		om := old.Module(m.Dir)
@@ -126,13 +130,13 @@ func breakingPerModule(old, new *Image, cfg *BufConfig, modGroup map[*BufModule]
 			out = append(out, f)
 		}
 	}
-	SortFindings(out)
+	report.Sort(out)
 	return out, nil
 }
 
 // attribution finds the files a finding is about.
 type attribution struct {
-	old, new *Image
+	old, new *load.Image
 	// oldFiles maps the full name of every element of the old image to
 	// the path of the file declaring it.
 	oldFiles map[protoreflect.FullName]string
@@ -150,7 +154,7 @@ type elemSpan struct {
 	name           protoreflect.FullName
 }
 
-func newAttribution(old, new *Image) *attribution {
+func newAttribution(old, new *load.Image) *attribution {
 	a := &attribution{old: old, new: new, oldFiles: map[protoreflect.FullName]string{},
 		oldPackages: map[string][]string{}, spans: map[string][]elemSpan{}, ruleSets: map[string]map[string]bool{}}
 	for _, f := range old.Files {
@@ -215,7 +219,7 @@ var quoted = regexp.MustCompile(`"([^"]*)"`)
 
 // paths returns the new file a finding points at (an import path, or "")
 // and the old file its element came from (or "").
-func (a *attribution) paths(f Finding) (newPath, againstPath string) {
+func (a *attribution) paths(f report.Finding) (newPath, againstPath string) {
 	if f.Path != "" {
 		return f.Path, a.againstOfPosition(f)
 	}
@@ -251,7 +255,7 @@ func (a *attribution) paths(f Finding) (newPath, againstPath string) {
 // againstOfPosition finds the element of the new file at the finding's
 // position and returns the old file that declared it (or its closest
 // enclosing element); else the old file at the same path, if any.
-func (a *attribution) againstOfPosition(f Finding) string {
+func (a *attribution) againstOfPosition(f report.Finding) string {
 	spans, ok := a.spans[f.Path]
 	if !ok {
 		if nf := a.new.File(f.Path); nf != nil {
@@ -295,7 +299,7 @@ func before(al, ac, bl, bc int) bool { return al < bl || al == bl && ac < bc }
 // module returns the module of the new configuration a finding belongs
 // to: that of its new file, else the one at the old file's module
 // directory, else the first.
-func (a *attribution) module(cfg *BufConfig, newPath, againstPath string) *BufModule {
+func (a *attribution) module(cfg *bufconfig.Config, newPath, againstPath string) *bufconfig.Module {
 	dir := ""
 	if f := a.new.File(newPath); f != nil {
 		dir = f.Module
@@ -314,9 +318,9 @@ func (a *attribution) module(cfg *BufConfig, newPath, againstPath string) *BufMo
 
 // ignored applies a module's ignore, ignore_only and
 // ignore_unstable_packages to a finding of rule id about the given files.
-func (a *attribution) ignored(m *BufModule, id, newPath, againstPath string) bool {
+func (a *attribution) ignored(m *bufconfig.Module, id, newPath, againstPath string) bool {
 	b := &m.Breaking
-	check := func(img *Image, p string) bool {
+	check := func(img *load.Image, p string) bool {
 		if p == "" {
 			return false
 		}
@@ -342,7 +346,7 @@ func (a *attribution) ignored(m *BufModule, id, newPath, againstPath string) boo
 func (a *attribution) ruleSet(key string) map[string]bool {
 	s, ok := a.ruleSets[key]
 	if !ok {
-		s, _ = SelectRules([]string{key}, nil)
+		s, _ = ruleset.SelectRules([]string{key}, nil)
 		a.ruleSets[key] = s
 	}
 	return s

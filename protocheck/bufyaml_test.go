@@ -3,12 +3,15 @@ package protocheck
 import (
 	"bytes"
 	"context"
-	"github.com/plugkit/plugkit/protocheck/bufconfig"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/plugkit/plugkit/protocheck/bufconfig"
+	"github.com/plugkit/plugkit/protocheck/load"
+	"github.com/plugkit/plugkit/protocheck/report"
 )
 
 // bufcfgFindings loads testdata/bufcfg/VERSION/{current,previous} and
@@ -17,11 +20,11 @@ func bufcfgFindings(t *testing.T, version string, opts Options) string {
 	t.Helper()
 	ctx := context.Background()
 	dir := filepath.Join("testdata", "bufcfg", version)
-	cur, err := Load(ctx, "current", LoadOptions{Dir: dir})
+	cur, err := load.Load(ctx, "current", load.LoadOptions{Dir: dir})
 	if err != nil {
 		t.Fatal(err)
 	}
-	prev, err := Load(ctx, "previous", LoadOptions{Dir: dir})
+	prev, err := load.Load(ctx, "previous", load.LoadOptions{Dir: dir})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -35,9 +38,9 @@ func bufcfgFindings(t *testing.T, version string, opts Options) string {
 	for i := range fs {
 		fs[i].Path = cur.DisplayPath(fs[i].Path)
 	}
-	SortFindings(fs)
+	report.Sort(fs)
 	var buf bytes.Buffer
-	if err := WriteFindings(&buf, FormatText, "", fs); err != nil {
+	if err := report.Write(&buf, report.FormatText, "", fs); err != nil {
 		t.Fatal(err)
 	}
 	return buf.String()
@@ -101,7 +104,7 @@ func TestBufConfigFlagsOverride(t *testing.T) {
 // fixture's shop.proto imports "acme/shop/v1/cart.proto", which resolves
 // only relative to the module root proto/.
 func TestBufConfigLayout(t *testing.T) {
-	img, err := Load(context.Background(), filepath.Join("testdata", "bufcfg", "v2", "current"), LoadOptions{})
+	img, err := load.Load(context.Background(), filepath.Join("testdata", "bufcfg", "v2", "current"), load.LoadOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -152,7 +155,7 @@ func TestBufConfigErrors(t *testing.T) {
 		"b/x.proto":   "syntax = \"proto3\";\npackage x;\n",
 		"c/off.proto": "outside every module",
 	})
-	if _, err := Load(context.Background(), dir, LoadOptions{}); err == nil || !strings.Contains(err.Error(), `file "x.proto" is in module "a" and in module "b"`) {
+	if _, err := load.Load(context.Background(), dir, load.LoadOptions{}); err == nil || !strings.Contains(err.Error(), `file "x.proto" is in module "a" and in module "b"`) {
 		t.Errorf("duplicate import path: err = %v", err)
 	}
 }
@@ -189,7 +192,7 @@ func TestBufConfigAgainstFile(t *testing.T) {
 			"current/proto/b.proto":            "syntax = \"proto3\";\npackage p.v1;\nmessage N {}\nmessage M {\n  string x = 1;\n}\n",
 		})
 		ctx := context.Background()
-		cur, old, curErr, oldErr := LoadPair(ctx, "current", "previous", LoadOptions{Dir: dir})
+		cur, old, curErr, oldErr := load.LoadPair(ctx, "current", "previous", load.LoadOptions{Dir: dir})
 		if curErr != nil || oldErr != nil {
 			t.Fatal(curErr, oldErr)
 		}
@@ -200,9 +203,9 @@ func TestBufConfigAgainstFile(t *testing.T) {
 		for i := range fs {
 			fs[i].Path = cur.DisplayPath(fs[i].Path)
 		}
-		SortFindings(fs)
+		report.Sort(fs)
 		var buf bytes.Buffer
-		if err := WriteFindings(&buf, FormatText, "", fs); err != nil {
+		if err := report.Write(&buf, report.FormatText, "", fs); err != nil {
 			t.Fatal(err)
 		}
 		want := strings.Join(c.want, "\n")
@@ -249,7 +252,7 @@ func TestBufConfigGit(t *testing.T) {
 	gitRun(t, repo, "tag", "v1")
 	copyTree(filepath.Join(src, "current"))
 	ctx := context.Background()
-	cur, old, curErr, oldErr := LoadPair(ctx, ".", ".git#tag=v1", LoadOptions{Dir: repo})
+	cur, old, curErr, oldErr := load.LoadPair(ctx, ".", ".git#tag=v1", load.LoadOptions{Dir: repo})
 	if curErr != nil || oldErr != nil {
 		t.Fatal(curErr, oldErr)
 	}
@@ -263,9 +266,9 @@ func TestBufConfigGit(t *testing.T) {
 	for i := range fs {
 		fs[i].Path = cur.DisplayPath(fs[i].Path)
 	}
-	SortFindings(fs)
+	report.Sort(fs)
 	var got bytes.Buffer
-	if err := WriteFindings(&got, FormatText, "", fs); err != nil {
+	if err := report.Write(&got, report.FormatText, "", fs); err != nil {
 		t.Fatal(err)
 	}
 	want, err := os.ReadFile(filepath.Join(src, "buf-expected.txt"))

@@ -3,6 +3,8 @@ package protocheck
 import (
 	"strings"
 	"testing"
+
+	"github.com/plugkit/plugkit/protocheck/report"
 )
 
 // TestRenameHintIsHonest: the rename hint claims an unchanged binary
@@ -62,7 +64,7 @@ func TestPermutationIsReportedAsOne(t *testing.T) {
 // TestEmptyMessageMove: a deleted empty message has the structure of any
 // message; it is only reported as moved with other evidence.
 func TestEmptyMessageMove(t *testing.T) {
-	moved := func(fs []Finding) string {
+	moved := func(fs []report.Finding) string {
 		for _, f := range findingsOf(fs, "MESSAGE_NO_DELETE") {
 			if i := strings.Index(f.Message, "moved to "); i >= 0 {
 				return f.Message[i:]

@@ -20,8 +20,9 @@
 //	protocheck the checks: Breaking and BreakingBuf pair two images and
 //	           return findings; History checks NAME<major>.<minor>.proto files
 //
-// This package keeps aliases and wrappers for the names of the other
-// stages (Image, Load, BufConfig, Rules, Finding, WriteFindings, ...).
+// The checks take the *load.Image of each side and return report.Finding
+// values; callers use the stage packages for the rest (load.Load,
+// report.Write, ruleset.Rules, ...).
 //
 // # Pairing
 //
@@ -117,7 +118,7 @@
 //     "plugkit proto breaking" exit 1 (buf: 100), with every error as
 //     path:line:col, one line per unresolved import, and says how to supply
 //     missing files (-I DIR); with --buf-compat it is reported as buf does,
-//     as COMPILE findings (CompileFindings) and exit 100. JSON lines have
+//     as COMPILE findings ((*load.CompileError).Findings) and exit 100. JSON lines have
 //     buf's keys in buf's order; plugkit adds "severity" (only for
 //     informational findings) and "hint" (only when set) after "message".
 //     Columns are buf's: terminal cells with tab stops of 4 in findings,

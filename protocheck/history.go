@@ -3,13 +3,16 @@ package protocheck
 import (
 	"context"
 	"fmt"
-	"github.com/plugkit/plugkit/protocheck/load"
 	"os"
 	"path/filepath"
 	"regexp"
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/plugkit/plugkit/protocheck/load"
+	"github.com/plugkit/plugkit/protocheck/report"
+	"github.com/plugkit/plugkit/protocheck/ruleset"
 )
 
 // HistoryOptions configures History. The zero value checks a directory with
@@ -20,7 +23,7 @@ type HistoryOptions struct {
 	// there may only change in comments and whitespace.
 	Against string
 	// Load is passed to the loader for every version file.
-	Load LoadOptions
+	Load load.LoadOptions
 	// BufCompat and BufNames are passed to Breaking for the minor-version
 	// comparisons.
 	BufCompat, BufNames bool
@@ -61,7 +64,7 @@ func ParseVersionedName(file string) (Version, bool) {
 //
 // Each version is compiled on its own as NAME<major>.proto, so versions of
 // one major pair up like successive releases of one file.
-func History(ctx context.Context, dir string, opts HistoryOptions) ([]Finding, error) {
+func History(ctx context.Context, dir string, opts HistoryOptions) ([]report.Finding, error) {
 	entries, err := os.ReadDir(dir)
 	if err != nil {
 		return nil, fmt.Errorf("history: %w (give the directory holding NAME<major>.<minor>.proto files)", err)
@@ -85,16 +88,16 @@ func History(ctx context.Context, dir string, opts HistoryOptions) ([]Finding, e
 		}
 		return a.Minor < b.Minor
 	})
-	loadVersion := func(v Version) (*Image, error) {
+	loadVersion := func(v Version) (*load.Image, error) {
 		data, err := os.ReadFile(filepath.Join(dir, v.File))
 		if err != nil {
 			return nil, err
 		}
 		lo := opts.Load
 		lo.ImportPaths = append([]string{dir}, lo.ImportPaths...)
-		img, err := NewImage(ctx, v.File, map[string][]byte{canonicalName(v): data}, lo)
+		img, err := load.NewImage(ctx, v.File, map[string][]byte{canonicalName(v): data}, lo)
 		if err != nil {
-			if ce, ok := err.(*CompileError); ok {
+			if ce, ok := err.(*load.CompileError); ok {
 				for i := range ce.Problems {
 					if ce.Problems[i].Path == canonicalName(v) {
 						ce.Problems[i].Path = v.File
@@ -105,8 +108,8 @@ func History(ctx context.Context, dir string, opts HistoryOptions) ([]Finding, e
 		}
 		return img, nil
 	}
-	var out []Finding
-	var prev *Image
+	var out []report.Finding
+	var prev *load.Image
 	var prevV Version
 	for i, v := range versions {
 		img, err := loadVersion(v)
@@ -115,7 +118,7 @@ func History(ctx context.Context, dir string, opts HistoryOptions) ([]Finding, e
 		}
 		if i > 0 && prevV.Name == v.Name {
 			if prevV.Major == v.Major {
-				fs, err := Breaking(prev, img, Options{Use: []string{CategoryWIREJSON}, BufCompat: opts.BufCompat, BufNames: opts.BufNames})
+				fs, err := Breaking(prev, img, Options{Use: []string{ruleset.CategoryWIREJSON}, BufCompat: opts.BufCompat, BufNames: opts.BufNames})
 				if err != nil {
 					return nil, err
 				}
@@ -131,7 +134,7 @@ func History(ctx context.Context, dir string, opts HistoryOptions) ([]Finding, e
 				if a.Package() == b.Package() {
 					p := at(a, []int32{2})
 					p.path = v.File
-					out = append(out, Finding{Path: p.path, StartLine: p.sl, StartColumn: p.sc, EndLine: p.el, EndColumn: p.ec,
+					out = append(out, report.Finding{Path: p.path, StartLine: p.sl, StartColumn: p.sc, EndLine: p.el, EndColumn: p.ec,
 						Type: "MAJOR_VERSION_SAME_PACKAGE", Hint: "a new major version is a new protocol: name its package e.g. " + v.Name + strconv.Itoa(v.Major),
 						Message: fmt.Sprintf("Major version %s keeps package %q of %s.", strings.TrimSuffix(v.File, ".proto"), string(a.Package()), strings.TrimSuffix(prevV.File, ".proto"))})
 				}
@@ -156,14 +159,14 @@ func History(ctx context.Context, dir string, opts HistoryOptions) ([]Finding, e
 				return nil, err
 			}
 			if line, col, changed := firstTokenChange(old, cur); changed {
-				out = append(out, Finding{Path: v.File, StartLine: line, StartColumn: col, EndLine: line, EndColumn: col,
+				out = append(out, report.Finding{Path: v.File, StartLine: line, StartColumn: col, EndLine: line, EndColumn: col,
 					Type:    "RELEASED_FILE_CHANGED",
 					Message: fmt.Sprintf("Released file %q changed since %s: a released protocol version may change only in comments and whitespace.", v.File, opts.Against),
 					Hint:    "put the change into a new minor version file instead"})
 			}
 		}
 	}
-	SortFindings(out)
+	report.Sort(out)
 	return out, nil
 }
 

@@ -7,15 +7,17 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/plugkit/plugkit/protocheck/load"
 )
 
 // loadWithin runs Load and fails t when it does not return within a
 // minute (a FIFO or an endless file used to hang it).
-func loadWithin(t *testing.T, input string, opts LoadOptions) error {
+func loadWithin(t *testing.T, input string, opts load.LoadOptions) error {
 	t.Helper()
 	done := make(chan error, 1)
 	go func() {
-		_, err := Load(context.Background(), input, opts)
+		_, err := load.Load(context.Background(), input, opts)
 		done <- err
 	}()
 	select {
@@ -49,7 +51,7 @@ func TestHostileInputs(t *testing.T) {
 	t.Run("fifo", func(t *testing.T) {
 		dir := setup(t)
 		mkfifo(t, filepath.Join(dir, "x.proto"))
-		if err := loadWithin(t, dir, LoadOptions{}); err == nil || !strings.Contains(err.Error(), "x.proto is not a regular file") {
+		if err := loadWithin(t, dir, load.LoadOptions{}); err == nil || !strings.Contains(err.Error(), "x.proto is not a regular file") {
 			t.Errorf("a FIFO: %v", err)
 		}
 	})
@@ -58,7 +60,7 @@ func TestHostileInputs(t *testing.T) {
 		if err := os.Symlink("/dev/zero", filepath.Join(dir, "z.proto")); err != nil {
 			t.Fatal(err)
 		}
-		if err := loadWithin(t, dir, LoadOptions{}); err == nil || !strings.Contains(err.Error(), "outside the input") {
+		if err := loadWithin(t, dir, load.LoadOptions{}); err == nil || !strings.Contains(err.Error(), "outside the input") {
 			t.Errorf("a link to /dev/zero: %v", err)
 		}
 	})
@@ -67,7 +69,7 @@ func TestHostileInputs(t *testing.T) {
 		if err := os.Symlink(outside, filepath.Join(dir, "s.proto")); err != nil {
 			t.Fatal(err)
 		}
-		if err := loadWithin(t, dir, LoadOptions{}); err == nil || !strings.Contains(err.Error(), "outside the input") {
+		if err := loadWithin(t, dir, load.LoadOptions{}); err == nil || !strings.Contains(err.Error(), "outside the input") {
 			t.Errorf("a link outside the input: %v", err)
 		}
 	})
@@ -80,7 +82,7 @@ func TestHostileInputs(t *testing.T) {
 		if err := os.Symlink(filepath.Join(dir, "sub", "b.proto"), filepath.Join(dir, "c.proto")); err != nil {
 			t.Fatal(err)
 		}
-		if err := loadWithin(t, dir, LoadOptions{}); err != nil && strings.Contains(err.Error(), "refused") {
+		if err := loadWithin(t, dir, load.LoadOptions{}); err != nil && strings.Contains(err.Error(), "refused") {
 			t.Errorf("a link inside the input was refused: %v", err)
 		}
 	})
@@ -90,7 +92,7 @@ func TestHostileInputs(t *testing.T) {
 		os.MkdirAll(inc, 0o755)
 		rel, _ := filepath.Rel(inc, outside)
 		os.WriteFile(filepath.Join(dir, "a.proto"), []byte("syntax = \"proto3\";\npackage p;\nimport \""+filepath.ToSlash(rel)+"\";\nmessage M { secret.Key k = 1; }\n"), 0o644)
-		err := loadWithin(t, dir, LoadOptions{ImportPaths: []string{inc}})
+		err := loadWithin(t, dir, load.LoadOptions{ImportPaths: []string{inc}})
 		if err == nil || !strings.Contains(err.Error(), "without ..") {
 			t.Errorf("an import climbing out of -I: %v", err)
 		}
@@ -101,9 +103,9 @@ func TestHostileInputs(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		f.Truncate(MaxFileSize + 1)
+		f.Truncate(load.MaxFileSize + 1)
 		f.Close()
-		if err := loadWithin(t, dir, LoadOptions{}); err == nil || !strings.Contains(err.Error(), "over the") {
+		if err := loadWithin(t, dir, load.LoadOptions{}); err == nil || !strings.Contains(err.Error(), "over the") {
 			t.Errorf("a file over the cap: %v", err)
 		}
 	})

@@ -11,6 +11,8 @@ import (
 	"sort"
 	"strings"
 	"testing"
+
+	"github.com/plugkit/plugkit/protocheck/load"
 )
 
 func TestLoadBadInput(t *testing.T) {
@@ -20,27 +22,27 @@ func TestLoadBadInput(t *testing.T) {
 	writeTree(t, filepath.Join(dir, "imp"), map[string]string{"a.proto": "syntax = \"proto3\";\npackage a;\nimport \"missing/dep.proto\";\nmessage M {}\n"})
 	writeTree(t, filepath.Join(dir, "empty"), map[string]string{"README": "no protos"})
 
-	_, err := Load(ctx, filepath.Join(dir, "bad"), LoadOptions{})
-	var ce *CompileError
+	_, err := load.Load(ctx, filepath.Join(dir, "bad"), load.LoadOptions{})
+	var ce *load.CompileError
 	if !errors.As(err, &ce) || len(ce.Problems) == 0 || !regexp.MustCompile(`bad/a\.proto:4:13: `).MatchString(ce.Problems[0].String()) {
 		t.Errorf("unparsable proto: want a CompileError with file:line:col, got %v", err)
 	}
-	_, err = Load(ctx, filepath.Join(dir, "imp"), LoadOptions{})
+	_, err = load.Load(ctx, filepath.Join(dir, "imp"), load.LoadOptions{})
 	if !errors.As(err, &ce) || !strings.Contains(err.Error(), "imp/a.proto:3:1:") || !strings.Contains(err.Error(), "missing/dep.proto") {
 		t.Errorf("missing import: want a positioned error naming the import, got %v", err)
 	}
 	// The import resolves with -I.
 	writeTree(t, filepath.Join(dir, "inc"), map[string]string{"missing/dep.proto": "syntax = \"proto3\";\npackage dep;\n"})
-	if _, err := Load(ctx, filepath.Join(dir, "imp"), LoadOptions{ImportPaths: []string{filepath.Join(dir, "inc")}}); err != nil {
+	if _, err := load.Load(ctx, filepath.Join(dir, "imp"), load.LoadOptions{ImportPaths: []string{filepath.Join(dir, "inc")}}); err != nil {
 		t.Errorf("with -I: %v", err)
 	}
-	if _, err := Load(ctx, filepath.Join(dir, "nope"), LoadOptions{}); err == nil || !strings.Contains(err.Error(), "does not exist") {
+	if _, err := load.Load(ctx, filepath.Join(dir, "nope"), load.LoadOptions{}); err == nil || !strings.Contains(err.Error(), "does not exist") {
 		t.Errorf("missing directory: %v", err)
 	}
-	if _, err := Load(ctx, filepath.Join(dir, "empty"), LoadOptions{}); err == nil || !strings.Contains(err.Error(), "no .proto files") {
+	if _, err := load.Load(ctx, filepath.Join(dir, "empty"), load.LoadOptions{}); err == nil || !strings.Contains(err.Error(), "no .proto files") {
 		t.Errorf("directory without protos: %v", err)
 	}
-	if _, err := Load(ctx, ".git#tag=v1,bogus=1", LoadOptions{}); err == nil || !strings.Contains(err.Error(), "unknown option") {
+	if _, err := load.Load(ctx, ".git#tag=v1,bogus=1", load.LoadOptions{}); err == nil || !strings.Contains(err.Error(), "unknown option") {
 		t.Errorf("bad git option: %v", err)
 	}
 }
@@ -60,7 +62,7 @@ func TestLoadGit(t *testing.T) {
 	gitRun(t, repo, "commit", "-q", "-am", "two")
 
 	for _, in := range []string{repo + "#tag=v1,subdir=proto", repo + "/.git#branch=main,subdir=proto", repo + "#ref=HEAD~1,subdir=proto"} {
-		img, err := Load(ctx, in, LoadOptions{})
+		img, err := load.Load(ctx, in, load.LoadOptions{})
 		if err != nil {
 			t.Fatalf("%s: %v", in, err)
 		}
@@ -68,20 +70,20 @@ func TestLoadGit(t *testing.T) {
 			t.Fatalf("%s: files %v root %q", in, img.Files, img.Root)
 		}
 	}
-	old, _ := Load(ctx, repo+"#tag=v1,subdir=proto", LoadOptions{})
-	cur, _ := Load(ctx, repo+"#branch=main,subdir=proto", LoadOptions{})
+	old, _ := load.Load(ctx, repo+"#tag=v1,subdir=proto", load.LoadOptions{})
+	cur, _ := load.Load(ctx, repo+"#branch=main,subdir=proto", load.LoadOptions{})
 	got, err := Breaking(old, cur, Options{Use: []string{"FIELD_NO_DELETE"}})
 	if err != nil || len(got) != 1 {
 		t.Fatalf("tag against branch: %v %+v", err, got)
 	}
 	// Relative git inputs resolve against LoadOptions.Dir.
-	if _, err := Load(ctx, ".git#tag=v1,subdir=proto", LoadOptions{Dir: repo}); err != nil {
+	if _, err := load.Load(ctx, ".git#tag=v1,subdir=proto", load.LoadOptions{Dir: repo}); err != nil {
 		t.Errorf("relative .git input: %v", err)
 	}
-	if _, err := Load(ctx, repo+"#tag=v9", LoadOptions{}); err == nil || !strings.Contains(err.Error(), "is not a commit, tag or branch") {
+	if _, err := load.Load(ctx, repo+"#tag=v9", load.LoadOptions{}); err == nil || !strings.Contains(err.Error(), "is not a commit, tag or branch") {
 		t.Errorf("bad git ref: %v", err)
 	}
-	if _, err := Load(ctx, repo+"#tag=v1,subdir=nothere", LoadOptions{}); err == nil {
+	if _, err := load.Load(ctx, repo+"#tag=v1,subdir=nothere", load.LoadOptions{}); err == nil {
 		t.Error("missing subdir: want an error")
 	}
 }
@@ -113,7 +115,7 @@ func TestLoadGitArchiveEntries(t *testing.T) {
 	gitRun(t, repo, "add", ".")
 	gitRun(t, repo, "commit", "-q", "-m", "one")
 
-	img, err := Load(context.Background(), repo+"#branch=main,subdir=proto", LoadOptions{})
+	img, err := load.Load(context.Background(), repo+"#branch=main,subdir=proto", load.LoadOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,6 +5,9 @@ import (
 	"path/filepath"
 	"reflect"
 	"testing"
+
+	"github.com/plugkit/plugkit/protocheck/load"
+	"github.com/plugkit/plugkit/protocheck/ruleset"
 )
 
 // TestLoadPairSameFindings checks, over every pair of the history and
@@ -13,18 +16,18 @@ import (
 // that it does reuse: an unchanged file is the very descriptor of against.
 func TestLoadPairSameFindings(t *testing.T) {
 	ctx := context.Background()
-	lo := LoadOptions{Dir: historyDir}
+	lo := load.LoadOptions{Dir: historyDir}
 	reused := 0
 	for _, p := range historyPairs(t) {
-		cur, old, curErr, oldErr := LoadPair(ctx, p[1], p[0], lo)
+		cur, old, curErr, oldErr := load.LoadPair(ctx, p[1], p[0], lo)
 		if curErr != nil || oldErr != nil {
 			t.Fatal(curErr, oldErr)
 		}
-		cur2, err := Load(ctx, p[1], lo)
+		cur2, err := load.Load(ctx, p[1], lo)
 		if err != nil {
 			t.Fatal(err)
 		}
-		old2, err := Load(ctx, p[0], lo)
+		old2, err := load.Load(ctx, p[0], lo)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -36,7 +39,7 @@ func TestLoadPairSameFindings(t *testing.T) {
 				t.Fatalf("%s: separate loads share a descriptor", f.Path)
 			}
 		}
-		for _, use := range [][]string{{CategoryFILE}, {CategoryPACKAGE}, {CategoryWIREJSON}, {CategoryWIRE}, {CategoryADR044}} {
+		for _, use := range [][]string{{ruleset.CategoryFILE}, {ruleset.CategoryPACKAGE}, {ruleset.CategoryWIREJSON}, {ruleset.CategoryWIRE}, {ruleset.CategoryADR044}} {
 			for _, compat := range []bool{false, true} {
 				opts := Options{Use: use, BufCompat: compat, BufNames: compat}
 				a, err := Breaking(old, cur, opts)
@@ -70,14 +73,14 @@ func TestLoadPairImportPaths(t *testing.T) {
 		"new/a.proto":       "syntax = \"proto3\";\npackage a;\nimport \"dep/dep.proto\";\nmessage A { dep.D d = 1; }\n",
 		"new/b.proto":       "syntax = \"proto3\";\npackage a;\nmessage B { int64 y = 1; }\nmessage C {}\n",
 	})
-	cur, old, curErr, oldErr := LoadPair(context.Background(), "new", "old", LoadOptions{Dir: dir, ImportPaths: []string{filepath.Join(dir, "inc")}})
+	cur, old, curErr, oldErr := load.LoadPair(context.Background(), "new", "old", load.LoadOptions{Dir: dir, ImportPaths: []string{filepath.Join(dir, "inc")}})
 	if curErr != nil || oldErr != nil {
 		t.Fatal(curErr, oldErr)
 	}
 	if cur.File("a.proto").Desc == old.File("a.proto").Desc {
 		t.Error("a.proto, which imports from -I, was reused")
 	}
-	fs, err := Breaking(old, cur, Options{Use: []string{CategoryFILE}})
+	fs, err := Breaking(old, cur, Options{Use: []string{ruleset.CategoryFILE}})
 	if err != nil {
 		t.Fatal(err)
 	}

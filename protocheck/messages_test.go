@@ -3,6 +3,8 @@ package protocheck
 import (
 	"strings"
 	"testing"
+
+	"github.com/plugkit/plugkit/protocheck/ruleset"
 )
 
 // The hint of SINCE_COMMENT_MISSING suggests --since-name only when it is
@@ -49,7 +51,7 @@ func TestAddedInMalformedQuotesOption(t *testing.T) {
 // RESERVED_ADDED's description says what it reports: a removed field or
 // value that was reserved (issue 21: it said the opposite).
 func TestReservedAddedPurpose(t *testing.T) {
-	r := RuleByID("RESERVED_ADDED")
+	r := ruleset.RuleByID("RESERVED_ADDED")
 	if r == nil {
 		t.Fatal("no RESERVED_ADDED rule")
 	}

@@ -5,11 +5,15 @@ import (
 	"errors"
 	"strings"
 	"testing"
+
+	"github.com/plugkit/plugkit/protocheck/load"
+	"github.com/plugkit/plugkit/protocheck/report"
+	"github.com/plugkit/plugkit/protocheck/ruleset"
 )
 
 // findingsOf keeps the findings of one rule.
-func findingsOf(fs []Finding, rule string) []Finding {
-	var out []Finding
+func findingsOf(fs []report.Finding, rule string) []report.Finding {
+	var out []report.Finding
 	for _, f := range fs {
 		if f.Type == rule {
 			out = append(out, f)
@@ -114,13 +118,13 @@ func TestParityDefaults(t *testing.T) {
 // TestSortFindingsLikeBuf: buf orders by path, start line, start column,
 // type and message; the end of a span does not count.
 func TestSortFindingsLikeBuf(t *testing.T) {
-	fs := []Finding{
+	fs := []report.Finding{
 		{Path: "a.proto", StartLine: 3, StartColumn: 1, EndLine: 3, EndColumn: 9, Type: "FIELD_SAME_TYPE", Message: "x"},
 		{Path: "a.proto", StartLine: 3, StartColumn: 1, EndLine: 5, EndColumn: 2, Type: "FIELD_NO_DELETE", Message: "y"},
 		{Path: "a.proto", StartLine: 2, StartColumn: 7, EndLine: 2, EndColumn: 8, Type: "Z", Message: "z"},
 		{Path: "", StartLine: 0, StartColumn: 0, Type: "FILE_NO_DELETE", Message: "w"},
 	}
-	SortFindings(fs)
+	report.Sort(fs)
 	var got []string
 	for _, f := range fs {
 		got = append(got, f.Message)
@@ -133,17 +137,17 @@ func TestSortFindingsLikeBuf(t *testing.T) {
 // TestCompileFindings: an input that does not compile becomes COMPILE
 // findings at the compiler's position.
 func TestCompileFindings(t *testing.T) {
-	_, err := NewImage(context.Background(), "x", map[string][]byte{"a/b.proto": []byte("syntax = \"proto3\";\nmessage A {\n  int32 x = 1\n}\n")}, LoadOptions{})
-	var ce *CompileError
+	_, err := load.NewImage(context.Background(), "x", map[string][]byte{"a/b.proto": []byte("syntax = \"proto3\";\nmessage A {\n  int32 x = 1\n}\n")}, load.LoadOptions{})
+	var ce *load.CompileError
 	if !errors.As(err, &ce) {
 		t.Fatalf("want a CompileError, got %v", err)
 	}
-	got := CompileFindings(ce)
+	got := ce.Findings()
 	if len(got) != 1 || got[0].Path != "a/b.proto" || got[0].StartLine != 4 || got[0].StartColumn != 1 || got[0].EndLine != 4 || got[0].EndColumn != 1 ||
 		got[0].Type != "COMPILE" || !strings.Contains(got[0].Message, "syntax error") || strings.HasPrefix(got[0].Message, "a/b.proto") {
 		t.Errorf("%+v", got)
 	}
-	if !Failing(got) {
+	if !report.Failing(got) {
 		t.Error("COMPILE findings must fail the run")
 	}
 }
@@ -151,18 +155,18 @@ func TestCompileFindings(t *testing.T) {
 // TestDeprecatedRule: buf's deprecated MESSAGE_SAME_MESSAGE_SET_WIRE_FORMAT
 // is accepted, checks nothing, and draws a warning.
 func TestDeprecatedRule(t *testing.T) {
-	on, err := SelectRules([]string{"FILE", "MESSAGE_SAME_MESSAGE_SET_WIRE_FORMAT"}, []string{"MESSAGE_SAME_MESSAGE_SET_WIRE_FORMAT"})
+	on, err := ruleset.SelectRules([]string{"FILE", "MESSAGE_SAME_MESSAGE_SET_WIRE_FORMAT"}, []string{"MESSAGE_SAME_MESSAGE_SET_WIRE_FORMAT"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !on["FIELD_NO_DELETE"] || on["MESSAGE_SAME_MESSAGE_SET_WIRE_FORMAT"] {
 		t.Errorf("selection %v", on)
 	}
-	w := DeprecationWarnings([]string{"MESSAGE_SAME_MESSAGE_SET_WIRE_FORMAT"}, nil)
+	w := ruleset.DeprecationWarnings([]string{"MESSAGE_SAME_MESSAGE_SET_WIRE_FORMAT"}, nil)
 	if len(w) != 1 || !strings.Contains(w[0], "MESSAGE_SAME_MESSAGE_SET_WIRE_FORMAT is deprecated") {
 		t.Errorf("warnings %q", w)
 	}
-	if w := DeprecationWarnings([]string{"FILE"}, nil); len(w) != 0 {
+	if w := ruleset.DeprecationWarnings([]string{"FILE"}, nil); len(w) != 0 {
 		t.Errorf("warnings without a deprecated rule: %q", w)
 	}
 }

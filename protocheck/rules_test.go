@@ -7,6 +7,10 @@ import (
 	"os"
 	"strings"
 	"testing"
+
+	"github.com/plugkit/plugkit/protocheck/load"
+	"github.com/plugkit/plugkit/protocheck/report"
+	"github.com/plugkit/plugkit/protocheck/ruleset"
 )
 
 // bufFinding is one line of buf's --error-format json output.
@@ -20,7 +24,7 @@ type bufFinding struct {
 	Message     string `json:"message"`
 }
 
-func toBuf(fs []Finding) []bufFinding {
+func toBuf(fs []report.Finding) []bufFinding {
 	out := []bufFinding{}
 	for _, f := range fs {
 		out = append(out, bufFinding{f.Path, f.StartLine, f.StartColumn, f.EndLine, f.EndColumn, f.Type, f.Message})
@@ -28,13 +32,13 @@ func toBuf(fs []Finding) []bufFinding {
 	return out
 }
 
-func mustImage(t testing.TB, name string, files map[string]string) *Image {
+func mustImage(t testing.TB, name string, files map[string]string) *load.Image {
 	t.Helper()
 	src := map[string][]byte{}
 	for k, v := range files {
 		src[k] = []byte(v)
 	}
-	img, err := NewImage(context.Background(), name, src, LoadOptions{})
+	img, err := load.NewImage(context.Background(), name, src, load.LoadOptions{})
 	if err != nil {
 		t.Fatalf("%s: %v", name, err)
 	}
@@ -102,7 +106,7 @@ func TestRulesMatchBuf(t *testing.T) {
 		}
 		covered[c.rule] = k
 	}
-	for _, r := range Rules {
+	for _, r := range ruleset.Rules {
 		if !isBufCategory(r) {
 			continue
 		}
@@ -112,10 +116,10 @@ func TestRulesMatchBuf(t *testing.T) {
 	}
 }
 
-func isBufCategory(r Rule) bool {
+func isBufCategory(r ruleset.Rule) bool {
 	for _, c := range r.Categories {
 		switch c {
-		case CategoryFILE, CategoryPACKAGE, CategoryWIREJSON, CategoryWIRE:
+		case ruleset.CategoryFILE, ruleset.CategoryPACKAGE, ruleset.CategoryWIREJSON, ruleset.CategoryWIRE:
 			return true
 		}
 	}

@@ -6,6 +6,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/plugkit/plugkit/protocheck/load"
+	"github.com/plugkit/plugkit/protocheck/ruleset"
 )
 
 // bigMessage is a proto file with one message of n fields.
@@ -27,13 +30,13 @@ func bigMessage(n int) map[string][]byte {
 // to look every field up by number with a linear scan).
 func BenchmarkSelfCompare(b *testing.B) {
 	for _, n := range []int{5000, 20000} {
-		img, err := NewImage(context.Background(), "big", bigMessage(n), LoadOptions{})
+		img, err := load.NewImage(context.Background(), "big", bigMessage(n), load.LoadOptions{})
 		if err != nil {
 			b.Fatal(err)
 		}
 		b.Run(fmt.Sprint(n), func(b *testing.B) {
 			for b.Loop() {
-				if _, err := Breaking(img, img, Options{Use: []string{CategoryFILE, CategoryADR044}}); err != nil {
+				if _, err := Breaking(img, img, Options{Use: []string{ruleset.CategoryFILE, ruleset.CategoryADR044}}); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -47,13 +50,13 @@ func BenchmarkSelfCompare(b *testing.B) {
 // detector. BenchmarkSelfCompare shows the scaling; the minute here only
 // guards against the quadratic path coming back.
 func TestSelfCompareIsNotQuadratic(t *testing.T) {
-	img, err := NewImage(context.Background(), "big", bigMessage(50000), LoadOptions{})
+	img, err := load.NewImage(context.Background(), "big", bigMessage(50000), load.LoadOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	done := make(chan error, 1)
 	go func() {
-		_, err := Breaking(img, img, Options{Use: []string{CategoryFILE, CategoryADR044}})
+		_, err := Breaking(img, img, Options{Use: []string{ruleset.CategoryFILE, ruleset.CategoryADR044}})
 		done <- err
 	}()
 	select {

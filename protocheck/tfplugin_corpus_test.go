@@ -11,6 +11,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/plugkit/plugkit/protocheck/load"
+	"github.com/plugkit/plugkit/protocheck/ruleset"
 )
 
 // sharedDir returns the shared corpus directory: $PLUGKIT_SHARED (set by
@@ -43,13 +46,13 @@ func sharedDir(t testing.TB) string {
 }
 
 // corpusImage loads tfpluginMAJ.MIN.proto as tfpluginMAJ.proto.
-func corpusImage(t testing.TB, dir string, maj, min int) *Image {
+func corpusImage(t testing.TB, dir string, maj, min int) *load.Image {
 	t.Helper()
 	data, err := os.ReadFile(filepath.Join(dir, fmt.Sprintf("tfplugin%d.%d.proto", maj, min)))
 	if err != nil {
 		t.Fatal(err)
 	}
-	img, err := NewImage(context.Background(), fmt.Sprintf("tfplugin%d.%d", maj, min), map[string][]byte{fmt.Sprintf("tfplugin%d.proto", maj): data}, LoadOptions{})
+	img, err := load.NewImage(context.Background(), fmt.Sprintf("tfplugin%d.%d", maj, min), map[string][]byte{fmt.Sprintf("tfplugin%d.proto", maj): data}, load.LoadOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -87,8 +90,8 @@ func readJSONL(t testing.TB, path string) []bufFinding {
 // BufNames, and equal except for full names without it.
 func TestCorpusParity(t *testing.T) {
 	dir := filepath.Join(sharedDir(t), "corpus", "terraform")
-	images := map[[2]int]*Image{}
-	img := func(maj, min int) *Image {
+	images := map[[2]int]*load.Image{}
+	img := func(maj, min int) *load.Image {
 		k := [2]int{maj, min}
 		if images[k] == nil {
 			images[k] = corpusImage(t, dir, maj, min)
@@ -97,7 +100,7 @@ func TestCorpusParity(t *testing.T) {
 	}
 	for _, maj := range []int{5, 6} {
 		for min := 0; min < 9; min++ {
-			for _, cat := range []string{CategoryFILE, CategoryWIREJSON, CategoryWIRE} {
+			for _, cat := range []string{ruleset.CategoryFILE, ruleset.CategoryWIREJSON, ruleset.CategoryWIRE} {
 				name := fmt.Sprintf("%d.%d-to-%d.%d.%s", maj, min, maj, min+1, cat)
 				want := readJSONL(t, filepath.Join(dir, "buf-expected", name+".jsonl"))
 				got, err := Breaking(img(maj, min), img(maj, min+1), Options{Use: []string{cat}, BufCompat: true, BufNames: true})
@@ -134,7 +137,7 @@ func TestCorpusPlugkitMode(t *testing.T) {
 	dir := filepath.Join(sharedDir(t), "corpus", "terraform")
 	for _, maj := range []int{5, 6} {
 		old, new := corpusImage(t, dir, maj, 3), corpusImage(t, dir, maj, 4)
-		for _, cat := range []string{CategoryWIREJSON, CategoryWIRE} {
+		for _, cat := range []string{ruleset.CategoryWIREJSON, ruleset.CategoryWIRE} {
 			got, err := Breaking(old, new, Options{Use: []string{cat}})
 			if err != nil {
 				t.Fatal(err)
@@ -143,7 +146,7 @@ func TestCorpusPlugkitMode(t *testing.T) {
 				t.Errorf("%d.3->%d.4 %s: want no findings, got %+v", maj, maj, cat, got)
 			}
 		}
-		got, err := Breaking(old, new, Options{Use: []string{CategoryFILE}})
+		got, err := Breaking(old, new, Options{Use: []string{ruleset.CategoryFILE}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -159,13 +162,13 @@ func TestCorpusPlugkitMode(t *testing.T) {
 // (testdata/buf-corpus-wide; "x6" is tfplugin6.9 saved as tfplugin5.proto).
 func TestCorpusWideParity(t *testing.T) {
 	dir := filepath.Join(sharedDir(t), "corpus", "terraform")
-	load := func(v string) *Image {
+	loadVersion := func(v string) *load.Image {
 		if v == "x6" {
 			data, err := os.ReadFile(filepath.Join(dir, "tfplugin6.9.proto"))
 			if err != nil {
 				t.Fatal(err)
 			}
-			img, err := NewImage(context.Background(), v, map[string][]byte{"tfplugin5.proto": data}, LoadOptions{})
+			img, err := load.NewImage(context.Background(), v, map[string][]byte{"tfplugin5.proto": data}, load.LoadOptions{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -185,7 +188,7 @@ func TestCorpusWideParity(t *testing.T) {
 		i := strings.LastIndex(base, ".")
 		pair, cat := base[:i], base[i+1:]
 		from, to, _ := strings.Cut(pair, "-to-")
-		got, err := Breaking(load(from), load(to), Options{Use: []string{cat}, BufCompat: true, BufNames: true})
+		got, err := Breaking(loadVersion(from), loadVersion(to), Options{Use: []string{cat}, BufCompat: true, BufNames: true})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/plugkit/plugkit/protocheck/load"
 )
 
 // A buf.yaml's deps are read from buf's module cache at the commit its
@@ -26,8 +28,8 @@ func TestDepsFromBufCache(t *testing.T) {
 	ctx := context.Background()
 
 	// Not in the cache: the error says which dep and how to supply it.
-	_, err := Load(ctx, input, LoadOptions{})
-	var ce *CompileError
+	_, err := load.Load(ctx, input, load.LoadOptions{})
+	var ce *load.CompileError
 	if !errors.As(err, &ce) {
 		t.Fatalf("want a CompileError, got %v", err)
 	}
@@ -43,13 +45,13 @@ func TestDepsFromBufCache(t *testing.T) {
 	// -I supplies it.
 	inc := filepath.Join(dir, "inc")
 	writeTree(t, inc, dep)
-	if _, err := Load(ctx, input, LoadOptions{ImportPaths: []string{inc}}); err != nil {
+	if _, err := load.Load(ctx, input, load.LoadOptions{ImportPaths: []string{inc}}); err != nil {
 		t.Errorf("with -I: %v", err)
 	}
 
 	// In buf's cache at the locked commit: found without -I.
 	writeTree(t, filepath.Join(cache, "v3", "modules", "b5", "buf.build", "acme", "dep", commit, "files"), dep)
-	img, err := Load(ctx, input, LoadOptions{})
+	img, err := load.Load(ctx, input, load.LoadOptions{})
 	if err != nil {
 		t.Fatalf("with the cache: %v", err)
 	}
@@ -71,7 +73,7 @@ func TestParentWorkspaceModule(t *testing.T) {
 		"api/c/v1/README.txt":  "not read",
 		"third/dep/unused.txt": "not read",
 	})
-	img, err := Load(context.Background(), filepath.Join(dir, "api"), LoadOptions{})
+	img, err := load.Load(context.Background(), filepath.Join(dir, "api"), load.LoadOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -82,7 +84,7 @@ func TestParentWorkspaceModule(t *testing.T) {
 		t.Errorf("dep/d.proto of module third is not an import: %v", img.Imports())
 	}
 	// A directory that is not a module of the workspace stands alone.
-	if img, err := Load(context.Background(), filepath.Join(dir, "other"), LoadOptions{}); err != nil || img.Buf != nil {
+	if img, err := load.Load(context.Background(), filepath.Join(dir, "other"), load.LoadOptions{}); err != nil || img.Buf != nil {
 		t.Errorf("other/: %v, config %+v", err, img)
 	}
 }

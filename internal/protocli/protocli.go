@@ -104,9 +104,9 @@ A buf.yaml (v1beta1, v1, v2) or buf.work.yaml at an input's root sets its
 modules (--config replaces INPUT's); an input that is a module of a
 workspace in a parent directory is checked as that module, importing the
 workspace's other modules. A buf.yaml's deps are read from buf's module
-cache through buf.lock; -I DIR supplies the rest. INPUT's breaking section (use, except, ignore, ignore_only,
-ignore_unstable_packages) applies; --use replaces its use and except,
---except its except.
+cache through buf.lock; -I DIR supplies the rest. INPUT's breaking
+section (use, except, ignore, ignore_only, ignore_unstable_packages)
+applies; --use replaces its use and except, --except its except.
 Exit status: 0 no findings, 100 breaking findings, 1 failure.
 `
 
@@ -147,10 +147,7 @@ func runProtoBreaking(args []string, stdout, stderr io.Writer) int {
 		return exitFailure
 	}
 	warnDeprecated(stderr, use, except)
-	switch *format {
-	case report.FormatText, report.FormatJSON, report.FormatGitHubActions, report.FormatJUnit:
-	default:
-		fmt.Fprintf(stderr, "plugkit proto breaking: unknown --error-format %q (use text, json, github-actions or junit)\n", *format)
+	if !formatOK(stderr, "plugkit proto breaking", *format) {
 		return exitFailure
 	}
 	ctx := context.Background()
@@ -206,6 +203,9 @@ func runProtoHistory(args []string, stdout, stderr io.Writer) int {
 		fs.Usage()
 		return exitFailure
 	}
+	if !formatOK(stderr, "plugkit proto history", *format) {
+		return exitFailure
+	}
 	findings, err := protocheck.History(context.Background(), pos[0], protocheck.HistoryOptions{
 		Against: *against, Load: load.LoadOptions{ImportPaths: imports}, BufCompat: *bufCompat, BufNames: *bufNames,
 	})
@@ -218,6 +218,16 @@ func runProtoHistory(args []string, stdout, stderr io.Writer) int {
 		root = ""
 	}
 	return writeReport(stdout, stderr, "plugkit proto history", *format, root, findings)
+}
+
+// formatOK reports whether format is an --error-format report writes, and
+// says on stderr when it is not.
+func formatOK(stderr io.Writer, cmd, format string) bool {
+	if err := report.CheckFormat(format); err != nil {
+		fmt.Fprintf(stderr, "%s: --error-format: %v\n", cmd, err)
+		return false
+	}
+	return true
 }
 
 // writeReport writes findings in format and returns the exit status, as buf's:

@@ -108,3 +108,18 @@ func TestConfigFlag(t *testing.T) {
 		t.Errorf("missing file: exit %d, stderr %s", code, stderr)
 	}
 }
+
+// An unknown --error-format is refused before any work by both breaking
+// and history, also when there would be no findings to write.
+func TestUnknownErrorFormat(t *testing.T) {
+	dir := writeTree(t, map[string]string{"demo1.0.proto": "syntax = \"proto3\";\npackage demo.v1;\nmessage M {}\n"})
+	for _, args := range [][]string{
+		{"history", dir, "--error-format", "bogus"},
+		{"breaking", dir, "--against", dir, "--error-format", "bogus"},
+	} {
+		code, out, stderr := run(t, args...)
+		if code != exitFailure || out != "" || !strings.Contains(stderr, `--error-format: unknown error format "bogus" (use text, json, github-actions or junit)`) {
+			t.Errorf("%s: exit %d, stdout %q, stderr %q; want 1 and the formats", args[0], code, out, stderr)
+		}
+	}
+}

@@ -370,10 +370,10 @@ func checkModules(cfg *Config) error {
 	return nil
 }
 
-// ModuleOf returns the module holding the input file p (relative to the
+// moduleOf returns the module holding the input file p (relative to the
 // input) and p relative to the module, or nil when no module holds p or an
 // exclude of its module does.
-func (cfg *Config) ModuleOf(p string) (*Module, string) {
+func (cfg *Config) moduleOf(p string) (*Module, string) {
 	for _, m := range cfg.Modules {
 		rel, ok := relTo(m.Dir, p)
 		if !ok {
@@ -418,7 +418,7 @@ func (cfg *Config) Layout(files map[string][]byte) (sources map[string][]byte, d
 	}
 	sort.Strings(names)
 	for _, p := range names {
-		m, rel := cfg.ModuleOf(p)
+		m, rel := cfg.moduleOf(p)
 		if m == nil {
 			continue
 		}

@@ -60,9 +60,9 @@ func checkLayout(t *testing.T, files map[string][]byte, cfg *Config) {
 		}
 	}
 	for _, p := range []string{"a.proto", "x/b.proto", "x/y/c.proto"} {
-		if m, rel := cfg.ModuleOf(p); m != nil {
+		if m, rel := cfg.moduleOf(p); m != nil {
 			if back, ok := relTo(m.Dir, p); !ok || back != rel {
-				t.Fatalf("ModuleOf(%q) = %q, %q", p, m.Dir, rel)
+				t.Fatalf("moduleOf(%q) = %q, %q", p, m.Dir, rel)
 			}
 		}
 	}

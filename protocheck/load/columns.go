@@ -1,11 +1,12 @@
 package load
 
 import (
-	"github.com/plugkit/plugkit/protocheck/report"
 	"strings"
 	"unicode/utf8"
 
 	"github.com/rivo/uniseg"
+
+	"github.com/plugkit/plugkit/protocheck/report"
 )
 
 // bufTabstop is the width of a tab stop in buf's columns.
@@ -63,11 +64,7 @@ func (cf *columnFixer) line(file *File, n int) ([]byte, bool) {
 
 // column converts the compiler's 1-based column col on line n into buf's.
 func (cf *columnFixer) column(file *File, n, col int) int {
-	text, ok := cf.line(file, n)
-	if !ok || col < 1 || plainASCII(text) {
-		return col
-	}
-	off, ok := compilerOffset(text, col)
+	text, off, ok := cf.offset(file, n, col)
 	if !ok {
 		return col
 	}
@@ -77,15 +74,23 @@ func (cf *columnFixer) column(file *File, n, col int) int {
 // byteColumn converts the compiler's 1-based column col on line n into a
 // 1-based byte column, which buf uses for compile errors.
 func (cf *columnFixer) byteColumn(file *File, n, col int) int {
-	text, ok := cf.line(file, n)
-	if !ok || col < 1 || plainASCII(text) {
-		return col
-	}
-	off, ok := compilerOffset(text, col)
+	_, off, ok := cf.offset(file, n, col)
 	if !ok {
 		return col
 	}
 	return off + 1
+}
+
+// offset returns line n of file and the byte offset in it of the
+// compiler's column col; ok is false when the column needs no conversion
+// (a line of plain ASCII) or cannot be placed.
+func (cf *columnFixer) offset(file *File, n, col int) (text []byte, off int, ok bool) {
+	text, ok = cf.line(file, n)
+	if !ok || col < 1 || plainASCII(text) {
+		return nil, 0, false
+	}
+	off, ok = compilerOffset(text, col)
+	return text, off, ok
 }
 
 // plainASCII reports whether text has neither tabs nor non-ASCII bytes,

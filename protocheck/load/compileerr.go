@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"github.com/plugkit/plugkit/protocheck/report"
 	"io/fs"
 	"sort"
 	"strings"
@@ -13,6 +12,8 @@ import (
 	"github.com/bufbuild/protocompile/ast"
 	"github.com/bufbuild/protocompile/parser"
 	"github.com/bufbuild/protocompile/reporter"
+
+	"github.com/plugkit/plugkit/protocheck/report"
 )
 
 // CompileError reports .proto files that do not compile, each problem with
@@ -72,20 +73,15 @@ func (e *CompileError) Error() string {
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s %q does not compile:", label, e.Input)
-	var missing []string
-	seen := map[string]bool{}
 	for _, p := range e.Problems {
 		b.WriteString("\n")
 		if p.MissingImport != "" {
 			fmt.Fprintf(&b, "%s:%d:%d: import %q: no file of the input or of an -I directory has this path", p.Path, p.StartLine, p.StartColumn, p.MissingImport)
-			if !seen[p.MissingImport] {
-				seen[p.MissingImport] = true
-				missing = append(missing, p.MissingImport)
-			}
 			continue
 		}
 		b.WriteString(p.String())
 	}
+	missing := e.MissingImports()
 	if len(missing) > 0 && len(e.MissingDeps) > 0 {
 		fmt.Fprintf(&b, "\n%s lists deps that are not in buf's module cache (run buf dep update and buf build once, or give each dependency's files with -I DIR): %s", e.ConfigFile, strings.Join(e.MissingDeps, ", "))
 	}
@@ -118,8 +114,9 @@ func joinPath(root, p string) string {
 }
 
 // newProblem turns a positioned compiler error into a problem, with buf's
-// (byte) columns.
-func newProblem(root string, sources map[string][]byte, err reporter.ErrorWithPos) CompileProblem {
+// (byte) columns. cf is shared by the problems of one compilation, so that
+// each file's lines are indexed once however many problems it has.
+func newProblem(cf *columnFixer, root string, sources map[string][]byte, err reporter.ErrorWithPos) CompileProblem {
 	pos := err.GetPosition()
 	msg := err.Unwrap().Error()
 	p := CompileProblem{Path: pos.Filename, StartLine: pos.Line, StartColumn: pos.Col, Message: msg, Err: err, file: pos.Filename}
@@ -127,7 +124,6 @@ func newProblem(root string, sources map[string][]byte, err reporter.ErrorWithPo
 		// A file of the input (not of an -I directory): show it below
 		// the input's directory.
 		p.Path = joinPath(root, pos.Filename)
-		var cf columnFixer
 		p.StartColumn = cf.byteColumn(&File{Path: pos.Filename, Source: src}, pos.Line, pos.Col)
 	}
 	p.EndLine, p.EndColumn = p.StartLine, p.StartColumn
@@ -146,6 +142,7 @@ func missingImports(root string, sources map[string][]byte, resolver protocompil
 	sort.Strings(names)
 	found := map[string]bool{}
 	var out []CompileProblem
+	var cf columnFixer
 	for _, name := range names {
 		src := sources[name]
 		node, err := parser.Parse(name, bytes.NewReader(src), reporter.NewHandler(nil))
@@ -153,7 +150,6 @@ func missingImports(root string, sources map[string][]byte, resolver protocompil
 			continue // its syntax errors are reported by the compiler
 		}
 		file := &File{Path: name, Source: src}
-		var cf columnFixer
 		for _, decl := range node.Decls {
 			imp, ok := decl.(*ast.ImportNode)
 			if !ok {

@@ -12,7 +12,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/plugkit/plugkit/protocheck/bufconfig"
 	"io"
 	"io/fs"
 	"os"
@@ -26,6 +25,8 @@ import (
 	"github.com/bufbuild/protocompile/reporter"
 	"google.golang.org/protobuf/reflect/protoreflect"
 	"google.golang.org/protobuf/reflect/protoregistry"
+
+	"github.com/plugkit/plugkit/protocheck/bufconfig"
 )
 
 // LoadOptions configures Load. The zero value loads a directory or git input
@@ -51,9 +52,6 @@ type LoadOptions struct {
 	// Against marks the input as the one checked against (--against), so
 	// that errors say so. LoadPair sets it for its against input.
 	Against bool
-	// workspace holds the files of the other modules of a workspace found
-	// in a parent directory, by import path.
-	workspace map[string][]byte
 }
 
 // label names the input in errors: kind ("input", "git input"), prefixed
@@ -114,31 +112,37 @@ func (img *Image) WithoutImports() *Image {
 // its files, and as imports everything they import that is not one of
 // them, as buf compares the modules of a workspace one by one.
 func (img *Image) Module(dir string) *Image {
-	sub := &Image{Input: img.Input, Root: img.Root, Buf: img.Buf, byPath: map[string]*File{},
-		imports: map[string]protoreflect.FileDescriptor{}}
+	sub := &Image{Input: img.Input, Root: img.Root, Buf: img.Buf, byPath: map[string]*File{}}
 	for _, f := range img.Files {
 		if f.Module == dir {
 			sub.Files = append(sub.Files, f)
 			sub.byPath[f.Path] = f
 		}
 	}
+	sub.collectImports()
+	return sub
+}
+
+// collectImports fills img.imports with every file img's files import,
+// directly or not, that is not one of them.
+func (img *Image) collectImports() {
+	img.imports = map[string]protoreflect.FileDescriptor{}
 	var add func(fd protoreflect.FileDescriptor)
 	add = func(fd protoreflect.FileDescriptor) {
 		for i := 0; i < fd.Imports().Len(); i++ {
 			dep := fd.Imports().Get(i).FileDescriptor
-			if _, own := sub.byPath[dep.Path()]; own {
+			if _, own := img.byPath[dep.Path()]; own {
 				continue
 			}
-			if _, done := sub.imports[dep.Path()]; !done {
-				sub.imports[dep.Path()] = dep
+			if _, done := img.imports[dep.Path()]; !done {
+				img.imports[dep.Path()] = dep
 				add(dep)
 			}
 		}
 	}
-	for _, f := range sub.Files {
+	for _, f := range img.Files {
 		add(f.Desc)
 	}
-	return sub
 }
 
 // File is one compiled .proto file of an Image.
@@ -320,12 +324,11 @@ func readPrepared(ctx context.Context, input string, opts LoadOptions) (*prepare
 // compile compiles a prepared input, reusing unchanged files of reuse
 // (nil for none).
 func (in *preparedInput) compile(ctx context.Context, opts LoadOptions, reuse *Image) (*Image, error) {
-	opts.workspace = in.workspace
 	if in.cfg != nil {
 		// The buf.lock dependencies found in buf's module cache.
 		opts.ImportPaths = append(append([]string(nil), opts.ImportPaths...), in.cfg.DepDirs()...)
 	}
-	img, err := compileSources(ctx, in.input, displayRoot(in.input), in.sources, opts, reuse)
+	img, err := compileSources(ctx, in.input, displayRoot(in.input), in.sources, in.workspace, opts, reuse)
 	if err != nil {
 		if ce, ok := err.(*CompileError); ok && in.cfg != nil {
 			ce.MissingDeps = in.cfg.MissingDeps()
@@ -713,7 +716,11 @@ func trimStderr(s string) string {
 	return ": " + s
 }
 
-func compileSources(ctx context.Context, input, root string, sources map[string][]byte, opts LoadOptions, reuse *Image) (*Image, error) {
+// compileSources compiles sources (import path to content) as the files of
+// input; workspace supplies, by import path, files they may import that
+// are not theirs (the other modules of a parent workspace), and reuse
+// compiled files to take over unchanged (nil for none).
+func compileSources(ctx context.Context, input, root string, sources, workspace map[string][]byte, opts LoadOptions, reuse *Image) (*Image, error) {
 	names := make([]string, 0, len(sources))
 	for name := range sources {
 		names = append(names, name)
@@ -727,7 +734,7 @@ func compileSources(ctx context.Context, input, root string, sources map[string]
 		if data, ok := sources[p]; ok {
 			return protocompile.SearchResult{Source: bytes.NewReader(data)}, nil
 		}
-		if data, ok := opts.workspace[p]; ok {
+		if data, ok := workspace[p]; ok {
 			return protocompile.SearchResult{Source: bytes.NewReader(data)}, nil
 		}
 		return protocompile.SearchResult{}, fs.ErrNotExist
@@ -743,8 +750,9 @@ func compileSources(ctx context.Context, input, root string, sources map[string]
 		})
 	}
 	var problems []CompileProblem
+	var cf columnFixer
 	rep := reporter.NewReporter(func(err reporter.ErrorWithPos) error {
-		problems = append(problems, newProblem(root, sources, err))
+		problems = append(problems, newProblem(&cf, root, sources, err))
 		return nil
 	}, nil)
 	c := protocompile.Compiler{
@@ -761,10 +769,10 @@ func compileSources(ctx context.Context, input, root string, sources map[string]
 			// find them all, as buf lists them.
 			problems = missingImports(root, sources, protocompile.WithStandardImports(resolver))
 			if len(problems) == 0 {
-				problems = append(problems, newProblem(root, sources, ewp))
+				problems = append(problems, newProblem(&cf, root, sources, ewp))
 			}
 		case errors.As(err, &ewp):
-			problems = append(problems, newProblem(root, sources, ewp))
+			problems = append(problems, newProblem(&cf, root, sources, ewp))
 		default:
 			problems = append(problems, CompileProblem{Message: err.Error()})
 		}
@@ -779,23 +787,7 @@ func compileSources(ctx context.Context, input, root string, sources map[string]
 		img.Files = append(img.Files, f)
 		img.byPath[f.Path] = f
 	}
-	img.imports = map[string]protoreflect.FileDescriptor{}
-	var addImports func(fd protoreflect.FileDescriptor)
-	addImports = func(fd protoreflect.FileDescriptor) {
-		for i := 0; i < fd.Imports().Len(); i++ {
-			dep := fd.Imports().Get(i).FileDescriptor
-			if _, own := img.byPath[dep.Path()]; own {
-				continue
-			}
-			if _, seen := img.imports[dep.Path()]; !seen {
-				img.imports[dep.Path()] = dep
-				addImports(dep)
-			}
-		}
-	}
-	for _, f := range img.Files {
-		addImports(f.Desc)
-	}
+	img.collectImports()
 	return img, nil
 }
 
@@ -807,5 +799,5 @@ func NewImage(ctx context.Context, name string, sources map[string][]byte, opts 
 	for k, v := range sources {
 		cp[k] = v
 	}
-	return compileSources(ctx, name, "", cp, opts, nil)
+	return compileSources(ctx, name, "", cp, nil, opts, nil)
 }

@@ -104,6 +104,16 @@ const (
 	FormatJUnit         = "junit"          // JUnit XML, one test suite per file
 )
 
+// CheckFormat returns an error naming the accepted formats when format is
+// not one of them ("" is text).
+func CheckFormat(format string) error {
+	switch format {
+	case FormatText, "", FormatJSON, FormatGitHubActions, FormatJUnit:
+		return nil
+	}
+	return fmt.Errorf("unknown error format %q (use text, json, github-actions or junit)", format)
+}
+
 // Write prints findings in one of the formats "text"
 // (path:line:col:message, like buf), "json" (one object a line with buf's
 // keys path, start_line, start_column, end_line, end_column, type, message;
@@ -160,7 +170,7 @@ func Write(w io.Writer, format, pathPrefix string, findings []Finding) error {
 					level, ghEscapeProp(p), f.StartLine, f.StartColumn, f.EndLine, f.EndColumn, ghEscape(msg))
 			}
 		default:
-			return fmt.Errorf("unknown error format %q (use text, json, github-actions or junit)", format)
+			return CheckFormat(format)
 		}
 		if err != nil {
 			return err
