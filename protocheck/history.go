@@ -65,6 +65,41 @@ func ParseVersionedName(file string) (Version, bool) {
 // Each version is compiled on its own as NAME<major>.proto, so versions of
 // one major pair up like successive releases of one file.
 func History(ctx context.Context, dir string, opts HistoryOptions) ([]report.Finding, error) {
+	versions, err := versionFiles(dir)
+	if err != nil {
+		return nil, err
+	}
+	var out []report.Finding
+	var prev *load.Image
+	var prevV Version
+	for i, v := range versions {
+		img, err := loadVersion(ctx, dir, v, opts.Load)
+		if err != nil {
+			return nil, err
+		}
+		if i > 0 && prevV.Name == v.Name {
+			fs, err := compareVersions(prev, img, prevV, v, opts)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, fs...)
+		}
+		prev, prevV = img, v
+	}
+	if opts.Against != "" {
+		fs, err := releasedChanges(ctx, dir, versions, opts)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, fs...)
+	}
+	report.Sort(out)
+	return out, nil
+}
+
+// versionFiles lists dir's NAME<major>.<minor>.proto files, ordered by
+// name, major and minor.
+func versionFiles(dir string) ([]Version, error) {
 	entries, err := os.ReadDir(dir)
 	if err != nil {
 		return nil, fmt.Errorf("history: %w (give the directory holding NAME<major>.<minor>.proto files)", err)
@@ -88,85 +123,87 @@ func History(ctx context.Context, dir string, opts HistoryOptions) ([]report.Fin
 		}
 		return a.Minor < b.Minor
 	})
-	loadVersion := func(v Version) (*load.Image, error) {
-		data, err := os.ReadFile(filepath.Join(dir, v.File))
-		if err != nil {
-			return nil, err
-		}
-		lo := opts.Load
-		lo.ImportPaths = append([]string{dir}, lo.ImportPaths...)
-		img, err := load.NewImage(ctx, v.File, map[string][]byte{canonicalName(v): data}, lo)
-		if err != nil {
-			if ce, ok := err.(*load.CompileError); ok {
-				for i := range ce.Problems {
-					if ce.Problems[i].Path == canonicalName(v) {
-						ce.Problems[i].Path = v.File
-					}
+	return versions, nil
+}
+
+// loadVersion compiles one version file under its canonical name
+// (NAME<major>.proto), its compile errors naming the file itself.
+func loadVersion(ctx context.Context, dir string, v Version, lo load.LoadOptions) (*load.Image, error) {
+	data, err := os.ReadFile(filepath.Join(dir, v.File))
+	if err != nil {
+		return nil, err
+	}
+	lo.ImportPaths = append([]string{dir}, lo.ImportPaths...)
+	img, err := load.NewImage(ctx, v.File, map[string][]byte{canonicalName(v): data}, lo)
+	if err != nil {
+		if ce, ok := err.(*load.CompileError); ok {
+			for i := range ce.Problems {
+				if ce.Problems[i].Path == canonicalName(v) {
+					ce.Problems[i].Path = v.File
 				}
 			}
-			return nil, err
 		}
-		return img, nil
+		return nil, err
+	}
+	return img, nil
+}
+
+// compareVersions checks v against prevV, the version before it of the
+// same name: a minor must keep the wire and JSON forms, and a new major
+// must move to a package of its own.
+func compareVersions(prev, img *load.Image, prevV, v Version, opts HistoryOptions) ([]report.Finding, error) {
+	var out []report.Finding
+	if prevV.Major != v.Major {
+		a, b := img.Files[0].Desc, prev.Files[0].Desc
+		if a.Package() == b.Package() {
+			p := at(a, []int32{2})
+			p.path = v.File
+			out = append(out, report.Finding{Path: p.path, StartLine: p.sl, StartColumn: p.sc, EndLine: p.el, EndColumn: p.ec,
+				Type: "MAJOR_VERSION_SAME_PACKAGE", Hint: "a new major version is a new protocol: name its package e.g. " + v.Name + strconv.Itoa(v.Major),
+				Message: fmt.Sprintf("Major version %s keeps package %q of %s.", strings.TrimSuffix(v.File, ".proto"), string(a.Package()), strings.TrimSuffix(prevV.File, ".proto"))})
+		}
+		return out, nil
+	}
+	fs, err := Breaking(prev, img, Options{Use: []string{ruleset.CategoryWIREJSON}, BufCompat: opts.BufCompat, BufNames: opts.BufNames})
+	if err != nil {
+		return nil, err
+	}
+	for _, f := range fs {
+		if f.Path == canonicalName(v) || f.Path == "" {
+			f.Path = v.File
+		}
+		f.Message = fmt.Sprintf("%s against %s: %s", strings.TrimSuffix(v.File, ".proto"), strings.TrimSuffix(prevV.File, ".proto"), f.Message)
+		out = append(out, f)
+	}
+	return out, nil
+}
+
+// releasedChanges reports each version file that changed, beyond comments
+// and whitespace, since the release opts.Against names.
+func releasedChanges(ctx context.Context, dir string, versions []Version, opts HistoryOptions) ([]report.Finding, error) {
+	lo := opts.Load
+	lo.Against = true
+	released, err := load.ReadFiles(ctx, opts.Against, lo)
+	if err != nil {
+		return nil, err
 	}
 	var out []report.Finding
-	var prev *load.Image
-	var prevV Version
-	for i, v := range versions {
-		img, err := loadVersion(v)
+	for _, v := range versions {
+		old, ok := released[v.File]
+		if !ok {
+			continue
+		}
+		cur, err := os.ReadFile(filepath.Join(dir, v.File))
 		if err != nil {
 			return nil, err
 		}
-		if i > 0 && prevV.Name == v.Name {
-			if prevV.Major == v.Major {
-				fs, err := Breaking(prev, img, Options{Use: []string{ruleset.CategoryWIREJSON}, BufCompat: opts.BufCompat, BufNames: opts.BufNames})
-				if err != nil {
-					return nil, err
-				}
-				for _, f := range fs {
-					if f.Path == canonicalName(v) || f.Path == "" {
-						f.Path = v.File
-					}
-					f.Message = fmt.Sprintf("%s against %s: %s", strings.TrimSuffix(v.File, ".proto"), strings.TrimSuffix(prevV.File, ".proto"), f.Message)
-					out = append(out, f)
-				}
-			} else {
-				a, b := img.Files[0].Desc, prev.Files[0].Desc
-				if a.Package() == b.Package() {
-					p := at(a, []int32{2})
-					p.path = v.File
-					out = append(out, report.Finding{Path: p.path, StartLine: p.sl, StartColumn: p.sc, EndLine: p.el, EndColumn: p.ec,
-						Type: "MAJOR_VERSION_SAME_PACKAGE", Hint: "a new major version is a new protocol: name its package e.g. " + v.Name + strconv.Itoa(v.Major),
-						Message: fmt.Sprintf("Major version %s keeps package %q of %s.", strings.TrimSuffix(v.File, ".proto"), string(a.Package()), strings.TrimSuffix(prevV.File, ".proto"))})
-				}
-			}
-		}
-		prev, prevV = img, v
-	}
-	if opts.Against != "" {
-		lo := opts.Load
-		lo.Against = true
-		released, err := load.ReadFiles(ctx, opts.Against, lo)
-		if err != nil {
-			return nil, err
-		}
-		for _, v := range versions {
-			old, ok := released[v.File]
-			if !ok {
-				continue
-			}
-			cur, err := os.ReadFile(filepath.Join(dir, v.File))
-			if err != nil {
-				return nil, err
-			}
-			if line, col, changed := firstTokenChange(old, cur); changed {
-				out = append(out, report.Finding{Path: v.File, StartLine: line, StartColumn: col, EndLine: line, EndColumn: col,
-					Type:    "RELEASED_FILE_CHANGED",
-					Message: fmt.Sprintf("Released file %q changed since %s: a released protocol version may change only in comments and whitespace.", v.File, opts.Against),
-					Hint:    "put the change into a new minor version file instead"})
-			}
+		if line, col, changed := firstTokenChange(old, cur); changed {
+			out = append(out, report.Finding{Path: v.File, StartLine: line, StartColumn: col, EndLine: line, EndColumn: col,
+				Type:    "RELEASED_FILE_CHANGED",
+				Message: fmt.Sprintf("Released file %q changed since %s: a released protocol version may change only in comments and whitespace.", v.File, opts.Against),
+				Hint:    "put the change into a new minor version file instead"})
 		}
 	}
-	report.Sort(out)
 	return out, nil
 }
 

@@ -179,97 +179,137 @@ type Figure struct {
 }
 
 func figures(s samples, streamMiB int) []Figure {
-	var figs []Figure
-	add := func(f Figure, check func(r float64) bool) {
-		if f.Baseline != 0 && !math.IsNaN(f.Baseline) {
-			f.Ratio = round(f.Plugkit/f.Baseline, 3)
-		}
-		if check != nil && !math.IsNaN(f.Ratio) {
-			met := check(f.Ratio)
-			f.Met = &met
-		}
-		f.Plugkit, f.Baseline = round(f.Plugkit, 3), round(f.Baseline, 3)
-		figs = append(figs, f)
-	}
-	gp := func(v float64) *float64 {
-		if math.IsNaN(v) {
-			return nil
-		}
-		r := round(v, 3)
-		return &r
-	}
-	sp := func(unit string, names ...string) float64 {
-		m := 0.0
-		for _, n := range names {
-			m = math.Max(m, s.spread(n, unit))
-		}
-		return round(m, 3)
-	}
-	ms := func(name string) float64 { return s.median(name, "ns/op") / 1e6 }
-	us := func(name string) float64 { return s.median(name, "ns/op") / 1e3 }
-	atMost := func(limit float64) func(float64) bool { return func(r float64) bool { return r <= limit } }
-	atLeast := func(limit float64) func(float64) bool { return func(r float64) bool { return r >= limit } }
-
-	add(Figure{Name: "cold_start_automtls", Unit: "ms", Plugkit: ms("ColdStartTLS/plugkit"), Baseline: ms("ColdStartTLS/goplugin"),
-		BaselineIs: "go-plugin v1.8.0", Goal: "<= 0.25x go-plugin", Runs: s.runs("ColdStartTLS/plugkit", "ns/op"),
-		Spread: sp("ns/op", "ColdStartTLS/plugkit", "ColdStartTLS/goplugin")}, atMost(0.25))
-	add(Figure{Name: "cold_start_plain", Unit: "ms", Plugkit: ms("ColdStartPlain/plugkit"), Baseline: ms("ColdStartPlain/floor"),
-		GoPlugin: gp(ms("ColdStartPlain/goplugin")), BaselineIs: "floor: the same binary run until it exits",
-		Goal: "<= 1.5x floor", Runs: s.runs("ColdStartPlain/plugkit", "ns/op"), Spread: sp("ns/op", "ColdStartPlain/plugkit", "ColdStartPlain/floor")}, atMost(1.5))
+	b := &figureSet{s: s}
+	b.coldStart()
 	for _, tls := range []string{"", "-mtls"} {
-		suffix := strings.ReplaceAll(tls, "-", "_")
-		var goplugin func(string) *float64 = func(string) *float64 { return nil }
-		if tls != "" {
-			goplugin = func(v string) *float64 { return gp(us(v)) }
-		}
-		for _, size := range []string{"16B", "64KiB", "1MiB"} {
-			pre := "Unary/" + size + "/"
-			add(Figure{Name: "unary_" + size + suffix, Unit: "µs/call", Plugkit: us(pre + "plugkit" + tls), Baseline: us(pre + "raw" + tls),
-				GoPlugin: goplugin(pre + "goplugin-mtls"), BaselineIs: "grpc-go" + tls, Goal: "<= 1.05x grpc-go", Runs: s.runs(pre+"plugkit"+tls, "ns/op"),
-				Spread: sp("ns/op", pre+"plugkit"+tls, pre+"raw"+tls)}, atMost(1.05))
-		}
-		var gpStream *float64
-		if tls != "" {
-			gpStream = gp(s.median("Stream/goplugin-mtls", "MB/s"))
-		}
-		add(Figure{Name: fmt.Sprintf("stream_%s%s", sizeName(streamMiB), suffix), Unit: "MB/s", Plugkit: s.median("Stream/plugkit"+tls, "MB/s"),
-			Baseline: s.median("Stream/raw"+tls, "MB/s"), GoPlugin: gpStream, BaselineIs: "grpc-go" + tls, Goal: ">= 0.9x grpc-go",
-			Runs: s.runs("Stream/plugkit"+tls, "MB/s"), Spread: sp("MB/s", "Stream/plugkit"+tls, "Stream/raw"+tls)}, atLeast(0.9))
-		for _, callers := range []string{"16", "256"} {
-			pre := "Concurrent/" + callers + "/"
-			var gpc *float64
-			if tls != "" {
-				gpc = gp(s.median(pre+"goplugin-mtls", "calls/s"))
-			}
-			add(Figure{Name: "concurrent_" + callers + suffix, Unit: "calls/s", Plugkit: s.median(pre+"plugkit"+tls, "calls/s"),
-				Baseline: s.median(pre+"raw"+tls, "calls/s"), GoPlugin: gpc, BaselineIs: "grpc-go" + tls, Goal: ">= 0.95x grpc-go",
-				Runs: s.runs(pre+"plugkit"+tls, "calls/s"), Spread: sp("calls/s", pre+"plugkit"+tls, pre+"raw"+tls)}, atLeast(0.95))
-		}
+		b.transport(tls, streamMiB)
 	}
-	// Remote: a plugin service (PLUGKIT_LISTEN, host.Dial) against grpc-go
-	// with the same mutual TLS, across one veth pair between namespaces.
-	if s.runs("Remote/unary_16B/plugkit", "ns/op") > 0 {
-		add(Figure{Name: "remote_unary_16B_mtls", Unit: "µs/call", Plugkit: us("Remote/unary_16B/plugkit"), Baseline: us("Remote/unary_16B/raw"),
-			BaselineIs: "grpc-go-mtls over the same veth", Goal: "<= 1.05x grpc-go", Runs: s.runs("Remote/unary_16B/plugkit", "ns/op"),
-			Spread: sp("ns/op", "Remote/unary_16B/plugkit", "Remote/unary_16B/raw")}, atMost(1.05))
-		add(Figure{Name: fmt.Sprintf("remote_stream_%s_mtls", sizeName(streamMiB)), Unit: "MB/s", Plugkit: s.median("Remote/stream/plugkit", "MB/s"),
-			Baseline: s.median("Remote/stream/raw", "MB/s"), BaselineIs: "grpc-go-mtls over the same veth", Goal: ">= 0.95x grpc-go",
-			Runs: s.runs("Remote/stream/plugkit", "MB/s"), Spread: sp("MB/s", "Remote/stream/plugkit", "Remote/stream/raw")}, atLeast(0.95))
+	b.remote(streamMiB)
+	b.discoveryAndMemory()
+	return b.figs
+}
+
+// figureSet gathers the report's figures from one set of samples.
+type figureSet struct {
+	s    samples
+	figs []Figure
+}
+
+// add rounds f, computes its ratio and, when check is set, whether the
+// goal is met, and appends it.
+func (b *figureSet) add(f Figure, check func(r float64) bool) {
+	if f.Baseline != 0 && !math.IsNaN(f.Baseline) {
+		f.Ratio = round(f.Plugkit/f.Baseline, 3)
 	}
+	if check != nil && !math.IsNaN(f.Ratio) {
+		met := check(f.Ratio)
+		f.Met = &met
+	}
+	f.Plugkit, f.Baseline = round(f.Plugkit, 3), round(f.Baseline, 3)
+	b.figs = append(b.figs, f)
+}
+
+// gp is an optional go-plugin figure: nil when it was not measured.
+func gp(v float64) *float64 {
+	if math.IsNaN(v) {
+		return nil
+	}
+	r := round(v, 3)
+	return &r
+}
+
+// spread is the largest spread of the named benchmarks in unit.
+func (b *figureSet) spread(unit string, names ...string) float64 {
+	m := 0.0
+	for _, n := range names {
+		m = math.Max(m, b.s.spread(n, unit))
+	}
+	return round(m, 3)
+}
+
+func (b *figureSet) ms(name string) float64 { return b.s.median(name, "ns/op") / 1e6 }
+func (b *figureSet) us(name string) float64 { return b.s.median(name, "ns/op") / 1e3 }
+
+func atMost(limit float64) func(float64) bool  { return func(r float64) bool { return r <= limit } }
+func atLeast(limit float64) func(float64) bool { return func(r float64) bool { return r >= limit } }
+
+func (b *figureSet) coldStart() {
+	s := b.s
+	b.add(Figure{Name: "cold_start_automtls", Unit: "ms", Plugkit: b.ms("ColdStartTLS/plugkit"), Baseline: b.ms("ColdStartTLS/goplugin"),
+		BaselineIs: "go-plugin v1.8.0", Goal: "<= 0.25x go-plugin", Runs: s.runs("ColdStartTLS/plugkit", "ns/op"),
+		Spread: b.spread("ns/op", "ColdStartTLS/plugkit", "ColdStartTLS/goplugin")}, atMost(0.25))
+	b.add(Figure{Name: "cold_start_plain", Unit: "ms", Plugkit: b.ms("ColdStartPlain/plugkit"), Baseline: b.ms("ColdStartPlain/floor"),
+		GoPlugin: gp(b.ms("ColdStartPlain/goplugin")), BaselineIs: "floor: the same binary run until it exits",
+		Goal: "<= 1.5x floor", Runs: s.runs("ColdStartPlain/plugkit", "ns/op"), Spread: b.spread("ns/op", "ColdStartPlain/plugkit", "ColdStartPlain/floor")}, atMost(1.5))
+}
+
+// transport adds the unary, streaming and concurrent figures, in plain
+// text (tls "") or with mutual TLS (tls "-mtls").
+func (b *figureSet) transport(tls string, streamMiB int) {
+	s := b.s
+	suffix := strings.ReplaceAll(tls, "-", "_")
+	goplugin := func(string) *float64 { return nil }
+	if tls != "" {
+		goplugin = func(v string) *float64 { return gp(b.us(v)) }
+	}
+	for _, size := range []string{"16B", "64KiB", "1MiB"} {
+		pre := "Unary/" + size + "/"
+		b.add(Figure{Name: "unary_" + size + suffix, Unit: "µs/call", Plugkit: b.us(pre + "plugkit" + tls), Baseline: b.us(pre + "raw" + tls),
+			GoPlugin: goplugin(pre + "goplugin-mtls"), BaselineIs: "grpc-go" + tls, Goal: "<= 1.05x grpc-go", Runs: s.runs(pre+"plugkit"+tls, "ns/op"),
+			Spread: b.spread("ns/op", pre+"plugkit"+tls, pre+"raw"+tls)}, atMost(1.05))
+	}
+	var gpStream *float64
+	if tls != "" {
+		gpStream = gp(s.median("Stream/goplugin-mtls", "MB/s"))
+	}
+	b.add(Figure{Name: fmt.Sprintf("stream_%s%s", sizeName(streamMiB), suffix), Unit: "MB/s", Plugkit: s.median("Stream/plugkit"+tls, "MB/s"),
+		Baseline: s.median("Stream/raw"+tls, "MB/s"), GoPlugin: gpStream, BaselineIs: "grpc-go" + tls, Goal: ">= 0.9x grpc-go",
+		Runs: s.runs("Stream/plugkit"+tls, "MB/s"), Spread: b.spread("MB/s", "Stream/plugkit"+tls, "Stream/raw"+tls)}, atLeast(0.9))
+	for _, callers := range []string{"16", "256"} {
+		pre := "Concurrent/" + callers + "/"
+		var gpc *float64
+		if tls != "" {
+			gpc = gp(s.median(pre+"goplugin-mtls", "calls/s"))
+		}
+		b.add(Figure{Name: "concurrent_" + callers + suffix, Unit: "calls/s", Plugkit: s.median(pre+"plugkit"+tls, "calls/s"),
+			Baseline: s.median(pre+"raw"+tls, "calls/s"), GoPlugin: gpc, BaselineIs: "grpc-go" + tls, Goal: ">= 0.95x grpc-go",
+			Runs: s.runs(pre+"plugkit"+tls, "calls/s"), Spread: b.spread("calls/s", pre+"plugkit"+tls, pre+"raw"+tls)}, atLeast(0.95))
+	}
+}
+
+// remote adds a plugin service's figures (PLUGKIT_LISTEN, host.Dial)
+// against grpc-go with the same mutual TLS, across one veth pair between
+// namespaces, when they were measured.
+func (b *figureSet) remote(streamMiB int) {
+	s := b.s
+	if s.runs("Remote/unary_16B/plugkit", "ns/op") == 0 {
+		return
+	}
+	b.add(Figure{Name: "remote_unary_16B_mtls", Unit: "µs/call", Plugkit: b.us("Remote/unary_16B/plugkit"), Baseline: b.us("Remote/unary_16B/raw"),
+		BaselineIs: "grpc-go-mtls over the same veth", Goal: "<= 1.05x grpc-go", Runs: s.runs("Remote/unary_16B/plugkit", "ns/op"),
+		Spread: b.spread("ns/op", "Remote/unary_16B/plugkit", "Remote/unary_16B/raw")}, atMost(1.05))
+	b.add(Figure{Name: fmt.Sprintf("remote_stream_%s_mtls", sizeName(streamMiB)), Unit: "MB/s", Plugkit: s.median("Remote/stream/plugkit", "MB/s"),
+		Baseline: s.median("Remote/stream/raw", "MB/s"), BaselineIs: "grpc-go-mtls over the same veth", Goal: ">= 0.95x grpc-go",
+		Runs: s.runs("Remote/stream/plugkit", "MB/s"), Spread: b.spread("MB/s", "Remote/stream/plugkit", "Remote/stream/raw")}, atLeast(0.95))
+}
+
+// discoveryAndMemory adds the manager's discovery figures and the
+// resident memory of host and plugin.
+func (b *figureSet) discoveryAndMemory() {
+	s := b.s
 	cpus := float64(runtime.NumCPU())
-	add(Figure{Name: "manager_discover_100_cold", Unit: "ms", Plugkit: ms("ManagerDiscover/cold"),
-		Baseline:   100 * ms("ColdStartPlain/floor") / cpus,
+	b.add(Figure{Name: "manager_discover_100_cold", Unit: "ms", Plugkit: b.ms("ManagerDiscover/cold"),
+		Baseline:   100 * b.ms("ColdStartPlain/floor") / cpus,
 		BaselineIs: fmt.Sprintf("100 x floor / %d CPUs", runtime.NumCPU()), Goal: "reported", Runs: s.runs("ManagerDiscover/cold", "ns/op")}, nil)
 	warmLaunches := s.median("ManagerDiscover/warm", "launches")
-	add(Figure{Name: "manager_discover_100_warm", Unit: "ms", Plugkit: ms("ManagerDiscover/warm"), Baseline: 50,
+	b.add(Figure{Name: "manager_discover_100_warm", Unit: "ms", Plugkit: b.ms("ManagerDiscover/warm"), Baseline: 50,
 		BaselineIs: "the goal, 50 ms", Goal: fmt.Sprintf("0 launches (%v), < 50 ms", warmLaunches), Runs: s.runs("ManagerDiscover/warm", "ns/op")},
 		func(r float64) bool { return r < 1 && warmLaunches == 0 })
 	kib := func(name, unit string) float64 { return s.median(name, unit) / 1024 }
 	for _, part := range []string{"total", "host", "plugin"} {
-		add(Figure{Name: "rss_" + part, Unit: "MiB", Plugkit: kib("RSS/plugkit", part+"-KiB"), Baseline: kib("RSS/goplugin", part+"-KiB"),
+		b.add(Figure{Name: "rss_" + part, Unit: "MiB", Plugkit: kib("RSS/plugkit", part+"-KiB"), Baseline: kib("RSS/goplugin", part+"-KiB"),
 			BaselineIs: "go-plugin v1.8.0", Goal: "reported", Runs: s.runs("RSS/plugkit", part+"-KiB")}, nil)
 	}
-	return figs
 }
 
 func sizeName(mib int) string {

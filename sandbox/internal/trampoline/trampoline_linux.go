@@ -52,62 +52,8 @@ func run(js string) error {
 	if sp.UID <= 0 || sp.GID <= 0 {
 		return fmt.Errorf("%s names user %d and group %d: the sandbox never runs a plugin as root; it is set only by the sandbox for its own re-exec", Env, sp.UID, sp.GID)
 	}
-	// Nothing mounted here may reach the host's namespace.
-	if err := syscall.Mount("", "/", "", syscall.MS_REC|syscall.MS_PRIVATE, ""); err != nil {
-		return fmt.Errorf("making the mounts private: %w", err)
-	}
-	// Open what must stay reachable before /tmp and /dev are replaced:
-	// the plugin (not close-on-exec, so that an interpreter of a script
-	// can open it too), the directories to keep writable and the
-	// devices the minimal /dev keeps.
-	exe, err := syscall.Open(sp.Exe, oPath, 0)
+	exe, err := buildView(sp)
 	if err != nil {
-		return fmt.Errorf("opening the plugin %s: %w", sp.Exe, err)
-	}
-	keep := make([]int, len(sp.Keep))
-	for i, dir := range sp.Keep {
-		if keep[i], err = syscall.Open(dir, oPath|syscall.O_DIRECTORY|syscall.O_CLOEXEC, 0); err != nil {
-			return fmt.Errorf("opening %s: %w", dir, err)
-		}
-	}
-	devs, err := openDevices()
-	if err != nil {
-		return err
-	}
-	if err := setReadOnly("/", true, true); err != nil {
-		return fmt.Errorf("making the file system read-only: %w", err)
-	}
-	// A fresh sysfs shows the new network namespace's interfaces (lo),
-	// not the host's, and hides what is mounted under the host's /sys.
-	if err := syscall.Mount("sysfs", "/sys", "sysfs", syscall.MS_RDONLY|syscall.MS_NOSUID|syscall.MS_NODEV|syscall.MS_NOEXEC, ""); err != nil {
-		return fmt.Errorf("mounting the sandbox's /sys: %w", err)
-	}
-	opts := "mode=1777,size=" + strconv.FormatInt(sp.TmpSize, 10)
-	if err := syscall.Mount("tmpfs", "/tmp", "tmpfs", syscall.MS_NOSUID|syscall.MS_NODEV, opts); err != nil {
-		return fmt.Errorf("mounting the private /tmp: %w", err)
-	}
-	for i, dir := range sp.Keep {
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			return fmt.Errorf("making the mount point %s: %w", dir, err)
-		}
-		if err := syscall.Mount("/proc/self/fd/"+strconv.Itoa(keep[i]), dir, "", syscall.MS_BIND, ""); err != nil {
-			return fmt.Errorf("binding %s: %w", dir, err)
-		}
-		if err := setReadOnly(dir, false, false); err != nil {
-			return fmt.Errorf("making %s writable: %w", dir, err)
-		}
-		syscall.Close(keep[i])
-	}
-	if err := mountDev(devs); err != nil {
-		return fmt.Errorf("making the minimal /dev: %w", err)
-	}
-	// A /proc of the new PID namespace, in which the plugin is process 1
-	// and sees no process of the host's, with the kernel's knobs
-	// read-only and its leaky files masked.
-	if err := syscall.Mount("proc", "/proc", "proc", syscall.MS_NOSUID|syscall.MS_NODEV|syscall.MS_NOEXEC, ""); err != nil {
-		return fmt.Errorf("mounting the sandbox's /proc: %w", err)
-	}
-	if err := maskKernelFiles(); err != nil {
 		return err
 	}
 	if err := os.Chdir(sp.Dir); err != nil {
@@ -128,6 +74,84 @@ func run(js string) error {
 		return fmt.Errorf("executing the plugin %s as user %d, group %d: %w: let that user execute it (chmod o+rx, or choose Runner.UID and Runner.GID)", sp.Exe, sp.UID, sp.GID, err)
 	}
 	return fmt.Errorf("executing the plugin %s: %w", sp.Exe, err)
+}
+
+// buildView makes the plugin's view of the system in this process's new
+// mount namespace: private mounts, a read-only root, a fresh /sys, a
+// private /tmp, the writable directories bound back, a minimal /dev and
+// a /proc of the new PID namespace with the kernel's knobs read-only and
+// its leaky files masked. It returns a descriptor of the plugin's
+// executable, opened before /tmp and /dev were replaced.
+func buildView(sp Spec) (exe int, err error) {
+	// Nothing mounted here may reach the host's namespace.
+	if err := syscall.Mount("", "/", "", syscall.MS_REC|syscall.MS_PRIVATE, ""); err != nil {
+		return -1, fmt.Errorf("making the mounts private: %w", err)
+	}
+	// Open what must stay reachable before /tmp and /dev are replaced:
+	// the plugin (not close-on-exec, so that an interpreter of a script
+	// can open it too), the directories to keep writable and the
+	// devices the minimal /dev keeps.
+	exe, err = syscall.Open(sp.Exe, oPath, 0)
+	if err != nil {
+		return -1, fmt.Errorf("opening the plugin %s: %w", sp.Exe, err)
+	}
+	keep := make([]int, len(sp.Keep))
+	for i, dir := range sp.Keep {
+		if keep[i], err = syscall.Open(dir, oPath|syscall.O_DIRECTORY|syscall.O_CLOEXEC, 0); err != nil {
+			return -1, fmt.Errorf("opening %s: %w", dir, err)
+		}
+	}
+	devs, err := openDevices()
+	if err != nil {
+		return -1, err
+	}
+	if err := setReadOnly("/", true, true); err != nil {
+		return -1, fmt.Errorf("making the file system read-only: %w", err)
+	}
+	// A fresh sysfs shows the new network namespace's interfaces (lo),
+	// not the host's, and hides what is mounted under the host's /sys.
+	if err := syscall.Mount("sysfs", "/sys", "sysfs", syscall.MS_RDONLY|syscall.MS_NOSUID|syscall.MS_NODEV|syscall.MS_NOEXEC, ""); err != nil {
+		return -1, fmt.Errorf("mounting the sandbox's /sys: %w", err)
+	}
+	opts := "mode=1777,size=" + strconv.FormatInt(sp.TmpSize, 10)
+	if err := syscall.Mount("tmpfs", "/tmp", "tmpfs", syscall.MS_NOSUID|syscall.MS_NODEV, opts); err != nil {
+		return -1, fmt.Errorf("mounting the private /tmp: %w", err)
+	}
+	if err := bindWritable(sp.Keep, keep); err != nil {
+		return -1, err
+	}
+	if err := mountDev(devs); err != nil {
+		return -1, fmt.Errorf("making the minimal /dev: %w", err)
+	}
+	// A /proc of the new PID namespace, in which the plugin is process 1
+	// and sees no process of the host's, with the kernel's knobs
+	// read-only and its leaky files masked.
+	if err := syscall.Mount("proc", "/proc", "proc", syscall.MS_NOSUID|syscall.MS_NODEV|syscall.MS_NOEXEC, ""); err != nil {
+		return -1, fmt.Errorf("mounting the sandbox's /proc: %w", err)
+	}
+	if err := maskKernelFiles(); err != nil {
+		return -1, err
+	}
+	return exe, nil
+}
+
+// bindWritable binds each directory of dirs, through the descriptor
+// opened before /tmp was replaced (fds), back at its path, writable, and
+// closes the descriptor.
+func bindWritable(dirs []string, fds []int) error {
+	for i, dir := range dirs {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return fmt.Errorf("making the mount point %s: %w", dir, err)
+		}
+		if err := syscall.Mount("/proc/self/fd/"+strconv.Itoa(fds[i]), dir, "", syscall.MS_BIND, ""); err != nil {
+			return fmt.Errorf("binding %s: %w", dir, err)
+		}
+		if err := setReadOnly(dir, false, false); err != nil {
+			return fmt.Errorf("making %s writable: %w", dir, err)
+		}
+		syscall.Close(fds[i])
+	}
+	return nil
 }
 
 // checkIsolated refuses to touch mounts unless this process is in
