@@ -26,6 +26,7 @@ import (
 	"github.com/plugkit/plugkit/broker"
 	objectstorev1 "github.com/plugkit/plugkit/examples/objectstore/gen/objectstore/v1"
 	"github.com/plugkit/plugkit/handshake"
+	"github.com/plugkit/plugkit/internal/brokerwire"
 	"github.com/plugkit/plugkit/internal/goplugin/pluginpb"
 	"github.com/plugkit/plugkit/plugin"
 	"github.com/plugkit/plugkit/wire"
@@ -294,7 +295,7 @@ func knockFloodPlugin() {
 	var serveLn net.Listener = ln
 	muxField := ""
 	if os.Getenv(handshake.EnvMultiplexGRPC) == "true" {
-		serveLn = broker.ListenMux(ln).Main()
+		serveLn = brokerwire.ListenMux(ln).Main()
 		muxField = "|true"
 	}
 	pluginpb.RegisterGRPCBrokerServer(srv, knockFlood{})

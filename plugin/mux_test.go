@@ -14,8 +14,8 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 
-	"github.com/plugkit/plugkit/broker"
 	"github.com/plugkit/plugkit/handshake"
+	"github.com/plugkit/plugkit/internal/brokerwire"
 	"github.com/plugkit/plugkit/internal/goplugin/pluginpb"
 	"github.com/plugkit/plugkit/plugin"
 	"github.com/plugkit/plugkit/wire"
@@ -62,7 +62,7 @@ func TestRunMultiplexed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	mux, err := broker.DialMux(raw)
+	mux, err := brokerwire.DialMux(raw)
 	if err != nil {
 		t.Fatal(err)
 	}

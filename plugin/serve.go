@@ -25,6 +25,7 @@ import (
 	"github.com/plugkit/plugkit/automtls"
 	"github.com/plugkit/plugkit/broker"
 	"github.com/plugkit/plugkit/handshake"
+	"github.com/plugkit/plugkit/internal/brokerwire"
 	"github.com/plugkit/plugkit/internal/goplugin/pluginpb"
 	"github.com/plugkit/plugkit/internal/listen"
 	"github.com/plugkit/plugkit/wire"
@@ -176,7 +177,7 @@ func Run(ctx context.Context, cfg Config) error {
 	if mux != nil {
 		defer mux.Close()
 	}
-	brk := broker.New(broker.Options{
+	brk, brkWire := brokerwire.New[*broker.Broker](brokerwire.Options{
 		Mux:           mux,
 		TLS:           tlsConfig,
 		Unix:          listen.UnixConfig{Dir: env.UnixSocketDir, Group: env.UnixSocketGroup},
@@ -190,7 +191,7 @@ func Run(ctx context.Context, cfg Config) error {
 	healthSrv := health.NewServer()
 	healthSrv.SetServingStatus(wire.HealthService, healthpb.HealthCheckResponse_SERVING)
 	healthpb.RegisterHealthServer(srv, healthSrv)
-	pluginpb.RegisterGRPCBrokerServer(srv, broker.ServerHandler{Broker: brk})
+	pluginpb.RegisterGRPCBrokerServer(srv, brkWire.Handler())
 	pluginpb.RegisterGRPCControllerServer(srv, controller{shutdown: shutdown})
 	pluginpb.RegisterGRPCStdioServer(srv, stdio)
 	if err := cfg.Versions[version](srv, brk); err != nil {

@@ -22,6 +22,7 @@ import (
 
 	"github.com/plugkit/plugkit/broker"
 	"github.com/plugkit/plugkit/handshake"
+	"github.com/plugkit/plugkit/internal/brokerwire"
 	"github.com/plugkit/plugkit/internal/goplugin/pluginpb"
 	"github.com/plugkit/plugkit/wire"
 )
@@ -133,7 +134,7 @@ func runService(ctx context.Context, cfg Config, addr string, lookup func(string
 	// The broker pairs one host with one plugin process; a service has
 	// many hosts, so its broker is never attached: the hosts' broker
 	// streams are held open and answered with nothing.
-	brk := broker.New(broker.Options{})
+	brk, _ := brokerwire.New[*broker.Broker](brokerwire.Options{})
 	defer brk.Close()
 	healthSrv := health.NewServer()
 	healthSrv.SetServingStatus(wire.HealthService, healthpb.HealthCheckResponse_SERVING)
