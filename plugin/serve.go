@@ -28,6 +28,7 @@ import (
 	"github.com/plugkit/plugkit/internal/brokerwire"
 	"github.com/plugkit/plugkit/internal/goplugin/pluginpb"
 	"github.com/plugkit/plugkit/internal/listen"
+	"github.com/plugkit/plugkit/internal/pluginharness"
 	"github.com/plugkit/plugkit/wire"
 )
 
@@ -92,22 +93,6 @@ type Config struct {
 	// DebugAnnounce writes debug mode's announcement of where the plugin
 	// serves; nil means DebugLine (PLUGKIT_REATTACH='{...}').
 	DebugAnnounce func(w io.Writer, name string, r Reattach) error
-
-	// The fields below are for running a plugin inside another program,
-	// such as a test. A real plugin leaves them zero.
-
-	// LookupEnv reads the environment; nil means os.LookupEnv.
-	LookupEnv func(string) (string, bool)
-	// Handshake receives the handshake line; nil means standard output.
-	// A service (EnvListen) prints no handshake; it writes the address it
-	// listens on here, when set, as one line.
-	Handshake io.Writer
-	// KeepStdio leaves os.Stdout and os.Stderr alone. Otherwise, after the
-	// handshake, they are redirected to the GRPCStdio stream, as go-plugin
-	// does, so that stray prints cannot corrupt the protocol.
-	KeepStdio bool
-	// NoParentWatch turns off exiting when the parent process dies.
-	NoParentWatch bool
 }
 
 // Serve runs the plugin and exits the process when it is done: status 0
@@ -134,23 +119,22 @@ func Run(ctx context.Context, cfg Config) error {
 	if len(cfg.Versions) == 0 {
 		return errors.New("plugin: Config.Versions is empty: register the services of at least one app protocol version")
 	}
-	lookup := cfg.LookupEnv
-	if lookup == nil {
-		lookup = os.LookupEnv
-	}
+	h := pluginharness.From(ctx)
+	h.LookupEnv = h.Lookup(os.LookupEnv)
+	lookup := h.LookupEnv
 	logger := cfg.Logger
 	if logger == nil {
 		logger = NewLogger(slog.LevelInfo)
 	}
 	if addr, _ := lookup(EnvListen); addr != "" {
-		return runService(ctx, cfg, addr, lookup, logger) // service.go
+		return runService(ctx, cfg, addr, h, logger) // service.go
 	}
 	env, debug, err := readEnv(cfg, lookup)
 	if err != nil {
 		return err
 	}
 	if debug {
-		cfg.KeepStdio, cfg.NoParentWatch = true, true
+		h.KeepStdio, h.NoParentWatch = true, true
 	}
 	version := chooseVersion(cfg.Versions, env.Versions, logger)
 
@@ -213,7 +197,7 @@ func Run(ctx context.Context, cfg Config) error {
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(serveLn) }()
 
-	out := cfg.Handshake
+	out := h.Handshake
 	if out == nil {
 		out = os.Stdout
 	}
@@ -229,7 +213,7 @@ func Run(ctx context.Context, cfg Config) error {
 	if f, ok := out.(*os.File); ok {
 		f.Sync()
 	}
-	if !cfg.KeepStdio {
+	if !h.KeepStdio {
 		restore, err := stdio.capture()
 		if err != nil {
 			srv.Stop()
@@ -240,7 +224,7 @@ func Run(ctx context.Context, cfg Config) error {
 	logger.Debug("plugin serving", "network", line.Network, "address", line.Address, "version", version, "tls", tlsConfig != nil)
 
 	var parentGone <-chan struct{}
-	if !cfg.NoParentWatch {
+	if !h.NoParentWatch {
 		watchCtx, cancel := context.WithCancel(ctx)
 		defer cancel()
 		parentGone = watchParent(watchCtx)

@@ -24,6 +24,7 @@ import (
 	"github.com/plugkit/plugkit/handshake"
 	"github.com/plugkit/plugkit/internal/brokerwire"
 	"github.com/plugkit/plugkit/internal/goplugin/pluginpb"
+	"github.com/plugkit/plugkit/internal/pluginharness"
 	"github.com/plugkit/plugkit/wire"
 )
 
@@ -71,7 +72,8 @@ var ErrNoTLS = errors.New("a plugin service requires mutual TLS: set " + EnvTLSC
 	EnvInsecureLoopback + "=1")
 
 // runService serves the plugin on addr for many hosts until ctx ends.
-func runService(ctx context.Context, cfg Config, addr string, lookup func(string) (string, bool), logger *slog.Logger) error {
+func runService(ctx context.Context, cfg Config, addr string, h pluginharness.Harness, logger *slog.Logger) error {
+	lookup := h.LookupEnv
 	tlsConfig, err := serviceTLS(addr, lookup, logger)
 	if err != nil {
 		return err
@@ -172,9 +174,9 @@ func runService(ctx context.Context, cfg Config, addr string, lookup func(string
 		logger.Info("plugin service health listening (plain text, health only)", "address", hln.Addr().String())
 	}
 	logger.Info("plugin service listening", "address", ln.Addr().String(), "version", version, "tls", tlsConfig != nil)
-	if cfg.Handshake != nil {
+	if h.Handshake != nil {
 		// For a test running the service in-process: where it listens.
-		fmt.Fprintln(cfg.Handshake, ln.Addr().String())
+		fmt.Fprintln(h.Handshake, ln.Addr().String())
 	}
 
 	select {

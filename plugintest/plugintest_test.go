@@ -14,6 +14,7 @@ import (
 	"github.com/plugkit/plugkit/examples/greeter"
 	greeterv1 "github.com/plugkit/plugkit/examples/greeter/gen/greeter/v1"
 	greeterv2 "github.com/plugkit/plugkit/examples/greeter/gen/greeter/v2"
+	"github.com/plugkit/plugkit/host"
 	"github.com/plugkit/plugkit/internal/testpki"
 	"github.com/plugkit/plugkit/plugin"
 	"github.com/plugkit/plugkit/plugintest"
@@ -50,7 +51,7 @@ func config() plugin.Config {
 func TestStart(t *testing.T) {
 	var addr string
 	t.Run("serve", func(t *testing.T) {
-		c := plugintest.Start(t, config())
+		c := plugintest.Start(t, config(), plugintest.Options{})
 		addr = c.Address()
 		if c.Version() != 2 || c.Network() != "unix" || !c.TLS() {
 			t.Errorf("version %d over %s (TLS %v): want 2 over unix with AutoMTLS", c.Version(), c.Network(), c.TLS())
@@ -73,7 +74,13 @@ func TestStart(t *testing.T) {
 	}
 }
 
-// TestStartVersions offers the plugin only version 1, in plain text.
+// Start takes exactly one Options: with the variadic signature it had,
+// Start(t, cfg, Options{Versions: ...}, Options{NoAutoMTLS: true}) compiled
+// and silently dropped the second. This does not compile against it.
+var _ func(testing.TB, plugin.Config, plugintest.Options) *host.Client = plugintest.Start
+
+// TestStartVersions offers the plugin only version 1, in plain text: both
+// settings of one Options apply.
 func TestStartVersions(t *testing.T) {
 	c := plugintest.Start(t, config(), plugintest.Options{Versions: []int{1}, NoAutoMTLS: true})
 	if c.Version() != 1 || c.TLS() {
