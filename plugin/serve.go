@@ -121,15 +121,34 @@ func Run(ctx context.Context, cfg Config) error {
 	}
 	h := pluginharness.From(ctx)
 	h.LookupEnv = h.Lookup(os.LookupEnv)
-	lookup := h.LookupEnv
 	logger := cfg.Logger
 	if logger == nil {
 		logger = NewLogger(slog.LevelInfo)
 	}
-	if addr, _ := lookup(EnvListen); addr != "" {
+	if addr, _ := h.LookupEnv(EnvListen); addr != "" {
 		return runService(ctx, cfg, addr, h, logger) // service.go
 	}
-	env, debug, err := readEnv(cfg, lookup)
+	return runHosted(ctx, cfg, h, logger)
+}
+
+// hosted is a plugin serving the host that started it (or, in debug
+// mode, the hosts that reattach to it).
+type hosted struct {
+	cfg      Config
+	h        pluginharness.Harness
+	logger   *slog.Logger
+	srv      *grpc.Server
+	health   *health.Server
+	brk      *broker.Broker
+	stdio    *stdioServer
+	mux      brokerwire.Mux // nil unless the host asked for multiplexing
+	shutdown chan struct{}  // the host's Shutdown
+}
+
+// runHosted negotiates with the host through the environment, serves,
+// prints the handshake line and serves until it is asked to stop.
+func runHosted(ctx context.Context, cfg Config, h pluginharness.Harness, logger *slog.Logger) error {
+	env, debug, err := readEnv(cfg, h.LookupEnv)
 	if err != nil {
 		return err
 	}
@@ -137,52 +156,28 @@ func Run(ctx context.Context, cfg Config) error {
 		h.KeepStdio, h.NoParentWatch = true, true
 	}
 	version := chooseVersion(cfg.Versions, env.Versions, logger)
-
 	tlsConfig, serverCert, err := serverTLS(cfg, env)
 	if err != nil {
 		return err
 	}
-
 	ln, err := openListener(env)
 	if err != nil {
 		return fmt.Errorf("plugin: %w", err)
 	}
 	defer ln.Close()
-
-	maxMsg := cfg.maxMessageSize()
-	opts := []grpc.ServerOption{grpc.MaxRecvMsgSize(maxMsg), grpc.MaxSendMsgSize(maxMsg)}
-	if tlsConfig != nil {
-		opts = append(opts, grpc.Creds(credentials.NewTLS(tlsConfig)))
-	}
-	opts = append(opts, cfg.ServerOptions...)
-	srv := grpc.NewServer(opts...)
-
+	p := &hosted{cfg: cfg, h: h, logger: logger, stdio: newStdioServer(), shutdown: make(chan struct{}, 1)}
 	serveLn, mux := multiplex(ln, env)
 	if mux != nil {
 		defer mux.Close()
 	}
-	brk, brkWire := brokerwire.New[*broker.Broker](brokerwire.Options{
-		Mux:           mux,
-		TLS:           tlsConfig,
-		Unix:          listen.UnixConfig{Dir: env.UnixSocketDir, Group: env.UnixSocketGroup},
-		ServerOptions: []grpc.ServerOption{grpc.MaxRecvMsgSize(maxMsg), grpc.MaxSendMsgSize(maxMsg)},
-		DialOptions:   []grpc.DialOption{grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(maxMsg), grpc.MaxCallSendMsgSize(maxMsg))},
-	})
-	defer brk.Close()
-
-	shutdown := make(chan struct{}, 1)
-	stdio := newStdioServer()
-	healthSrv := health.NewServer()
-	healthSrv.SetServingStatus(wire.HealthService, healthpb.HealthCheckResponse_SERVING)
-	healthpb.RegisterHealthServer(srv, healthSrv)
-	pluginpb.RegisterGRPCBrokerServer(srv, brkWire.Handler())
-	pluginpb.RegisterGRPCControllerServer(srv, controller{shutdown: shutdown})
-	pluginpb.RegisterGRPCStdioServer(srv, stdio)
-	if err := cfg.Versions[version](srv, brk); err != nil {
-		return fmt.Errorf("plugin: registering the services of protocol version %d: %w", version, err)
+	p.mux = mux
+	if err := p.build(version, tlsConfig, env); err != nil {
+		return err
 	}
-	registerReflection(srv)
+	defer p.brk.Close()
 
+	served := make(chan error, 1)
+	go func() { served <- p.srv.Serve(serveLn) }()
 	line := handshake.Line{
 		CoreVersion:  handshake.CoreVersion,
 		AppVersion:   version,
@@ -193,38 +188,78 @@ func Run(ctx context.Context, cfg Config) error {
 		Multiplex:    mux != nil,
 		HasMultiplex: env.Multiplex,
 	}
-
-	served := make(chan error, 1)
-	go func() { served <- srv.Serve(serveLn) }()
-
-	out := h.Handshake
-	if out == nil {
-		out = os.Stdout
-	}
-	if debug {
-		err = announceDebug(cfg, out, line)
-	} else {
-		_, err = io.WriteString(out, line.String()+"\n")
-	}
-	if err != nil {
-		srv.Stop()
-		return fmt.Errorf("plugin: writing the handshake: %w", err)
-	}
-	if f, ok := out.(*os.File); ok {
-		f.Sync()
+	if err := p.announce(line, debug); err != nil {
+		p.srv.Stop()
+		return err
 	}
 	if !h.KeepStdio {
-		restore, err := stdio.capture()
+		restore, err := p.stdio.capture()
 		if err != nil {
-			srv.Stop()
+			p.srv.Stop()
 			return fmt.Errorf("plugin: redirecting stdout and stderr: %w", err)
 		}
 		defer restore()
 	}
 	logger.Debug("plugin serving", "network", line.Network, "address", line.Address, "version", version, "tls", tlsConfig != nil)
+	return p.wait(ctx, served)
+}
 
+// build makes the broker and the server, with the services of version.
+func (p *hosted) build(version int, tlsConfig *tls.Config, env handshake.Env) error {
+	maxMsg := p.cfg.maxMessageSize()
+	brk, wire := brokerwire.New[*broker.Broker](brokerwire.Options{
+		Mux:           p.mux,
+		TLS:           tlsConfig,
+		Unix:          listen.UnixConfig{Dir: env.UnixSocketDir, Group: env.UnixSocketGroup},
+		ServerOptions: []grpc.ServerOption{grpc.MaxRecvMsgSize(maxMsg), grpc.MaxSendMsgSize(maxMsg)},
+		DialOptions:   []grpc.DialOption{grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(maxMsg), grpc.MaxCallSendMsgSize(maxMsg))},
+	})
+	opts := []grpc.ServerOption{grpc.MaxRecvMsgSize(maxMsg), grpc.MaxSendMsgSize(maxMsg)}
+	if tlsConfig != nil {
+		opts = append(opts, grpc.Creds(credentials.NewTLS(tlsConfig)))
+	}
+	opts = append(opts, p.cfg.ServerOptions...)
+	srv, hs, err := p.cfg.newServer(version, opts, serverParts{
+		broker:     wire.Handler(),
+		controller: controller{shutdown: p.shutdown},
+		stdio:      p.stdio,
+		brk:        brk,
+	})
+	if err != nil {
+		brk.Close()
+		return err
+	}
+	p.srv, p.health, p.brk = srv, hs, brk
+	return nil
+}
+
+// announce writes the handshake line (in debug mode, the reattach line)
+// where the host reads it.
+func (p *hosted) announce(line handshake.Line, debug bool) error {
+	out := p.h.Handshake
+	if out == nil {
+		out = os.Stdout
+	}
+	var err error
+	if debug {
+		err = announceDebug(p.cfg, out, line)
+	} else {
+		_, err = io.WriteString(out, line.String()+"\n")
+	}
+	if err != nil {
+		return fmt.Errorf("plugin: writing the handshake: %w", err)
+	}
+	if f, ok := out.(*os.File); ok {
+		f.Sync()
+	}
+	return nil
+}
+
+// wait serves until the host asks to stop, ctx ends, the parent process
+// dies or the server fails, and stops the server accordingly.
+func (p *hosted) wait(ctx context.Context, served <-chan error) error {
 	var parentGone <-chan struct{}
-	if !h.NoParentWatch {
+	if !p.h.NoParentWatch {
 		watchCtx, cancel := context.WithCancel(ctx)
 		defer cancel()
 		parentGone = watchParent(watchCtx)
@@ -232,26 +267,26 @@ func Run(ctx context.Context, cfg Config) error {
 	// The broker and stdio streams live as long as the connection; end them
 	// first, so that a graceful stop waits only for the host's own calls.
 	endStreams := func() {
-		stdio.close()
-		brk.Close()
+		p.stdio.close()
+		p.brk.Close()
 	}
 	select {
-	case <-shutdown:
-		logger.Debug("plugin stopping: the host asked")
+	case <-p.shutdown:
+		p.logger.Debug("plugin stopping: the host asked")
 		endStreams()
-		stopGracefully(srv, healthSrv, cfg.shutdownTimeout(), nil)
+		stopGracefully(p.srv, p.health, p.cfg.shutdownTimeout(), nil)
 	case <-ctx.Done():
-		logger.Debug("plugin stopping", "reason", context.Cause(ctx))
+		p.logger.Debug("plugin stopping", "reason", context.Cause(ctx))
 		endStreams()
-		stopGracefully(srv, healthSrv, cfg.shutdownTimeout(), nil)
+		stopGracefully(p.srv, p.health, p.cfg.shutdownTimeout(), nil)
 	case <-parentGone:
-		logger.Warn("plugin stopping: its host process is gone")
+		p.logger.Warn("plugin stopping: its host process is gone")
 		endStreams()
-		srv.Stop()
+		p.srv.Stop()
 	case err := <-served:
 		endStreams()
-		if hungUp(err, mux) {
-			logger.Debug("plugin stopping: its host closed the multiplexed connection")
+		if hungUp(err, p.mux) {
+			p.logger.Debug("plugin stopping: its host closed the multiplexed connection")
 			return nil
 		}
 		if err != nil {
@@ -259,6 +294,41 @@ func Run(ctx context.Context, cfg Config) error {
 		}
 	}
 	return nil
+}
+
+// serverParts are the services that differ between a plugin serving its
+// host and a plugin service (EnvListen).
+type serverParts struct {
+	// health wraps the health server; nil registers it as it is.
+	health     func(*health.Server) healthpb.HealthServer
+	broker     pluginpb.GRPCBrokerServer
+	controller pluginpb.GRPCControllerServer
+	stdio      pluginpb.GRPCStdioServer // nil: none
+	brk        *broker.Broker           // given to the version's Register
+}
+
+// newServer builds the gRPC server a plugin serves on, in either mode:
+// health (wire.HealthService serving), go-plugin's broker, controller and
+// stdio services, the services of version, and reflection over them all.
+func (cfg Config) newServer(version int, opts []grpc.ServerOption, parts serverParts) (*grpc.Server, *health.Server, error) {
+	srv := grpc.NewServer(opts...)
+	hs := health.NewServer()
+	hs.SetServingStatus(wire.HealthService, healthpb.HealthCheckResponse_SERVING)
+	var healthSrv healthpb.HealthServer = hs
+	if parts.health != nil {
+		healthSrv = parts.health(hs)
+	}
+	healthpb.RegisterHealthServer(srv, healthSrv)
+	pluginpb.RegisterGRPCBrokerServer(srv, parts.broker)
+	pluginpb.RegisterGRPCControllerServer(srv, parts.controller)
+	if parts.stdio != nil {
+		pluginpb.RegisterGRPCStdioServer(srv, parts.stdio)
+	}
+	if err := cfg.Versions[version](srv, parts.brk); err != nil {
+		return nil, nil, fmt.Errorf("plugin: registering the services of protocol version %d: %w", version, err)
+	}
+	registerReflection(srv)
+	return srv, hs, nil
 }
 
 // ErrTLSConflict reports a plugin with its own TLS (Config.TLSProvider)
