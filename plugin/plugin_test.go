@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"reflect"
 	"strconv"
 	"strings"
 	"testing"
@@ -183,3 +184,17 @@ func TestRunRejects(t *testing.T) {
 }
 
 func registerHealthOnly(*grpc.Server, *broker.Broker) error { return nil }
+
+// TestConfigIsSmall: plugin.Config holds what a plugin author sets, at
+// most 12 fields (issue 20); the in-process harness is not among them.
+func TestConfigIsSmall(t *testing.T) {
+	typ := reflect.TypeFor[plugin.Config]()
+	if typ.NumField() > 12 {
+		t.Errorf("plugin.Config has %d fields; want at most 12: group related settings in a field of their own type", typ.NumField())
+	}
+	for _, name := range []string{"LookupEnv", "Handshake", "KeepStdio", "NoParentWatch"} {
+		if _, ok := typ.FieldByName(name); ok {
+			t.Errorf("plugin.Config.%s is for in-process tests only: keep it in internal/pluginharness", name)
+		}
+	}
+}

@@ -4,6 +4,8 @@ import (
 	"context"
 	"crypto/tls"
 	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -155,5 +157,37 @@ func TestStartOwnTLS(t *testing.T) {
 	defer cancel()
 	if _, err := greeterv2.NewGreeterClient(c.Conn()).Greet(ctx, &greeterv2.GreetRequest{Person: &greeterv2.Person{Name: "Ada"}}); err != nil {
 		t.Errorf("Greet over the team's own TLS: %v", err)
+	}
+}
+
+// TestRun serves without a testing.TB: stop shuts the plugin down,
+// removes its socket, and answers the same when called again; a Config
+// Start would refuse is Run's error.
+func TestRun(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	c, stop, err := plugintest.Run(ctx, config(), plugintest.Options{Versions: []int{1}, NoAutoMTLS: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Version() != 1 || c.TLS() {
+		t.Errorf("version %d, TLS %v: want 1 in plain text", c.Version(), c.TLS())
+	}
+	resp, err := greeterv1.NewGreeterClient(c.Conn()).Greet(ctx, &greeterv1.GreetRequest{Name: "Ada"})
+	if err != nil || resp.GetMessage() != "Hello, Ada!" {
+		t.Errorf("Greet = %q, %v", resp.GetMessage(), err)
+	}
+	addr := c.Address()
+	if err := stop(); err != nil {
+		t.Errorf("stop: %v", err)
+	}
+	if _, err := os.Stat(filepath.Dir(addr)); !os.IsNotExist(err) {
+		t.Errorf("after stop, the socket's directory %s is still there (stat: %v)", filepath.Dir(addr), err)
+	}
+	if err := stop(); err != nil {
+		t.Errorf("stop again: %v", err)
+	}
+	if _, _, err := plugintest.Run(ctx, plugin.Config{}, plugintest.Options{}); err == nil || !strings.Contains(err.Error(), "Versions is empty") {
+		t.Errorf("Run without versions: %v", err)
 	}
 }
