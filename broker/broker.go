@@ -227,7 +227,7 @@ func (b *Broker) logger() *slog.Logger {
 	return slog.New(slog.DiscardHandler)
 }
 
-// NextID returns a fresh service ID, starting at 1.
+// NextID returns a fresh service ID, starting at 1 (go-plugin: NextId).
 func (b *Broker) NextID() uint32 { return b.nextID.Add(1) }
 
 // Accept opens a listener for service id and announces it to the peer.
@@ -290,7 +290,9 @@ func (b *Broker) stall() { b.stallOnce.Do(func() { close(b.stalled) }) }
 
 // Serve serves the services that register adds on a new brokered
 // connection for id, in the background, until the broker is closed. It
-// returns once the peer has been told where to dial.
+// returns once the peer has been told where to dial. It is go-plugin's
+// AcceptAndServe, with the server built for the caller: the broker's TLS
+// and message size limits apply.
 func (b *Broker) Serve(ctx context.Context, id uint32, register func(*grpc.Server)) error {
 	ln, err := b.Accept(ctx, id)
 	if err != nil {
