@@ -9,13 +9,17 @@ import (
 	greeterv2 "github.com/plugkit/plugkit/examples/greeter/gen/greeter/v2"
 )
 
-type helloV1 struct{ greeterv1.UnimplementedGreeterServer }
+type helloV1 struct {
+	greeterv1.UnimplementedGreeterServer
+}
 
 func (helloV1) Greet(_ context.Context, req *greeterv1.GreetRequest) (*greeterv1.GreetResponse, error) {
 	return &greeterv1.GreetResponse{Message: "Hello, " + req.GetName() + "!"}, nil
 }
 
-type helloV2 struct{ greeterv2.UnimplementedGreeterServer }
+type helloV2 struct {
+	greeterv2.UnimplementedGreeterServer
+}
 
 func (helloV2) Greet(_ context.Context, req *greeterv2.GreetRequest) (*greeterv2.GreetResponse, error) {
 	return &greeterv2.GreetResponse{Message: "Hello, " + req.GetPerson().GetName() + "!"}, nil
