@@ -91,7 +91,7 @@ func init() {
 	brokerwire.Install(brokerwire.Hooks{
 		New: func(opts brokerwire.Options) (any, brokerwire.Wire) {
 			b := newBroker(opts)
-			return b, wire{b}
+			return b, wiring{b}
 		},
 		ListenMux: func(ln net.Listener) brokerwire.Mux { return listenMux(ln) },
 		DialMux: func(conn net.Conn) (brokerwire.Mux, error) {
@@ -104,11 +104,11 @@ func init() {
 	})
 }
 
-// wire is a broker's brokerwire.Wire.
-type wire struct{ b *Broker }
+// wiring is a broker's brokerwire.Wire.
+type wiring struct{ b *Broker }
 
-func (w wire) Run(s brokerwire.Stream) error      { return w.b.run(s) }
-func (w wire) Handler() pluginpb.GRPCBrokerServer { return serverHandler{b: w.b} }
+func (w wiring) Run(s brokerwire.Stream) error      { return w.b.run(s) }
+func (w wiring) Handler() pluginpb.GRPCBrokerServer { return serverHandler{b: w.b} }
 
 // newBroker returns a broker with no stream yet; run attaches one.
 // opts.Mux, when set, must be a *multiplexer (listenMux, dialMuxConn).

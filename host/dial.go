@@ -270,8 +270,8 @@ func (c *Client) dialRemote(ctx context.Context, r Remote, tlsConfig *tls.Config
 
 	bgCtx, cancelBG := context.WithCancel(context.Background())
 	c.cancelBG = cancelBG
-	var wire brokerwire.Wire
-	c.broker, wire = brokerwire.New[*broker.Broker](brokerwire.Options{
+	var brokerRun brokerwire.Wire
+	c.broker, brokerRun = brokerwire.New[*broker.Broker](brokerwire.Options{
 		TLS:           tlsConfig,
 		Unix:          listen.UnixConfig{Dir: c.cfg.UnixSocketDir},
 		ServerOptions: []grpc.ServerOption{grpc.MaxRecvMsgSize(maxMsg), grpc.MaxSendMsgSize(maxMsg)},
@@ -285,7 +285,7 @@ func (c *Client) dialRemote(ctx context.Context, r Remote, tlsConfig *tls.Config
 		go func() {
 			defer c.bg.Done()
 			defer endStream()
-			wire.Run(stream)
+			brokerRun.Run(stream)
 		}()
 	} else {
 		endStream()

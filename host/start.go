@@ -286,8 +286,8 @@ func (c *Client) connect(ctx context.Context, tlsConfig *tls.Config) error {
 
 	bgCtx, cancel := context.WithCancel(context.Background())
 	c.cancelBG = cancel
-	var wire brokerwire.Wire
-	c.broker, wire = brokerwire.New[*broker.Broker](brokerwire.Options{
+	var brokerRun brokerwire.Wire
+	c.broker, brokerRun = brokerwire.New[*broker.Broker](brokerwire.Options{
 		TLS:           tlsConfig,
 		Unix:          listen.UnixConfig{Dir: c.brokerDir(), Group: c.socketGroup()},
 		ServerOptions: []grpc.ServerOption{grpc.MaxRecvMsgSize(maxMsg), grpc.MaxSendMsgSize(maxMsg)},
@@ -310,7 +310,7 @@ func (c *Client) connect(ctx context.Context, tlsConfig *tls.Config) error {
 	go func() {
 		defer c.bg.Done()
 		defer endStream()
-		wire.Run(c.launch.brokerStream(stream, c.logger))
+		brokerRun.Run(c.launch.brokerStream(stream, c.logger))
 	}()
 	c.openStdio(bgCtx)
 	return nil

@@ -207,7 +207,7 @@ func runHosted(ctx context.Context, cfg Config, h pluginharness.Harness, logger 
 // build makes the broker and the server, with the services of version.
 func (p *hosted) build(version int, tlsConfig *tls.Config, env handshake.Env) error {
 	maxMsg := p.cfg.maxMessageSize()
-	brk, wire := brokerwire.New[*broker.Broker](brokerwire.Options{
+	brk, brokerRun := brokerwire.New[*broker.Broker](brokerwire.Options{
 		Mux:           p.mux,
 		TLS:           tlsConfig,
 		Unix:          listen.UnixConfig{Dir: env.UnixSocketDir, Group: env.UnixSocketGroup},
@@ -220,7 +220,7 @@ func (p *hosted) build(version int, tlsConfig *tls.Config, env handshake.Env) er
 	}
 	opts = append(opts, p.cfg.ServerOptions...)
 	srv, hs, err := p.cfg.newServer(version, opts, serverParts{
-		broker:     wire.Handler(),
+		broker:     brokerRun.Handler(),
 		controller: controller{shutdown: p.shutdown},
 		stdio:      p.stdio,
 		brk:        brk,
