@@ -114,7 +114,8 @@ func Serve(cfg Config) {
 
 // Run serves the plugin until ctx ends, the host calls Shutdown, or the
 // parent process dies. It returns nil after a requested stop. In debug
-// mode (EnvDebug) it needs no host: see EnvDebug.
+// mode (EnvDebug) it needs no host: see EnvDebug. To serve a plugin inside
+// a test, with the host in the same process, use package plugintest.
 func Run(ctx context.Context, cfg Config) error {
 	if len(cfg.Versions) == 0 {
 		return errors.New("plugin: Config.Versions is empty: register the services of at least one app protocol version")
