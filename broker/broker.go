@@ -2,7 +2,6 @@ package broker
 
 import (
 	"context"
-	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -15,6 +14,7 @@ import (
 	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/credentials/insecure"
 
+	"github.com/plugkit/plugkit/internal/brokerwire"
 	"github.com/plugkit/plugkit/internal/goplugin/pluginpb"
 	"github.com/plugkit/plugkit/internal/listen"
 )
@@ -37,8 +37,8 @@ const (
 // ErrClosed is returned by a broker after Close.
 var ErrClosed = errors.New("broker: closed (the plugin connection is gone)")
 
-// ErrStalled is returned by Run, and by the broker's calls after it, when
-// the peer stopped reading the broker stream: a message could not be sent
+// ErrStalled is returned by the broker's calls once the peer stopped
+// reading the broker stream: a message could not be sent
 // within the send timeout (10 s). The broker is then closed; the plugin
 // connection must be restarted to broker again.
 var ErrStalled = errors.New("broker: the peer stopped reading the broker stream (a message could not be sent within 10 s); the broker is closed: restart the plugin connection")
@@ -46,36 +46,12 @@ var ErrStalled = errors.New("broker: the peer stopped reading the broker stream 
 // sendTimeout bounds each Send on the broker stream; a variable for tests.
 var sendTimeout = 10 * time.Second
 
-// Stream is the broker stream as both gRPC stub types see it.
-type Stream interface {
-	Send(*pluginpb.ConnInfo) error
-	Recv() (*pluginpb.ConnInfo, error)
-}
-
-// Options configure a Broker. The zero value serves and dials in plain
-// text over unix sockets in the temporary directory (over loopback TCP on
-// Windows, as go-plugin's broker does there).
-type Options struct {
-	// TLS secures brokered connections; nil means none.
-	TLS *tls.Config
-	// Unix says where brokered sockets go (unused on Windows).
-	Unix listen.UnixConfig
-	// ServerOptions and DialOptions are added to every brokered server
-	// and connection (message size limits, interceptors).
-	ServerOptions []grpc.ServerOption
-	DialOptions   []grpc.DialOption
-	// Logger receives a warning when the peer's announcements are
-	// dropped; nil discards it.
-	Logger *slog.Logger
-	// Mux, when set, carries brokered connections over the plugin's one
-	// connection (go-plugin's GRPCBrokerMultiplex) instead of new sockets.
-	// The broker does not close it.
-	Mux *Mux
-}
-
-// Broker is one side's end of the broker stream.
+// Broker is one side's end of the broker stream. A plugin gets its broker
+// as the second argument of its plugin.Register, a host from
+// host.Client.Broker; both are ready to use.
 type Broker struct {
-	opts   Options
+	opts   brokerwire.Options
+	mux    *multiplexer // opts.Mux, or nil without multiplexing
 	nextID atomic.Uint32
 
 	attached chan struct{} // closed once a stream is attached
@@ -83,7 +59,7 @@ type Broker struct {
 	once     sync.Once
 
 	sendMu sync.Mutex
-	stream Stream
+	stream brokerwire.Stream
 
 	dialMu sync.Mutex   // one multiplexed dial at a time: knocks and streams pair up in order
 	waiter *knockWaiter // this side's knock awaiting its answer; guarded by mu
@@ -111,10 +87,39 @@ type Broker struct {
 	lns        []net.Listener
 }
 
-// New returns a broker with no stream yet; Run attaches one.
-func New(opts Options) *Broker {
+func init() {
+	brokerwire.Install(brokerwire.Hooks{
+		New: func(opts brokerwire.Options) (any, brokerwire.Wire) {
+			b := newBroker(opts)
+			return b, wiring{b}
+		},
+		ListenMux: func(ln net.Listener) brokerwire.Mux { return listenMux(ln) },
+		DialMux: func(conn net.Conn) (brokerwire.Mux, error) {
+			m, err := dialMuxConn(conn)
+			if err != nil {
+				return nil, err // not a nil *multiplexer in a non-nil Mux
+			}
+			return m, nil
+		},
+	})
+}
+
+// wiring is a broker's brokerwire.Wire.
+type wiring struct{ b *Broker }
+
+func (w wiring) Run(s brokerwire.Stream) error      { return w.b.run(s) }
+func (w wiring) Handler() pluginpb.GRPCBrokerServer { return serverHandler{b: w.b} }
+
+// newBroker returns a broker with no stream yet; run attaches one.
+// opts.Mux, when set, must be a *multiplexer (listenMux, dialMuxConn).
+func newBroker(opts brokerwire.Options) *Broker {
+	m, ok := opts.Mux.(*multiplexer)
+	if opts.Mux != nil && !ok {
+		panic(fmt.Sprintf("broker: Options.Mux is a %T: make it with brokerwire.ListenMux or DialMux", opts.Mux))
+	}
 	return &Broker{
 		opts:     opts,
+		mux:      m,
 		attached: make(chan struct{}),
 		done:     make(chan struct{}),
 		answers:  make(chan knockAnswer, MaxPending),
@@ -123,7 +128,7 @@ func New(opts Options) *Broker {
 	}
 }
 
-// Run reads the peer's announcements and knocks from s and answers the
+// run reads the peer's announcements and knocks from s and answers the
 // knocks, until the stream ends (its error is returned), the broker is
 // closed (nil), or the peer stops reading: a Send on s that does not
 // complete within 10 s closes the broker and Run returns ErrStalled. Only
@@ -131,8 +136,8 @@ func New(opts Options) *Broker {
 //
 // Run may return while a Recv or Send on s still blocks: the caller then
 // ends s, by cancelling the context of a client stream or returning from
-// the handler of a server stream (ServerHandler does).
-func (b *Broker) Run(s Stream) error {
+// the handler of a server stream (serverHandler does).
+func (b *Broker) run(s brokerwire.Stream) error {
 	b.sendMu.Lock()
 	if b.stream != nil {
 		b.sendMu.Unlock()
@@ -159,7 +164,7 @@ func (b *Broker) Run(s Stream) error {
 }
 
 // receive reads s until it ends.
-func (b *Broker) receive(s Stream) error {
+func (b *Broker) receive(s brokerwire.Stream) error {
 	for {
 		info, err := s.Recv()
 		if err != nil {
@@ -222,16 +227,16 @@ func (b *Broker) logger() *slog.Logger {
 	return slog.New(slog.DiscardHandler)
 }
 
-// NextID returns a fresh service ID, starting at 1.
+// NextID returns a fresh service ID, starting at 1 (go-plugin: NextId).
 func (b *Broker) NextID() uint32 { return b.nextID.Add(1) }
 
 // Accept opens a listener for service id and announces it to the peer.
-// The caller serves on it and closes it. With Options.Mux, nothing is
+// The caller serves on it and closes it. With multiplexing, nothing is
 // opened or announced: the listener takes the streams the peer knocks for
 // id on the multiplexed connection.
 func (b *Broker) Accept(ctx context.Context, id uint32) (net.Listener, error) {
-	if b.opts.Mux != nil {
-		return b.opts.Mux.listen(id)
+	if b.mux != nil {
+		return b.mux.listen(id)
 	}
 	ln, err := listen.Local(b.opts.Unix)
 	if err != nil {
@@ -285,7 +290,9 @@ func (b *Broker) stall() { b.stallOnce.Do(func() { close(b.stalled) }) }
 
 // Serve serves the services that register adds on a new brokered
 // connection for id, in the background, until the broker is closed. It
-// returns once the peer has been told where to dial.
+// returns once the peer has been told where to dial. It is go-plugin's
+// AcceptAndServe, with the server built for the caller: the broker's TLS
+// and message size limits apply.
 func (b *Broker) Serve(ctx context.Context, id uint32, register func(*grpc.Server)) error {
 	ln, err := b.Accept(ctx, id)
 	if err != nil {
@@ -314,7 +321,7 @@ func (b *Broker) Serve(ctx context.Context, id uint32, register func(*grpc.Serve
 
 // Dial waits for the peer to announce service id and connects to it. It
 // waits until ctx ends, or DefaultDialTimeout when ctx has no deadline.
-// With Options.Mux, it knocks for id instead and opens a stream on the
+// With multiplexing, it knocks for id instead and opens a stream on the
 // multiplexed connection once the peer consents.
 func (b *Broker) Dial(ctx context.Context, id uint32) (*grpc.ClientConn, error) {
 	if _, ok := ctx.Deadline(); !ok {
@@ -322,7 +329,7 @@ func (b *Broker) Dial(ctx context.Context, id uint32) (*grpc.ClientConn, error) 
 		ctx, cancel = context.WithTimeout(ctx, DefaultDialTimeout)
 		defer cancel()
 	}
-	if b.opts.Mux != nil {
+	if b.mux != nil {
 		return b.dialMux(ctx, id)
 	}
 	var info *pluginpb.ConnInfo
@@ -385,11 +392,11 @@ func (b *Broker) Close() error {
 	return nil
 }
 
-// ServerHandler adapts a Broker to the plugin.GRPCBroker service, for the
+// serverHandler adapts a Broker to the plugin.GRPCBroker service, for the
 // side that serves the broker stream (the plugin).
-type ServerHandler struct {
+type serverHandler struct {
 	pluginpb.UnimplementedGRPCBrokerServer
-	Broker *Broker
+	b *Broker
 }
 
 // StartStream attaches the host's stream to the broker. It returns when
@@ -398,8 +405,8 @@ type ServerHandler struct {
 //
 // Returning ends the stream, and with it any Recv or Send on it that Run
 // left blocked.
-func (h ServerHandler) StartStream(s grpc.BidiStreamingServer[pluginpb.ConnInfo, pluginpb.ConnInfo]) error {
-	err := h.Broker.Run(s)
+func (h serverHandler) StartStream(s grpc.BidiStreamingServer[pluginpb.ConnInfo, pluginpb.ConnInfo]) error {
+	err := h.b.run(s)
 	if s.Context().Err() != nil {
 		return nil
 	}

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/plugkit/plugkit/internal/brokerwire"
 	"github.com/plugkit/plugkit/internal/goplugin/pluginpb"
 )
 
@@ -33,12 +34,12 @@ func (f *floodStream) Recv() (*pluginpb.ConnInfo, error) {
 // logged.
 func TestAnnouncementsAreBounded(t *testing.T) {
 	var logs bytes.Buffer
-	b := New(Options{Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+	b := newBroker(brokerwire.Options{Logger: slog.New(slog.NewTextHandler(&logs, nil))})
 	defer b.Close()
 	stream := &floodStream{in: make(chan *pluginpb.ConnInfo)}
 	done := make(chan struct{})
 	go func() {
-		b.Run(stream)
+		b.run(stream)
 		close(done)
 	}()
 

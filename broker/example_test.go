@@ -3,83 +3,82 @@ package broker_test
 import (
 	"context"
 	"fmt"
-	"net"
-	"os"
+	"strconv"
 	"time"
 
 	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/health"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 
 	"github.com/plugkit/plugkit/broker"
-	"github.com/plugkit/plugkit/internal/goplugin/pluginpb"
+	greeterv1 "github.com/plugkit/plugkit/examples/greeter/gen/greeter/v1"
+	"github.com/plugkit/plugkit/plugin"
+	"github.com/plugkit/plugkit/plugintest"
 )
 
-// A plugin and its host in one program, multiplexed over one unix socket:
-// the plugin serves a brokered service and the host calls it, with no
-// socket made for it. plugin.Run and host.Start do the same when the host
-// sets host.Config.MultiplexBroker.
-func ExampleListenMux() {
-	dir, _ := os.MkdirTemp("", "mux")
-	defer os.RemoveAll(dir)
-	ln, err := net.Listen("unix", dir+"/plugin.sock")
+// greeter is a plugin's service that calls back into its host: the host
+// names, in the request, the broker ID of a service it serves, and the
+// plugin dials it.
+type greeter struct {
+	greeterv1.UnimplementedGreeterServer
+	broker *broker.Broker
+}
+
+func (g greeter) Greet(ctx context.Context, req *greeterv1.GreetRequest) (*greeterv1.GreetResponse, error) {
+	id, err := strconv.ParseUint(req.GetName(), 10, 32)
 	if err != nil {
-		fmt.Println(err)
-		return
+		return nil, err
 	}
+	conn, err := g.broker.Dial(ctx, uint32(id))
+	if err != nil {
+		return nil, err
+	}
+	defer conn.Close()
+	resp, err := healthpb.NewHealthClient(conn).Check(ctx, &healthpb.HealthCheckRequest{Service: "callback"})
+	if err != nil {
+		return nil, err
+	}
+	return &greeterv1.GreetResponse{Message: "the host's callback is " + resp.GetStatus().String()}, nil
+}
+
+// A callback: the host serves a service on a new broker ID, sends the ID
+// to the plugin in an ordinary call (here, for want of a protocol with a
+// field for it, in the greeter's name), and the plugin dials it. The
+// plugin gets its broker in its plugin.Register, the host from
+// Client.Broker; plugintest serves the plugin in this process.
+func Example() {
+	cfg := plugin.Config{Versions: map[int]plugin.Register{
+		1: func(s *grpc.Server, b *broker.Broker) error {
+			greeterv1.RegisterGreeterServer(s, greeter{broker: b})
+			return nil
+		},
+	}}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-
-	// The plugin: its main gRPC server serves on the Mux's main listener.
-	pmux := broker.ListenMux(ln)
-	defer pmux.Close()
-	pluginBroker := broker.New(broker.Options{Mux: pmux})
-	defer pluginBroker.Close()
-	srv := grpc.NewServer()
-	pluginpb.RegisterGRPCBrokerServer(srv, broker.ServerHandler{Broker: pluginBroker})
-	go srv.Serve(pmux.Main())
-	defer srv.Stop()
-
-	// The host: one connection, every gRPC connection a stream in it.
-	raw, err := net.Dial("unix", dir+"/plugin.sock")
+	client, stop, err := plugintest.Run(ctx, cfg, plugintest.Options{})
 	if err != nil {
 		fmt.Println(err)
 		return
 	}
-	hmux, _ := broker.DialMux(raw)
-	defer hmux.Close()
-	conn, _ := grpc.NewClient("passthrough:///plugin",
-		grpc.WithTransportCredentials(insecure.NewCredentials()),
-		grpc.WithContextDialer(func(context.Context, string) (net.Conn, error) { return hmux.Open() }))
-	defer conn.Close()
-	hostBroker := broker.New(broker.Options{Mux: hmux})
-	defer hostBroker.Close()
-	stream, err := pluginpb.NewGRPCBrokerClient(conn).StartStream(ctx)
-	if err != nil {
-		fmt.Println(err)
-		return
-	}
-	go hostBroker.Run(stream)
+	defer stop()
 
-	// The plugin serves service 1; the host dials it.
-	pluginBroker.Serve(ctx, 1, func(s *grpc.Server) {
+	// The host's side: serve the callback, then tell the plugin its ID.
+	b := client.Broker()
+	id := b.NextID()
+	err = b.Serve(ctx, id, func(s *grpc.Server) {
 		h := health.NewServer()
 		h.SetServingStatus("callback", healthpb.HealthCheckResponse_SERVING)
 		healthpb.RegisterHealthServer(s, h)
 	})
-	cb, err := hostBroker.Dial(ctx, 1)
 	if err != nil {
 		fmt.Println(err)
 		return
 	}
-	defer cb.Close()
-	resp, err := healthpb.NewHealthClient(cb).Check(ctx, &healthpb.HealthCheckRequest{Service: "callback"})
+	resp, err := greeterv1.NewGreeterClient(client.Conn()).Greet(ctx, &greeterv1.GreetRequest{Name: strconv.FormatUint(uint64(id), 10)})
 	if err != nil {
 		fmt.Println(err)
 		return
 	}
-	entries, _ := os.ReadDir(dir)
-	fmt.Println(resp.GetStatus(), "sockets left:", len(entries))
-	// Output: SERVING sockets left: 0
+	fmt.Println(resp.GetMessage())
+	// Output: the host's callback is SERVING
 }

@@ -15,6 +15,7 @@ import (
 	"go.uber.org/goleak"
 	"google.golang.org/grpc"
 
+	"github.com/plugkit/plugkit/internal/brokerwire"
 	"github.com/plugkit/plugkit/internal/goplugin/pluginpb"
 	"github.com/plugkit/plugkit/internal/listen"
 	"github.com/plugkit/plugkit/internal/testutil"
@@ -52,7 +53,7 @@ func (f knockFlood) StartStream(s grpc.BidiStreamingServer[pluginpb.ConnInfo, pl
 
 // countingStream counts the messages the host's broker has received.
 type countingStream struct {
-	Stream
+	brokerwire.Stream
 	n atomic.Int64
 }
 
@@ -99,9 +100,9 @@ type hostileRig struct {
 func newHostileRig(t *testing.T, mux bool, svc pluginpb.GRPCBrokerServer) *hostileRig {
 	t.Helper()
 	dir := t.TempDir()
-	link := serveBrokerService(t, dir, mux, func(*Mux) pluginpb.GRPCBrokerServer { return svc })
+	link := serveBrokerService(t, dir, mux, func(*multiplexer) pluginpb.GRPCBrokerServer { return svc })
 	r := &hostileRig{ran: make(chan error, 1)}
-	r.host = New(Options{Mux: link.hmux, Unix: listen.UnixConfig{Dir: dir}, Logger: slog.New(countingHandler{slog.NewTextHandler(io.Discard, nil), &r.records, &r.ignored})})
+	r.host = newBroker(brokerwire.Options{Mux: link.hmux, Unix: listen.UnixConfig{Dir: dir}, Logger: slog.New(countingHandler{slog.NewTextHandler(io.Discard, nil), &r.records, &r.ignored})})
 	// As host.Start does: the stream's context is cancelled once Run returns.
 	ctx, cancel := context.WithCancel(context.Background())
 	s, err := pluginpb.NewGRPCBrokerClient(link.conn).StartStream(ctx)
@@ -109,7 +110,7 @@ func newHostileRig(t *testing.T, mux bool, svc pluginpb.GRPCBrokerServer) *hosti
 		t.Fatal(err)
 	}
 	r.stream = &countingStream{Stream: s}
-	go func() { r.ran <- r.host.Run(r.stream); cancel() }()
+	go func() { r.ran <- r.host.run(r.stream); cancel() }()
 	r.close = func() {
 		r.host.Close()
 		cancel()
@@ -231,10 +232,10 @@ func TestStalledPeerEndsTheStream(t *testing.T) {
 
 	t.Run("plugin", func(t *testing.T) {
 		leaks := goleak.IgnoreCurrent()
-		plugin := New(Options{})
+		plugin := newBroker(brokerwire.Options{})
 		returned := make(chan error, 1)
-		link := serveBrokerService(t, t.TempDir(), false, func(*Mux) pluginpb.GRPCBrokerServer {
-			return reportingHandler{ServerHandler{Broker: plugin}, returned}
+		link := serveBrokerService(t, t.TempDir(), false, func(*multiplexer) pluginpb.GRPCBrokerServer {
+			return reportingHandler{serverHandler{b: plugin}, returned}
 		})
 		// A hostile host: it knocks and never reads the answers.
 		stream, err := pluginpb.NewGRPCBrokerClient(link.conn).StartStream(context.Background())
@@ -286,12 +287,12 @@ func checkClosed(t *testing.T, b *Broker) {
 
 // reportingHandler reports what StartStream returned.
 type reportingHandler struct {
-	ServerHandler
+	serverHandler
 	returned chan<- error
 }
 
 func (h reportingHandler) StartStream(s grpc.BidiStreamingServer[pluginpb.ConnInfo, pluginpb.ConnInfo]) error {
-	err := h.ServerHandler.StartStream(s)
+	err := h.serverHandler.StartStream(s)
 	h.returned <- err
 	return err
 }

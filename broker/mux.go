@@ -12,16 +12,18 @@ import (
 	"github.com/hashicorp/yamux"
 )
 
-// ErrMuxEnded is returned by a multiplexed listener's Accept once the
-// session under it has ended: the peer hung up or Mux.Close was called.
+// ErrMuxEnded is returned, when the host asked for multiplexing, by the
+// Accept of a listener from Broker.Accept once the connection under it
+// has ended: the peer hung up or the plugin connection was closed.
 var ErrMuxEnded = errors.New("broker: the multiplexed connection has ended (the peer hung up)")
 
-// DefaultMuxAcceptTimeout bounds how long a plugin's Mux waits for its host
+// muxAcceptTimeout bounds how long a plugin's multiplexer waits for its host
 // to connect, once the handshake is out.
-const DefaultMuxAcceptTimeout = 30 * time.Second
+const muxAcceptTimeout = 30 * time.Second
 
-// MaxStreams bounds the streams of the peer a Mux hands out at once (to
-// the main listener and to brokered listeners), each a gRPC server
+// MaxStreams bounds, on a multiplexed connection, the streams of the peer
+// this side hands out at once (to the main gRPC server and to brokered
+// listeners), each a gRPC server
 // connection with its buffers and goroutines. Past it, the peer's new
 // streams wait in yamux's accept backlog (256) until one of those closes,
 // and yamux resets the streams beyond the backlog: a peer that opens
@@ -33,7 +35,7 @@ const MaxStreams = 128
 // go-plugin's 5 s wait for the answer, so a refusal always arrives in time.
 const knockWait = 2 * time.Second
 
-// Mux is one end of a plugin connection that carries the main gRPC
+// multiplexer is one end of a plugin connection that carries the main gRPC
 // connection and every brokered one over a single socket, as go-plugin
 // does when its host sets GRPCBrokerMultiplex (PLUGIN_MULTIPLEX_GRPC=true).
 //
@@ -48,9 +50,9 @@ const knockWait = 2 * time.Second
 // listener. Each side dials one brokered connection at a time, so streams
 // and knocks pair up in order.
 //
-// A Mux is given to a Broker in Options.Mux; plugin.Run and host.Start do
-// both when multiplexing is asked for.
-type Mux struct {
+// plugin.Run and host.Start make one (brokerwire.ListenMux, DialMux) and
+// give it to their broker when the host asks for multiplexing.
+type multiplexer struct {
 	ready   chan struct{} // closed once sess or err is set
 	sess    *yamux.Session
 	err     error
@@ -75,8 +77,8 @@ type admission struct {
 	answer func(refusal string)
 }
 
-func newMux() *Mux {
-	return &Mux{
+func newMultiplexer() *multiplexer {
+	return &multiplexer{
 		ready:  make(chan struct{}),
 		slots:  make(chan struct{}, MaxStreams),
 		closed: make(chan struct{}),
@@ -90,14 +92,14 @@ func muxConfig() *yamux.Config {
 	return cfg
 }
 
-// ListenMux is the plugin's side: it takes the first connection on ln (the
+// listenMux is the plugin's side: it takes the first connection on ln (the
 // host's), makes it a yamux session, and routes the host's streams. ln
 // takes no further connections: it is closed once the host is connected,
 // which removes a unix socket's file. The
 // plugin's gRPC server serves on Main. If the host does not connect within
-// DefaultMuxAcceptTimeout, Main's Accept fails.
-func ListenMux(ln net.Listener) *Mux {
-	m := newMux()
+// muxAcceptTimeout, Main's Accept fails.
+func listenMux(ln net.Listener) *multiplexer {
+	m := newMultiplexer()
 	m.rawLn = ln
 	m.mainLn = m.newListener(0, ln.Addr())
 	// yamux's default configuration reads os.Stderr, which a plugin
@@ -106,7 +108,7 @@ func ListenMux(ln net.Listener) *Mux {
 	return m
 }
 
-func (m *Mux) acceptHost(ln net.Listener, cfg *yamux.Config) {
+func (m *multiplexer) acceptHost(ln net.Listener, cfg *yamux.Config) {
 	type result struct {
 		conn net.Conn
 		err  error
@@ -117,12 +119,12 @@ func (m *Mux) acceptHost(ln net.Listener, cfg *yamux.Config) {
 		first <- result{conn, err}
 	}()
 	var r result
-	t := time.NewTimer(DefaultMuxAcceptTimeout)
+	t := time.NewTimer(muxAcceptTimeout)
 	defer t.Stop()
 	select {
 	case r = <-first:
 	case <-t.C:
-		r.err = fmt.Errorf("broker: the host did not connect within %v of the handshake", DefaultMuxAcceptTimeout)
+		r.err = fmt.Errorf("broker: the host did not connect within %v of the handshake", muxAcceptTimeout)
 	case <-m.closed:
 		r.err = ErrMuxEnded
 	}
@@ -143,9 +145,9 @@ func (m *Mux) acceptHost(ln net.Listener, cfg *yamux.Config) {
 	m.start(sess, err)
 }
 
-// DialMux is the host's side: conn is its one connection to the plugin's
+// dialMuxConn is the host's side: conn is its one connection to the plugin's
 // socket. Open makes the main gRPC connection's streams.
-func DialMux(conn net.Conn) (*Mux, error) {
+func dialMuxConn(conn net.Conn) (*multiplexer, error) {
 	if tc, ok := conn.(*net.TCPConn); ok {
 		tc.SetKeepAlive(true)
 	}
@@ -153,12 +155,12 @@ func DialMux(conn net.Conn) (*Mux, error) {
 	if err != nil {
 		return nil, fmt.Errorf("broker: starting the multiplexed session: %w", err)
 	}
-	m := newMux()
+	m := newMultiplexer()
 	m.start(sess, nil)
 	return m, nil
 }
 
-func (m *Mux) start(sess *yamux.Session, err error) {
+func (m *multiplexer) start(sess *yamux.Session, err error) {
 	m.sess, m.err = sess, err
 	close(m.ready)
 	if err != nil {
@@ -169,7 +171,7 @@ func (m *Mux) start(sess *yamux.Session, err error) {
 }
 
 // session waits for the session to be established.
-func (m *Mux) session() (*yamux.Session, error) {
+func (m *multiplexer) session() (*yamux.Session, error) {
 	select {
 	case <-m.ready:
 	case <-m.closed:
@@ -183,7 +185,7 @@ func (m *Mux) session() (*yamux.Session, error) {
 
 // route hands each stream the peer opens to the listener it was knocked
 // for, or to the main listener.
-func (m *Mux) route() {
+func (m *multiplexer) route() {
 	for {
 		select {
 		case m.slots <- struct{}{}:
@@ -215,7 +217,7 @@ func (m *Mux) route() {
 
 // Open opens a new stream to the peer. The host's gRPC dialer uses it for
 // the main connection; Broker.Dial knocks before it opens one.
-func (m *Mux) Open() (net.Conn, error) {
+func (m *multiplexer) Open() (net.Conn, error) {
 	sess, err := m.session()
 	if err != nil {
 		return nil, err
@@ -231,7 +233,7 @@ func (m *Mux) Open() (net.Conn, error) {
 // streams the host opens without a knock. It is nil on the host's side.
 // Closing it does not end the session (a graceful stop keeps answering
 // calls in flight); Close does.
-func (m *Mux) Main() net.Listener {
+func (m *multiplexer) Main() net.Listener {
 	if m.mainLn == nil {
 		return nil
 	}
@@ -240,7 +242,7 @@ func (m *Mux) Main() net.Listener {
 
 // Close ends the session and every stream in it. It is safe to call more
 // than once.
-func (m *Mux) Close() error {
+func (m *multiplexer) Close() error {
 	m.once.Do(func() {
 		m.mu.Lock()
 		close(m.closed)
@@ -268,10 +270,10 @@ func (m *Mux) Close() error {
 }
 
 // Done is closed when the session has ended.
-func (m *Mux) Done() <-chan struct{} { return m.closed }
+func (m *multiplexer) Done() <-chan struct{} { return m.closed }
 
 // listen registers the listener of brokered service id.
-func (m *Mux) listen(id uint32) (net.Listener, error) {
+func (m *multiplexer) listen(id uint32) (net.Listener, error) {
 	if _, err := m.session(); err != nil {
 		return nil, err
 	}
@@ -301,7 +303,7 @@ func (m *Mux) listen(id uint32) (net.Listener, error) {
 // id exists (with "") or after knockWait without one (with the refusal to
 // send back). It does not block, and the wait holds no goroutine: the
 // knocks waiting share one timer.
-func (m *Mux) admit(id uint32, answer func(refusal string)) {
+func (m *multiplexer) admit(id uint32, answer func(refusal string)) {
 	m.mu.Lock()
 	if _, ok := m.byID[id]; ok {
 		m.mu.Unlock()
@@ -329,7 +331,7 @@ func (m *Mux) admit(id uint32, answer func(refusal string)) {
 
 // expire refuses the knocks whose knockWait is over, and arms the timer
 // for the next one due.
-func (m *Mux) expire() {
+func (m *multiplexer) expire() {
 	now := time.Now()
 	m.mu.Lock()
 	n := 0
@@ -349,13 +351,13 @@ func (m *Mux) expire() {
 
 // expectNext queues id: the next stream the peer opens that is not yet
 // spoken for goes to id's listener.
-func (m *Mux) expectNext(id uint32) {
+func (m *multiplexer) expectNext(id uint32) {
 	m.mu.Lock()
 	m.expect = append(m.expect, id)
 	m.mu.Unlock()
 }
 
-func (m *Mux) forget(ln *muxListener) {
+func (m *multiplexer) forget(ln *muxListener) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.byID[ln.id] == ln {
@@ -363,13 +365,13 @@ func (m *Mux) forget(ln *muxListener) {
 	}
 }
 
-func (m *Mux) newListener(id uint32, addr net.Addr) *muxListener {
+func (m *multiplexer) newListener(id uint32, addr net.Addr) *muxListener {
 	return &muxListener{mux: m, id: id, addr: addr, conns: make(chan net.Conn), closed: make(chan struct{})}
 }
 
 // muxListener accepts the streams routed to one gRPC server.
 type muxListener struct {
-	mux    *Mux
+	mux    *multiplexer
 	id     uint32 // 0 for the main listener
 	addr   net.Addr
 	conns  chan net.Conn

@@ -15,6 +15,7 @@ import (
 	"google.golang.org/grpc/health"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 
+	"github.com/plugkit/plugkit/internal/brokerwire"
 	"github.com/plugkit/plugkit/internal/goplugin/pluginpb"
 	"github.com/plugkit/plugkit/internal/listen"
 )
@@ -28,18 +29,18 @@ func muxPair(t testing.TB, dir string) (plugin, host *Broker) { return brokerPai
 // brokered connection.
 func brokerPair(t testing.TB, dir string, mux bool) (plugin, host *Broker) {
 	t.Helper()
-	link := serveBrokerService(t, dir, mux, func(m *Mux) pluginpb.GRPCBrokerServer {
-		plugin = New(Options{Mux: m, Unix: listen.UnixConfig{Dir: dir}})
-		return ServerHandler{Broker: plugin}
+	link := serveBrokerService(t, dir, mux, func(m *multiplexer) pluginpb.GRPCBrokerServer {
+		plugin = newBroker(brokerwire.Options{Mux: m, Unix: listen.UnixConfig{Dir: dir}})
+		return serverHandler{b: plugin}
 	})
-	host = New(Options{Mux: link.hmux, Unix: listen.UnixConfig{Dir: dir}})
+	host = newBroker(brokerwire.Options{Mux: link.hmux, Unix: listen.UnixConfig{Dir: dir}})
 	ctx, cancel := context.WithCancel(context.Background())
 	stream, err := pluginpb.NewGRPCBrokerClient(link.conn).StartStream(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
 	ran := make(chan struct{})
-	go func() { host.Run(stream); close(ran) }()
+	go func() { host.run(stream); close(ran) }()
 	t.Cleanup(func() {
 		host.Close()
 		plugin.Close()
@@ -56,23 +57,23 @@ func brokerPair(t testing.TB, dir string, mux bool) (plugin, host *Broker) {
 // way plugin.Run serves and host.Start dials.
 type brokerLink struct {
 	conn *grpc.ClientConn
-	hmux *Mux   // the host's side of the multiplexed connection, or nil
-	stop func() // stops the server and closes the muxes and the listener; after conn is closed
+	hmux *multiplexer // the host's side of the multiplexed connection, or nil
+	stop func()       // stops the server and closes the muxes and the listener; after conn is closed
 }
 
 // serveBrokerService serves the broker service that svc returns (given
 // the plugin's side of the mux, or nil) on a new unix socket in dir and
 // connects to it.
-func serveBrokerService(t testing.TB, dir string, mux bool, svc func(pmux *Mux) pluginpb.GRPCBrokerServer) *brokerLink {
+func serveBrokerService(t testing.TB, dir string, mux bool, svc func(pmux *multiplexer) pluginpb.GRPCBrokerServer) *brokerLink {
 	t.Helper()
 	ln, err := listen.Unix(listen.UnixConfig{Dir: dir})
 	if err != nil {
 		t.Fatal(err)
 	}
-	var pmux, hmux *Mux
+	var pmux, hmux *multiplexer
 	mainLn := ln
 	if mux {
-		pmux = ListenMux(ln)
+		pmux = listenMux(ln)
 		mainLn = pmux.Main()
 	}
 	srv := grpc.NewServer()
@@ -88,7 +89,7 @@ func serveBrokerService(t testing.TB, dir string, mux bool, svc func(pmux *Mux) 
 		if err != nil {
 			t.Fatal(err)
 		}
-		if hmux, err = DialMux(raw); err != nil {
+		if hmux, err = dialMuxConn(raw); err != nil {
 			t.Fatal(err)
 		}
 		dial = func(context.Context, string) (net.Conn, error) { return hmux.Open() }
@@ -222,7 +223,7 @@ func TestMuxWithoutHost(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := ListenMux(ln)
+	m := listenMux(ln)
 	errc := make(chan error, 1)
 	go func() {
 		_, err := m.Main().Accept()
@@ -251,7 +252,7 @@ func TestMuxOneConnectionOnly(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := ListenMux(ln)
+	m := listenMux(ln)
 	defer m.Close()
 	first, err := net.Dial("unix", ln.Addr().String())
 	if err != nil {
@@ -306,7 +307,7 @@ func TestMuxAbandonedKnockKeepsOrder(t *testing.T) {
 // timeout, so that knocks for services never served do not pile up.
 func TestMuxKnockWaitersLeaveOnTimeout(t *testing.T) {
 	plugin, _ := muxPair(t, t.TempDir())
-	m := plugin.opts.Mux
+	m := plugin.mux
 	answers := make(chan string, 4)
 	for _, id := range []uint32{61, 62, 63, 64} {
 		m.admit(id, func(refusal string) { answers <- fmt.Sprintf("%d:%s", id, refusal) })

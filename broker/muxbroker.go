@@ -62,11 +62,11 @@ func (b *Broker) knocked(id uint32, k *pluginpb.ConnInfo_Knock) {
 	}
 	b.held++
 	b.mu.Unlock()
-	if b.opts.Mux == nil {
+	if b.mux == nil {
 		b.queueAnswer(id, "this side does not multiplex broker connections: the host must not ask for multiplexing (go-plugin: GRPCBrokerMultiplex false)")
 		return
 	}
-	b.opts.Mux.admit(id, func(refusal string) { b.queueAnswer(id, refusal) })
+	b.mux.admit(id, func(refusal string) { b.queueAnswer(id, refusal) })
 }
 
 // queueAnswer queues the answer to an admitted knock. It never blocks:
@@ -92,7 +92,7 @@ func (b *Broker) answerKnocks(ended <-chan struct{}) {
 		b.held--
 		b.mu.Unlock()
 		if a.refusal == "" {
-			b.opts.Mux.expectNext(a.id)
+			b.mux.expectNext(a.id)
 		}
 		err := b.send(context.Background(), &pluginpb.ConnInfo{ServiceId: a.id, Knock: &pluginpb.ConnInfo_Knock{Knock: true, Ack: true, Error: a.refusal}})
 		if err != nil {
@@ -120,10 +120,10 @@ func (b *Broker) answered(id uint32, refusal string) {
 	switch {
 	case refusal != "":
 		r.err = fmt.Errorf("broker: the peer refused a connection to service %d: %s", id, refusal)
-	case b.opts.Mux == nil:
+	case b.mux == nil:
 		r.err = errors.New("broker: the peer answered a knock, but this side does not multiplex")
 	default:
-		r.conn, r.err = b.opts.Mux.Open()
+		r.conn, r.err = b.mux.Open()
 	}
 	b.mu.Lock()
 	w := b.waiter

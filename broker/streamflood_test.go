@@ -11,6 +11,7 @@ import (
 	"go.uber.org/goleak"
 	"google.golang.org/grpc"
 
+	"github.com/plugkit/plugkit/internal/brokerwire"
 	"github.com/plugkit/plugkit/internal/goplugin/pluginpb"
 	"github.com/plugkit/plugkit/internal/listen"
 	"github.com/plugkit/plugkit/internal/testutil"
@@ -35,10 +36,10 @@ func TestMuxStreamFloodIsBounded(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	pmux := ListenMux(ln)
-	plugin := New(Options{Mux: pmux})
+	pmux := listenMux(ln)
+	plugin := newBroker(brokerwire.Options{Mux: pmux})
 	srv := grpc.NewServer()
-	pluginpb.RegisterGRPCBrokerServer(srv, ServerHandler{Broker: plugin})
+	pluginpb.RegisterGRPCBrokerServer(srv, serverHandler{b: plugin})
 	served := make(chan struct{})
 	go func() { srv.Serve(pmux.Main()); close(served) }()
 

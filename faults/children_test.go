@@ -7,8 +7,10 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"os/signal"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"google.golang.org/grpc"
@@ -20,6 +22,7 @@ import (
 	objectstorev1 "github.com/plugkit/plugkit/examples/objectstore/gen/objectstore/v1"
 	"github.com/plugkit/plugkit/handshake"
 	"github.com/plugkit/plugkit/host"
+	"github.com/plugkit/plugkit/internal/pluginharness"
 	"github.com/plugkit/plugkit/plugin"
 )
 
@@ -111,9 +114,15 @@ func runChild(mode string) {
 	case "serve":
 		plugin.Serve(serveConfig())
 	case "serve-nowatch":
-		cfg := serveConfig()
-		cfg.NoParentWatch = true
-		plugin.Serve(cfg)
+		// plugin.Serve, minus the parent watch.
+		ctx, stop := signal.NotifyContext(pluginharness.With(context.Background(), pluginharness.Harness{NoParentWatch: true}), syscall.SIGTERM)
+		err := plugin.Run(ctx, serveConfig())
+		stop()
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		os.Exit(0)
 	case "garbage":
 		fmt.Println("Welcome to my plugin! Loading...")
 		plugin.Serve(serveConfig())

@@ -27,6 +27,7 @@ import (
 
 	"github.com/plugkit/plugkit/broker"
 	"github.com/plugkit/plugkit/handshake"
+	"github.com/plugkit/plugkit/internal/brokerwire"
 	"github.com/plugkit/plugkit/internal/goplugin/pluginpb"
 	"github.com/plugkit/plugkit/internal/listen"
 	"github.com/plugkit/plugkit/wire"
@@ -269,7 +270,8 @@ func (c *Client) dialRemote(ctx context.Context, r Remote, tlsConfig *tls.Config
 
 	bgCtx, cancelBG := context.WithCancel(context.Background())
 	c.cancelBG = cancelBG
-	c.broker = broker.New(broker.Options{
+	var brokerRun brokerwire.Wire
+	c.broker, brokerRun = brokerwire.New[*broker.Broker](brokerwire.Options{
 		TLS:           tlsConfig,
 		Unix:          listen.UnixConfig{Dir: c.cfg.UnixSocketDir},
 		ServerOptions: []grpc.ServerOption{grpc.MaxRecvMsgSize(maxMsg), grpc.MaxSendMsgSize(maxMsg)},
@@ -283,7 +285,7 @@ func (c *Client) dialRemote(ctx context.Context, r Remote, tlsConfig *tls.Config
 		go func() {
 			defer c.bg.Done()
 			defer endStream()
-			c.broker.Run(stream)
+			brokerRun.Run(stream)
 		}()
 	} else {
 		endStream()

@@ -6,8 +6,8 @@ import (
 	"fmt"
 	"net"
 
-	"github.com/plugkit/plugkit/broker"
 	"github.com/plugkit/plugkit/handshake"
+	"github.com/plugkit/plugkit/internal/brokerwire"
 )
 
 // ErrMultiplexNotSupported reports a plugin that cannot multiplex its
@@ -32,7 +32,7 @@ func (c *Client) openMux(ctx context.Context, dial func(context.Context, string)
 	if err != nil {
 		return nil, fmt.Errorf("connecting to %s %s: %w", c.line.Network, c.line.Address, err)
 	}
-	mux, err := broker.DialMux(raw)
+	mux, err := brokerwire.DialMux(raw)
 	if err != nil {
 		raw.Close()
 		return nil, err

@@ -26,7 +26,9 @@ import (
 	"github.com/plugkit/plugkit/broker"
 	objectstorev1 "github.com/plugkit/plugkit/examples/objectstore/gen/objectstore/v1"
 	"github.com/plugkit/plugkit/handshake"
+	"github.com/plugkit/plugkit/internal/brokerwire"
 	"github.com/plugkit/plugkit/internal/goplugin/pluginpb"
+	"github.com/plugkit/plugkit/internal/pluginharness"
 	"github.com/plugkit/plugkit/plugin"
 	"github.com/plugkit/plugkit/wire"
 )
@@ -153,7 +155,6 @@ func runTestPlugin(mode string) {
 		// A real plugin that advertises somebody else's certificate.
 		other, _ := automtls.New()
 		r, w, _ := os.Pipe()
-		cfg.Handshake = w
 		stdout := os.Stdout
 		go func() {
 			buf := make([]byte, 4096)
@@ -165,6 +166,14 @@ func runTestPlugin(mode string) {
 			l.ServerCert = other.DER()
 			fmt.Fprintln(stdout, l.String())
 		}()
+		// plugin.Serve, with the handshake line going through the pipe.
+		ctx, stop := signal.NotifyContext(pluginharness.With(context.Background(), pluginharness.Harness{Handshake: w}), syscall.SIGTERM)
+		err := plugin.Run(ctx, cfg)
+		stop()
+		if err != nil {
+			os.Exit(1)
+		}
+		os.Exit(0)
 	case "notserving", "stubborn", "deaf":
 		rawPlugin(mode)
 		os.Exit(0)
@@ -294,7 +303,7 @@ func knockFloodPlugin() {
 	var serveLn net.Listener = ln
 	muxField := ""
 	if os.Getenv(handshake.EnvMultiplexGRPC) == "true" {
-		serveLn = broker.ListenMux(ln).Main()
+		serveLn = brokerwire.ListenMux(ln).Main()
 		muxField = "|true"
 	}
 	pluginpb.RegisterGRPCBrokerServer(srv, knockFlood{})

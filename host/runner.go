@@ -5,7 +5,7 @@ import (
 	"log/slog"
 	"os/exec"
 
-	"github.com/plugkit/plugkit/broker"
+	"github.com/plugkit/plugkit/internal/brokerwire"
 	"github.com/plugkit/plugkit/internal/goplugin/pluginpb"
 )
 
@@ -113,7 +113,7 @@ func (l *Launch) pluginToHost(network, address string) (string, string, error) {
 
 // brokerStream returns s with the broker's announcements translated both
 // ways, or s itself when there is nothing to translate.
-func (l *Launch) brokerStream(s broker.Stream, logger *slog.Logger) broker.Stream {
+func (l *Launch) brokerStream(s brokerwire.Stream, logger *slog.Logger) brokerwire.Stream {
 	if l == nil || (l.PluginToHost == nil && l.HostToPlugin == nil) {
 		return s
 	}
@@ -124,7 +124,7 @@ func (l *Launch) brokerStream(s broker.Stream, logger *slog.Logger) broker.Strea
 // those received from the plugin with PluginToHost, those sent to it with
 // HostToPlugin.
 type translatedStream struct {
-	broker.Stream
+	brokerwire.Stream
 	launch *Launch
 	warn   func(msg string, args ...any)
 }

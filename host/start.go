@@ -29,6 +29,7 @@ import (
 	"github.com/plugkit/plugkit/automtls"
 	"github.com/plugkit/plugkit/broker"
 	"github.com/plugkit/plugkit/handshake"
+	"github.com/plugkit/plugkit/internal/brokerwire"
 	"github.com/plugkit/plugkit/internal/goplugin/pluginpb"
 	"github.com/plugkit/plugkit/internal/listen"
 	"github.com/plugkit/plugkit/internal/osdep"
@@ -46,7 +47,7 @@ type Client struct {
 	line    handshake.Line
 	conn    *grpc.ClientConn
 	broker  *broker.Broker
-	mux     *broker.Mux // the multiplexed connection (Config.MultiplexBroker); nil without
+	mux     brokerwire.Mux // the multiplexed connection (Config.MultiplexBroker); nil without
 	started time.Time
 	ready   time.Duration
 	tls     bool // the connection uses TLS (AutoMTLS or Config.TLS)
@@ -285,7 +286,8 @@ func (c *Client) connect(ctx context.Context, tlsConfig *tls.Config) error {
 
 	bgCtx, cancel := context.WithCancel(context.Background())
 	c.cancelBG = cancel
-	c.broker = broker.New(broker.Options{
+	var brokerRun brokerwire.Wire
+	c.broker, brokerRun = brokerwire.New[*broker.Broker](brokerwire.Options{
 		TLS:           tlsConfig,
 		Unix:          listen.UnixConfig{Dir: c.brokerDir(), Group: c.socketGroup()},
 		ServerOptions: []grpc.ServerOption{grpc.MaxRecvMsgSize(maxMsg), grpc.MaxSendMsgSize(maxMsg)},
@@ -308,7 +310,7 @@ func (c *Client) connect(ctx context.Context, tlsConfig *tls.Config) error {
 	go func() {
 		defer c.bg.Done()
 		defer endStream()
-		c.broker.Run(c.launch.brokerStream(stream, c.logger))
+		brokerRun.Run(c.launch.brokerStream(stream, c.logger))
 	}()
 	c.openStdio(bgCtx)
 	return nil

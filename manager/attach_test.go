@@ -24,7 +24,7 @@ func TestAttach(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := plugintest.Start(t, plugin.Config{Versions: map[int]plugin.Register{wire.CatalogProtocolVersion: cat.Register}})
+	c := plugintest.Start(t, plugin.Config{Versions: map[int]plugin.Register{wire.CatalogProtocolVersion: cat.Register}}, plugintest.Options{})
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	m := manager.New(manager.Config{Dirs: []string{t.TempDir()}, Cookie: plugintest.Cookie})

@@ -152,10 +152,7 @@ func announceDebug(cfg Config, out io.Writer, line handshake.Line) error {
 // host decides when its plugins stop) and SIGTERM stops the plugin; in
 // debug mode a person started the plugin, so an interrupt stops it too.
 func serveContext(cfg Config) (context.Context, context.CancelFunc) {
-	lookup := cfg.LookupEnv
-	if lookup == nil {
-		lookup = os.LookupEnv
-	}
+	lookup := os.LookupEnv
 	if debug, _ := debugRequested(cfg, lookup); debug {
 		return signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	}

@@ -18,6 +18,7 @@ import (
 	objectstorev1 "github.com/plugkit/plugkit/examples/objectstore/gen/objectstore/v1"
 	"github.com/plugkit/plugkit/handshake"
 	"github.com/plugkit/plugkit/host"
+	"github.com/plugkit/plugkit/internal/pluginharness"
 	"github.com/plugkit/plugkit/internal/testutil"
 	"github.com/plugkit/plugkit/plugin"
 )
@@ -201,13 +202,12 @@ func TestDebugModeInProcess(t *testing.T) {
 	defer cancel()
 	done := make(chan error, 1)
 	go func() {
-		done <- plugin.Run(ctx, plugin.Config{
-			Cookie:    cookie,
-			Versions:  map[int]plugin.Register{1: versionService("v1"), 2: versionService("v2")},
-			LookupEnv: func(k string) (string, bool) { v, ok := env[k]; return v, ok },
-			Handshake: pw,
-			Name:      "example.com/it's",
-			Debug:     true,
+		hctx := pluginharness.With(ctx, pluginharness.Harness{LookupEnv: func(k string) (string, bool) { v, ok := env[k]; return v, ok }, Handshake: pw})
+		done <- plugin.Run(hctx, plugin.Config{
+			Cookie:   cookie,
+			Versions: map[int]plugin.Register{1: versionService("v1"), 2: versionService("v2")},
+			Name:     "example.com/it's",
+			Debug:    true,
 			DebugAnnounce: func(w io.Writer, name string, r plugin.Reattach) error {
 				text, err := plugin.ReattachJSON(name, r)
 				if err != nil {
@@ -258,8 +258,8 @@ func TestDebugModeInProcess(t *testing.T) {
 
 func TestDebugModeRejects(t *testing.T) {
 	run := func(env map[string]string) error {
-		return plugin.Run(context.Background(), plugin.Config{Cookie: cookie, Versions: map[int]plugin.Register{1: registerHealthOnly},
-			LookupEnv: func(k string) (string, bool) { v, ok := env[k]; return v, ok }})
+		ctx := pluginharness.With(context.Background(), pluginharness.Harness{LookupEnv: func(k string) (string, bool) { v, ok := env[k]; return v, ok }})
+		return plugin.Run(ctx, plugin.Config{Cookie: cookie, Versions: map[int]plugin.Register{1: registerHealthOnly}})
 	}
 	if err := run(map[string]string{plugin.EnvDebug: "yes please"}); err == nil || !strings.Contains(err.Error(), "PLUGKIT_DEBUG=\"yes please\": set it to 1") {
 		t.Errorf("Run with a bad PLUGKIT_DEBUG: %v", err)

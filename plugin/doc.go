@@ -30,7 +30,7 @@
 // signalled. When the host asks for broker multiplexing
 // (PLUGIN_MULTIPLEX_GRPC=true), it takes the host's one connection, closes
 // its socket, and carries brokered connections over that connection
-// (broker.Mux).
+// (see package broker).
 //
 // The same binary runs as a long-lived network service for many hosts when
 // started with PLUGKIT_LISTEN=HOST:PORT (EnvListen): no cookie and no

@@ -35,6 +35,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/plugkit/plugkit/broker"
+	"github.com/plugkit/plugkit/internal/pluginharness"
 	"github.com/plugkit/plugkit/internal/remotetest"
 	"github.com/plugkit/plugkit/internal/testpki"
 	"github.com/plugkit/plugkit/plugin"
@@ -648,7 +649,7 @@ func TestServiceLimitsFromEnvironment(t *testing.T) {
 			env[k] = v
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		err := plugin.Run(ctx, plugin.Config{Versions: versions, LookupEnv: remotetest.Lookup(env), KeepStdio: true})
+		err := plugin.Run(pluginharness.With(ctx, pluginharness.Harness{LookupEnv: remotetest.Lookup(env), KeepStdio: true}), plugin.Config{Versions: versions})
 		cancel()
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%v: Run = %v, want an error mentioning %q", tc.env, err, tc.want)

@@ -14,9 +14,10 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 
-	"github.com/plugkit/plugkit/broker"
 	"github.com/plugkit/plugkit/handshake"
+	"github.com/plugkit/plugkit/internal/brokerwire"
 	"github.com/plugkit/plugkit/internal/goplugin/pluginpb"
+	"github.com/plugkit/plugkit/internal/pluginharness"
 	"github.com/plugkit/plugkit/plugin"
 	"github.com/plugkit/plugkit/wire"
 )
@@ -28,12 +29,9 @@ func runInProcess(t *testing.T, env map[string]string) (handshake.Line, <-chan e
 	pr, pw := io.Pipe()
 	done := make(chan error, 1)
 	go func() {
-		done <- plugin.Run(context.Background(), plugin.Config{
-			Cookie:    cookie,
-			Versions:  map[int]plugin.Register{1: registerHealthOnly},
-			LookupEnv: func(k string) (string, bool) { v, ok := env[k]; return v, ok },
-			Handshake: pw,
-			KeepStdio: true,
+		done <- plugin.Run(pluginharness.With(context.Background(), pluginharness.Harness{LookupEnv: func(k string) (string, bool) { v, ok := env[k]; return v, ok }, Handshake: pw, KeepStdio: true}), plugin.Config{
+			Cookie:   cookie,
+			Versions: map[int]plugin.Register{1: registerHealthOnly},
 		})
 	}()
 	text, err := bufio.NewReader(pr).ReadString('\n')
@@ -62,7 +60,7 @@ func TestRunMultiplexed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	mux, err := broker.DialMux(raw)
+	mux, err := brokerwire.DialMux(raw)
 	if err != nil {
 		t.Fatal(err)
 	}

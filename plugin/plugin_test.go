@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"reflect"
 	"strconv"
 	"strings"
 	"testing"
@@ -20,6 +21,7 @@ import (
 	"github.com/plugkit/plugkit/broker"
 	"github.com/plugkit/plugkit/handshake"
 	"github.com/plugkit/plugkit/host"
+	"github.com/plugkit/plugkit/internal/pluginharness"
 	"github.com/plugkit/plugkit/internal/testutil"
 	"github.com/plugkit/plugkit/plugin"
 	"github.com/plugkit/plugkit/wire"
@@ -121,12 +123,9 @@ func TestRunInProcess(t *testing.T) {
 	env := map[string]string{cookie.Key: cookie.Value, handshake.EnvProtocolVersions: "1,2,3"}
 	done := make(chan error, 1)
 	go func() {
-		done <- plugin.Run(context.Background(), plugin.Config{
-			Cookie:    cookie,
-			Versions:  map[int]plugin.Register{1: registerHealthOnly, 2: registerHealthOnly},
-			LookupEnv: func(k string) (string, bool) { v, ok := env[k]; return v, ok },
-			Handshake: pw,
-			KeepStdio: true,
+		done <- plugin.Run(pluginharness.With(context.Background(), pluginharness.Harness{LookupEnv: func(k string) (string, bool) { v, ok := env[k]; return v, ok }, Handshake: pw, KeepStdio: true}), plugin.Config{
+			Cookie:   cookie,
+			Versions: map[int]plugin.Register{1: registerHealthOnly, 2: registerHealthOnly},
 		})
 	}()
 	line, err := bufio.NewReader(pr).ReadString('\n')
@@ -168,7 +167,7 @@ func TestRunInProcess(t *testing.T) {
 
 func TestRunRejects(t *testing.T) {
 	noEnv := func(string) (string, bool) { return "", false }
-	err := plugin.Run(context.Background(), plugin.Config{Cookie: cookie, Versions: map[int]plugin.Register{1: registerHealthOnly}, LookupEnv: noEnv})
+	err := plugin.Run(pluginharness.With(context.Background(), pluginharness.Harness{LookupEnv: noEnv}), plugin.Config{Cookie: cookie, Versions: map[int]plugin.Register{1: registerHealthOnly}})
 	var ce *handshake.CookieError
 	if !errors.As(err, &ce) {
 		t.Errorf("Run without the cookie: %v", err)
@@ -177,11 +176,25 @@ func TestRunRejects(t *testing.T) {
 		t.Errorf("Run without versions: %v", err)
 	}
 	env := map[string]string{cookie.Key: cookie.Value, handshake.EnvClientCert: "not a certificate"}
-	err = plugin.Run(context.Background(), plugin.Config{Cookie: cookie, Versions: map[int]plugin.Register{1: registerHealthOnly},
-		LookupEnv: func(k string) (string, bool) { v, ok := env[k]; return v, ok }})
+	err = plugin.Run(pluginharness.With(context.Background(), pluginharness.Harness{LookupEnv: func(k string) (string, bool) { v, ok := env[k]; return v, ok }}),
+		plugin.Config{Cookie: cookie, Versions: map[int]plugin.Register{1: registerHealthOnly}})
 	if err == nil || !strings.Contains(err.Error(), handshake.EnvClientCert) {
 		t.Errorf("Run with a broken client certificate: %v", err)
 	}
 }
 
 func registerHealthOnly(*grpc.Server, *broker.Broker) error { return nil }
+
+// TestConfigIsSmall: plugin.Config holds what a plugin author sets, at
+// most 12 fields (issue 20); the in-process harness is not among them.
+func TestConfigIsSmall(t *testing.T) {
+	typ := reflect.TypeFor[plugin.Config]()
+	if typ.NumField() > 12 {
+		t.Errorf("plugin.Config has %d fields; want at most 12: group related settings in a field of their own type", typ.NumField())
+	}
+	for _, name := range []string{"LookupEnv", "Handshake", "KeepStdio", "NoParentWatch"} {
+		if _, ok := typ.FieldByName(name); ok {
+			t.Errorf("plugin.Config.%s is for in-process tests only: keep it in internal/pluginharness", name)
+		}
+	}
+}

@@ -25,8 +25,10 @@ import (
 	"github.com/plugkit/plugkit/automtls"
 	"github.com/plugkit/plugkit/broker"
 	"github.com/plugkit/plugkit/handshake"
+	"github.com/plugkit/plugkit/internal/brokerwire"
 	"github.com/plugkit/plugkit/internal/goplugin/pluginpb"
 	"github.com/plugkit/plugkit/internal/listen"
+	"github.com/plugkit/plugkit/internal/pluginharness"
 	"github.com/plugkit/plugkit/wire"
 )
 
@@ -91,22 +93,6 @@ type Config struct {
 	// DebugAnnounce writes debug mode's announcement of where the plugin
 	// serves; nil means DebugLine (PLUGKIT_REATTACH='{...}').
 	DebugAnnounce func(w io.Writer, name string, r Reattach) error
-
-	// The fields below are for running a plugin inside another program,
-	// such as a test. A real plugin leaves them zero.
-
-	// LookupEnv reads the environment; nil means os.LookupEnv.
-	LookupEnv func(string) (string, bool)
-	// Handshake receives the handshake line; nil means standard output.
-	// A service (EnvListen) prints no handshake; it writes the address it
-	// listens on here, when set, as one line.
-	Handshake io.Writer
-	// KeepStdio leaves os.Stdout and os.Stderr alone. Otherwise, after the
-	// handshake, they are redirected to the GRPCStdio stream, as go-plugin
-	// does, so that stray prints cannot corrupt the protocol.
-	KeepStdio bool
-	// NoParentWatch turns off exiting when the parent process dies.
-	NoParentWatch bool
 }
 
 // Serve runs the plugin and exits the process when it is done: status 0
@@ -128,76 +114,71 @@ func Serve(cfg Config) {
 
 // Run serves the plugin until ctx ends, the host calls Shutdown, or the
 // parent process dies. It returns nil after a requested stop. In debug
-// mode (EnvDebug) it needs no host: see EnvDebug.
+// mode (EnvDebug) it needs no host: see EnvDebug. To serve a plugin inside
+// a test, with the host in the same process, use package plugintest.
 func Run(ctx context.Context, cfg Config) error {
 	if len(cfg.Versions) == 0 {
 		return errors.New("plugin: Config.Versions is empty: register the services of at least one app protocol version")
 	}
-	lookup := cfg.LookupEnv
-	if lookup == nil {
-		lookup = os.LookupEnv
-	}
+	h := pluginharness.From(ctx)
+	h.LookupEnv = h.Lookup(os.LookupEnv)
 	logger := cfg.Logger
 	if logger == nil {
 		logger = NewLogger(slog.LevelInfo)
 	}
-	if addr, _ := lookup(EnvListen); addr != "" {
-		return runService(ctx, cfg, addr, lookup, logger) // service.go
+	if addr, _ := h.LookupEnv(EnvListen); addr != "" {
+		return runService(ctx, cfg, addr, h, logger) // service.go
 	}
-	env, debug, err := readEnv(cfg, lookup)
+	return runHosted(ctx, cfg, h, logger)
+}
+
+// hosted is a plugin serving the host that started it (or, in debug
+// mode, the hosts that reattach to it).
+type hosted struct {
+	cfg      Config
+	h        pluginharness.Harness
+	logger   *slog.Logger
+	srv      *grpc.Server
+	health   *health.Server
+	brk      *broker.Broker
+	stdio    *stdioServer
+	mux      brokerwire.Mux // nil unless the host asked for multiplexing
+	shutdown chan struct{}  // the host's Shutdown
+}
+
+// runHosted negotiates with the host through the environment, serves,
+// prints the handshake line and serves until it is asked to stop.
+func runHosted(ctx context.Context, cfg Config, h pluginharness.Harness, logger *slog.Logger) error {
+	env, debug, err := readEnv(cfg, h.LookupEnv)
 	if err != nil {
 		return err
 	}
 	if debug {
-		cfg.KeepStdio, cfg.NoParentWatch = true, true
+		h.KeepStdio, h.NoParentWatch = true, true
 	}
 	version := chooseVersion(cfg.Versions, env.Versions, logger)
-
 	tlsConfig, serverCert, err := serverTLS(cfg, env)
 	if err != nil {
 		return err
 	}
-
 	ln, err := openListener(env)
 	if err != nil {
 		return fmt.Errorf("plugin: %w", err)
 	}
 	defer ln.Close()
-
-	maxMsg := cfg.maxMessageSize()
-	opts := []grpc.ServerOption{grpc.MaxRecvMsgSize(maxMsg), grpc.MaxSendMsgSize(maxMsg)}
-	if tlsConfig != nil {
-		opts = append(opts, grpc.Creds(credentials.NewTLS(tlsConfig)))
-	}
-	opts = append(opts, cfg.ServerOptions...)
-	srv := grpc.NewServer(opts...)
-
+	p := &hosted{cfg: cfg, h: h, logger: logger, stdio: newStdioServer(), shutdown: make(chan struct{}, 1)}
 	serveLn, mux := multiplex(ln, env)
 	if mux != nil {
 		defer mux.Close()
 	}
-	brk := broker.New(broker.Options{
-		Mux:           mux,
-		TLS:           tlsConfig,
-		Unix:          listen.UnixConfig{Dir: env.UnixSocketDir, Group: env.UnixSocketGroup},
-		ServerOptions: []grpc.ServerOption{grpc.MaxRecvMsgSize(maxMsg), grpc.MaxSendMsgSize(maxMsg)},
-		DialOptions:   []grpc.DialOption{grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(maxMsg), grpc.MaxCallSendMsgSize(maxMsg))},
-	})
-	defer brk.Close()
-
-	shutdown := make(chan struct{}, 1)
-	stdio := newStdioServer()
-	healthSrv := health.NewServer()
-	healthSrv.SetServingStatus(wire.HealthService, healthpb.HealthCheckResponse_SERVING)
-	healthpb.RegisterHealthServer(srv, healthSrv)
-	pluginpb.RegisterGRPCBrokerServer(srv, broker.ServerHandler{Broker: brk})
-	pluginpb.RegisterGRPCControllerServer(srv, controller{shutdown: shutdown})
-	pluginpb.RegisterGRPCStdioServer(srv, stdio)
-	if err := cfg.Versions[version](srv, brk); err != nil {
-		return fmt.Errorf("plugin: registering the services of protocol version %d: %w", version, err)
+	p.mux = mux
+	if err := p.build(version, tlsConfig, env); err != nil {
+		return err
 	}
-	registerReflection(srv)
+	defer p.brk.Close()
 
+	served := make(chan error, 1)
+	go func() { served <- p.srv.Serve(serveLn) }()
 	line := handshake.Line{
 		CoreVersion:  handshake.CoreVersion,
 		AppVersion:   version,
@@ -208,38 +189,78 @@ func Run(ctx context.Context, cfg Config) error {
 		Multiplex:    mux != nil,
 		HasMultiplex: env.Multiplex,
 	}
-
-	served := make(chan error, 1)
-	go func() { served <- srv.Serve(serveLn) }()
-
-	out := cfg.Handshake
-	if out == nil {
-		out = os.Stdout
+	if err := p.announce(line, debug); err != nil {
+		p.srv.Stop()
+		return err
 	}
-	if debug {
-		err = announceDebug(cfg, out, line)
-	} else {
-		_, err = io.WriteString(out, line.String()+"\n")
-	}
-	if err != nil {
-		srv.Stop()
-		return fmt.Errorf("plugin: writing the handshake: %w", err)
-	}
-	if f, ok := out.(*os.File); ok {
-		f.Sync()
-	}
-	if !cfg.KeepStdio {
-		restore, err := stdio.capture()
+	if !h.KeepStdio {
+		restore, err := p.stdio.capture()
 		if err != nil {
-			srv.Stop()
+			p.srv.Stop()
 			return fmt.Errorf("plugin: redirecting stdout and stderr: %w", err)
 		}
 		defer restore()
 	}
 	logger.Debug("plugin serving", "network", line.Network, "address", line.Address, "version", version, "tls", tlsConfig != nil)
+	return p.wait(ctx, served)
+}
 
+// build makes the broker and the server, with the services of version.
+func (p *hosted) build(version int, tlsConfig *tls.Config, env handshake.Env) error {
+	maxMsg := p.cfg.maxMessageSize()
+	brk, brokerRun := brokerwire.New[*broker.Broker](brokerwire.Options{
+		Mux:           p.mux,
+		TLS:           tlsConfig,
+		Unix:          listen.UnixConfig{Dir: env.UnixSocketDir, Group: env.UnixSocketGroup},
+		ServerOptions: []grpc.ServerOption{grpc.MaxRecvMsgSize(maxMsg), grpc.MaxSendMsgSize(maxMsg)},
+		DialOptions:   []grpc.DialOption{grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(maxMsg), grpc.MaxCallSendMsgSize(maxMsg))},
+	})
+	opts := []grpc.ServerOption{grpc.MaxRecvMsgSize(maxMsg), grpc.MaxSendMsgSize(maxMsg)}
+	if tlsConfig != nil {
+		opts = append(opts, grpc.Creds(credentials.NewTLS(tlsConfig)))
+	}
+	opts = append(opts, p.cfg.ServerOptions...)
+	srv, hs, err := p.cfg.newServer(version, opts, serverParts{
+		broker:     brokerRun.Handler(),
+		controller: controller{shutdown: p.shutdown},
+		stdio:      p.stdio,
+		brk:        brk,
+	})
+	if err != nil {
+		brk.Close()
+		return err
+	}
+	p.srv, p.health, p.brk = srv, hs, brk
+	return nil
+}
+
+// announce writes the handshake line (in debug mode, the reattach line)
+// where the host reads it.
+func (p *hosted) announce(line handshake.Line, debug bool) error {
+	out := p.h.Handshake
+	if out == nil {
+		out = os.Stdout
+	}
+	var err error
+	if debug {
+		err = announceDebug(p.cfg, out, line)
+	} else {
+		_, err = io.WriteString(out, line.String()+"\n")
+	}
+	if err != nil {
+		return fmt.Errorf("plugin: writing the handshake: %w", err)
+	}
+	if f, ok := out.(*os.File); ok {
+		f.Sync()
+	}
+	return nil
+}
+
+// wait serves until the host asks to stop, ctx ends, the parent process
+// dies or the server fails, and stops the server accordingly.
+func (p *hosted) wait(ctx context.Context, served <-chan error) error {
 	var parentGone <-chan struct{}
-	if !cfg.NoParentWatch {
+	if !p.h.NoParentWatch {
 		watchCtx, cancel := context.WithCancel(ctx)
 		defer cancel()
 		parentGone = watchParent(watchCtx)
@@ -247,26 +268,26 @@ func Run(ctx context.Context, cfg Config) error {
 	// The broker and stdio streams live as long as the connection; end them
 	// first, so that a graceful stop waits only for the host's own calls.
 	endStreams := func() {
-		stdio.close()
-		brk.Close()
+		p.stdio.close()
+		p.brk.Close()
 	}
 	select {
-	case <-shutdown:
-		logger.Debug("plugin stopping: the host asked")
+	case <-p.shutdown:
+		p.logger.Debug("plugin stopping: the host asked")
 		endStreams()
-		stopGracefully(srv, healthSrv, cfg.shutdownTimeout(), nil)
+		stopGracefully(p.srv, p.health, p.cfg.shutdownTimeout(), nil)
 	case <-ctx.Done():
-		logger.Debug("plugin stopping", "reason", context.Cause(ctx))
+		p.logger.Debug("plugin stopping", "reason", context.Cause(ctx))
 		endStreams()
-		stopGracefully(srv, healthSrv, cfg.shutdownTimeout(), nil)
+		stopGracefully(p.srv, p.health, p.cfg.shutdownTimeout(), nil)
 	case <-parentGone:
-		logger.Warn("plugin stopping: its host process is gone")
+		p.logger.Warn("plugin stopping: its host process is gone")
 		endStreams()
-		srv.Stop()
+		p.srv.Stop()
 	case err := <-served:
 		endStreams()
-		if hungUp(err, mux) {
-			logger.Debug("plugin stopping: its host closed the multiplexed connection")
+		if hungUp(err, p.mux) {
+			p.logger.Debug("plugin stopping: its host closed the multiplexed connection")
 			return nil
 		}
 		if err != nil {
@@ -274,6 +295,41 @@ func Run(ctx context.Context, cfg Config) error {
 		}
 	}
 	return nil
+}
+
+// serverParts are the services that differ between a plugin serving its
+// host and a plugin service (EnvListen).
+type serverParts struct {
+	// health wraps the health server; nil registers it as it is.
+	health     func(*health.Server) healthpb.HealthServer
+	broker     pluginpb.GRPCBrokerServer
+	controller pluginpb.GRPCControllerServer
+	stdio      pluginpb.GRPCStdioServer // nil: none
+	brk        *broker.Broker           // given to the version's Register
+}
+
+// newServer builds the gRPC server a plugin serves on, in either mode:
+// health (wire.HealthService serving), go-plugin's broker, controller and
+// stdio services, the services of version, and reflection over them all.
+func (cfg Config) newServer(version int, opts []grpc.ServerOption, parts serverParts) (*grpc.Server, *health.Server, error) {
+	srv := grpc.NewServer(opts...)
+	hs := health.NewServer()
+	hs.SetServingStatus(wire.HealthService, healthpb.HealthCheckResponse_SERVING)
+	var healthSrv healthpb.HealthServer = hs
+	if parts.health != nil {
+		healthSrv = parts.health(hs)
+	}
+	healthpb.RegisterHealthServer(srv, healthSrv)
+	pluginpb.RegisterGRPCBrokerServer(srv, parts.broker)
+	pluginpb.RegisterGRPCControllerServer(srv, parts.controller)
+	if parts.stdio != nil {
+		pluginpb.RegisterGRPCStdioServer(srv, parts.stdio)
+	}
+	if err := cfg.Versions[version](srv, parts.brk); err != nil {
+		return nil, nil, fmt.Errorf("plugin: registering the services of protocol version %d: %w", version, err)
+	}
+	registerReflection(srv)
+	return srv, hs, nil
 }
 
 // ErrTLSConflict reports a plugin with its own TLS (Config.TLSProvider)

@@ -22,7 +22,9 @@ import (
 
 	"github.com/plugkit/plugkit/broker"
 	"github.com/plugkit/plugkit/handshake"
+	"github.com/plugkit/plugkit/internal/brokerwire"
 	"github.com/plugkit/plugkit/internal/goplugin/pluginpb"
+	"github.com/plugkit/plugkit/internal/pluginharness"
 	"github.com/plugkit/plugkit/wire"
 )
 
@@ -70,46 +72,112 @@ var ErrNoTLS = errors.New("a plugin service requires mutual TLS: set " + EnvTLSC
 	EnvInsecureLoopback + "=1")
 
 // runService serves the plugin on addr for many hosts until ctx ends.
-func runService(ctx context.Context, cfg Config, addr string, lookup func(string) (string, bool), logger *slog.Logger) error {
-	tlsConfig, err := serviceTLS(addr, lookup, logger)
+func runService(ctx context.Context, cfg Config, addr string, h pluginharness.Harness, logger *slog.Logger) error {
+	set, err := serviceSettings(cfg, addr, h.LookupEnv, logger)
 	if err != nil {
 		return err
 	}
-	drain := cfg.ShutdownTimeout
-	if drain == 0 {
-		drain = DefaultDrainTimeout
-	}
-	if v, _ := lookup(EnvDrainTimeout); v != "" {
-		d, err := time.ParseDuration(v)
-		if err != nil || d <= 0 {
-			return fmt.Errorf("plugin: %s=%q: want a positive Go duration such as 20s", EnvDrainTimeout, v)
-		}
-		drain = d
-	}
-	version, err := serviceVersion(cfg.Versions, lookup)
-	if err != nil {
-		return err
-	}
-	maxMsg := cfg.maxMessageSize()
-	limits, err := cfg.Limits.resolve(lookup, maxMsg)
-	if err != nil {
-		return err
-	}
-
 	tcpLn, err := net.Listen("tcp", addr)
 	if err != nil {
 		return fmt.Errorf("plugin: %s=%s: %w", EnvListen, addr, err)
 	}
-	ln := newLimitListener(tcpLn, limits.MaxConnections, limits.MaxHandshakes)
-	ln.sniff, ln.plain = true, tlsConfig == nil // for the budget
+	ln := newLimitListener(tcpLn, set.limits.MaxConnections, set.limits.MaxHandshakes)
+	ln.sniff, ln.plain = true, set.tls == nil // for the budget
 	defer ln.Close()
 
-	budget := newBudget(limits.MaxInflightBytes, maxMsg)
-	header := metadata.Pairs(wire.VersionHeader, strconv.Itoa(version))
+	// The broker pairs one host with one plugin process; a service has
+	// many hosts, so its broker is never attached: the hosts' broker
+	// streams are held open and answered with nothing.
+	brk, _ := brokerwire.New[*broker.Broker](brokerwire.Options{})
+	defer brk.Close()
+	draining := make(chan struct{})
+	srv, healthSrv, err := cfg.newServer(set.version, cfg.serviceOptions(set, ln), serverParts{
+		health:     func(hs *health.Server) healthpb.HealthServer { return drainingHealth{Server: hs, done: draining} },
+		broker:     idleBroker{done: draining},
+		controller: serviceController{logger: logger},
+		brk:        brk,
+	})
+	if err != nil {
+		return err
+	}
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ln) }()
+	var probes *service // the health listener's, if any
+	if haddr, _ := h.LookupEnv(EnvHealthListen); haddr != "" {
+		probes, err = serveProbes(haddr, set.limits, healthSrv, draining, logger)
+		if err != nil {
+			ln.closeConns(true)
+			srv.Stop()
+			return err
+		}
+		defer probes.ln.Close()
+	}
+	logger.Info("plugin service listening", "address", ln.Addr().String(), "version", set.version, "tls", set.tls != nil)
+	if h.Handshake != nil {
+		// For a test running the service in-process: where it listens.
+		fmt.Fprintln(h.Handshake, ln.Addr().String())
+	}
+	select {
+	case <-ctx.Done():
+		drainService(ctx, set.drain, healthSrv, draining, logger, service{srv: srv, ln: ln}, probes)
+		return nil
+	case err := <-served:
+		if probes != nil {
+			probes.ln.closeConns(true)
+			probes.srv.Stop()
+		}
+		if err != nil {
+			return fmt.Errorf("plugin: serving: %w", err)
+		}
+		return nil
+	}
+}
+
+// settings are a service's resolved configuration.
+type settings struct {
+	tls     *tls.Config // nil: plain text (loopback only)
+	drain   time.Duration
+	version int
+	maxMsg  int
+	limits  ServiceLimits
+}
+
+// serviceSettings reads a service's environment over cfg.
+func serviceSettings(cfg Config, addr string, lookup func(string) (string, bool), logger *slog.Logger) (settings, error) {
+	var set settings
+	var err error
+	if set.tls, err = serviceTLS(addr, lookup, logger); err != nil {
+		return set, err
+	}
+	set.drain = cfg.ShutdownTimeout
+	if set.drain == 0 {
+		set.drain = DefaultDrainTimeout
+	}
+	if v, _ := lookup(EnvDrainTimeout); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil || d <= 0 {
+			return set, fmt.Errorf("plugin: %s=%q: want a positive Go duration such as 20s", EnvDrainTimeout, v)
+		}
+		set.drain = d
+	}
+	if set.version, err = serviceVersion(cfg.Versions, lookup); err != nil {
+		return set, err
+	}
+	set.maxMsg = cfg.maxMessageSize()
+	set.limits, err = cfg.Limits.resolve(lookup, set.maxMsg)
+	return set, err
+}
+
+// serviceOptions are a service's server options: its limits, its
+// in-flight budget over ln, the version header on health checks, TLS,
+// then Config.ServerOptions.
+func (cfg Config) serviceOptions(set settings, ln *limitListener) []grpc.ServerOption {
+	budget := newBudget(set.limits.MaxInflightBytes, set.maxMsg)
+	header := metadata.Pairs(wire.VersionHeader, strconv.Itoa(set.version))
 	opts := []grpc.ServerOption{
-		grpc.MaxRecvMsgSize(maxMsg), grpc.MaxSendMsgSize(maxMsg),
-		grpc.ConnectionTimeout(limits.HandshakeTimeout),
-		grpc.MaxConcurrentStreams(limits.MaxStreams),
+		grpc.MaxRecvMsgSize(set.maxMsg), grpc.MaxSendMsgSize(set.maxMsg),
+		grpc.ConnectionTimeout(set.limits.HandshakeTimeout),
+		grpc.MaxConcurrentStreams(set.limits.MaxStreams),
 		grpc.StaticStreamWindowSize(streamWindow), grpc.StaticConnWindowSize(connWindow),
 		grpc.StatsHandler(connStats{ln: ln, budget: budget}),
 		grpc.InTapHandle(budget.tap),
@@ -121,100 +189,67 @@ func runService(ctx context.Context, cfg Config, addr string, lookup func(string
 			return h(ctx, req)
 		}),
 	}
-	if tlsConfig != nil {
-		opts = append(opts, grpc.Creds(sniffCreds{credentials.NewTLS(tlsConfig)}))
+	if set.tls != nil {
+		opts = append(opts, grpc.Creds(sniffCreds{credentials.NewTLS(set.tls)}))
 	}
 	opts = append(opts, cfg.ServerOptions...)
 	// Unbuffered, so that the budget's frameSniffer is never behind the
 	// framer; last, so that it wins.
-	opts = append(opts, grpc.ReadBufferSize(0))
-	srv := grpc.NewServer(opts...)
+	return append(opts, grpc.ReadBufferSize(0))
+}
 
-	// The broker pairs one host with one plugin process; a service has
-	// many hosts, so its broker is never attached: the hosts' broker
-	// streams are held open and answered with nothing.
-	brk := broker.New(broker.Options{})
-	defer brk.Close()
-	healthSrv := health.NewServer()
-	healthSrv.SetServingStatus(wire.HealthService, healthpb.HealthCheckResponse_SERVING)
-	draining := make(chan struct{})
-	healthpb.RegisterHealthServer(srv, drainingHealth{Server: healthSrv, done: draining})
-	pluginpb.RegisterGRPCBrokerServer(srv, idleBroker{done: draining})
-	pluginpb.RegisterGRPCControllerServer(srv, serviceController{logger: logger})
-	if err := cfg.Versions[version](srv, brk); err != nil {
-		return fmt.Errorf("plugin: registering the services of protocol version %d: %w", version, err)
-	}
-	registerReflection(srv)
+// service is one of a service's servers and its listener.
+type service struct {
+	srv *grpc.Server
+	ln  *limitListener
+}
 
-	served := make(chan error, 1)
-	go func() { served <- srv.Serve(ln) }()
-	var hsrv *grpc.Server
-	var hln *limitListener
-	if haddr, _ := lookup(EnvHealthListen); haddr != "" {
-		l, err := net.Listen("tcp", haddr)
-		if err != nil {
-			ln.closeConns(true)
-			srv.Stop()
-			return fmt.Errorf("plugin: %s=%s: %w", EnvHealthListen, haddr, err)
-		}
-		// Probes only: a few connections, a few small calls on each.
-		hln = newLimitListener(l, healthMaxConnections, min(limits.MaxHandshakes, healthMaxConnections))
-		defer hln.Close()
-		hsrv = grpc.NewServer(
-			grpc.MaxRecvMsgSize(healthMaxMessageSize),
-			grpc.ConnectionTimeout(limits.HandshakeTimeout),
-			grpc.MaxConcurrentStreams(healthMaxStreams),
-			grpc.StatsHandler(connStats{ln: hln}),
-		)
-		healthpb.RegisterHealthServer(hsrv, drainingHealth{Server: healthSrv, done: draining})
-		go hsrv.Serve(hln)
-		logger.Info("plugin service health listening (plain text, health only)", "address", hln.Addr().String())
+// serveProbes serves health only, in plain text, on addr (EnvHealthListen).
+func serveProbes(addr string, limits ServiceLimits, hs *health.Server, draining <-chan struct{}, logger *slog.Logger) (*service, error) {
+	l, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("plugin: %s=%s: %w", EnvHealthListen, addr, err)
 	}
-	logger.Info("plugin service listening", "address", ln.Addr().String(), "version", version, "tls", tlsConfig != nil)
-	if cfg.Handshake != nil {
-		// For a test running the service in-process: where it listens.
-		fmt.Fprintln(cfg.Handshake, ln.Addr().String())
-	}
+	// Probes only: a few connections, a few small calls on each.
+	ln := newLimitListener(l, healthMaxConnections, min(limits.MaxHandshakes, healthMaxConnections))
+	srv := grpc.NewServer(
+		grpc.MaxRecvMsgSize(healthMaxMessageSize),
+		grpc.ConnectionTimeout(limits.HandshakeTimeout),
+		grpc.MaxConcurrentStreams(healthMaxStreams),
+		grpc.StatsHandler(connStats{ln: ln}),
+	)
+	healthpb.RegisterHealthServer(srv, drainingHealth{Server: hs, done: draining})
+	go srv.Serve(ln)
+	logger.Info("plugin service health listening (plain text, health only)", "address", ln.Addr().String())
+	return &service{srv: srv, ln: ln}, nil
+}
 
-	select {
-	case <-ctx.Done():
-		logger.Info("plugin service draining", "reason", context.Cause(ctx), "deadline", drain.String())
-		start := time.Now()
-		// NOT_SERVING first, so that hosts watching health move their
-		// calls elsewhere; then no new connections, and those still in
-		// their handshake (they carry no call) closed; then the streams
-		// that live as long as a host (broker, health watches) end, and
-		// in-flight calls finish, until the deadline.
-		healthSrv.Shutdown()
-		time.Sleep(watchNoticeDelay)
-		close(draining)
-		var wg sync.WaitGroup
-		for _, s := range []struct {
-			srv *grpc.Server
-			ln  *limitListener
-		}{{srv, ln}, {hsrv, hln}} {
-			if s.srv == nil {
-				continue
-			}
-			s.ln.Close()
-			s.ln.closeConns(false)
-			wg.Go(func() {
-				stopGracefully(s.srv, healthSrv, drain-time.Since(start), func() { s.ln.closeConns(true) })
-			})
-		}
-		wg.Wait()
-		logger.Info("plugin service stopped", "after", time.Since(start).Round(time.Millisecond).String())
-		return nil
-	case err := <-served:
-		if hsrv != nil {
-			hln.closeConns(true)
-			hsrv.Stop()
-		}
-		if err != nil {
-			return fmt.Errorf("plugin: serving: %w", err)
-		}
-		return nil
+// drainService stops a service within drain: NOT_SERVING first, so that
+// hosts watching health move their calls elsewhere; then no new
+// connections, and those still in their handshake (they carry no call)
+// closed; then the streams that live as long as a host (broker, health
+// watches) end (close(draining)), and in-flight calls finish, until the
+// deadline. probes is the health listener's server, or nil.
+func drainService(ctx context.Context, drain time.Duration, hs *health.Server, draining chan struct{}, logger *slog.Logger, main service, probes *service) {
+	logger.Info("plugin service draining", "reason", context.Cause(ctx), "deadline", drain.String())
+	start := time.Now()
+	hs.Shutdown()
+	time.Sleep(watchNoticeDelay)
+	close(draining)
+	servers := []service{main}
+	if probes != nil {
+		servers = append(servers, *probes)
 	}
+	var wg sync.WaitGroup
+	for _, s := range servers {
+		s.ln.Close()
+		s.ln.closeConns(false)
+		wg.Go(func() {
+			stopGracefully(s.srv, hs, drain-time.Since(start), func() { s.ln.closeConns(true) })
+		})
+	}
+	wg.Wait()
+	logger.Info("plugin service stopped", "after", time.Since(start).Round(time.Millisecond).String())
 }
 
 // serviceVersion picks the app protocol version a service serves: the

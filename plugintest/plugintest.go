@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/tls"
 	"errors"
+	"fmt"
 	"log/slog"
 	"maps"
 	"os"
@@ -17,6 +18,7 @@ import (
 	"github.com/plugkit/plugkit/catalog"
 	"github.com/plugkit/plugkit/handshake"
 	"github.com/plugkit/plugkit/host"
+	"github.com/plugkit/plugkit/internal/pluginharness"
 	"github.com/plugkit/plugkit/internal/testutil"
 	"github.com/plugkit/plugkit/manager"
 	"github.com/plugkit/plugkit/plugin"
@@ -34,7 +36,7 @@ const (
 	stopTimeout  = 10 * time.Second
 )
 
-// Options adjust Start. The zero value serves with AutoMTLS and offers the
+// Options adjust Start and Run. The zero value serves with AutoMTLS and offers the
 // plugin every version it serves.
 type Options struct {
 	// Versions are the app protocol versions the host offers; nil means
@@ -47,7 +49,8 @@ type Options struct {
 	// (plugin.Config.TLSProvider), in place of AutoMTLS; see host.Config.TLS.
 	TLS *tls.Config
 	// Logger receives the plugin's and the host's diagnostics; nil means
-	// the test's log (t.Log), at warning level and above.
+	// the test's log (t.Log), at warning level and above, for Start, and
+	// none for Run.
 	Logger *slog.Logger
 }
 
@@ -56,115 +59,173 @@ type Options struct {
 // in a directory of the test's own, and serves with AutoMTLS, as it would
 // as a separate process. t.Cleanup closes the client (the host's Shutdown)
 // and waits for the plugin to stop; a plugin that does not stop, or that
-// returns an error, fails the test.
-//
-// Start ignores cfg's LookupEnv, Handshake, KeepStdio and NoParentWatch:
-// the harness sets them.
-func Start(t testing.TB, cfg plugin.Config, opts ...Options) *host.Client {
+// returns an error, fails the test. Options{} serves with AutoMTLS,
+// offers every version and logs to the test's log.
+func Start(t testing.TB, cfg plugin.Config, opts Options) *host.Client {
 	t.Helper()
-	var o Options
-	if len(opts) > 0 {
-		o = opts[0]
+	if opts.Logger == nil {
+		opts.Logger = testutil.Logger(t)
 	}
+	ctx, cancel := context.WithTimeout(context.Background(), startTimeout)
+	defer cancel()
+	c, stop, err := start(ctx, cfg, opts, t.Name())
+	if err != nil {
+		t.Fatalf("plugintest.Start: %v", err)
+	}
+	t.Cleanup(func() {
+		if err := stop(); err != nil {
+			t.Error(err)
+		}
+	})
+	return c
+}
+
+// Run serves cfg inside this process and returns a host client connected
+// to it, as Start does, for code that has no testing.TB: an example, a
+// TestMain, a benchmark's setup. ctx bounds the start (the handshake and
+// the host's connection), not the plugin's life. stop closes the client
+// (the host's Shutdown), waits for the plugin to stop and removes its
+// socket's directory; it returns an error when the plugin returned one or
+// did not stop in time. Call it once done with the client; calling it
+// again returns the same result. A nil Options.Logger discards the
+// diagnostics.
+func Run(ctx context.Context, cfg plugin.Config, opts Options) (c *host.Client, stop func() error, err error) {
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	return start(ctx, cfg, opts, "plugintest")
+}
+
+// start serves cfg in-process and connects a host named name to it.
+func start(ctx context.Context, cfg plugin.Config, o Options, name string) (*host.Client, func() error, error) {
 	if len(cfg.Versions) == 0 {
-		t.Fatal("plugintest.Start: plugin.Config.Versions is empty: register the services of at least one app protocol version")
+		return nil, nil, errors.New("plugin.Config.Versions is empty: register the services of at least one app protocol version")
 	}
 	if cfg.TLSProvider != nil && o.TLS == nil {
-		t.Fatal("plugintest.Start: the plugin serves its own TLS (Config.TLSProvider): give the host its PKI in Options.TLS")
+		return nil, nil, errors.New("the plugin serves its own TLS (Config.TLSProvider): give the host its PKI in Options.TLS")
 	}
 	if cfg.Cookie == (handshake.Cookie{}) {
 		cfg.Cookie = Cookie
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = o.Logger.With("side", "plugin")
 	}
 	versions := o.Versions
 	if versions == nil {
 		versions = slices.Sorted(maps.Keys(cfg.Versions))
 	}
-	logger := o.Logger
-	if logger == nil {
-		logger = testutil.Logger(t)
+	dir, err := os.MkdirTemp("", "plugintest-")
+	if err != nil {
+		return nil, nil, err
 	}
-	if cfg.Logger == nil {
-		cfg.Logger = logger.With("side", "plugin")
-	}
-	dir := shortTempDir(t)
-
-	var id *automtls.Identity
 	env := handshake.Env{Cookie: cfg.Cookie, Versions: versions, UnixSocketDir: dir}
+	var id *automtls.Identity
 	if !o.NoAutoMTLS && o.TLS == nil {
-		var err error
 		if id, err = automtls.New(); err != nil {
-			t.Fatalf("plugintest.Start: %v", err)
+			os.RemoveAll(dir)
+			return nil, nil, err
 		}
 		env.ClientCert = id.PEM()
 	}
+	p := serve(cfg, env, dir)
+	line, err := p.handshake(ctx)
+	if err == nil {
+		p.client, err = host.Connect(ctx, line, id, host.Config{
+			Name:          name,
+			Versions:      versions,
+			NoAutoMTLS:    o.NoAutoMTLS,
+			TLS:           o.TLS,
+			UnixSocketDir: dir,
+			Logger:        o.Logger.With("side", "host"),
+		})
+	}
+	if err != nil {
+		p.stop()
+		return nil, nil, err
+	}
+	return p.client, p.stop, nil
+}
+
+// inProcess is a plugin served by plugin.Run in this process.
+type inProcess struct {
+	cancel context.CancelFunc
+	done   chan error // Run's result; buffered
+	lines  *lineWriter
+	dir    string
+	client *host.Client // once connected
+
+	once    sync.Once
+	stopErr error
+}
+
+// serve runs plugin.Run on cfg in the background, with the environment
+// env (as a launching host would set it) and its handshake line captured.
+func serve(cfg plugin.Config, env handshake.Env, dir string) *inProcess {
 	vars := map[string]string{}
 	for _, kv := range env.Environ() {
 		k, v, _ := strings.Cut(kv, "=")
 		vars[k] = v
 	}
-	lines := &lineWriter{ch: make(chan string, 1)}
-	cfg.LookupEnv = func(k string) (string, bool) { v, ok := vars[k]; return v, ok }
-	cfg.Handshake = lines
-	cfg.KeepStdio = true
-	cfg.NoParentWatch = true
+	p := &inProcess{done: make(chan error, 1), lines: &lineWriter{ch: make(chan string, 1)}, dir: dir}
+	ctx, cancel := context.WithCancel(pluginharness.With(context.Background(), pluginharness.Harness{
+		LookupEnv:     func(k string) (string, bool) { v, ok := vars[k]; return v, ok },
+		Handshake:     p.lines,
+		KeepStdio:     true,
+		NoParentWatch: true,
+	}))
+	p.cancel = cancel
+	go func() { p.done <- plugin.Run(ctx, cfg) }()
+	return p
+}
 
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- plugin.Run(ctx, cfg) }()
-
-	var client *host.Client
-	stop := func() {
-		if client != nil {
-			client.Close() // the Shutdown RPC: Run returns
-		} else {
-			cancel() // never connected: stop it through its context
-		}
-		timer := time.NewTimer(stopTimeout)
-		defer timer.Stop()
-		select {
-		case err := <-done:
-			cancel()
-			if err != nil {
-				t.Errorf("plugintest: the plugin returned an error when it stopped: %v", err)
-			}
-		case <-timer.C:
-			cancel() // a stop from ctx instead
-			select {
-			case <-done:
-			case <-time.After(stopTimeout):
-			}
-			t.Errorf("plugintest: the plugin did not stop within %v of the host's Shutdown", stopTimeout)
-		}
-	}
-
-	timer := time.NewTimer(startTimeout)
-	defer timer.Stop()
-	var line string
+// handshake waits for the plugin's handshake line.
+func (p *inProcess) handshake(ctx context.Context) (string, error) {
 	select {
-	case line = <-lines.ch:
-	case err := <-done:
-		cancel()
-		t.Fatalf("plugintest.Start: the plugin stopped before its handshake: %v", err)
-	case <-timer.C:
-		cancel()
-		t.Fatalf("plugintest.Start: no handshake line from the plugin within %v", startTimeout)
+	case line := <-p.lines.ch:
+		return line, nil
+	case err := <-p.done:
+		p.done <- err // for stop
+		return "", fmt.Errorf("the plugin stopped before its handshake: %v", err)
+	case <-ctx.Done():
+		return "", fmt.Errorf("no handshake line from the plugin: %w", context.Cause(ctx))
 	}
-	t.Cleanup(stop)
-	cctx, ccancel := context.WithTimeout(context.Background(), startTimeout)
-	defer ccancel()
-	c, err := host.Connect(cctx, line, id, host.Config{
-		Name:          t.Name(),
-		Versions:      versions,
-		NoAutoMTLS:    o.NoAutoMTLS,
-		TLS:           o.TLS,
-		UnixSocketDir: dir,
-		Logger:        logger.With("side", "host"),
+}
+
+// stop stops the plugin, once, and removes its directory.
+func (p *inProcess) stop() error {
+	p.once.Do(func() {
+		p.stopErr = p.halt()
+		os.RemoveAll(p.dir)
 	})
-	if err != nil {
-		t.Fatalf("plugintest.Start: %v", err)
+	return p.stopErr
+}
+
+// halt asks the plugin to stop (the host's Shutdown, or its context when
+// the host never connected) and waits for it, then stops it through its
+// context if it has not stopped within stopTimeout.
+func (p *inProcess) halt() error {
+	defer p.cancel()
+	if p.client != nil {
+		p.client.Close() // the Shutdown RPC: Run returns
+	} else {
+		p.cancel()
 	}
-	client = c
-	return c
+	timer := time.NewTimer(stopTimeout)
+	defer timer.Stop()
+	select {
+	case err := <-p.done:
+		if err != nil && p.client != nil {
+			return fmt.Errorf("plugintest: the plugin returned an error when it stopped: %w", err)
+		}
+		return nil
+	case <-timer.C:
+	}
+	p.cancel() // a stop from ctx instead
+	select {
+	case <-p.done:
+	case <-time.After(stopTimeout):
+	}
+	return fmt.Errorf("plugintest: the plugin did not stop within %v of the host's Shutdown", stopTimeout)
 }
 
 // ServeCatalog serves cat inside the test process (as catalog.Serve would
@@ -175,7 +236,7 @@ func Start(t testing.TB, cfg plugin.Config, opts ...Options) *host.Client {
 func ServeCatalog(t testing.TB, cat *catalog.Catalog) *manager.Manager {
 	t.Helper()
 	m := manager.New(manager.Config{Cookie: Cookie, Logger: testutil.Logger(t)})
-	c := Start(t, plugin.Config{Cookie: Cookie, Versions: map[int]plugin.Register{wire.CatalogProtocolVersion: cat.Register}})
+	c := Start(t, plugin.Config{Cookie: Cookie, Versions: map[int]plugin.Register{wire.CatalogProtocolVersion: cat.Register}}, Options{})
 	t.Cleanup(func() { m.Close() }) // runs before Start's cleanup
 	ctx, cancel := context.WithTimeout(context.Background(), startTimeout)
 	defer cancel()
@@ -206,17 +267,4 @@ func (w *lineWriter) Write(p []byte) (int, error) {
 		w.sent = true
 	}
 	return len(p), nil
-}
-
-// shortTempDir is a private directory for the sockets, under the
-// system's temporary directory rather than t.TempDir, whose long test
-// names may not fit in a unix socket path.
-func shortTempDir(t testing.TB) string {
-	t.Helper()
-	dir, err := os.MkdirTemp("", "plugintest-")
-	if err != nil {
-		t.Fatalf("plugintest: %v", err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	return dir
 }

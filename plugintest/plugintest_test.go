@@ -4,6 +4,8 @@ import (
 	"context"
 	"crypto/tls"
 	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -14,6 +16,7 @@ import (
 	"github.com/plugkit/plugkit/examples/greeter"
 	greeterv1 "github.com/plugkit/plugkit/examples/greeter/gen/greeter/v1"
 	greeterv2 "github.com/plugkit/plugkit/examples/greeter/gen/greeter/v2"
+	"github.com/plugkit/plugkit/host"
 	"github.com/plugkit/plugkit/internal/testpki"
 	"github.com/plugkit/plugkit/plugin"
 	"github.com/plugkit/plugkit/plugintest"
@@ -50,7 +53,7 @@ func config() plugin.Config {
 func TestStart(t *testing.T) {
 	var addr string
 	t.Run("serve", func(t *testing.T) {
-		c := plugintest.Start(t, config())
+		c := plugintest.Start(t, config(), plugintest.Options{})
 		addr = c.Address()
 		if c.Version() != 2 || c.Network() != "unix" || !c.TLS() {
 			t.Errorf("version %d over %s (TLS %v): want 2 over unix with AutoMTLS", c.Version(), c.Network(), c.TLS())
@@ -73,7 +76,13 @@ func TestStart(t *testing.T) {
 	}
 }
 
-// TestStartVersions offers the plugin only version 1, in plain text.
+// Start takes exactly one Options: with the variadic signature it had,
+// Start(t, cfg, Options{Versions: ...}, Options{NoAutoMTLS: true}) compiled
+// and silently dropped the second. This does not compile against it.
+var _ func(testing.TB, plugin.Config, plugintest.Options) *host.Client = plugintest.Start
+
+// TestStartVersions offers the plugin only version 1, in plain text: both
+// settings of one Options apply.
 func TestStartVersions(t *testing.T) {
 	c := plugintest.Start(t, config(), plugintest.Options{Versions: []int{1}, NoAutoMTLS: true})
 	if c.Version() != 1 || c.TLS() {
@@ -148,5 +157,37 @@ func TestStartOwnTLS(t *testing.T) {
 	defer cancel()
 	if _, err := greeterv2.NewGreeterClient(c.Conn()).Greet(ctx, &greeterv2.GreetRequest{Person: &greeterv2.Person{Name: "Ada"}}); err != nil {
 		t.Errorf("Greet over the team's own TLS: %v", err)
+	}
+}
+
+// TestRun serves without a testing.TB: stop shuts the plugin down,
+// removes its socket, and answers the same when called again; a Config
+// Start would refuse is Run's error.
+func TestRun(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	c, stop, err := plugintest.Run(ctx, config(), plugintest.Options{Versions: []int{1}, NoAutoMTLS: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Version() != 1 || c.TLS() {
+		t.Errorf("version %d, TLS %v: want 1 in plain text", c.Version(), c.TLS())
+	}
+	resp, err := greeterv1.NewGreeterClient(c.Conn()).Greet(ctx, &greeterv1.GreetRequest{Name: "Ada"})
+	if err != nil || resp.GetMessage() != "Hello, Ada!" {
+		t.Errorf("Greet = %q, %v", resp.GetMessage(), err)
+	}
+	addr := c.Address()
+	if err := stop(); err != nil {
+		t.Errorf("stop: %v", err)
+	}
+	if _, err := os.Stat(filepath.Dir(addr)); !os.IsNotExist(err) {
+		t.Errorf("after stop, the socket's directory %s is still there (stat: %v)", filepath.Dir(addr), err)
+	}
+	if err := stop(); err != nil {
+		t.Errorf("stop again: %v", err)
+	}
+	if _, _, err := plugintest.Run(ctx, plugin.Config{}, plugintest.Options{}); err == nil || !strings.Contains(err.Error(), "Versions is empty") {
+		t.Errorf("Run without versions: %v", err)
 	}
 }

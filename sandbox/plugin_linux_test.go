@@ -12,6 +12,7 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"os/signal"
 	"runtime"
 	"strings"
 	"syscall"
@@ -26,6 +27,7 @@ import (
 	"github.com/plugkit/plugkit/broker"
 	"github.com/plugkit/plugkit/handshake"
 	"github.com/plugkit/plugkit/host"
+	"github.com/plugkit/plugkit/internal/pluginharness"
 	"github.com/plugkit/plugkit/plugin"
 	"github.com/plugkit/plugkit/sandbox"
 )
@@ -235,14 +237,25 @@ func loopback() error {
 }
 
 func runProbePlugin() {
-	plugin.Serve(plugin.Config{
-		Cookie:        testCookie,
-		NoParentWatch: os.Getenv(noWatchEnv) != "",
+	cfg := plugin.Config{
+		Cookie: testCookie,
 		Versions: map[int]plugin.Register{1: func(s *grpc.Server, b *broker.Broker) error {
 			s.RegisterService(&probeDesc, &probe{broker: b})
 			return nil
 		}},
-	})
+	}
+	if os.Getenv(noWatchEnv) == "" {
+		plugin.Serve(cfg)
+	}
+	// plugin.Serve, minus the parent watch.
+	ctx, stop := signal.NotifyContext(pluginharness.With(context.Background(), pluginharness.Harness{NoParentWatch: true}), syscall.SIGTERM)
+	err := plugin.Run(ctx, cfg)
+	stop()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	os.Exit(0)
 }
 
 // runHost starts a sandboxed probe that does not watch its parent, prints

@@ -12,7 +12,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
 
 	"github.com/plugkit/plugkit/host"
-	"github.com/plugkit/plugkit/plugin"
+	"github.com/plugkit/plugkit/internal/pluginharness"
 	"github.com/plugkit/plugkit/tfserve"
 )
 
@@ -23,12 +23,11 @@ import (
 func TestDebug(t *testing.T) {
 	pr, pw := io.Pipe()
 	cfg := tfserve.Config{
-		Name:   "registry.terraform.io/plugkit/test",
-		V6:     func() tfprotov6.ProviderServer { return testProvider{} },
-		Debug:  true,
-		Plugin: plugin.Config{LookupEnv: func(string) (string, bool) { return "", false }, Handshake: pw},
+		Name:  "registry.terraform.io/plugkit/test",
+		V6:    func() tfprotov6.ProviderServer { return testProvider{} },
+		Debug: true,
 	}
-	ctx, cancel := context.WithCancel(context.Background())
+	ctx, cancel := context.WithCancel(pluginharness.With(context.Background(), pluginharness.Harness{LookupEnv: func(string) (string, bool) { return "", false }, Handshake: pw}))
 	defer cancel()
 	done := make(chan error, 1)
 	go func() { done <- tfserve.Run(ctx, cfg) }()

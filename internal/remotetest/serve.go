@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/plugkit/plugkit/internal/pluginharness"
 	"github.com/plugkit/plugkit/plugin"
 )
 
@@ -20,16 +21,13 @@ import (
 func Start(tb testing.TB, env map[string]string, id string, cfg plugin.Config) (addr string, stop func() error) {
 	tb.Helper()
 	pr, pw := io.Pipe()
-	cfg.LookupEnv = Lookup(env)
-	cfg.Handshake = pw
-	cfg.KeepStdio = true
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
 	if cfg.Versions == nil {
 		cfg.Versions = map[int]plugin.Register{1: (&TestService{ID: id}).Register}
 	}
-	ctx, cancel := context.WithCancel(context.Background())
+	ctx, cancel := context.WithCancel(pluginharness.With(context.Background(), pluginharness.Harness{LookupEnv: Lookup(env), Handshake: pw, KeepStdio: true}))
 	done := make(chan error, 1)
 	go func() {
 		err := plugin.Run(ctx, cfg)
