@@ -47,6 +47,73 @@ type Runner struct {
 	// (host.Launch.SocketGroup); Config.UnixSocketGroup, if set, is
 	// replaced by GID.
 	UID, GID int
+	// Minimum is the weakest isolation the caller accepts; 0 means
+	// Namespaces. Prepare picks the strongest this host gives (see
+	// Runner.Check) and fails, naming the missing kernel feature or
+	// sysctl, when that is weaker than Minimum: it never weakens the
+	// sandbox silently.
+	Minimum Isolation
+}
+
+// Isolation is a level of isolation, from the weakest to the strongest.
+type Isolation int
+
+const (
+	// LandlockOnly: no namespace; Landlock (Linux 5.13+) restricts the
+	// plugin's file system to reading, and writing its granted
+	// directories, and, with Landlock ABI 4 and later, denies it TCP;
+	// with ABI 6 and later it cannot signal processes outside its
+	// sandbox; the seccomp filter and no_new_privs apply. The plugin runs
+	// as the host's user and sees the host's processes and /tmp.
+	LandlockOnly Isolation = iota + 1
+	// Namespaces: the plugin's own network, mount, PID, UTS, IPC and
+	// cgroup namespaces, a read-only file system with a private /tmp, a
+	// minimal /dev, the seccomp filter; made by a root host (the plugin
+	// runs as Runner.UID) or, for any other user, in an unprivileged user
+	// namespace (the plugin runs as the host's user); Landlock too, where
+	// the kernel has it.
+	Namespaces
+	// NamespacesAndLandlock: Namespaces, and Landlock required.
+	NamespacesAndLandlock
+)
+
+// String names the level as its constant.
+func (i Isolation) String() string {
+	switch i {
+	case LandlockOnly:
+		return "LandlockOnly"
+	case Namespaces:
+		return "Namespaces"
+	case NamespacesAndLandlock:
+		return "NamespacesAndLandlock"
+	}
+	return fmt.Sprintf("Isolation(%d)", int(i))
+}
+
+// minimum returns r.Minimum, with 0 meaning Namespaces.
+func (r Runner) minimum() (Isolation, error) {
+	switch r.Minimum {
+	case 0:
+		return Namespaces, nil
+	case LandlockOnly, Namespaces, NamespacesAndLandlock:
+		return r.Minimum, nil
+	}
+	return 0, fmt.Errorf("sandbox: Runner.Minimum %d is no isolation level: use sandbox.LandlockOnly, sandbox.Namespaces or sandbox.NamespacesAndLandlock, or 0 for Namespaces", int(r.Minimum))
+}
+
+// Check returns the isolation Prepare gives a plugin on this host, or
+// the error Prepare would return: what this host lacks to give
+// Runner.Minimum.
+func (r Runner) Check() (Isolation, error) {
+	p, err := r.plan()
+	return p.level, err
+}
+
+// plan is how Prepare isolates a plugin on this host.
+type plan struct {
+	mode     trampoline.Mode
+	landlock int // the Landlock ABI, 0 for none
+	level    Isolation
 }
 
 // Prepare rewrites the launch to run the plugin in the sandbox: the
@@ -54,14 +121,26 @@ type Runner struct {
 // package documentation. It fails, before anything runs, when this
 // process lacks the privileges (Available) or Writable is unusable.
 func (r Runner) Prepare(l *host.Launch) error {
-	if err := Available(); err != nil {
+	p, err := r.plan()
+	if err != nil {
 		return err
 	}
 	uid, gid, err := r.ids()
 	if err != nil {
 		return err
 	}
-	sp := trampoline.Spec{Exe: l.Cmd.Path, Dir: l.Cmd.Dir, TmpSize: r.TmpSize, UID: uid, GID: gid}
+	if p.mode != trampoline.Root {
+		if r.UID != 0 || r.GID != 0 {
+			return fmt.Errorf("sandbox: Runner.UID and Runner.GID need a host running as root, and this one runs as user %d: leave them 0 (the plugin then runs as the host's user), or run the host as root", os.Geteuid())
+		}
+		uid, gid = os.Geteuid(), os.Getegid()
+	}
+	sp := trampoline.Spec{Exe: l.Cmd.Path, Dir: l.Cmd.Dir, TmpSize: r.TmpSize, UID: uid, GID: gid, Mode: p.mode, Landlock: p.landlock}
+	if p.mode == trampoline.UserNS {
+		if sp.HostNS, err = hostNamespaces(); err != nil {
+			return err
+		}
+	}
 	if sp.TmpSize < 0 {
 		return fmt.Errorf("sandbox: Runner.TmpSize %d is negative: give a size in bytes, or 0 for %d", r.TmpSize, DefaultTmpSize)
 	}
@@ -73,8 +152,10 @@ func (r Runner) Prepare(l *host.Launch) error {
 		if err != nil {
 			return err
 		}
-		if err := giveDir(dir, uid, gid); err != nil {
-			return err
+		if p.mode == trampoline.Root {
+			if err := giveDir(dir, uid, gid); err != nil {
+				return err
+			}
 		}
 		sp.Keep = append(sp.Keep, dir)
 	}
@@ -104,8 +185,12 @@ func (r Runner) Prepare(l *host.Launch) error {
 	if env == nil {
 		env = os.Environ()
 	}
-	extra := []string{"TMPDIR=/tmp", trampoline.Env + "=" + string(js)}
-	if l.SocketDir != "" {
+	tmp := "/tmp"
+	if p.mode == trampoline.LandlockOnly && len(sp.Keep) > 0 {
+		tmp = sp.Keep[0] // the host's /tmp is not the plugin's to write
+	}
+	extra := []string{"TMPDIR=" + tmp, trampoline.Env + "=" + string(js)}
+	if l.SocketDir != "" && p.mode == trampoline.Root {
 		l.SocketGroup = strconv.Itoa(gid)
 		extra = append(extra, handshake.EnvUnixSocketGroup+"="+l.SocketGroup)
 	}
@@ -113,7 +198,7 @@ func (r Runner) Prepare(l *host.Launch) error {
 	// earlier value.
 	l.Cmd.Env = append(env[:len(env):len(env)], extra...)
 	l.Cmd.Path = "/proc/self/exe"
-	isolate(l.Cmd)
+	isolate(l.Cmd, p.mode)
 	l.PluginToHost = refuseTCP("the plugin listens on TCP inside the sandbox, on its own loopback, which the host cannot reach: let it use a unix socket (leave host.Config.Network empty)")
 	l.HostToPlugin = refuseTCP("the host announced a TCP address to a sandboxed plugin, which has no network: brokered services must use unix sockets")
 	return nil

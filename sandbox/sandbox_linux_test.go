@@ -40,7 +40,11 @@ func TestMain(m *testing.M) {
 		runHost()
 		return
 	}
-	os.Exit(m.Run())
+	code := m.Run()
+	for _, f := range cleanups {
+		f()
+	}
+	os.Exit(code)
 }
 
 // requireSandbox fails the test, in one line, where this process cannot
@@ -95,7 +99,9 @@ func do(t *testing.T, c *host.Client, cmd string) string {
 	return out.GetValue()
 }
 
-func TestSandboxedPluginServesHost(t *testing.T) {
+func TestSandboxedPluginServesHost(t *testing.T) { bothModes(t, testSandboxedPluginServesHost) }
+
+func testSandboxedPluginServesHost(t *testing.T) {
 	c := startSandboxed(t, sandbox.Runner{})
 	if c.Network() != "unix" || !c.TLS() {
 		t.Errorf("connection %s TLS %v; want unix with AutoMTLS", c.Network(), c.TLS())
