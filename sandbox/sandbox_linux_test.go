@@ -131,7 +131,9 @@ func testSandboxedPluginServesHost(t *testing.T) {
 	}
 }
 
-func TestSandboxedPluginHasNoNetwork(t *testing.T) {
+func TestSandboxedPluginHasNoNetwork(t *testing.T) { bothModes(t, testSandboxedPluginHasNoNetwork) }
+
+func testSandboxedPluginHasNoNetwork(t *testing.T) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -171,7 +173,9 @@ func TestSandboxedPluginHasNoNetwork(t *testing.T) {
 	}
 }
 
-func TestSandboxedPluginWritesOnlyGrantedDir(t *testing.T) {
+func TestSandboxedPluginWritesOnlyGrantedDir(t *testing.T) { bothModes(t, testSandboxedPluginWritesOnlyGrantedDir) }
+
+func testSandboxedPluginWritesOnlyGrantedDir(t *testing.T) {
 	granted := t.TempDir()
 	// A host directory the sandbox shows read-only: the package's own,
 	// unless the checkout lies under /tmp, which the sandbox replaces.
@@ -229,7 +233,9 @@ func TestSandboxedPluginWritesOnlyGrantedDir(t *testing.T) {
 	}
 }
 
-func TestSandboxedPluginHasPrivateTmp(t *testing.T) {
+func TestSandboxedPluginHasPrivateTmp(t *testing.T) { bothModes(t, testSandboxedPluginHasPrivateTmp) }
+
+func testSandboxedPluginHasPrivateTmp(t *testing.T) {
 	hostFile, err := os.CreateTemp("/tmp", "plugkit-sandbox-host-")
 	if err != nil {
 		t.Fatal(err)
@@ -262,7 +268,9 @@ func TestSandboxedPluginHasPrivateTmp(t *testing.T) {
 	}
 }
 
-func TestSandboxPinnedBinary(t *testing.T) {
+func TestSandboxPinnedBinary(t *testing.T) { bothModes(t, testSandboxPinnedBinary) }
+
+func testSandboxPinnedBinary(t *testing.T) {
 	requireSandbox(t)
 	cfg := config(t, sandbox.Runner{})
 	sum, err := fileSHA256(cfg.Path)
@@ -282,7 +290,9 @@ func TestSandboxPinnedBinary(t *testing.T) {
 	}
 }
 
-func TestSandboxRefusesTCPPlugin(t *testing.T) {
+func TestSandboxRefusesTCPPlugin(t *testing.T) { bothModes(t, testSandboxRefusesTCPPlugin) }
+
+func testSandboxRefusesTCPPlugin(t *testing.T) {
 	requireSandbox(t)
 	cfg := config(t, sandbox.Runner{})
 	cfg.Network = "tcp"
@@ -298,7 +308,9 @@ func TestSandboxRefusesTCPPlugin(t *testing.T) {
 	}
 }
 
-func TestRunnerRejectsBadWritable(t *testing.T) {
+func TestRunnerRejectsBadWritable(t *testing.T) { bothModes(t, testRunnerRejectsBadWritable) }
+
+func testRunnerRejectsBadWritable(t *testing.T) {
 	requireSandbox(t)
 	file := filepath.Join(t.TempDir(), "f")
 	os.WriteFile(file, nil, 0o644)
@@ -356,7 +368,9 @@ func TestTrampolineRefusesHostNamespaces(t *testing.T) {
 // TestSandboxedPluginDiesWithItsHost SIGKILLs a host process whose
 // sandboxed plugin does not watch its parent: the host's Pdeathsig, kept
 // through the trampoline's exec and the dropped capabilities, ends it.
-func TestSandboxedPluginDiesWithItsHost(t *testing.T) {
+func TestSandboxedPluginDiesWithItsHost(t *testing.T) { bothModes(t, testSandboxedPluginDiesWithItsHost) }
+
+func testSandboxedPluginDiesWithItsHost(t *testing.T) {
 	requireSandbox(t)
 	exe, err := os.Executable()
 	if err != nil {
@@ -406,7 +420,9 @@ func running(pid int) bool {
 // The plugin is process 1 of a PID namespace of its own: it sees no
 // process of the host's and cannot signal the host, although it runs as
 // the same user.
-func TestSandboxedPluginSeesNoHostProcess(t *testing.T) {
+func TestSandboxedPluginSeesNoHostProcess(t *testing.T) { bothModes(t, testSandboxedPluginSeesNoHostProcess) }
+
+func testSandboxedPluginSeesNoHostProcess(t *testing.T) {
 	c := startSandboxed(t, sandbox.Runner{})
 	if got := do(t, c, "pids"); got != "1" {
 		t.Errorf("the plugin sees processes %q; want itself alone, as 1", got)
@@ -423,7 +439,9 @@ func TestSandboxedPluginSeesNoHostProcess(t *testing.T) {
 
 // With a multiplexed broker the callback runs over the plugin's one
 // connection, through the sandbox as well.
-func TestSandboxedPluginMultiplexedCallback(t *testing.T) {
+func TestSandboxedPluginMultiplexedCallback(t *testing.T) { bothModes(t, testSandboxedPluginMultiplexedCallback) }
+
+func testSandboxedPluginMultiplexedCallback(t *testing.T) {
 	requireSandbox(t)
 	cfg := config(t, sandbox.Runner{})
 	cfg.MultiplexBroker = true
