@@ -1,6 +1,7 @@
 package host_test
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"strings"
@@ -36,7 +37,7 @@ func TestDialBalancesFailsOverAndReconnects(t *testing.T) {
 	defer cancel()
 
 	client, err := host.Dial(ctx, host.Remote{Endpoints: []string{addrA, addrB}, ReconnectMaxDelay: 500 * time.Millisecond},
-		host.Config{TLS: pki.HostTLS(), Versions: []int{1, 2}, Name: "svc"})
+		host.Options{Security: host.TLS(pki.HostTLS()), Versions: []int{1, 2}, Name: "svc"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -109,7 +110,7 @@ func TestDialBalancesFailsOverAndReconnects(t *testing.T) {
 	if err := client.Close(); err != nil {
 		t.Fatal(err)
 	}
-	again, err := host.Dial(ctx, host.Remote{Endpoints: []string{addrA}}, host.Config{TLS: pki.HostTLS(), Versions: []int{1}})
+	again, err := host.Dial(ctx, host.Remote{Endpoints: []string{addrA}}, host.Options{Security: host.TLS(pki.HostTLS()), Versions: []int{1}})
 	if err != nil {
 		t.Fatalf("the service stopped when a host closed its client: %v", err)
 	}
@@ -127,20 +128,25 @@ func TestDialRefusals(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
 		remote host.Remote
-		cfg    host.Config
+		opts   host.Options
 		want   string
+		wait   time.Duration // bounds Dial's wait for a healthy endpoint
 	}{
-		{"no TLS", host.Remote{Endpoints: []string{addr}}, host.Config{Versions: []int{1}}, "needs Config.TLS"},
-		{"plain text off loopback", host.Remote{Endpoints: []string{"10.213.0.9:7000"}}, host.Config{Versions: []int{1}, NoAutoMTLS: true}, "loopback only"},
-		{"bad endpoint", host.Remote{Endpoints: []string{"7000"}}, host.Config{Versions: []int{1}, TLS: pki.HostTLS()}, "HOST:PORT"},
-		{"bad balancer", host.Remote{Endpoints: []string{addr}, Balancing: "random"}, host.Config{Versions: []int{1}, TLS: pki.HostTLS()}, "Balancing"},
-		{"no versions", host.Remote{Endpoints: []string{addr}}, host.Config{TLS: pki.HostTLS()}, "Versions is empty"},
-		{"other version", host.Remote{Endpoints: []string{addr}}, host.Config{Versions: []int{2}, TLS: pki.HostTLS()}, "plugin supports [1]"},
-		{"no client certificate", host.Remote{Endpoints: []string{addr}}, host.Config{Versions: []int{1}, TLS: pki.NoCertTLS(), StartTimeout: 2 * time.Second}, "answered its health check"},
-		{"foreign certificate", host.Remote{Endpoints: []string{addr}}, host.Config{Versions: []int{1}, TLS: pki.ForeignTLS(), StartTimeout: 2 * time.Second}, "PLUGKIT_TLS_CLIENT_CA"},
+		{"no TLS", host.Remote{Endpoints: []string{addr}}, host.Options{Versions: []int{1}}, "needs Options.Security set to host.TLS", 0},
+		{"plain text off loopback", host.Remote{Endpoints: []string{"10.213.0.9:7000"}}, host.Options{Versions: []int{1}, Security: host.Plaintext()}, "loopback only", 0},
+		{"bad endpoint", host.Remote{Endpoints: []string{"7000"}}, host.Options{Versions: []int{1}, Security: host.TLS(pki.HostTLS())}, "HOST:PORT", 0},
+		{"bad balancer", host.Remote{Endpoints: []string{addr}, Balancing: "random"}, host.Options{Versions: []int{1}, Security: host.TLS(pki.HostTLS())}, "Balancing", 0},
+		{"no versions", host.Remote{Endpoints: []string{addr}}, host.Options{Security: host.TLS(pki.HostTLS())}, "Versions is empty", 0},
+		{"other version", host.Remote{Endpoints: []string{addr}}, host.Options{Versions: []int{2}, Security: host.TLS(pki.HostTLS())}, "plugin supports [1]", 0},
+		{"no client certificate", host.Remote{Endpoints: []string{addr}}, host.Options{Versions: []int{1}, Security: host.TLS(pki.NoCertTLS())}, "answered its health check", 2 * time.Second},
+		{"foreign certificate", host.Remote{Endpoints: []string{addr}}, host.Options{Versions: []int{1}, Security: host.TLS(pki.ForeignTLS())}, "PLUGKIT_TLS_CLIENT_CA", 2 * time.Second},
+		{"AutoMTLS", host.Remote{Endpoints: []string{addr}}, host.Options{Versions: []int{1}, Security: host.AutoMTLS(nil)}, "needs Options.Security set to host.TLS", 0},
+		{"TLS without a configuration", host.Remote{Endpoints: []string{addr}}, host.Options{Versions: []int{1}, Security: host.TLS(nil)}, "host.TLS(nil)", 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			c, err := host.Dial(ctx, tc.remote, tc.cfg)
+			dctx, cancel := context.WithTimeout(ctx, cmp.Or(tc.wait, 20*time.Second))
+			defer cancel()
+			c, err := host.Dial(dctx, tc.remote, tc.opts)
 			if err == nil {
 				c.Close()
 				t.Fatal("Dial succeeded")

@@ -32,7 +32,7 @@ func socketGroup() string {
 func TestUnixSocketGroup(t *testing.T) {
 	group := socketGroup()
 	cfg := config(t, "kv")
-	cfg.UnixSocketGroup = group
+	cfg.Listen.UnixSocketGroup = group
 	c := start(t, cfg)
 	if !exists(t, c, "yes-1") {
 		t.Fatal("Exists answered wrongly")
@@ -109,10 +109,10 @@ func TestRunnerSocketGroup(t *testing.T) {
 // refused before the plugin runs, naming the setting.
 func TestUnixSocketGroupUnknown(t *testing.T) {
 	cfg := config(t, "kv")
-	cfg.UnixSocketGroup = "no-such-group-plugkit"
+	cfg.Listen.UnixSocketGroup = "no-such-group-plugkit"
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	c, err := host.Start(ctx, cfg)
+	c, err := host.Start(ctx, cfg.Command, cfg.Options)
 	if err == nil {
 		c.Close()
 	}
@@ -127,7 +127,7 @@ func TestUnixSocketGroupUnknown(t *testing.T) {
 func TestStderrCopy(t *testing.T) {
 	var raw testutil.Buffer
 	cfg := config(t, "hostile")
-	cfg.StderrCopy = &raw
+	cfg.Output.Stderr = &raw
 	start(t, cfg)
 	want := []string{
 		`{"@level":"error","@message":{"an":"object"},"@module":"x"}` + "\n",

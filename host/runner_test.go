@@ -145,13 +145,13 @@ func TestRunnerErrors(t *testing.T) {
 		cfg.Runner = host.RunnerFunc(func(*host.Launch) error { return refused })
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
-		c, err := host.Start(ctx, cfg)
+		c, err := host.Start(ctx, cfg.Command, cfg.Options)
 		if err == nil {
 			c.Close()
 			t.Fatal("Start succeeded although the runner refused")
 		}
-		if !errors.Is(err, refused) || !strings.Contains(err.Error(), "Config.Runner") {
-			t.Errorf("error %q; want the runner's, naming Config.Runner", err)
+		if !errors.Is(err, refused) || !strings.Contains(err.Error(), "Command.Runner") {
+			t.Errorf("error %q; want the runner's, naming Command.Runner", err)
 		}
 		if _, err := os.Stat(pidfile); !errors.Is(err, os.ErrNotExist) {
 			t.Errorf("the plugin ran although the runner refused: %v", err)
@@ -165,7 +165,7 @@ func TestRunnerErrors(t *testing.T) {
 		})
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
-		c, err := host.Start(ctx, cfg)
+		c, err := host.Start(ctx, cfg.Command, cfg.Options)
 		if err == nil {
 			c.Close()
 			t.Fatal("Start succeeded although the address did not translate")
@@ -179,7 +179,7 @@ func TestRunnerErrors(t *testing.T) {
 		cfg.Runner = host.RunnerFunc(func(l *host.Launch) error { l.Cmd = nil; return nil })
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
-		if c, err := host.Start(ctx, cfg); err == nil || !strings.Contains(err.Error(), "Launch.Cmd nil") {
+		if c, err := host.Start(ctx, cfg.Command, cfg.Options); err == nil || !strings.Contains(err.Error(), "Launch.Cmd nil") {
 			if c != nil {
 				c.Close()
 			}
