@@ -69,7 +69,7 @@ func TestRunnerSocketGroup(t *testing.T) {
 	})
 	c := start(t, cfg)
 	if seen != "" {
-		t.Errorf("the runner saw Launch.SocketGroup %q; want Config.UnixSocketGroup's, empty", seen)
+		t.Errorf("the runner saw Launch.SocketGroup %q; want Command.Listen.UnixSocketGroup's, empty", seen)
 	}
 	hostDir := filepath.Dir(filepath.Dir(c.Address()))
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -117,7 +117,7 @@ func TestUnixSocketGroupUnknown(t *testing.T) {
 		c.Close()
 	}
 	if err == nil || !strings.Contains(err.Error(), "UnixSocketGroup") || !strings.Contains(err.Error(), "no-such-group-plugkit") {
-		t.Fatalf("Start: %v; want an error naming Config.UnixSocketGroup and the group", err)
+		t.Fatalf("Start: %v; want an error naming Command.Listen.UnixSocketGroup and the group", err)
 	}
 }
 

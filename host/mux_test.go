@@ -19,7 +19,7 @@ import (
 	"github.com/plugkit/plugkit/internal/testutil"
 )
 
-// TestMultiplexedBrokerCallbacksBothWays: with Config.MultiplexBroker, a
+// TestMultiplexedBrokerCallbacksBothWays: with Command.MultiplexBroker, a
 // plugkit plugin's brokered services are called by the host and the
 // host's by the plugin, with and without AutoMTLS, and while they are
 // served neither process listens on any socket and no socket file exists

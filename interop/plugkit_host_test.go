@@ -110,7 +110,7 @@ func TestPlugkitHostLoadsGoPlugin(t *testing.T) {
 			// go-plugin forwards the plugin's os.Stdout over GRPCStdio.
 			list(t, c.Conn(), "print")
 			if !waitContains(&stdout, gpStdoutLine+"\n", 1) {
-				t.Errorf("Config.Stdout did not receive the plugin's line; got %q", stdout.String())
+				t.Errorf("Output.SyncStdout did not receive the plugin's line; got %q", stdout.String())
 			}
 			start := time.Now()
 			if err := c.Close(); err != nil {

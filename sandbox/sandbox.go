@@ -44,7 +44,7 @@ type Runner struct {
 	// its own to keep plugins from each other's files too. Prepare gives the Writable directory itself
 	// (not what it already holds) to this user and group, and the host
 	// gives them the plugin's socket directory and brokered sockets
-	// (host.Launch.SocketGroup); Config.UnixSocketGroup, if set, is
+	// (host.Launch.SocketGroup); Command.Listen.UnixSocketGroup, if set, is
 	// replaced by GID.
 	UID, GID int
 }

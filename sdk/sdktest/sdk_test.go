@@ -432,7 +432,7 @@ func TestLoopbackTCP(t *testing.T) {
 }
 
 // TestStdioReachesTheHost: what a plugin prints after the handshake
-// reaches the host over go-plugin's GRPCStdio stream (Config.Stdout), not
+// reaches the host over go-plugin's GRPCStdio stream (host.Output.SyncStdout), not
 // the handshake pipe.
 func TestStdioReachesTheHost(t *testing.T) {
 	for _, file := range []string{"py-objectstore-v1", "node-objectstore-v1"} {
