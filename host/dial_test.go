@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -48,18 +49,7 @@ func TestDialBalancesFailsOverAndReconnects(t *testing.T) {
 	stub := testgrpc.NewTestServiceClient(client.Conn())
 
 	// Both replicas get calls (round_robin, once both are healthy).
-	seen := map[string]int{}
-	deadline := time.Now().Add(10 * time.Second)
-	for len(seen) < 2 && time.Now().Before(deadline) {
-		id, err := replica(t, stub)
-		if err != nil {
-			t.Fatal(err)
-		}
-		seen[id]++
-	}
-	if len(seen) != 2 {
-		t.Fatalf("calls went to %v; want both replicas", seen)
-	}
+	waitForBothReplicas(t, stub)
 
 	// A drained replica gets no more calls, and no call fails.
 	if err := stopA(); err != nil {
@@ -76,25 +66,11 @@ func TestDialBalancesFailsOverAndReconnects(t *testing.T) {
 	if err := stopB(); err != nil {
 		t.Fatal(err)
 	}
-	start := time.Now()
-	_, err = replica(t, stub)
-	var ee *host.EndpointError
-	if !errors.As(err, &ee) || status.Code(err) != codes.Unavailable {
-		t.Fatalf("with no replica up: %v (%T); want an *host.EndpointError with code Unavailable", err, err)
-	}
-	if ee.Endpoint != addrA && ee.Endpoint != addrB && ee.Endpoint != addrA+","+addrB {
-		t.Fatalf("EndpointError names %q; want %s or %s", ee.Endpoint, addrA, addrB)
-	}
-	if !strings.Contains(err.Error(), "svc") {
-		t.Fatalf("error %q does not name the plugin", err)
-	}
-	if d := time.Since(start); d > 2*time.Second {
-		t.Fatalf("the call took %v to fail; it must fail fast", d)
-	}
+	checkFailsFast(t, stub, "svc", addrA, addrB)
 
 	// A replica back on its address: the connection finds it again.
 	remotetest.Start(t, pki.ServiceEnv(addrA), "a", plugin.Config{})
-	deadline = time.Now().Add(15 * time.Second)
+	deadline := time.Now().Add(15 * time.Second)
 	for {
 		id, err := replica(t, stub)
 		if err == nil && id == "a" {
@@ -115,6 +91,44 @@ func TestDialBalancesFailsOverAndReconnects(t *testing.T) {
 		t.Fatalf("the service stopped when a host closed its client: %v", err)
 	}
 	again.Close()
+}
+
+// waitForBothReplicas calls until both replicas, "a" and "b", answered.
+func waitForBothReplicas(t *testing.T, stub testgrpc.TestServiceClient) {
+	t.Helper()
+	seen := map[string]int{}
+	deadline := time.Now().Add(10 * time.Second)
+	for len(seen) < 2 && time.Now().Before(deadline) {
+		id, err := replica(t, stub)
+		if err != nil {
+			t.Fatal(err)
+		}
+		seen[id]++
+	}
+	if len(seen) != 2 {
+		t.Fatalf("calls went to %v; want both replicas", seen)
+	}
+}
+
+// checkFailsFast checks that a call with no replica up fails at once
+// with an *host.EndpointError naming the plugin and an endpoint.
+func checkFailsFast(t *testing.T, stub testgrpc.TestServiceClient, name string, endpoints ...string) {
+	t.Helper()
+	start := time.Now()
+	_, err := replica(t, stub)
+	var ee *host.EndpointError
+	if !errors.As(err, &ee) || status.Code(err) != codes.Unavailable {
+		t.Fatalf("with no replica up: %v (%T); want an *host.EndpointError with code Unavailable", err, err)
+	}
+	if !slices.Contains(endpoints, ee.Endpoint) && ee.Endpoint != strings.Join(endpoints, ",") {
+		t.Fatalf("EndpointError names %q; want one of %v", ee.Endpoint, endpoints)
+	}
+	if !strings.Contains(err.Error(), name) {
+		t.Fatalf("error %q does not name the plugin", err)
+	}
+	if d := time.Since(start); d > 2*time.Second {
+		t.Fatalf("the call took %v to fail; it must fail fast", d)
+	}
 }
 
 func TestDialRefusals(t *testing.T) {

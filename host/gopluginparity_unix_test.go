@@ -121,10 +121,10 @@ func TestUnixSocketGroupUnknown(t *testing.T) {
 	}
 }
 
-// TestStderrCopy checks go-plugin's ClientConfig.Stderr: the plugin's
+// TestOutputStderr checks go-plugin's ClientConfig.Stderr: the plugin's
 // stderr lines arrive as written, hostile bytes and long lines included,
 // besides the log records.
-func TestStderrCopy(t *testing.T) {
+func TestOutputStderr(t *testing.T) {
 	var raw testutil.Buffer
 	cfg := config(t, "hostile")
 	cfg.Output.Stderr = &raw
@@ -149,7 +149,7 @@ func TestStderrCopy(t *testing.T) {
 			return
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("StderrCopy lacks %.60q (got %d bytes)", missing, len(got))
+			t.Fatalf("Output.Stderr lacks %.60q (got %d bytes)", missing, len(got))
 		}
 		time.Sleep(10 * time.Millisecond)
 	}

@@ -96,7 +96,7 @@ func TestStartCallClose(t *testing.T) {
 			cfg.Listen.Network = tc.network
 			c := start(t, cfg)
 			if c.TLS() == tc.noMTLS {
-				t.Errorf("TLS() = %v with NoAutoMTLS %v", c.TLS(), tc.noMTLS)
+				t.Errorf("TLS() = %v with Plaintext %v", c.TLS(), tc.noMTLS)
 			}
 			wantNet := "unix"
 			if tc.network == "tcp" {

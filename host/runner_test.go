@@ -52,19 +52,21 @@ func TestRunnerShapesCommand(t *testing.T) {
 // symbolic link standing in for a container's mount) translates the
 // plugin's handshake and broker addresses for the host and the host's
 // broker addresses for the plugin.
+// swap translates unix socket paths under from to the same paths under to.
+func swap(from, to string) host.TranslateFunc {
+	return func(network, address string) (string, string, error) {
+		rest, ok := strings.CutPrefix(address, from+"/")
+		if network != "unix" || !ok {
+			return "", "", fmt.Errorf("%s %s is outside %s", network, address, from)
+		}
+		return network, to + "/" + rest, nil
+	}
+}
+
 func TestRunnerTranslatesAddresses(t *testing.T) {
 	view := filepath.Join(t.TempDir(), "plugin-view")
 	var mu sync.Mutex
 	var toHost, toPlugin []string
-	swap := func(from, to string) host.TranslateFunc {
-		return func(network, address string) (string, string, error) {
-			rest, ok := strings.CutPrefix(address, from+"/")
-			if network != "unix" || !ok {
-				return "", "", fmt.Errorf("%s %s is outside %s", network, address, from)
-			}
-			return network, to + "/" + rest, nil
-		}
-	}
 	cfg := config(t, "callback")
 	cfg.Runner = host.RunnerFunc(func(l *host.Launch) error {
 		if err := os.Symlink(l.SocketDir, view); err != nil {

@@ -94,7 +94,7 @@ func TestPlugkitHostLoadsGoPlugin(t *testing.T) {
 			cfg.Logger = slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 			c := startHost(t, cfg)
 			if c.TLS() == tc.noMTLS {
-				t.Errorf("TLS() = %v with NoAutoMTLS %v", c.TLS(), tc.noMTLS)
+				t.Errorf("TLS() = %v with Plaintext %v", c.TLS(), tc.noMTLS)
 			}
 			if c.Version() != 4 || c.Network() != "unix" {
 				t.Errorf("version %d network %s, want 4 unix", c.Version(), c.Network())
