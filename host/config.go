@@ -19,7 +19,8 @@ import (
 // Defaults for the zero values of Command, Attach and Remote.
 const (
 	// DefaultStartTimeout bounds the wait for the handshake line, and
-	// Dial's wait for a healthy endpoint.
+	// Dial's wait for a healthy endpoint when its context has no
+	// deadline.
 	DefaultStartTimeout = 30 * time.Second
 	// DefaultStopTimeout is how long each of Close's two polite steps may
 	// take before the next, firmer one: the Shutdown RPC with the wait for
