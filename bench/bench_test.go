@@ -89,13 +89,18 @@ func ctxFor(b *testing.B, d time.Duration) context.Context {
 
 var discard = slog.New(slog.DiscardHandler)
 
-func pkConfig(tls bool) host.Config {
-	return host.Config{Path: bin.pkplugin, Cookie: echo.Cookie, Versions: []int{1}, NoAutoMTLS: !tls, Logger: discard}
+func pkConfig(tls bool) (host.Command, host.Options) {
+	opts := host.Options{Versions: []int{1}, Logger: discard}
+	if !tls {
+		opts.Security = host.Plaintext()
+	}
+	return host.Command{Path: bin.pkplugin, Cookie: echo.Cookie}, opts
 }
 
 // startPlugkit starts the plugkit plugin through host.Start.
 func startPlugkit(ctx context.Context, tls bool) (grpc.ClientConnInterface, func(), error) {
-	c, err := host.Start(ctx, pkConfig(tls))
+	cmd, opts := pkConfig(tls)
+	c, err := host.Start(ctx, cmd, opts)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -191,7 +191,7 @@ func (mx Matrix) binary(ctx context.Context, bin string) []Cell {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	c, err := host.Start(ctx, host.Config{Path: bin, Cookie: mx.Cookie, Versions: []int{wire.CatalogProtocolVersion}, Logger: logger})
+	c, err := host.Start(ctx, host.Command{Path: bin, Cookie: mx.Cookie}, host.Options{Versions: []int{wire.CatalogProtocolVersion}, Logger: logger})
 	if err != nil {
 		return mx.failAll(filepath.Base(bin), "", bin, "start", err)
 	}

@@ -51,15 +51,15 @@ type Config struct {
 	// NoAutoMTLS turns AutoMTLS off for every plugin.
 	NoAutoMTLS bool
 	// Runner launches every plugin binary, for Describe and for use (see
-	// host.Config.Runner); nil means exec on this machine. A
+	// host.Command.Runner); nil means exec on this machine. A
 	// sandbox.Runner isolates every plugin the manager starts.
 	Runner host.Runner
 	// InheritEnv, when not nil, names the only variables of the host's
-	// environment the plugins inherit (see host.Config.InheritEnv). By
+	// environment the plugins inherit (see host.Command.InheritEnv). By
 	// default they inherit all of it, every secret in it included.
 	InheritEnv []string
 	// MultiplexBroker asks every plugin to carry its brokered callbacks
-	// over its one connection (see host.Config.MultiplexBroker).
+	// over its one connection (see host.Command.MultiplexBroker).
 	MultiplexBroker bool
 	// Logger receives the plugins' logs and the manager's own; nil means
 	// slog.Default().
@@ -79,7 +79,7 @@ type Config struct {
 	// HealthTimeout bounds the health check that tells a hung plugin
 	// from a slow call.
 	HealthTimeout time.Duration
-	// StopTimeout is passed to host.Config.StopTimeout.
+	// StopTimeout is passed to host.Command.Timeouts.Stop.
 	StopTimeout time.Duration
 }
 

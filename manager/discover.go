@@ -235,7 +235,8 @@ func (m *Manager) start(ctx context.Context, path string) (*host.Client, error) 
 	if strings.HasPrefix(path, remotePrefix) {
 		return m.startRemote(ctx, path) // remote.go
 	}
-	c, err := host.Start(ctx, m.hostConfig(path))
+	cmd, opts := m.hostConfig(path)
+	c, err := host.Start(ctx, cmd, opts)
 	var ce *host.ChecksumError
 	if !errors.As(err, &ce) {
 		m.launches.Add(1)
@@ -243,20 +244,25 @@ func (m *Manager) start(ctx context.Context, path string) (*host.Client, error) 
 	return c, err
 }
 
-func (m *Manager) hostConfig(path string) host.Config {
+func (m *Manager) hostConfig(path string) (host.Command, host.Options) {
 	pin, _ := m.pin(path)
-	return host.Config{
+	cmd := host.Command{
 		Path:            path,
 		SHA256:          pin, // host.Start hashes and executes the same open file
 		Cookie:          m.cfg.Cookie,
-		Versions:        []int{wire.CatalogProtocolVersion},
-		NoAutoMTLS:      m.cfg.NoAutoMTLS,
-		Logger:          m.cfg.logger(),
-		StopTimeout:     m.cfg.StopTimeout,
+		Timeouts:        host.Timeouts{Stop: m.cfg.StopTimeout},
 		Runner:          m.cfg.Runner,
 		InheritEnv:      m.cfg.InheritEnv,
 		MultiplexBroker: m.cfg.MultiplexBroker,
 	}
+	opts := host.Options{
+		Versions: []int{wire.CatalogProtocolVersion},
+		Logger:   m.cfg.logger(),
+	}
+	if m.cfg.NoAutoMTLS {
+		opts.Security = host.Plaintext()
+	}
+	return cmd, opts
 }
 
 // pin returns a binary's pinned checksum, by path or base name.
@@ -312,7 +318,7 @@ func fileType(mode fs.FileMode) string {
 
 // PinError reports a binary whose checksum is not the pinned one. It was
 // not run. It is host's ChecksumError: the manager's starts go through
-// host.Start with Config.SHA256, which hashes and executes one open file.
+// host.Start with Command.SHA256, which hashes and executes one open file.
 type PinError = host.ChecksumError
 
 // fileSHA256 hashes the file at path, giving up when ctx ends (a huge or

@@ -267,15 +267,17 @@ func (m *Manager) startRemote(ctx context.Context, path string) (*host.Client, e
 		if r.Path() != path {
 			continue
 		}
-		cfg := host.Config{
-			TLS:         r.TLS,
-			NoAutoMTLS:  r.TLS == nil,
+		opts := host.Options{
+			Security:    host.Plaintext(),
 			Versions:    []int{wire.CatalogProtocolVersion},
 			Name:        fmt.Sprintf("%s %q at %s", r.Kind, r.Name, strings.Join(r.Endpoints, ",")),
 			Logger:      m.cfg.logger(),
 			DialOptions: r.DialOptions,
 		}
-		return host.Dial(ctx, r.hostRemote(), cfg)
+		if r.TLS != nil {
+			opts.Security = host.TLS(r.TLS)
+		}
+		return host.Dial(ctx, r.hostRemote(), opts)
 	}
 	return nil, fmt.Errorf("manager: no remote entry has the endpoints %s any more", strings.TrimPrefix(path, remotePrefix))
 }

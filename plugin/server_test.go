@@ -11,6 +11,7 @@ import (
 
 	"github.com/plugkit/plugkit/broker"
 	greeterv1 "github.com/plugkit/plugkit/examples/greeter/gen/greeter/v1"
+	"github.com/plugkit/plugkit/host"
 	"github.com/plugkit/plugkit/internal/reflectcall"
 	"github.com/plugkit/plugkit/internal/remotetest"
 	"github.com/plugkit/plugkit/plugin"
@@ -37,7 +38,7 @@ func TestBothModesServeOneServer(t *testing.T) {
 		slices.Sort(names)
 		return names
 	}
-	hosted := list(plugintest.Start(t, cfg, plugintest.Options{NoAutoMTLS: true}).Conn())
+	hosted := list(plugintest.Start(t, cfg, plugintest.Options{Security: host.Plaintext()}).Conn())
 
 	addr, _ := remotetest.Start(t, map[string]string{plugin.EnvListen: "127.0.0.1:0", plugin.EnvInsecureLoopback: "1"}, "", cfg)
 	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))

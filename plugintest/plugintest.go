@@ -2,7 +2,6 @@ package plugintest
 
 import (
 	"context"
-	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -43,11 +42,12 @@ type Options struct {
 	// every version in the plugin's Config.Versions, so the plugin picks
 	// its highest.
 	Versions []int
-	// NoAutoMTLS connects in plain text.
-	NoAutoMTLS bool
-	// TLS is the host's TLS configuration for a plugin with its own TLS
-	// (plugin.Config.TLSProvider), in place of AutoMTLS; see host.Config.TLS.
-	TLS *tls.Config
+	// Security is how the host connects: the zero value is AutoMTLS, with
+	// an identity Start makes and gives the plugin (an identity passed in
+	// host.AutoMTLS is not used); host.Plaintext() connects in plain text,
+	// and host.TLS(cfg) is for a plugin with its own TLS
+	// (plugin.Config.TLSProvider).
+	Security host.Security
 	// Logger receives the plugin's and the host's diagnostics; nil means
 	// the test's log (t.Log), at warning level and above, for Start, and
 	// none for Run.
@@ -101,8 +101,8 @@ func start(ctx context.Context, cfg plugin.Config, o Options, name string) (*hos
 	if len(cfg.Versions) == 0 {
 		return nil, nil, errors.New("plugin.Config.Versions is empty: register the services of at least one app protocol version")
 	}
-	if cfg.TLSProvider != nil && o.TLS == nil {
-		return nil, nil, errors.New("the plugin serves its own TLS (Config.TLSProvider): give the host its PKI in Options.TLS")
+	if cfg.TLSProvider != nil && o.Security.TLSConfig() == nil {
+		return nil, nil, errors.New("the plugin serves its own TLS (Config.TLSProvider): give the host its PKI in Options.Security, as host.TLS(cfg)")
 	}
 	if cfg.Cookie == (handshake.Cookie{}) {
 		cfg.Cookie = Cookie
@@ -120,24 +120,24 @@ func start(ctx context.Context, cfg plugin.Config, o Options, name string) (*hos
 	}
 	env := handshake.Env{Cookie: cfg.Cookie, Versions: versions, UnixSocketDir: dir}
 	var id *automtls.Identity
-	if !o.NoAutoMTLS && o.TLS == nil {
+	security := o.Security
+	if !security.IsPlaintext() && security.TLSConfig() == nil {
 		if id, err = automtls.New(); err != nil {
 			os.RemoveAll(dir)
 			return nil, nil, err
 		}
 		env.ClientCert = id.PEM()
+		security = host.AutoMTLS(id)
 	}
 	p := serve(cfg, env, dir)
 	line, err := p.handshake(ctx)
 	if err == nil {
-		p.client, err = host.Connect(ctx, line, id, host.Config{
-			Name:          name,
-			Versions:      versions,
-			NoAutoMTLS:    o.NoAutoMTLS,
-			TLS:           o.TLS,
-			UnixSocketDir: dir,
-			Logger:        o.Logger.With("side", "host"),
-		})
+		p.client, err = host.Connect(ctx, line, host.Options{
+			Name:     name,
+			Versions: versions,
+			Security: security,
+			Logger:   o.Logger.With("side", "host"),
+		}, host.Attach{UnixSocketDir: dir})
 	}
 	if err != nil {
 		p.stop()

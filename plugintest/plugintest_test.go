@@ -77,14 +77,14 @@ func TestStart(t *testing.T) {
 }
 
 // Start takes exactly one Options: with the variadic signature it had,
-// Start(t, cfg, Options{Versions: ...}, Options{NoAutoMTLS: true}) compiled
+// Start(t, cfg, Options{Versions: ...}, Options{Security: host.Plaintext()}) compiled
 // and silently dropped the second. This does not compile against it.
 var _ func(testing.TB, plugin.Config, plugintest.Options) *host.Client = plugintest.Start
 
 // TestStartVersions offers the plugin only version 1, in plain text: both
 // settings of one Options apply.
 func TestStartVersions(t *testing.T) {
-	c := plugintest.Start(t, config(), plugintest.Options{Versions: []int{1}, NoAutoMTLS: true})
+	c := plugintest.Start(t, config(), plugintest.Options{Versions: []int{1}, Security: host.Plaintext()})
 	if c.Version() != 1 || c.TLS() {
 		t.Fatalf("version %d, TLS %v: want 1 in plain text", c.Version(), c.TLS())
 	}
@@ -149,7 +149,7 @@ func TestStartOwnTLS(t *testing.T) {
 	cfg.TLSProvider = func() (*tls.Config, error) {
 		return &tls.Config{Certificates: []tls.Certificate{serverCert}, ClientAuth: tls.RequireAndVerifyClientCert, ClientCAs: ca.Pool(), RootCAs: ca.Pool(), ServerName: "plugin.test"}, nil
 	}
-	c := plugintest.Start(t, cfg, plugintest.Options{TLS: &tls.Config{Certificates: []tls.Certificate{clientCert}, RootCAs: ca.Pool(), ServerName: "plugin.test"}})
+	c := plugintest.Start(t, cfg, plugintest.Options{Security: host.TLS(&tls.Config{Certificates: []tls.Certificate{clientCert}, RootCAs: ca.Pool(), ServerName: "plugin.test"})})
 	if !c.TLS() {
 		t.Error("the connection is not TLS")
 	}
@@ -166,7 +166,7 @@ func TestStartOwnTLS(t *testing.T) {
 func TestRun(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	c, stop, err := plugintest.Run(ctx, config(), plugintest.Options{Versions: []int{1}, NoAutoMTLS: true})
+	c, stop, err := plugintest.Run(ctx, config(), plugintest.Options{Versions: []int{1}, Security: host.Plaintext()})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -218,7 +218,7 @@ func testSandboxedPluginRunsAsConfiguredUser(t *testing.T) {
 		// Only root may become another user: said, never ignored.
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
-		c, err := host.Start(ctx, config(t, sandbox.Runner{Writable: granted, UID: 4321, GID: 4322}))
+		c, err := config(t, sandbox.Runner{Writable: granted, UID: 4321, GID: 4322}).start(ctx)
 		if err == nil {
 			c.Close()
 			t.Fatal("a rootless host started a plugin as user 4321")
@@ -267,7 +267,7 @@ func testRunnerRejectsBadIDs(t *testing.T) {
 	requireSandbox(t)
 	for _, r := range []sandbox.Runner{{UID: -1}, {GID: -5}, {UID: 1 << 32}} {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		c, err := host.Start(ctx, config(t, r))
+		c, err := config(t, r).start(ctx)
 		cancel()
 		if err == nil {
 			c.Close()
@@ -322,7 +322,7 @@ func testSandboxPluginNotExecutableByItsUser(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	c, err := host.Start(ctx, cfg)
+	c, err := cfg.start(ctx)
 	if err == nil {
 		c.Close()
 		t.Fatal("a plugin its user may not execute started as nobody")

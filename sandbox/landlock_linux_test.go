@@ -12,7 +12,6 @@ import (
 
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 
-	"github.com/plugkit/plugkit/host"
 	"github.com/plugkit/plugkit/sandbox"
 )
 
@@ -65,7 +64,7 @@ func testSandboxLandlockOnly(t *testing.T) {
 
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	if c, err := host.Start(ctx, config(t, sandbox.Runner{})); err == nil {
+	if c, err := config(t, sandbox.Runner{}).start(ctx); err == nil {
 		c.Close()
 		t.Fatal("with user namespaces off, a rootless host started a plugin with Runner.Minimum 0 (Namespaces)")
 	} else if !strings.Contains(err.Error(), "user.max_user_namespaces is 0") || !strings.Contains(err.Error(), "sandbox.LandlockOnly") {
@@ -77,7 +76,7 @@ func testSandboxLandlockOnly(t *testing.T) {
 	if got, err := r.Check(); err != nil || got != sandbox.LandlockOnly {
 		t.Fatalf("Check: %v, %v; want LandlockOnly", got, err)
 	}
-	c, err := host.Start(ctx, config(t, r))
+	c, err := config(t, r).start(ctx)
 	if err != nil {
 		t.Fatalf("Start with Landlock alone: %v", err)
 	}

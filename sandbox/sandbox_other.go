@@ -16,7 +16,7 @@ func Available() error {
 }
 
 func errNotLinux() error {
-	return fmt.Errorf("sandbox: plugins can be sandboxed only on Linux (namespaces, Landlock, seccomp, cgroups), not on %s: leave host.Config.Runner nil to run the plugin unsandboxed, as the host's user", runtime.GOOS)
+	return fmt.Errorf("sandbox: plugins can be sandboxed only on Linux (namespaces, Landlock, seccomp, cgroups), not on %s: leave host.Command.Runner nil to run the plugin unsandboxed, as the host's user", runtime.GOOS)
 }
 
 func (r Runner) plan() (plan, error) { return plan{}, errNotLinux() }

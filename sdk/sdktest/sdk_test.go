@@ -309,8 +309,8 @@ func TestNoMutualVersionAsGo(t *testing.T) {
 		var logs testutil.Buffer
 		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 		defer cancel()
-		c, err := host.Start(ctx, host.Config{
-			Path: filepath.Join(pluginDir, bin), Cookie: objectstore.Cookie, Versions: []int{2, 3}, Name: "plugin",
+		c, err := host.Start(ctx, host.Command{Path: filepath.Join(pluginDir, bin), Cookie: objectstore.Cookie}, host.Options{
+			Versions: []int{2, 3}, Name: "plugin",
 			Logger: slog.New(slog.NewJSONHandler(&logs, nil)),
 		})
 		if err == nil {
@@ -405,10 +405,10 @@ func TestLoopbackTCP(t *testing.T) {
 		t.Run(file, func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 			defer cancel()
-			c, err := host.Start(ctx, host.Config{
-				Path: filepath.Join(pluginDir, file), Cookie: objectstore.Cookie, Versions: []int{1},
-				Network: "tcp", MinPort: 23100, MaxPort: 23199, Logger: testutil.Logger(t),
-			})
+			c, err := host.Start(ctx, host.Command{
+				Path: filepath.Join(pluginDir, file), Cookie: objectstore.Cookie,
+				Listen: host.Listen{Network: "tcp", MinPort: 23100, MaxPort: 23199},
+			}, host.Options{Versions: []int{1}, Logger: testutil.Logger(t)})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -432,7 +432,7 @@ func TestLoopbackTCP(t *testing.T) {
 }
 
 // TestStdioReachesTheHost: what a plugin prints after the handshake
-// reaches the host over go-plugin's GRPCStdio stream (Config.Stdout), not
+// reaches the host over go-plugin's GRPCStdio stream (host.Output.SyncStdout), not
 // the handshake pipe.
 func TestStdioReachesTheHost(t *testing.T) {
 	for _, file := range []string{"py-objectstore-v1", "node-objectstore-v1"} {
@@ -440,7 +440,8 @@ func TestStdioReachesTheHost(t *testing.T) {
 			var stdout testutil.Buffer
 			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 			defer cancel()
-			c, err := host.Start(ctx, host.Config{Path: filepath.Join(pluginDir, file), Cookie: objectstore.Cookie, Versions: []int{1}, Stdout: &stdout, Logger: testutil.Logger(t)})
+			c, err := host.Start(ctx, host.Command{Path: filepath.Join(pluginDir, file), Cookie: objectstore.Cookie, Output: host.Output{SyncStdout: &stdout}},
+				host.Options{Versions: []int{1}, Logger: testutil.Logger(t)})
 			if err != nil {
 				t.Fatal(err)
 			}
