@@ -2,6 +2,3 @@ package sandbox
 
 // InheritedDir exposes inheritedDir to the tests.
 var InheritedDir = inheritedDir
-
-// SysctlDir is where the sandbox reads the kernel's settings.
-var SysctlDir = &sysctlDir

@@ -53,6 +53,8 @@ type Runner struct {
 	// sysctl, when that is weaker than Minimum: it never weakens the
 	// sandbox silently.
 	Minimum Isolation
+	// Limits bound what the plugin consumes; the zero value sets none.
+	Limits Limits
 }
 
 // Isolation is a level of isolation, from the weakest to the strongest.
@@ -109,6 +111,16 @@ func (r Runner) Check() (Isolation, error) {
 	return p.level, err
 }
 
+// Enforcement says what enforces each of r.Limits on this host, or the
+// error Prepare would return: a limit nothing here can enforce.
+func (r Runner) Enforcement() (Enforcement, error) {
+	p, err := r.plan()
+	if err != nil {
+		return Enforcement{}, err
+	}
+	return r.enforcement(p.mode)
+}
+
 // plan is how Prepare isolates a plugin on this host.
 type plan struct {
 	mode     trampoline.Mode
@@ -134,6 +146,10 @@ func (r Runner) Prepare(l *host.Launch) error {
 			return fmt.Errorf("sandbox: Runner.UID and Runner.GID need a host running as root, and this one runs as user %d: leave them 0 (the plugin then runs as the host's user), or run the host as root", os.Geteuid())
 		}
 		uid, gid = os.Geteuid(), os.Getegid()
+	}
+	enf, err := r.enforcement(p.mode)
+	if err != nil {
+		return err
 	}
 	sp := trampoline.Spec{Exe: l.Cmd.Path, Dir: l.Cmd.Dir, TmpSize: r.TmpSize, UID: uid, GID: gid, Mode: p.mode, Landlock: p.landlock}
 	if p.mode == trampoline.UserNS {
@@ -176,6 +192,10 @@ func (r Runner) Prepare(l *host.Launch) error {
 			writable = sp.Keep[0] // resolved above
 		}
 		sp.Dir = inheritedDir(wd, sp.Keep, writable)
+	}
+	// Last: the cgroup is removed only once the plugin has run.
+	if err := r.applyLimits(l, &sp, enf); err != nil {
+		return err
 	}
 	js, err := json.Marshal(sp)
 	if err != nil {

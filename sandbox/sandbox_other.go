@@ -7,6 +7,8 @@ import (
 	"os/exec"
 	"runtime"
 
+	"github.com/plugkit/plugkit/host"
+
 	"github.com/plugkit/plugkit/sandbox/internal/trampoline"
 )
 
@@ -24,3 +26,9 @@ func (r Runner) plan() (plan, error) { return plan{}, errNotLinux() }
 func isolate(*exec.Cmd, trampoline.Mode) {}
 
 func hostNamespaces() (map[string]string, error) { return nil, errNotLinux() }
+
+func (r Runner) enforcement(trampoline.Mode) (Enforcement, error) {
+	return Enforcement{}, errNotLinux()
+}
+
+func (r Runner) applyLimits(*host.Launch, *trampoline.Spec, Enforcement) error { return errNotLinux() }

@@ -27,6 +27,12 @@ type Spec struct {
 	// HostNS are the host's namespaces (name: the link /proc/self/ns/name),
 	// in mode UserNS, where the trampoline may not read its parent's.
 	HostNS map[string]string `json:",omitempty"`
+	// Cgroups are descriptors of the cgroup.procs files of the plugin's
+	// cgroups, opened by the host: the trampoline joins them first.
+	Cgroups []int `json:",omitempty"`
+	// NoFile and NProc, when not 0, are the plugin's RLIMIT_NOFILE and
+	// RLIMIT_NPROC, soft and hard.
+	NoFile, NProc int `json:",omitempty"`
 }
 
 // Mode is how the trampoline isolates the plugin.

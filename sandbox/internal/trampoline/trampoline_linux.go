@@ -45,6 +45,14 @@ func run(js string) error {
 	if err := json.Unmarshal([]byte(js), &sp); err != nil {
 		return fmt.Errorf("%s is not a sandbox spec (%v): it is set only by the sandbox for its own re-exec; unset it", Env, err)
 	}
+	// Join the plugin's cgroups before anything else runs in it.
+	for _, fd := range sp.Cgroups {
+		_, err := syscall.Write(fd, []byte("0"))
+		syscall.Close(fd)
+		if err != nil {
+			return fmt.Errorf("joining the plugin's cgroup: %w", err)
+		}
+	}
 	watch, err := checkIsolated(sp)
 	if err != nil {
 		return err
@@ -72,6 +80,9 @@ func run(js string) error {
 		}
 	}
 	if err := dropPrivileges(sp, watch); err != nil {
+		return err
+	}
+	if err := setLimits(sp); err != nil {
 		return err
 	}
 	if sp.Landlock > 0 {
@@ -386,3 +397,25 @@ func finishDrop(w *parentWatch) error {
 	syscall.Close(w.stat)
 	return nil
 }
+
+// setLimits sets the plugin's resource limits that rlimits enforce.
+func setLimits(sp Spec) error {
+	for _, l := range []struct {
+		res  int
+		n    int
+		name string
+	}{{syscall.RLIMIT_NOFILE, sp.NoFile, "RLIMIT_NOFILE"}, {rlimitNproc, sp.NProc, "RLIMIT_NPROC"}} {
+		if l.n <= 0 {
+			continue
+		}
+		lim := syscall.Rlimit{Cur: uint64(l.n), Max: uint64(l.n)}
+		if err := syscall.Setrlimit(l.res, &lim); err != nil {
+			return fmt.Errorf("setting %s to %d: %w", l.name, l.n, err)
+		}
+	}
+	return nil
+}
+
+// rlimitNproc is RLIMIT_NPROC, which package syscall lacks (the same on
+// the architectures Go supports on Linux but mips, sparc).
+const rlimitNproc = 6
