@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -94,6 +95,12 @@ func TestSandboxMemoryLimit(t *testing.T) {
 		}
 		if !strings.Contains(err.Error(), "memory limit of 134217728 bytes") {
 			t.Errorf("the error %q does not name the limit", err)
+		}
+		// The plugin's cgroups went with it.
+		left, _ := filepath.Glob(fmt.Sprintf("/sys/fs/cgroup/*/plugkit/%d-*", os.Getpid()))
+		v2, _ := filepath.Glob(fmt.Sprintf("/sys/fs/cgroup/plugkit/%d-*", os.Getpid()))
+		if left = append(left, v2...); len(left) > 0 {
+			t.Errorf("the plugin's cgroups remain after it exited: %v", left)
 		}
 	})
 }
