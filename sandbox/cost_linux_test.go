@@ -22,7 +22,7 @@ import (
 func BenchmarkSandboxCost(b *testing.B) {
 	b.Run(rootMode, func(b *testing.B) {
 		if rootless() {
-			b.Skip("the root mode needs a host running as root")
+			b.Fatal("the root mode needs a host running as root: run the benchmark as root")
 		}
 		benchCost(b)
 	})

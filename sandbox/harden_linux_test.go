@@ -186,7 +186,9 @@ func statusField(status, name string) string {
 // The plugin runs as nobody (65534), with no supplementary group, and
 // still serves, writes the granted directory, and dials the host's
 // brokered services.
-func TestSandboxedPluginRunsUnprivileged(t *testing.T) { bothModes(t, testSandboxedPluginRunsUnprivileged) }
+func TestSandboxedPluginRunsUnprivileged(t *testing.T) {
+	bothModes(t, testSandboxedPluginRunsUnprivileged)
+}
 
 func testSandboxedPluginRunsUnprivileged(t *testing.T) {
 	granted := t.TempDir()
@@ -210,7 +212,9 @@ func testSandboxedPluginRunsUnprivileged(t *testing.T) {
 }
 
 // A Runner may name another user and group.
-func TestSandboxedPluginRunsAsConfiguredUser(t *testing.T) { bothModes(t, testSandboxedPluginRunsAsConfiguredUser) }
+func TestSandboxedPluginRunsAsConfiguredUser(t *testing.T) {
+	bothModes(t, testSandboxedPluginRunsAsConfiguredUser)
+}
 
 func testSandboxedPluginRunsAsConfiguredUser(t *testing.T) {
 	granted := t.TempDir()
@@ -303,7 +307,9 @@ func testSandboxSeccompFilter(t *testing.T) {
 }
 
 // A plugin its user may not execute fails to start, saying what to do.
-func TestSandboxPluginNotExecutableByItsUser(t *testing.T) { bothModes(t, testSandboxPluginNotExecutableByItsUser) }
+func TestSandboxPluginNotExecutableByItsUser(t *testing.T) {
+	bothModes(t, testSandboxPluginNotExecutableByItsUser)
+}
 
 func testSandboxPluginNotExecutableByItsUser(t *testing.T) {
 	requireSandbox(t)

@@ -40,7 +40,9 @@ type Runner struct {
 	// supplementary groups; 0 means Nobody. A sandboxed plugin never runs
 	// as root: root owns most of the files in /proc and /sys that reach
 	// the kernel, and a root plugin that found a way out of its
-	// namespaces would be root on the host. Give each plugin a user of
+	// namespaces would be root on the host. Only a root host can choose
+	// the user: a rootless one runs the plugin as its own user, and
+	// refuses UID and GID other than 0. Give each plugin a user of
 	// its own to keep plugins from each other's files too. Prepare gives the Writable directory itself
 	// (not what it already holds) to this user and group, and the host
 	// gives them the plugin's socket directory and brokered sockets
@@ -130,22 +132,17 @@ type plan struct {
 
 // Prepare rewrites the launch to run the plugin in the sandbox: the
 // host's own binary in new namespaces, as the trampoline described in the
-// package documentation. It fails, before anything runs, when this
-// process lacks the privileges (Available) or Writable is unusable.
+// package documentation, in the mode Check names. It fails, before
+// anything runs, when this host cannot give Runner.Minimum, cannot
+// enforce Runner.Limits (Enforcement), or Writable is unusable.
 func (r Runner) Prepare(l *host.Launch) error {
 	p, err := r.plan()
 	if err != nil {
 		return err
 	}
-	uid, gid, err := r.ids()
+	uid, gid, err := r.user(p.mode)
 	if err != nil {
 		return err
-	}
-	if p.mode != trampoline.Root {
-		if r.UID != 0 || r.GID != 0 {
-			return fmt.Errorf("sandbox: Runner.UID and Runner.GID need a host running as root, and this one runs as user %d: leave them 0 (the plugin then runs as the host's user), or run the host as root", os.Geteuid())
-		}
-		uid, gid = os.Geteuid(), os.Getegid()
 	}
 	enf, err := r.enforcement(p.mode)
 	if err != nil {
@@ -157,41 +154,8 @@ func (r Runner) Prepare(l *host.Launch) error {
 			return err
 		}
 	}
-	if sp.TmpSize < 0 {
-		return fmt.Errorf("sandbox: Runner.TmpSize %d is negative: give a size in bytes, or 0 for %d", r.TmpSize, DefaultTmpSize)
-	}
-	if sp.TmpSize == 0 {
-		sp.TmpSize = DefaultTmpSize
-	}
-	if r.Writable != "" {
-		dir, err := grantable(r.Writable)
-		if err != nil {
-			return err
-		}
-		if p.mode == trampoline.Root {
-			if err := giveDir(dir, uid, gid); err != nil {
-				return err
-			}
-		}
-		sp.Keep = append(sp.Keep, dir)
-	}
-	if l.SocketDir != "" {
-		dir, err := filepath.EvalSymlinks(l.SocketDir)
-		if err != nil {
-			return fmt.Errorf("sandbox: the plugin's socket directory: %w", err)
-		}
-		sp.Keep = append(sp.Keep, dir)
-	}
-	if sp.Dir == "" {
-		wd, err := os.Getwd()
-		if err != nil {
-			return fmt.Errorf("sandbox: the plugin's working directory: %w (set host.Command.Dir)", err)
-		}
-		writable := ""
-		if r.Writable != "" {
-			writable = sp.Keep[0] // resolved above
-		}
-		sp.Dir = inheritedDir(wd, sp.Keep, writable)
+	if err := r.view(l, &sp); err != nil {
+		return err
 	}
 	// Last: the cgroup is removed only once the plugin has run.
 	if err := r.applyLimits(l, &sp, enf); err != nil {
@@ -221,6 +185,61 @@ func (r Runner) Prepare(l *host.Launch) error {
 	isolate(l.Cmd, p.mode)
 	l.PluginToHost = refuseTCP("the plugin listens on TCP inside the sandbox, on its own loopback, which the host cannot reach: let it use a unix socket (leave host.Command.Listen.Network empty)")
 	l.HostToPlugin = refuseTCP("the host announced a TCP address to a sandboxed plugin, which has no network: brokered services must use unix sockets")
+	return nil
+}
+
+// user returns the user and group the plugin runs as in mode: a root
+// host's choice (ids), or the host's own.
+func (r Runner) user(mode trampoline.Mode) (uid, gid int, err error) {
+	if uid, gid, err = r.ids(); err != nil || mode == trampoline.Root {
+		return uid, gid, err
+	}
+	if r.UID != 0 || r.GID != 0 {
+		return 0, 0, fmt.Errorf("sandbox: Runner.UID and Runner.GID need a host running as root, and this one runs as user %d: leave them 0 (the plugin then runs as the host's user), or run the host as root", os.Geteuid())
+	}
+	return os.Geteuid(), os.Getegid(), nil
+}
+
+// view completes sp with the plugin's view of the file system: the size
+// of its /tmp, the directories it keeps writable (given to its user by a
+// root host) and its working directory.
+func (r Runner) view(l *host.Launch, sp *trampoline.Spec) error {
+	if sp.TmpSize < 0 {
+		return fmt.Errorf("sandbox: Runner.TmpSize %d is negative: give a size in bytes, or 0 for %d", r.TmpSize, DefaultTmpSize)
+	}
+	if sp.TmpSize == 0 {
+		sp.TmpSize = DefaultTmpSize
+	}
+	if r.Writable != "" {
+		dir, err := grantable(r.Writable)
+		if err != nil {
+			return err
+		}
+		if sp.Mode == trampoline.Root {
+			if err := giveDir(dir, sp.UID, sp.GID); err != nil {
+				return err
+			}
+		}
+		sp.Keep = append(sp.Keep, dir)
+	}
+	if l.SocketDir != "" {
+		dir, err := filepath.EvalSymlinks(l.SocketDir)
+		if err != nil {
+			return fmt.Errorf("sandbox: the plugin's socket directory: %w", err)
+		}
+		sp.Keep = append(sp.Keep, dir)
+	}
+	if sp.Dir == "" {
+		wd, err := os.Getwd()
+		if err != nil {
+			return fmt.Errorf("sandbox: the plugin's working directory: %w (set host.Command.Dir)", err)
+		}
+		writable := ""
+		if r.Writable != "" {
+			writable = sp.Keep[0] // resolved above
+		}
+		sp.Dir = inheritedDir(wd, sp.Keep, writable)
+	}
 	return nil
 }
 

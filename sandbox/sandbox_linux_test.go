@@ -189,7 +189,9 @@ func testSandboxedPluginHasNoNetwork(t *testing.T) {
 	}
 }
 
-func TestSandboxedPluginWritesOnlyGrantedDir(t *testing.T) { bothModes(t, testSandboxedPluginWritesOnlyGrantedDir) }
+func TestSandboxedPluginWritesOnlyGrantedDir(t *testing.T) {
+	bothModes(t, testSandboxedPluginWritesOnlyGrantedDir)
+}
 
 func testSandboxedPluginWritesOnlyGrantedDir(t *testing.T) {
 	granted := t.TempDir()
@@ -384,7 +386,9 @@ func TestTrampolineRefusesHostNamespaces(t *testing.T) {
 // TestSandboxedPluginDiesWithItsHost SIGKILLs a host process whose
 // sandboxed plugin does not watch its parent: the host's Pdeathsig, kept
 // through the trampoline's exec and the dropped capabilities, ends it.
-func TestSandboxedPluginDiesWithItsHost(t *testing.T) { bothModes(t, testSandboxedPluginDiesWithItsHost) }
+func TestSandboxedPluginDiesWithItsHost(t *testing.T) {
+	bothModes(t, testSandboxedPluginDiesWithItsHost)
+}
 
 func testSandboxedPluginDiesWithItsHost(t *testing.T) {
 	requireSandbox(t)
@@ -436,7 +440,9 @@ func running(pid int) bool {
 // The plugin is process 1 of a PID namespace of its own: it sees no
 // process of the host's and cannot signal the host, although it runs as
 // the same user.
-func TestSandboxedPluginSeesNoHostProcess(t *testing.T) { bothModes(t, testSandboxedPluginSeesNoHostProcess) }
+func TestSandboxedPluginSeesNoHostProcess(t *testing.T) {
+	bothModes(t, testSandboxedPluginSeesNoHostProcess)
+}
 
 func testSandboxedPluginSeesNoHostProcess(t *testing.T) {
 	c := startSandboxed(t, sandbox.Runner{})
@@ -455,7 +461,9 @@ func testSandboxedPluginSeesNoHostProcess(t *testing.T) {
 
 // With a multiplexed broker the callback runs over the plugin's one
 // connection, through the sandbox as well.
-func TestSandboxedPluginMultiplexedCallback(t *testing.T) { bothModes(t, testSandboxedPluginMultiplexedCallback) }
+func TestSandboxedPluginMultiplexedCallback(t *testing.T) {
+	bothModes(t, testSandboxedPluginMultiplexedCallback)
+}
 
 func testSandboxedPluginMultiplexedCallback(t *testing.T) {
 	requireSandbox(t)
