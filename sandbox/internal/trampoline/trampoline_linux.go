@@ -152,6 +152,9 @@ func buildView(sp Spec) (exe int, err error) {
 	// and sees no process of the host's, with the kernel's knobs
 	// read-only and its leaky files masked.
 	if err := syscall.Mount("proc", "/proc", "proc", syscall.MS_NOSUID|syscall.MS_NODEV|syscall.MS_NOEXEC, ""); err != nil {
+		if sp.Mode == UserNS && err == syscall.EPERM {
+			return -1, fmt.Errorf("mounting the sandbox's /proc: %w: in a user namespace the kernel refuses a new /proc while parts of the host's are covered (as in a container, whose runtime masks /proc files): run the host as root, or where /proc is whole", err)
+		}
 		return -1, fmt.Errorf("mounting the sandbox's /proc: %w", err)
 	}
 	if err := maskKernelFiles(); err != nil {
