@@ -27,7 +27,7 @@ func TestAttach(t *testing.T) {
 	c := plugintest.Start(t, plugin.Config{Versions: map[int]plugin.Register{wire.CatalogProtocolVersion: cat.Register}})
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	m := manager.New(manager.Config{Dirs: []string{t.TempDir()}, Cookie: plugintest.Cookie})
+	m := manager.New(manager.Config{Sources: []manager.Source{manager.Dirs(t.TempDir())}, Cookie: plugintest.Cookie})
 	if err := m.Attach(ctx, "in-process", c); err != nil {
 		t.Fatal(err)
 	}

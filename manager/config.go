@@ -22,12 +22,13 @@ const (
 	stableAfter = 30 * time.Second
 )
 
-// Config configures a Manager. Dirs and Cookie are required.
+// Config configures a Manager. Sources and Cookie are required.
 type Config struct {
-	// Dirs are searched for plugin executables, in order: when two
-	// binaries implement the same (kind, name), the one in the earlier
-	// directory wins, and within a directory the lexically first path.
-	Dirs []string
+	// Sources are where plugins are found (Dirs, Files, Remotes,
+	// RemotesFile, or a Source of your own), asked in order by Discover:
+	// when two plugins implement the same (kind, name), the one of the
+	// earlier source wins (a Source orders its own plugins).
+	Sources []Source
 	// Cookie is the magic cookie the plugins expect.
 	Cookie handshake.Cookie
 	// CacheFile keeps Describe answers between runs (JSON). Empty keeps
@@ -36,11 +37,6 @@ type Config struct {
 	// logs a warning naming it, describes every binary afresh, and saves
 	// a regular file in its place (never through the link).
 	CacheFile string
-	// Remotes are plugins that run as network services, beside those in
-	// Dirs (see Remote); RemotesFile names a JSON file of more of them
-	// (see LoadRemotes), read by every Discover.
-	Remotes     []Remote
-	RemotesFile string
 	// Pins maps a plugin binary (its path, or its base name) to the hex
 	// SHA-256 it must have. A binary that does not match is refused before
 	// it runs, at discovery and at every start.

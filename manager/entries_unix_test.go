@@ -44,7 +44,7 @@ func TestDiscoverSkipsHostileEntries(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	m := manager.New(manager.Config{Dirs: []string{dir}, Cookie: cookie})
+	m := manager.New(manager.Config{Sources: []manager.Source{manager.Dirs(dir)}, Cookie: cookie})
 	discoverWithinDeadline(t, m)
 	defer m.Close()
 	for _, name := range []string{"x", "y"} {

@@ -51,7 +51,7 @@ func ExampleDispense() {
 
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	m := manager.New(manager.Config{Dirs: []string{dir}, Cookie: cookie})
+	m := manager.New(manager.Config{Sources: []manager.Source{manager.Dirs(dir)}, Cookie: cookie})
 	defer m.Close()
 	if err := m.Discover(ctx); err != nil {
 		fmt.Println(err)

@@ -28,7 +28,7 @@ func TestLaunchSettingsReachEveryStart(t *testing.T) {
 	dir := t.TempDir()
 	writePlugin(t, dir, "both", "both 1,2 presign")
 	m := newManager(t, manager.Config{
-		Dirs:            []string{dir},
+		Sources:         []manager.Source{manager.Dirs(dir)},
 		Runner:          runner,
 		InheritEnv:      []string{"PATH"},
 		MultiplexBroker: true,

@@ -29,14 +29,20 @@ type Manager struct {
 	registry      map[regKey]*entry
 	attached      map[regKey]*entry // Attach's names, kept across Discovers
 	problems      []string
-	procs         map[string]*process // by binary path
-	remoteCacheMu sync.Mutex          // serialises writes of the remote cache (remote.go)
-	cacheWriteMu  sync.Mutex          // serialises writes of the cache file; held without mu
+	procs         map[procKey]*process
+	remoteCacheMu sync.Mutex // serialises writes of the remote cache (remote.go)
+	cacheWriteMu  sync.Mutex // serialises writes of the cache file; held without mu
 }
 
 // New returns a Manager. Call Discover before using it.
 func New(cfg Config) *Manager {
-	return &Manager{cfg: cfg, procs: map[string]*process{}, dropped: map[string]bool{}}
+	return &Manager{cfg: cfg, procs: map[procKey]*process{}, dropped: map[string]bool{}}
+}
+
+// procKey names a plugin's one process: its origin and Path.
+type procKey struct {
+	origin Origin
+	path   string
 }
 
 // Launches counts the plugin processes the Manager has started, for
@@ -45,8 +51,10 @@ func (m *Manager) Launches() int64 { return m.launches.Load() }
 
 // Implementation is a (kind, name) as the registry knows it.
 type Implementation struct {
-	Kind, Name    string
+	Kind, Name string
+	// Path and Origin say where the plugin is (see Binary).
 	Path          string
+	Origin        Origin
 	PluginVersion string
 	// Majors are the majors the binary serves for this name, highest first.
 	Majors []*catalogv1.Major
@@ -72,11 +80,11 @@ func (m *Manager) Lookup(kind, name string) (Implementation, error) {
 			return Implementation{}, fmt.Errorf("no plugin implements kind %q: Discover has not run, so no plugin directory was searched: call Manager.Discover after New, before Lookup, Dispense or a kind's Open", kind)
 		}
 		if len(names) == 0 {
-			return Implementation{}, fmt.Errorf("no plugin implements kind %q (searched %s; run Discover after adding plugins)%s", kind, strings.Join(m.cfg.Dirs, ", "), m.unusableLocked())
+			return Implementation{}, fmt.Errorf("no plugin implements kind %q (searched %s; run Discover after adding plugins)%s", kind, m.searched(), m.unusableLocked())
 		}
 		return Implementation{}, fmt.Errorf("no plugin implements %s %q; the %s plugins are: %s%s", kind, name, kind, strings.Join(names, ", "), m.unusableLocked())
 	}
-	im := Implementation{Kind: kind, Name: name, Path: e.binary.Path, PluginVersion: e.binary.Description.GetPluginVersion()}
+	im := Implementation{Kind: kind, Name: name, Path: e.binary.Path, Origin: e.binary.Origin, PluginVersion: e.binary.Description.GetPluginVersion()}
 	for _, maj := range e.kind.GetMajors() {
 		for _, n := range maj.GetNames() {
 			if n == name {
@@ -88,17 +96,32 @@ func (m *Manager) Lookup(kind, name string) (Implementation, error) {
 	return im, nil
 }
 
-// process returns the shared process of a binary, creating its handle.
+// searched names the sources, for errors.
+func (m *Manager) searched() string {
+	var s []string
+	for _, src := range m.cfg.Sources {
+		s = append(s, fmt.Sprint(src))
+	}
+	return strings.Join(s, "; ")
+}
+
+// process returns the shared process of the plugin that implements im,
+// creating its handle.
 func (m *Manager) process(im Implementation) (*process, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.closed {
 		return nil, ErrClosed
 	}
-	p, ok := m.procs[im.Path]
+	e, ok := m.registry[regKey{im.Kind, im.Name}]
 	if !ok {
-		p = &process{m: m, path: im.Path, lock: make(chan struct{}, 1)}
-		m.procs[im.Path] = p
+		return nil, fmt.Errorf("manager: %s %q is not registered any more: a Discover ran meanwhile; dispense it again", im.Kind, im.Name)
+	}
+	key := procKey{e.binary.Origin, e.binary.Path}
+	p, ok := m.procs[key]
+	if !ok {
+		p = &process{m: m, bin: *e.binary, path: e.binary.Path, lock: make(chan struct{}, 1)}
+		m.procs[key] = p
 	}
 	return p, nil
 }

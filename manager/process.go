@@ -19,7 +19,8 @@ import (
 // use, restarted after a crash, never after close.
 type process struct {
 	m    *Manager
-	path string
+	bin  Binary // the plugin, which its source connects to
+	path string // bin.Path, for messages
 
 	lock chan struct{} // held while starting; waiters honour their context
 
@@ -84,7 +85,7 @@ func (p *process) get(ctx context.Context) (*host.Client, int, error) {
 	}
 	// A pinned binary is checked by host.Start itself, on the open file
 	// it then executes (Config.SHA256 from hostConfig).
-	c, err := p.m.start(ctx, p.path)
+	c, err := p.bin.src.Connect(ctx, p.m, p.bin)
 	if err != nil {
 		p.lastErr = err
 		p.restarts++

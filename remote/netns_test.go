@@ -167,12 +167,12 @@ func TestRemoteAcrossNetworkNamespaces(t *testing.T) {
 	})
 
 	remote := func(name string, eps ...string) manager.Remote {
-		return manager.Remote{Kind: objectstore.Kind, Name: name, Endpoints: eps, TLS: pki.HostTLS(), DialOptions: []grpc.DialOption{n.dialer(t)}}
+		return manager.Remote{Kind: objectstore.Kind, Name: name, Remote: host.Remote{Endpoints: eps}, TLS: pki.HostTLS(), DialOptions: []grpc.DialOption{n.dialer(t)}}
 	}
-	m := manager.New(manager.Config{Cookie: objectstore.Cookie, Remotes: []manager.Remote{
+	m := manager.New(manager.Config{Cookie: objectstore.Cookie, Sources: []manager.Source{manager.Remotes(
 		remote("example.com/fs", ep1, ep2),
 		remote("example.com/memory", ep3),
-	}})
+	)}})
 	defer m.Close()
 	if err := m.Discover(ctx); err != nil {
 		t.Fatal(err)

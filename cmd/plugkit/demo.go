@@ -63,7 +63,7 @@ func demo(ctx context.Context, out, stderr io.Writer, verbose bool) error {
 	}
 
 	cfg := manager.Config{
-		Dirs:           []string{pluginDir},
+		Sources:        []manager.Source{manager.Dirs(pluginDir)},
 		Cookie:         objectstore.Cookie,
 		CacheFile:      filepath.Join(work, "describe-cache.json"),
 		Releases:       objectstore.Releases(),

@@ -51,7 +51,7 @@ func runInspect(args []string, stdout, stderr io.Writer) int {
 	pf.parsed(fs)
 	pf.args = pluginArgs
 	if pf.remote.set() && len(pos) == 0 {
-		pos = []string{"remote:" + pf.remote.connect} // a service instead of a path
+		pos = []string{pf.remote.connect} // a service (its endpoints) instead of a path
 	} else if pf.reattach != "" {
 		if len(pos) != 0 {
 			fmt.Fprintf(stderr, "plugkit inspect: --reattach takes the place of the plugin path: drop %q\nusage: %s\n", pos[0], usage)

@@ -176,7 +176,7 @@ func runPlugins(args []string, stdout, stderr io.Writer) int {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	m := manager.New(manager.Config{
-		Dirs: dirs, Cookie: cookie, CacheFile: *cacheFile,
+		Sources: []manager.Source{manager.Dirs(dirs...)}, Cookie: cookie, CacheFile: *cacheFile,
 		Logger: slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelError + 1})),
 	})
 	defer m.Close()

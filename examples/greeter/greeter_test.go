@@ -48,7 +48,7 @@ func TestGreeterKind(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 
-	m := manager.New(manager.Config{Dirs: []string{dir}, Cookie: greeter.Cookie})
+	m := manager.New(manager.Config{Sources: []manager.Source{manager.Dirs(dir)}, Cookie: greeter.Cookie})
 	defer m.Close()
 	if err := m.Discover(ctx); err != nil {
 		t.Fatal(err)

@@ -107,7 +107,7 @@ func setup(m *testing.M) (int, error) {
 
 func newManager(t *testing.T) *manager.Manager {
 	t.Helper()
-	m := manager.New(manager.Config{Dirs: []string{pluginDir}, Cookie: objectstore.Cookie, Logger: testutil.Logger(t)})
+	m := manager.New(manager.Config{Sources: []manager.Source{manager.Dirs(pluginDir)}, Cookie: objectstore.Cookie, Logger: testutil.Logger(t)})
 	t.Cleanup(func() { m.Close() })
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
