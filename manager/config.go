@@ -12,10 +12,13 @@ import (
 
 // Defaults for Config's zero values.
 const (
-	DefaultMaxRestarts     = 5
-	DefaultRestartBackoff  = 100 * time.Millisecond
-	DefaultMaxBackoff      = 5 * time.Second
-	DefaultHealthTimeout   = time.Second
+	DefaultMaxRestarts    = 5
+	DefaultRestartBackoff = 100 * time.Millisecond
+	DefaultMaxBackoff     = 5 * time.Second
+	// DefaultHungCheck bounds the health check that tells a hung plugin
+	// from a slow call (Config.HungCheck), after a call timed out; not to
+	// be confused with host.DefaultHealthTimeout, the check after connect.
+	DefaultHungCheck       = time.Second
 	DefaultDescribeTimeout = 15 * time.Second
 	// stableAfter is how long a process must live for its restart count
 	// to start again from zero.
@@ -72,9 +75,9 @@ type Config struct {
 	// each further one up to DefaultMaxBackoff; 0 means
 	// DefaultRestartBackoff.
 	RestartBackoff time.Duration
-	// HealthTimeout bounds the health check that tells a hung plugin
-	// from a slow call.
-	HealthTimeout time.Duration
+	// HungCheck bounds the health check that tells a hung plugin from a
+	// slow call, after a call timed out; 0 means DefaultHungCheck.
+	HungCheck time.Duration
 	// StopTimeout is passed to host.Config.StopTimeout.
 	StopTimeout time.Duration
 }

@@ -98,7 +98,7 @@ func (p *process) get(ctx context.Context) (*host.Client, int, error) {
 
 // observe looks at a failed call: a crash is logged and wrapped (the
 // process gets 100 ms to be seen exiting); a call that timed out makes the
-// process prove it is alive within HealthTimeout, or be killed so that the
+// process prove it is alive within Config.HungCheck, or be killed so that the
 // next call restarts it. A call the caller cancelled returns at once.
 func (p *process) observe(ctx context.Context, c *host.Client, method string, err error) error {
 	if err == nil {
@@ -126,7 +126,7 @@ func (p *process) observe(ctx context.Context, c *host.Client, method string, er
 }
 
 func (p *process) checkHung(c *host.Client) {
-	ctx, cancel := context.WithTimeout(context.Background(), cmp.Or(p.m.cfg.HealthTimeout, DefaultHealthTimeout))
+	ctx, cancel := context.WithTimeout(context.Background(), cmp.Or(p.m.cfg.HungCheck, DefaultHungCheck))
 	defer cancel()
 	_, err := healthpb.NewHealthClient(c.Conn()).Check(ctx, &healthpb.HealthCheckRequest{Service: wire.HealthService})
 	if err == nil {

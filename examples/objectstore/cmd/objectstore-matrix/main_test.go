@@ -98,7 +98,7 @@ func TestMatrixDemoSet(t *testing.T) {
 		t.Fatalf("exit %d, want 0; stderr: %s\n%s", code, errOut, out)
 	}
 	cells := cellsOf(t, out)
-	want := map[string]string{
+	want := map[string]conformance.Mode{
 		"example.com/memory v2": conformance.ModeAdapter,
 		"example.com/memory v1": conformance.ModeDirect,
 		"example.com/fs v2":     conformance.ModeDirect,
