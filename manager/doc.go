@@ -1,12 +1,13 @@
-// Package manager is the host side of plugin kinds: it finds plugin
-// binaries in directories, asks each what it implements (once: answers are
+// Package manager is the host side of plugin kinds: it finds plugins in
+// its sources (binaries in directories, plugin services, plugins attached
+// in-process; see Source), asks each what it implements (once: answers are
 // cached by path, size, mtime and SHA-256), keeps a registry of
 // (kind, name) to binary, runs one shared process per binary, started on
 // first use and restarted after a crash, and hands out typed clients of
 // the latest major version of a kind, through an adapter when a plugin
 // only has an older one.
 //
-//	m := manager.New(manager.Config{Dirs: []string{"./plugins"}, Cookie: cookie})
+//	m := manager.New(manager.Config{Sources: []manager.Source{manager.Dirs("./plugins")}, Cookie: cookie})
 //	if err := m.Discover(ctx); err != nil { ... }
 //	defer m.Close()
 //	store, err := manager.Dispense(ctx, m, "objectstore", "example.com/fs", manager.Majors[Store]{

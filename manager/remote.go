@@ -74,7 +74,7 @@ type remoteTLS struct {
 	ServerName string `json:"server_name"`
 }
 
-// LoadRemotes reads a remotes file (Config.RemotesFile):
+// LoadRemotes reads a remotes file (the one RemotesFile names):
 //
 //	{"remotes": [{"kind": "objectstore", "name": "example.com/fs",
 //	  "endpoints": ["10.0.0.5:7000", "10.0.0.6:7000"], "balancing": "round_robin",
