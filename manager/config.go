@@ -16,8 +16,9 @@ const (
 	DefaultRestartBackoff = 100 * time.Millisecond
 	DefaultMaxBackoff     = 5 * time.Second
 	// DefaultHungCheck bounds the health check that tells a hung plugin
-	// from a slow call (Config.HungCheck), after a call timed out; not to
-	// be confused with host.DefaultHealthTimeout, the check after connect.
+	// from a slow call (RestartPolicy.HungCheck), after a call timed out;
+	// not to be confused with host.DefaultHealthTimeout, the check after
+	// connect.
 	DefaultHungCheck       = time.Second
 	DefaultDescribeTimeout = 15 * time.Second
 	// stableAfter is how long a process must live for its restart count
@@ -68,18 +69,26 @@ type Config struct {
 	Parallelism int
 	// DescribeTimeout bounds one binary's start and Describe.
 	DescribeTimeout time.Duration
-	// MaxRestarts is how many restarts in a row a crashing plugin gets
-	// before calls fail for good; 0 means DefaultMaxRestarts.
-	MaxRestarts int
-	// RestartBackoff is the wait before the first restart, doubled for
-	// each further one up to DefaultMaxBackoff; 0 means
-	// DefaultRestartBackoff.
-	RestartBackoff time.Duration
-	// HungCheck bounds the health check that tells a hung plugin from a
-	// slow call, after a call timed out; 0 means DefaultHungCheck.
-	HungCheck time.Duration
+	// Restart is how crashed and hung plugin processes are restarted.
+	Restart RestartPolicy
 	// StopTimeout is passed to host.Config.StopTimeout.
 	StopTimeout time.Duration
+}
+
+// RestartPolicy says how the Manager restarts a plugin process that
+// crashed or hangs. The zero value is the defaults.
+type RestartPolicy struct {
+	// Max is how many restarts in a row a crashing plugin gets before
+	// calls fail for good; 0 means DefaultMaxRestarts.
+	Max int
+	// Backoff is the wait before the first restart, doubled for each
+	// further one up to DefaultMaxBackoff; 0 means DefaultRestartBackoff.
+	Backoff time.Duration
+	// HungCheck bounds the health check that tells a hung plugin from a
+	// slow call, after a call timed out: a plugin that does not answer
+	// in time is killed, and the next call restarts it; 0 means
+	// DefaultHungCheck.
+	HungCheck time.Duration
 }
 
 func (c *Config) logger() *slog.Logger {

@@ -19,8 +19,8 @@
 // call, and every live client's re-init hooks (Conn.OnRestart) run first,
 // so an object store's Init configuration is replayed. A call that was in
 // flight when the process died fails; it is never retried behind the
-// caller's back. Restarts back off (Config.RestartBackoff, doubling) and
-// give up after Config.MaxRestarts in a row with an error saying so. A
+// caller's back. Restarts back off (Config.Restart.Backoff, doubling) and
+// give up after Config.Restart.Max in a row with an error saying so. A
 // process that stops answering is found by a health check with a deadline
 // after a call times out, killed, and restarted on the next call. A
 // client closed by the host is never restarted.

@@ -225,8 +225,8 @@ func writeFile(t *testing.T, path, content string, mode os.FileMode) {
 func newManager(t *testing.T, cfg manager.Config) *manager.Manager {
 	t.Helper()
 	cfg.Cookie = cookie
-	if cfg.RestartBackoff == 0 {
-		cfg.RestartBackoff = 10 * time.Millisecond
+	if cfg.Restart.Backoff == 0 {
+		cfg.Restart.Backoff = 10 * time.Millisecond
 	}
 	m := manager.New(cfg)
 	t.Cleanup(func() { m.Close() })
@@ -606,7 +606,7 @@ func TestCallsRacingRestarts(t *testing.T) {
 func TestRestartsGiveUp(t *testing.T) {
 	dir := t.TempDir()
 	bin := writePlugin(t, dir, "p", "p 2")
-	m := newManager(t, manager.Config{Sources: []manager.Source{manager.Dirs(dir)}, MaxRestarts: 2})
+	m := newManager(t, manager.Config{Sources: []manager.Source{manager.Dirs(dir)}, Restart: manager.RestartPolicy{Max: 2}})
 	conn, _ := store(t, m, "p")
 	cl := objectstorev2.NewObjectStoreClient(conn)
 	if _, err := cl.Exists(ctxT(t), &objectstorev2.ExistsRequest{Key: "k"}); err != nil {

@@ -66,12 +66,12 @@ func demo(ctx context.Context, out, stderr io.Writer, verbose bool) error {
 	}
 
 	cfg := manager.Config{
-		Sources:        []manager.Source{manager.Dirs(pluginDir)},
-		Cookie:         objectstore.Cookie,
-		CacheFile:      filepath.Join(work, "describe-cache.json"),
-		Releases:       objectstore.Releases(),
-		Logger:         cliLogger(verbose, stderr),
-		RestartBackoff: 50 * time.Millisecond,
+		Sources:   []manager.Source{manager.Dirs(pluginDir)},
+		Cookie:    objectstore.Cookie,
+		CacheFile: filepath.Join(work, "describe-cache.json"),
+		Releases:  objectstore.Releases(),
+		Logger:    cliLogger(verbose, stderr),
+		Restart:   manager.RestartPolicy{Backoff: 50 * time.Millisecond},
 	}
 	m := manager.New(cfg)
 	defer m.Close()
