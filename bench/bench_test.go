@@ -89,13 +89,18 @@ func ctxFor(b *testing.B, d time.Duration) context.Context {
 
 var discard = slog.New(slog.DiscardHandler)
 
-func pkConfig(tls bool) host.Config {
-	return host.Config{Path: bin.pkplugin, Cookie: echo.Cookie, Versions: []int{1}, NoAutoMTLS: !tls, Logger: discard}
+func pkConfig(tls bool) (host.Command, host.Options) {
+	opts := host.Options{Versions: []int{1}, Logger: discard}
+	if !tls {
+		opts.Security = host.Plaintext()
+	}
+	return host.Command{Path: bin.pkplugin, Cookie: echo.Cookie}, opts
 }
 
 // startPlugkit starts the plugkit plugin through host.Start.
 func startPlugkit(ctx context.Context, tls bool) (grpc.ClientConnInterface, func(), error) {
-	c, err := host.Start(ctx, pkConfig(tls))
+	cmd, opts := pkConfig(tls)
+	c, err := host.Start(ctx, cmd, opts)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -398,7 +403,7 @@ func pluginDir(b *testing.B) string {
 }
 
 func discover(b *testing.B, dir, cache string) int64 {
-	m := manager.New(manager.Config{Sources: []manager.Source{manager.Dirs(dir)}, Cookie: objectstore.Cookie, CacheFile: cache, Logger: discard})
+	m := manager.New(manager.Config{Sources: []manager.Source{manager.Dirs(dir)}, CacheFile: cache, Launch: host.Command{Cookie: objectstore.Cookie}, Host: host.Options{Logger: discard}})
 	defer m.Close()
 	if err := m.Discover(ctxFor(b, 5*time.Minute)); err != nil {
 		b.Fatal(err)

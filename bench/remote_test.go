@@ -92,7 +92,7 @@ func BenchmarkRemote(b *testing.B) {
 
 	ctx := ctxFor(b, 30*time.Second)
 	client, err := host.Dial(ctx, host.Remote{Endpoints: []string{pkAddr}},
-		host.Config{TLS: pki.HostTLS(), Versions: []int{1}, Logger: discard, DialOptions: []grpc.DialOption{pair.Dialer()}})
+		host.Options{Security: host.TLS(pki.HostTLS()), Versions: []int{1}, Logger: discard, DialOptions: []grpc.DialOption{pair.Dialer()}})
 	if err != nil {
 		b.Fatal(err)
 	}

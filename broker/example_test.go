@@ -19,7 +19,7 @@ import (
 // A plugin and its host in one program, multiplexed over one unix socket:
 // the plugin serves a brokered service and the host calls it, with no
 // socket made for it. plugin.Run and host.Start do the same when the host
-// sets host.Config.MultiplexBroker.
+// sets host.Command.MultiplexBroker.
 func ExampleListenMux() {
 	dir, _ := os.MkdirTemp("", "mux")
 	defer os.RemoveAll(dir)

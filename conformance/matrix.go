@@ -17,6 +17,7 @@ import (
 	"github.com/plugkit/plugkit/compat"
 	catalogv1 "github.com/plugkit/plugkit/gen/plugkit/catalog/v1"
 	"github.com/plugkit/plugkit/handshake"
+	"github.com/plugkit/plugkit/host"
 	"github.com/plugkit/plugkit/manager"
 )
 
@@ -200,7 +201,7 @@ func (mx Matrix) binary(ctx context.Context, bin string) []Cell {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	m := newManager(manager.Config{Sources: []manager.Source{manager.Files(bin)}, Cookie: mx.Cookie, Releases: mx.Releases, Logger: logger})
+	m := newManager(manager.Config{Sources: []manager.Source{manager.Files(bin)}, Releases: mx.Releases, Launch: host.Command{Cookie: mx.Cookie}, Host: host.Options{Logger: logger}})
 	defer m.Close()
 	if err := m.Discover(ctx); err != nil {
 		return mx.failAll(filepath.Base(bin), "", bin, "start", err)

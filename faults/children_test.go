@@ -150,8 +150,8 @@ func runChild(mode string) {
 		}
 		exe, _ := os.Executable()
 		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-		c, err := host.Start(ctx, host.Config{Path: exe, Cookie: cookie, Versions: []int{1},
-			Env: []string{modeEnv + "=" + pluginMode, "GORACE=atexit_sleep_ms=0"}})
+		c, err := host.Start(ctx, host.Command{Path: exe, Cookie: cookie,
+			Env: []string{modeEnv + "=" + pluginMode, "GORACE=atexit_sleep_ms=0"}}, host.Options{Versions: []int{1}})
 		cancel()
 		if err != nil {
 			fmt.Println("error:", err)

@@ -140,7 +140,7 @@ func TestHangingCall(t *testing.T) {
 	dir := socketDir(t)
 	var logs syncBuffer
 	cfg := config(t, "serve", dir, &logs)
-	cfg.StopTimeout = 500 * time.Millisecond
+	cfg.Timeouts.Stop = 500 * time.Millisecond
 	c := start(t, cfg)
 	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
 	begin := time.Now()
@@ -157,7 +157,7 @@ func TestHangingCall(t *testing.T) {
 	}
 	// The plugin's graceful stop waits for the hung handler up to its own
 	// 1.5 s, then stops hard; Close's steps bound it regardless.
-	closeQuickly(t, c, 2*cfg.StopTimeout+time.Second)
+	closeQuickly(t, c, 2*cfg.Timeouts.Stop+time.Second)
 	nothingRunning(t)
 	emptyDir(t, dir)
 }
@@ -180,11 +180,11 @@ func TestStartFailures(t *testing.T) {
 			var logs syncBuffer
 			cfg := config(t, tc.mode, dir, &logs)
 			if tc.timeout > 0 {
-				cfg.StartTimeout = tc.timeout
+				cfg.Timeouts.Start = tc.timeout
 			}
 			before := measure()
 			begin := time.Now()
-			c, err := host.Start(ctxT(t, 20*time.Second), cfg)
+			c, err := host.Start(ctxT(t, 20*time.Second), cfg.Command, cfg.Options)
 			took := time.Since(begin)
 			if err == nil {
 				c.Close()
@@ -451,11 +451,11 @@ func TestTamperedBinaryNeverRuns(t *testing.T) {
 	if err := os.WriteFile(bin, []byte(good), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	probe := manager.New(manager.Config{Sources: []manager.Source{manager.Dirs(pluginDir)}, Cookie: cookie})
+	probe := manager.New(manager.Config{Sources: []manager.Source{manager.Dirs(pluginDir)}, Launch: host.Command{Cookie: cookie}})
 	sum := probe.DescribeBinary(ctxT(t, 20*time.Second), bin).SHA256
 	probe.Close()
 	pins := map[string]string{"p": sum}
-	m := manager.New(manager.Config{Sources: []manager.Source{manager.Dirs(pluginDir)}, Cookie: cookie, Pins: pins})
+	m := manager.New(manager.Config{Sources: []manager.Source{manager.Dirs(pluginDir)}, Pins: pins, Launch: host.Command{Cookie: cookie}})
 	t.Cleanup(func() { m.Close() })
 	if err := m.Discover(ctxT(t, 20*time.Second)); err != nil {
 		t.Fatal(err)
@@ -477,7 +477,7 @@ func TestTamperedBinaryNeverRuns(t *testing.T) {
 		t.Fatal(err)
 	}
 	m.Close()
-	m2 := manager.New(manager.Config{Sources: []manager.Source{manager.Dirs(pluginDir)}, Cookie: cookie, Pins: pins})
+	m2 := manager.New(manager.Config{Sources: []manager.Source{manager.Dirs(pluginDir)}, Pins: pins, Launch: host.Command{Cookie: cookie}})
 	t.Cleanup(func() { m2.Close() })
 	if err := m2.Discover(ctxT(t, 20*time.Second)); err != nil {
 		t.Fatal(err)

@@ -155,30 +155,41 @@ func emptyDir(t *testing.T, dir string) {
 
 // config starts this test binary as the plugin of mode, with its sockets
 // in dir and its logs in logs.
-func config(t *testing.T, mode, dir string, logs *syncBuffer) host.Config {
+func config(t *testing.T, mode, dir string, logs *syncBuffer) launchConfig {
 	t.Helper()
 	exe, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
 	}
-	return host.Config{
-		Path: exe,
-		// GORACE: a race-enabled binary otherwise sleeps 1 s at exit.
-		Env:           []string{modeEnv + "=" + mode, "GORACE=atexit_sleep_ms=0", tagEnv + "=" + tag(t)},
-		Cookie:        cookie,
-		Versions:      []int{1},
-		Name:          "faulty-" + mode,
-		UnixSocketDir: dir,
-		StartTimeout:  10 * time.Second,
-		Logger:        slog.New(slog.NewJSONHandler(logs, nil)),
+	return launchConfig{
+		Command: host.Command{
+			Path: exe,
+			// GORACE: a race-enabled binary otherwise sleeps 1 s at exit.
+			Env:      []string{modeEnv + "=" + mode, "GORACE=atexit_sleep_ms=0", tagEnv + "=" + tag(t)},
+			Cookie:   cookie,
+			Listen:   host.Listen{UnixSocketDir: dir},
+			Timeouts: host.Timeouts{Start: 10 * time.Second},
+		},
+		Options: host.Options{
+			Versions: []int{1},
+			Name:     "faulty-" + mode,
+			Logger:   slog.New(slog.NewJSONHandler(logs, nil)),
+		},
 	}
 }
 
-func start(t *testing.T, cfg host.Config) *host.Client {
+// launchConfig is what a test gives host.Start, each field reachable as
+// cfg.Field.
+type launchConfig struct {
+	host.Command
+	host.Options
+}
+
+func start(t *testing.T, cfg launchConfig) *host.Client {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	c, err := host.Start(ctx, cfg)
+	c, err := host.Start(ctx, cfg.Command, cfg.Options)
 	if err != nil {
 		t.Fatalf("Start: %v", err)
 	}

@@ -6,7 +6,9 @@
 //     certificate), see Env;
 //   - the one line the plugin prints on stdout to say where it listens and
 //     what it negotiated, see Line;
-//   - the choice of app protocol version, see Negotiate.
+//   - the choice of app protocol version, see Negotiate;
+//   - the description of a running plugin a host reattaches to (Terraform's
+//     TF_REATTACH_PROVIDERS), see Reattach.
 //
 // The package does no I/O. Everything in it is pure and is fuzzed.
 package handshake

@@ -1,8 +1,8 @@
 package host
 
 import (
+	"cmp"
 	"crypto/sha256"
-	"crypto/tls"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -16,9 +16,11 @@ import (
 	"github.com/plugkit/plugkit/handshake"
 )
 
-// Defaults for Config's zero values.
+// Defaults for the zero values of Command, Attach and Remote.
 const (
-	// DefaultStartTimeout bounds the wait for the handshake line.
+	// DefaultStartTimeout bounds the wait for the handshake line, and
+	// Dial's wait for a healthy endpoint when its context has no
+	// deadline.
 	DefaultStartTimeout = 30 * time.Second
 	// DefaultStopTimeout is how long each of Close's two polite steps may
 	// take before the next, firmer one: the Shutdown RPC with the wait for
@@ -27,13 +29,61 @@ const (
 	// first wait is skipped when the plugin has no controller (Shutdown
 	// answers Unimplemented): it would not exit by itself.
 	DefaultStopTimeout = 2 * time.Second
-	// DefaultHealthTimeout bounds the health check made after connecting.
-	DefaultHealthTimeout = 5 * time.Second
+	// DefaultHealthCheckTimeout bounds one health check: the one made
+	// right after connecting to a plugin, and each Client.Ping (within
+	// its context).
+	DefaultHealthCheckTimeout = 5 * time.Second
 )
 
-// Config says which plugin to launch and how to talk to it. Path, Cookie
-// and Versions are required; every other field has a useful zero value.
-type Config struct {
+// Options is what every entry point (Start, Reattach, Dial, Connect)
+// reads: how the host talks to a plugin, wherever it runs. Versions is
+// required; every other field has a useful zero value.
+type Options struct {
+	// Versions are the app protocol versions the host speaks; the plugin
+	// picks the highest it shares.
+	Versions []int
+	// Security is how the connection is secured. The zero value means
+	// AutoMTLS for Start and Connect, plain text for Reattach, and is
+	// refused by Dial; see Security.
+	Security Security
+	// Name labels the plugin in logs and errors; empty means the base
+	// name of Command.Path for Start, "pid N" for Reattach, the endpoints
+	// for Dial and "in-process plugin" for Connect.
+	Name string
+	// Logger receives the plugin's log records and plugkit's own
+	// diagnostics; nil means slog.Default().
+	Logger *slog.Logger
+	// MaxMessageSize bounds gRPC messages both ways; 0 means
+	// wire.DefaultMaxMessageSize.
+	MaxMessageSize int
+	// DialOptions are added to the gRPC connection's options.
+	DialOptions []grpc.DialOption
+}
+
+func (o *Options) logger() *slog.Logger {
+	if o.Logger != nil {
+		return o.Logger
+	}
+	return slog.Default()
+}
+
+// errNoVersions is what every entry point returns for an empty
+// Options.Versions.
+var errNoVersions = errors.New("host: Options.Versions is empty: list the app protocol versions this host speaks")
+
+// check is the one check of Options that Start, Reattach, Dial and
+// Connect share.
+func (o *Options) check() error {
+	if len(o.Versions) == 0 {
+		return errNoVersions
+	}
+	return o.Security.check()
+}
+
+// Command says which plugin binary Start launches and how: what only
+// Start reads. Path and Cookie are required; every other field has a
+// useful zero value.
+type Command struct {
 	// Path is the plugin executable.
 	Path string
 	// Args are its arguments (not including the program name).
@@ -51,40 +101,47 @@ type Config struct {
 	InheritEnv []string
 	// Dir is the plugin's working directory; empty means the host's.
 	Dir string
-
 	// Cookie is the magic cookie the plugin expects.
 	Cookie handshake.Cookie
-	// Versions are the app protocol versions the host speaks; the plugin
-	// picks the highest it shares.
-	Versions []int
-
-	// NoAutoMTLS turns AutoMTLS off. It is on by default: the host and the
-	// plugin each make a throwaway certificate and accept only each other.
-	NoAutoMTLS bool
-	// TLS, for teams with their own PKI, is the TLS configuration to
-	// connect with instead of AutoMTLS (go-plugin's
-	// ClientConfig.TLSConfig): the plugin serves its own certificate
-	// (plugin.Config.TLSProvider) and the host asks for no AutoMTLS.
-	// Set RootCAs to the plugin's CA, Certificates to the host's own
-	// certificate if the plugin requires one, and ServerName to a name in
-	// the plugin's certificate. The broker uses it both ways, as
-	// go-plugin's does. Setting it replaces AutoMTLS; setting it together
-	// with NoAutoMTLS false is therefore fine, and nil keeps AutoMTLS.
-	TLS *tls.Config
-	// Network is "tcp" to ask the plugin to listen on loopback TCP instead
-	// of a unix socket (plugkit plugins honour it; others ignore it). On
-	// Windows plugins listen on loopback TCP whatever it says, as
-	// go-plugin's do there.
-	Network string
 	// SHA256, when set, pins the binary: the hex SHA-256 it must have.
 	// Start opens the file, hashes what it read from that open file, and
 	// (on Linux) executes that same open file, so that swapping the binary
 	// between the check and the exec cannot run unverified code. A binary
 	// that does not match is refused with a *ChecksumError and never runs.
 	SHA256 string
+	// Runner launches the plugin and translates its addresses; nil means
+	// Exec, which runs the binary on this machine. See the sandbox
+	// package for one that isolates the plugin.
+	Runner Runner
+	// Listen says where the plugin listens and where the host's brokered
+	// servers make their sockets.
+	Listen Listen
+	// MultiplexBroker asks the plugin to carry brokered connections over
+	// its one connection instead of a new socket each (go-plugin's
+	// ClientConfig.GRPCBrokerMultiplex, PLUGIN_MULTIPLEX_GRPC): no socket
+	// is made for a callback, and the plugin's own socket is closed once
+	// the host is connected. The plugin must support it (plugkit plugins
+	// and go-plugin >= v1.6.0 ones do); Start fails with
+	// ErrMultiplexNotSupported otherwise.
+	MultiplexBroker bool
+	// Output says where the plugin's output goes besides its log records.
+	Output Output
+	// Timeouts bound the start and each step of the stop.
+	Timeouts Timeouts
+}
+
+// Listen is where a launched plugin listens (Command.Listen), passed to
+// it in the handshake variables.
+type Listen struct {
+	// Network is "tcp" to ask the plugin to listen on loopback TCP instead
+	// of a unix socket (plugkit plugins honour it; others ignore it); empty
+	// or "unix" means a unix socket. On Windows plugins listen on loopback
+	// TCP whatever it says, as go-plugin's do there.
+	Network string
 	// UnixSocketDir is where the plugin and the host's brokered servers
-	// make their sockets; empty means the temporary directory. Windows,
-	// where they listen on loopback TCP, ignores it.
+	// make their sockets, in a private directory Start makes there; empty
+	// means the temporary directory. Windows, where they listen on
+	// loopback TCP, ignores it.
 	UnixSocketDir string
 	// UnixSocketGroup, when set, is the group (a name or numeric id) the
 	// plugin's socket and its private directory are given to, group
@@ -95,101 +152,82 @@ type Config struct {
 	UnixSocketGroup string
 	// MinPort and MaxPort bound a TCP listener; zero means 10000-25000.
 	MinPort, MaxPort int
-	// MultiplexBroker asks the plugin to carry brokered connections over
-	// its one connection instead of a new socket each (go-plugin's
-	// ClientConfig.GRPCBrokerMultiplex, PLUGIN_MULTIPLEX_GRPC): no socket
-	// is made for a callback, and the plugin's own socket is closed once
-	// the host is connected. The plugin must support it (plugkit plugins
-	// and go-plugin >= v1.6.0 ones do); Start fails with
-	// ErrMultiplexNotSupported otherwise. Reattach refuses it, as
-	// go-plugin does.
-	MultiplexBroker bool
+}
 
-	// Name labels the plugin in logs and errors; empty means the base
-	// name of Path.
-	Name string
-	// Logger receives the plugin's log records and plugkit's own
-	// diagnostics; nil means slog.Default().
-	Logger *slog.Logger
-	// Stdout and Stderr receive what the plugin writes to os.Stdout and
-	// os.Stderr after the handshake (sent over GRPCStdio). Nil means each
-	// line is logged.
-	Stdout, Stderr io.Writer
-	// StderrCopy, when set, receives every line the plugin writes to its
+// Output is where a launched plugin's output goes (Command.Output), with
+// go-plugin's names. Nil writers leave it to the plugin's log records.
+type Output struct {
+	// SyncStdout and SyncStderr receive what the plugin writes to
+	// os.Stdout and os.Stderr after the handshake, sent over the
+	// GRPCStdio stream (go-plugin's ClientConfig.SyncStdout and
+	// SyncStderr). Nil means each line is logged.
+	SyncStdout, SyncStderr io.Writer
+	// Stderr, when set, receives every line the plugin writes to its
 	// standard error file descriptor, as written (newline included),
 	// besides the log record made of it (go-plugin's ClientConfig.Stderr).
 	// A line longer than 64 KiB arrives in pieces. Writes happen on one
 	// goroutine, in order; a slow writer slows the plugin's stderr.
-	StderrCopy io.Writer
-
-	// StartTimeout bounds the wait for the handshake; 0 means
-	// DefaultStartTimeout. The context given to Start bounds it too.
-	StartTimeout time.Duration
-	// StopTimeout bounds each of Close's two polite steps (Shutdown,
-	// SIGTERM); 0 means DefaultStopTimeout.
-	StopTimeout time.Duration
-	// MaxMessageSize bounds gRPC messages both ways; 0 means
-	// wire.DefaultMaxMessageSize.
-	MaxMessageSize int
-	// DialOptions are added to the gRPC connection's options.
-	DialOptions []grpc.DialOption
-
-	// Runner launches the plugin and translates its addresses; nil means
-	// Exec, which runs the binary on this machine. See the sandbox
-	// package for one that isolates the plugin.
-	Runner Runner
-
-	// StopDebugPlugins makes Close ask a reattached plugin in debug mode
-	// (ReattachConfig.Test, as plugin.EnvDebug and Terraform's -debug
-	// print it) to shut down. By default Close only disconnects from it
-	// and leaves it running for the next host, as Terraform does.
-	StopDebugPlugins bool
+	Stderr io.Writer
 }
 
-func (c *Config) check() error {
+// Timeouts bound a launched plugin's start and stop (Command.Timeouts).
+type Timeouts struct {
+	// Start bounds the wait for the handshake; 0 means
+	// DefaultStartTimeout. The context given to Start bounds it too.
+	Start time.Duration
+	// Stop bounds each of Close's two polite steps (Shutdown, SIGTERM);
+	// 0 means DefaultStopTimeout.
+	Stop time.Duration
+}
+
+func (c *Command) check() error {
 	if c.Path == "" {
-		return errors.New("host: Config.Path is empty: name the plugin executable")
+		return errors.New("host: Command.Path is empty: name the plugin executable")
 	}
 	if err := c.Cookie.Validate(); err != nil {
 		return fmt.Errorf("host: %w", err)
 	}
-	if err := checkVersions(c.Versions); err != nil {
-		return err
-	}
-	if c.Network != "" && c.Network != "unix" && c.Network != "tcp" {
-		return fmt.Errorf("host: Config.Network %q: want unix or tcp", c.Network)
+	if n := c.Listen.Network; n != "" && n != "unix" && n != "tcp" {
+		return fmt.Errorf("host: Command.Listen.Network %q: want unix or tcp", n)
 	}
 	if c.SHA256 != "" {
 		if b, err := hex.DecodeString(c.SHA256); err != nil || len(b) != sha256.Size {
-			return fmt.Errorf("host: Config.SHA256 %q is not a hex SHA-256 (64 hex digits)", c.SHA256)
+			return fmt.Errorf("host: Command.SHA256 %q is not a hex SHA-256 (64 hex digits)", c.SHA256)
 		}
 	}
 	return nil
 }
 
-func (c *Config) name() string {
-	if c.Name != "" {
-		return c.Name
-	}
-	return filepath.Base(c.Path)
+// Attach is what Reattach and Connect read besides Options: they connect
+// to a plugin this host did not launch. Its zero value is ready to use.
+type Attach struct {
+	// UnixSocketDir is where the host's brokered servers make their
+	// sockets; empty means the temporary directory.
+	UnixSocketDir string
+	// UnixSocketGroup, when set, is the group (a name or numeric id) the
+	// host's brokered sockets are given to, group readable and writable.
+	UnixSocketGroup string
+	// SyncStdout and SyncStderr receive what the plugin writes to
+	// os.Stdout and os.Stderr, sent over the GRPCStdio stream. Nil means
+	// each line is logged.
+	SyncStdout, SyncStderr io.Writer
+	// StopTimeout bounds the Shutdown RPC Close makes; 0 means
+	// DefaultStopTimeout.
+	StopTimeout time.Duration
 }
 
-// errNoVersions is what every entry point returns for an empty
-// Config.Versions.
-var errNoVersions = errors.New("host: Config.Versions is empty: list the app protocol versions this host speaks")
-
-// checkVersions is the one check of Config.Versions that Start, Reattach,
-// Dial and Connect share.
-func checkVersions(versions []int) error {
-	if len(versions) == 0 {
-		return errNoVersions
-	}
-	return nil
+// ReattachOptions is what Reattach reads besides Options.
+type ReattachOptions struct {
+	Attach
+	// StopDebugPlugins makes Close ask a reattached plugin in debug mode
+	// (handshake.Reattach.Test, as plugin.EnvDebug and Terraform's -debug
+	// print it) to shut down. By default Close only disconnects from it
+	// and leaves it running for the next host, as Terraform does.
+	StopDebugPlugins bool
 }
 
-func (c *Config) logger() *slog.Logger {
-	if c.Logger != nil {
-		return c.Logger
-	}
-	return slog.Default()
-}
+// stopTimeout is the wait of each polite stop step.
+func stopTimeout(d time.Duration) time.Duration { return cmp.Or(d, DefaultStopTimeout) }
+
+// commandName is the default name of a launched plugin.
+func commandName(name, path string) string { return cmp.Or(name, filepath.Base(path)) }

@@ -5,13 +5,15 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+
+	"github.com/plugkit/plugkit/handshake"
 )
 
 // ParseReattachLine reads what a plugin in debug mode prints: the line
 // PLUGKIT_REATTACH='{...}' (or Terraform's TF_REATTACH_PROVIDERS='{...}'),
 // quoted for a POSIX shell as plugin.DebugLine writes it, or the bare
-// JSON object that ParseReattach reads. Surrounding blanks are ignored.
-func ParseReattachLine(line string) (map[string]ReattachConfig, error) {
+// JSON object that handshake.ParseReattach reads. Surrounding blanks are ignored.
+func ParseReattachLine(line string) (map[string]handshake.Reattach, error) {
 	s := strings.TrimSpace(line)
 	if !strings.HasPrefix(s, "{") {
 		name, value, ok := strings.Cut(s, "=")
@@ -24,12 +26,12 @@ func ParseReattachLine(line string) (map[string]ReattachConfig, error) {
 		}
 		s = unq
 	}
-	return ParseReattach([]byte(s))
+	return handshake.ParseReattach([]byte(s))
 }
 
 // OnlyReattach returns the one plugin a reattach configuration names,
 // for a host that reattaches to a single plugin.
-func OnlyReattach(rcs map[string]ReattachConfig) (string, ReattachConfig, error) {
+func OnlyReattach(rcs map[string]handshake.Reattach) (string, handshake.Reattach, error) {
 	if len(rcs) == 1 {
 		for name, rc := range rcs {
 			return name, rc, nil
@@ -41,9 +43,9 @@ func OnlyReattach(rcs map[string]ReattachConfig) (string, ReattachConfig, error)
 	}
 	sort.Strings(names)
 	if len(names) == 0 {
-		return "", ReattachConfig{}, errors.New("reattach configuration names no plugin: give {\"NAME\":{...}} as the plugin printed it")
+		return "", handshake.Reattach{}, errors.New("reattach configuration names no plugin: give {\"NAME\":{...}} as the plugin printed it")
 	}
-	return "", ReattachConfig{}, fmt.Errorf("reattach configuration names %d plugins (%s): give the entry of one", len(names), strings.Join(names, ", "))
+	return "", handshake.Reattach{}, fmt.Errorf("reattach configuration names %d plugins (%s): give the entry of one", len(names), strings.Join(names, ", "))
 }
 
 // shellUnquote undoes POSIX shell quoting of one word made of

@@ -4,11 +4,12 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/plugkit/plugkit/handshake"
 	"github.com/plugkit/plugkit/host"
 )
 
 func TestParseReattachLine(t *testing.T) {
-	want := host.ReattachConfig{Protocol: "grpc", ProtocolVersion: 6, Pid: 7, Test: true, Addr: host.ReattachAddr{Network: "unix", String: "/tmp/it's here"}}
+	want := handshake.Reattach{Protocol: "grpc", ProtocolVersion: 6, Pid: 7, Test: true, Addr: handshake.ReattachAddr{Network: "unix", String: "/tmp/it's here"}}
 	const obj = `{"registry.terraform.io/x/y":{"Protocol":"grpc","ProtocolVersion":6,"Pid":7,"Test":true,"Addr":{"Network":"unix","String":"/tmp/it'"'"'s here"}}}`
 	for _, line := range []string{
 		"PLUGKIT_REATTACH='" + obj + "'\n",

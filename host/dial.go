@@ -25,10 +25,7 @@ import (
 	"google.golang.org/grpc/resolver/manual"
 	"google.golang.org/grpc/status"
 
-	"github.com/plugkit/plugkit/broker"
 	"github.com/plugkit/plugkit/handshake"
-	"github.com/plugkit/plugkit/internal/goplugin/pluginpb"
-	"github.com/plugkit/plugkit/internal/listen"
 	"github.com/plugkit/plugkit/wire"
 )
 
@@ -90,7 +87,7 @@ func (r Remote) loopbackOnly() bool {
 // connection reconnects in the background with backoff. It carries the
 // gRPC status of the failure (status.Code gives codes.Unavailable).
 type EndpointError struct {
-	// Plugin is the plugin's name (Config.Name).
+	// Plugin is the plugin's name (Options.Name).
 	Plugin string
 	// Endpoint is the endpoint the call was on or failed to reach; when
 	// gRPC did not say which, it lists every endpoint.
@@ -115,68 +112,81 @@ func (e *EndpointError) GRPCStatus() *status.Status {
 
 // Dial connects to a plugin that runs as a network service and returns
 // the same *Client that Start and Reattach return: generated stubs take
-// Conn(), Ping and Close work as usual. cfg supplies TLS, Versions, Name,
-// Logger, MaxMessageSize and DialOptions; the fields about launching a
-// process are not used.
+// Conn(), Ping and Close work as usual.
 //
-// cfg.TLS is required: set Certificates to the host's client certificate
-// (the service refuses hosts without one), RootCAs to the CA of the
-// service's certificate, and leave ServerName empty to check each
+// opts.Security must be host.TLS: set Certificates to the host's client
+// certificate (the service refuses hosts without one), RootCAs to the CA
+// of the service's certificate, and leave ServerName empty to check each
 // endpoint's own name, or set it when the certificates name a service
-// rather than addresses. Plain text (cfg.TLS nil and cfg.NoAutoMTLS set) is
-// allowed only when every endpoint is a loopback address.
+// rather than addresses. host.Plaintext() is allowed only when every
+// endpoint is a loopback address; the zero value (AutoMTLS, which a
+// service cannot do) is refused.
 //
 // The endpoints are balanced and failed over by gRPC itself (a static
 // resolver and the round_robin or pick_first balancer, with gRPC's health
 // checking of the wire.HealthService service): an endpoint that stops answering or
-// reports NOT_SERVING gets no calls until it is healthy again. Dial waits,
-// within ctx, until one endpoint is healthy. Close disconnects and never
-// asks the service to stop: other hosts use it. The broker's stream is
-// opened as with a launched plugin, but a service brokers no connections.
-func Dial(ctx context.Context, r Remote, cfg Config) (*Client, error) {
+// reports NOT_SERVING gets no calls until it is healthy again. Dial waits
+// until one endpoint is healthy, within ctx, or DefaultStartTimeout when
+// ctx has no deadline. Close disconnects and never asks the service to stop: other
+// hosts use it. The broker's stream is opened as with a launched plugin,
+// but a service brokers no connections.
+func Dial(ctx context.Context, r Remote, opts Options) (*Client, error) {
 	if err := r.check(); err != nil {
 		return nil, err
 	}
-	if err := checkVersions(cfg.Versions); err != nil {
+	if err := opts.check(); err != nil {
 		return nil, err
 	}
-	name := cfg.Name
-	if name == "" {
-		name = strings.Join(r.Endpoints, ",")
-		cfg.Name = name
-	}
-	var tlsConfig *tls.Config
 	switch {
-	case cfg.TLS != nil:
-		tlsConfig = cfg.TLS.Clone()
-	case cfg.NoAutoMTLS && r.loopbackOnly():
-	case cfg.NoAutoMTLS:
-		return nil, fmt.Errorf("host: plain text to a plugin service is allowed on loopback only, and %v are not all loopback addresses: set Config.TLS (the host's certificate and the service's CA)", r.Endpoints)
+	case opts.Security.mode == modeTLS:
+	case opts.Security.mode == modePlaintext && r.loopbackOnly():
+	case opts.Security.mode == modePlaintext:
+		return nil, fmt.Errorf("host: plain text to a plugin service is allowed on loopback only, and %v are not all loopback addresses: set Options.Security to host.TLS (the host's certificate and the service's CA)", r.Endpoints)
 	default:
-		return nil, errors.New("host: Dial needs Config.TLS (the host's client certificate in Certificates, the service's CA in RootCAs): a plugin service requires mutual TLS; for a loopback service without TLS set Config.NoAutoMTLS")
+		return nil, errors.New("host: Dial needs Options.Security set to host.TLS(cfg) (the host's client certificate in Certificates, the service's CA in RootCAs): a plugin service requires mutual TLS; for a loopback service without TLS set host.Plaintext()")
 	}
-	c := &Client{
-		cfg:     cfg,
-		name:    name,
-		logger:  cfg.logger().With("plugin", name),
-		started: time.Now(),
-		remote:  slices.Clone(r.Endpoints),
-		line: handshake.Line{
-			CoreVersion: handshake.CoreVersion,
-			Network:     "tcp",
-			Address:     strings.Join(r.Endpoints, ","),
-			Protocol:    handshake.ProtocolGRPC,
-		},
+	c := newClient(opts, cmp.Or(opts.Name, strings.Join(r.Endpoints, ",")))
+	c.life = service{}
+	c.endpoints = slices.Clone(r.Endpoints)
+	c.line = handshake.Line{
+		CoreVersion: handshake.CoreVersion,
+		Network:     "tcp",
+		Address:     strings.Join(r.Endpoints, ","),
+		Protocol:    handshake.ProtocolGRPC,
 	}
-	if err := c.dialRemote(ctx, r, tlsConfig); err != nil {
-		return nil, &StartError{Name: name, Err: err}
+	if err := c.dialRemote(ctx, r, opts.Security.ownTLS()); err != nil {
+		return nil, &StartError{Name: c.name, Err: err}
 	}
 	c.ready = time.Since(c.started)
 	return c, nil
 }
 
 func (c *Client) dialRemote(ctx context.Context, r Remote, tlsConfig *tls.Config) error {
-	maxMsg := cmp.Or(c.cfg.MaxMessageSize, wire.DefaultMaxMessageSize)
+	maxMsg := cmp.Or(c.opts.MaxMessageSize, wire.DefaultMaxMessageSize)
+	conn, err := grpc.NewClient("plugkit-remote:///"+c.name, c.remoteDialOptions(r, tlsConfig, maxMsg)...)
+	if err != nil {
+		return fmt.Errorf("connecting to %v: %w", r.Endpoints, err)
+	}
+	c.conn = conn
+	c.tls = tlsConfig != nil
+	v, err := c.firstHealthCheck(ctx, r)
+	if err != nil {
+		conn.Close()
+		return err
+	}
+	if !slices.Contains(c.opts.Versions, v) {
+		conn.Close()
+		return &handshake.VersionError{Plugin: []int{v}, Host: c.opts.Versions}
+	}
+	c.line.AppVersion = v
+	_, err = c.startBroker(tlsConfig, maxMsg, false)
+	return err
+}
+
+// remoteDialOptions are the gRPC options of a plugin service's
+// connection: the endpoints as a static resolver's addresses, the
+// balancer, gRPC's health checking, the backoff and the host's own.
+func (c *Client) remoteDialOptions(r Remote, tlsConfig *tls.Config, maxMsg int) []grpc.DialOption {
 	creds := insecure.NewCredentials()
 	if tlsConfig != nil {
 		creds = credentials.NewTLS(tlsConfig)
@@ -196,7 +206,7 @@ func (c *Client) dialRemote(ctx context.Context, r Remote, tlsConfig *tls.Config
 	bc := backoff.DefaultConfig
 	bc.BaseDelay = 100 * time.Millisecond
 	bc.MaxDelay = cmp.Or(r.ReconnectMaxDelay, DefaultReconnectMaxDelay)
-	opts := append([]grpc.DialOption{
+	return append([]grpc.DialOption{
 		grpc.WithTransportCredentials(creds),
 		grpc.WithResolvers(res),
 		grpc.WithDefaultServiceConfig(serviceConfig),
@@ -204,25 +214,25 @@ func (c *Client) dialRemote(ctx context.Context, r Remote, tlsConfig *tls.Config
 		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(maxMsg), grpc.MaxCallSendMsgSize(maxMsg)),
 		grpc.WithChainUnaryInterceptor(c.unaryEndpointError),
 		grpc.WithChainStreamInterceptor(c.streamEndpointError),
-	}, c.cfg.DialOptions...)
-	conn, err := grpc.NewClient(res.Scheme()+":///"+c.name, opts...)
-	if err != nil {
-		return fmt.Errorf("connecting to %v: %w", r.Endpoints, err)
-	}
-	c.conn = conn
-	c.tls = tlsConfig != nil
+	}, c.opts.DialOptions...)
+}
 
-	// The first health check waits for a healthy endpoint and learns the
-	// version the service serves from its answer's header.
-	hctx, cancel := context.WithTimeout(ctx, cmp.Or(c.cfg.StartTimeout, DefaultStartTimeout))
-	defer cancel()
+// firstHealthCheck waits for a healthy endpoint and learns the version
+// the service serves from its answer's header.
+func (c *Client) firstHealthCheck(ctx context.Context, r Remote) (int, error) {
+	hctx := ctx
+	if _, ok := ctx.Deadline(); !ok {
+		var cancel context.CancelFunc
+		hctx, cancel = context.WithTimeout(ctx, DefaultStartTimeout)
+		defer cancel()
+	}
 	var md metadata.MD
 	var resp *healthpb.HealthCheckResponse
-	var lastErr error
+	var err, lastErr error
 	for {
 		// Not WaitForReady: a failing endpoint answers at once with why
 		// (refused, TLS), which the error then says.
-		resp, err = healthpb.NewHealthClient(conn).Check(hctx, &healthpb.HealthCheckRequest{Service: wire.HealthService}, grpc.Header(&md))
+		resp, err = healthpb.NewHealthClient(c.conn).Check(hctx, &healthpb.HealthCheckRequest{Service: wire.HealthService}, grpc.Header(&md))
 		if err == nil || status.Code(err) != codes.Unavailable {
 			break
 		}
@@ -245,55 +255,24 @@ func (c *Client) dialRemote(ctx context.Context, r Remote, tlsConfig *tls.Config
 	}
 	switch {
 	case err != nil:
-		conn.Close()
-		return fmt.Errorf("no endpoint of %v answered its health check: %s; check that the service runs (PLUGKIT_LISTEN), the addresses, and the TLS material of both sides (the host's certificate must be signed by the service's PLUGKIT_TLS_CLIENT_CA, the service's by Config.TLS.RootCAs)", r.Endpoints, status.Convert(err).Message())
+		return 0, fmt.Errorf("no endpoint of %v answered its health check: %s; check that the service runs (PLUGKIT_LISTEN), the addresses, and the TLS material of both sides (the host's certificate must be signed by the service's PLUGKIT_TLS_CLIENT_CA, the service's by the RootCAs of host.TLS)", r.Endpoints, status.Convert(err).Message())
 	case resp.GetStatus() != healthpb.HealthCheckResponse_SERVING:
-		conn.Close()
-		return fmt.Errorf("%w (status %s)", ErrNotServing, resp.GetStatus())
+		return 0, fmt.Errorf("%w (status %s)", ErrNotServing, resp.GetStatus())
 	}
 	vs := md.Get(wire.VersionHeader)
 	if len(vs) == 0 {
-		conn.Close()
-		return fmt.Errorf("the service at %v did not name its app protocol version (header %s): it is not a plugkit plugin service (started with PLUGKIT_LISTEN)", r.Endpoints, wire.VersionHeader)
+		return 0, fmt.Errorf("the service at %v did not name its app protocol version (header %s): it is not a plugkit plugin service (started with PLUGKIT_LISTEN)", r.Endpoints, wire.VersionHeader)
 	}
 	v, err := strconv.Atoi(vs[0])
 	if err != nil {
-		conn.Close()
-		return fmt.Errorf("the service at %v names app protocol version %q, not a number", r.Endpoints, vs[0])
+		return 0, fmt.Errorf("the service at %v names app protocol version %q, not a number", r.Endpoints, vs[0])
 	}
-	if !slices.Contains(c.cfg.Versions, v) {
-		conn.Close()
-		return &handshake.VersionError{Plugin: []int{v}, Host: c.cfg.Versions}
-	}
-	c.line.AppVersion = v
-
-	bgCtx, cancelBG := context.WithCancel(context.Background())
-	c.cancelBG = cancelBG
-	c.broker = broker.New(broker.Options{
-		TLS:           tlsConfig,
-		Unix:          listen.UnixConfig{Dir: c.cfg.UnixSocketDir},
-		ServerOptions: []grpc.ServerOption{grpc.MaxRecvMsgSize(maxMsg), grpc.MaxSendMsgSize(maxMsg)},
-		DialOptions:   []grpc.DialOption{grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(maxMsg), grpc.MaxCallSendMsgSize(maxMsg))},
-		Logger:        c.logger,
-	})
-	// The broker stream ends when Run does (see Start).
-	streamCtx, endStream := context.WithCancel(bgCtx)
-	if stream, err := pluginpb.NewGRPCBrokerClient(conn).StartStream(streamCtx); err == nil {
-		c.bg.Add(1)
-		go func() {
-			defer c.bg.Done()
-			defer endStream()
-			c.broker.Run(stream)
-		}()
-	} else {
-		endStream()
-	}
-	return nil
+	return v, nil
 }
 
 // Endpoints are the endpoints of a plugin service (Dial); nil for a
 // launched or reattached plugin.
-func (c *Client) Endpoints() []string { return slices.Clone(c.remote) }
+func (c *Client) Endpoints() []string { return slices.Clone(c.endpoints) }
 
 // endpointError turns a lost or failed connection into an *EndpointError.
 func (c *Client) endpointError(err error, p *peer.Peer) error {
@@ -309,7 +288,7 @@ func (c *Client) endpointError(err error, p *peer.Peer) error {
 		endpoint = p.Addr.String()
 	} else {
 		msg := status.Convert(err).Message()
-		for _, e := range c.remote {
+		for _, e := range c.endpoints {
 			if strings.Contains(msg, e) {
 				endpoint = e
 				break
@@ -317,7 +296,7 @@ func (c *Client) endpointError(err error, p *peer.Peer) error {
 		}
 	}
 	if endpoint == "" {
-		endpoint = strings.Join(c.remote, ",")
+		endpoint = strings.Join(c.endpoints, ",")
 	}
 	return &EndpointError{Plugin: c.name, Endpoint: endpoint, Err: err}
 }

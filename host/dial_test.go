@@ -1,8 +1,10 @@
 package host_test
 
 import (
+	"cmp"
 	"context"
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -36,7 +38,7 @@ func TestDialBalancesFailsOverAndReconnects(t *testing.T) {
 	defer cancel()
 
 	client, err := host.Dial(ctx, host.Remote{Endpoints: []string{addrA, addrB}, ReconnectMaxDelay: 500 * time.Millisecond},
-		host.Config{TLS: pki.HostTLS(), Versions: []int{1, 2}, Name: "svc"})
+		host.Options{Security: host.TLS(pki.HostTLS()), Versions: []int{1, 2}, Name: "svc"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -47,18 +49,7 @@ func TestDialBalancesFailsOverAndReconnects(t *testing.T) {
 	stub := testgrpc.NewTestServiceClient(client.Conn())
 
 	// Both replicas get calls (round_robin, once both are healthy).
-	seen := map[string]int{}
-	deadline := time.Now().Add(10 * time.Second)
-	for len(seen) < 2 && time.Now().Before(deadline) {
-		id, err := replica(t, stub)
-		if err != nil {
-			t.Fatal(err)
-		}
-		seen[id]++
-	}
-	if len(seen) != 2 {
-		t.Fatalf("calls went to %v; want both replicas", seen)
-	}
+	waitForBothReplicas(t, stub)
 
 	// A drained replica gets no more calls, and no call fails.
 	if err := stopA(); err != nil {
@@ -75,25 +66,11 @@ func TestDialBalancesFailsOverAndReconnects(t *testing.T) {
 	if err := stopB(); err != nil {
 		t.Fatal(err)
 	}
-	start := time.Now()
-	_, err = replica(t, stub)
-	var ee *host.EndpointError
-	if !errors.As(err, &ee) || status.Code(err) != codes.Unavailable {
-		t.Fatalf("with no replica up: %v (%T); want an *host.EndpointError with code Unavailable", err, err)
-	}
-	if ee.Endpoint != addrA && ee.Endpoint != addrB && ee.Endpoint != addrA+","+addrB {
-		t.Fatalf("EndpointError names %q; want %s or %s", ee.Endpoint, addrA, addrB)
-	}
-	if !strings.Contains(err.Error(), "svc") {
-		t.Fatalf("error %q does not name the plugin", err)
-	}
-	if d := time.Since(start); d > 2*time.Second {
-		t.Fatalf("the call took %v to fail; it must fail fast", d)
-	}
+	checkFailsFast(t, stub, "svc", addrA, addrB)
 
 	// A replica back on its address: the connection finds it again.
 	remotetest.Start(t, pki.ServiceEnv(addrA), "a", plugin.Config{})
-	deadline = time.Now().Add(15 * time.Second)
+	deadline := time.Now().Add(15 * time.Second)
 	for {
 		id, err := replica(t, stub)
 		if err == nil && id == "a" {
@@ -109,11 +86,49 @@ func TestDialBalancesFailsOverAndReconnects(t *testing.T) {
 	if err := client.Close(); err != nil {
 		t.Fatal(err)
 	}
-	again, err := host.Dial(ctx, host.Remote{Endpoints: []string{addrA}}, host.Config{TLS: pki.HostTLS(), Versions: []int{1}})
+	again, err := host.Dial(ctx, host.Remote{Endpoints: []string{addrA}}, host.Options{Security: host.TLS(pki.HostTLS()), Versions: []int{1}})
 	if err != nil {
 		t.Fatalf("the service stopped when a host closed its client: %v", err)
 	}
 	again.Close()
+}
+
+// waitForBothReplicas calls until both replicas, "a" and "b", answered.
+func waitForBothReplicas(t *testing.T, stub testgrpc.TestServiceClient) {
+	t.Helper()
+	seen := map[string]int{}
+	deadline := time.Now().Add(10 * time.Second)
+	for len(seen) < 2 && time.Now().Before(deadline) {
+		id, err := replica(t, stub)
+		if err != nil {
+			t.Fatal(err)
+		}
+		seen[id]++
+	}
+	if len(seen) != 2 {
+		t.Fatalf("calls went to %v; want both replicas", seen)
+	}
+}
+
+// checkFailsFast checks that a call with no replica up fails at once
+// with an *host.EndpointError naming the plugin and an endpoint.
+func checkFailsFast(t *testing.T, stub testgrpc.TestServiceClient, name string, endpoints ...string) {
+	t.Helper()
+	start := time.Now()
+	_, err := replica(t, stub)
+	var ee *host.EndpointError
+	if !errors.As(err, &ee) || status.Code(err) != codes.Unavailable {
+		t.Fatalf("with no replica up: %v (%T); want an *host.EndpointError with code Unavailable", err, err)
+	}
+	if !slices.Contains(endpoints, ee.Endpoint) && ee.Endpoint != strings.Join(endpoints, ",") {
+		t.Fatalf("EndpointError names %q; want one of %v", ee.Endpoint, endpoints)
+	}
+	if !strings.Contains(err.Error(), name) {
+		t.Fatalf("error %q does not name the plugin", err)
+	}
+	if d := time.Since(start); d > 2*time.Second {
+		t.Fatalf("the call took %v to fail; it must fail fast", d)
+	}
 }
 
 func TestDialRefusals(t *testing.T) {
@@ -127,20 +142,25 @@ func TestDialRefusals(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
 		remote host.Remote
-		cfg    host.Config
+		opts   host.Options
 		want   string
+		wait   time.Duration // bounds Dial's wait for a healthy endpoint
 	}{
-		{"no TLS", host.Remote{Endpoints: []string{addr}}, host.Config{Versions: []int{1}}, "needs Config.TLS"},
-		{"plain text off loopback", host.Remote{Endpoints: []string{"10.213.0.9:7000"}}, host.Config{Versions: []int{1}, NoAutoMTLS: true}, "loopback only"},
-		{"bad endpoint", host.Remote{Endpoints: []string{"7000"}}, host.Config{Versions: []int{1}, TLS: pki.HostTLS()}, "HOST:PORT"},
-		{"bad balancer", host.Remote{Endpoints: []string{addr}, Balancing: "random"}, host.Config{Versions: []int{1}, TLS: pki.HostTLS()}, "Balancing"},
-		{"no versions", host.Remote{Endpoints: []string{addr}}, host.Config{TLS: pki.HostTLS()}, "Versions is empty"},
-		{"other version", host.Remote{Endpoints: []string{addr}}, host.Config{Versions: []int{2}, TLS: pki.HostTLS()}, "plugin supports [1]"},
-		{"no client certificate", host.Remote{Endpoints: []string{addr}}, host.Config{Versions: []int{1}, TLS: pki.NoCertTLS(), StartTimeout: 2 * time.Second}, "answered its health check"},
-		{"foreign certificate", host.Remote{Endpoints: []string{addr}}, host.Config{Versions: []int{1}, TLS: pki.ForeignTLS(), StartTimeout: 2 * time.Second}, "PLUGKIT_TLS_CLIENT_CA"},
+		{"no TLS", host.Remote{Endpoints: []string{addr}}, host.Options{Versions: []int{1}}, "needs Options.Security set to host.TLS", 0},
+		{"plain text off loopback", host.Remote{Endpoints: []string{"10.213.0.9:7000"}}, host.Options{Versions: []int{1}, Security: host.Plaintext()}, "loopback only", 0},
+		{"bad endpoint", host.Remote{Endpoints: []string{"7000"}}, host.Options{Versions: []int{1}, Security: host.TLS(pki.HostTLS())}, "HOST:PORT", 0},
+		{"bad balancer", host.Remote{Endpoints: []string{addr}, Balancing: "random"}, host.Options{Versions: []int{1}, Security: host.TLS(pki.HostTLS())}, "Balancing", 0},
+		{"no versions", host.Remote{Endpoints: []string{addr}}, host.Options{Security: host.TLS(pki.HostTLS())}, "Versions is empty", 0},
+		{"other version", host.Remote{Endpoints: []string{addr}}, host.Options{Versions: []int{2}, Security: host.TLS(pki.HostTLS())}, "plugin supports [1]", 0},
+		{"no client certificate", host.Remote{Endpoints: []string{addr}}, host.Options{Versions: []int{1}, Security: host.TLS(pki.NoCertTLS())}, "answered its health check", 2 * time.Second},
+		{"foreign certificate", host.Remote{Endpoints: []string{addr}}, host.Options{Versions: []int{1}, Security: host.TLS(pki.ForeignTLS())}, "PLUGKIT_TLS_CLIENT_CA", 2 * time.Second},
+		{"AutoMTLS", host.Remote{Endpoints: []string{addr}}, host.Options{Versions: []int{1}, Security: host.AutoMTLS(nil)}, "needs Options.Security set to host.TLS", 0},
+		{"TLS without a configuration", host.Remote{Endpoints: []string{addr}}, host.Options{Versions: []int{1}, Security: host.TLS(nil)}, "host.TLS(nil)", 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			c, err := host.Dial(ctx, tc.remote, tc.cfg)
+			dctx, cancel := context.WithTimeout(ctx, cmp.Or(tc.wait, 20*time.Second))
+			defer cancel()
+			c, err := host.Dial(dctx, tc.remote, tc.opts)
 			if err == nil {
 				c.Close()
 				t.Fatal("Dial succeeded")

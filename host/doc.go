@@ -3,14 +3,21 @@
 // that speaks go-plugin's gRPC protocol), reads its handshake, connects over
 // gRPC with AutoMTLS, checks its health, and returns a Client whose Conn is
 // ready for generated gRPC stubs. Reattach connects to a plugin that is
-// already running.
+// already running, Dial to a plugin that runs as a network service and
+// Connect to one serving in-process.
+//
+// Each entry point takes what it reads: Options holds what all four share
+// (versions, Security, name, logger, message size, dial options), Command
+// what only Start reads (the binary, its environment, where it listens,
+// its output and timeouts), Remote what Dial reads, Attach what Reattach
+// and Connect read, and ReattachOptions Reattach's own.
 //
 // The plugin's standard error becomes log/slog records (hclog JSON and
 // "[LEVEL] ..." lines are understood; any other bytes are logged as they
 // are, never trusted), each carrying the plugin's name. What the plugin
 // prints to os.Stdout and os.Stderr after the handshake arrives over the
-// GRPCStdio stream and is logged the same way, or copied to Config.Stdout
-// and Config.Stderr.
+// GRPCStdio stream and is logged the same way, or copied to
+// Output.SyncStdout and Output.SyncStderr.
 //
 // Close stops the plugin politely and then firmly: the Shutdown RPC, a
 // wait, SIGTERM, a wait, SIGKILL. A plugin without go-plugin's

@@ -19,7 +19,7 @@ type ExitError struct {
 func (e *ExitError) Error() string {
 	msg := fmt.Sprintf("plugin %s exited before its handshake (%s)", e.Name, e.State)
 	if e.cookieRejected() {
-		msg = fmt.Sprintf("plugin %s rejected the magic cookie and exited (%s): check the cookie the host sets (Config.Cookie, --cookie)", e.Name, e.State)
+		msg = fmt.Sprintf("plugin %s rejected the magic cookie and exited (%s): check the cookie the host sets (Command.Cookie, --cookie)", e.Name, e.State)
 	}
 	if len(e.Stderr) == 0 {
 		return msg + " and wrote nothing to stderr"

@@ -20,7 +20,7 @@ import (
 // ExampleDial connects to a plugin that runs as a network service. Here
 // the service runs in-process, on loopback without TLS; a real one is a
 // plugin binary started with PLUGKIT_LISTEN and its TLS files, and the
-// host sets Config.TLS to its client certificate and the service's CA.
+// host sets Options.Security to host.TLS with its client certificate and the service's CA.
 func ExampleDial() {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -40,9 +40,9 @@ func ExampleDial() {
 	addr, _ := bufio.NewReader(pr).ReadString('\n')
 
 	// The host.
-	client, err := host.Dial(ctx, host.Remote{Endpoints: []string{strings.TrimSpace(addr)}}, host.Config{
-		Versions:   []int{1},
-		NoAutoMTLS: true, // plain text: loopback only
+	client, err := host.Dial(ctx, host.Remote{Endpoints: []string{strings.TrimSpace(addr)}}, host.Options{
+		Versions: []int{1},
+		Security: host.Plaintext(), // loopback only
 	})
 	if err != nil {
 		fmt.Println(err)

@@ -19,12 +19,11 @@ func ExampleStart() {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 
-	client, err := host.Start(ctx, host.Config{
-		Path:     exe,
-		Env:      []string{modeEnv + "=kv", "GORACE=atexit_sleep_ms=0"},
-		Cookie:   testCookie,
-		Versions: []int{1},
-	})
+	client, err := host.Start(ctx, host.Command{
+		Path:   exe,
+		Env:    []string{modeEnv + "=kv", "GORACE=atexit_sleep_ms=0"},
+		Cookie: testCookie,
+	}, host.Options{Versions: []int{1}})
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -64,13 +63,12 @@ func ExampleRunnerFunc() {
 		l.Cmd.Path = env
 		return nil
 	})
-	client, err := host.Start(ctx, host.Config{
-		Path:     exe,
-		Env:      []string{modeEnv + "=kv", "GORACE=atexit_sleep_ms=0"},
-		Cookie:   testCookie,
-		Versions: []int{1},
-		Runner:   throughEnv,
-	})
+	client, err := host.Start(ctx, host.Command{
+		Path:   exe,
+		Env:    []string{modeEnv + "=kv", "GORACE=atexit_sleep_ms=0"},
+		Cookie: testCookie,
+		Runner: throughEnv,
+	}, host.Options{Versions: []int{1}})
 	if err != nil {
 		fmt.Println(err)
 		return

@@ -10,6 +10,7 @@ import (
 
 	"go.uber.org/goleak"
 
+	"github.com/plugkit/plugkit/host"
 	"github.com/plugkit/plugkit/internal/testutil"
 )
 
@@ -33,8 +34,8 @@ func TestKnockFloodFromPlugin(t *testing.T) {
 	var logs syncBuffer
 	cfg := config(t, "knockflood")
 	cfg.MultiplexBroker = true
-	cfg.NoAutoMTLS = true // the plugin is hand-made, in plain text
-	cfg.UnixSocketDir = dir
+	cfg.Security = host.Plaintext() // the plugin is hand-made, in plain text
+	cfg.Listen.UnixSocketDir = dir
 	cfg.Logger = slog.New(slog.NewTextHandler(&logs, nil))
 	c := start(t, cfg)
 	maxGoroutines := 0

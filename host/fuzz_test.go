@@ -8,6 +8,7 @@ import (
 	"testing"
 	"unicode/utf8"
 
+	"github.com/plugkit/plugkit/handshake"
 	"github.com/plugkit/plugkit/host"
 	"github.com/plugkit/plugkit/plugin"
 	"github.com/plugkit/plugkit/tfserve"
@@ -56,14 +57,14 @@ func FuzzParseReattachLine(f *testing.F) {
 		if err != nil {
 			t.Fatalf("encoding %v: %v", rcs, err)
 		}
-		again, err := host.ParseReattach(data)
+		again, err := handshake.ParseReattach(data)
 		if err != nil || !reflect.DeepEqual(again, rcs) {
 			t.Fatalf("ParseReattachLine(%q) = %+v, whose JSON %s reads back as %+v, %v", line, rcs, data, again, err)
 		}
 		// Each entry, announced as a plugin in debug mode announces it,
 		// reads back the same.
 		for name, rc := range rcs {
-			checkAnnouncements(t, name, toPlugin(rc), rc)
+			checkAnnouncements(t, name, rc)
 		}
 		name, rc, err := host.OnlyReattach(rcs)
 		if (err == nil) != (len(rcs) == 1) {
@@ -91,19 +92,17 @@ func FuzzReattachRoundTrip(f *testing.F) {
 				return // JSON carries text; a plugin's names and paths are text
 			}
 		}
-		r := plugin.Reattach{Protocol: protocol, ProtocolVersion: version, Pid: pid, Test: test,
-			Addr: plugin.ReattachAddress{Network: network, String: addr}}
-		want := host.ReattachConfig{Protocol: protocol, ProtocolVersion: version, Pid: pid, Test: test,
-			Addr: host.ReattachAddr{Network: network, String: addr}}
-		checkAnnouncements(t, name, r, want)
+		r := handshake.Reattach{Protocol: protocol, ProtocolVersion: version, Pid: pid, Test: test,
+			Addr: handshake.ReattachAddr{Network: network, String: addr}}
+		checkAnnouncements(t, name, r)
 	})
 }
 
 // checkAnnouncements reads back each form in which a plugin announces r
-// under name, and wants {name: want} from each.
-func checkAnnouncements(t *testing.T, name string, r plugin.Reattach, want host.ReattachConfig) {
+// under name, and wants {name: r} from each.
+func checkAnnouncements(t *testing.T, name string, r handshake.Reattach) {
 	t.Helper()
-	text, err := plugin.ReattachJSON(name, r)
+	text, err := handshake.ReattachJSON(name, r)
 	if err != nil {
 		t.Fatalf("ReattachJSON(%q, %+v): %v", name, r, err)
 	}
@@ -130,13 +129,8 @@ func checkAnnouncements(t *testing.T, name string, r plugin.Reattach, want host.
 		if err != nil {
 			t.Fatalf("ParseReattachLine(%q), what the plugin printed for %q %+v: %v", form, name, r, err)
 		}
-		if len(got) != 1 || got[name] != want {
-			t.Fatalf("ParseReattachLine(%q) = %+v, want {%q: %+v}", form, got, name, want)
+		if len(got) != 1 || got[name] != r {
+			t.Fatalf("ParseReattachLine(%q) = %+v, want {%q: %+v}", form, got, name, r)
 		}
 	}
-}
-
-func toPlugin(rc host.ReattachConfig) plugin.Reattach {
-	return plugin.Reattach{Protocol: rc.Protocol, ProtocolVersion: rc.ProtocolVersion, Pid: rc.Pid, Test: rc.Test,
-		Addr: plugin.ReattachAddress{Network: rc.Addr.Network, String: rc.Addr.String}}
 }

@@ -32,7 +32,7 @@ func socketGroup() string {
 func TestUnixSocketGroup(t *testing.T) {
 	group := socketGroup()
 	cfg := config(t, "kv")
-	cfg.UnixSocketGroup = group
+	cfg.Listen.UnixSocketGroup = group
 	c := start(t, cfg)
 	if !exists(t, c, "yes-1") {
 		t.Fatal("Exists answered wrongly")
@@ -69,7 +69,7 @@ func TestRunnerSocketGroup(t *testing.T) {
 	})
 	c := start(t, cfg)
 	if seen != "" {
-		t.Errorf("the runner saw Launch.SocketGroup %q; want Config.UnixSocketGroup's, empty", seen)
+		t.Errorf("the runner saw Launch.SocketGroup %q; want Command.Listen.UnixSocketGroup's, empty", seen)
 	}
 	hostDir := filepath.Dir(filepath.Dir(c.Address()))
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -109,25 +109,25 @@ func TestRunnerSocketGroup(t *testing.T) {
 // refused before the plugin runs, naming the setting.
 func TestUnixSocketGroupUnknown(t *testing.T) {
 	cfg := config(t, "kv")
-	cfg.UnixSocketGroup = "no-such-group-plugkit"
+	cfg.Listen.UnixSocketGroup = "no-such-group-plugkit"
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	c, err := host.Start(ctx, cfg)
+	c, err := host.Start(ctx, cfg.Command, cfg.Options)
 	if err == nil {
 		c.Close()
 	}
 	if err == nil || !strings.Contains(err.Error(), "UnixSocketGroup") || !strings.Contains(err.Error(), "no-such-group-plugkit") {
-		t.Fatalf("Start: %v; want an error naming Config.UnixSocketGroup and the group", err)
+		t.Fatalf("Start: %v; want an error naming Command.Listen.UnixSocketGroup and the group", err)
 	}
 }
 
-// TestStderrCopy checks go-plugin's ClientConfig.Stderr: the plugin's
+// TestOutputStderr checks go-plugin's ClientConfig.Stderr: the plugin's
 // stderr lines arrive as written, hostile bytes and long lines included,
 // besides the log records.
-func TestStderrCopy(t *testing.T) {
+func TestOutputStderr(t *testing.T) {
 	var raw testutil.Buffer
 	cfg := config(t, "hostile")
-	cfg.StderrCopy = &raw
+	cfg.Output.Stderr = &raw
 	start(t, cfg)
 	want := []string{
 		`{"@level":"error","@message":{"an":"object"},"@module":"x"}` + "\n",
@@ -149,7 +149,7 @@ func TestStderrCopy(t *testing.T) {
 			return
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("StderrCopy lacks %.60q (got %d bytes)", missing, len(got))
+			t.Fatalf("Output.Stderr lacks %.60q (got %d bytes)", missing, len(got))
 		}
 		time.Sleep(10 * time.Millisecond)
 	}

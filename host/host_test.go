@@ -38,30 +38,34 @@ func TestMain(m *testing.M) {
 	goleak.VerifyTestMain(m, goleak.IgnoreTopFunction("github.com/plugkit/plugkit/host.spawner")) // the thread every plugin is forked from
 }
 
-// config returns a Config that starts this test binary as plugin mode.
-func config(t *testing.T, mode string) host.Config {
+// config returns what starts this test binary as plugin mode.
+func config(t *testing.T, mode string) launchConfig {
 	t.Helper()
 	exe, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
 	}
-	return host.Config{
-		Path: exe,
-		// GORACE: a race-enabled binary otherwise sleeps 1 s at exit.
-		Env:          []string{modeEnv + "=" + mode, "GORACE=atexit_sleep_ms=0"},
-		Cookie:       testCookie,
-		Versions:     []int{1},
-		Name:         "test-" + mode,
-		StartTimeout: 10 * time.Second,
-		Logger:       slog.New(slog.NewTextHandler(&bytes.Buffer{}, nil)),
+	return launchConfig{
+		Command: host.Command{
+			Path: exe,
+			// GORACE: a race-enabled binary otherwise sleeps 1 s at exit.
+			Env:      []string{modeEnv + "=" + mode, "GORACE=atexit_sleep_ms=0"},
+			Cookie:   testCookie,
+			Timeouts: host.Timeouts{Start: 10 * time.Second},
+		},
+		Options: host.Options{
+			Versions: []int{1},
+			Name:     "test-" + mode,
+			Logger:   slog.New(slog.NewTextHandler(&bytes.Buffer{}, nil)),
+		},
 	}
 }
 
-func start(t *testing.T, cfg host.Config) *host.Client {
+func start(t *testing.T, cfg launchConfig) *host.Client {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	c, err := host.Start(ctx, cfg)
+	c, err := host.Start(ctx, cfg.Command, cfg.Options)
 	if err != nil {
 		t.Fatalf("Start: %v", err)
 	}
@@ -88,11 +92,11 @@ func TestStartCallClose(t *testing.T) {
 	}{{"automtls-unix", false, ""}, {"plaintext-unix", true, ""}, {"automtls-tcp", false, "tcp"}} {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg := config(t, "kv")
-			cfg.NoAutoMTLS = tc.noMTLS
-			cfg.Network = tc.network
+			cfg.Security = security(tc.noMTLS)
+			cfg.Listen.Network = tc.network
 			c := start(t, cfg)
 			if c.TLS() == tc.noMTLS {
-				t.Errorf("TLS() = %v with NoAutoMTLS %v", c.TLS(), tc.noMTLS)
+				t.Errorf("TLS() = %v with Plaintext %v", c.TLS(), tc.noMTLS)
 			}
 			wantNet := "unix"
 			if tc.network == "tcp" {
@@ -224,13 +228,13 @@ func TestStartFailures(t *testing.T) {
 	tests := []struct {
 		name   string
 		mode   string
-		modify func(*host.Config)
+		modify func(*launchConfig)
 		want   []string
 		is     error
 	}{
 		{name: "exits before the handshake", mode: "exit", want: []string{"exited before its handshake", "exit status 3", "boom: the config file /etc/x is missing"}},
-		{name: "no handshake in time", mode: "silent", modify: func(c *host.Config) { c.StartTimeout = 300 * time.Millisecond }, want: []string{"no complete handshake line within 300ms"}},
-		{name: "unflushed handshake line", mode: "unflushed", modify: func(c *host.Config) { c.StartTimeout = 300 * time.Millisecond }, want: []string{"no complete handshake line within 300ms", "did not flush its standard output looks exactly like this", "flush after the handshake line"}},
+		{name: "no handshake in time", mode: "silent", modify: func(c *launchConfig) { c.Timeouts.Start = 300 * time.Millisecond }, want: []string{"no complete handshake line within 300ms"}},
+		{name: "unflushed handshake line", mode: "unflushed", modify: func(c *launchConfig) { c.Timeouts.Start = 300 * time.Millisecond }, want: []string{"no complete handshake line within 300ms", "did not flush its standard output looks exactly like this", "flush after the handshake line"}},
 		{name: "garbage line", mode: "garbage", want: []string{"bad handshake line", "Welcome to my plugin!"}},
 		{name: "partial line", mode: "partial", want: []string{"exited before its handshake"}},
 		{name: "core version 2", mode: "core2", want: []string{"core version"}},
@@ -238,14 +242,14 @@ func TestStartFailures(t *testing.T) {
 		{name: "udp", mode: "udp", want: []string{"network", `"udp"`}},
 		{name: "unparsable cert", mode: "badcert", want: []string{"certificate"}},
 		{name: "mismatched cert", mode: "wrongcert", want: []string{"health check", "certificate"}},
-		{name: "wrong cookie", mode: "kv", modify: func(c *host.Config) { c.Cookie.Value = "wrong" }, want: []string{"rejected the magic cookie", "exit status 1", "not meant to be run by hand"}},
-		{name: "no mutual version", mode: "versions", modify: func(c *host.Config) { c.Versions = []int{1, 7} }, want: []string{"plugin supports [2]", "host supports [1 7]", "plugin_versions"}},
-		{name: "not serving", mode: "notserving", modify: func(c *host.Config) { c.NoAutoMTLS = true }, is: host.ErrNotServing},
-		{name: "socket dir too long", mode: "kv", modify: func(c *host.Config) {
-			c.UnixSocketDir = filepath.Join(t.TempDir(), strings.Repeat("d", 100))
-			os.MkdirAll(c.UnixSocketDir, 0o700)
+		{name: "wrong cookie", mode: "kv", modify: func(c *launchConfig) { c.Cookie.Value = "wrong" }, want: []string{"rejected the magic cookie", "exit status 1", "not meant to be run by hand"}},
+		{name: "no mutual version", mode: "versions", modify: func(c *launchConfig) { c.Versions = []int{1, 7} }, want: []string{"plugin supports [2]", "host supports [1 7]", "plugin_versions"}},
+		{name: "not serving", mode: "notserving", modify: func(c *launchConfig) { c.Security = host.Plaintext() }, is: host.ErrNotServing},
+		{name: "socket dir too long", mode: "kv", modify: func(c *launchConfig) {
+			c.Listen.UnixSocketDir = filepath.Join(t.TempDir(), strings.Repeat("d", 100))
+			os.MkdirAll(c.Listen.UnixSocketDir, 0o700)
 		}, want: []string{"over the 103-byte limit", "PLUGIN_UNIX_SOCKET_DIR"}},
-		{name: "missing binary", mode: "kv", modify: func(c *host.Config) { c.Path = "/nonexistent/plugin" }, want: []string{"/nonexistent/plugin"}},
+		{name: "missing binary", mode: "kv", modify: func(c *launchConfig) { c.Path = "/nonexistent/plugin" }, want: []string{"/nonexistent/plugin"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -255,7 +259,7 @@ func TestStartFailures(t *testing.T) {
 			}
 			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 			defer cancel()
-			c, err := host.Start(ctx, cfg)
+			c, err := host.Start(ctx, cfg.Command, cfg.Options)
 			if err == nil {
 				c.Close()
 				t.Fatal("Start succeeded")
@@ -277,16 +281,16 @@ func TestStartFailures(t *testing.T) {
 
 func TestCloseEscalatesToSIGKILL(t *testing.T) {
 	cfg := config(t, "stubborn")
-	cfg.NoAutoMTLS = true
-	cfg.StopTimeout = 200 * time.Millisecond
-	cfg.UnixSocketDir = t.TempDir()
+	cfg.Security = host.Plaintext()
+	cfg.Timeouts.Stop = 200 * time.Millisecond
+	cfg.Listen.UnixSocketDir = t.TempDir()
 	c := start(t, cfg)
 	start := time.Now()
 	if err := c.Close(); err != nil {
 		t.Fatal(err)
 	}
 	// No controller: no wait after Shutdown, then SIGTERM's wait.
-	if d := time.Since(start); d < cfg.StopTimeout {
+	if d := time.Since(start); d < cfg.Timeouts.Stop {
 		t.Errorf("Close returned after %v, before the SIGTERM step could have waited", d)
 	}
 	if testutil.Exists(c.Pid()) {
@@ -301,8 +305,8 @@ func TestCloseEscalatesToSIGKILL(t *testing.T) {
 // slack for a loaded machine; before the fix Close took the whole 2 s.
 func TestCloseWithoutController(t *testing.T) {
 	cfg := config(t, "nocontroller")
-	cfg.StopTimeout = 2 * time.Second
-	cfg.UnixSocketDir = t.TempDir()
+	cfg.Timeouts.Stop = 2 * time.Second
+	cfg.Listen.UnixSocketDir = t.TempDir()
 	var logs syncBuffer
 	cfg.Logger = slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	c := start(t, cfg)
@@ -314,7 +318,7 @@ func TestCloseWithoutController(t *testing.T) {
 		t.Fatal(err)
 	}
 	if took := time.Since(begin); took >= time.Second {
-		t.Errorf("Close took %v with a %v StopTimeout; want well under a second for a plugin that has no controller and stops on SIGTERM", took, cfg.StopTimeout)
+		t.Errorf("Close took %v with a %v StopTimeout; want well under a second for a plugin that has no controller and stops on SIGTERM", took, cfg.Timeouts.Stop)
 	}
 	if testutil.Exists(c.Pid()) {
 		t.Errorf("process %d still exists after Close", c.Pid())
@@ -331,9 +335,9 @@ func TestCloseWithoutController(t *testing.T) {
 // call and the wait after it share the first), not three.
 func TestCloseBoundedByTwoStopTimeouts(t *testing.T) {
 	cfg := config(t, "deaf")
-	cfg.NoAutoMTLS = true
-	cfg.StopTimeout = 2 * time.Second
-	cfg.UnixSocketDir = t.TempDir()
+	cfg.Security = host.Plaintext()
+	cfg.Timeouts.Stop = 2 * time.Second
+	cfg.Listen.UnixSocketDir = t.TempDir()
 	c := start(t, cfg)
 	begin := time.Now()
 	if err := c.Close(); err != nil {
@@ -341,8 +345,8 @@ func TestCloseBoundedByTwoStopTimeouts(t *testing.T) {
 	}
 	// Three StopTimeouts (6 s) was the old, undocumented total; the bound
 	// leaves a second of slack for a loaded machine.
-	if took := time.Since(begin); took >= 3*cfg.StopTimeout-time.Second {
-		t.Errorf("Close took %v, want about %v (two StopTimeouts)", took, 2*cfg.StopTimeout)
+	if took := time.Since(begin); took >= 3*cfg.Timeouts.Stop-time.Second {
+		t.Errorf("Close took %v, want about %v (two StopTimeouts)", took, 2*cfg.Timeouts.Stop)
 	}
 	if testutil.Exists(c.Pid()) {
 		t.Errorf("process %d still exists after Close", c.Pid())
@@ -402,7 +406,7 @@ func TestNoExitWarningAfterCloseOrKill(t *testing.T) {
 func TestBrokerCallbacksBothWays(t *testing.T) {
 	for _, noMTLS := range []bool{false, true} {
 		cfg := config(t, "callback")
-		cfg.NoAutoMTLS = noMTLS
+		cfg.Security = security(noMTLS)
 		c := start(t, cfg)
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		store := objectstorev1.NewObjectStoreClient(c.Conn())
@@ -451,17 +455,17 @@ func TestBrokerCallbacksBothWays(t *testing.T) {
 
 func TestReattach(t *testing.T) {
 	cfg := config(t, "kv")
-	cfg.NoAutoMTLS = true
+	cfg.Security = host.Plaintext()
 	first := start(t, cfg)
 	data := []byte(`{"registry.terraform.io/x/y":` + mustJSON(t, first.ReattachConfig()) + `}`)
-	rcs, err := host.ParseReattach(data)
+	rcs, err := handshake.ParseReattach(data)
 	if err != nil {
 		t.Fatal(err)
 	}
 	rc := rcs["registry.terraform.io/x/y"]
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	second, err := host.Reattach(ctx, rc, host.Config{Versions: []int{1}, Logger: cfg.Logger})
+	second, err := host.Reattach(ctx, rc, host.Options{Versions: []int{1}, Logger: cfg.Logger}, host.ReattachOptions{})
 	if err != nil {
 		t.Fatalf("Reattach: %v", err)
 	}
@@ -471,15 +475,15 @@ func TestReattach(t *testing.T) {
 	second.Close()
 
 	// The negotiated version is checked, unlike in go-plugin.
-	if _, err := host.Reattach(ctx, rc, host.Config{Versions: []int{2}}); err == nil || !strings.Contains(err.Error(), "plugin supports [1], host supports [2]") {
+	if _, err := host.Reattach(ctx, rc, host.Options{Versions: []int{2}}, host.ReattachOptions{}); err == nil || !strings.Contains(err.Error(), "plugin supports [1], host supports [2]") {
 		t.Errorf("Reattach with a version mismatch: %v", err)
 	}
 	first.Close()
 	rc.Pid = first.Pid()
-	if _, err := host.Reattach(ctx, rc, host.Config{Versions: []int{1}}); !errors.Is(err, host.ErrPluginGone) {
+	if _, err := host.Reattach(ctx, rc, host.Options{Versions: []int{1}}, host.ReattachOptions{}); !errors.Is(err, host.ErrPluginGone) {
 		t.Errorf("Reattach to a dead pid: %v", err)
 	}
-	if _, err := host.ParseReattach([]byte("{not json")); err == nil || !strings.Contains(err.Error(), "Protocol") {
+	if _, err := handshake.ParseReattach([]byte("{not json")); err == nil || !strings.Contains(err.Error(), "Protocol") {
 		t.Errorf("ParseReattach(junk): %v", err)
 	}
 }
@@ -497,7 +501,7 @@ func TestCookieNoticeIsNoInfoRecord(t *testing.T) {
 	cfg.Logger = slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	c, err := host.Start(ctx, cfg)
+	c, err := host.Start(ctx, cfg.Command, cfg.Options)
 	if err == nil {
 		c.Close()
 		t.Fatal("Start succeeded with the wrong cookie")
@@ -552,7 +556,7 @@ func TestPinnedBinarySwappedAfterCheck(t *testing.T) {
 	host.SetAfterPinCheck(nil)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	_, err = host.Start(ctx, cfg)
+	_, err = host.Start(ctx, cfg.Command, cfg.Options)
 	var ce *host.ChecksumError
 	if !errors.As(err, &ce) || ce.Want != cfg.SHA256 {
 		t.Fatalf("Start of a binary that does not match its pin: %v, want a ChecksumError", err)
@@ -561,7 +565,7 @@ func TestPinnedBinarySwappedAfterCheck(t *testing.T) {
 		t.Fatal("a binary that failed its pin ran")
 	}
 	cfg.SHA256 = "not-hex"
-	if _, err := host.Start(ctx, cfg); err == nil || !strings.Contains(err.Error(), "not a hex SHA-256") {
+	if _, err := host.Start(ctx, cfg.Command, cfg.Options); err == nil || !strings.Contains(err.Error(), "not a hex SHA-256") {
 		t.Errorf("a malformed pin: %v", err)
 	}
 }
@@ -574,7 +578,7 @@ func TestHostThatIsAPluginDoesNotLeakItsHandshake(t *testing.T) {
 	t.Setenv("PLUGKIT_NETWORK", "tcp")
 	t.Setenv("PLUGIN_PROTOCOL_VERSIONS", "9")
 	cfg := config(t, "kv")
-	cfg.NoAutoMTLS = true
+	cfg.Security = host.Plaintext()
 	c := start(t, cfg)
 	if c.Network() != "unix" || c.TLS() || c.Version() != 1 {
 		t.Errorf("network %s, TLS %v, version %d: the host's own handshake variables leaked into the plugin's", c.Network(), c.TLS(), c.Version())
@@ -586,16 +590,16 @@ func TestHostThatIsAPluginDoesNotLeakItsHandshake(t *testing.T) {
 // directory.
 func TestFailedStartLeavesNoSocketDir(t *testing.T) {
 	cfg := config(t, "notserving")
-	cfg.NoAutoMTLS = true
-	cfg.UnixSocketDir = t.TempDir()
+	cfg.Security = host.Plaintext()
+	cfg.Listen.UnixSocketDir = t.TempDir()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	c, err := host.Start(ctx, cfg)
+	c, err := host.Start(ctx, cfg.Command, cfg.Options)
 	if err == nil {
 		c.Close()
 		t.Fatal("Start succeeded with a NOT_SERVING plugin")
 	}
-	entries, _ := os.ReadDir(cfg.UnixSocketDir)
+	entries, _ := os.ReadDir(cfg.Listen.UnixSocketDir)
 	if len(entries) != 0 {
 		var names []string
 		for _, e := range entries {
@@ -619,7 +623,7 @@ func TestStartFromAnExitingLockedThread(t *testing.T) {
 			runtime.LockOSThread() // never unlocked: the thread exits with the goroutine
 			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 			defer cancel()
-			c, err := host.Start(ctx, cfg)
+			c, err := host.Start(ctx, cfg.Command, cfg.Options)
 			if err != nil {
 				t.Error(err)
 			}
@@ -655,15 +659,15 @@ func TestStartFromAnExitingLockedThread(t *testing.T) {
 // for the victim, a Shutdown or a removed socket.
 func TestHandshakeNamingAnotherSocket(t *testing.T) {
 	victimCfg := config(t, "kv")
-	victimCfg.NoAutoMTLS = true
+	victimCfg.Security = host.Plaintext()
 	victim := start(t, victimCfg)
 
 	cfg := config(t, "hijack")
-	cfg.NoAutoMTLS = true
+	cfg.Security = host.Plaintext()
 	cfg.Env = append(cfg.Env, "PLUGKIT_TEST_VICTIM="+victim.Address())
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	c, err := host.Start(ctx, cfg)
+	c, err := host.Start(ctx, cfg.Command, cfg.Options)
 	if err == nil {
 		c.Close()
 		t.Fatal("Start used a socket the plugin does not serve")
@@ -733,7 +737,7 @@ func TestWarnsWhenTCPWithoutTLS(t *testing.T) {
 	for _, mtls := range []bool{false, true} {
 		var logs syncBuffer
 		cfg := config(t, "kv")
-		cfg.Network, cfg.NoAutoMTLS = "tcp", !mtls
+		cfg.Listen.Network, cfg.Security = "tcp", security(!mtls)
 		cfg.Logger = slog.New(slog.NewTextHandler(&logs, nil))
 		c := start(t, cfg)
 		if c.Network() != "tcp" {

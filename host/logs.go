@@ -38,7 +38,7 @@ type logSink struct {
 	logger *slog.Logger
 	source string // "stderr", "stdout": the stream the lines came from
 	// copy, when set, gets every piece consume reads, as read
-	// (Config.StderrCopy); its errors are ignored.
+	// (Command.Output.Stderr); its errors are ignored.
 	copy io.Writer
 
 	mu       sync.Mutex

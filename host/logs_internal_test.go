@@ -42,7 +42,7 @@ func TestStdioLinesAreCapped(t *testing.T) {
 func TestInheritedEnvironment(t *testing.T) {
 	environ := []string{"PATH=/bin", "HOME=/root", "AWS_SECRET_ACCESS_KEY=s3cret", "PLUGIN_CLIENT_CERT=stale",
 		"PLUGKIT_NETWORK=tcp", "PLUGIN_PROTOCOL_VERSIONS=9", "MY_COOKIE=old"}
-	cfg := Config{Cookie: handshake.Cookie{Key: "MY_COOKIE", Value: "new"}}
+	cfg := Command{Cookie: handshake.Cookie{Key: "MY_COOKIE", Value: "new"}}
 	if got := strings.Join(inherited(cfg, environ), " "); got != "PATH=/bin HOME=/root AWS_SECRET_ACCESS_KEY=s3cret" {
 		t.Errorf("default: %s", got)
 	}

@@ -7,22 +7,11 @@ import (
 	"net"
 
 	"github.com/plugkit/plugkit/broker"
-	"github.com/plugkit/plugkit/handshake"
 )
 
 // ErrMultiplexNotSupported reports a plugin that cannot multiplex its
-// broker although Config.MultiplexBroker asked for it.
-var ErrMultiplexNotSupported = errors.New("the plugin does not multiplex brokered connections (its handshake has no 7th field, or it says false): rebuild it with plugkit or go-plugin v1.6.0 or later, or leave Config.MultiplexBroker off")
-
-var errMultiplexReattach = errors.New("host: Config.MultiplexBroker cannot be used with Reattach (a reattached plugin was not asked to multiplex when it started, and its one connection may be taken): leave it off")
-
-// checkMultiplex checks that a plugin asked to multiplex agreed to.
-func checkMultiplex(cfg Config, line handshake.Line) error {
-	if cfg.MultiplexBroker && !(line.HasMultiplex && line.Multiplex) {
-		return ErrMultiplexNotSupported
-	}
-	return nil
-}
+// broker although Command.MultiplexBroker asked for it.
+var ErrMultiplexNotSupported = errors.New("the plugin does not multiplex brokered connections (its handshake has no 7th field, or it says false): rebuild it with plugkit or go-plugin v1.6.0 or later, or leave Command.MultiplexBroker off")
 
 // openMux makes the host's one connection to the plugin with dial and
 // starts the multiplexed session on it. The returned dialer opens the main

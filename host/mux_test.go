@@ -19,7 +19,7 @@ import (
 	"github.com/plugkit/plugkit/internal/testutil"
 )
 
-// TestMultiplexedBrokerCallbacksBothWays: with Config.MultiplexBroker, a
+// TestMultiplexedBrokerCallbacksBothWays: with Command.MultiplexBroker, a
 // plugkit plugin's brokered services are called by the host and the
 // host's by the plugin, with and without AutoMTLS, and while they are
 // served neither process listens on any socket and no socket file exists
@@ -41,9 +41,9 @@ func TestMultiplexedBrokerCallbacksBothWays(t *testing.T) {
 			t.Cleanup(func() { os.RemoveAll(dir) })
 			hostBefore := testutil.Listeners(t, os.Getpid())
 			cfg := config(t, "callback")
-			cfg.NoAutoMTLS = tc.noMTLS
+			cfg.Security = security(tc.noMTLS)
 			cfg.MultiplexBroker = tc.mux
-			cfg.UnixSocketDir = dir
+			cfg.Listen.UnixSocketDir = dir
 			c := start(t, cfg)
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 			defer cancel()
@@ -95,24 +95,19 @@ func TestMultiplexedBrokerCallbacksBothWays(t *testing.T) {
 }
 
 // TestMultiplexBrokerRefusals: a plugin that does not multiplex (its
-// handshake has 6 fields) fails Start with ErrMultiplexNotSupported, and
-// Reattach refuses MultiplexBroker.
+// handshake has 6 fields) fails Start with ErrMultiplexNotSupported.
 func TestMultiplexBrokerRefusals(t *testing.T) {
 	cfg := config(t, "notserving")
-	cfg.NoAutoMTLS = true
+	cfg.Security = host.Plaintext()
 	cfg.MultiplexBroker = true
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	c, err := host.Start(ctx, cfg)
+	c, err := host.Start(ctx, cfg.Command, cfg.Options)
 	if err == nil {
 		c.Close()
 		t.Fatal("Start succeeded with a plugin that cannot multiplex")
 	}
 	if !errors.Is(err, host.ErrMultiplexNotSupported) || !strings.Contains(err.Error(), "MultiplexBroker off") {
 		t.Errorf("Start: %v, want ErrMultiplexNotSupported saying what to do", err)
-	}
-	_, err = host.Reattach(ctx, host.ReattachConfig{Protocol: "grpc", ProtocolVersion: 1, Addr: host.ReattachAddr{Network: "unix", String: "/nonexistent"}}, cfg)
-	if err == nil || !strings.Contains(err.Error(), "MultiplexBroker cannot be used with Reattach") {
-		t.Errorf("Reattach with MultiplexBroker: %v", err)
 	}
 }

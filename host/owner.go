@@ -2,7 +2,6 @@ package host
 
 import (
 	"fmt"
-	"net"
 	"os"
 	"strings"
 
@@ -20,23 +19,6 @@ type OwnerError struct {
 // Error names the socket, its owner and the plugin.
 func (e *OwnerError) Error() string {
 	return fmt.Sprintf("the handshake names %s, which process %d serves, not the plugin (pid %d) or a process it started: refused to use it", e.Address, e.Owner, e.Pid)
-}
-
-// checkListener refuses a unix connection whose listener is not the
-// plugin's: for a started plugin, another process than the plugin or one
-// it started (a handshake naming another process's socket); for a
-// reattached one, a process of another user (a forged reattach
-// configuration). Where the system cannot tell, it passes.
-func (c *Client) checkListener(conn net.Conn, address string) error {
-	pid, uid, ok := socketPeer(conn)
-	switch {
-	case !ok:
-	case c.proc != nil:
-		return checkOwner(pid, address, c.pid)
-	case c.sameUser && uid != os.Geteuid():
-		return &ForeignSocketError{Address: address, Owner: uid, Listener: true, User: os.Geteuid()}
-	}
-	return nil
 }
 
 // checkOwner verifies that owner, the listener of a socket, is the

@@ -10,7 +10,7 @@ import (
 )
 
 // ChecksumError reports a binary whose SHA-256 is not the pinned one
-// (Config.SHA256). It was not run.
+// (Command.SHA256). It was not run.
 type ChecksumError struct {
 	Path, Want, Got string
 }

@@ -67,6 +67,9 @@ func register(version int) plugin.Register {
 }
 
 func runTestPlugin(mode string) {
+	if fakePlugin(mode) {
+		os.Exit(0)
+	}
 	cfg := plugin.Config{Cookie: testCookie, Versions: map[int]plugin.Register{1: register(1)}}
 	switch mode {
 	case "kv":
@@ -85,16 +88,6 @@ func runTestPlugin(mode string) {
 		w.Write([]byte("\x00\xff\xfe binary \x1b[31m junk \xc3\x28\n"))
 		fmt.Fprintln(w, `{"@message":"after the junk","@level":"warn"}`)
 		fmt.Fprintln(w, `[WARN] a text warning`)
-	case "exit":
-		fmt.Fprintln(os.Stderr, "boom: the config file /etc/x is missing")
-		os.Exit(3)
-	case "silent":
-		time.Sleep(time.Minute)
-		os.Exit(0)
-	case "garbage":
-		fmt.Println("Welcome to my plugin!")
-		time.Sleep(time.Minute)
-		os.Exit(0)
 	case "grandchild":
 		// Starts a long sleep of its own and serves as kv.
 		sleep := exec.Command("sleep", "300")
@@ -102,53 +95,6 @@ func runTestPlugin(mode string) {
 			os.Exit(5)
 		}
 		os.WriteFile(os.Getenv("PLUGKIT_TEST_PIDFILE"), []byte(strconv.Itoa(sleep.Process.Pid)), 0o644)
-	case "hijack":
-		// Names another process's socket as its own.
-		fmt.Printf("1|1|unix|%s|grpc|\n", os.Getenv("PLUGKIT_TEST_VICTIM"))
-		time.Sleep(time.Minute)
-		os.Exit(0)
-	case "listen":
-		// Listens on a unix socket (as whatever user it was started
-		// as), says so, and keeps it until stdin closes.
-		l, err := net.Listen("unix", os.Getenv("PLUGKIT_TEST_SOCKET"))
-		if err != nil {
-			fmt.Fprintln(os.Stderr, err)
-			os.Exit(5)
-		}
-		fmt.Println("ready")
-		buf := make([]byte, 1)
-		os.Stdin.Read(buf)
-		l.Close()
-		os.Exit(0)
-	case "unflushed":
-		// Writes its line into a buffer it never flushes, as Python
-		// and C do with a pipe for stdout.
-		w := bufio.NewWriter(os.Stdout)
-		fmt.Fprintln(w, "1|1|unix|/tmp/x|grpc|")
-		time.Sleep(time.Minute)
-		os.Exit(0)
-	case "nocontroller":
-		nocontrollerPlugin()
-		os.Exit(0)
-	case "partial":
-		fmt.Print("1|1|unix")
-		os.Exit(0)
-	case "core2":
-		fmt.Println("2|1|unix|/tmp/x|grpc|")
-		time.Sleep(time.Minute)
-		os.Exit(0)
-	case "netrpc":
-		fmt.Println("1|1|unix|/tmp/x|netrpc|")
-		time.Sleep(time.Minute)
-		os.Exit(0)
-	case "udp":
-		fmt.Println("1|1|udp|127.0.0.1:1|grpc|")
-		time.Sleep(time.Minute)
-		os.Exit(0)
-	case "badcert":
-		fmt.Println("1|1|unix|/tmp/x|grpc|AAAA")
-		time.Sleep(time.Minute)
-		os.Exit(0)
 	case "wrongcert":
 		// A real plugin that advertises somebody else's certificate.
 		other, _ := automtls.New()
@@ -165,17 +111,70 @@ func runTestPlugin(mode string) {
 			l.ServerCert = other.DER()
 			fmt.Fprintln(stdout, l.String())
 		}()
-	case "notserving", "stubborn", "deaf":
-		rawPlugin(mode)
-		os.Exit(0)
-	case "knockflood":
-		knockFloodPlugin()
-		os.Exit(0)
 	default:
 		fmt.Fprintln(os.Stderr, "unknown test plugin mode", mode)
 		os.Exit(2)
 	}
 	plugin.Serve(cfg)
+}
+
+// fakeLines are what the modes that only print a line print, before they
+// wait to be stopped.
+var fakeLines = map[string]string{
+	"garbage": "Welcome to my plugin!",
+	"core2":   "2|1|unix|/tmp/x|grpc|",
+	"netrpc":  "1|1|unix|/tmp/x|netrpc|",
+	"udp":     "1|1|udp|127.0.0.1:1|grpc|",
+	"badcert": "1|1|unix|/tmp/x|grpc|AAAA",
+}
+
+// fakePlugin runs a mode that does not serve through plugin.Serve and
+// reports true when it is done; for the other modes it does nothing and
+// reports false.
+func fakePlugin(mode string) bool {
+	switch mode {
+	case "exit":
+		fmt.Fprintln(os.Stderr, "boom: the config file /etc/x is missing")
+		os.Exit(3)
+	case "silent":
+		time.Sleep(time.Minute)
+	case "garbage", "core2", "netrpc", "udp", "badcert":
+		fmt.Println(fakeLines[mode])
+		time.Sleep(time.Minute)
+	case "hijack":
+		// Names another process's socket as its own.
+		fmt.Printf("1|1|unix|%s|grpc|\n", os.Getenv("PLUGKIT_TEST_VICTIM"))
+		time.Sleep(time.Minute)
+	case "listen":
+		// Listens on a unix socket (as whatever user it was started
+		// as), says so, and keeps it until stdin closes.
+		l, err := net.Listen("unix", os.Getenv("PLUGKIT_TEST_SOCKET"))
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(5)
+		}
+		fmt.Println("ready")
+		buf := make([]byte, 1)
+		os.Stdin.Read(buf)
+		l.Close()
+	case "unflushed":
+		// Writes its line into a buffer it never flushes, as Python
+		// and C do with a pipe for stdout.
+		w := bufio.NewWriter(os.Stdout)
+		fmt.Fprintln(w, "1|1|unix|/tmp/x|grpc|")
+		time.Sleep(time.Minute)
+	case "nocontroller":
+		nocontrollerPlugin()
+	case "partial":
+		fmt.Print("1|1|unix")
+	case "notserving", "stubborn", "deaf":
+		rawPlugin(mode)
+	case "knockflood":
+		knockFloodPlugin()
+	default:
+		return false
+	}
+	return true
 }
 
 // rawPlugin is a hand-made plain-text gRPC plugin: with mode "notserving"

@@ -1,9 +1,8 @@
 package host
 
 import (
+	"cmp"
 	"context"
-	"crypto/tls"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -12,110 +11,83 @@ import (
 	"github.com/plugkit/plugkit/handshake"
 )
 
-// ReattachConfig describes a running plugin, in the JSON form of
-// Terraform's TF_REATTACH_PROVIDERS:
-//
-//	{"Protocol":"grpc","ProtocolVersion":6,"Pid":123,"Test":true,
-//	 "Addr":{"Network":"unix","String":"/tmp/plugin..."}}
-type ReattachConfig struct {
-	Protocol        string       `json:"Protocol"`
-	ProtocolVersion int          `json:"ProtocolVersion"`
-	Pid             int          `json:"Pid"`
-	Test            bool         `json:"Test"`
-	Addr            ReattachAddr `json:"Addr"`
-}
-
-// ReattachAddr is where a reattachable plugin listens.
-type ReattachAddr struct {
-	Network string `json:"Network"`
-	String  string `json:"String"`
-}
-
-// ParseReattach reads a TF_REATTACH_PROVIDERS-style object: plugin names
-// (provider addresses, for Terraform) mapped to ReattachConfigs.
-func ParseReattach(data []byte) (map[string]ReattachConfig, error) {
-	const want = `(want {"NAME":{"Protocol":"grpc","ProtocolVersion":6,"Pid":123,"Addr":{"Network":"unix","String":"/path"}}})`
-	var out map[string]ReattachConfig
-	if err := json.Unmarshal(data, &out); err != nil {
-		return nil, fmt.Errorf("reattach configuration: %w %s", err, want)
-	}
-	if out == nil {
-		// JSON's null decodes into no map and no error.
-		return nil, fmt.Errorf("reattach configuration: null is not an object %s", want)
-	}
-	return out, nil
-}
-
 // ErrPluginGone reports a reattach to a process that no longer exists.
 var ErrPluginGone = errors.New("no process has that pid any more")
 
 // Reattach connects to a plugin that is already running (started by a
-// debugger, a test, or an earlier host). cfg supplies the host's Versions,
-// Logger and the like; its Path, Cookie and AutoMTLS settings are not used:
-// reattached connections are plain text, as Terraform's are, unless
-// cfg.TLS is set (a plugin serving its own TLS). Unlike
+// debugger, a test, or an earlier host), as r describes it (go-plugin's
+// ClientConfig.Reattach). The zero opts.Security is plain text, as
+// Terraform's reattach is: r carries no certificate, so host.AutoMTLS is
+// refused; host.TLS connects to a plugin serving its own TLS. Unlike
 // go-plugin (issue 310), the plugin's protocol version is checked against
-// cfg.Versions. A unix socket must be this user's: a socket file of another
-// uid, or (on Linux) a listener running as one, is refused with a
+// opts.Versions. A unix socket must be this user's: a socket file of
+// another uid, or (on Linux) a listener running as one, is refused with a
 // *ForeignSocketError before any call reaches it, since a reattach
 // configuration usually comes from the environment.
-func Reattach(ctx context.Context, rc ReattachConfig, cfg Config) (*Client, error) {
-	name := cfg.Name
-	if name == "" {
-		name = fmt.Sprintf("pid %d", rc.Pid)
-	}
-	if err := checkVersions(cfg.Versions); err != nil {
+func Reattach(ctx context.Context, r handshake.Reattach, opts Options, ro ReattachOptions) (*Client, error) {
+	if err := opts.check(); err != nil {
 		return nil, err
 	}
-	if cfg.MultiplexBroker {
-		return nil, errMultiplexReattach
+	if opts.Security.mode == modeAutoMTLS && opts.Security.id != nil {
+		return nil, errors.New("host: Reattach cannot use AutoMTLS (a reattach configuration carries no certificate): leave Options.Security zero for plain text, or set host.TLS for a plugin serving its own TLS")
 	}
-	if rc.Protocol != "" && rc.Protocol != handshake.ProtocolGRPC {
-		return nil, &StartError{Name: name, Err: fmt.Errorf("reattach protocol %q: %w", rc.Protocol, handshake.ErrNetRPC)}
+	name := cmp.Or(opts.Name, fmt.Sprintf("pid %d", r.Pid))
+	if err := checkReattach(r, opts.Versions); err != nil {
+		return nil, &StartError{Name: name, Err: err}
 	}
-	if rc.Addr.Network != "unix" && rc.Addr.Network != "tcp" {
-		return nil, &StartError{Name: name, Err: fmt.Errorf("reattach network %q: want unix or tcp", rc.Addr.Network)}
-	}
-	if rc.ProtocolVersion == 0 {
-		// go-plugin's Client.ReattachConfig leaves it out.
-		return nil, &StartError{Name: name, Err: errors.New("reattach configuration has no ProtocolVersion (go-plugin's Client.ReattachConfig omits it): set it to the app protocol version the plugin serves (go-plugin: Client.NegotiatedVersion)")}
-	}
-	if !slices.Contains(cfg.Versions, rc.ProtocolVersion) {
-		return nil, &StartError{Name: name, Err: &handshake.VersionError{Plugin: []int{rc.ProtocolVersion}, Host: cfg.Versions}}
-	}
-	if rc.Addr.Network == "unix" {
-		if err := checkSocketFile(rc.Addr.String); err != nil {
-			return nil, &StartError{Name: name, Err: err}
-		}
-	}
-	if rc.Pid > 0 && !alive(rc.Pid) {
-		return nil, &StartError{Name: name, Err: fmt.Errorf("reattach to pid %d: %w; start the plugin again and use its new reattach configuration", rc.Pid, ErrPluginGone)}
-	}
-	c := &Client{
-		cfg:     cfg,
-		name:    name,
-		logger:  cfg.logger().With("plugin", name),
-		started: time.Now(),
-		pid:     rc.Pid,
-		debug:   rc.Test,
+	c := newClient(opts, name)
+	c.attach(ro.Attach, &attached{
+		pidNum:   r.Pid,
+		stopWait: stopTimeout(ro.StopTimeout),
+		leave:    r.Test && !ro.StopDebugPlugins,
 		// The listener's uid is checked too (Linux): the socket file
 		// may have been handed over to this user.
 		sameUser: true,
-		line: handshake.Line{
-			CoreVersion: handshake.CoreVersion,
-			AppVersion:  rc.ProtocolVersion,
-			Network:     rc.Addr.Network,
-			Address:     rc.Addr.String,
-			Protocol:    handshake.ProtocolGRPC,
-		},
+	})
+	c.line = handshake.Line{
+		CoreVersion: handshake.CoreVersion,
+		AppVersion:  r.ProtocolVersion,
+		Network:     r.Addr.Network,
+		Address:     r.Addr.String,
+		Protocol:    handshake.ProtocolGRPC,
 	}
-	var tlsConfig *tls.Config
-	if cfg.TLS != nil {
-		tlsConfig = cfg.TLS.Clone()
-	}
-	if err := c.connect(ctx, tlsConfig); err != nil {
+	if err := c.connect(ctx, opts.Security.ownTLS()); err != nil {
 		return nil, &StartError{Name: name, Err: err}
 	}
 	c.ready = time.Since(c.started)
 	return c, nil
+}
+
+// checkReattach checks a reattach configuration against the host's
+// versions, and that its process is alive and its socket this user's.
+func checkReattach(r handshake.Reattach, versions []int) error {
+	if r.Protocol != "" && r.Protocol != handshake.ProtocolGRPC {
+		return fmt.Errorf("reattach protocol %q: %w", r.Protocol, handshake.ErrNetRPC)
+	}
+	if r.Addr.Network != "unix" && r.Addr.Network != "tcp" {
+		return fmt.Errorf("reattach network %q: want unix or tcp", r.Addr.Network)
+	}
+	if r.ProtocolVersion == 0 {
+		// go-plugin's Client.ReattachConfig leaves it out.
+		return errors.New("reattach configuration has no ProtocolVersion (go-plugin's Client.ReattachConfig omits it): set it to the app protocol version the plugin serves (go-plugin: Client.NegotiatedVersion)")
+	}
+	if !slices.Contains(versions, r.ProtocolVersion) {
+		return &handshake.VersionError{Plugin: []int{r.ProtocolVersion}, Host: versions}
+	}
+	if r.Addr.Network == "unix" {
+		if err := checkSocketFile(r.Addr.String); err != nil {
+			return err
+		}
+	}
+	if r.Pid > 0 && !alive(r.Pid) {
+		return fmt.Errorf("reattach to pid %d: %w; start the plugin again and use its new reattach configuration", r.Pid, ErrPluginGone)
+	}
+	return nil
+}
+
+// attach makes c a Client of a plugin it did not launch.
+func (c *Client) attach(a Attach, life *attached) {
+	c.life = life
+	c.brokerDir, c.brokerGroup = a.UnixSocketDir, a.UnixSocketGroup
+	c.syncStdout, c.syncStderr = a.SyncStdout, a.SyncStderr
 }

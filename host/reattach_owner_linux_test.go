@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/plugkit/plugkit/handshake"
 	"github.com/plugkit/plugkit/host"
 )
 
@@ -24,7 +25,7 @@ func reattachUnix(t *testing.T, sock string) error {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	c, err := host.Reattach(ctx, host.ReattachConfig{Protocol: "grpc", ProtocolVersion: 1, Addr: host.ReattachAddr{Network: "unix", String: sock}}, host.Config{Versions: []int{1}})
+	c, err := host.Reattach(ctx, handshake.Reattach{Protocol: "grpc", ProtocolVersion: 1, Addr: handshake.ReattachAddr{Network: "unix", String: sock}}, host.Options{Versions: []int{1}}, host.ReattachOptions{})
 	if err == nil {
 		c.Close()
 	}

@@ -26,7 +26,7 @@ import (
 // that stays in the foreground for the plugin's life and passes its
 // stdout (the handshake line) and stderr through.
 //
-// The zero Config uses Exec.
+// The zero Command uses Exec.
 type Runner interface {
 	// Prepare shapes one launch of a plugin. It is called once per Start,
 	// before anything runs; an error stops the Start, and the plugin is
@@ -53,7 +53,7 @@ type TranslateFunc func(network, address string) (string, string, error)
 type Launch struct {
 	// Cmd is the command Start will run. Its Env holds the plugin's whole
 	// environment, handshake variables included. For a pinned binary
-	// (Config.SHA256), Path is /proc/self/fd/N and the open file is in
+	// (Command.SHA256), Path is /proc/self/fd/N and the open file is in
 	// ExtraFiles: a runner that replaces Cmd keeps ExtraFiles as they are.
 	// Start sets Stdout, Stderr and the process attributes it needs
 	// (process group, death signal) after Prepare; on Linux it keeps
@@ -67,7 +67,7 @@ type Launch struct {
 	SocketDir string
 	// SocketGroup is the group (a name or numeric id) Start gives
 	// SocketDir and the sockets of the host's brokered servers to,
-	// group-accessible, as it does for Config.UnixSocketGroup, from which
+	// group-accessible, as it does for Command.Listen.UnixSocketGroup, from which
 	// it starts. A runner that runs the plugin as another user sets it to
 	// that user's group, so that the plugin can make its socket in
 	// SocketDir and dial the host's, and sets PLUGIN_UNIX_SOCKET_GROUP in
@@ -83,18 +83,18 @@ type Launch struct {
 	HostToPlugin TranslateFunc
 }
 
-// prepare runs the Config's runner on cmd.
-func (c *Config) prepare(cmd *exec.Cmd, socketDir string) (*Launch, error) {
+// prepare runs the Command's runner on cmd.
+func (c *Command) prepare(cmd *exec.Cmd, socketDir string) (*Launch, error) {
 	r := c.Runner
 	if r == nil {
 		r = Exec
 	}
-	l := &Launch{Cmd: cmd, SocketDir: socketDir, SocketGroup: c.UnixSocketGroup}
+	l := &Launch{Cmd: cmd, SocketDir: socketDir, SocketGroup: c.Listen.UnixSocketGroup}
 	if err := r.Prepare(l); err != nil {
-		return nil, fmt.Errorf("preparing the launch (Config.Runner): %w", err)
+		return nil, fmt.Errorf("preparing the launch (Command.Runner): %w", err)
 	}
 	if l.Cmd == nil {
-		return nil, fmt.Errorf("preparing the launch (Config.Runner): the runner left Launch.Cmd nil: set the command to run")
+		return nil, fmt.Errorf("preparing the launch (Command.Runner): the runner left Launch.Cmd nil: set the command to run")
 	}
 	return l, nil
 }

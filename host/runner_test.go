@@ -52,19 +52,21 @@ func TestRunnerShapesCommand(t *testing.T) {
 // symbolic link standing in for a container's mount) translates the
 // plugin's handshake and broker addresses for the host and the host's
 // broker addresses for the plugin.
+// swap translates unix socket paths under from to the same paths under to.
+func swap(from, to string) host.TranslateFunc {
+	return func(network, address string) (string, string, error) {
+		rest, ok := strings.CutPrefix(address, from+"/")
+		if network != "unix" || !ok {
+			return "", "", fmt.Errorf("%s %s is outside %s", network, address, from)
+		}
+		return network, to + "/" + rest, nil
+	}
+}
+
 func TestRunnerTranslatesAddresses(t *testing.T) {
 	view := filepath.Join(t.TempDir(), "plugin-view")
 	var mu sync.Mutex
 	var toHost, toPlugin []string
-	swap := func(from, to string) host.TranslateFunc {
-		return func(network, address string) (string, string, error) {
-			rest, ok := strings.CutPrefix(address, from+"/")
-			if network != "unix" || !ok {
-				return "", "", fmt.Errorf("%s %s is outside %s", network, address, from)
-			}
-			return network, to + "/" + rest, nil
-		}
-	}
 	cfg := config(t, "callback")
 	cfg.Runner = host.RunnerFunc(func(l *host.Launch) error {
 		if err := os.Symlink(l.SocketDir, view); err != nil {
@@ -145,13 +147,13 @@ func TestRunnerErrors(t *testing.T) {
 		cfg.Runner = host.RunnerFunc(func(*host.Launch) error { return refused })
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
-		c, err := host.Start(ctx, cfg)
+		c, err := host.Start(ctx, cfg.Command, cfg.Options)
 		if err == nil {
 			c.Close()
 			t.Fatal("Start succeeded although the runner refused")
 		}
-		if !errors.Is(err, refused) || !strings.Contains(err.Error(), "Config.Runner") {
-			t.Errorf("error %q; want the runner's, naming Config.Runner", err)
+		if !errors.Is(err, refused) || !strings.Contains(err.Error(), "Command.Runner") {
+			t.Errorf("error %q; want the runner's, naming Command.Runner", err)
 		}
 		if _, err := os.Stat(pidfile); !errors.Is(err, os.ErrNotExist) {
 			t.Errorf("the plugin ran although the runner refused: %v", err)
@@ -165,7 +167,7 @@ func TestRunnerErrors(t *testing.T) {
 		})
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
-		c, err := host.Start(ctx, cfg)
+		c, err := host.Start(ctx, cfg.Command, cfg.Options)
 		if err == nil {
 			c.Close()
 			t.Fatal("Start succeeded although the address did not translate")
@@ -179,7 +181,7 @@ func TestRunnerErrors(t *testing.T) {
 		cfg.Runner = host.RunnerFunc(func(l *host.Launch) error { l.Cmd = nil; return nil })
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
-		if c, err := host.Start(ctx, cfg); err == nil || !strings.Contains(err.Error(), "Launch.Cmd nil") {
+		if c, err := host.Start(ctx, cfg.Command, cfg.Options); err == nil || !strings.Contains(err.Error(), "Launch.Cmd nil") {
 			if c != nil {
 				c.Close()
 			}

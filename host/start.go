@@ -15,7 +15,6 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"google.golang.org/grpc"
@@ -40,187 +39,202 @@ var ErrNotServing = errors.New("plugin reports NOT_SERVING on its health check")
 
 // Client is a running plugin and the gRPC connection to it.
 type Client struct {
-	cfg     Config
+	opts    Options
 	name    string
 	logger  *slog.Logger
+	life    lifecycle
 	line    handshake.Line
 	conn    *grpc.ClientConn
 	broker  *broker.Broker
-	mux     *broker.Mux // the multiplexed connection (Config.MultiplexBroker); nil without
+	mux     *broker.Mux // the multiplexed connection (Command.MultiplexBroker); nil without
 	started time.Time
 	ready   time.Duration
-	tls     bool // the connection uses TLS (AutoMTLS or Config.TLS)
+	tls     bool // the connection uses TLS (AutoMTLS or the host's own)
 
-	proc     *process // nil when reattached
-	sock     *sockDir // the plugin's private socket directory; nil when reattached
-	launch   *Launch  // how it was launched (Config.Runner); nil when reattached
-	pid      int
-	remote   []string       // the endpoints of a plugin service (Dial); nil otherwise
-	debug    bool           // reattached to a plugin in debug mode (ReattachConfig.Test)
-	sameUser bool           // reattached: a unix socket's listener must run as this user
+	multiplex   bool    // Command.MultiplexBroker
+	launch      *Launch // how it was launched (Command.Runner); nil unless launched
+	brokerDir   string  // where the host's brokered servers make their sockets
+	brokerGroup string  // the group they are given to
+	syncStdout  io.Writer
+	syncStderr  io.Writer
+	endpoints   []string // the endpoints of a plugin service (Dial); nil otherwise
+
 	bg       sync.WaitGroup // stdio forwarding and the broker stream
 	cancelBG context.CancelFunc
 
 	closeOnce sync.Once
 	closeErr  error
-
-	// stopping is set by Close and Kill: an exit after it is expected.
-	stopping  atomic.Bool
-	deathOnce sync.Once
-	deathErr  error // the plugin exited on its own, while in use
 }
 
-// Start launches the plugin, waits for its handshake, connects and checks
-// its health. ctx bounds the whole start; the plugin keeps running after
-// Start returns, until Close.
-func Start(ctx context.Context, cfg Config) (*Client, error) {
-	if err := cfg.check(); err != nil {
+// newClient is the Client every entry point starts from.
+func newClient(opts Options, name string) *Client {
+	return &Client{opts: opts, name: name, logger: opts.logger().With("plugin", name), started: time.Now()}
+}
+
+// Start launches the plugin cmd names, waits for its handshake, connects
+// and checks its health. ctx bounds the whole start; the plugin keeps
+// running after Start returns, until Close. The zero opts.Security is
+// AutoMTLS: the host and the plugin each make a throwaway certificate and
+// accept only each other. host.TLS uses the host's own PKI (the plugin
+// serves its own certificate and is asked for no AutoMTLS); host.Plaintext
+// turns TLS off.
+func Start(ctx context.Context, cmd Command, opts Options) (*Client, error) {
+	if err := opts.check(); err != nil {
 		return nil, err
 	}
-	name := cfg.name()
-	logger := cfg.logger().With("plugin", name)
-	started := time.Now()
-
+	if err := cmd.check(); err != nil {
+		return nil, err
+	}
+	c := newClient(opts, commandName(opts.Name, cmd.Path))
+	c.multiplex = cmd.MultiplexBroker
+	c.syncStdout, c.syncStderr = cmd.Output.SyncStdout, cmd.Output.SyncStderr
 	var id *automtls.Identity
-	if !cfg.NoAutoMTLS && cfg.TLS == nil {
-		var err error
-		if id, err = automtls.New(); err != nil {
-			return nil, err
+	if opts.Security.mode == modeAutoMTLS {
+		if id = opts.Security.id; id == nil {
+			var err error
+			if id, err = automtls.New(); err != nil {
+				return nil, err
+			}
 		}
 	}
-	if err := CheckExecutable(cfg.Path); err != nil {
-		return nil, &StartError{Name: name, Err: err}
+	if err := CheckExecutable(cmd.Path); err != nil {
+		return nil, &StartError{Name: c.name, Err: err}
 	}
-	sock, err := newSockDir(cfg.UnixSocketDir)
+	l, err := c.launchProcess(ctx, cmd, id)
 	if err != nil {
-		return nil, &StartError{Name: name, Err: err}
+		return nil, &StartError{Name: c.name, Err: err}
 	}
-	env := handshake.Env{
-		Cookie:          cfg.Cookie,
-		Versions:        cfg.Versions,
-		MinPort:         cfg.MinPort,
-		MaxPort:         cfg.MaxPort,
-		UnixSocketDir:   sock.path,
-		UnixSocketGroup: cfg.UnixSocketGroup,
-		Network:         cfg.Network,
-		Multiplex:       cfg.MultiplexBroker,
+	if err := c.connectLaunched(ctx, l, cmp.Or(cmd.Timeouts.Start, DefaultStartTimeout), id); err != nil {
+		return nil, l.fail(c.name, err)
 	}
-	if id != nil {
-		env.ClientCert = id.PEM()
+	c.ready = time.Since(c.started)
+	l.proc.forwarding = true
+	go l.proc.forwardStdout(c.logger)
+	go l.watchExit()
+	return c, nil
+}
+
+// launchProcess makes the plugin's socket directory and starts its
+// process, through cmd.Runner.
+func (c *Client) launchProcess(ctx context.Context, cmd Command, id *automtls.Identity) (*launched, error) {
+	sock, err := newSockDir(cmd.Listen.UnixSocketDir)
+	if err != nil {
+		return nil, err
 	}
-	cmd := exec.Command(cfg.Path, cfg.Args...)
-	cmd.Env = append(append(inherited(cfg, os.Environ()), cfg.Env...), env.Environ()...)
-	cmd.Dir = cfg.Dir
-	if cfg.SHA256 != "" {
-		f, err := openPinned(ctx, cfg.Path, cfg.SHA256)
+	x := exec.Command(cmd.Path, cmd.Args...)
+	x.Env = append(append(inherited(cmd, os.Environ()), cmd.Env...), launchEnv(cmd, c.opts.Versions, id, sock.path).Environ()...)
+	x.Dir = cmd.Dir
+	if cmd.SHA256 != "" {
+		f, err := openPinned(ctx, cmd.Path, cmd.SHA256)
 		if err != nil {
 			sock.remove()
-			return nil, &StartError{Name: name, Err: err}
+			return nil, err
 		}
 		defer f.Close() // the child has its own copy once started
-		execPinned(cmd, f)
+		execPinned(x, f)
 	}
-	launch, err := cfg.prepare(cmd, sock.path)
+	launch, err := cmd.prepare(x, sock.path)
 	if err != nil {
 		sock.remove()
-		return nil, &StartError{Name: name, Err: err}
+		return nil, err
 	}
 	if launch.SocketGroup != "" && sock.path != "" {
 		if err := listen.ShareDir(sock.path, launch.SocketGroup); err != nil {
 			sock.remove()
-			setting := "Config.UnixSocketGroup"
-			if launch.SocketGroup != cfg.UnixSocketGroup {
-				setting = "Launch.SocketGroup (set by Config.Runner)"
+			setting := "Command.Listen.UnixSocketGroup"
+			if launch.SocketGroup != cmd.Listen.UnixSocketGroup {
+				setting = "Launch.SocketGroup (set by Command.Runner)"
 			}
-			return nil, &StartError{Name: name, Err: fmt.Errorf("%s: %w", setting, err)}
+			return nil, fmt.Errorf("%s: %w", setting, err)
 		}
 	}
-	cmd = launch.Cmd
-	proc, err := startProcess(cmd, logger, cfg.StderrCopy)
+	proc, err := startProcess(launch.Cmd, c.logger, cmd.Output.Stderr)
 	if err != nil {
 		sock.remove()
-		return nil, &StartError{Name: name, Err: fmt.Errorf("starting %s: %w", cfg.Path, err)}
+		return nil, fmt.Errorf("starting %s: %w", cmd.Path, err)
 	}
-	fail := func(err error) (*Client, error) {
-		proc.kill()
-		sock.remove()
-		tail := proc.stderr.lastLines()
-		var exit *ExitError
-		if errors.As(err, &exit) {
-			exit.Stderr = tail
-			return nil, exit
-		}
-		return nil, &StartError{Name: name, Err: err, Stderr: tail}
-	}
-
-	lineText, err := proc.readHandshake(ctx, cmp.Or(cfg.StartTimeout, DefaultStartTimeout), name)
-	if err != nil {
-		return fail(err)
-	}
-	line, err := handshake.Parse(lineText)
-	if err != nil {
-		return fail(err)
-	}
-	if line.Network, line.Address, err = launch.pluginToHost(line.Network, line.Address); err != nil {
-		return fail(err)
-	}
-	if !slices.Contains(cfg.Versions, line.AppVersion) {
-		return fail(&handshake.VersionError{Plugin: []int{line.AppVersion}, Host: cfg.Versions})
-	}
-	if err := checkMultiplex(cfg, line); err != nil {
-		return fail(err)
-	}
-	tlsConfig, err := clientTLS(id, cfg.TLS, line)
-	if err != nil {
-		return fail(err)
-	}
-	if id == nil && line.Network == "tcp" {
-		logger.Warn("AutoMTLS is off and the plugin listens on TCP: any local user can connect to it and call it; keep AutoMTLS on, or use a unix socket", "address", line.Address)
-	}
-	c := &Client{cfg: cfg, name: name, logger: logger, line: line, started: started, proc: proc, sock: sock, pid: cmd.Process.Pid, launch: launch}
-	if err := c.connect(ctx, tlsConfig); err != nil {
-		return fail(err)
-	}
-	c.ready = time.Since(started)
-	proc.forwarding = true
-	go proc.forwardStdout(logger)
-	go c.watchExit()
-	return c, nil
+	c.launch = launch
+	c.brokerDir, c.brokerGroup = sock.path, launch.SocketGroup
+	l := &launched{proc: proc, sock: sock, name: c.name, logger: c.logger, stopWait: stopTimeout(cmd.Timeouts.Stop)}
+	c.life = l
+	return l, nil
 }
 
-// watchExit reports a plugin that exits while its host still uses it: one
-// WARN record with the exit status and the tail of its stderr, and the
-// error Close returns.
-func (c *Client) watchExit() {
-	<-c.proc.exited
-	if !c.stopping.Load() {
-		c.reportDeath()
+// launchEnv is what the handshake variables tell a launched plugin.
+func launchEnv(cmd Command, versions []int, id *automtls.Identity, sockPath string) handshake.Env {
+	env := handshake.Env{
+		Cookie:          cmd.Cookie,
+		Versions:        versions,
+		MinPort:         cmd.Listen.MinPort,
+		MaxPort:         cmd.Listen.MaxPort,
+		UnixSocketDir:   sockPath,
+		UnixSocketGroup: cmd.Listen.UnixSocketGroup,
+		Network:         cmd.Listen.Network,
+		Multiplex:       cmd.MultiplexBroker,
 	}
+	if id != nil {
+		env.ClientCert = id.PEM()
+	}
+	return env
 }
 
-// reportDeath records and logs, once, that the plugin exited on its own.
-func (c *Client) reportDeath() error {
-	c.deathOnce.Do(func() {
-		c.proc.waitStderr()
-		err := &UnexpectedExitError{Name: c.name, State: c.proc.state.String(), Stderr: c.proc.stderr.lastLines()}
-		c.deathErr = err
-		c.logger.Warn("plugin exited while its host was using it", "status", err.State, "stderr", strings.Join(err.Stderr, "\n"))
-	})
-	return c.deathErr
+// connectLaunched reads a launched plugin's handshake within timeout,
+// checks what it says and connects.
+func (c *Client) connectLaunched(ctx context.Context, l *launched, timeout time.Duration, id *automtls.Identity) error {
+	text, err := l.proc.readHandshake(ctx, timeout, c.name)
+	if err != nil {
+		return err
+	}
+	line, err := handshake.Parse(text)
+	if err != nil {
+		return err
+	}
+	if line.Network, line.Address, err = c.launch.pluginToHost(line.Network, line.Address); err != nil {
+		return err
+	}
+	if !slices.Contains(c.opts.Versions, line.AppVersion) {
+		return &handshake.VersionError{Plugin: []int{line.AppVersion}, Host: c.opts.Versions}
+	}
+	if c.multiplex && !(line.HasMultiplex && line.Multiplex) {
+		return ErrMultiplexNotSupported
+	}
+	tlsConfig, err := clientTLS(id, c.opts.Security.ownTLS(), line)
+	if err != nil {
+		return err
+	}
+	if tlsConfig == nil && line.Network == "tcp" {
+		c.logger.Warn("TLS is off and the plugin listens on TCP: any local user can connect to it and call it; keep AutoMTLS on, or use a unix socket", "address", line.Address)
+	}
+	c.line = line
+	return c.connect(ctx, tlsConfig)
+}
+
+// fail ends a plugin that failed to start and returns err with the tail
+// of its stderr.
+func (l *launched) fail(name string, err error) error {
+	l.proc.kill()
+	l.sock.remove()
+	tail := l.proc.stderr.lastLines()
+	var exit *ExitError
+	if errors.As(err, &exit) {
+		exit.Stderr = tail
+		return exit
+	}
+	return &StartError{Name: name, Err: err, Stderr: tail}
 }
 
 func clientTLS(id *automtls.Identity, own *tls.Config, line handshake.Line) (*tls.Config, error) {
 	switch {
 	case own != nil && line.ServerCert != nil:
-		return nil, errors.New("the plugin answered with an AutoMTLS certificate, but the host was given its own TLS (Config.TLS) and did not ask for AutoMTLS: drop Config.TLS to use AutoMTLS")
+		return nil, errors.New("the plugin answered with an AutoMTLS certificate, but the host was given its own TLS (host.TLS) and did not ask for AutoMTLS: leave Options.Security zero to use AutoMTLS")
 	case own != nil:
-		return own.Clone(), nil
+		return own, nil
 	case id == nil && line.ServerCert != nil:
-		return nil, errors.New("the plugin sent a TLS certificate, but AutoMTLS is off on the host: turn AutoMTLS on")
+		return nil, errors.New("the plugin sent a TLS certificate, but AutoMTLS is off on the host: leave Options.Security zero (AutoMTLS)")
 	case id == nil:
 		return nil, nil
 	case line.ServerCert == nil:
-		return nil, errors.New("the plugin answered without a certificate: it does not support AutoMTLS (or ignored PLUGIN_CLIENT_CERT), or it serves its own TLS (then give the host its PKI in Config.TLS); connect with AutoMTLS off (--no-mtls, Config.NoAutoMTLS) if plain text is intended")
+		return nil, errors.New("the plugin answered without a certificate: it does not support AutoMTLS (or ignored PLUGIN_CLIENT_CERT), or it serves its own TLS (then give the host its PKI with host.TLS); set Options.Security to host.Plaintext() (--no-mtls) if plain text is intended")
 	}
 	cert, err := automtls.ParseDER(line.ServerCert)
 	if err != nil {
@@ -232,44 +246,21 @@ func clientTLS(id *automtls.Identity, own *tls.Config, line handshake.Line) (*tl
 // connect dials the plugin, checks its health and opens the broker and
 // stdio streams.
 func (c *Client) connect(ctx context.Context, tlsConfig *tls.Config) error {
-	maxMsg := cmp.Or(c.cfg.MaxMessageSize, wire.DefaultMaxMessageSize)
+	maxMsg := cmp.Or(c.opts.MaxMessageSize, wire.DefaultMaxMessageSize)
 	creds := insecure.NewCredentials()
 	if tlsConfig != nil {
 		creds = credentials.NewTLS(tlsConfig)
 	}
 	network, address := c.line.Network, c.line.Address
-	dial := func(ctx context.Context, _ string) (net.Conn, error) {
-		conn, err := (&net.Dialer{}).DialContext(ctx, network, address)
-		if err == nil && network == "unix" {
-			// Only what the plugin serves, and for a reattach only this
-			// user's: another process's socket gets neither calls nor a
-			// Shutdown.
-			if err = c.checkListener(conn, address); err != nil {
-				conn.Close()
-				return nil, err
-			}
-		}
-		return conn, err
-	}
-	if c.cfg.MultiplexBroker {
-		var err error
-		if dial, err = c.openMux(ctx, dial); err != nil {
-			return err
-		}
-	} else if (c.proc != nil || c.sameUser) && network == "unix" {
-		// Dialled once now, so that a refused socket says why instead
-		// of failing the health check as unavailable.
-		conn, err := dial(ctx, "")
-		if err != nil {
-			return fmt.Errorf("connecting to %s %s: %w", network, address, err)
-		}
-		conn.Close()
+	dial, err := c.dialer(ctx, network, address)
+	if err != nil {
+		return err
 	}
 	opts := append([]grpc.DialOption{
 		grpc.WithTransportCredentials(creds),
 		grpc.WithContextDialer(dial),
 		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(maxMsg), grpc.MaxCallSendMsgSize(maxMsg)),
-	}, c.cfg.DialOptions...)
+	}, c.opts.DialOptions...)
 	conn, err := grpc.NewClient("passthrough:///"+address, opts...)
 	if err != nil {
 		c.closeMux()
@@ -282,12 +273,61 @@ func (c *Client) connect(ctx context.Context, tlsConfig *tls.Config) error {
 		c.closeMux()
 		return err
 	}
+	bgCtx, err := c.startBroker(tlsConfig, maxMsg, true)
+	if err != nil {
+		conn.Close()
+		c.closeMux()
+		return err
+	}
+	c.openStdio(bgCtx)
+	return nil
+}
 
+// dialer returns how the gRPC connection reaches the plugin: through the
+// multiplexed session (Command.MultiplexBroker), or a new connection each
+// time, whose unix listener is checked (lifecycle.listenerCheck).
+func (c *Client) dialer(ctx context.Context, network, address string) (func(context.Context, string) (net.Conn, error), error) {
+	check := c.life.listenerCheck()
+	dial := func(ctx context.Context, _ string) (net.Conn, error) {
+		conn, err := (&net.Dialer{}).DialContext(ctx, network, address)
+		if err == nil && network == "unix" && check != nil {
+			// Only what the plugin serves, and for a reattach only this
+			// user's: another process's socket gets neither calls nor a
+			// Shutdown. Where the system cannot tell, it passes.
+			if pid, uid, ok := socketPeer(conn); ok {
+				if err = check(pid, uid, address); err != nil {
+					conn.Close()
+					return nil, err
+				}
+			}
+		}
+		return conn, err
+	}
+	if c.multiplex {
+		return c.openMux(ctx, dial)
+	}
+	if check != nil && network == "unix" {
+		// Dialled once now, so that a refused socket says why instead
+		// of failing the health check as unavailable.
+		conn, err := dial(ctx, "")
+		if err != nil {
+			return nil, fmt.Errorf("connecting to %s %s: %w", network, address, err)
+		}
+		conn.Close()
+	}
+	return dial, nil
+}
+
+// startBroker makes the Client's broker and runs it on the plugin's broker
+// stream, and returns the context of the Client's background work. A
+// plugin that opens no broker stream fails the connection when required,
+// and is left without a broker otherwise (a plugin service).
+func (c *Client) startBroker(tlsConfig *tls.Config, maxMsg int, required bool) (context.Context, error) {
 	bgCtx, cancel := context.WithCancel(context.Background())
 	c.cancelBG = cancel
 	c.broker = broker.New(broker.Options{
 		TLS:           tlsConfig,
-		Unix:          listen.UnixConfig{Dir: c.brokerDir(), Group: c.socketGroup()},
+		Unix:          listen.UnixConfig{Dir: c.brokerDir, Group: c.brokerGroup},
 		ServerOptions: []grpc.ServerOption{grpc.MaxRecvMsgSize(maxMsg), grpc.MaxSendMsgSize(maxMsg)},
 		DialOptions:   []grpc.DialOption{grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(maxMsg), grpc.MaxCallSendMsgSize(maxMsg))},
 		Logger:        c.logger,
@@ -296,13 +336,14 @@ func (c *Client) connect(ctx context.Context, tlsConfig *tls.Config) error {
 	// The broker stream ends when Run does: Run gives up on a plugin that
 	// stops reading it, and a Send it left blocked then returns.
 	streamCtx, endStream := context.WithCancel(bgCtx)
-	stream, err := pluginpb.NewGRPCBrokerClient(conn).StartStream(streamCtx)
+	stream, err := pluginpb.NewGRPCBrokerClient(c.conn).StartStream(streamCtx)
 	if err != nil {
 		endStream()
-		cancel()
-		conn.Close()
-		c.closeMux()
-		return fmt.Errorf("opening the broker stream: %w", err)
+		if required {
+			cancel()
+			return nil, fmt.Errorf("opening the broker stream: %w", err)
+		}
+		return bgCtx, nil
 	}
 	c.bg.Add(1)
 	go func() {
@@ -310,12 +351,11 @@ func (c *Client) connect(ctx context.Context, tlsConfig *tls.Config) error {
 		defer endStream()
 		c.broker.Run(c.launch.brokerStream(stream, c.logger))
 	}()
-	c.openStdio(bgCtx)
-	return nil
+	return bgCtx, nil
 }
 
 func (c *Client) checkHealth(ctx context.Context) error {
-	hctx, cancel := context.WithTimeout(ctx, DefaultHealthTimeout)
+	hctx, cancel := context.WithTimeout(ctx, DefaultHealthCheckTimeout)
 	defer cancel()
 	resp, err := healthpb.NewHealthClient(c.conn).Check(hctx, &healthpb.HealthCheckRequest{Service: wire.HealthService})
 	switch {
@@ -338,7 +378,7 @@ func (c *Client) openStdio(ctx context.Context) {
 		c.logger.Debug("plugin stdio stream unavailable", "error", err)
 		return
 	}
-	var stdout, stderr io.Writer = c.cfg.Stdout, c.cfg.Stderr
+	stdout, stderr := c.syncStdout, c.syncStderr
 	if stdout == nil {
 		stdout = newLogSink(c.logger, "stdout")
 	}
@@ -368,25 +408,6 @@ func (c *Client) openStdio(ctx context.Context) {
 	}()
 }
 
-// brokerDir is where the host's brokered servers make their sockets: the
-// plugin's private directory, or for a reattached plugin Config's.
-func (c *Client) brokerDir() string {
-	if c.sock != nil {
-		return c.sock.path
-	}
-	return c.cfg.UnixSocketDir
-}
-
-// socketGroup is the group of the host's brokered sockets: the launch's
-// (Config.UnixSocketGroup, unless the runner changed it), or for a
-// reattached plugin the Config's.
-func (c *Client) socketGroup() string {
-	if c.launch != nil {
-		return c.launch.SocketGroup
-	}
-	return c.cfg.UnixSocketGroup
-}
-
 // Conn is the gRPC connection to the plugin, for generated stubs.
 func (c *Client) Conn() *grpc.ClientConn { return c.conn }
 
@@ -396,9 +417,6 @@ func (c *Client) Version() int { return c.line.AppVersion }
 // Broker is the connection broker, for callbacks between host and plugin.
 func (c *Client) Broker() *broker.Broker { return c.broker }
 
-// Pid is the plugin's process ID.
-func (c *Client) Pid() int { return c.pid }
-
 // Network and Address say where the plugin listens.
 func (c *Client) Network() string { return c.line.Network }
 
@@ -406,7 +424,7 @@ func (c *Client) Network() string { return c.line.Network }
 func (c *Client) Address() string { return c.line.Address }
 
 // TLS reports whether the connection uses TLS: AutoMTLS or the host's
-// own (Config.TLS).
+// own (host.TLS).
 func (c *Client) TLS() bool { return c.tls }
 
 // Name is the plugin's name in logs.
@@ -416,27 +434,19 @@ func (c *Client) Name() string { return c.name }
 // connection.
 func (c *Client) StartDuration() time.Duration { return c.ready }
 
-// Exited is closed when the plugin process has exited. For a reattached
-// plugin it is never closed.
-func (c *Client) Exited() <-chan struct{} {
-	if c.proc == nil {
-		return nil
-	}
-	return c.proc.exited
-}
-
 // Ping checks the plugin's health within ctx.
 func (c *Client) Ping(ctx context.Context) error { return c.checkHealth(ctx) }
 
 // ReattachConfig describes the connection in the form Reattach and
-// Terraform's TF_REATTACH_PROVIDERS take. A plugin started with AutoMTLS
-// cannot be reattached to (the certificate is not in the description).
-func (c *Client) ReattachConfig() ReattachConfig {
-	return ReattachConfig{
+// Terraform's TF_REATTACH_PROVIDERS take (go-plugin's
+// Client.ReattachConfig). A plugin started with AutoMTLS cannot be
+// reattached to (the certificate is not in the description).
+func (c *Client) ReattachConfig() handshake.Reattach {
+	return handshake.Reattach{
 		Protocol:        handshake.ProtocolGRPC,
 		ProtocolVersion: c.line.AppVersion,
-		Pid:             c.pid,
-		Addr:            ReattachAddr{Network: c.line.Network, String: c.line.Address},
+		Pid:             c.Pid(),
+		Addr:            handshake.ReattachAddr{Network: c.line.Network, String: c.line.Address},
 	}
 }
 
@@ -487,17 +497,17 @@ func CheckExecutable(path string) error {
 }
 
 // inherited returns the part of the host's environment a plugin gets:
-// all of it, or only the variables Config.InheritEnv names; never the
+// all of it, or only the variables Command.InheritEnv names; never the
 // handshake variables or the cookie's key of the host's own environment
 // (a host that is itself a plugin has them), which Start sets anew.
-func inherited(cfg Config, environ []string) []string {
+func inherited(cmd Command, environ []string) []string {
 	out := make([]string, 0, len(environ))
 	for _, kv := range environ {
 		k, _, _ := strings.Cut(kv, "=")
-		if slices.Contains(handshake.Variables, k) || k == cfg.Cookie.Key {
+		if slices.Contains(handshake.Variables, k) || k == cmd.Cookie.Key {
 			continue
 		}
-		if cfg.InheritEnv != nil && !slices.Contains(cfg.InheritEnv, k) {
+		if cmd.InheritEnv != nil && !slices.Contains(cmd.InheritEnv, k) {
 			continue
 		}
 		out = append(out, kv)

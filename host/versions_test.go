@@ -5,22 +5,23 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/plugkit/plugkit/handshake"
 	"github.com/plugkit/plugkit/host"
 )
 
 // TestEveryEntryPointRefusesNoVersions: Start, Reattach, Dial and Connect
-// refuse an empty Config.Versions with the same error, from the one check
+// refuse an empty Options.Versions with the same error, from the one check
 // they share, before they launch or dial anything.
 func TestEveryEntryPointRefusesNoVersions(t *testing.T) {
 	ctx := context.Background()
 	errs := map[string]error{}
-	_, errs["Start"] = host.Start(ctx, host.Config{Path: "/nonexistent/plugin", Cookie: testCookie})
-	_, errs["Reattach"] = host.Reattach(ctx, host.ReattachConfig{Protocol: "grpc", ProtocolVersion: 1, Addr: host.ReattachAddr{Network: "unix", String: "/nonexistent/sock"}}, host.Config{})
-	_, errs["Dial"] = host.Dial(ctx, host.Remote{Endpoints: []string{"127.0.0.1:1"}}, host.Config{})
-	_, errs["Connect"] = host.Connect(ctx, "1|1|unix|/nonexistent/sock|grpc|", nil, host.Config{})
+	_, errs["Start"] = host.Start(ctx, host.Command{Path: "/nonexistent/plugin", Cookie: testCookie}, host.Options{})
+	_, errs["Reattach"] = host.Reattach(ctx, handshake.Reattach{Protocol: "grpc", ProtocolVersion: 1, Addr: handshake.ReattachAddr{Network: "unix", String: "/nonexistent/sock"}}, host.Options{}, host.ReattachOptions{})
+	_, errs["Dial"] = host.Dial(ctx, host.Remote{Endpoints: []string{"127.0.0.1:1"}}, host.Options{})
+	_, errs["Connect"] = host.Connect(ctx, "1|1|unix|/nonexistent/sock|grpc|", host.Options{}, host.Attach{})
 	var want string
 	for name, err := range errs {
-		if err == nil || !strings.Contains(err.Error(), "Config.Versions is empty") {
+		if err == nil || !strings.Contains(err.Error(), "Options.Versions is empty") {
 			t.Errorf("%s with no versions: %v, want the empty-Versions error", name, err)
 			continue
 		}

@@ -411,10 +411,10 @@ func plugkitHostBlocks() {
 	exe, _ := os.Executable()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	c, err := host.Start(ctx, host.Config{
-		Path: exe, Env: []string{modeEnv + "=gp-store"}, Cookie: gpCookie, Versions: gpVersions,
-		UnixSocketDir: os.Getenv("PLUGKIT_INTEROP_SOCKDIR"), Logger: slog.New(slog.DiscardHandler),
-	})
+	c, err := host.Start(ctx, host.Command{
+		Path: exe, Env: []string{modeEnv + "=gp-store"}, Cookie: gpCookie,
+		Listen: host.Listen{UnixSocketDir: os.Getenv("PLUGKIT_INTEROP_SOCKDIR")},
+	}, host.Options{Versions: gpVersions, Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "plugkit host:", err)
 		os.Exit(3)

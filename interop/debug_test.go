@@ -99,7 +99,7 @@ func TestGoPluginHostReattachesToDebugPlugin(t *testing.T) {
 		t.Fatal("the plugin in debug mode exited when the go-plugin host killed its client")
 	}
 
-	pc, err := host.Reattach(ctx, rc, host.Config{Versions: []int{1}, Logger: slog.New(slog.DiscardHandler)})
+	pc, err := host.Reattach(ctx, rc, host.Options{Versions: []int{1}, Logger: slog.New(slog.DiscardHandler)}, host.ReattachOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

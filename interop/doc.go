@@ -26,7 +26,7 @@
 // Broker multiplexing works both ways: a go-plugin host with
 // GRPCBrokerMultiplex loads a plugkit plugin (which answers true in the
 // handshake's 7th field), and a plugkit host with
-// host.Config.MultiplexBroker loads a go-plugin plugin. Callbacks run both
+// host.Command.MultiplexBroker loads a go-plugin plugin. Callbacks run both
 // ways over the plugin's one connection, and the tests check in /proc that
 // no process listens on a socket for them and no socket file is made,
 // against the same run without multiplexing.

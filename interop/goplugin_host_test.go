@@ -423,14 +423,18 @@ func alive(pid int) bool {
 // certificate); a go-plugin host reattaches to it from plugkit's
 // ReattachConfig, uses it and stops it with Kill.
 func TestGoPluginHostReattachesToPlugkitPlugin(t *testing.T) {
-	pc := startHost(t, host.Config{
-		Path:         self(t),
-		Env:          childEnv("pk-store"),
-		Cookie:       pkCookie,
-		Versions:     []int{1},
-		NoAutoMTLS:   true,
-		StartTimeout: 20 * time.Second,
-		Logger:       slog.New(slog.DiscardHandler),
+	pc := startHost(t, launchConfig{
+		Command: host.Command{
+			Path:     self(t),
+			Env:      childEnv("pk-store"),
+			Cookie:   pkCookie,
+			Timeouts: host.Timeouts{Start: 20 * time.Second},
+		},
+		Options: host.Options{
+			Versions: []int{1},
+			Security: host.Plaintext(),
+			Logger:   slog.New(slog.DiscardHandler),
+		},
 	})
 	rc := pc.ReattachConfig()
 	addr, err := net.ResolveUnixAddr(rc.Addr.Network, rc.Addr.String)

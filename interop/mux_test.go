@@ -98,7 +98,7 @@ func TestGoPluginHostMultiplexesPlugkitPlugin(t *testing.T) {
 }
 
 // TestPlugkitHostMultiplexesGoPlugin: a plugkit host with
-// host.Config.MultiplexBroker loads a go-plugin v1.8.0 plugin (which
+// host.Command.MultiplexBroker loads a go-plugin v1.8.0 plugin (which
 // multiplexes when asked). The host serves a service the go-plugin plugin
 // dials with GRPCBroker.Dial, and the go-plugin plugin serves one with
 // AcceptAndServe that the host dials, with AutoMTLS and without. While they
@@ -113,9 +113,9 @@ func TestPlugkitHostMultiplexesGoPlugin(t *testing.T) {
 			dir := shortTempDir(t)
 			hostBefore := testutil.Listeners(t, os.Getpid())
 			cfg := goPluginConfig(t, "gp-store", 4)
-			cfg.NoAutoMTLS = tc.noMTLS
+			cfg.Security = security(tc.noMTLS)
 			cfg.MultiplexBroker = tc.mux
-			cfg.UnixSocketDir = dir
+			cfg.Listen.UnixSocketDir = dir
 			cfg.Env = append(cfg.Env, "TMPDIR="+dir)
 			c := startHost(t, cfg)
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)

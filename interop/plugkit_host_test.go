@@ -23,27 +23,45 @@ import (
 	"github.com/plugkit/plugkit/host"
 )
 
-// goPluginConfig is a host.Config that starts the test binary as the
-// go-plugin plugin mode, offering the given versions.
-func goPluginConfig(t *testing.T, mode string, versions ...int) host.Config {
+// launchConfig is what a test gives host.Start, each field reachable as
+// cfg.Field.
+type launchConfig struct {
+	host.Command
+	host.Options
+}
+
+// goPluginConfig starts the test binary as the go-plugin plugin mode,
+// offering the given versions.
+func goPluginConfig(t *testing.T, mode string, versions ...int) launchConfig {
 	t.Helper()
-	return host.Config{
-		Path:         self(t),
-		Env:          childEnv(mode),
-		Cookie:       gpCookie,
-		Versions:     versions,
-		Name:         mode,
-		StartTimeout: 20 * time.Second,
-		StopTimeout:  2 * time.Second,
-		Logger:       slog.New(slog.DiscardHandler),
+	return launchConfig{
+		Command: host.Command{
+			Path:     self(t),
+			Env:      childEnv(mode),
+			Cookie:   gpCookie,
+			Timeouts: host.Timeouts{Start: 20 * time.Second, Stop: 2 * time.Second},
+		},
+		Options: host.Options{
+			Versions: versions,
+			Name:     mode,
+			Logger:   slog.New(slog.DiscardHandler),
+		},
 	}
 }
 
-func startHost(t *testing.T, cfg host.Config) *host.Client {
+// security is the Security of a test that turns AutoMTLS off or not.
+func security(plaintext bool) host.Security {
+	if plaintext {
+		return host.Plaintext()
+	}
+	return host.Security{}
+}
+
+func startHost(t *testing.T, cfg launchConfig) *host.Client {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	c, err := host.Start(ctx, cfg)
+	c, err := host.Start(ctx, cfg.Command, cfg.Options)
 	if err != nil {
 		t.Fatalf("host.Start: %v", err)
 	}
@@ -71,12 +89,12 @@ func TestPlugkitHostLoadsGoPlugin(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			var stdout, logs syncBuffer
 			cfg := goPluginConfig(t, "gp-store", 4)
-			cfg.NoAutoMTLS = tc.noMTLS
-			cfg.Stdout = &stdout
+			cfg.Security = security(tc.noMTLS)
+			cfg.Output.SyncStdout = &stdout
 			cfg.Logger = slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 			c := startHost(t, cfg)
 			if c.TLS() == tc.noMTLS {
-				t.Errorf("TLS() = %v with NoAutoMTLS %v", c.TLS(), tc.noMTLS)
+				t.Errorf("TLS() = %v with Plaintext %v", c.TLS(), tc.noMTLS)
 			}
 			if c.Version() != 4 || c.Network() != "unix" {
 				t.Errorf("version %d network %s, want 4 unix", c.Version(), c.Network())
@@ -92,7 +110,7 @@ func TestPlugkitHostLoadsGoPlugin(t *testing.T) {
 			// go-plugin forwards the plugin's os.Stdout over GRPCStdio.
 			list(t, c.Conn(), "print")
 			if !waitContains(&stdout, gpStdoutLine+"\n", 1) {
-				t.Errorf("Config.Stdout did not receive the plugin's line; got %q", stdout.String())
+				t.Errorf("Output.SyncStdout did not receive the plugin's line; got %q", stdout.String())
 			}
 			start := time.Now()
 			if err := c.Close(); err != nil {
@@ -171,7 +189,8 @@ func TestVersionNegotiationWithGoPlugin(t *testing.T) {
 func TestNoMutualVersionWithGoPlugin(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	c, err := host.Start(ctx, goPluginConfig(t, "gp-store", 1, 7))
+	cfg := goPluginConfig(t, "gp-store", 1, 7)
+	c, err := host.Start(ctx, cfg.Command, cfg.Options)
 	if err == nil {
 		c.Close()
 		t.Fatal("Start succeeded with no version in common")
@@ -195,7 +214,7 @@ func TestBrokerWithGoPlugin(t *testing.T) {
 	}{{"automtls", false}, {"plaintext", true}} {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg := goPluginConfig(t, "gp-store", 4)
-			cfg.NoAutoMTLS = tc.noMTLS
+			cfg.Security = security(tc.noMTLS)
 			c := startHost(t, cfg)
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 			defer cancel()
@@ -323,22 +342,22 @@ func TestPlugkitHostReattachesToGoPlugin(t *testing.T) {
 		t.Fatalf("go-plugin Client: %v", err)
 	}
 	grc := gc.ReattachConfig()
-	rc := host.ReattachConfig{
+	rc := handshake.Reattach{
 		Protocol:        string(grc.Protocol),
 		ProtocolVersion: grc.ProtocolVersion,
 		Pid:             grc.Pid,
-		Addr:            host.ReattachAddr{Network: grc.Addr.Network(), String: grc.Addr.String()},
+		Addr:            handshake.ReattachAddr{Network: grc.Addr.Network(), String: grc.Addr.String()},
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	cfg := host.Config{Versions: []int{3, 4}, Logger: slog.New(slog.DiscardHandler)}
+	opts := host.Options{Versions: []int{3, 4}, Logger: slog.New(slog.DiscardHandler)}
 	// go-plugin's Client.ReattachConfig leaves ProtocolVersion 0; plugkit
 	// checks the version, so it asks for it by name.
-	if _, err := host.Reattach(ctx, rc, cfg); err == nil || !strings.Contains(err.Error(), "no ProtocolVersion") {
+	if _, err := host.Reattach(ctx, rc, opts, host.ReattachOptions{}); err == nil || !strings.Contains(err.Error(), "no ProtocolVersion") {
 		t.Errorf("Reattach without a ProtocolVersion: %v", err)
 	}
 	rc.ProtocolVersion = gc.NegotiatedVersion()
-	c, err := host.Reattach(ctx, rc, cfg)
+	c, err := host.Reattach(ctx, rc, opts, host.ReattachOptions{})
 	if err != nil {
 		t.Fatalf("host.Reattach: %v", err)
 	}

@@ -37,10 +37,10 @@ func TestNoStaleGoPluginSockets(t *testing.T) {
 	t.Run("version rejection", func(t *testing.T) {
 		base := t.TempDir()
 		cfg := goPluginConfig(t, "gp-store", 1, 7)
-		cfg.UnixSocketDir = base
+		cfg.Listen.UnixSocketDir = base
 		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 		defer cancel()
-		if c, err := host.Start(ctx, cfg); err == nil {
+		if c, err := host.Start(ctx, cfg.Command, cfg.Options); err == nil {
 			c.Close()
 			t.Fatal("Start succeeded with no version in common")
 		}
@@ -51,7 +51,7 @@ func TestNoStaleGoPluginSockets(t *testing.T) {
 	t.Run("plugin SIGKILL", func(t *testing.T) {
 		base := t.TempDir()
 		cfg := goPluginConfig(t, "gp-store", 4)
-		cfg.UnixSocketDir = base
+		cfg.Listen.UnixSocketDir = base
 		c := startHost(t, cfg)
 		if !strings.HasPrefix(c.Address(), base+"/plugkit-host-") {
 			t.Fatalf("the go-plugin plugin listens on %s, not in a private directory under %s", c.Address(), base)
@@ -117,7 +117,7 @@ func TestNoStaleGoPluginSockets(t *testing.T) {
 		// The next host sweeps what the dead one left, and leaves nothing
 		// of its own after Close.
 		cfg := goPluginConfig(t, "gp-store", 4)
-		cfg.UnixSocketDir = base
+		cfg.Listen.UnixSocketDir = base
 		c := startHost(t, cfg)
 		for _, p := range left {
 			if _, err := os.Lstat(filepath.Join(base, p)); err == nil {

@@ -2,7 +2,7 @@ package interop_test
 
 // Issue 11 row 1, your own TLS, against go-plugin v1.8.0 both ways: a
 // go-plugin host with ClientConfig.TLSConfig loads a plugkit plugin with
-// plugin.Config.TLSProvider, and a plugkit host with host.Config.TLS loads
+// plugin.Config.TLSProvider, and a plugkit host with host.TLS loads
 // a go-plugin plugin with ServeConfig.TLSProvider. On the wire go-plugin
 // then sends no certificate in the handshake line and sets no
 // PLUGIN_CLIENT_CERT; both sides use the configuration as given, for the
@@ -159,17 +159,17 @@ func TestPlugkitHostWithTLSLoadsGoPluginWithTLSProvider(t *testing.T) {
 	dir, hostTLS := ownPKI(t, false)
 	cfg := goPluginConfig(t, "gp-store-tls", 4)
 	cfg.Env = append(cfg.Env, tlsDirEnv+"="+dir)
-	cfg.TLS = hostTLS
+	cfg.Security = host.TLS(hostTLS)
 	c := startHost(t, cfg)
 	if !c.TLS() {
-		t.Error("TLS() = false on a connection made with Config.TLS")
+		t.Error("TLS() = false on a connection made with host.TLS")
 	}
 	if got := list(t, c.Conn(), ""); !slices.Equal(got, []string{"version-4"}) {
 		t.Errorf("List = %v", got)
 	}
 	// The broker uses the same configuration both ways: the go-plugin
 	// plugin dials the host's brokered server with its TLSProvider's
-	// configuration, and the host dials the plugin's with Config.TLS.
+	// configuration, and the host dials the plugin's with host.TLS.
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	id := c.Broker().NextID()
@@ -198,19 +198,19 @@ func TestPlugkitHostTLSMismatches(t *testing.T) {
 	dir, foreignTLS := ownPKI(t, true)
 	cfg := goPluginConfig(t, "gp-store-tls", 4)
 	cfg.Env = append(cfg.Env, tlsDirEnv+"="+dir)
-	cfg.TLS = foreignTLS
+	cfg.Security = host.TLS(foreignTLS)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	if c, err := host.Start(ctx, cfg); err == nil {
+	if c, err := host.Start(ctx, cfg.Command, cfg.Options); err == nil {
 		c.Close()
 		t.Error("a host with a certificate of another CA was accepted")
 	}
 
 	// A host left with AutoMTLS on is told the plugin serves its own TLS.
-	cfg.TLS = nil
-	_, err := host.Start(ctx, cfg)
-	if err == nil || !strings.Contains(err.Error(), "Config.TLS") {
-		t.Errorf("AutoMTLS host against an own-TLS plugin: %v, want an error naming Config.TLS", err)
+	cfg.Security = host.Security{}
+	_, err := host.Start(ctx, cfg.Command, cfg.Options)
+	if err == nil || !strings.Contains(err.Error(), "host.TLS") {
+		t.Errorf("AutoMTLS host against an own-TLS plugin: %v, want an error naming host.TLS", err)
 	}
 
 	// A plugkit plugin with its own TLS refuses a plugkit host asking for
@@ -218,7 +218,7 @@ func TestPlugkitHostTLSMismatches(t *testing.T) {
 	pk := goPluginConfig(t, "pk-store-tls", 1)
 	pk.Cookie = pkCookie
 	pk.Env = append(pk.Env, tlsDirEnv+"="+dir)
-	_, err = host.Start(ctx, pk)
+	_, err = host.Start(ctx, pk.Command, pk.Options)
 	if err == nil || !strings.Contains(err.Error(), "TLSProvider") {
 		t.Errorf("AutoMTLS host against an own-TLS plugkit plugin: %v, want the plugin's error naming TLSProvider", err)
 	}
@@ -229,7 +229,7 @@ func TestPlugkitHostWithTLSLoadsPlugkitPlugin(t *testing.T) {
 	cfg := goPluginConfig(t, "pk-store-tls", 1)
 	cfg.Cookie = pkCookie
 	cfg.Env = append(cfg.Env, tlsDirEnv+"="+dir)
-	cfg.TLS = hostTLS
+	cfg.Security = host.TLS(hostTLS)
 	c := startHost(t, cfg)
 	if got, want := list(t, c.Conn(), "tls"), []string{"tls", "client-cert-verified", "client-cn=host"}; !slices.Equal(got, want) {
 		t.Errorf("the plugin sees %v, want %v", got, want)

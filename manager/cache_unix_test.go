@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/plugkit/plugkit/host"
 	"github.com/plugkit/plugkit/internal/testutil"
 	"github.com/plugkit/plugkit/manager"
 )
@@ -24,7 +25,7 @@ import (
 func discoverWithHostileCache(t *testing.T, dir, cache string, want ...string) string {
 	t.Helper()
 	var logs testutil.Buffer
-	m := manager.New(manager.Config{Sources: []manager.Source{manager.Dirs(dir)}, Cookie: cookie, CacheFile: cache, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+	m := manager.New(manager.Config{Sources: []manager.Source{manager.Dirs(dir)}, CacheFile: cache, Launch: host.Command{Cookie: cookie}, Host: host.Options{Logger: slog.New(slog.NewTextHandler(&logs, nil))}})
 	discoverWithinDeadline(t, m)
 	defer m.Close()
 	if _, err := m.Lookup("objectstore", "x"); err != nil {

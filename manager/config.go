@@ -1,12 +1,12 @@
 package manager
 
 import (
+	"cmp"
 	"log/slog"
 	"runtime"
 	"time"
 
 	"github.com/plugkit/plugkit/compat"
-	"github.com/plugkit/plugkit/handshake"
 	"github.com/plugkit/plugkit/host"
 )
 
@@ -17,8 +17,8 @@ const (
 	DefaultMaxBackoff     = 5 * time.Second
 	// DefaultHungCheck bounds the health check that tells a hung plugin
 	// from a slow call (RestartPolicy.HungCheck), after a call timed out;
-	// not to be confused with host.DefaultHealthTimeout, the check after
-	// connect.
+	// not to be confused with host.DefaultHealthCheckTimeout, the check
+	// after connect.
 	DefaultHungCheck       = time.Second
 	DefaultDescribeTimeout = 15 * time.Second
 	// stableAfter is how long a process must live for its restart count
@@ -26,15 +26,27 @@ const (
 	stableAfter = 30 * time.Second
 )
 
-// Config configures a Manager. Sources and Cookie are required.
+// Config configures a Manager. Sources and Launch.Cookie are required.
 type Config struct {
 	// Sources are where plugins are found (Dirs, Files, Remotes,
 	// RemotesFile, or a Source of your own), asked in order by Discover:
 	// when two plugins implement the same (kind, name), the one of the
 	// earlier source wins (a Source orders its own plugins).
 	Sources []Source
-	// Cookie is the magic cookie the plugins expect.
-	Cookie handshake.Cookie
+	// Launch is the template of every plugin binary's launch, for
+	// Describe and for use: Cookie (the magic cookie the plugins expect;
+	// required), and as needed Runner (a sandbox.Runner isolates every
+	// plugin), InheritEnv (by default plugins inherit the host's whole
+	// environment, every secret in it included), Env, Args, Dir, Listen,
+	// MultiplexBroker, Output and Timeouts. The manager sets Path and
+	// SHA256 (from Pins) itself, for each binary.
+	Launch host.Command
+	// Host is the template of every plugin's host options: Security (for
+	// binaries; a Remote says its own), Logger (which also receives the
+	// manager's own records; nil means slog.Default()), MaxMessageSize
+	// and DialOptions (a Remote's own are added to them). The manager
+	// sets Versions and Name itself, for each plugin.
+	Host host.Options
 	// CacheFile keeps Describe answers between runs (JSON). Empty keeps
 	// them for the Manager's life only. A cache file that is a symbolic
 	// link, a FIFO, a device or larger than 16 MiB is not read: Discover
@@ -48,31 +60,14 @@ type Config struct {
 	// Releases, when set, lets incompatibility errors name the plugin
 	// release to pick (see package compat).
 	Releases *compat.Index
-	// NoAutoMTLS turns AutoMTLS off for every plugin.
-	NoAutoMTLS bool
-	// Runner launches every plugin binary, for Describe and for use (see
-	// host.Config.Runner); nil means exec on this machine. A
-	// sandbox.Runner isolates every plugin the manager starts.
-	Runner host.Runner
-	// InheritEnv, when not nil, names the only variables of the host's
-	// environment the plugins inherit (see host.Config.InheritEnv). By
-	// default they inherit all of it, every secret in it included.
-	InheritEnv []string
-	// MultiplexBroker asks every plugin to carry its brokered callbacks
-	// over its one connection (see host.Config.MultiplexBroker).
-	MultiplexBroker bool
-	// Logger receives the plugins' logs and the manager's own; nil means
-	// slog.Default().
-	Logger *slog.Logger
 	// Parallelism bounds how many binaries are described at once; 0 means
 	// the number of CPUs.
 	Parallelism int
-	// DescribeTimeout bounds one binary's start and Describe.
+	// DescribeTimeout bounds one binary's start and Describe; 0 means
+	// DefaultDescribeTimeout.
 	DescribeTimeout time.Duration
 	// Restart is how crashed and hung plugin processes are restarted.
 	Restart RestartPolicy
-	// StopTimeout is passed to host.Config.StopTimeout.
-	StopTimeout time.Duration
 }
 
 // RestartPolicy says how the Manager restarts a plugin process that
@@ -91,12 +86,7 @@ type RestartPolicy struct {
 	HungCheck time.Duration
 }
 
-func (c *Config) logger() *slog.Logger {
-	if c.Logger != nil {
-		return c.Logger
-	}
-	return slog.Default()
-}
+func (c *Config) logger() *slog.Logger { return cmp.Or(c.Host.Logger, slog.Default()) }
 
 func (c *Config) parallelism() int {
 	if c.Parallelism > 0 {

@@ -271,7 +271,8 @@ func checkDescription(d *catalogv1.DescribeResponse) error {
 // start launches the binary at path, counting the launch unless its pin
 // refused it (then it never ran).
 func (m *Manager) start(ctx context.Context, path string) (*host.Client, error) {
-	c, err := host.Start(ctx, m.hostConfig(path))
+	cmd, opts := m.hostConfig(path)
+	c, err := host.Start(ctx, cmd, opts)
 	var ce *host.ChecksumError
 	if !errors.As(err, &ce) {
 		m.launches.Add(1)
@@ -279,20 +280,17 @@ func (m *Manager) start(ctx context.Context, path string) (*host.Client, error) 
 	return c, err
 }
 
-func (m *Manager) hostConfig(path string) host.Config {
-	pin, _ := m.pin(path)
-	return host.Config{
-		Path:            path,
-		SHA256:          pin, // host.Start hashes and executes the same open file
-		Cookie:          m.cfg.Cookie,
-		Versions:        []int{wire.CatalogProtocolVersion},
-		NoAutoMTLS:      m.cfg.NoAutoMTLS,
-		Logger:          m.cfg.logger(),
-		StopTimeout:     m.cfg.StopTimeout,
-		Runner:          m.cfg.Runner,
-		InheritEnv:      m.cfg.InheritEnv,
-		MultiplexBroker: m.cfg.MultiplexBroker,
-	}
+// hostConfig is the launch of the binary at path: Config.Launch and
+// Config.Host with what the manager sets itself.
+func (m *Manager) hostConfig(path string) (host.Command, host.Options) {
+	cmd := m.cfg.Launch
+	cmd.Path = path
+	cmd.SHA256, _ = m.pin(path) // host.Start hashes and executes the same open file
+	opts := m.cfg.Host
+	opts.Versions = []int{wire.CatalogProtocolVersion}
+	opts.Name = "" // host.Start's default: the binary's base name
+	opts.Logger = m.cfg.logger()
+	return cmd, opts
 }
 
 // pin returns a binary's pinned checksum, by path or base name.
@@ -348,7 +346,7 @@ func fileType(mode fs.FileMode) string {
 
 // PinError reports a binary whose checksum is not the pinned one. It was
 // not run. It is host's ChecksumError: the manager's starts go through
-// host.Start with Config.SHA256, which hashes and executes one open file.
+// host.Start with Command.SHA256, which hashes and executes one open file.
 type PinError = host.ChecksumError
 
 // fileSHA256 hashes the file at path, giving up when ctx ends (a huge or

@@ -9,6 +9,7 @@ import (
 
 	objectstorev1 "github.com/plugkit/plugkit/examples/objectstore/gen/objectstore/v1"
 	objectstorev2 "github.com/plugkit/plugkit/examples/objectstore/gen/objectstore/v2"
+	"github.com/plugkit/plugkit/host"
 	"github.com/plugkit/plugkit/manager"
 )
 
@@ -51,7 +52,7 @@ func ExampleDispense() {
 
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	m := manager.New(manager.Config{Sources: []manager.Source{manager.Dirs(dir)}, Cookie: cookie})
+	m := manager.New(manager.Config{Sources: []manager.Source{manager.Dirs(dir)}, Launch: host.Command{Cookie: cookie}})
 	defer m.Close()
 	if err := m.Discover(ctx); err != nil {
 		fmt.Println(err)

@@ -28,10 +28,8 @@ func TestLaunchSettingsReachEveryStart(t *testing.T) {
 	dir := t.TempDir()
 	writePlugin(t, dir, "both", "both 1,2 presign")
 	m := newManager(t, manager.Config{
-		Sources:         []manager.Source{manager.Dirs(dir)},
-		Runner:          runner,
-		InheritEnv:      []string{"PATH"},
-		MultiplexBroker: true,
+		Sources: []manager.Source{manager.Dirs(dir)},
+		Launch:  host.Command{Runner: runner, InheritEnv: []string{"PATH"}, MultiplexBroker: true},
 	})
 	conn, info := store(t, m, "both")
 	if info.Major != 2 {

@@ -26,6 +26,7 @@ import (
 	objectstorev2 "github.com/plugkit/plugkit/examples/objectstore/gen/objectstore/v2"
 	catalogv1 "github.com/plugkit/plugkit/gen/plugkit/catalog/v1"
 	"github.com/plugkit/plugkit/handshake"
+	"github.com/plugkit/plugkit/host"
 	"github.com/plugkit/plugkit/internal/testutil"
 	"github.com/plugkit/plugkit/manager"
 	"github.com/plugkit/plugkit/plugin"
@@ -56,7 +57,7 @@ const discoverEnv = "PLUGKIT_MANAGER_TEST_DISCOVER"
 // discoverAndPrint discovers dir and prints one line per binary: its base
 // name, a tab, and its error or "ok".
 func discoverAndPrint(dir string) {
-	m := manager.New(manager.Config{Sources: []manager.Source{manager.Dirs(dir)}, Cookie: cookie})
+	m := manager.New(manager.Config{Sources: []manager.Source{manager.Dirs(dir)}, Launch: host.Command{Cookie: cookie}})
 	defer m.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
@@ -224,7 +225,7 @@ func writeFile(t *testing.T, path, content string, mode os.FileMode) {
 
 func newManager(t *testing.T, cfg manager.Config) *manager.Manager {
 	t.Helper()
-	cfg.Cookie = cookie
+	cfg.Launch.Cookie = cookie
 	if cfg.Restart.Backoff == 0 {
 		cfg.Restart.Backoff = 10 * time.Millisecond
 	}
@@ -330,7 +331,7 @@ func TestLookupNamesUnusableBinaries(t *testing.T) {
 func TestOpenBeforeDiscover(t *testing.T) {
 	dir := t.TempDir()
 	writePlugin(t, dir, "both", "both 1,2 presign")
-	m := manager.New(manager.Config{Sources: []manager.Source{manager.Dirs(dir)}, Cookie: cookie})
+	m := manager.New(manager.Config{Sources: []manager.Source{manager.Dirs(dir)}, Launch: host.Command{Cookie: cookie}})
 	t.Cleanup(func() { m.Close() })
 	majors := manager.Majors[objectstorev1.ObjectStoreClient]{
 		1: func(c *manager.Conn, _ manager.Info) (objectstorev1.ObjectStoreClient, error) {
@@ -704,7 +705,7 @@ func TestMalformedCacheIsRebuilt(t *testing.T) {
 		cache := filepath.Join(t.TempDir(), "cache.json")
 		writeFile(t, cache, content, 0o600)
 		var logs testutil.Buffer
-		m := newManager(t, manager.Config{Sources: []manager.Source{manager.Dirs(dir)}, CacheFile: cache, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+		m := newManager(t, manager.Config{Sources: []manager.Source{manager.Dirs(dir)}, CacheFile: cache, Host: host.Options{Logger: slog.New(slog.NewTextHandler(&logs, nil))}})
 		if bins := m.Binaries(); len(bins) != 1 || bins[0].Err != nil {
 			t.Errorf("cache %q: binaries %+v", content, bins)
 		}
@@ -730,7 +731,7 @@ func TestSharedCacheKeepsEveryEntry(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			m := manager.New(manager.Config{Sources: []manager.Source{manager.Dirs(d)}, Cookie: cookie, CacheFile: cache})
+			m := manager.New(manager.Config{Sources: []manager.Source{manager.Dirs(d)}, CacheFile: cache, Launch: host.Command{Cookie: cookie}})
 			defer m.Close()
 			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 			defer cancel()
@@ -759,7 +760,7 @@ func TestDiscoverHonoursContextWhileHashing(t *testing.T) {
 		t.Fatal(err)
 	}
 	f.Close()
-	m := manager.New(manager.Config{Sources: []manager.Source{manager.Dirs(dir)}, Cookie: cookie})
+	m := manager.New(manager.Config{Sources: []manager.Source{manager.Dirs(dir)}, Launch: host.Command{Cookie: cookie}})
 	defer m.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
 	defer cancel()

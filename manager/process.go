@@ -84,7 +84,7 @@ func (p *process) get(ctx context.Context) (*host.Client, int, error) {
 		}
 	}
 	// A pinned binary is checked by host.Start itself, on the open file
-	// it then executes (Config.SHA256 from hostConfig).
+	// it then executes (Command.SHA256 from hostConfig).
 	c, err := p.bin.src.Connect(ctx, p.m, p.bin)
 	if err != nil {
 		p.lastErr = err

@@ -234,17 +234,19 @@ func describeNames(d *catalogv1.DescribeResponse) string {
 	return strings.Join(s, ", ")
 }
 
-// dialRemote connects to a remote entry.
+// dialRemote connects to a remote entry: Config.Host with the entry's
+// own security and dial options.
 func (m *Manager) dialRemote(ctx context.Context, r Remote) (*host.Client, error) {
-	cfg := host.Config{
-		TLS:         r.TLS,
-		NoAutoMTLS:  r.TLS == nil,
-		Versions:    []int{wire.CatalogProtocolVersion},
-		Name:        fmt.Sprintf("%s %q at %s", r.Kind, r.Name, r.endpoints()),
-		Logger:      m.cfg.logger(),
-		DialOptions: r.DialOptions,
+	opts := m.cfg.Host
+	opts.Versions = []int{wire.CatalogProtocolVersion}
+	opts.Name = fmt.Sprintf("%s %q at %s", r.Kind, r.Name, r.endpoints())
+	opts.Logger = m.cfg.logger()
+	opts.Security = host.Plaintext()
+	if r.TLS != nil {
+		opts.Security = host.TLS(r.TLS)
 	}
-	return host.Dial(ctx, r.Remote, cfg)
+	opts.DialOptions = append(slices.Clip(opts.DialOptions), r.DialOptions...)
+	return host.Dial(ctx, r.Remote, opts)
 }
 
 // The remote cache sits beside the binaries' cache: CacheFile.remotes,

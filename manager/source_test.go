@@ -71,7 +71,7 @@ func TestSourcesInOrder(t *testing.T) {
 
 // TestNoSources checks Discover's error for a Config without Sources.
 func TestNoSources(t *testing.T) {
-	m := manager.New(manager.Config{Cookie: cookie})
+	m := manager.New(manager.Config{Launch: host.Command{Cookie: cookie}})
 	defer m.Close()
 	err := m.Discover(ctxT(t))
 	if err == nil || !strings.Contains(err.Error(), "manager.Dirs") {

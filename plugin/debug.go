@@ -2,7 +2,6 @@ package plugin
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -30,47 +29,17 @@ const EnvDebug = "PLUGKIT_DEBUG"
 // PLUGKIT_REATTACH='{"NAME":{...}}'.
 const EnvReattach = "PLUGKIT_REATTACH"
 
-// Reattach is where a plugin in debug mode serves, in the JSON form of
-// go-plugin's ReattachConfig as Terraform's TF_REATTACH_PROVIDERS writes
-// it (host.ReattachConfig reads the same form). Test is always true: the
-// plugin was not started by its host, and a host leaves it running when
-// it disconnects.
-type Reattach struct {
-	Protocol        string          `json:"Protocol"`
-	ProtocolVersion int             `json:"ProtocolVersion"`
-	Pid             int             `json:"Pid"`
-	Test            bool            `json:"Test"`
-	Addr            ReattachAddress `json:"Addr"`
-}
-
-// ReattachAddress is the network and address a plugin in debug mode
-// listens on.
-type ReattachAddress struct {
-	Network string `json:"Network"`
-	String  string `json:"String"`
-}
-
 // DebugLine writes debug mode's announcement: one line,
 // NAME='{"plugin name":{...}}' where NAME is EnvReattach, with the JSON
 // quoted for a POSIX shell, so that a person can paste it into a shell
 // (or eval it) before running the host.
-func DebugLine(w io.Writer, name string, r Reattach) error {
-	text, err := ReattachJSON(name, r)
+func DebugLine(w io.Writer, name string, r handshake.Reattach) error {
+	text, err := handshake.ReattachJSON(name, r)
 	if err != nil {
 		return err
 	}
 	_, err = fmt.Fprintf(w, "%s=%s\n", EnvReattach, ShellQuote(text))
 	return err
-}
-
-// ReattachJSON returns the JSON object mapping name to r, the value of
-// PLUGKIT_REATTACH and of Terraform's TF_REATTACH_PROVIDERS.
-func ReattachJSON(name string, r Reattach) (string, error) {
-	b, err := json.Marshal(map[string]Reattach{name: r})
-	if err != nil {
-		return "", fmt.Errorf("plugin: encoding the reattach configuration: %w", err)
-	}
-	return string(b), nil
 }
 
 // ShellQuote quotes s for a POSIX shell: in single quotes, each single
@@ -134,12 +103,12 @@ func announceDebug(cfg Config, out io.Writer, line handshake.Line) error {
 	if name == "" {
 		name = filepath.Base(os.Args[0])
 	}
-	r := Reattach{
+	r := handshake.Reattach{
 		Protocol:        line.Protocol,
 		ProtocolVersion: line.AppVersion,
 		Pid:             os.Getpid(),
 		Test:            true,
-		Addr:            ReattachAddress{Network: line.Network, String: line.Address},
+		Addr:            handshake.ReattachAddr{Network: line.Network, String: line.Address},
 	}
 	announce := cfg.DebugAnnounce
 	if announce == nil {

@@ -51,7 +51,7 @@ func debugHost() {
 }
 
 // reattachLine parses a PLUGKIT_REATTACH line and checks what it says.
-func reattachLine(t *testing.T, line string, pid int) host.ReattachConfig {
+func reattachLine(t *testing.T, line string, pid int) handshake.Reattach {
 	t.Helper()
 	if !strings.HasPrefix(line, plugin.EnvReattach+"='{") || !strings.HasSuffix(line, "}'\n") {
 		t.Fatalf("debug mode printed %q: want one line PLUGKIT_REATTACH='{...}'", line)
@@ -111,7 +111,7 @@ func TestDebugMode(t *testing.T) {
 	rc := reattachLine(t, line, cmd.Process.Pid)
 
 	for i := range 2 {
-		c, err := host.Reattach(ctx, rc, host.Config{Versions: []int{1, 2}})
+		c, err := host.Reattach(ctx, rc, host.Options{Versions: []int{1, 2}}, host.ReattachOptions{})
 		if err != nil {
 			t.Fatalf("reattach %d: %v", i+1, err)
 		}
@@ -174,7 +174,7 @@ func TestDebugModeOutlivesItsParent(t *testing.T) {
 	if !running(pid) {
 		t.Fatal("plugin in debug mode exited when its parent died")
 	}
-	c, err := host.Reattach(ctx, rc, host.Config{Versions: []int{2}, StopDebugPlugins: true})
+	c, err := host.Reattach(ctx, rc, host.Options{Versions: []int{2}}, host.ReattachOptions{StopDebugPlugins: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -208,8 +208,8 @@ func TestDebugModeInProcess(t *testing.T) {
 			Handshake: pw,
 			Name:      "example.com/it's",
 			Debug:     true,
-			DebugAnnounce: func(w io.Writer, name string, r plugin.Reattach) error {
-				text, err := plugin.ReattachJSON(name, r)
+			DebugAnnounce: func(w io.Writer, name string, r handshake.Reattach) error {
+				text, err := handshake.ReattachJSON(name, r)
 				if err != nil {
 					return err
 				}
@@ -231,7 +231,7 @@ func TestDebugModeInProcess(t *testing.T) {
 	if !ok || rc.ProtocolVersion != 1 || rc.Pid != os.Getpid() {
 		t.Fatalf("reattach %q: %+v: want example.com/it's at version 1 (PLUGIN_PROTOCOL_VERSIONS), pid %d", line, rcs, os.Getpid())
 	}
-	c, err := host.Reattach(ctx, rc, host.Config{Versions: []int{1}})
+	c, err := host.Reattach(ctx, rc, host.Options{Versions: []int{1}}, host.ReattachOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -272,12 +272,12 @@ func TestDebugModeRejects(t *testing.T) {
 }
 
 func ExampleDebugLine() {
-	plugin.DebugLine(os.Stdout, "example.com/memory", plugin.Reattach{
+	plugin.DebugLine(os.Stdout, "example.com/memory", handshake.Reattach{
 		Protocol:        "grpc",
 		ProtocolVersion: 1,
 		Pid:             4242,
 		Test:            true,
-		Addr:            plugin.ReattachAddress{Network: "unix", String: "/tmp/plugkit-1/plugin.sock"},
+		Addr:            handshake.ReattachAddr{Network: "unix", String: "/tmp/plugkit-1/plugin.sock"},
 	})
 	// Output:
 	// PLUGKIT_REATTACH='{"example.com/memory":{"Protocol":"grpc","ProtocolVersion":1,"Pid":4242,"Test":true,"Addr":{"Network":"unix","String":"/tmp/plugkit-1/plugin.sock"}}}'

@@ -50,12 +50,11 @@ func ExampleServe() {
 	exe, _ := os.Executable()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	client, err := host.Start(ctx, host.Config{
-		Path:     exe,
-		Env:      []string{"PLUGKIT_PLUGIN_TEST_ROLE=plugin", "GORACE=atexit_sleep_ms=0"},
-		Cookie:   cookie,
-		Versions: []int{1, 2},
-	})
+	client, err := host.Start(ctx, host.Command{
+		Path:   exe,
+		Env:    []string{"PLUGKIT_PLUGIN_TEST_ROLE=plugin", "GORACE=atexit_sleep_ms=0"},
+		Cookie: cookie,
+	}, host.Options{Versions: []int{1, 2}})
 	if err != nil {
 		fmt.Println(err)
 		return

@@ -143,7 +143,7 @@ func TestRunInProcess(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	c, err := host.Reattach(ctx, host.ReattachConfig{Protocol: "grpc", ProtocolVersion: 2, Addr: host.ReattachAddr{Network: l.Network, String: l.Address}}, host.Config{Versions: []int{2}})
+	c, err := host.Reattach(ctx, handshake.Reattach{Protocol: "grpc", ProtocolVersion: 2, Addr: handshake.ReattachAddr{Network: l.Network, String: l.Address}}, host.Options{Versions: []int{2}}, host.ReattachOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

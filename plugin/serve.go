@@ -78,7 +78,7 @@ type Config struct {
 	// broker's connections use it too, so it should also work as a client
 	// configuration (Certificates, RootCAs, ServerName). A plugin with a
 	// TLSProvider refuses a host that asks for AutoMTLS: the host must be
-	// given this PKI instead (plugkit: host.Config.TLS; go-plugin:
+	// given this PKI instead (plugkit: host.TLS; go-plugin:
 	// ClientConfig.TLSConfig with AutoMTLS off). Nil means AutoMTLS when
 	// the host asks for it, else plain text.
 	TLSProvider func() (*tls.Config, error)
@@ -90,7 +90,7 @@ type Config struct {
 	Debug bool
 	// DebugAnnounce writes debug mode's announcement of where the plugin
 	// serves; nil means DebugLine (PLUGKIT_REATTACH='{...}').
-	DebugAnnounce func(w io.Writer, name string, r Reattach) error
+	DebugAnnounce func(w io.Writer, name string, r handshake.Reattach) error
 
 	// The fields below are for running a plugin inside another program,
 	// such as a test. A real plugin leaves them zero.
@@ -278,7 +278,7 @@ func Run(ctx context.Context, cfg Config) error {
 
 // ErrTLSConflict reports a plugin with its own TLS (Config.TLSProvider)
 // started by a host that asked for AutoMTLS.
-var ErrTLSConflict = errors.New("the host asked for AutoMTLS (it set " + handshake.EnvClientCert + ") but this plugin serves its own TLS (Config.TLSProvider): give the host this plugin's PKI instead (plugkit: host.Config.TLS; go-plugin: ClientConfig.TLSConfig with AutoMTLS false)")
+var ErrTLSConflict = errors.New("the host asked for AutoMTLS (it set " + handshake.EnvClientCert + ") but this plugin serves its own TLS (Config.TLSProvider): give the host this plugin's PKI instead (plugkit: host.TLS; go-plugin: ClientConfig.TLSConfig with AutoMTLS false)")
 
 // serverTLS returns the TLS configuration to serve with, and the
 // certificate to send in the handshake line (AutoMTLS only).

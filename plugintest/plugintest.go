@@ -44,7 +44,7 @@ type Options struct {
 	// NoAutoMTLS connects in plain text.
 	NoAutoMTLS bool
 	// TLS is the host's TLS configuration for a plugin with its own TLS
-	// (plugin.Config.TLSProvider), in place of AutoMTLS; see host.Config.TLS.
+	// (plugin.Config.TLSProvider), in place of AutoMTLS; see host.TLS.
 	TLS *tls.Config
 	// Logger receives the plugin's and the host's diagnostics; nil means
 	// the test's log (t.Log), at warning level and above.
@@ -152,14 +152,19 @@ func Start(t testing.TB, cfg plugin.Config, opts ...Options) *host.Client {
 	t.Cleanup(stop)
 	cctx, ccancel := context.WithTimeout(context.Background(), startTimeout)
 	defer ccancel()
-	c, err := host.Connect(cctx, line, id, host.Config{
-		Name:          t.Name(),
-		Versions:      versions,
-		NoAutoMTLS:    o.NoAutoMTLS,
-		TLS:           o.TLS,
-		UnixSocketDir: dir,
-		Logger:        logger.With("side", "host"),
-	})
+	security := host.AutoMTLS(id)
+	switch {
+	case o.TLS != nil:
+		security = host.TLS(o.TLS)
+	case o.NoAutoMTLS:
+		security = host.Plaintext()
+	}
+	c, err := host.Connect(cctx, line, host.Options{
+		Name:     t.Name(),
+		Versions: versions,
+		Security: security,
+		Logger:   logger.With("side", "host"),
+	}, host.Attach{UnixSocketDir: dir})
 	if err != nil {
 		t.Fatalf("plugintest.Start: %v", err)
 	}
@@ -174,7 +179,7 @@ func Start(t testing.TB, cfg plugin.Config, opts ...Options) *host.Client {
 // closes the Manager and stops the plugin.
 func ServeCatalog(t testing.TB, cat *catalog.Catalog) *manager.Manager {
 	t.Helper()
-	m := manager.New(manager.Config{Cookie: Cookie, Logger: testutil.Logger(t)})
+	m := manager.New(manager.Config{Launch: host.Command{Cookie: Cookie}, Host: host.Options{Logger: testutil.Logger(t)}})
 	c := Start(t, plugin.Config{Cookie: Cookie, Versions: map[int]plugin.Register{wire.CatalogProtocolVersion: cat.Register}})
 	t.Cleanup(func() { m.Close() }) // runs before Start's cleanup
 	ctx, cancel := context.WithTimeout(context.Background(), startTimeout)

@@ -5,6 +5,7 @@ package remote_test
 import (
 	"bufio"
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -145,12 +146,14 @@ func TestRemoteAcrossNetworkNamespaces(t *testing.T) {
 	defer cancel()
 
 	t.Run("refusals", func(t *testing.T) {
-		for name, tc := range map[string]host.Config{
-			"no client certificate":       {TLS: pki.NoCertTLS()},
-			"a certificate of another CA": {TLS: pki.ForeignTLS()},
+		for name, tlsConfig := range map[string]*tls.Config{
+			"no client certificate":       pki.NoCertTLS(),
+			"a certificate of another CA": pki.ForeignTLS(),
 		} {
-			tc.Versions, tc.StartTimeout, tc.DialOptions = []int{1}, 3*time.Second, []grpc.DialOption{n.dialer(t)}
-			c, err := host.Dial(ctx, host.Remote{Endpoints: []string{ep1}}, tc)
+			opts := host.Options{Security: host.TLS(tlsConfig), Versions: []int{1}, DialOptions: []grpc.DialOption{n.dialer(t)}}
+			dctx, dcancel := context.WithTimeout(ctx, 3*time.Second)
+			c, err := host.Dial(dctx, host.Remote{Endpoints: []string{ep1}}, opts)
+			dcancel()
 			if err == nil {
 				c.Close()
 				t.Fatalf("a host with %s was served", name)
@@ -159,7 +162,7 @@ func TestRemoteAcrossNetworkNamespaces(t *testing.T) {
 		}
 		// The right certificate is served, from the host's namespace only.
 		c, err := host.Dial(ctx, host.Remote{Endpoints: []string{ep1, ep2}},
-			host.Config{TLS: pki.HostTLS(), Versions: []int{1}, DialOptions: []grpc.DialOption{n.dialer(t)}})
+			host.Options{Security: host.TLS(pki.HostTLS()), Versions: []int{1}, DialOptions: []grpc.DialOption{n.dialer(t)}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -169,10 +172,13 @@ func TestRemoteAcrossNetworkNamespaces(t *testing.T) {
 	remote := func(name string, eps ...string) manager.Remote {
 		return manager.Remote{Kind: objectstore.Kind, Name: name, Remote: host.Remote{Endpoints: eps}, TLS: pki.HostTLS(), DialOptions: []grpc.DialOption{n.dialer(t)}}
 	}
-	m := manager.New(manager.Config{Cookie: objectstore.Cookie, Sources: []manager.Source{manager.Remotes(
-		remote("example.com/fs", ep1, ep2),
-		remote("example.com/memory", ep3),
-	)}})
+	m := manager.New(manager.Config{
+		Sources: []manager.Source{manager.Remotes(
+			remote("example.com/fs", ep1, ep2),
+			remote("example.com/memory", ep3),
+		)},
+		Launch: host.Command{Cookie: objectstore.Cookie},
+	})
 	defer m.Close()
 	if err := m.Discover(ctx); err != nil {
 		t.Fatal(err)

@@ -27,7 +27,7 @@ func BenchmarkStartClose(b *testing.B) {
 			cfg.Runner = bc.runner
 			for b.Loop() {
 				ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-				c, err := host.Start(ctx, cfg)
+				c, err := cfg.start(ctx)
 				cancel()
 				if err != nil {
 					b.Fatal(err)

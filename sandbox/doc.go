@@ -4,12 +4,11 @@
 // unprivileged user of its own and a seccomp filter, as container
 // runtimes do by default.
 //
-//	client, err := host.Start(ctx, host.Config{
-//		Path:     "/usr/lib/myapp/plugins/fs",
-//		Cookie:   cookie,
-//		Versions: []int{1},
-//		Runner:   sandbox.Runner{Writable: "/var/lib/myapp/fs-data"},
-//	})
+//	client, err := host.Start(ctx, host.Command{
+//		Path:   "/usr/lib/myapp/plugins/fs",
+//		Cookie: cookie,
+//		Runner: sandbox.Runner{Writable: "/var/lib/myapp/fs-data"},
+//	}, host.Options{Versions: []int{1}})
 //
 // # What the plugin gets
 //
@@ -30,7 +29,7 @@
 //     directory (host.Launch.SocketDir), also at its own path. The host
 //     and the plugin both see that directory, so the plugin's unix socket
 //     and the host's brokered sockets are shared through it and no
-//     address needs translating. It starts in host.Config.Dir, or with
+//     address needs translating. It starts in host.Command.Dir, or with
 //     that empty in the host's working directory, unless the private /tmp
 //     hides it: then in Runner.Writable, else in /.
 //   - A /dev of its own: a read-only tmpfs holding null, zero, full,
@@ -90,7 +89,7 @@
 // and GID to keep them apart. The plugin's CPU, memory
 // and process count are not bounded (cgroups are not set up), and the
 // sandbox needs the host to run as root. A plugin that asks to listen on
-// TCP (host.Config.Network "tcp") is refused: it would listen on its own
+// TCP (host.Command.Listen.Network "tcp") is refused: it would listen on its own
 // loopback, which the host cannot reach.
 //
 // # Why Linux namespaces, not bubblewrap
@@ -130,9 +129,9 @@
 // process ID the host started, and with it the host's process group, death
 // signal and socket owner check. The plugin's executable is opened before
 // /tmp is replaced, so a binary under /tmp (or a pinned one,
-// host.Config.SHA256) still runs; the plugin inherits that one O_PATH
+// host.Command.SHA256) still runs; the plugin inherits that one O_PATH
 // descriptor of its own executable (an interpreted script's interpreter
 // opens it). A host therefore needs nothing but to import this package and
-// set host.Config.Runner; in every other run of its binary the hook does
+// set host.Command.Runner; in every other run of its binary the hook does
 // nothing, because the variable is not set.
 package sandbox

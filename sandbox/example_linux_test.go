@@ -26,13 +26,12 @@ func ExampleRunner() {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 
-	client, err := host.Start(ctx, host.Config{
-		Path:     exe,
-		Env:      []string{probeEnv + "=1", "GORACE=atexit_sleep_ms=0"},
-		Cookie:   testCookie,
-		Versions: []int{1},
-		Runner:   sandbox.Runner{Writable: data},
-	})
+	client, err := host.Start(ctx, host.Command{
+		Path:   exe,
+		Env:    []string{probeEnv + "=1", "GORACE=atexit_sleep_ms=0"},
+		Cookie: testCookie,
+		Runner: sandbox.Runner{Writable: data},
+	}, host.Options{Versions: []int{1}})
 	if err != nil {
 		fmt.Println(err)
 		return

@@ -239,7 +239,7 @@ func TestRunnerRejectsBadIDs(t *testing.T) {
 	requireSandbox(t)
 	for _, r := range []sandbox.Runner{{UID: -1}, {GID: -5}, {UID: 1 << 32}} {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		c, err := host.Start(ctx, config(t, r))
+		c, err := config(t, r).start(ctx)
 		cancel()
 		if err == nil {
 			c.Close()
@@ -286,7 +286,7 @@ func TestSandboxPluginNotExecutableByItsUser(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	c, err := host.Start(ctx, cfg)
+	c, err := cfg.start(ctx)
 	if err == nil {
 		c.Close()
 		t.Fatal("a plugin only root may execute started as nobody")

@@ -250,13 +250,12 @@ func runProbePlugin() {
 func runHost() {
 	exe, _ := os.Executable()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	c, err := host.Start(ctx, host.Config{
-		Path:     exe,
-		Env:      []string{probeEnv + "=1", noWatchEnv + "=1", "GORACE=atexit_sleep_ms=0"},
-		Cookie:   testCookie,
-		Versions: []int{1},
-		Runner:   sandbox.Runner{},
-	})
+	c, err := host.Start(ctx, host.Command{
+		Path:   exe,
+		Env:    []string{probeEnv + "=1", noWatchEnv + "=1", "GORACE=atexit_sleep_ms=0"},
+		Cookie: testCookie,
+		Runner: sandbox.Runner{},
+	}, host.Options{Versions: []int{1}})
 	cancel()
 	if err != nil {
 		fmt.Println("error", err)

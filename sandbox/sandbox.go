@@ -44,7 +44,7 @@ type Runner struct {
 	// its own to keep plugins from each other's files too. Prepare gives the Writable directory itself
 	// (not what it already holds) to this user and group, and the host
 	// gives them the plugin's socket directory and brokered sockets
-	// (host.Launch.SocketGroup); Config.UnixSocketGroup, if set, is
+	// (host.Launch.SocketGroup); Command.Listen.UnixSocketGroup, if set, is
 	// replaced by GID.
 	UID, GID int
 }
@@ -88,7 +88,7 @@ func (r Runner) Prepare(l *host.Launch) error {
 	if sp.Dir == "" {
 		wd, err := os.Getwd()
 		if err != nil {
-			return fmt.Errorf("sandbox: the plugin's working directory: %w (set host.Config.Dir)", err)
+			return fmt.Errorf("sandbox: the plugin's working directory: %w (set host.Command.Dir)", err)
 		}
 		writable := ""
 		if r.Writable != "" {
@@ -114,7 +114,7 @@ func (r Runner) Prepare(l *host.Launch) error {
 	l.Cmd.Env = append(env[:len(env):len(env)], extra...)
 	l.Cmd.Path = "/proc/self/exe"
 	isolate(l.Cmd)
-	l.PluginToHost = refuseTCP("the plugin listens on TCP inside the sandbox, on its own loopback, which the host cannot reach: let it use a unix socket (leave host.Config.Network empty)")
+	l.PluginToHost = refuseTCP("the plugin listens on TCP inside the sandbox, on its own loopback, which the host cannot reach: let it use a unix socket (leave host.Command.Listen.Network empty)")
 	l.HostToPlugin = refuseTCP("the host announced a TCP address to a sandboxed plugin, which has no network: brokered services must use unix sockets")
 	return nil
 }
@@ -177,11 +177,11 @@ func refuseTCP(why string) host.TranslateFunc {
 	}
 }
 
-// inheritedDir is where a plugin whose host.Config.Dir is empty starts:
+// inheritedDir is where a plugin whose host.Command.Dir is empty starts:
 // the host's working directory wd, unless the sandbox hides it (wd is under
 // /tmp, which becomes the plugin's private tmpfs, and not inside a
 // directory kept visible), then the granted directory (Writable), else the
-// root. An explicit host.Config.Dir is used as it is.
+// root. An explicit host.Command.Dir is used as it is.
 func inheritedDir(wd string, keep []string, writable string) string {
 	wd = filepath.Clean(wd)
 	under := func(dir, root string) bool {

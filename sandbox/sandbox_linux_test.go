@@ -52,21 +52,37 @@ func requireSandbox(t *testing.T) {
 	}
 }
 
+// launchConfig is what a test gives host.Start, each field reachable as
+// cfg.Field.
+type launchConfig struct {
+	host.Command
+	host.Options
+}
+
+// start calls host.Start with cfg.
+func (cfg launchConfig) start(ctx context.Context) (*host.Client, error) {
+	return host.Start(ctx, cfg.Command, cfg.Options)
+}
+
 // config starts this test binary as the probe plugin.
-func config(tb testing.TB, r sandbox.Runner) host.Config {
+func config(tb testing.TB, r sandbox.Runner) launchConfig {
 	tb.Helper()
 	exe, err := os.Executable()
 	if err != nil {
 		tb.Fatal(err)
 	}
-	return host.Config{
-		Path:         exe,
-		Env:          []string{probeEnv + "=1", "GORACE=atexit_sleep_ms=0"},
-		Cookie:       testCookie,
-		Versions:     []int{1},
-		Runner:       r,
-		StartTimeout: 10 * time.Second,
-		Logger:       slog.New(slog.NewTextHandler(&bytes.Buffer{}, nil)),
+	return launchConfig{
+		Command: host.Command{
+			Path:     exe,
+			Env:      []string{probeEnv + "=1", "GORACE=atexit_sleep_ms=0"},
+			Cookie:   testCookie,
+			Runner:   r,
+			Timeouts: host.Timeouts{Start: 10 * time.Second},
+		},
+		Options: host.Options{
+			Versions: []int{1},
+			Logger:   slog.New(slog.NewTextHandler(&bytes.Buffer{}, nil)),
+		},
 	}
 }
 
@@ -75,7 +91,7 @@ func startSandboxed(t *testing.T, r sandbox.Runner) *host.Client {
 	requireSandbox(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	c, err := host.Start(ctx, config(t, r))
+	c, err := config(t, r).start(ctx)
 	if err != nil {
 		t.Fatalf("Start in the sandbox: %v", err)
 	}
@@ -266,7 +282,7 @@ func TestSandboxPinnedBinary(t *testing.T) {
 	cfg.SHA256 = sum
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	c, err := host.Start(ctx, cfg)
+	c, err := cfg.start(ctx)
 	if err != nil {
 		t.Fatalf("a pinned binary in the sandbox: %v", err)
 	}
@@ -279,15 +295,15 @@ func TestSandboxPinnedBinary(t *testing.T) {
 func TestSandboxRefusesTCPPlugin(t *testing.T) {
 	requireSandbox(t)
 	cfg := config(t, sandbox.Runner{})
-	cfg.Network = "tcp"
+	cfg.Listen.Network = "tcp"
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	c, err := host.Start(ctx, cfg)
+	c, err := cfg.start(ctx)
 	if err == nil {
 		c.Close()
 		t.Fatal("a sandboxed plugin on TCP started; the host cannot reach its loopback")
 	}
-	if !strings.Contains(err.Error(), "leave host.Config.Network empty") {
+	if !strings.Contains(err.Error(), "leave host.Command.Listen.Network empty") {
 		t.Errorf("error %q does not say to use a unix socket", err)
 	}
 }
@@ -306,7 +322,7 @@ func TestRunnerRejectsBadWritable(t *testing.T) {
 	} {
 		cfg := config(t, sandbox.Runner{Writable: dir})
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		c, err := host.Start(ctx, cfg)
+		c, err := cfg.start(ctx)
 		cancel()
 		if err == nil {
 			c.Close()
@@ -423,7 +439,7 @@ func TestSandboxedPluginMultiplexedCallback(t *testing.T) {
 	cfg.MultiplexBroker = true
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	c, err := host.Start(ctx, cfg)
+	c, err := cfg.start(ctx)
 	if err != nil {
 		t.Fatalf("Start in the sandbox with a multiplexed broker: %v", err)
 	}

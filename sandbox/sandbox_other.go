@@ -10,7 +10,7 @@ import (
 
 // Available reports that the sandbox needs Linux.
 func Available() error {
-	return fmt.Errorf("sandbox: plugins can be sandboxed only on Linux (namespaces and mounts), not on %s: leave host.Config.Runner nil to run the plugin unsandboxed", runtime.GOOS)
+	return fmt.Errorf("sandbox: plugins can be sandboxed only on Linux (namespaces and mounts), not on %s: leave host.Command.Runner nil to run the plugin unsandboxed", runtime.GOOS)
 }
 
 func isolate(*exec.Cmd) {}

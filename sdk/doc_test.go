@@ -106,10 +106,10 @@ func startSilent(t *testing.T) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = host.Start(t.Context(), host.Config{
-		Path: self, Cookie: objectstore.Cookie, Versions: []int{1},
-		StartTimeout: 200 * time.Millisecond, StopTimeout: 100 * time.Millisecond,
-	})
+	_, err = host.Start(t.Context(), host.Command{
+		Path: self, Cookie: objectstore.Cookie,
+		Timeouts: host.Timeouts{Start: 200 * time.Millisecond, Stop: 100 * time.Millisecond},
+	}, host.Options{Versions: []int{1}})
 	if err == nil {
 		t.Fatal("a program that prints nothing started")
 	}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/plugkit/plugkit/handshake"
 	"github.com/plugkit/plugkit/plugin"
 )
 
@@ -16,8 +17,8 @@ const EnvReattachProviders = "TF_REATTACH_PROVIDERS"
 // editors that read that output read this one: a sentence, a blank line,
 // the tab-indented line TF_REATTACH_PROVIDERS='{...}' (the JSON quoted
 // for a POSIX shell) and a blank line.
-func DebugAnnounce(w io.Writer, name string, r plugin.Reattach) error {
-	text, err := plugin.ReattachJSON(name, r)
+func DebugAnnounce(w io.Writer, name string, r handshake.Reattach) error {
+	text, err := handshake.ReattachJSON(name, r)
 	if err != nil {
 		return err
 	}

@@ -56,7 +56,7 @@ func TestDebug(t *testing.T) {
 	}
 	for range 2 {
 		rctx, rcancel := context.WithTimeout(ctx, 10*time.Second)
-		c, err := host.Reattach(rctx, rc, host.Config{Versions: []int{5, 6}})
+		c, err := host.Reattach(rctx, rc, host.Options{Versions: []int{5, 6}}, host.ReattachOptions{})
 		if err != nil {
 			rcancel()
 			t.Fatal(err)

@@ -27,7 +27,7 @@ const (
 )
 
 // Cookie is Terraform's magic cookie as a handshake.Cookie, for hosts
-// (host.Config.Cookie) and plugins alike.
+// (host.Command.Cookie) and plugins alike.
 var Cookie = handshake.Cookie{Key: CookieKey, Value: CookieValue}
 
 // Protocol versions of the Terraform plugin protocol.

@@ -85,13 +85,14 @@ func start(t *testing.T, mode string, versions ...int) (*host.Client, error) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	c, err := host.Start(ctx, host.Config{
-		Path:         exe,
-		Env:          []string{modeEnv + "=" + mode, "GORACE=atexit_sleep_ms=0"},
-		Cookie:       tfserve.Cookie,
-		Versions:     versions,
-		StartTimeout: 15 * time.Second,
-		Logger:       slog.New(slog.NewTextHandler(&bytes.Buffer{}, nil)),
+	c, err := host.Start(ctx, host.Command{
+		Path:     exe,
+		Env:      []string{modeEnv + "=" + mode, "GORACE=atexit_sleep_ms=0"},
+		Cookie:   tfserve.Cookie,
+		Timeouts: host.Timeouts{Start: 15 * time.Second},
+	}, host.Options{
+		Versions: versions,
+		Logger:   slog.New(slog.NewTextHandler(&bytes.Buffer{}, nil)),
 	})
 	if err == nil {
 		t.Cleanup(func() { c.Close() })

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/plugkit/plugkit/examples/objectstore"
+	"github.com/plugkit/plugkit/host"
 	"github.com/plugkit/plugkit/manager"
 )
 
@@ -67,11 +68,11 @@ func demo(ctx context.Context, out, stderr io.Writer, verbose bool) error {
 
 	cfg := manager.Config{
 		Sources:   []manager.Source{manager.Dirs(pluginDir)},
-		Cookie:    objectstore.Cookie,
 		CacheFile: filepath.Join(work, "describe-cache.json"),
 		Releases:  objectstore.Releases(),
-		Logger:    cliLogger(verbose, stderr),
 		Restart:   manager.RestartPolicy{Backoff: 50 * time.Millisecond},
+		Launch:    host.Command{Cookie: objectstore.Cookie},
+		Host:      host.Options{Logger: cliLogger(verbose, stderr)},
 	}
 	m := manager.New(cfg)
 	defer m.Close()

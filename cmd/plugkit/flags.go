@@ -160,15 +160,16 @@ func (p *pluginFlags) start(cmd, path string, verbose bool, stderr io.Writer) (*
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), timeout+10*time.Second)
 	defer cancel()
-	client, err := host.Start(ctx, host.Config{
-		Path:         path,
-		Args:         p.args,
-		Cookie:       cookie,
-		Versions:     versions,
-		NoAutoMTLS:   p.noMTLS,
-		StartTimeout: timeout,
-		Logger:       cliLogger(verbose, stderr),
-	})
+	opts := host.Options{Versions: versions, Logger: cliLogger(verbose, stderr)}
+	if p.noMTLS {
+		opts.Security = host.Plaintext()
+	}
+	client, err := host.Start(ctx, host.Command{
+		Path:     path,
+		Args:     p.args,
+		Cookie:   cookie,
+		Timeouts: host.Timeouts{Start: timeout},
+	}, opts)
 	if err != nil {
 		reportError(stderr, cmd, err)
 		return nil, 1

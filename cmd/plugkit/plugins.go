@@ -15,6 +15,7 @@ import (
 
 	"github.com/plugkit/plugkit/examples/objectstore"
 	"github.com/plugkit/plugkit/handshake"
+	"github.com/plugkit/plugkit/host"
 	"github.com/plugkit/plugkit/manager"
 )
 
@@ -173,8 +174,10 @@ func (p *pluginsFlags) manager(cookie handshake.Cookie, stderr io.Writer) *manag
 		sources = []manager.Source{manager.Dirs(p.dirs...)}
 	}
 	m := manager.New(manager.Config{
-		Sources: sources, Cookie: cookie, CacheFile: p.cacheFile,
-		Logger: slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelError + 1})),
+		Sources:   sources,
+		CacheFile: p.cacheFile,
+		Launch:    host.Command{Cookie: cookie},
+		Host:      host.Options{Logger: slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelError + 1}))},
 	})
 	track(func() { m.Close() })
 	return m

@@ -36,11 +36,11 @@ func (p *pluginFlags) attach(cmd string, verbose bool, stderr io.Writer) (*host.
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
-	client, err := host.Reattach(ctx, rc, host.Config{
+	client, err := host.Reattach(ctx, rc, host.Options{
 		Name:     name,
 		Versions: versions,
 		Logger:   cliLogger(verbose, stderr),
-	})
+	}, host.ReattachOptions{})
 	if err != nil {
 		reportError(stderr, cmd, err)
 		return nil, 1

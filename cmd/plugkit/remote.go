@@ -36,10 +36,9 @@ func (r *remoteFlags) set() bool { return r.connect != "" }
 // dial connects to the service. versions nil accepts any version the
 // service serves. It reports failures itself and returns the exit code.
 func (r *remoteFlags) dial(cmd string, versions []int, timeout time.Duration, verbose bool, stderr io.Writer) (*host.Client, int) {
-	cfg := host.Config{
-		Versions:     versions,
-		StartTimeout: timeout,
-		Logger:       cliLogger(verbose, stderr),
+	cfg := host.Options{
+		Versions: versions,
+		Logger:   cliLogger(verbose, stderr),
 	}
 	if len(cfg.Versions) == 0 {
 		for v := range 100 {
@@ -52,7 +51,7 @@ func (r *remoteFlags) dial(cmd string, versions []int, timeout time.Duration, ve
 			fmt.Fprintf(stderr, "%s: --insecure-loopback and --tls-* exclude each other\n", cmd)
 			return nil, 2
 		}
-		cfg.NoAutoMTLS = true
+		cfg.Security = host.Plaintext()
 	default:
 		if r.ca == "" || r.cert == "" || r.key == "" {
 			fmt.Fprintf(stderr, "%s: --connect needs --tls-ca, --tls-cert and --tls-key: a plugin service requires mutual TLS (for a loopback service started with PLUGKIT_INSECURE_LOOPBACK=1, use --insecure-loopback)\n", cmd)
@@ -63,9 +62,9 @@ func (r *remoteFlags) dial(cmd string, versions []int, timeout time.Duration, ve
 			fmt.Fprintf(stderr, "%s: %s\n", cmd, oneLine(err))
 			return nil, 2
 		}
-		cfg.TLS = tc
+		cfg.Security = host.TLS(tc)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), timeout+10*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
 	client, err := host.Dial(ctx, host.Remote{Endpoints: strings.Split(r.connect, ",")}, cfg)
 	if err != nil {

@@ -20,7 +20,7 @@ var benchPlugins = []string{"memory", "py-objectstore-v1", "node-objectstore-v1"
 func startPlugin(b *testing.B, file string) *host.Client {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	c, err := host.Start(ctx, host.Config{Path: filepath.Join(pluginDir, file), Cookie: objectstore.Cookie, Versions: []int{1}})
+	c, err := host.Start(ctx, host.Command{Path: filepath.Join(pluginDir, file), Cookie: objectstore.Cookie}, host.Options{Versions: []int{1}})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -107,7 +107,7 @@ func setup(m *testing.M) (int, error) {
 
 func newManager(t *testing.T) *manager.Manager {
 	t.Helper()
-	m := manager.New(manager.Config{Sources: []manager.Source{manager.Dirs(pluginDir)}, Cookie: objectstore.Cookie, Logger: testutil.Logger(t)})
+	m := manager.New(manager.Config{Sources: []manager.Source{manager.Dirs(pluginDir)}, Launch: host.Command{Cookie: objectstore.Cookie}, Host: host.Options{Logger: testutil.Logger(t)}})
 	t.Cleanup(func() { m.Close() })
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -242,14 +242,14 @@ func TestMatrixWithGoPythonAndNode(t *testing.T) {
 	if conformance.Failing(cells) {
 		t.Errorf("failing cells in the matrix")
 	}
-	want := map[string]string{ // binary/host major -> mode
+	want := map[string]conformance.Mode{ // binary/host major -> mode
 		"py-objectstore-v1/2": "adapter", "py-objectstore-v1/1": "direct",
 		"py-objectstore-v2/2": "direct", "py-objectstore-v2/1": "incompatible",
 		"node-objectstore-v1/2": "adapter", "node-objectstore-v1/1": "direct",
 		"node-objectstore-v2/2": "direct", "node-objectstore-v2/1": "incompatible",
 		"memory/2": "adapter", "memory/1": "direct",
 	}
-	got := map[string]string{}
+	got := map[string]conformance.Mode{}
 	for _, c := range cells {
 		got[fmt.Sprintf("%s/%d", filepath.Base(c.Binary), c.HostMajor)] = c.Mode
 		if c.Mode != "incompatible" && c.Passed == 0 {
@@ -309,8 +309,8 @@ func TestNoMutualVersionAsGo(t *testing.T) {
 		var logs testutil.Buffer
 		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 		defer cancel()
-		c, err := host.Start(ctx, host.Config{
-			Path: filepath.Join(pluginDir, bin), Cookie: objectstore.Cookie, Versions: []int{2, 3}, Name: "plugin",
+		c, err := host.Start(ctx, host.Command{Path: filepath.Join(pluginDir, bin), Cookie: objectstore.Cookie}, host.Options{
+			Versions: []int{2, 3}, Name: "plugin",
 			Logger: slog.New(slog.NewJSONHandler(&logs, nil)),
 		})
 		if err == nil {
@@ -405,10 +405,10 @@ func TestLoopbackTCP(t *testing.T) {
 		t.Run(file, func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 			defer cancel()
-			c, err := host.Start(ctx, host.Config{
-				Path: filepath.Join(pluginDir, file), Cookie: objectstore.Cookie, Versions: []int{1},
-				Network: "tcp", MinPort: 23100, MaxPort: 23199, Logger: testutil.Logger(t),
-			})
+			c, err := host.Start(ctx, host.Command{
+				Path: filepath.Join(pluginDir, file), Cookie: objectstore.Cookie,
+				Listen: host.Listen{Network: "tcp", MinPort: 23100, MaxPort: 23199},
+			}, host.Options{Versions: []int{1}, Logger: testutil.Logger(t)})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -432,7 +432,7 @@ func TestLoopbackTCP(t *testing.T) {
 }
 
 // TestStdioReachesTheHost: what a plugin prints after the handshake
-// reaches the host over go-plugin's GRPCStdio stream (Config.Stdout), not
+// reaches the host over go-plugin's GRPCStdio stream (host.Output.SyncStdout), not
 // the handshake pipe.
 func TestStdioReachesTheHost(t *testing.T) {
 	for _, file := range []string{"py-objectstore-v1", "node-objectstore-v1"} {
@@ -440,7 +440,8 @@ func TestStdioReachesTheHost(t *testing.T) {
 			var stdout testutil.Buffer
 			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 			defer cancel()
-			c, err := host.Start(ctx, host.Config{Path: filepath.Join(pluginDir, file), Cookie: objectstore.Cookie, Versions: []int{1}, Stdout: &stdout, Logger: testutil.Logger(t)})
+			c, err := host.Start(ctx, host.Command{Path: filepath.Join(pluginDir, file), Cookie: objectstore.Cookie, Output: host.Output{SyncStdout: &stdout}},
+				host.Options{Versions: []int{1}, Logger: testutil.Logger(t)})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -19,7 +19,7 @@ import (
 func main() {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	c, err := host.Start(ctx, host.Config{Path: os.Args[1], Cookie: echo.Cookie, Versions: []int{1}, Logger: slog.New(slog.DiscardHandler)})
+	c, err := host.Start(ctx, host.Command{Path: os.Args[1], Cookie: echo.Cookie}, host.Options{Versions: []int{1}, Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)

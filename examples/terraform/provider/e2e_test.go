@@ -315,13 +315,14 @@ func startProvider(t *testing.T, versions []int, env ...string) *host.Client {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), startTimeout)
 	defer cancel()
-	c, err := host.Start(ctx, host.Config{
-		Path:         providerBin,
-		Env:          env,
-		Cookie:       tfserve.Cookie,
-		Versions:     versions,
-		StartTimeout: startTimeout,
-		Logger:       slog.New(slog.NewTextHandler(&bytes.Buffer{}, nil)),
+	c, err := host.Start(ctx, host.Command{
+		Path:     providerBin,
+		Env:      env,
+		Cookie:   tfserve.Cookie,
+		Timeouts: host.Timeouts{Start: startTimeout},
+	}, host.Options{
+		Versions: versions,
+		Logger:   slog.New(slog.NewTextHandler(&bytes.Buffer{}, nil)),
 	})
 	if err != nil {
 		t.Fatalf("host.Start with versions %v: %v", versions, err)
@@ -375,8 +376,8 @@ func TestHostNegotiation(t *testing.T) {
 	t.Run("no common version", func(t *testing.T) {
 		ctx, cancel := context.WithTimeout(context.Background(), startTimeout)
 		defer cancel()
-		c, err := host.Start(ctx, host.Config{Path: providerBin, Cookie: tfserve.Cookie, Versions: []int{7}, StartTimeout: startTimeout,
-			Logger: slog.New(slog.NewTextHandler(&bytes.Buffer{}, nil))})
+		c, err := host.Start(ctx, host.Command{Path: providerBin, Cookie: tfserve.Cookie, Timeouts: host.Timeouts{Start: startTimeout}},
+			host.Options{Versions: []int{7}, Logger: slog.New(slog.NewTextHandler(&bytes.Buffer{}, nil))})
 		if err == nil {
 			c.Close()
 			t.Fatal("a host offering only 7 started the provider")

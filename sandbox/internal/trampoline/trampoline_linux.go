@@ -111,7 +111,7 @@ func run(js string) error {
 		return err
 	}
 	if err := os.Chdir(sp.Dir); err != nil {
-		return fmt.Errorf("the working directory %s is not in the sandbox's view (%v): set host.Config.Dir to a directory outside /tmp, or to Runner.Writable", sp.Dir, err)
+		return fmt.Errorf("the working directory %s is not in the sandbox's view (%v): set host.Command.Dir to a directory outside /tmp, or to Runner.Writable", sp.Dir, err)
 	}
 	if err := loopbackUp(); err != nil {
 		return fmt.Errorf("bringing up the loopback interface: %w", err)

@@ -1,0 +1,119 @@
+package host_test
+
+import (
+	"context"
+	"crypto/tls"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/plugkit/plugkit/automtls"
+	"github.com/plugkit/plugkit/handshake"
+	"github.com/plugkit/plugkit/host"
+)
+
+// TestSecurityRefusals: each entry point refuses, before it launches or
+// dials anything, a Security it cannot honour, with an error naming what
+// to set instead.
+func TestSecurityRefusals(t *testing.T) {
+	id, err := automtls.New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	rc := handshake.Reattach{Protocol: "grpc", ProtocolVersion: 1, Addr: handshake.ReattachAddr{Network: "unix", String: "/nonexistent/sock"}}
+	const line = "1|1|unix|/nonexistent/sock|grpc|"
+	opts := func(s host.Security) host.Options { return host.Options{Versions: []int{1}, Security: s} }
+	for _, tc := range []struct {
+		name string
+		call func() (*host.Client, error)
+		want []string
+	}{
+		{"Reattach with AutoMTLS", func() (*host.Client, error) {
+			return host.Reattach(ctx, rc, opts(host.AutoMTLS(id)), host.ReattachOptions{})
+		}, []string{"Reattach cannot use AutoMTLS", "leave Options.Security zero", "host.TLS"}},
+		{"Connect without an identity", func() (*host.Client, error) {
+			return host.Connect(ctx, line, opts(host.Security{}), host.Attach{})
+		}, []string{"Connect needs the AutoMTLS identity", "host.AutoMTLS(id)"}},
+		{"Dial with AutoMTLS", func() (*host.Client, error) {
+			return host.Dial(ctx, host.Remote{Endpoints: []string{"127.0.0.1:1"}}, opts(host.AutoMTLS(id)))
+		}, []string{"Dial needs Options.Security set to host.TLS", "host.Plaintext()"}},
+		{"Start with TLS(nil)", func() (*host.Client, error) {
+			return host.Start(ctx, host.Command{Path: "/nonexistent/plugin", Cookie: testCookie}, opts(host.TLS(nil)))
+		}, []string{"host.TLS(nil)", "give the TLS configuration"}},
+		{"Reattach with TLS(nil)", func() (*host.Client, error) {
+			return host.Reattach(ctx, rc, opts(host.TLS(nil)), host.ReattachOptions{})
+		}, []string{"host.TLS(nil)"}},
+		{"Connect with TLS(nil)", func() (*host.Client, error) {
+			return host.Connect(ctx, line, opts(host.TLS(nil)), host.Attach{})
+		}, []string{"host.TLS(nil)"}},
+		{"Dial with TLS(nil)", func() (*host.Client, error) {
+			return host.Dial(ctx, host.Remote{Endpoints: []string{"127.0.0.1:1"}}, opts(host.TLS(nil)))
+		}, []string{"host.TLS(nil)"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c, err := tc.call()
+			if err == nil {
+				c.Close()
+				t.Fatal("accepted")
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q does not say %q", err, w)
+				}
+			}
+		})
+	}
+}
+
+// TestStartUsesTheGivenIdentity: with host.AutoMTLS(id), Start gives the
+// plugin id's certificate (not a fresh one) and connects with it; the
+// zero Security makes a fresh identity per Start.
+func TestStartUsesTheGivenIdentity(t *testing.T) {
+	id, err := automtls.New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	certOf := func(security host.Security) string {
+		t.Helper()
+		var cert string
+		cfg := config(t, "kv")
+		cfg.Security = security
+		cfg.Runner = host.RunnerFunc(func(l *host.Launch) error {
+			i := slices.IndexFunc(l.Cmd.Env, func(kv string) bool { return strings.HasPrefix(kv, handshake.EnvClientCert+"=") })
+			if i >= 0 {
+				cert = strings.TrimPrefix(l.Cmd.Env[i], handshake.EnvClientCert+"=")
+			}
+			return nil
+		})
+		c := start(t, cfg)
+		if !c.TLS() || !exists(t, c, "yes") {
+			t.Fatalf("TLS() %v, or the connection does not work", c.TLS())
+		}
+		c.Close()
+		return cert
+	}
+	if got := certOf(host.AutoMTLS(id)); got != string(id.PEM()) {
+		t.Errorf("with host.AutoMTLS(id) the plugin got %.60q..., not id's certificate", got)
+	}
+	first, second := certOf(host.Security{}), certOf(host.Security{})
+	if first == "" || first == second || first == string(id.PEM()) {
+		t.Errorf("the zero Security did not give each Start a fresh certificate")
+	}
+}
+
+// TestSecurityAccessors: the settings read back as set.
+func TestSecurityAccessors(t *testing.T) {
+	cfg := &tls.Config{ServerName: "x"}
+	if s := host.TLS(cfg); s.TLSConfig() != cfg || s.IsPlaintext() {
+		t.Errorf("host.TLS: TLSConfig %p IsPlaintext %v", s.TLSConfig(), s.IsPlaintext())
+	}
+	if s := host.Plaintext(); !s.IsPlaintext() || s.TLSConfig() != nil {
+		t.Error("host.Plaintext is not plain text")
+	}
+	if s := (host.Security{}); s.IsPlaintext() || s.TLSConfig() != nil || s != host.AutoMTLS(nil) {
+		t.Error("the zero Security is not AutoMTLS with a fresh identity")
+	}
+}
