@@ -284,7 +284,7 @@ func TestRemoteAcrossNetworkNamespaces(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if info := ms.Info(); info.Major != 1 || !info.Adapted || !strings.HasPrefix(info.Path, "remote:") {
+		if info := ms.Info(); info.Major != 1 || !info.Adapted || info.Origin != manager.OriginRemote || info.Path != ep3 {
 			t.Fatalf("memory Info = %+v; want major 1 adapted, remote", info)
 		}
 		if err := ms.Put(ctx, "a", []byte("adapted across the network")); err != nil {
