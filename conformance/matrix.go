@@ -103,7 +103,8 @@ type Matrix struct {
 	// Releases, when set, gives incompatible cells the release to pick.
 	Releases *compat.Index
 	// Parallelism bounds how many binaries run at once; 0 means the number
-	// of CPUs. Each binary is one process, reused across the host majors.
+	// of CPUs. Each binary is one process, started once to describe it and
+	// reused across the host majors.
 	Parallelism int
 	// Timeout bounds one binary's start and all its cells; 0 means 2
 	// minutes.
@@ -190,10 +191,10 @@ func (mx Matrix) Run(ctx context.Context, dir string) ([]Cell, error) {
 var newManager = manager.New
 
 // binary runs every host major's suite for each of the binary's
-// implementations of the kind, dispensed through a manager of its own
-// (the binary is described once; its one process serves every host
-// major). A binary that cannot be started or described fails every cell
-// at "start".
+// implementations of the kind, dispensed through a manager of its own:
+// the binary is started once, described once, and its one process serves
+// every host major. A binary that cannot be started or described fails
+// every cell at "start".
 func (mx Matrix) binary(ctx context.Context, bin string) []Cell {
 	ctx, cancel := context.WithTimeout(ctx, cmp.Or(mx.Timeout, 2*time.Minute))
 	defer cancel()
@@ -201,7 +202,14 @@ func (mx Matrix) binary(ctx context.Context, bin string) []Cell {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	m := newManager(manager.Config{Sources: []manager.Source{manager.Files(bin)}, Releases: mx.Releases, Launch: host.Command{Cookie: mx.Cookie}, Host: host.Options{Logger: logger}})
+	m := newManager(manager.Config{
+		Sources:  []manager.Source{manager.Files(bin)},
+		Launch:   host.Command{Cookie: mx.Cookie},
+		Host:     host.Options{Logger: logger},
+		Releases: mx.Releases,
+		// The process that answers Describe serves the suites.
+		KeepDescribed: true,
+	})
 	defer m.Close()
 	if err := m.Discover(ctx); err != nil {
 		return mx.failAll(filepath.Base(bin), "", bin, "start", err)

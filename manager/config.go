@@ -68,6 +68,12 @@ type Config struct {
 	DescribeTimeout time.Duration
 	// Restart is how crashed and hung plugin processes are restarted.
 	Restart RestartPolicy
+	// KeepDescribed keeps each process Discover starts to describe a
+	// plugin running for the plugin's first use, instead of stopping it,
+	// so that a manager that uses every plugin it finds (a test, the
+	// conformance matrix) starts each plugin once. A kept process that is
+	// not used runs until the next Discover or Close.
+	KeepDescribed bool
 }
 
 // RestartPolicy says how the Manager restarts a plugin process that

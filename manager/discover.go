@@ -78,6 +78,12 @@ func (m *Manager) Discover(ctx context.Context) error {
 	if len(m.cfg.Sources) == 0 {
 		return errors.New("manager: Config.Sources is empty: say where the plugins are, such as manager.Dirs(\"./plugins\") or manager.Remotes(...)")
 	}
+	m.mu.Lock()
+	unused := m.dropWarmLocked() // an earlier Discover's, never used
+	m.mu.Unlock()
+	for _, c := range unused {
+		c.Close()
+	}
 	var bins []*Binary
 	for _, s := range m.cfg.Sources {
 		found, err := s.Find(ctx, m)
@@ -196,25 +202,58 @@ func (m *Manager) describe(ctx context.Context, path string, cache map[string]*c
 			return b
 		}
 	}
-	b.Description, b.Err = m.launchDescribe(ctx, func(ctx context.Context) (*host.Client, error) { return m.start(ctx, path) })
+	b.Description, b.Err = m.launchDescribe(ctx, procKey{OriginDir, path}, func(ctx context.Context) (*host.Client, error) { return m.start(ctx, path) })
 	return b
 }
 
 // launchDescribe starts a plugin (start) and asks it for its description,
-// within Config.DescribeTimeout.
-func (m *Manager) launchDescribe(ctx context.Context, start func(context.Context) (*host.Client, error)) (*catalogv1.DescribeResponse, error) {
+// within Config.DescribeTimeout. The process is then stopped, or kept
+// for the plugin's first use (Config.KeepDescribed) under key.
+func (m *Manager) launchDescribe(ctx context.Context, key procKey, start func(context.Context) (*host.Client, error)) (*catalogv1.DescribeResponse, error) {
 	ctx, cancel := context.WithTimeout(ctx, cmp.Or(m.cfg.DescribeTimeout, DefaultDescribeTimeout))
 	defer cancel()
 	c, err := start(ctx)
 	if err != nil {
 		return nil, err
 	}
-	defer c.Close()
 	d, err := DescribeCatalog(ctx, c.Conn())
 	if status.Code(err) == codes.Unimplemented {
-		return nil, fmt.Errorf("serves no plugkit.catalog.v1.Catalog: it is a plain go-plugin plugin, not a plugkit kinds plugin; load it with host.Start")
+		err = fmt.Errorf("serves no plugkit.catalog.v1.Catalog: it is a plain go-plugin plugin, not a plugkit kinds plugin; load it with host.Start")
+	}
+	if err != nil || !m.keepDescribed(key, c) {
+		c.Close()
 	}
 	return d, err
+}
+
+// keepDescribed keeps c, the process Discover started to describe the
+// plugin key, for the plugin's first use, when Config.KeepDescribed says
+// so and the plugin has no process yet.
+func (m *Manager) keepDescribed(key procKey, c *host.Client) bool {
+	if !m.cfg.KeepDescribed {
+		return false
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.closed || m.warm[key] != nil || m.procs[key] != nil {
+		return false
+	}
+	if m.warm == nil {
+		m.warm = map[procKey]*host.Client{}
+	}
+	m.warm[key] = c
+	return true
+}
+
+// dropWarmLocked takes the processes kept by Config.KeepDescribed that
+// were not used; the caller closes them without m.mu. m.mu is held.
+func (m *Manager) dropWarmLocked() []*host.Client {
+	var out []*host.Client
+	for k, c := range m.warm {
+		out = append(out, c)
+		delete(m.warm, k)
+	}
+	return out
 }
 
 // maxDescribe bounds a Describe answer: a catalog of a few kinds, majors

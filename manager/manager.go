@@ -7,8 +7,10 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	catalogv1 "github.com/plugkit/plugkit/gen/plugkit/catalog/v1"
+	"github.com/plugkit/plugkit/host"
 )
 
 // ErrClosed is returned by a closed Manager or Conn.
@@ -30,8 +32,9 @@ type Manager struct {
 	attached      map[regKey]*entry // Attach's names, kept across Discovers
 	problems      []string
 	procs         map[procKey]*process
-	remoteCacheMu sync.Mutex // serialises writes of the remote cache (remote.go)
-	cacheWriteMu  sync.Mutex // serialises writes of the cache file; held without mu
+	warm          map[procKey]*host.Client // kept by Config.KeepDescribed until first use
+	remoteCacheMu sync.Mutex               // serialises writes of the remote cache (remote.go)
+	cacheWriteMu  sync.Mutex               // serialises writes of the cache file; held without mu
 }
 
 // New returns a Manager. Call Discover before using it.
@@ -121,6 +124,11 @@ func (m *Manager) process(im Implementation) (*process, error) {
 	p, ok := m.procs[key]
 	if !ok {
 		p = &process{m: m, bin: *e.binary, path: e.binary.Path, lock: make(chan struct{}, 1)}
+		if c := m.warm[key]; c != nil {
+			// The process Discover described the plugin with.
+			p.client, p.gen, p.started = c, 1, time.Now()
+			delete(m.warm, key)
+		}
 		m.procs[key] = p
 	}
 	return p, nil
@@ -137,7 +145,11 @@ func (m *Manager) Close() error {
 	m.closed = true
 	procs := m.procs
 	m.procs = nil
+	unused := m.dropWarmLocked()
 	m.mu.Unlock()
+	for _, c := range unused {
+		c.Close()
+	}
 	var wg sync.WaitGroup
 	for _, p := range procs {
 		wg.Add(1)

@@ -2,7 +2,9 @@ package manager_test
 
 import (
 	"context"
+	"os/exec"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 
@@ -76,5 +78,48 @@ func TestNoSources(t *testing.T) {
 	err := m.Discover(ctxT(t))
 	if err == nil || !strings.Contains(err.Error(), "manager.Dirs") {
 		t.Fatalf("Discover without sources = %v, want an error naming manager.Dirs", err)
+	}
+}
+
+// TestKeepDescribed checks that with Config.KeepDescribed the process
+// that answered Describe serves the plugin's first use, and that one kept
+// but never used is stopped by Close; without it, each plugin starts twice.
+func TestKeepDescribed(t *testing.T) {
+	dir := t.TempDir()
+	writePlugin(t, dir, "a", "a 2")
+	writePlugin(t, dir, "b", "b 2")
+	for _, keep := range []bool{true, false} {
+		var mu sync.Mutex
+		var cmds []*exec.Cmd
+		runner := host.RunnerFunc(func(l *host.Launch) error {
+			mu.Lock()
+			defer mu.Unlock()
+			cmds = append(cmds, l.Cmd)
+			return nil
+		})
+		m := newManager(t, manager.Config{Sources: []manager.Source{manager.Dirs(dir)}, Launch: host.Command{Runner: runner}, KeepDescribed: keep})
+		conn, _ := store(t, m, "a")
+		initStore(t, conn, nil)
+		pid := conn.Pid()
+		want := int64(3) // Describe a and b, then a again for use
+		if keep {
+			want = 2
+		}
+		if m.Launches() != want {
+			t.Errorf("KeepDescribed %v: %d launches, want %d", keep, m.Launches(), want)
+		}
+		if err := m.Close(); err != nil {
+			t.Fatal(err)
+		}
+		if pid <= 0 {
+			t.Fatalf("KeepDescribed %v: the plugin in use has pid %d", keep, pid)
+		}
+		mu.Lock()
+		for i, cmd := range cmds {
+			if cmd.ProcessState == nil {
+				t.Errorf("KeepDescribed %v: launch %d (pid %d) still runs after Close", keep, i, cmd.Process.Pid)
+			}
+		}
+		mu.Unlock()
 	}
 }

@@ -30,7 +30,7 @@ func demoMatrix(ctx context.Context, out io.Writer, step demoStep, pluginDir str
 	if err := conformance.WriteText(indent(out), cells); err != nil {
 		return err
 	}
-	fmt.Fprintf(out, "\n    %d cells in %v (one process per binary, reused across host majors; binaries in parallel)\n", len(cells), elapsed.Round(time.Millisecond))
+	fmt.Fprintf(out, "\n    %d cells in %v (one process per binary, started once to describe it and reused across host majors; binaries in parallel)\n", len(cells), elapsed.Round(time.Millisecond))
 	if conformance.Failing(cells) {
 		return fmt.Errorf("the matrix has failing cells")
 	}
