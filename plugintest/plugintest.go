@@ -179,7 +179,7 @@ func Start(t testing.TB, cfg plugin.Config, opts ...Options) *host.Client {
 // closes the Manager and stops the plugin.
 func ServeCatalog(t testing.TB, cat *catalog.Catalog) *manager.Manager {
 	t.Helper()
-	m := manager.New(manager.Config{Launch: host.Command{Cookie: Cookie}, Host: host.Options{Logger: testutil.Logger(t)}})
+	m := manager.New(manager.Config{Host: host.Options{Logger: testutil.Logger(t)}})
 	c := Start(t, plugin.Config{Cookie: Cookie, Versions: map[int]plugin.Register{wire.CatalogProtocolVersion: cat.Register}})
 	t.Cleanup(func() { m.Close() }) // runs before Start's cleanup
 	ctx, cancel := context.WithTimeout(context.Background(), startTimeout)
