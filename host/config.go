@@ -218,6 +218,7 @@ type Attach struct {
 
 // ReattachOptions is what Reattach reads besides Options.
 type ReattachOptions struct {
+	// Attach is what Reattach shares with Connect.
 	Attach
 	// StopDebugPlugins makes Close ask a reattached plugin in debug mode
 	// (handshake.Reattach.Test, as plugin.EnvDebug and Terraform's -debug

@@ -1,12 +1,17 @@
 package host_test
 
 import (
+	"bufio"
 	"context"
 	"crypto/tls"
+	"os"
+	"os/exec"
 	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"google.golang.org/grpc"
 
 	"github.com/plugkit/plugkit/automtls"
 	"github.com/plugkit/plugkit/handshake"
@@ -115,5 +120,73 @@ func TestSecurityAccessors(t *testing.T) {
 	}
 	if s := (host.Security{}); s.IsPlaintext() || s.TLSConfig() != nil || s != host.AutoMTLS(nil) {
 		t.Error("the zero Security is not AutoMTLS with a fresh identity")
+	}
+}
+
+// TestReattachReadsItsOptions: Reattach makes the host's brokered
+// sockets in Attach.UnixSocketDir; Close leaves a plugin in debug mode
+// running, and with StopDebugPlugins stops it.
+func TestReattachReadsItsOptions(t *testing.T) {
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	plugin := exec.Command(exe)
+	plugin.Env = append(os.Environ(), modeEnv+"=kv", "PLUGKIT_DEBUG=1", "GORACE=atexit_sleep_ms=0")
+	out, err := plugin.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := plugin.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan struct{})
+	go func() { plugin.Wait(); close(exited) }()
+	t.Cleanup(func() { plugin.Process.Kill(); <-exited })
+	line, err := bufio.NewReader(out).ReadString('\n')
+	if err != nil {
+		t.Fatalf("no reattach line: %v", err)
+	}
+	rcs, err := host.ParseReattachLine(line)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, rc, err := host.OnlyReattach(rcs)
+	if err != nil || !rc.Test {
+		t.Fatalf("reattach configuration %+v, %v: want one, in debug mode", rc, err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	opts := host.Options{Versions: []int{1}}
+
+	dir := t.TempDir()
+	c, err := host.Reattach(ctx, rc, opts, host.ReattachOptions{Attach: host.Attach{UnixSocketDir: dir}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Broker().Serve(ctx, c.Broker().NextID(), func(*grpc.Server) {}); err != nil {
+		t.Fatal(err)
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) == 0 {
+		t.Error("the brokered server's socket is not in Attach.UnixSocketDir")
+	}
+	if err := c.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	c, err = host.Reattach(ctx, rc, opts, host.ReattachOptions{StopDebugPlugins: true})
+	if err != nil {
+		t.Fatalf("the plugin in debug mode did not outlive its first host's Close: %v", err)
+	}
+	if !exists(t, c, "yes") {
+		t.Error("the second reattached connection does not work")
+	}
+	if err := c.Close(); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-exited:
+	case <-time.After(5 * time.Second):
+		t.Error("the plugin in debug mode still runs 5 s after Close with StopDebugPlugins")
 	}
 }
