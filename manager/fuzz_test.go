@@ -362,7 +362,7 @@ func TestRemoteCacheKeptWhenContextEnds(t *testing.T) {
 	}
 }
 
-// FuzzLoadRemotes feeds the remotes file (Config.RemotesFile) to
+// FuzzLoadRemotes feeds the remotes file (RemotesFile) to
 // LoadRemotes, in a directory that holds a CA, a certificate and a key.
 // Properties: it accepts one JSON object and nothing after it; what it
 // accepts, written again, loads the same entries (TLS or not alike); an
