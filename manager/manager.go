@@ -61,6 +61,8 @@ type Implementation struct {
 	PluginVersion string
 	// Majors are the majors the binary serves for this name, highest first.
 	Majors []*catalogv1.Major
+
+	bin *Binary // the plugin Lookup found, which Dispense runs
 }
 
 // Lookup finds the binary that implements (kind, name).
@@ -87,7 +89,7 @@ func (m *Manager) Lookup(kind, name string) (Implementation, error) {
 		}
 		return Implementation{}, fmt.Errorf("no plugin implements %s %q; the %s plugins are: %s%s", kind, name, kind, strings.Join(names, ", "), m.unusableLocked())
 	}
-	im := Implementation{Kind: kind, Name: name, Path: e.binary.Path, Origin: e.binary.Origin, PluginVersion: e.binary.Description.GetPluginVersion()}
+	im := Implementation{Kind: kind, Name: name, Path: e.binary.Path, Origin: e.binary.Origin, PluginVersion: e.binary.Description.GetPluginVersion(), bin: e.binary}
 	for _, maj := range e.kind.GetMajors() {
 		for _, n := range maj.GetNames() {
 			if n == name {
@@ -108,22 +110,18 @@ func (m *Manager) searched() string {
 	return strings.Join(s, "; ")
 }
 
-// process returns the shared process of the plugin that implements im,
-// creating its handle.
+// process returns the shared process of the plugin that Lookup found for
+// im, creating its handle.
 func (m *Manager) process(im Implementation) (*process, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.closed {
 		return nil, ErrClosed
 	}
-	e, ok := m.registry[regKey{im.Kind, im.Name}]
-	if !ok {
-		return nil, fmt.Errorf("manager: %s %q is not registered any more: a Discover ran meanwhile; dispense it again", im.Kind, im.Name)
-	}
-	key := procKey{e.binary.Origin, e.binary.Path}
+	key := procKey{im.bin.Origin, im.bin.Path}
 	p, ok := m.procs[key]
 	if !ok {
-		p = &process{m: m, bin: *e.binary, path: e.binary.Path, lock: make(chan struct{}, 1)}
+		p = &process{m: m, bin: *im.bin, path: im.bin.Path, lock: make(chan struct{}, 1)}
 		if c := m.warm[key]; c != nil {
 			// The process Discover described the plugin with.
 			p.client, p.gen, p.started = c, 1, time.Now()
