@@ -10,11 +10,11 @@ import (
 
 // Attach registers an already-connected catalog plugin, such as one a test
 // serves inside its own process (package plugintest), under every
-// (kind, name) its Describe answers, as if Discover had found it in a
-// binary called label. Dispense (and a kind's typed Open) then use c for
-// those names; c is never restarted, and Close closes it. An attached name
-// takes precedence over a binary of the same (kind, name), and stays
-// registered across later Discovers.
+// (kind, name) its Describe answers, as if a source had found it with
+// Path label and Origin OriginAttached. Dispense (and a kind's typed
+// Open) then use c for those names; c is never restarted, and Close
+// closes it. An attached name takes precedence over those of
+// Config.Sources, and stays registered across later Discovers.
 func (m *Manager) Attach(ctx context.Context, label string, c *host.Client) error {
 	if label == "" {
 		return fmt.Errorf("manager: Attach: the label is empty: name the attached plugin (it stands for its path in errors)")
