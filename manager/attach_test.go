@@ -36,7 +36,7 @@ func TestAttach(t *testing.T) {
 		t.Fatal(err)
 	}
 	im, err := m.Lookup("objectstore", "example.com/attached")
-	if err != nil || im.Path != "in-process" || im.PluginVersion != "1.0.0" || len(im.Majors) != 1 {
+	if err != nil || im.Path != "in-process" || im.Origin != manager.OriginAttached || im.PluginVersion != "1.0.0" || len(im.Majors) != 1 {
 		t.Fatalf("Lookup after Discover: %+v, %v", im, err)
 	}
 	if err := m.Attach(ctx, "in-process", c); err == nil {
