@@ -18,8 +18,8 @@ import (
 	"testing"
 	"time"
 
-	catalogv1 "github.com/plugkit/plugkit/gen/plugkit/catalog/v1"
 	"github.com/plugkit/plugkit/examples/objectstore"
+	catalogv1 "github.com/plugkit/plugkit/gen/plugkit/catalog/v1"
 	"github.com/plugkit/plugkit/internal/registrytest"
 )
 

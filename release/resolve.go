@@ -208,4 +208,3 @@ func (r Release) Majors(kind string) []int {
 	slices.Sort(out)
 	return out
 }
-
