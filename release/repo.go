@@ -150,5 +150,8 @@ func (r *Repository) wrap(what string, err error) error {
 	if err == nil {
 		return nil
 	}
+	if errors.Is(err, auth.ErrBasicCredentialNotFound) {
+		return fmt.Errorf("%s: %s: the registry asks for credentials and none were given: log in (docker login, or PLUGKIT_REGISTRY_USERNAME and PLUGKIT_REGISTRY_PASSWORD for plugkit): %w", r.Source, what, err)
+	}
 	return fmt.Errorf("%s: %s: %w", r.Source, what, err)
 }
