@@ -302,3 +302,33 @@ func TestRegistryErrorsAreRetriedAndNamed(t *testing.T) {
 		t.Fatalf("down: got %v, want a refused connection naming %s", err, downHost)
 	}
 }
+
+// TestInstallWaitsForTheDirectoryLock holds the directory's install lock
+// as another install would: Install waits for it, writes nothing while it
+// waits, and gives up with a clear error when its context ends.
+func TestInstallWaitsForTheDirectoryLock(t *testing.T) {
+	repo := openRegistry(t, "plugins/fs", nil)
+	ctx := testCtx(t)
+	key, pub := newKey(t)
+	rel, err := Push(ctx, repo, Publication{Dir: releaseDir(t, pluginBinary(t, "fs")), Version: "2.1.0", Key: key, Cookie: objectstore.Cookie})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	unlock, err := lockDir(ctx, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	short, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
+	defer cancel()
+	_, err = Install(short, repo, rel, Target{Dir: dir, Keys: pub, Cookie: objectstore.Cookie})
+	if err == nil || !strings.Contains(err.Error(), "locked by another install") {
+		t.Fatalf("got %v, want the lock wait to end with the context", err)
+	}
+	assertOnly(t, dir)
+	unlock()
+	if _, err := Install(ctx, repo, rel, Target{Dir: dir, Keys: pub, Cookie: objectstore.Cookie}); err != nil {
+		t.Fatalf("after the lock is released: %v", err)
+	}
+	assertOnly(t, dir, "objectstore-fs")
+}
