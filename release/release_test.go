@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -51,8 +52,16 @@ func TestResolveChoosesByMajorsAndConstraint(t *testing.T) {
 	if !errors.As(err, &nf) {
 		t.Fatalf("majors 2 with ~> 1.0: got %v, want a NoFitError", err)
 	}
-	for _, want := range []string{`meets the constraint "~> 1.0"`, "v2.1.0 of", `version = "~> 2.1.0"`} {
+	t.Logf("%s", err)
+	for _, want := range []string{`meets both the constraint "~> 1.0" and objectstore major 2`, `v1.3.0 is not compatible`, "v2.1.0 is the earliest compatible version", `version = "~> 2.1.0"`} {
 		if !strings.Contains(err.Error(), want) {
+			t.Errorf("no-fit message lacks %q:\n%s", want, err)
+		}
+	}
+	_, err = Resolve(ctx, repo, Selection{Requirement: compat.Requirement{Kind: objectstore.Kind, Majors: []int{1}}, Constraint: ">= 3.0"})
+	t.Logf("%s", err)
+	for _, want := range []string{`v3.0.0 is not compatible`, "v2.1.0 is the latest compatible version", `version = "~> 2.1.0"`} {
+		if !strings.Contains(fmt.Sprint(err), want) {
 			t.Errorf("no-fit message lacks %q:\n%s", want, err)
 		}
 	}

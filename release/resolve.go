@@ -7,7 +7,6 @@ import (
 	"io"
 	"slices"
 	"sort"
-	"strings"
 
 	version "github.com/hashicorp/go-version"
 	"github.com/opencontainers/go-digest"
@@ -127,23 +126,24 @@ type Selection struct {
 // NoFitError says no release fits a Selection, and which release to
 // select instead, in the words of package compat.
 type NoFitError struct {
-	Source     string
-	Selection  Selection
+	Source    string
+	Selection Selection
+	// Constrained is the newest release meeting the constraint (with
+	// other majors), empty when none does or there is no constraint.
+	Constrained string
+	// Compatible lists the releases and the compatible ones.
 	Compatible compat.Result
 }
 
+// Error names the latest compatible release and the constraint that
+// selects it, or the earliest when every compatible release is newer
+// than what the constraint selects.
 func (e *NoFitError) Error() string {
-	var b strings.Builder
-	if e.Selection.Constraint != "" && e.Compatible.Latest != nil {
-		fmt.Fprintf(&b, "No release of %s meets the constraint %q and %s.\n", e.Source, e.Selection.Constraint, e.Selection.Requirement)
-		if e.Compatible.Earliest != e.Compatible.Latest {
-			earliest := e.Compatible.Earliest.Version
-			fmt.Fprintf(&b, "Plugin version v%s is the earliest compatible version.\n", earliest)
-		}
-		b.WriteString(e.Compatible.Advice())
-		return b.String()
+	if e.Selection.Constraint == "" {
+		return e.Compatible.Message("")
 	}
-	return e.Compatible.Message("")
+	return fmt.Sprintf("No release of %s meets both the constraint %q and %s.\n%s",
+		e.Source, e.Selection.Constraint, e.Selection.Requirement, e.Compatible.Message(e.Constrained))
 }
 
 // Resolve picks the newest release of the repository that speaks one of
@@ -166,7 +166,8 @@ func Resolve(ctx context.Context, repo *Repository, sel Selection) (Release, err
 		return Release{}, fmt.Errorf("%s has no release (no tag that is a semantic version): publish one with plugkit release push", repo.Source)
 	}
 	ix := &compat.Index{Plugins: map[string][]compat.Release{}}
-	for _, r := range rels {
+	constrained := ""
+	for _, r := range rels { // newest first
 		ix.Plugins[repo.Source] = append(ix.Plugins[repo.Source], r.compat())
 		v, err := version.NewVersion(r.Version)
 		if err != nil || (cons != nil && !cons.Check(v)) {
@@ -175,12 +176,15 @@ func Resolve(ctx context.Context, repo *Repository, sel Selection) (Release, err
 		if sel.Requirement.Compatible(r.compat()) {
 			return r, nil
 		}
+		if constrained == "" && cons != nil {
+			constrained = r.Version
+		}
 	}
 	res, err := ix.Resolve(repo.Source, sel.Requirement)
 	if err != nil {
 		return Release{}, err
 	}
-	return Release{}, &NoFitError{Source: repo.Source, Selection: sel, Compatible: res}
+	return Release{}, &NoFitError{Source: repo.Source, Selection: sel, Constrained: constrained, Compatible: res}
 }
 
 // compat returns the release as package compat sees it: for each kind,
