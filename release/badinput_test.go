@@ -3,6 +3,7 @@ package release
 import (
 	"context"
 	"errors"
+	"io"
 	"net"
 	"net/http"
 	"os"
@@ -10,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -210,18 +212,16 @@ func TestConcurrentInstallsIntoOneDirectory(t *testing.T) {
 	}
 }
 
-// TestRegistryErrorsAreRetriedAndNamed checks a registry that fails with
-// 503 is retried a bounded number of times with the error naming it, a
-// registry that fails twice and recovers is used, a slow one times out,
-// and a registry that is down is named.
-func TestRegistryErrorsAreRetriedAndNamed(t *testing.T) {
-	var failing atomic.Int64
-	var requests atomic.Int64
+// misbehavingRegistry starts a registry whose behaviour the test sets
+// through mode: "ok"; "503" for every request; "flaky", 503 while
+// failing counts down; "slow", no answer until the request gives up.
+// requests counts the requests.
+func misbehavingRegistry(t *testing.T) (reg *registrytest.Registry, mode *atomic.Value, failing, requests *atomic.Int64) {
+	failing, requests, mode = new(atomic.Int64), new(atomic.Int64), new(atomic.Value)
 	slow := make(chan struct{})
 	t.Cleanup(func() { close(slow) })
-	var mode atomic.Value
 	mode.Store("ok")
-	reg := registrytest.Start(t, registrytest.Options{Wrap: func(h http.Handler) http.Handler {
+	reg = registrytest.Start(t, registrytest.Options{Wrap: func(h http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			requests.Add(1)
 			switch mode.Load() {
@@ -244,6 +244,15 @@ func TestRegistryErrorsAreRetriedAndNamed(t *testing.T) {
 			h.ServeHTTP(w, r)
 		})
 	}})
+	return reg, mode, failing, requests
+}
+
+// TestRegistryErrorsAreRetriedAndNamed checks a registry that fails with
+// 503 is retried a bounded number of times with the error naming it, a
+// registry that fails twice and recovers is used, a slow one times out,
+// and a registry that is down is named.
+func TestRegistryErrorsAreRetriedAndNamed(t *testing.T) {
+	reg, mode, failing, requests := misbehavingRegistry(t)
 	opts := Options{PlainHTTP: true, Retries: 3, Backoff: 5 * time.Millisecond, ResponseTimeout: 200 * time.Millisecond}
 	repo, err := Open(reg.Host+"/plugins/fs", opts)
 	if err != nil {
@@ -329,6 +338,59 @@ func TestInstallWaitsForTheDirectoryLock(t *testing.T) {
 	unlock()
 	if _, err := Install(ctx, repo, rel, Target{Dir: dir, Keys: pub, Cookie: objectstore.Cookie}); err != nil {
 		t.Fatalf("after the lock is released: %v", err)
+	}
+	assertOnly(t, dir, "objectstore-fs")
+}
+
+// failingWriter writes to a real temporary file until limit bytes, then
+// fails as a full disk does.
+type failingWriter struct {
+	f     *os.File
+	limit int
+}
+
+func (w *failingWriter) Write(p []byte) (int, error) {
+	if len(p) > w.limit {
+		n, _ := w.f.Write(p[:w.limit])
+		w.limit = 0
+		return n, syscall.ENOSPC
+	}
+	w.limit -= len(p)
+	return w.f.Write(p)
+}
+
+func (w *failingWriter) Close() error { return w.f.Close() }
+
+// TestInstallWhoseWriteFailsLeavesNoPartialFile fails the binary's write
+// after 1 MiB, on every OS (TestInstallOnFullDiskLeavesNoPartialFile
+// fills a real tmpfs on Linux): nothing is installed, no temporary file
+// is left, and a retry installs the binary.
+func TestInstallWhoseWriteFailsLeavesNoPartialFile(t *testing.T) {
+	repo := openRegistry(t, "plugins/fs", nil)
+	ctx := testCtx(t)
+	key, pub := newKey(t)
+	rel, err := Push(ctx, repo, Publication{Dir: releaseDir(t, pluginBinary(t, "fs")), Version: "2.1.0", Key: key, Cookie: objectstore.Cookie})
+	if err != nil {
+		t.Fatal(err)
+	}
+	old := createTemp
+	t.Cleanup(func() { createTemp = old })
+	createTemp = func(dir, pattern string) (io.WriteCloser, string, error) {
+		f, err := os.CreateTemp(dir, pattern)
+		if err != nil {
+			return nil, "", err
+		}
+		return &failingWriter{f: f, limit: 1 << 20}, f.Name(), nil
+	}
+	dir := t.TempDir()
+	_, err = Install(ctx, repo, rel, Target{Dir: dir, Keys: pub, Cookie: objectstore.Cookie})
+	if !errors.Is(err, syscall.ENOSPC) || !strings.Contains(err.Error(), "nothing was installed") {
+		t.Fatalf("got %v, want ENOSPC and nothing installed", err)
+	}
+	assertOnly(t, dir)
+	createTemp = old
+	if _, err := Install(ctx, repo, rel, Target{Dir: dir, Keys: pub, Cookie: objectstore.Cookie}); err != nil {
+		t.Fatal(err)
 	}
 	assertOnly(t, dir, "objectstore-fs")
 }

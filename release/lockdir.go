@@ -11,9 +11,16 @@ import (
 // lockFileName is the file in a plugin directory that installs lock.
 const lockFileName = ".plugkit-install.lock"
 
-// lockDir waits, until ctx is done, for the exclusive lock on dir's lock
-// file, so that two installs into one directory take turns.
+// maxLockWait bounds the wait for another install's directory lock when
+// ctx allows longer.
+const maxLockWait = 10 * time.Minute
+
+// lockDir waits, until ctx is done or for maxLockWait, for the exclusive
+// lock on dir's lock file, so that two installs into one directory take
+// turns.
 func lockDir(ctx context.Context, dir string) (func(), error) {
+	ctx, cancel := context.WithTimeout(ctx, maxLockWait)
+	defer cancel()
 	path := filepath.Join(dir, lockFileName)
 	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o644)
 	if err != nil {

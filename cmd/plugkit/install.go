@@ -54,7 +54,7 @@ func runInstall(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(stderr, "install", err)
 	}
-	ctx, cancel := signalContext()
+	ctx, cancel := reg.deadline()
 	defer cancel()
 	lock := &release.Lock{}
 	if *lockFile != "" {

@@ -48,7 +48,7 @@ func runLock(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(stderr, "lock", err)
 	}
-	ctx, cancel := signalContext()
+	ctx, cancel := reg.deadline()
 	defer cancel()
 	sources := make([]string, 0, len(lock.Plugins))
 	for _, p := range lock.Plugins {

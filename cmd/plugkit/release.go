@@ -11,6 +11,7 @@ import (
 	"os/signal"
 	"strings"
 	"syscall"
+	"time"
 
 	"oras.land/oras-go/v2/registry/remote/auth"
 	"oras.land/oras-go/v2/registry/remote/credentials"
@@ -30,11 +31,13 @@ func init() {
 type registryFlags struct {
 	plainHTTP bool
 	caFile    string
+	timeout   time.Duration
 }
 
 func (r *registryFlags) register(fs *flag.FlagSet) {
 	fs.BoolVar(&r.plainHTTP, "plain-http", false, "talk HTTP, not HTTPS, to the registry (a registry on loopback)")
 	fs.StringVar(&r.caFile, "ca-file", "", "PEM `file` of the CA certificates the registry's certificate is checked against (default: the system's)")
+	fs.DurationVar(&r.timeout, "timeout", 10*time.Minute, "give up after this `duration`")
 }
 
 // options returns the registry options: credentials from
@@ -73,10 +76,12 @@ func (r *registryFlags) open(source string) (*release.Repository, error) {
 	return release.Open(source, opts)
 }
 
-// signalContext is cancelled by Ctrl-C or SIGTERM, so that an install
-// stops its downloads and removes its temporary file.
-func signalContext() (context.Context, context.CancelFunc) {
-	return signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+// deadline returns a context cancelled by Ctrl-C or SIGTERM, so that an install stops
+// its downloads and removes its temporary file, or after --timeout.
+func (r *registryFlags) deadline() (context.Context, context.CancelFunc) {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, cancel := context.WithTimeout(ctx, r.timeout)
+	return ctx, func() { cancel(); stop() }
 }
 
 func runRelease(args []string, stdout, stderr io.Writer) int {
@@ -127,7 +132,7 @@ func runReleasePush(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(stderr, "release push", err)
 	}
-	ctx, cancel := signalContext()
+	ctx, cancel := reg.deadline()
 	defer cancel()
 	rel, err := release.Push(ctx, repo, release.Publication{Dir: pos[0], Version: version, Key: key, Cookie: c})
 	if err != nil {
@@ -160,7 +165,7 @@ func runReleaseMirror(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(stderr, "release mirror", err)
 	}
-	ctx, cancel := signalContext()
+	ctx, cancel := reg.deadline()
 	defer cancel()
 	for _, v := range pos {
 		if err := release.Mirror(ctx, src, dst, v); err != nil {
