@@ -76,8 +76,9 @@ func (r *registryFlags) open(source string) (*release.Repository, error) {
 	return release.Open(source, opts)
 }
 
-// deadline returns a context cancelled by Ctrl-C or SIGTERM, so that an install stops
-// its downloads and removes its temporary file, or after --timeout.
+// deadline returns a context cancelled by Ctrl-C or SIGTERM, so that an
+// install stops its downloads and removes its temporary file, or after
+// --timeout.
 func (r *registryFlags) deadline() (context.Context, context.CancelFunc) {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	ctx, cancel := context.WithTimeout(ctx, r.timeout)
