@@ -55,6 +55,8 @@ type Installed struct {
 // MetadataError says an installed binary's own Describe answer differs
 // from the release metadata it was chosen by; Install removed it.
 type MetadataError struct {
+	// Source and Version name the release; Path is where the binary was
+	// before it was removed.
 	Source, Version, Path string
 	// Claimed is the release's metadata, Served the binary's answer.
 	Claimed, Served *catalogv1.DescribeResponse

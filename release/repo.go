@@ -65,9 +65,9 @@ type Repository struct {
 	tags   registry.TagLister
 }
 
-// Open opens a repository: "REGISTRY/REPO" on a registry (opts apply), or
+// Open opens a repository: "REGISTRY/REPO" on a registry, or
 // LayoutPrefix+DIR for an OCI image-layout directory, created when
-// missing.
+// missing (opts, which say how to reach a registry, do not apply to it).
 func Open(source string, opts Options) (*Repository, error) {
 	if dir, ok := strings.CutPrefix(source, LayoutPrefix); ok {
 		store, err := oci.New(dir)

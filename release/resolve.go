@@ -126,7 +126,9 @@ type Selection struct {
 // NoFitError says no release fits a Selection, and which release to
 // select instead, in the words of package compat.
 type NoFitError struct {
-	Source    string
+	// Source is the repository searched.
+	Source string
+	// Selection is what no release met.
 	Selection Selection
 	// Constrained is the newest release meeting the constraint (with
 	// other majors), empty when none does or there is no constraint.
