@@ -32,7 +32,7 @@ lock-version 1
 // Lock is a lock file: for each plugin installed, the release and the
 // digest of every platform's binary.
 type Lock struct {
-	// Plugins are sorted by Source.
+	// Plugins are in the file's order; Set keeps them sorted by Source.
 	Plugins []LockedPlugin
 }
 
