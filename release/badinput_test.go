@@ -34,7 +34,7 @@ func TestInstallRefusesUnsignedAndUntrusted(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rel, err := pushRelease(ctx, repo, "2.1.0", bins, desc)
+	rel, err := pushRelease(ctx, repo, "2.1.0", bins, desc, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -73,7 +73,7 @@ func TestVerifyRefusesContentChangedAfterSigning(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	bad, err := pushRelease(ctx, repo, "2.1.0", bins, good.Description)
+	bad, err := pushRelease(ctx, repo, "2.1.0", bins, good.Description, true)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -151,7 +151,7 @@ func TestInstallRemovesReleaseWhoseMetadataLies(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rel, err := pushRelease(ctx, repo, "2.1.0", bins, fakeDescription("2.1.0", 3))
+	rel, err := pushRelease(ctx, repo, "2.1.0", bins, fakeDescription("2.1.0", 3), false)
 	if err != nil {
 		t.Fatal(err)
 	}

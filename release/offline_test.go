@@ -36,7 +36,7 @@ func TestResolveAmongManyReleasesDownloadsNoBinary(t *testing.T) {
 			t.Fatal(err)
 		}
 		v := fmt.Sprintf("%d.%d.0", 1+i/10, i%10)
-		if _, err := pushRelease(ctx, repo, v, bins, fakeDescription(v, uint32(1+i/10))); err != nil {
+		if _, err := pushRelease(ctx, repo, v, bins, fakeDescription(v, uint32(1+i/10)), false); err != nil {
 			t.Fatal(err)
 		}
 	}

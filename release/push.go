@@ -18,6 +18,7 @@ import (
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
 	"google.golang.org/protobuf/encoding/protojson"
 	"oras.land/oras-go/v2"
+	"oras.land/oras-go/v2/errdef"
 
 	"github.com/plugkit/plugkit/compat"
 	catalogv1 "github.com/plugkit/plugkit/gen/plugkit/catalog/v1"
@@ -83,7 +84,7 @@ func Push(ctx context.Context, repo *Repository, p Publication) (Release, error)
 	if v := desc.GetPluginVersion(); strings.TrimPrefix(v, "v") != strings.TrimPrefix(p.Version, "v") {
 		return Release{}, fmt.Errorf("push: the binary says it is version %q, the reference's tag is %q: tag the release with the plugin's own version", v, p.Version)
 	}
-	rel, err := pushRelease(ctx, repo, p.Version, bins, desc)
+	rel, err := pushRelease(ctx, repo, p.Version, bins, desc, false)
 	if err != nil {
 		return Release{}, err
 	}
@@ -127,8 +128,10 @@ func scanDir(dir string) ([]platformBinary, error) {
 }
 
 // pushRelease pushes the binaries, a manifest per platform and the index
-// carrying desc, and tags the index version.
-func pushRelease(ctx context.Context, repo *Repository, version string, bins []platformBinary, desc *catalogv1.DescribeResponse) (Release, error) {
+// carrying desc, and tags the index version. Unless overwrite is set, a
+// version already published with other content is refused: lock files
+// and caches rely on a version's content never changing.
+func pushRelease(ctx context.Context, repo *Repository, version string, bins []platformBinary, desc *catalogv1.DescribeResponse, overwrite bool) (Release, error) {
 	if _, err := compat.ParseSemver(version); err != nil {
 		return Release{}, fmt.Errorf("push: %w", err)
 	}
@@ -157,6 +160,11 @@ func pushRelease(ctx context.Context, repo *Repository, version string, bins []p
 	d := ocispec.Descriptor{MediaType: ocispec.MediaTypeImageIndex, ArtifactType: ArtifactType, Digest: digest.FromBytes(raw), Size: int64(len(raw))}
 	if err := pushBytes(ctx, repo, d, raw); err != nil {
 		return Release{}, err
+	}
+	if old, err := repo.target.Resolve(ctx, version); err == nil && old.Digest != d.Digest && !overwrite {
+		return Release{}, fmt.Errorf("push: %s:%s is already published with other content (%s): a version's content never changes, or lock files break; publish a new version", repo.Source, version, old.Digest)
+	} else if err != nil && !errors.Is(err, errdef.ErrNotFound) {
+		return Release{}, repo.wrap("resolve "+version, err)
 	}
 	if err := repo.target.Tag(ctx, d, version); err != nil {
 		return Release{}, repo.wrap("tag "+version, err)

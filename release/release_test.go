@@ -137,3 +137,35 @@ func assertOnly(t testing.TB, dir string, names ...string) {
 		t.Errorf("%s holds %v, want %v", dir, got, names)
 	}
 }
+
+// TestPushRefusesToChangeAPublishedVersion pushes a release twice (the
+// same content: accepted, as a retried CI job does) and then other
+// content under the same version: refused, since lock files rely on a
+// version's content never changing. A binary whose own version differs
+// from the tag is refused too.
+func TestPushRefusesToChangeAPublishedVersion(t *testing.T) {
+	repo := openRegistry(t, "plugins/fs", nil)
+	ctx := testCtx(t)
+	key, _ := newKey(t)
+	dist := releaseDir(t, pluginBinary(t, "fs"))
+	first, err := Push(ctx, repo, Publication{Dir: dist, Version: "2.1.0", Key: key, Cookie: objectstore.Cookie})
+	if err != nil {
+		t.Fatal(err)
+	}
+	again, err := Push(ctx, repo, Publication{Dir: dist, Version: "2.1.0", Key: key, Cookie: objectstore.Cookie})
+	if err != nil || again.Digest != first.Digest {
+		t.Fatalf("pushing the same release again: %v (digest %s, first %s)", err, again.Digest, first.Digest)
+	}
+	_, err = Push(ctx, repo, Publication{Dir: releaseDir(t, pluginBinary(t, "fs"), "darwin/arm64"), Version: "2.1.0", Key: key, Cookie: objectstore.Cookie})
+	if err == nil || !strings.Contains(err.Error(), "already published with other content") {
+		t.Fatalf("changing a published version: got %v", err)
+	}
+	_, err = Push(ctx, repo, Publication{Dir: dist, Version: "2.1.1", Key: key, Cookie: objectstore.Cookie})
+	if err == nil || !strings.Contains(err.Error(), `the binary says it is version "2.1.0"`) {
+		t.Fatalf("a tag that is not the binary's version: got %v", err)
+	}
+	rel, err := Fetch(ctx, repo, "2.1.0")
+	if err != nil || rel.Digest != first.Digest {
+		t.Fatalf("the published release changed: %v %s", err, rel.Digest)
+	}
+}
