@@ -172,7 +172,9 @@ func download(ctx context.Context, repo *Repository, l ocispec.Descriptor, path,
 					return nil
 				}
 			}
-			// A bad cache entry: fall back to the repository.
+			// A bad cache entry: drop it, and fall back to the
+			// repository.
+			store.Delete(ctx, l)
 		}
 	}
 	rc, err := repo.target.Fetch(ctx, l)

@@ -83,6 +83,19 @@ func TestInstallFromMirrorAndCacheOffline(t *testing.T) {
 	if second := c.blobGets.Load() - first; second >= first || first-second != 1 {
 		t.Errorf("blob fetches: %d without the cache, %d with it; want exactly the binary's fetch saved", first, second)
 	}
+	// A corrupt cache entry is not installed: the binary comes from the
+	// registry again.
+	cached := filepath.Join(cache, "blobs", "sha256", fileSHA(t, pluginBinary(t, "fs")))
+	if err := os.WriteFile(cached, []byte("corrupt"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	inst, err := Install(ctx, repo, rel, Target{Dir: t.TempDir(), Keys: pub, Cookie: objectstore.Cookie, Cache: cache})
+	if err != nil {
+		t.Fatalf("install with a corrupt cache entry: %v", err)
+	}
+	if fileSHA(t, inst.Path) != fileSHA(t, pluginBinary(t, "fs")) {
+		t.Fatal("installed the corrupt cache entry")
+	}
 
 	layout := t.TempDir()
 	mirror, err := Open(LayoutPrefix+layout, Options{})
@@ -102,7 +115,7 @@ func TestInstallFromMirrorAndCacheOffline(t *testing.T) {
 		t.Fatal(err)
 	}
 	dir := t.TempDir()
-	inst, err := Install(ctx, offline, mrel, Target{Dir: dir, Keys: pub, Cookie: objectstore.Cookie})
+	inst, err = Install(ctx, offline, mrel, Target{Dir: dir, Keys: pub, Cookie: objectstore.Cookie})
 	if err != nil {
 		t.Fatal(err)
 	}
