@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+	"time"
 
 	"github.com/opencontainers/go-digest"
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
@@ -177,12 +178,17 @@ func download(ctx context.Context, repo *Repository, l ocispec.Descriptor, path,
 			store.Delete(ctx, l)
 		}
 	}
-	rc, err := repo.target.Fetch(ctx, l)
+	fctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	rc, err := repo.target.Fetch(fctx, l)
 	if err != nil {
 		return repo.wrap("download "+l.Digest.String(), err)
 	}
-	err = writeAtomic(path, rc, l)
+	err = writeAtomic(path, stallGuard(rc, repo.stall, cancel), l)
 	rc.Close()
+	if cause := context.Cause(fctx); err != nil && errors.Is(cause, errStalled) {
+		err = fmt.Errorf("%s: download %s: %w (nothing was installed)", repo.Source, l.Digest, cause)
+	}
 	if err != nil {
 		if errors.Is(err, ErrTampered) {
 			return fmt.Errorf("%s: %w", repo.Source, err)
@@ -246,4 +252,29 @@ func writeAtomic(path string, r io.Reader, l ocispec.Descriptor) (err error) {
 	}
 	syncDir(filepath.Dir(path))
 	return nil
+}
+
+// errStalled says a download's body stopped arriving.
+var errStalled = errors.New("the registry stopped sending the blob: no data for longer than the response timeout")
+
+// stallGuard returns r, cancelling the download with errStalled when a
+// read waits longer than d for data; d 0 means no bound (a local
+// directory).
+func stallGuard(r io.Reader, d time.Duration, cancel context.CancelCauseFunc) io.Reader {
+	if d <= 0 {
+		return r
+	}
+	return &stallReader{r: r, d: d, cancel: cancel}
+}
+
+type stallReader struct {
+	r      io.Reader
+	d      time.Duration
+	cancel context.CancelCauseFunc
+}
+
+func (s *stallReader) Read(p []byte) (int, error) {
+	t := time.AfterFunc(s.d, func() { s.cancel(errStalled) })
+	defer t.Stop()
+	return s.r.Read(p)
 }

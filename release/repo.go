@@ -51,7 +51,8 @@ type Options struct {
 	Retries int
 	// Backoff is the wait before the first retry; 0 means DefaultBackoff.
 	Backoff time.Duration
-	// ResponseTimeout bounds the wait for one response's headers; 0 means
+	// ResponseTimeout bounds the wait for one response's headers, and
+	// for each further piece of a download's body; 0 means
 	// DefaultResponseTimeout.
 	ResponseTimeout time.Duration
 }
@@ -63,6 +64,8 @@ type Repository struct {
 	Source string
 	target oras.GraphTarget
 	tags   registry.TagLister
+	// stall bounds a download's wait for its next bytes.
+	stall time.Duration
 }
 
 // Open opens a repository: "REGISTRY/REPO" on a registry, or
@@ -89,7 +92,7 @@ func Open(source string, opts Options) (*Repository, error) {
 		Credential: opts.Credential,
 		Cache:      auth.NewCache(),
 	}
-	return &Repository{Source: source, target: repo, tags: repo}, nil
+	return &Repository{Source: source, target: repo, tags: repo, stall: opts.responseTimeout()}, nil
 }
 
 // ParseRef splits "REGISTRY/REPO:VERSION" into the repository and the
@@ -102,13 +105,17 @@ func ParseRef(ref string) (source, version string, err error) {
 	return ref[:i], ref[i+1:], nil
 }
 
+func (o Options) responseTimeout() time.Duration {
+	if o.ResponseTimeout > 0 {
+		return o.ResponseTimeout
+	}
+	return DefaultResponseTimeout
+}
+
 func (o Options) transport() http.RoundTripper {
 	base := http.DefaultTransport.(*http.Transport).Clone()
 	base.TLSClientConfig = o.TLS
-	base.ResponseHeaderTimeout = o.ResponseTimeout
-	if base.ResponseHeaderTimeout == 0 {
-		base.ResponseHeaderTimeout = DefaultResponseTimeout
-	}
+	base.ResponseHeaderTimeout = o.responseTimeout()
 	retries := o.Retries
 	if retries == 0 {
 		retries = DefaultRetries
