@@ -49,12 +49,14 @@ func newRelease(v string, d digest.Digest, idx ocispec.Index, desc *catalogv1.De
 
 // Fetch reads the release tagged version, metadata only.
 func Fetch(ctx context.Context, repo *Repository, tag string) (Release, error) {
-	d, rc, err := oras.Fetch(ctx, repo.target, tag, oras.DefaultFetchOptions)
+	fctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	d, rc, err := oras.Fetch(fctx, repo.target, tag, oras.DefaultFetchOptions)
 	if err != nil {
 		return Release{}, repo.wrap("fetch release "+tag, err)
 	}
 	defer rc.Close()
-	raw, err := io.ReadAll(io.LimitReader(rc, maxManifest+1))
+	raw, err := io.ReadAll(io.LimitReader(stallGuard(rc, repo.stall, cancel), maxManifest+1))
 	if err != nil {
 		return Release{}, repo.wrap("read release "+tag, err)
 	}

@@ -224,12 +224,14 @@ func fetchSmall(ctx context.Context, repo *Repository, d ocispec.Descriptor) ([]
 	if d.Size > maxManifest {
 		return nil, fmt.Errorf("%s: blob %s is %d bytes, more than the %d a manifest or payload may be", repo.Source, d.Digest, d.Size, maxManifest)
 	}
-	rc, err := repo.target.Fetch(ctx, d)
+	fctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	rc, err := repo.target.Fetch(fctx, d)
 	if err != nil {
 		return nil, repo.wrap("fetch "+d.Digest.String(), err)
 	}
 	defer rc.Close()
-	raw, err := io.ReadAll(io.LimitReader(rc, d.Size+1))
+	raw, err := io.ReadAll(io.LimitReader(stallGuard(rc, repo.stall, cancel), d.Size+1))
 	if err != nil {
 		return nil, repo.wrap("read "+d.Digest.String(), err)
 	}
