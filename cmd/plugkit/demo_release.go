@@ -17,26 +17,19 @@ import (
 	"github.com/sigstore/sigstore/pkg/cryptoutils"
 )
 
-func init() {
-	commands["demo-release"] = command{
-		summary: "publish the example plugins as signed releases, install them by constraint, lock them",
-		run:     runDemoRelease,
-	}
-}
-
 // demoReleases are the example plugins the release demo publishes, with
 // the versions their binaries report.
 var demoReleases = [][2]string{{"memory", "1.3.0"}, {"fs", "2.1.0"}, {"future", "3.0.0"}}
 
 func runDemoRelease(args []string, stdout, stderr io.Writer) int {
-	fs := newFlagSet("demo-release", "plugkit demo-release", stderr)
+	fs := newFlagSet("release demo", "plugkit release demo: publish the example plugins as signed releases, install them by constraint, lock them", stderr)
 	if _, err := parseArgs(fs, args); err != nil {
 		return 2
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	if err := demoRelease(ctx, stdout); err != nil {
-		fmt.Fprintf(stderr, "plugkit demo-release: %v\n", err)
+		fmt.Fprintf(stderr, "plugkit release demo: %v\n", err)
 		return 1
 	}
 	return 0

@@ -22,7 +22,7 @@ import (
 
 func init() {
 	commands["release"] = command{
-		summary: "publish a plugin release to an OCI registry (push), or copy one into a mirror (mirror)",
+		summary: "publish a plugin release to an OCI registry (push), copy one into a mirror (mirror), or show it all (demo)",
 		run:     runRelease,
 	}
 }
@@ -86,7 +86,7 @@ func (r *registryFlags) deadline() (context.Context, context.CancelFunc) {
 }
 
 func runRelease(args []string, stdout, stderr io.Writer) int {
-	const usage = "plugkit release (push DIR --ref REGISTRY/REPO:VERSION --key KEY --cookie KEY=VALUE | mirror --from REGISTRY/REPO --to oci-layout:DIR VERSION...)"
+	const usage = "plugkit release (push DIR --ref REGISTRY/REPO:VERSION --key KEY --cookie KEY=VALUE | mirror --from REGISTRY/REPO --to oci-layout:DIR VERSION... | demo)"
 	if len(args) == 0 {
 		fmt.Fprintf(stderr, "usage: %s\n", usage)
 		return 2
@@ -96,6 +96,8 @@ func runRelease(args []string, stdout, stderr io.Writer) int {
 		return runReleasePush(args[1:], stdout, stderr)
 	case "mirror":
 		return runReleaseMirror(args[1:], stdout, stderr)
+	case "demo":
+		return runDemoRelease(args[1:], stdout, stderr)
 	}
 	fmt.Fprintf(stderr, "plugkit release: unknown subcommand %q\nusage: %s\n", args[0], usage)
 	return 2
