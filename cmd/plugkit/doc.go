@@ -7,7 +7,7 @@
 //	plugkit plugins list --dir DIR   list the plugin binaries in directories
 //	plugkit plugins describe BIN     describe one plugin binary
 //	plugkit compat --index FILE ...  find the plugin releases a host can use
-//	plugkit release push DIR --ref R  publish and sign a plugin release (OCI); mirror, demo
+//	plugkit release push DIR ...     publish and sign a plugin release (OCI); mirror, demo
 //	plugkit install SOURCE --kind K  install a compatible, signed release
 //	plugkit lock --lock FILE ...     lock releases' digests for more platforms
 //	plugkit proto breaking IN ...    check protobuf files for breaking changes

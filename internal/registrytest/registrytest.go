@@ -58,7 +58,7 @@ func Start(t testing.TB, opts Options) *Registry {
 	cfg := &configuration.Configuration{
 		Storage: configuration.Storage{
 			"filesystem": configuration.Parameters{"rootdirectory": t.TempDir()},
-			"delete":   configuration.Parameters{"enabled": true},
+			"delete":     configuration.Parameters{"enabled": true},
 			"maintenance": configuration.Parameters{"uploadpurging": map[any]any{
 				"enabled": false,
 			}},
