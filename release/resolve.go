@@ -11,6 +11,7 @@ import (
 	version "github.com/hashicorp/go-version"
 	"github.com/opencontainers/go-digest"
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
+	"golang.org/x/sync/errgroup"
 	"google.golang.org/protobuf/encoding/protojson"
 	"oras.land/oras-go/v2"
 
@@ -83,9 +84,12 @@ func parseIndex(repo *Repository, tag string, d digest.Digest, raw []byte) (Rele
 	return newRelease(tag, d, idx, &desc), nil
 }
 
+// listParallelism bounds the index reads List makes at once.
+const listParallelism = 8
+
 // List reads every release of the repository: each tag that is a
-// semantic version, newest first. It reads one index per tag and no
-// binary.
+// semantic version, newest first. It reads one index per tag, up to 8 at
+// once, and no binary.
 func List(ctx context.Context, repo *Repository) ([]Release, error) {
 	var tags []string
 	err := repo.tags.Tags(ctx, "", func(ts []string) error {
@@ -99,13 +103,18 @@ func List(ctx context.Context, repo *Repository) ([]Release, error) {
 	if err != nil {
 		return nil, repo.wrap("list tags", err)
 	}
-	var out []Release
-	for _, t := range tags {
-		r, err := Fetch(ctx, repo, t)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, r)
+	out := make([]Release, len(tags))
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(listParallelism)
+	for i, t := range tags {
+		g.Go(func() error {
+			r, err := Fetch(gctx, repo, t)
+			out[i] = r
+			return err
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return nil, err
 	}
 	sort.Slice(out, func(i, j int) bool {
 		a, _ := compat.ParseSemver(out[i].Version)
