@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
 	"github.com/plugkit/plugkit/compat"
@@ -71,6 +72,9 @@ func runInstall(args []string, stdout, stderr io.Writer) int {
 	}
 	if err != nil {
 		return fail(stderr, "install", err)
+	}
+	if target.Locked != nil && !slices.ContainsFunc(rel.Majors(*kind), func(m int) bool { return slices.Contains(ms, m) }) {
+		return fail(stderr, "install", fmt.Errorf("%s v%s, which %s locks, serves %s majors %v, and this host speaks %v: delete its entry from the lock file to choose a release again", repo.Source, rel.Version, *lockFile, *kind, rel.Majors(*kind), ms))
 	}
 	inst, err := release.Install(ctx, repo, rel, target)
 	if err != nil {

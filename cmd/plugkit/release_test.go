@@ -77,6 +77,10 @@ func TestReleasePushInstallLock(t *testing.T) {
 	if !strings.Contains(out, "v1.3.0") {
 		t.Errorf("install with the lock file: %s", out)
 	}
+	out = mustRun(t, 1, append([]string{"install", src, "--kind", "objectstore", "--majors", "2"}, common...)...)
+	if !strings.Contains(out, "serves objectstore majors [1], and this host speaks [2]") {
+		t.Errorf("install of a locked release the host cannot use: %s", out)
+	}
 	out = mustRun(t, 0, "lock", "--lock", lockFile, "--key", pubFile, "--plain-http", "--platform", "darwin/arm64")
 	if !strings.Contains(out, "locked "+src+" v1.3.0") {
 		t.Errorf("lock --platform: %s", out)
