@@ -72,6 +72,7 @@ fmt-check:
 ## demo: build the example plugin and use it through the host
 demo:
 	$(GO) run ./cmd/plugkit demo
+	$(GO) run ./cmd/plugkit release demo
 
 ## generate: regenerate Go code from the .proto files with buf
 generate:

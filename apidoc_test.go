@@ -14,10 +14,24 @@ import (
 // no type, function or value of an internal package: a user reading them
 // could not build or name what they ask for.
 var docCheckedPackages = []string{
+	"./automtls",
 	"./broker",
+	"./catalog",
+	"./compat",
+	"./conformance",
+	"./handshake",
+	"./host",
+	"./manager",
 	"./plugin",
 	"./plugintest",
-	"./catalog",
+	"./protocheck",
+	"./protocheck/bufconfig",
+	"./protocheck/load",
+	"./protocheck/report",
+	"./protocheck/ruleset",
+	"./sandbox",
+	"./tfserve",
+	"./wire",
 }
 
 // internalPackageNames lists the package names under internal/ (a

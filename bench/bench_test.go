@@ -403,7 +403,7 @@ func pluginDir(b *testing.B) string {
 }
 
 func discover(b *testing.B, dir, cache string) int64 {
-	m := manager.New(manager.Config{Dirs: []string{dir}, Cookie: objectstore.Cookie, CacheFile: cache, Logger: discard})
+	m := manager.New(manager.Config{Sources: []manager.Source{manager.Dirs(dir)}, CacheFile: cache, Launch: host.Command{Cookie: objectstore.Cookie}, Host: host.Options{Logger: discard}})
 	defer m.Close()
 	if err := m.Discover(ctxFor(b, 5*time.Minute)); err != nil {
 		b.Fatal(err)

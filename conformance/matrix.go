@@ -19,23 +19,26 @@ import (
 	"github.com/plugkit/plugkit/handshake"
 	"github.com/plugkit/plugkit/host"
 	"github.com/plugkit/plugkit/manager"
-	"github.com/plugkit/plugkit/wire"
 )
+
+// Mode is what a Cell found: how the host major used the plugin, or why
+// it could not.
+type Mode string
 
 // Modes of a Cell.
 const (
 	// ModeDirect: the host major's own client serves the plugin, and the
 	// suite passed.
-	ModeDirect = "direct"
+	ModeDirect Mode = "direct"
 	// ModeAdapter: the plugin speaks an older major, the host's adapter
 	// presents it as the host major, and the suite passed through it.
-	ModeAdapter = "adapter"
+	ModeAdapter Mode = "adapter"
 	// ModeIncompatible: the plugin speaks no major this host can use;
 	// Advice says which release to pick. Information, not a failure.
-	ModeIncompatible = "incompatible"
+	ModeIncompatible Mode = "incompatible"
 	// ModeFailing: the plugin could be used (or should have been) but
 	// failed cases, listed in Failures.
-	ModeFailing = "failing"
+	ModeFailing Mode = "failing"
 )
 
 // Cell is one plugin release against one host major.
@@ -48,15 +51,15 @@ type Cell struct {
 	// Binary is the file the cell ran.
 	Binary    string    `json:"binary"`
 	HostMajor int       `json:"host_major"`
-	Mode      string    `json:"mode"`
+	Mode      Mode      `json:"mode"`
 	Passed    int       `json:"passed"`
 	Failed    int       `json:"failed"`
 	Failures  []Failure `json:"failures"`
 	// Advice is the release resolver's advice for an incompatible cell.
 	Advice string `json:"advice"`
-	// Via says, for a failing cell, the path it failed on: direct or
-	// adapter (empty when it failed before that: start, dispense).
-	Via string `json:"via,omitempty"`
+	// Via says, for a failing cell, the path it failed on: ModeDirect or
+	// ModeAdapter (empty when it failed before that: start, dispense).
+	Via Mode `json:"via,omitempty"`
 }
 
 // Host is one major of a kind's host: how it dispenses a client and
@@ -100,7 +103,8 @@ type Matrix struct {
 	// Releases, when set, gives incompatible cells the release to pick.
 	Releases *compat.Index
 	// Parallelism bounds how many binaries run at once; 0 means the number
-	// of CPUs. Each binary is one process, reused across the host majors.
+	// of CPUs. Each binary is one process, started once to describe it and
+	// reused across the host majors.
 	Parallelism int
 	// Timeout bounds one binary's start and all its cells; 0 means 2
 	// minutes.
@@ -182,8 +186,15 @@ func (mx Matrix) Run(ctx context.Context, dir string) ([]Cell, error) {
 	return cells, nil
 }
 
-// binary starts one binary, once, and runs every host major's suite for
-// each of its implementations of the kind.
+// newManager is manager.New; tests replace it to watch the managers the
+// matrix makes.
+var newManager = manager.New
+
+// binary runs every host major's suite for each of the binary's
+// implementations of the kind, dispensed through a manager of its own:
+// the binary is started once, described once, and its one process serves
+// every host major. A binary that cannot be started or described fails
+// every cell at "start".
 func (mx Matrix) binary(ctx context.Context, bin string) []Cell {
 	ctx, cancel := context.WithTimeout(ctx, cmp.Or(mx.Timeout, 2*time.Minute))
 	defer cancel()
@@ -191,26 +202,27 @@ func (mx Matrix) binary(ctx context.Context, bin string) []Cell {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	c, err := host.Start(ctx, host.Command{Path: bin, Cookie: mx.Cookie}, host.Options{Versions: []int{wire.CatalogProtocolVersion}, Logger: logger})
-	if err != nil {
+	m := newManager(manager.Config{
+		Sources:  []manager.Source{manager.Files(bin)},
+		Launch:   host.Command{Cookie: mx.Cookie},
+		Host:     host.Options{Logger: logger},
+		Releases: mx.Releases,
+		// The process that answers Describe serves the suites.
+		KeepDescribed: true,
+	})
+	defer m.Close()
+	if err := m.Discover(ctx); err != nil {
 		return mx.failAll(filepath.Base(bin), "", bin, "start", err)
 	}
-	m := manager.New(manager.Config{Cookie: mx.Cookie, Releases: mx.Releases, Logger: logger})
-	defer m.Close() // closes c
-	d, err := catalogv1.NewCatalogClient(c.Conn()).Describe(ctx, &catalogv1.DescribeRequest{})
-	if err == nil {
-		err = m.Attach(ctx, bin, c)
+	b := m.Binaries()[0] // Files(bin) lists bin alone
+	if b.Err != nil {
+		return mx.failAll(filepath.Base(bin), "", bin, "start", b.Err)
 	}
-	if err != nil {
-		c.Close()
-		return mx.failAll(filepath.Base(bin), "", bin, "describe", err)
-	}
-	names := mx.names(d)
 	var cells []Cell
-	for _, name := range names {
+	for _, name := range mx.names(b.Description) {
 		im, err := m.Lookup(mx.Kind, name)
 		if err != nil {
-			cells = append(cells, mx.failAll(name, d.GetPluginVersion(), bin, "lookup", err)...)
+			cells = append(cells, mx.failAll(name, b.Description.GetPluginVersion(), bin, "lookup", err)...)
 			continue
 		}
 		for _, h := range mx.Hosts {
@@ -243,7 +255,7 @@ func (mx Matrix) names(d *catalogv1.DescribeResponse) []string {
 
 func (mx Matrix) cell(ctx context.Context, m *manager.Manager, h Host, im manager.Implementation, bin string) Cell {
 	cell := Cell{Plugin: im.Name, Version: im.PluginVersion, Binary: bin, HostMajor: h.Major}
-	via := ""
+	var via Mode
 	for _, hm := range h.majors {
 		for _, pm := range im.Majors {
 			if int(pm.GetMajor()) == hm && via == "" {

@@ -85,9 +85,9 @@ func WriteJSON(w io.Writer, cells []Cell) error {
 
 func modeText(c Cell) string {
 	if c.Mode == ModeFailing && c.Via != "" {
-		return c.Mode + " (" + c.Via + ")"
+		return string(c.Mode) + " (" + string(c.Via) + ")"
 	}
-	return c.Mode
+	return string(c.Mode)
 }
 
 func orDash(s string) string {

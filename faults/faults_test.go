@@ -451,11 +451,11 @@ func TestTamperedBinaryNeverRuns(t *testing.T) {
 	if err := os.WriteFile(bin, []byte(good), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	probe := manager.New(manager.Config{Dirs: []string{pluginDir}, Cookie: cookie})
+	probe := manager.New(manager.Config{Sources: []manager.Source{manager.Dirs(pluginDir)}, Launch: host.Command{Cookie: cookie}})
 	sum := probe.DescribeBinary(ctxT(t, 20*time.Second), bin).SHA256
 	probe.Close()
 	pins := map[string]string{"p": sum}
-	m := manager.New(manager.Config{Dirs: []string{pluginDir}, Cookie: cookie, Pins: pins})
+	m := manager.New(manager.Config{Sources: []manager.Source{manager.Dirs(pluginDir)}, Pins: pins, Launch: host.Command{Cookie: cookie}})
 	t.Cleanup(func() { m.Close() })
 	if err := m.Discover(ctxT(t, 20*time.Second)); err != nil {
 		t.Fatal(err)
@@ -477,7 +477,7 @@ func TestTamperedBinaryNeverRuns(t *testing.T) {
 		t.Fatal(err)
 	}
 	m.Close()
-	m2 := manager.New(manager.Config{Dirs: []string{pluginDir}, Cookie: cookie, Pins: pins})
+	m2 := manager.New(manager.Config{Sources: []manager.Source{manager.Dirs(pluginDir)}, Pins: pins, Launch: host.Command{Cookie: cookie}})
 	t.Cleanup(func() { m2.Close() })
 	if err := m2.Discover(ctxT(t, 20*time.Second)); err != nil {
 		t.Fatal(err)

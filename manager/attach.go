@@ -10,11 +10,11 @@ import (
 
 // Attach registers an already-connected catalog plugin, such as one a test
 // serves inside its own process (package plugintest), under every
-// (kind, name) its Describe answers, as if Discover had found it in a
-// binary called label. Dispense (and a kind's typed Open) then use c for
-// those names; c is never restarted, and Close closes it. An attached name
-// takes precedence over a binary of the same (kind, name), and stays
-// registered across later Discovers.
+// (kind, name) its Describe answers, as if a source had found it with
+// Path label and Origin OriginAttached. Dispense (and a kind's typed
+// Open) then use c for those names; c is never restarted, and Close
+// closes it. An attached name takes precedence over those of
+// Config.Sources, and stays registered across later Discovers.
 func (m *Manager) Attach(ctx context.Context, label string, c *host.Client) error {
 	if label == "" {
 		return fmt.Errorf("manager: Attach: the label is empty: name the attached plugin (it stands for its path in errors)")
@@ -29,13 +29,14 @@ func (m *Manager) Attach(ctx context.Context, label string, c *host.Client) erro
 	if err != nil {
 		return fmt.Errorf("manager: Attach %s: %w (is it a catalog plugin?)", label, err)
 	}
-	b := &Binary{Path: label, Description: d}
+	b := &Binary{Path: label, Origin: OriginAttached, Description: d, src: attachedSource{}}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.closed {
 		return ErrClosed
 	}
-	if _, dup := m.procs[label]; dup {
+	key := procKey{OriginAttached, label}
+	if _, dup := m.procs[key]; dup {
 		return fmt.Errorf("manager: Attach: %s is already in use: give each attached plugin its own label", label)
 	}
 	if m.attached == nil {
@@ -48,7 +49,7 @@ func (m *Manager) Attach(ctx context.Context, label string, c *host.Client) erro
 			}
 		}
 	}
-	m.procs[label] = &process{m: m, path: label, lock: make(chan struct{}, 1), client: c, gen: 1, started: time.Now()}
+	m.procs[key] = &process{m: m, bin: *b, path: label, lock: make(chan struct{}, 1), client: c, gen: 1, started: time.Now()}
 	m.addAttachedLocked()
 	return nil
 }

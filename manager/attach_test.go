@@ -9,6 +9,7 @@ import (
 	"github.com/plugkit/plugkit/catalog"
 	"github.com/plugkit/plugkit/examples/objectstore/backend"
 	objectstorev1 "github.com/plugkit/plugkit/examples/objectstore/gen/objectstore/v1"
+	"github.com/plugkit/plugkit/host"
 	"github.com/plugkit/plugkit/manager"
 	"github.com/plugkit/plugkit/plugin"
 	"github.com/plugkit/plugkit/plugintest"
@@ -27,7 +28,7 @@ func TestAttach(t *testing.T) {
 	c := plugintest.Start(t, plugin.Config{Versions: map[int]plugin.Register{wire.CatalogProtocolVersion: cat.Register}}, plugintest.Options{})
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	m := manager.New(manager.Config{Dirs: []string{t.TempDir()}, Cookie: plugintest.Cookie})
+	m := manager.New(manager.Config{Sources: []manager.Source{manager.Dirs(t.TempDir())}, Launch: host.Command{Cookie: plugintest.Cookie}})
 	if err := m.Attach(ctx, "in-process", c); err != nil {
 		t.Fatal(err)
 	}
@@ -35,7 +36,7 @@ func TestAttach(t *testing.T) {
 		t.Fatal(err)
 	}
 	im, err := m.Lookup("objectstore", "example.com/attached")
-	if err != nil || im.Path != "in-process" || im.PluginVersion != "1.0.0" || len(im.Majors) != 1 {
+	if err != nil || im.Path != "in-process" || im.Origin != manager.OriginAttached || im.PluginVersion != "1.0.0" || len(im.Majors) != 1 {
 		t.Fatalf("Lookup after Discover: %+v, %v", im, err)
 	}
 	if err := m.Attach(ctx, "in-process", c); err == nil {

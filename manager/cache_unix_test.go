@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/plugkit/plugkit/host"
 	"github.com/plugkit/plugkit/internal/testutil"
 	"github.com/plugkit/plugkit/manager"
 )
@@ -24,7 +25,7 @@ import (
 func discoverWithHostileCache(t *testing.T, dir, cache string, want ...string) string {
 	t.Helper()
 	var logs testutil.Buffer
-	m := manager.New(manager.Config{Dirs: []string{dir}, Cookie: cookie, CacheFile: cache, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+	m := manager.New(manager.Config{Sources: []manager.Source{manager.Dirs(dir)}, CacheFile: cache, Launch: host.Command{Cookie: cookie}, Host: host.Options{Logger: slog.New(slog.NewTextHandler(&logs, nil))}})
 	discoverWithinDeadline(t, m)
 	defer m.Close()
 	if _, err := m.Lookup("objectstore", "x"); err != nil {
@@ -47,7 +48,7 @@ func checkRewritten(t *testing.T, dir, cache string) {
 	if err != nil || !fi.Mode().IsRegular() {
 		t.Fatalf("the cache was not rewritten as a regular file: %v, %v", fi, err)
 	}
-	if warm := newManager(t, manager.Config{Dirs: []string{dir}, CacheFile: cache}); warm.Launches() != 0 {
+	if warm := newManager(t, manager.Config{Sources: []manager.Source{manager.Dirs(dir)}, CacheFile: cache}); warm.Launches() != 0 {
 		t.Errorf("%d launches with the rewritten cache, want 0", warm.Launches())
 	}
 }

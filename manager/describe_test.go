@@ -27,7 +27,7 @@ func TestLyingDescribe(t *testing.T) {
 	writePlugin(t, dir, "nameless", "nameless")
 	writePlugin(t, dir, "good", "x 1")
 	cache := filepath.Join(t.TempDir(), "cache.json")
-	m := newManager(t, manager.Config{Dirs: []string{dir}, CacheFile: cache})
+	m := newManager(t, manager.Config{Sources: []manager.Source{manager.Dirs(dir)}, CacheFile: cache})
 
 	reasons := map[string]string{}
 	for _, b := range m.Binaries() {

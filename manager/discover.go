@@ -11,7 +11,6 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
-	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -29,9 +28,14 @@ import (
 	"github.com/plugkit/plugkit/wire"
 )
 
-// Binary is one executable found in a plugin directory.
+// Binary is one plugin a Source found: an executable in a plugin
+// directory, a plugin service or an attached plugin (Origin says which).
 type Binary struct {
-	Path    string
+	// Path is the executable's absolute path; for a plugin service, its
+	// endpoints (comma-separated); for an attached plugin, its label.
+	Path string
+	// Origin is the kind of source the plugin comes from.
+	Origin  Origin
 	Size    int64
 	ModTime time.Time
 	SHA256  string
@@ -43,6 +47,9 @@ type Binary struct {
 	// Cached is set when Description came from the cache, without
 	// launching the binary.
 	Cached bool
+
+	src    Source  // the source that found it, which connects to it
+	remote *Remote // a remote plugin's entry (remoteSource)
 }
 
 // cacheEntry is one binary in the cache file.
@@ -60,24 +67,50 @@ type cacheFile struct {
 
 const cacheVersion = 1
 
-// Discover scans the directories, describes every executable (in
-// parallel; unchanged binaries come from the cache without a launch) and
-// rebuilds the registry. Bad binaries and duplicate names are reported in
-// Binaries and Problems, not as an error: Discover fails only when it
-// cannot do its job at all (no directories, an unreadable directory).
+// Discover asks every source of Config.Sources for its plugins:
+// binaries in directories are described in parallel (unchanged binaries
+// come from the cache without a launch), plugin services through their
+// catalog. It then rebuilds the registry. Bad binaries and duplicate
+// names are reported in Binaries and Problems, not as an error: Discover
+// fails only when it cannot do its job at all (no sources, an unreadable
+// directory, a malformed remotes file).
 func (m *Manager) Discover(ctx context.Context) error {
-	remotes, err := m.remotes() // remote.go
-	if err != nil {
-		return err
+	if len(m.cfg.Sources) == 0 {
+		return errors.New("manager: Config.Sources is empty: say where the plugins are, such as manager.Dirs(\"./plugins\") or manager.Remotes(...)")
 	}
-	if len(m.cfg.Dirs) == 0 && len(remotes) == 0 {
-		return errors.New("manager: Config.Dirs is empty: name the directories that hold plugins (or remote plugins in Config.Remotes)")
+	m.mu.Lock()
+	unused := m.dropWarmLocked() // an earlier Discover's, never used
+	m.mu.Unlock()
+	for _, c := range unused {
+		c.Close()
 	}
+	var bins []*Binary
+	for _, s := range m.cfg.Sources {
+		found, err := s.Find(ctx, m)
+		if err != nil {
+			return err
+		}
+		for _, b := range found {
+			b.src = s
+			bins = append(bins, &b)
+		}
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.binaries = bins
+	m.discovered = true
+	m.buildRegistry()
+	return nil
+}
+
+// binaryPaths lists the absolute paths of the plugin binaries in dirs (in
+// order; within a directory, lexically), then files.
+func binaryPaths(dirs, files []string) ([]string, error) {
 	var paths []string
-	for _, dir := range m.cfg.Dirs {
+	for _, dir := range dirs {
 		entries, err := os.ReadDir(dir)
 		if err != nil {
-			return fmt.Errorf("manager: reading plugin directory: %w", err)
+			return nil, fmt.Errorf("manager: reading plugin directory: %w", err)
 		}
 		for _, e := range entries {
 			if e.IsDir() || strings.HasPrefix(e.Name(), ".") {
@@ -85,11 +118,24 @@ func (m *Manager) Discover(ctx context.Context) error {
 			}
 			p, err := filepath.Abs(filepath.Join(dir, e.Name()))
 			if err != nil {
-				return err
+				return nil, err
 			}
 			paths = append(paths, p)
 		}
 	}
+	for _, f := range files {
+		p, err := filepath.Abs(f)
+		if err != nil {
+			return nil, err
+		}
+		paths = append(paths, p)
+	}
+	return paths, nil
+}
+
+// describeFiles describes the binaries at paths, in parallel
+// (Config.Parallelism), and saves the cache.
+func (m *Manager) describeFiles(ctx context.Context, paths []string) []Binary {
 	cache := m.loadCache(ctx)
 	bins := make([]*Binary, len(paths))
 	sem := make(chan struct{}, m.cfg.parallelism())
@@ -102,7 +148,7 @@ func (m *Manager) Discover(ctx context.Context) error {
 			case sem <- struct{}{}:
 				defer func() { <-sem }()
 			case <-ctx.Done():
-				bins[i] = &Binary{Path: p, Err: ctx.Err()}
+				bins[i] = &Binary{Path: p, Origin: OriginDir, Err: ctx.Err()}
 				return
 			}
 			bins[i] = m.describe(ctx, p, cache)
@@ -110,20 +156,17 @@ func (m *Manager) Discover(ctx context.Context) error {
 	}
 	wg.Wait()
 	m.saveCache(ctx, bins)
-	bins = append(bins, m.describeRemotes(ctx, remotes)...)
-
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	m.binaries = bins
-	m.discovered = true
-	m.buildRegistry()
-	return nil
+	out := make([]Binary, len(bins))
+	for i, b := range bins {
+		out[i] = *b
+	}
+	return out
 }
 
 // describe stats, hashes (when the cache cannot vouch for the file),
 // checks the pin, and launches the binary for Describe when needed.
 func (m *Manager) describe(ctx context.Context, path string, cache map[string]*cacheEntry) *Binary {
-	b := &Binary{Path: path}
+	b := &Binary{Path: path, Origin: OriginDir}
 	fi, err := os.Stat(path)
 	if err != nil {
 		b.Err = statError(path, err)
@@ -159,23 +202,58 @@ func (m *Manager) describe(ctx context.Context, path string, cache map[string]*c
 			return b
 		}
 	}
-	b.Description, b.Err = m.launchDescribe(ctx, path)
+	b.Description, b.Err = m.launchDescribe(ctx, procKey{OriginDir, path}, func(ctx context.Context) (*host.Client, error) { return m.start(ctx, path) })
 	return b
 }
 
-func (m *Manager) launchDescribe(ctx context.Context, path string) (*catalogv1.DescribeResponse, error) {
+// launchDescribe starts a plugin (start) and asks it for its description,
+// within Config.DescribeTimeout. The process is then stopped, or kept
+// for the plugin's first use (Config.KeepDescribed) under key.
+func (m *Manager) launchDescribe(ctx context.Context, key procKey, start func(context.Context) (*host.Client, error)) (*catalogv1.DescribeResponse, error) {
 	ctx, cancel := context.WithTimeout(ctx, cmp.Or(m.cfg.DescribeTimeout, DefaultDescribeTimeout))
 	defer cancel()
-	c, err := m.start(ctx, path)
+	c, err := start(ctx)
 	if err != nil {
 		return nil, err
 	}
-	defer c.Close()
 	d, err := DescribeCatalog(ctx, c.Conn())
 	if status.Code(err) == codes.Unimplemented {
-		return nil, fmt.Errorf("serves no plugkit.catalog.v1.Catalog: it is a plain go-plugin plugin, not a plugkit kinds plugin; load it with host.Start")
+		err = fmt.Errorf("serves no plugkit.catalog.v1.Catalog: it is a plain go-plugin plugin, not a plugkit kinds plugin; load it with host.Start")
+	}
+	if err != nil || !m.keepDescribed(key, c) {
+		c.Close()
 	}
 	return d, err
+}
+
+// keepDescribed keeps c, the process Discover started to describe the
+// plugin key, for the plugin's first use, when Config.KeepDescribed says
+// so and the plugin has no process yet.
+func (m *Manager) keepDescribed(key procKey, c *host.Client) bool {
+	if !m.cfg.KeepDescribed {
+		return false
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.closed || m.warm[key] != nil || m.procs[key] != nil {
+		return false
+	}
+	if m.warm == nil {
+		m.warm = map[procKey]*host.Client{}
+	}
+	m.warm[key] = c
+	return true
+}
+
+// dropWarmLocked takes the processes kept by Config.KeepDescribed that
+// were not used; the caller closes them without m.mu. m.mu is held.
+func (m *Manager) dropWarmLocked() []*host.Client {
+	var out []*host.Client
+	for k, c := range m.warm {
+		out = append(out, c)
+		delete(m.warm, k)
+	}
+	return out
 }
 
 // maxDescribe bounds a Describe answer: a catalog of a few kinds, majors
@@ -232,9 +310,6 @@ func checkDescription(d *catalogv1.DescribeResponse) error {
 // start launches the binary at path, counting the launch unless its pin
 // refused it (then it never ran).
 func (m *Manager) start(ctx context.Context, path string) (*host.Client, error) {
-	if strings.HasPrefix(path, remotePrefix) {
-		return m.startRemote(ctx, path) // remote.go
-	}
 	cmd, opts := m.hostConfig(path)
 	c, err := host.Start(ctx, cmd, opts)
 	var ce *host.ChecksumError
@@ -244,24 +319,16 @@ func (m *Manager) start(ctx context.Context, path string) (*host.Client, error) 
 	return c, err
 }
 
+// hostConfig is the launch of the binary at path: Config.Launch and
+// Config.Host with what the manager sets itself.
 func (m *Manager) hostConfig(path string) (host.Command, host.Options) {
-	pin, _ := m.pin(path)
-	cmd := host.Command{
-		Path:            path,
-		SHA256:          pin, // host.Start hashes and executes the same open file
-		Cookie:          m.cfg.Cookie,
-		Timeouts:        host.Timeouts{Stop: m.cfg.StopTimeout},
-		Runner:          m.cfg.Runner,
-		InheritEnv:      m.cfg.InheritEnv,
-		MultiplexBroker: m.cfg.MultiplexBroker,
-	}
-	opts := host.Options{
-		Versions: []int{wire.CatalogProtocolVersion},
-		Logger:   m.cfg.logger(),
-	}
-	if m.cfg.NoAutoMTLS {
-		opts.Security = host.Plaintext()
-	}
+	cmd := m.cfg.Launch
+	cmd.Path = path
+	cmd.SHA256, _ = m.pin(path) // host.Start hashes and executes the same open file
+	opts := m.cfg.Host
+	opts.Versions = []int{wire.CatalogProtocolVersion}
+	opts.Name = "" // host.Start's default: the binary's base name
+	opts.Logger = m.cfg.logger()
 	return cmd, opts
 }
 
@@ -564,27 +631,12 @@ type entry struct {
 type regKey struct{ kind, name string }
 
 // buildRegistry maps (kind, name) to binaries in precedence order: the
-// order of Config.Dirs, then lexical order of paths within a directory.
-// Later duplicates are reported in problems.
+// order of Config.Sources, then each source's own order. Later duplicates
+// are reported in problems.
 func (m *Manager) buildRegistry() {
 	m.registry = map[regKey]*entry{}
 	m.problems = nil
-	order := slices.Clone(m.binaries)
-	dirIndex := func(p string) int {
-		for i, d := range m.cfg.Dirs {
-			if abs, err := filepath.Abs(d); err == nil && filepath.Dir(p) == abs {
-				return i
-			}
-		}
-		return len(m.cfg.Dirs)
-	}
-	sort.SliceStable(order, func(i, j int) bool {
-		di, dj := dirIndex(order[i].Path), dirIndex(order[j].Path)
-		if di != dj {
-			return di < dj
-		}
-		return order[i].Path < order[j].Path
-	})
+	order := m.binaries
 	for _, b := range order {
 		if b.Err != nil {
 			continue
@@ -600,7 +652,7 @@ func (m *Manager) buildRegistry() {
 				key := regKey{k.GetName(), n}
 				if prev, dup := m.registry[key]; dup {
 					if prev.binary != b {
-						m.problems = append(m.problems, fmt.Sprintf("duplicate: %s %q is in both %s and %s; using %s (earlier directory in the search path, then lexical order)",
+						m.problems = append(m.problems, fmt.Sprintf("duplicate: %s %q is in both %s and %s; using %s (earlier source in Config.Sources, earlier directory, then lexical order)",
 							key.kind, key.name, prev.binary.Path, b.Path, prev.binary.Path))
 					}
 					continue
@@ -656,5 +708,7 @@ func (m *Manager) Problems() []string {
 // DescribeBinary describes one binary, wherever it is, without adding it
 // to the registry.
 func (m *Manager) DescribeBinary(ctx context.Context, path string) Binary {
-	return *m.describe(ctx, path, m.loadCache(ctx))
+	b := *m.describe(ctx, path, m.loadCache(ctx))
+	b.src = fileSource{files: []string{path}}
+	return b
 }

@@ -15,7 +15,9 @@ import (
 type Info struct {
 	Kind, Name    string
 	PluginVersion string
-	Path          string
+	// Path and Origin say where the plugin is (see Binary).
+	Path   string
+	Origin Origin
 	// Major is the major the client speaks; Minor and Capabilities are
 	// what the plugin offers of it.
 	Major        int
@@ -70,7 +72,7 @@ func Dispense[T any](ctx context.Context, m *Manager, kind, name string, majors 
 	}
 	conn := &Conn{p: p, name: name, kind: kind, major: chosen}
 	info := Info{
-		Kind: kind, Name: name, PluginVersion: im.PluginVersion, Path: im.Path,
+		Kind: kind, Name: name, PluginVersion: im.PluginVersion, Path: im.Path, Origin: im.Origin,
 		Major: int(chosen.GetMajor()), Minor: int(chosen.GetMinor()), Capabilities: chosen.GetCapabilities(),
 		Adapted: int(chosen.GetMajor()) != hostMajors[0],
 	}

@@ -1,12 +1,13 @@
-// Package manager is the host side of plugin kinds: it finds plugin
-// binaries in directories, asks each what it implements (once: answers are
+// Package manager is the host side of plugin kinds: it finds plugins in
+// its sources (binaries in directories, plugin services, plugins attached
+// in-process; see Source), asks each what it implements (once: answers are
 // cached by path, size, mtime and SHA-256), keeps a registry of
 // (kind, name) to binary, runs one shared process per binary, started on
 // first use and restarted after a crash, and hands out typed clients of
 // the latest major version of a kind, through an adapter when a plugin
 // only has an older one.
 //
-//	m := manager.New(manager.Config{Dirs: []string{"./plugins"}, Cookie: cookie})
+//	m := manager.New(manager.Config{Sources: []manager.Source{manager.Dirs("./plugins")}, Cookie: cookie})
 //	if err := m.Discover(ctx); err != nil { ... }
 //	defer m.Close()
 //	store, err := manager.Dispense(ctx, m, "objectstore", "example.com/fs", manager.Majors[Store]{
@@ -18,8 +19,8 @@
 // call, and every live client's re-init hooks (Conn.OnRestart) run first,
 // so an object store's Init configuration is replayed. A call that was in
 // flight when the process died fails; it is never retried behind the
-// caller's back. Restarts back off (Config.RestartBackoff, doubling) and
-// give up after Config.MaxRestarts in a row with an error saying so. A
+// caller's back. Restarts back off (Config.Restart.Backoff, doubling) and
+// give up after Config.Restart.Max in a row with an error saying so. A
 // process that stops answering is found by a health check with a deadline
 // after a call times out, killed, and restarted on the next call. A
 // client closed by the host is never restarted.

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/plugkit/plugkit/host"
 	"github.com/plugkit/plugkit/manager"
 )
 
@@ -44,7 +45,7 @@ func TestDiscoverSkipsHostileEntries(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	m := manager.New(manager.Config{Dirs: []string{dir}, Cookie: cookie})
+	m := manager.New(manager.Config{Sources: []manager.Source{manager.Dirs(dir)}, Launch: host.Command{Cookie: cookie}})
 	discoverWithinDeadline(t, m)
 	defer m.Close()
 	for _, name := range []string{"x", "y"} {

@@ -5,10 +5,12 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"time"
 
 	objectstorev1 "github.com/plugkit/plugkit/examples/objectstore/gen/objectstore/v1"
 	objectstorev2 "github.com/plugkit/plugkit/examples/objectstore/gen/objectstore/v2"
+	"github.com/plugkit/plugkit/host"
 	"github.com/plugkit/plugkit/manager"
 )
 
@@ -51,7 +53,7 @@ func ExampleDispense() {
 
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	m := manager.New(manager.Config{Dirs: []string{dir}, Cookie: cookie})
+	m := manager.New(manager.Config{Sources: []manager.Source{manager.Dirs(dir)}, Launch: host.Command{Cookie: cookie}})
 	defer m.Close()
 	if err := m.Discover(ctx); err != nil {
 		fmt.Println(err)
@@ -77,4 +79,52 @@ func ExampleDispense() {
 	// Output:
 	// example.com/new: manager_test.v2Greeter, has hello: false, error: <nil>
 	// example.com/old: manager_test.v1Greeter, has hello: false, error: <nil>
+}
+
+// allowList is a Source of one's own: the plugins of another source whose
+// file names are on a list. It connects as the source it wraps does. (The
+// wrapped source describes every binary first; to launch none of the
+// others, list the allowed paths and use Files.)
+type allowList struct {
+	manager.Source
+	names []string
+}
+
+func (a allowList) Find(ctx context.Context, m *manager.Manager) ([]manager.Binary, error) {
+	bins, err := a.Source.Find(ctx, m)
+	return slices.DeleteFunc(bins, func(b manager.Binary) bool {
+		return !slices.Contains(a.names, filepath.Base(b.Path))
+	}), err
+}
+
+// ExampleSource finds plugins through a Source of one's own that keeps
+// only the allowed binaries of a directory.
+func ExampleSource() {
+	dir, _ := os.MkdirTemp("", "plugins")
+	defer os.RemoveAll(dir)
+	exe, _ := os.Executable()
+	for file, mode := range map[string]string{"new": "example.com/new 1,2", "old": "example.com/old 1"} {
+		script := fmt.Sprintf("#!/bin/sh\n%s='%s' GORACE=atexit_sleep_ms=0 exec '%s'\n", modeEnv, mode, exe)
+		os.WriteFile(filepath.Join(dir, file), []byte(script), 0o755)
+	}
+
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	m := manager.New(manager.Config{
+		Sources: []manager.Source{allowList{manager.Dirs(dir), []string{"old"}}},
+		Launch:  host.Command{Cookie: cookie},
+	})
+	defer m.Close()
+	if err := m.Discover(ctx); err != nil {
+		fmt.Println(err)
+		return
+	}
+	for _, b := range m.Binaries() {
+		fmt.Println(filepath.Base(b.Path), b.Origin, b.Err)
+	}
+	_, err := m.Lookup("objectstore", "example.com/new")
+	fmt.Println(err != nil)
+	// Output:
+	// old dir <nil>
+	// true
 }

@@ -16,6 +16,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	catalogv1 "github.com/plugkit/plugkit/gen/plugkit/catalog/v1"
+	"github.com/plugkit/plugkit/host"
 	"github.com/plugkit/plugkit/internal/testpki"
 )
 
@@ -173,11 +174,12 @@ func FuzzDescribe(f *testing.F) {
 				}
 			}
 		}
-		m := New(Config{Dirs: []string{"/plugins"}})
+		m := New(Config{Sources: []Source{Dirs("/plugins")}})
 		defer m.Close()
 		first := &Binary{Path: "/plugins/a", Description: d}
 		m.mu.Lock()
-		m.binaries = []*Binary{{Path: "/plugins/b", Description: proto.Clone(d).(*catalogv1.DescribeResponse)}, first}
+		// In precedence order, as a Source lists them.
+		m.binaries = []*Binary{first, {Path: "/plugins/b", Description: proto.Clone(d).(*catalogv1.DescribeResponse)}}
 		m.buildRegistry()
 		m.mu.Unlock()
 		if len(m.registry) != len(claims) {
@@ -280,7 +282,7 @@ func FuzzParseRemoteCache(f *testing.F) {
 		f.Fatal(err)
 	}
 	good, err := json.MarshalIndent(map[string]json.RawMessage{
-		Remote{Kind: "objectstore", Name: "example.com/fs", Endpoints: []string{"10.0.0.5:7000"}}.cacheKey(): raw,
+		Remote{Kind: "objectstore", Name: "example.com/fs", Remote: host.Remote{Endpoints: []string{"10.0.0.5:7000"}}}.cacheKey(): raw,
 	}, "", "  ")
 	if err != nil {
 		f.Fatal(err)
@@ -325,8 +327,8 @@ func TestRemoteCacheOfNull(t *testing.T) {
 	if err := os.WriteFile(m.remoteCacheFile(), []byte("null"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	r := Remote{Kind: "objectstore", Name: "example.com/fs", Endpoints: []string{"127.0.0.1:1"}}
-	m.saveRemoteCache(context.Background(), []Remote{r}, []*Binary{{Path: r.Path(), Description: sampleDescribe}})
+	r := Remote{Kind: "objectstore", Name: "example.com/fs", Remote: host.Remote{Endpoints: []string{"127.0.0.1:1"}}}
+	m.saveRemoteCache(context.Background(), []Remote{r}, []*Binary{{Path: r.endpoints(), Description: sampleDescribe}})
 	cache := m.loadRemoteCache(context.Background())
 	d := &catalogv1.DescribeResponse{}
 	if err := protojson.Unmarshal(cache[r.cacheKey()], d); err != nil || !proto.Equal(d, sampleDescribe) {
@@ -343,7 +345,7 @@ func TestRemoteCacheKeptWhenContextEnds(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	other := Remote{Kind: "kv", Name: "mem", Endpoints: []string{"127.0.0.1:2"}}
+	other := Remote{Kind: "kv", Name: "mem", Remote: host.Remote{Endpoints: []string{"127.0.0.1:2"}}}
 	shared, err := json.Marshal(map[string]json.RawMessage{other.cacheKey(): raw})
 	if err != nil {
 		t.Fatal(err)
@@ -353,14 +355,14 @@ func TestRemoteCacheKeptWhenContextEnds(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	r := Remote{Kind: "objectstore", Name: "example.com/fs", Endpoints: []string{"127.0.0.1:1"}}
-	m.saveRemoteCache(ctx, []Remote{r}, []*Binary{{Path: r.Path(), Description: sampleDescribe}})
+	r := Remote{Kind: "objectstore", Name: "example.com/fs", Remote: host.Remote{Endpoints: []string{"127.0.0.1:1"}}}
+	m.saveRemoteCache(ctx, []Remote{r}, []*Binary{{Path: r.endpoints(), Description: sampleDescribe}})
 	if data, err := os.ReadFile(m.remoteCacheFile()); err != nil || !bytes.Equal(data, shared) {
 		t.Errorf("the remote cache after a save with an ended context: %s, %v; want it as it was", data, err)
 	}
 }
 
-// FuzzLoadRemotes feeds the remotes file (Config.RemotesFile) to
+// FuzzLoadRemotes feeds the remotes file (RemotesFile) to
 // LoadRemotes, in a directory that holds a CA, a certificate and a key.
 // Properties: it accepts one JSON object and nothing after it; what it
 // accepts, written again, loads the same entries (TLS or not alike); an

@@ -20,7 +20,7 @@ import (
 func TestHungPluginIsKilledAndRestarted(t *testing.T) {
 	dir := t.TempDir()
 	writePlugin(t, dir, "p", "p 2")
-	m := newManager(t, manager.Config{Dirs: []string{dir}, HealthTimeout: 200 * time.Millisecond})
+	m := newManager(t, manager.Config{Sources: []manager.Source{manager.Dirs(dir)}, Restart: manager.RestartPolicy{HungCheck: 200 * time.Millisecond}})
 	conn, _ := store(t, m, "p")
 	cl := objectstorev2.NewObjectStoreClient(conn)
 	if _, err := cl.Exists(ctxT(t), &objectstorev2.ExistsRequest{Key: "k"}); err != nil {

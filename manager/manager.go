@@ -7,8 +7,10 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	catalogv1 "github.com/plugkit/plugkit/gen/plugkit/catalog/v1"
+	"github.com/plugkit/plugkit/host"
 )
 
 // ErrClosed is returned by a closed Manager or Conn.
@@ -29,14 +31,21 @@ type Manager struct {
 	registry      map[regKey]*entry
 	attached      map[regKey]*entry // Attach's names, kept across Discovers
 	problems      []string
-	procs         map[string]*process // by binary path
-	remoteCacheMu sync.Mutex          // serialises writes of the remote cache (remote.go)
-	cacheWriteMu  sync.Mutex          // serialises writes of the cache file; held without mu
+	procs         map[procKey]*process
+	warm          map[procKey]*host.Client // kept by Config.KeepDescribed until first use
+	remoteCacheMu sync.Mutex               // serialises writes of the remote cache (remote.go)
+	cacheWriteMu  sync.Mutex               // serialises writes of the cache file; held without mu
 }
 
 // New returns a Manager. Call Discover before using it.
 func New(cfg Config) *Manager {
-	return &Manager{cfg: cfg, procs: map[string]*process{}, dropped: map[string]bool{}}
+	return &Manager{cfg: cfg, procs: map[procKey]*process{}, dropped: map[string]bool{}}
+}
+
+// procKey names a plugin's one process: its origin and Path.
+type procKey struct {
+	origin Origin
+	path   string
 }
 
 // Launches counts the plugin processes the Manager has started, for
@@ -45,11 +54,15 @@ func (m *Manager) Launches() int64 { return m.launches.Load() }
 
 // Implementation is a (kind, name) as the registry knows it.
 type Implementation struct {
-	Kind, Name    string
+	Kind, Name string
+	// Path and Origin say where the plugin is (see Binary).
 	Path          string
+	Origin        Origin
 	PluginVersion string
 	// Majors are the majors the binary serves for this name, highest first.
 	Majors []*catalogv1.Major
+
+	bin *Binary // the plugin Lookup found, which Dispense runs
 }
 
 // Lookup finds the binary that implements (kind, name).
@@ -72,11 +85,11 @@ func (m *Manager) Lookup(kind, name string) (Implementation, error) {
 			return Implementation{}, fmt.Errorf("no plugin implements kind %q: Discover has not run, so no plugin directory was searched: call Manager.Discover after New, before Lookup, Dispense or a kind's Open", kind)
 		}
 		if len(names) == 0 {
-			return Implementation{}, fmt.Errorf("no plugin implements kind %q (searched %s; run Discover after adding plugins)%s", kind, strings.Join(m.cfg.Dirs, ", "), m.unusableLocked())
+			return Implementation{}, fmt.Errorf("no plugin implements kind %q (searched %s; run Discover after adding plugins)%s", kind, m.searched(), m.unusableLocked())
 		}
 		return Implementation{}, fmt.Errorf("no plugin implements %s %q; the %s plugins are: %s%s", kind, name, kind, strings.Join(names, ", "), m.unusableLocked())
 	}
-	im := Implementation{Kind: kind, Name: name, Path: e.binary.Path, PluginVersion: e.binary.Description.GetPluginVersion()}
+	im := Implementation{Kind: kind, Name: name, Path: e.binary.Path, Origin: e.binary.Origin, PluginVersion: e.binary.Description.GetPluginVersion(), bin: e.binary}
 	for _, maj := range e.kind.GetMajors() {
 		for _, n := range maj.GetNames() {
 			if n == name {
@@ -88,17 +101,33 @@ func (m *Manager) Lookup(kind, name string) (Implementation, error) {
 	return im, nil
 }
 
-// process returns the shared process of a binary, creating its handle.
+// searched names the sources, for errors.
+func (m *Manager) searched() string {
+	var s []string
+	for _, src := range m.cfg.Sources {
+		s = append(s, fmt.Sprint(src))
+	}
+	return strings.Join(s, "; ")
+}
+
+// process returns the shared process of the plugin that Lookup found for
+// im, creating its handle.
 func (m *Manager) process(im Implementation) (*process, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.closed {
 		return nil, ErrClosed
 	}
-	p, ok := m.procs[im.Path]
+	key := procKey{im.bin.Origin, im.bin.Path}
+	p, ok := m.procs[key]
 	if !ok {
-		p = &process{m: m, path: im.Path, lock: make(chan struct{}, 1)}
-		m.procs[im.Path] = p
+		p = &process{m: m, bin: *im.bin, path: im.bin.Path, lock: make(chan struct{}, 1)}
+		if c := m.warm[key]; c != nil {
+			// The process Discover described the plugin with.
+			p.client, p.gen, p.started = c, 1, time.Now()
+			delete(m.warm, key)
+		}
+		m.procs[key] = p
 	}
 	return p, nil
 }
@@ -114,7 +143,11 @@ func (m *Manager) Close() error {
 	m.closed = true
 	procs := m.procs
 	m.procs = nil
+	unused := m.dropWarmLocked()
 	m.mu.Unlock()
+	for _, c := range unused {
+		c.Close()
+	}
 	var wg sync.WaitGroup
 	for _, p := range procs {
 		wg.Add(1)

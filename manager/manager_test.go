@@ -26,6 +26,7 @@ import (
 	objectstorev2 "github.com/plugkit/plugkit/examples/objectstore/gen/objectstore/v2"
 	catalogv1 "github.com/plugkit/plugkit/gen/plugkit/catalog/v1"
 	"github.com/plugkit/plugkit/handshake"
+	"github.com/plugkit/plugkit/host"
 	"github.com/plugkit/plugkit/internal/testutil"
 	"github.com/plugkit/plugkit/manager"
 	"github.com/plugkit/plugkit/plugin"
@@ -56,7 +57,7 @@ const discoverEnv = "PLUGKIT_MANAGER_TEST_DISCOVER"
 // discoverAndPrint discovers dir and prints one line per binary: its base
 // name, a tab, and its error or "ok".
 func discoverAndPrint(dir string) {
-	m := manager.New(manager.Config{Dirs: []string{dir}, Cookie: cookie})
+	m := manager.New(manager.Config{Sources: []manager.Source{manager.Dirs(dir)}, Launch: host.Command{Cookie: cookie}})
 	defer m.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
@@ -224,9 +225,9 @@ func writeFile(t *testing.T, path, content string, mode os.FileMode) {
 
 func newManager(t *testing.T, cfg manager.Config) *manager.Manager {
 	t.Helper()
-	cfg.Cookie = cookie
-	if cfg.RestartBackoff == 0 {
-		cfg.RestartBackoff = 10 * time.Millisecond
+	cfg.Launch.Cookie = cookie
+	if cfg.Restart.Backoff == 0 {
+		cfg.Restart.Backoff = 10 * time.Millisecond
 	}
 	m := manager.New(cfg)
 	t.Cleanup(func() { m.Close() })
@@ -255,7 +256,7 @@ func TestDiscoverReportsBadBinariesAndDuplicates(t *testing.T) {
 	writeFile(t, filepath.Join(d1, "broken"), "#!/bin/sh\necho 'cannot start: missing libfoo' >&2\nexit 1\n", 0o755)
 	writeFile(t, filepath.Join(d1, ".hidden"), "ignored", 0o755)
 
-	m := newManager(t, manager.Config{Dirs: []string{d1, d2}})
+	m := newManager(t, manager.Config{Sources: []manager.Source{manager.Dirs(d1, d2)}})
 	reasons := map[string]string{}
 	for _, b := range m.Binaries() {
 		if b.Err != nil {
@@ -296,7 +297,7 @@ func TestLookupNamesUnusableBinaries(t *testing.T) {
 	writePlugin(t, dir, "typo", "wrongcookie")
 	writePlugin(t, dir, "plain", "goplugin")
 	writeFile(t, filepath.Join(dir, "notexec"), "#!/bin/sh\n", 0o644)
-	m := newManager(t, manager.Config{Dirs: []string{dir}})
+	m := newManager(t, manager.Config{Sources: []manager.Source{manager.Dirs(dir)}})
 	_, err := m.Lookup("objectstore", "typo")
 	if err == nil {
 		t.Fatal("Lookup found a plugin with the wrong cookie")
@@ -330,7 +331,7 @@ func TestLookupNamesUnusableBinaries(t *testing.T) {
 func TestOpenBeforeDiscover(t *testing.T) {
 	dir := t.TempDir()
 	writePlugin(t, dir, "both", "both 1,2 presign")
-	m := manager.New(manager.Config{Dirs: []string{dir}, Cookie: cookie})
+	m := manager.New(manager.Config{Sources: []manager.Source{manager.Dirs(dir)}, Launch: host.Command{Cookie: cookie}})
 	t.Cleanup(func() { m.Close() })
 	majors := manager.Majors[objectstorev1.ObjectStoreClient]{
 		1: func(c *manager.Conn, _ manager.Info) (objectstorev1.ObjectStoreClient, error) {
@@ -360,10 +361,10 @@ func TestCacheSkipsLaunchesUntilABinaryChanges(t *testing.T) {
 	writePlugin(t, dir, "a", "x 1")
 	b := writePlugin(t, dir, "b", "y 2")
 	cache := filepath.Join(t.TempDir(), "cache.json")
-	if m := newManager(t, manager.Config{Dirs: []string{dir}, CacheFile: cache}); m.Launches() != 2 {
+	if m := newManager(t, manager.Config{Sources: []manager.Source{manager.Dirs(dir)}, CacheFile: cache}); m.Launches() != 2 {
 		t.Fatalf("cold discovery: %d launches, want 2", m.Launches())
 	}
-	warm := newManager(t, manager.Config{Dirs: []string{dir}, CacheFile: cache})
+	warm := newManager(t, manager.Config{Sources: []manager.Source{manager.Dirs(dir)}, CacheFile: cache})
 	if warm.Launches() != 0 {
 		t.Errorf("warm discovery: %d launches, want 0", warm.Launches())
 	}
@@ -374,7 +375,7 @@ func TestCacheSkipsLaunchesUntilABinaryChanges(t *testing.T) {
 	}
 	writePlugin(t, dir, "b", "z 2") // b changes: same size class, new content
 	os.Chtimes(b, time.Now().Add(time.Hour), time.Now().Add(time.Hour))
-	changed := newManager(t, manager.Config{Dirs: []string{dir}, CacheFile: cache})
+	changed := newManager(t, manager.Config{Sources: []manager.Source{manager.Dirs(dir)}, CacheFile: cache})
 	if changed.Launches() != 1 {
 		t.Errorf("after changing one binary: %d launches, want 1", changed.Launches())
 	}
@@ -405,7 +406,7 @@ func TestDispenseLatestFirst(t *testing.T) {
 	dir := t.TempDir()
 	writePlugin(t, dir, "both", "both 1,2 presign")
 	writePlugin(t, dir, "old", "old 1")
-	m := newManager(t, manager.Config{Dirs: []string{dir}})
+	m := newManager(t, manager.Config{Sources: []manager.Source{manager.Dirs(dir)}})
 	_, info := store(t, m, "both")
 	if info.Major != 2 || info.Minor != 1 || info.Adapted || !info.Has("presign") {
 		t.Errorf("both: %+v, want major 2.1, not adapted, with presign", info)
@@ -426,7 +427,7 @@ func TestIncompatibleNamesBothSidesAndARelease(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := newManager(t, manager.Config{Dirs: []string{dir}, Releases: ix})
+	m := newManager(t, manager.Config{Sources: []manager.Source{manager.Dirs(dir)}, Releases: ix})
 	_, err = manager.Dispense(ctxT(t), m, "objectstore", "new", manager.Majors[int]{1: func(*manager.Conn, manager.Info) (int, error) { return 1, nil }})
 	var ie *manager.IncompatibleError
 	if !errors.As(err, &ie) {
@@ -472,7 +473,7 @@ func config(t *testing.T, cl objectstorev2.ObjectStoreClient) string {
 func TestRestartAfterCrashReplaysInit(t *testing.T) {
 	dir := t.TempDir()
 	writePlugin(t, dir, "p", "p 2")
-	m := newManager(t, manager.Config{Dirs: []string{dir}})
+	m := newManager(t, manager.Config{Sources: []manager.Source{manager.Dirs(dir)}})
 	conn, _ := store(t, m, "p")
 	cl := initStore(t, conn, map[string]string{"bucket": "b1"})
 	if got := config(t, cl); got != "map[bucket:b1]" {
@@ -506,7 +507,7 @@ func waitExited(t *testing.T, conn *manager.Conn) {
 func TestCallInFlightDuringCrashFails(t *testing.T) {
 	dir := t.TempDir()
 	writePlugin(t, dir, "p", "p 2")
-	m := newManager(t, manager.Config{Dirs: []string{dir}})
+	m := newManager(t, manager.Config{Sources: []manager.Source{manager.Dirs(dir)}})
 	conn, _ := store(t, m, "p")
 	cl := objectstorev2.NewObjectStoreClient(conn)
 	stream, err := cl.Put(ctxT(t))
@@ -529,7 +530,7 @@ func TestCallInFlightDuringCrashFails(t *testing.T) {
 func TestNoRestartAfterClose(t *testing.T) {
 	dir := t.TempDir()
 	writePlugin(t, dir, "p", "p 2")
-	m := newManager(t, manager.Config{Dirs: []string{dir}})
+	m := newManager(t, manager.Config{Sources: []manager.Source{manager.Dirs(dir)}})
 	conn, _ := store(t, m, "p")
 	cl := objectstorev2.NewObjectStoreClient(conn)
 	if _, err := cl.Exists(ctxT(t), &objectstorev2.ExistsRequest{Key: "k"}); err != nil {
@@ -552,7 +553,7 @@ func TestNoRestartAfterClose(t *testing.T) {
 func TestCallsRacingRestarts(t *testing.T) {
 	dir := t.TempDir()
 	writePlugin(t, dir, "p", "p 2")
-	m := newManager(t, manager.Config{Dirs: []string{dir}})
+	m := newManager(t, manager.Config{Sources: []manager.Source{manager.Dirs(dir)}})
 	conn, _ := store(t, m, "p")
 	cl := objectstorev2.NewObjectStoreClient(conn)
 	var wg sync.WaitGroup
@@ -606,7 +607,7 @@ func TestCallsRacingRestarts(t *testing.T) {
 func TestRestartsGiveUp(t *testing.T) {
 	dir := t.TempDir()
 	bin := writePlugin(t, dir, "p", "p 2")
-	m := newManager(t, manager.Config{Dirs: []string{dir}, MaxRestarts: 2})
+	m := newManager(t, manager.Config{Sources: []manager.Source{manager.Dirs(dir)}, Restart: manager.RestartPolicy{Max: 2}})
 	conn, _ := store(t, m, "p")
 	cl := objectstorev2.NewObjectStoreClient(conn)
 	if _, err := cl.Exists(ctxT(t), &objectstorev2.ExistsRequest{Key: "k"}); err != nil {
@@ -630,7 +631,7 @@ func TestRestartsGiveUp(t *testing.T) {
 func TestPinnedChecksum(t *testing.T) {
 	dir := t.TempDir()
 	bin := writePlugin(t, dir, "p", "p 2")
-	m := newManager(t, manager.Config{Dirs: []string{dir}, Pins: map[string]string{"p": strings.Repeat("0", 64)}})
+	m := newManager(t, manager.Config{Sources: []manager.Source{manager.Dirs(dir)}, Pins: map[string]string{"p": strings.Repeat("0", 64)}})
 	var pe *manager.PinError
 	if bins := m.Binaries(); len(bins) != 1 || !errors.As(bins[0].Err, &pe) {
 		t.Fatalf("binaries: %+v", bins)
@@ -641,7 +642,7 @@ func TestPinnedChecksum(t *testing.T) {
 
 	// Right pin at discovery; the binary is then tampered with.
 	sum := m.Binaries()[0].SHA256
-	m2 := newManager(t, manager.Config{Dirs: []string{dir}, Pins: map[string]string{bin: sum}})
+	m2 := newManager(t, manager.Config{Sources: []manager.Source{manager.Dirs(dir)}, Pins: map[string]string{bin: sum}})
 	conn, _ := store(t, m2, "p")
 	writeFile(t, bin, "#!/bin/sh\necho pwned > /dev/null\nexit 1\n", 0o755)
 	launches := m2.Launches()
@@ -661,7 +662,7 @@ func TestPinNotTrustedFromCache(t *testing.T) {
 	dir := t.TempDir()
 	bin := writePlugin(t, dir, "p", "p 2")
 	cache := filepath.Join(t.TempDir(), "cache.json")
-	first := newManager(t, manager.Config{Dirs: []string{dir}, CacheFile: cache})
+	first := newManager(t, manager.Config{Sources: []manager.Source{manager.Dirs(dir)}, CacheFile: cache})
 	sum := first.Binaries()[0].SHA256
 	fi, err := os.Stat(bin)
 	if err != nil {
@@ -676,7 +677,7 @@ func TestPinNotTrustedFromCache(t *testing.T) {
 	if err := os.Chtimes(bin, fi.ModTime(), fi.ModTime()); err != nil {
 		t.Fatal(err)
 	}
-	m := newManager(t, manager.Config{Dirs: []string{dir}, CacheFile: cache, Pins: map[string]string{"p": sum}})
+	m := newManager(t, manager.Config{Sources: []manager.Source{manager.Dirs(dir)}, CacheFile: cache, Pins: map[string]string{"p": sum}})
 	var pe *manager.PinError
 	if bins := m.Binaries(); len(bins) != 1 || !errors.As(bins[0].Err, &pe) {
 		t.Fatalf("a same-size swap with the mtime restored passed the pin on the cache's word: %+v", bins)
@@ -704,14 +705,14 @@ func TestMalformedCacheIsRebuilt(t *testing.T) {
 		cache := filepath.Join(t.TempDir(), "cache.json")
 		writeFile(t, cache, content, 0o600)
 		var logs testutil.Buffer
-		m := newManager(t, manager.Config{Dirs: []string{dir}, CacheFile: cache, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+		m := newManager(t, manager.Config{Sources: []manager.Source{manager.Dirs(dir)}, CacheFile: cache, Host: host.Options{Logger: slog.New(slog.NewTextHandler(&logs, nil))}})
 		if bins := m.Binaries(); len(bins) != 1 || bins[0].Err != nil {
 			t.Errorf("cache %q: binaries %+v", content, bins)
 		}
 		if content != `{"version":1}` && content != `{"version":1,"entries":null}` && !strings.Contains(logs.String(), "plugin cache ignored") {
 			t.Errorf("cache %q: no warning logged:\n%s", content, logs.String())
 		}
-		warm := newManager(t, manager.Config{Dirs: []string{dir}, CacheFile: cache})
+		warm := newManager(t, manager.Config{Sources: []manager.Source{manager.Dirs(dir)}, CacheFile: cache})
 		if warm.Launches() != 0 {
 			t.Errorf("cache %q was not rebuilt: %d launches on the next discovery", content, warm.Launches())
 		}
@@ -730,7 +731,7 @@ func TestSharedCacheKeepsEveryEntry(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			m := manager.New(manager.Config{Dirs: []string{d}, Cookie: cookie, CacheFile: cache})
+			m := manager.New(manager.Config{Sources: []manager.Source{manager.Dirs(d)}, CacheFile: cache, Launch: host.Command{Cookie: cookie}})
 			defer m.Close()
 			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 			defer cancel()
@@ -740,7 +741,7 @@ func TestSharedCacheKeepsEveryEntry(t *testing.T) {
 		}()
 	}
 	wg.Wait()
-	both := newManager(t, manager.Config{Dirs: []string{d1, d2}, CacheFile: cache})
+	both := newManager(t, manager.Config{Sources: []manager.Source{manager.Dirs(d1, d2)}, CacheFile: cache})
 	if both.Launches() != 0 {
 		t.Errorf("%d launches: an entry of one manager was lost by the other's write", both.Launches())
 	}
@@ -759,7 +760,7 @@ func TestDiscoverHonoursContextWhileHashing(t *testing.T) {
 		t.Fatal(err)
 	}
 	f.Close()
-	m := manager.New(manager.Config{Dirs: []string{dir}, Cookie: cookie})
+	m := manager.New(manager.Config{Sources: []manager.Source{manager.Dirs(dir)}, Launch: host.Command{Cookie: cookie}})
 	defer m.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
 	defer cancel()
@@ -783,7 +784,7 @@ func TestDiscoverHonoursContextWhileHashing(t *testing.T) {
 func TestCancelledCallsReturnAtOnce(t *testing.T) {
 	dir := t.TempDir()
 	writePlugin(t, dir, "p", "p 2")
-	m := newManager(t, manager.Config{Dirs: []string{dir}})
+	m := newManager(t, manager.Config{Sources: []manager.Source{manager.Dirs(dir)}})
 	conn, _ := store(t, m, "p")
 	cl := objectstorev2.NewObjectStoreClient(conn)
 	put, err := cl.Put(ctxT(t))

@@ -19,7 +19,8 @@ import (
 // use, restarted after a crash, never after close.
 type process struct {
 	m    *Manager
-	path string
+	bin  Binary // the plugin, which its source connects to
+	path string // bin.Path, for messages
 
 	lock chan struct{} // held while starting; waiters honour their context
 
@@ -67,12 +68,12 @@ func (p *process) get(ctx context.Context) (*host.Client, int, error) {
 			return p.client, p.gen, nil
 		}
 	}
-	maxRestarts := cmp.Or(p.m.cfg.MaxRestarts, DefaultMaxRestarts)
+	maxRestarts := cmp.Or(p.m.cfg.Restart.Max, DefaultMaxRestarts)
 	if p.restarts > maxRestarts {
 		return nil, 0, fmt.Errorf("plugin %s crashed %d times in a row; gave up restarting it (last error: %v); fix the plugin and create a new Manager", p.path, p.restarts, p.lastErr)
 	}
 	if p.restarts > 0 {
-		backoff := cmp.Or(p.m.cfg.RestartBackoff, DefaultRestartBackoff) << (p.restarts - 1)
+		backoff := cmp.Or(p.m.cfg.Restart.Backoff, DefaultRestartBackoff) << (p.restarts - 1)
 		backoff = min(backoff, DefaultMaxBackoff)
 		t := time.NewTimer(backoff)
 		select {
@@ -84,7 +85,7 @@ func (p *process) get(ctx context.Context) (*host.Client, int, error) {
 	}
 	// A pinned binary is checked by host.Start itself, on the open file
 	// it then executes (Command.SHA256 from hostConfig).
-	c, err := p.m.start(ctx, p.path)
+	c, err := p.bin.src.Connect(ctx, p.m, p.bin)
 	if err != nil {
 		p.lastErr = err
 		p.restarts++
@@ -97,7 +98,7 @@ func (p *process) get(ctx context.Context) (*host.Client, int, error) {
 
 // observe looks at a failed call: a crash is logged and wrapped (the
 // process gets 100 ms to be seen exiting); a call that timed out makes the
-// process prove it is alive within HealthTimeout, or be killed so that the
+// process prove it is alive within Config.Restart.HungCheck, or be killed so that the
 // next call restarts it. A call the caller cancelled returns at once.
 func (p *process) observe(ctx context.Context, c *host.Client, method string, err error) error {
 	if err == nil {
@@ -125,7 +126,7 @@ func (p *process) observe(ctx context.Context, c *host.Client, method string, er
 }
 
 func (p *process) checkHung(c *host.Client) {
-	ctx, cancel := context.WithTimeout(context.Background(), cmp.Or(p.m.cfg.HealthTimeout, DefaultHealthTimeout))
+	ctx, cancel := context.WithTimeout(context.Background(), cmp.Or(p.m.cfg.Restart.HungCheck, DefaultHungCheck))
 	defer cancel()
 	_, err := healthpb.NewHealthClient(c.Conn()).Check(ctx, &healthpb.HealthCheckRequest{Service: wire.HealthService})
 	if err == nil {

@@ -24,23 +24,18 @@ import (
 	"github.com/plugkit/plugkit/wire"
 )
 
-// remotePrefix starts the Path of a remote entry (Binary.Path, Info.Path).
-const remotePrefix = "remote:"
-
 // Remote is a plugin implementation that runs as a network service (a
 // plugin started with PLUGKIT_LISTEN) rather than a binary in a plugin
-// directory: (Kind, Name) served at Endpoints, reached with TLS. Discover
-// describes it through its catalog like a binary, and Dispense connects
-// to it (host.Dial) instead of launching a process, adapters included.
-// Local binaries take precedence over a remote entry of the same (kind,
-// name).
+// directory: (Kind, Name) served at the embedded host.Remote's Endpoints,
+// reached with TLS. Discover describes it through its catalog like a
+// binary, and Dispense connects to it (host.Dial) instead of launching a
+// process, adapters included. Put it in Config.Sources with Remotes.
 type Remote struct {
 	// Kind and Name are the implementation, as its catalog names it.
 	Kind, Name string
-	// Endpoints are the HOST:PORT addresses of its replicas.
-	Endpoints []string
-	// Balancing is host.RoundRobin (empty) or host.PickFirst.
-	Balancing string
+	// Remote is where the service is: its Endpoints (HOST:PORT of each
+	// replica), Balancing and ReconnectMaxDelay.
+	host.Remote
 	// TLS is the host's configuration: its client certificate and the
 	// service's CA. Nil is allowed for loopback endpoints only (plain
 	// text, for trying a plugin out).
@@ -50,16 +45,12 @@ type Remote struct {
 	DialOptions []grpc.DialOption
 }
 
-// Path is the entry's Path in Binary, Implementation and Info.
-func (r Remote) Path() string { return remotePrefix + strings.Join(r.Endpoints, ",") }
+// endpoints is the entry's Path in Binary, Implementation and Info.
+func (r Remote) endpoints() string { return strings.Join(r.Endpoints, ",") }
 
 // cacheKey names the entry in the remote cache: one service may serve
 // several entries.
-func (r Remote) cacheKey() string { return r.Path() + "#" + r.Kind + "/" + r.Name }
-
-func (r Remote) hostRemote() host.Remote {
-	return host.Remote{Endpoints: r.Endpoints, Balancing: r.Balancing}
-}
+func (r Remote) cacheKey() string { return r.endpoints() + "#" + r.Kind + "/" + r.Name }
 
 // remoteFile is the JSON form of a remotes file.
 type remoteFile struct {
@@ -83,7 +74,7 @@ type remoteTLS struct {
 	ServerName string `json:"server_name"`
 }
 
-// LoadRemotes reads a remotes file (Config.RemotesFile):
+// LoadRemotes reads a remotes file (the one RemotesFile names):
 //
 //	{"remotes": [{"kind": "objectstore", "name": "example.com/fs",
 //	  "endpoints": ["10.0.0.5:7000", "10.0.0.6:7000"], "balancing": "round_robin",
@@ -119,7 +110,7 @@ func LoadRemotes(path string) ([]Remote, error) {
 	}
 	var out []Remote
 	for i, e := range rf.Remotes {
-		r := Remote{Kind: e.Kind, Name: e.Name, Endpoints: e.Endpoints, Balancing: e.Balancing}
+		r := Remote{Kind: e.Kind, Name: e.Name, Remote: host.Remote{Endpoints: e.Endpoints, Balancing: e.Balancing}}
 		if e.TLS != nil {
 			tc, err := ClientTLS(rel(e.TLS.CA), rel(e.TLS.Cert), rel(e.TLS.Key), e.TLS.ServerName)
 			if err != nil {
@@ -155,30 +146,12 @@ func ClientTLS(caFile, certFile, keyFile, serverName string) (*tls.Config, error
 	return &tls.Config{Certificates: []tls.Certificate{cert}, RootCAs: pool, ServerName: serverName, MinVersion: tls.VersionTLS12}, nil
 }
 
-// remotes returns Config.Remotes and those of Config.RemotesFile.
-func (m *Manager) remotes() ([]Remote, error) {
-	out := slices.Clone(m.cfg.Remotes)
-	if m.cfg.RemotesFile != "" {
-		rs, err := LoadRemotes(m.cfg.RemotesFile)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, rs...)
-	}
-	for _, r := range out {
-		if r.Kind == "" || r.Name == "" || len(r.Endpoints) == 0 {
-			return nil, fmt.Errorf("manager: remote entry %+v: Kind, Name and Endpoints are required", r)
-		}
-	}
-	return out, nil
-}
-
 // describeRemotes describes each remote entry through its catalog, in
 // parallel. An entry that cannot be reached now is described from the
 // cache of an earlier Discover, if any: Dispense connects later. The
 // cache file is read for that only when an entry is unreachable
 // (saveRemoteCache reads it afresh to merge anyway).
-func (m *Manager) describeRemotes(ctx context.Context, rs []Remote) []*Binary {
+func (m *Manager) describeRemotes(ctx context.Context, rs []Remote) []Binary {
 	cache := sync.OnceValue(func() map[string]json.RawMessage { return m.loadRemoteCache(ctx) })
 	bins := make([]*Binary, len(rs))
 	var wg sync.WaitGroup
@@ -191,12 +164,16 @@ func (m *Manager) describeRemotes(ctx context.Context, rs []Remote) []*Binary {
 	}
 	wg.Wait()
 	m.saveRemoteCache(ctx, rs, bins)
-	return bins
+	out := make([]Binary, len(bins))
+	for i, b := range bins {
+		out[i] = *b
+	}
+	return out
 }
 
 func (m *Manager) describeRemote(ctx context.Context, r Remote, cache func() map[string]json.RawMessage) *Binary {
-	b := &Binary{Path: r.Path()}
-	d, err := m.launchDescribe(ctx, b.Path)
+	b := &Binary{Path: r.endpoints(), Origin: OriginRemote, remote: &r}
+	d, err := m.launchDescribe(ctx, procKey{OriginRemote, b.Path}, func(ctx context.Context) (*host.Client, error) { return m.dialRemote(ctx, r) })
 	if err != nil {
 		if raw, ok := cache()[r.cacheKey()]; ok {
 			cd := &catalogv1.DescribeResponse{}
@@ -257,29 +234,19 @@ func describeNames(d *catalogv1.DescribeResponse) string {
 	return strings.Join(s, ", ")
 }
 
-// startRemote connects to the remote entry whose Path is path.
-func (m *Manager) startRemote(ctx context.Context, path string) (*host.Client, error) {
-	rs, err := m.remotes()
-	if err != nil {
-		return nil, err
+// dialRemote connects to a remote entry: Config.Host with the entry's
+// own security and dial options.
+func (m *Manager) dialRemote(ctx context.Context, r Remote) (*host.Client, error) {
+	opts := m.cfg.Host
+	opts.Versions = []int{wire.CatalogProtocolVersion}
+	opts.Name = fmt.Sprintf("%s %q at %s", r.Kind, r.Name, r.endpoints())
+	opts.Logger = m.cfg.logger()
+	opts.Security = host.Plaintext()
+	if r.TLS != nil {
+		opts.Security = host.TLS(r.TLS)
 	}
-	for _, r := range rs {
-		if r.Path() != path {
-			continue
-		}
-		opts := host.Options{
-			Security:    host.Plaintext(),
-			Versions:    []int{wire.CatalogProtocolVersion},
-			Name:        fmt.Sprintf("%s %q at %s", r.Kind, r.Name, strings.Join(r.Endpoints, ",")),
-			Logger:      m.cfg.logger(),
-			DialOptions: r.DialOptions,
-		}
-		if r.TLS != nil {
-			opts.Security = host.TLS(r.TLS)
-		}
-		return host.Dial(ctx, r.hostRemote(), opts)
-	}
-	return nil, fmt.Errorf("manager: no remote entry has the endpoints %s any more", strings.TrimPrefix(path, remotePrefix))
+	opts.DialOptions = append(slices.Clip(opts.DialOptions), r.DialOptions...)
+	return host.Dial(ctx, r.Remote, opts)
 }
 
 // The remote cache sits beside the binaries' cache: CacheFile.remotes,

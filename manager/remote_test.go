@@ -13,6 +13,7 @@ import (
 	"github.com/plugkit/plugkit/examples/objectstore"
 	"github.com/plugkit/plugkit/examples/objectstore/backend"
 	objectstorev1 "github.com/plugkit/plugkit/examples/objectstore/gen/objectstore/v1"
+	"github.com/plugkit/plugkit/host"
 	"github.com/plugkit/plugkit/internal/remotetest"
 	"github.com/plugkit/plugkit/manager"
 	"github.com/plugkit/plugkit/plugin"
@@ -46,13 +47,13 @@ func TestRemoteEntryDispensesWithAdapter(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	cache := filepath.Join(dir, "plugins.cache.json")
-	m := manager.New(manager.Config{RemotesFile: remotes, Cookie: objectstore.Cookie, CacheFile: cache})
+	m := manager.New(manager.Config{Sources: []manager.Source{manager.RemotesFile(remotes)}, CacheFile: cache, Launch: host.Command{Cookie: objectstore.Cookie}})
 	defer m.Close()
 	if err := m.Discover(ctx); err != nil {
 		t.Fatal(err)
 	}
 	im, err := m.Lookup(objectstore.Kind, "example.com/memory")
-	if err != nil || im.Path != "remote:"+addr || im.PluginVersion != "1.3.0" {
+	if err != nil || im.Path != addr || im.Origin != manager.OriginRemote || im.PluginVersion != "1.3.0" {
 		t.Fatalf("Lookup = %+v, %v", im, err)
 	}
 	// A v2 host, a v1-only plugin across the network: the adapter.
@@ -82,7 +83,7 @@ func TestRemoteEntryDispensesWithAdapter(t *testing.T) {
 	if err := stop(); err != nil {
 		t.Fatal(err)
 	}
-	m2 := manager.New(manager.Config{RemotesFile: remotes, Cookie: objectstore.Cookie, CacheFile: cache, DescribeTimeout: 2 * time.Second})
+	m2 := manager.New(manager.Config{Sources: []manager.Source{manager.RemotesFile(remotes)}, CacheFile: cache, DescribeTimeout: 2 * time.Second, Launch: host.Command{Cookie: objectstore.Cookie}})
 	defer m2.Close()
 	if err := m2.Discover(ctx); err != nil {
 		t.Fatal(err)
@@ -111,9 +112,12 @@ func TestRemoteEntryErrors(t *testing.T) {
 	addr, _ := memoryService(t, pki.ServiceEnv("127.0.0.1:0"))
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	m := manager.New(manager.Config{Cookie: objectstore.Cookie, Remotes: []manager.Remote{
-		{Kind: objectstore.Kind, Name: "example.com/other", Endpoints: []string{addr}, TLS: pki.HostTLS()},
-	}})
+	m := manager.New(manager.Config{
+		Sources: []manager.Source{manager.Remotes(
+			manager.Remote{Kind: objectstore.Kind, Name: "example.com/other", Remote: host.Remote{Endpoints: []string{addr}}, TLS: pki.HostTLS()},
+		)},
+		Launch: host.Command{Cookie: objectstore.Cookie},
+	})
 	defer m.Close()
 	if err := m.Discover(ctx); err != nil {
 		t.Fatal(err)

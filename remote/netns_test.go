@@ -170,12 +170,15 @@ func TestRemoteAcrossNetworkNamespaces(t *testing.T) {
 	})
 
 	remote := func(name string, eps ...string) manager.Remote {
-		return manager.Remote{Kind: objectstore.Kind, Name: name, Endpoints: eps, TLS: pki.HostTLS(), DialOptions: []grpc.DialOption{n.dialer(t)}}
+		return manager.Remote{Kind: objectstore.Kind, Name: name, Remote: host.Remote{Endpoints: eps}, TLS: pki.HostTLS(), DialOptions: []grpc.DialOption{n.dialer(t)}}
 	}
-	m := manager.New(manager.Config{Cookie: objectstore.Cookie, Remotes: []manager.Remote{
-		remote("example.com/fs", ep1, ep2),
-		remote("example.com/memory", ep3),
-	}})
+	m := manager.New(manager.Config{
+		Sources: []manager.Source{manager.Remotes(
+			remote("example.com/fs", ep1, ep2),
+			remote("example.com/memory", ep3),
+		)},
+		Launch: host.Command{Cookie: objectstore.Cookie},
+	})
 	defer m.Close()
 	if err := m.Discover(ctx); err != nil {
 		t.Fatal(err)
@@ -281,7 +284,7 @@ func TestRemoteAcrossNetworkNamespaces(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if info := ms.Info(); info.Major != 1 || !info.Adapted || !strings.HasPrefix(info.Path, "remote:") {
+		if info := ms.Info(); info.Major != 1 || !info.Adapted || info.Origin != manager.OriginRemote || info.Path != ep3 {
 			t.Fatalf("memory Info = %+v; want major 1 adapted, remote", info)
 		}
 		if err := ms.Put(ctx, "a", []byte("adapted across the network")); err != nil {

@@ -81,7 +81,7 @@ func runCall(args []string, stdout, stderr io.Writer) int {
 	pf.parsed(fs)
 	pf.args = pluginArgs
 	if pf.remote.set() {
-		pos = append([]string{"remote:" + pf.remote.connect}, pos...) // a service instead of a path
+		pos = append([]string{pf.remote.connect}, pos...) // a service (its endpoints) instead of a path
 	} else if pf.reattach != "" {
 		pos = append([]string{""}, pos...)
 	}

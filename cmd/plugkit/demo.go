@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/plugkit/plugkit/examples/objectstore"
+	"github.com/plugkit/plugkit/host"
 	"github.com/plugkit/plugkit/manager"
 )
 
@@ -43,6 +44,9 @@ func runDemo(args []string, stdout, stderr io.Writer) int {
 	return 0
 }
 
+// demoStep prints the heading of a step of the demo.
+type demoStep func(format string, args ...any)
+
 func demo(ctx context.Context, out, stderr io.Writer, verbose bool) error {
 	work, err := os.MkdirTemp("", "plugkit-demo-")
 	if err != nil {
@@ -54,7 +58,7 @@ func demo(ctx context.Context, out, stderr io.Writer, verbose bool) error {
 		return err
 	}
 
-	step := func(format string, args ...any) { fmt.Fprintf(out, "\n==> "+format+"\n", args...) }
+	step := demoStep(func(format string, args ...any) { fmt.Fprintf(out, "\n==> "+format+"\n", args...) })
 	step("building the example plugins (%v) into %s", demoPlugins, pluginDir)
 	for _, name := range demoPlugins {
 		if _, err := buildPlugin(ctx, pluginDir, name); err != nil {
@@ -63,37 +67,72 @@ func demo(ctx context.Context, out, stderr io.Writer, verbose bool) error {
 	}
 
 	cfg := manager.Config{
-		Dirs:           []string{pluginDir},
-		Cookie:         objectstore.Cookie,
-		CacheFile:      filepath.Join(work, "describe-cache.json"),
-		Releases:       objectstore.Releases(),
-		Logger:         cliLogger(verbose, stderr),
-		RestartBackoff: 50 * time.Millisecond,
+		Sources:   []manager.Source{manager.Dirs(pluginDir)},
+		CacheFile: filepath.Join(work, "describe-cache.json"),
+		Releases:  objectstore.Releases(),
+		Restart:   manager.RestartPolicy{Backoff: 50 * time.Millisecond},
+		Launch:    host.Command{Cookie: objectstore.Cookie},
+		Host:      host.Options{Logger: cliLogger(verbose, stderr)},
 	}
 	m := manager.New(cfg)
 	defer m.Close()
 	step("discovering plugins (each binary is started once and asked to Describe itself, in parallel)")
-	start := time.Now()
-	if err := m.Discover(ctx); err != nil {
-		return err
-	}
-	fmt.Fprintf(out, "    %d launches in %v\n\n", m.Launches(), time.Since(start).Round(time.Millisecond))
-	printTable(indent(out), m.Binaries())
-
-	step("example.com/fs speaks objectstore v2.1: used directly, files in %s", dataDir)
-	fsStore, err := objectstore.Open(ctx, m, "example.com/fs")
+	took, err := demoDiscover(ctx, m)
 	if err != nil {
 		return err
 	}
-	if err := fsStore.Init(ctx, map[string]string{"dir": dataDir}); err != nil {
+	fmt.Fprintf(out, "    %d launches in %v\n\n", m.Launches(), took.Round(time.Millisecond))
+	printTable(indent(out), m.Binaries())
+	fsStore, err := demoStores(ctx, out, step, m, dataDir)
+	if err != nil {
 		return err
 	}
-	if err := roundTrip(ctx, out, fsStore); err != nil {
+	if err := demoCrash(ctx, out, step, fsStore); err != nil {
 		return err
+	}
+	step("discovering again: unchanged binaries come from the cache")
+	m2 := manager.New(cfg)
+	defer m2.Close()
+	if took, err = demoDiscover(ctx, m2); err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "    %d launches, %v\n", m2.Launches(), took.Round(100*time.Microsecond))
+	m2.Close()
+	if err := m.Close(); err != nil {
+		return err
+	}
+	if err := demoMatrix(ctx, out, step, pluginDir); err != nil {
+		return err
+	}
+	step("closing: every plugin process is stopped and reaped; %s removed", work)
+	return nil
+}
+
+// demoDiscover runs m's Discover and says how long it took.
+func demoDiscover(ctx context.Context, m *manager.Manager) (time.Duration, error) {
+	start := time.Now()
+	err := m.Discover(ctx)
+	return time.Since(start), err
+}
+
+// demoStores uses the three example plugins: fs directly, memory through
+// the adapter, and future, which this host cannot use. It returns the fs
+// store.
+func demoStores(ctx context.Context, out io.Writer, step demoStep, m *manager.Manager, dataDir string) (objectstore.Store, error) {
+	step("example.com/fs speaks objectstore v2.1: used directly, files in %s", dataDir)
+	fsStore, err := objectstore.Open(ctx, m, "example.com/fs")
+	if err == nil {
+		err = fsStore.Init(ctx, map[string]string{"dir": dataDir})
+	}
+	if err == nil {
+		err = roundTrip(ctx, out, fsStore)
+	}
+	if err != nil {
+		return nil, err
 	}
 	url, err := fsStore.Presign(ctx, "reports/q3.txt")
 	if err != nil {
-		return err
+		return nil, err
 	}
 	fmt.Fprintf(out, "    presign reports/q3.txt -> %s  (capability %q of v2.1)\n", url, objectstore.CapPresign)
 	files, _ := filepath.Glob(filepath.Join(dataDir, "*", "*"))
@@ -105,28 +144,32 @@ func demo(ctx context.Context, out, stderr io.Writer, verbose bool) error {
 
 	step("example.com/memory speaks only objectstore v1: the host gets the same v2 interface through the v1->v2 adapter")
 	memStore, err := objectstore.Open(ctx, m, "example.com/memory")
+	if err == nil {
+		err = memStore.Init(ctx, map[string]string{"bucket": "demo"})
+	}
+	if err == nil {
+		err = roundTrip(ctx, out, memStore)
+	}
 	if err != nil {
-		return err
-	}
-	if err := memStore.Init(ctx, map[string]string{"bucket": "demo"}); err != nil {
-		return err
-	}
-	if err := roundTrip(ctx, out, memStore); err != nil {
-		return err
+		return nil, err
 	}
 	if _, err := memStore.Presign(ctx, "reports/q3.txt"); errors.Is(err, objectstore.ErrNoCapability) {
 		fmt.Fprintf(out, "    presign -> refused: %v\n", err)
 	}
 
 	step("example.com/future speaks only objectstore v3, which this host does not")
-	if _, err := objectstore.Open(ctx, m, "example.com/future"); err != nil {
-		for _, line := range bytes.Split(bytes.TrimSpace([]byte(err.Error())), []byte("\n")) {
-			fmt.Fprintf(out, "    %s\n", line)
-		}
-	} else {
-		return errors.New("the future plugin was accepted; it should not have been")
+	_, err = objectstore.Open(ctx, m, "example.com/future")
+	if err == nil {
+		return nil, errors.New("the future plugin was accepted; it should not have been")
 	}
+	for _, line := range bytes.Split(bytes.TrimSpace([]byte(err.Error())), []byte("\n")) {
+		fmt.Fprintf(out, "    %s\n", line)
+	}
+	return fsStore, nil
+}
 
+// demoCrash kills the fs plugin's process and calls it again.
+func demoCrash(ctx context.Context, out io.Writer, step demoStep, fsStore objectstore.Store) error {
 	step("killing the fs plugin process mid-way (SIGKILL), then calling again")
 	oldPid := objectstore.Pid(fsStore)
 	if err := killProcess(oldPid); err != nil {
@@ -134,30 +177,13 @@ func demo(ctx context.Context, out, stderr io.Writer, verbose bool) error {
 	}
 	fmt.Fprintf(out, "    killed pid %d\n", oldPid)
 	time.Sleep(100 * time.Millisecond)
-	start = time.Now()
+	start := time.Now()
 	data, err := fsStore.Get(ctx, "reports/q3.txt")
 	if err != nil {
 		return fmt.Errorf("the call after the crash failed: %w", err)
 	}
 	fmt.Fprintf(out, "    get reports/q3.txt -> %q in %v: the plugin was restarted (pid %d) and Init replayed transparently\n",
 		data, time.Since(start).Round(time.Millisecond), objectstore.Pid(fsStore))
-
-	step("discovering again: unchanged binaries come from the cache")
-	m2 := manager.New(cfg)
-	start = time.Now()
-	if err := m2.Discover(ctx); err != nil {
-		return err
-	}
-	fmt.Fprintf(out, "    %d launches, %v\n", m2.Launches(), time.Since(start).Round(100*time.Microsecond))
-	m2.Close()
-
-	if err := m.Close(); err != nil {
-		return err
-	}
-	if err := demoMatrix(ctx, out, step, pluginDir); err != nil {
-		return err
-	}
-	step("closing: every plugin process is stopped and reaped; %s removed", work)
 	return nil
 }
 

@@ -13,7 +13,7 @@ import (
 // demoMatrix ends the demo with the compatibility matrix over its
 // plugins: every plugin against every host major (v2 with its adapter, v1),
 // each cell running the objectstore conformance suite.
-func demoMatrix(ctx context.Context, out io.Writer, step func(string, ...any), pluginDir string) error {
+func demoMatrix(ctx context.Context, out io.Writer, step demoStep, pluginDir string) error {
 	step("the compatibility matrix: every plugin against every host major, each cell running the objectstore conformance suite (objectstore-matrix --dir %s)", pluginDir)
 	mx := conformance.Matrix{
 		Kind:     objectstore.Kind,
@@ -30,7 +30,7 @@ func demoMatrix(ctx context.Context, out io.Writer, step func(string, ...any), p
 	if err := conformance.WriteText(indent(out), cells); err != nil {
 		return err
 	}
-	fmt.Fprintf(out, "\n    %d cells in %v (one process per binary, reused across host majors; binaries in parallel)\n", len(cells), elapsed.Round(time.Millisecond))
+	fmt.Fprintf(out, "\n    %d cells in %v (one process per binary, started once to describe it and reused across host majors; binaries in parallel)\n", len(cells), elapsed.Round(time.Millisecond))
 	if conformance.Failing(cells) {
 		return fmt.Errorf("the matrix has failing cells")
 	}

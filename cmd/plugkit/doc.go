@@ -7,6 +7,9 @@
 //	plugkit plugins list --dir DIR   list the plugin binaries in directories
 //	plugkit plugins describe BIN     describe one plugin binary
 //	plugkit compat --index FILE ...  find the plugin releases a host can use
+//	plugkit release push DIR ...     publish and sign a plugin release (OCI); mirror, demo
+//	plugkit install SOURCE --kind K  install a compatible, signed release
+//	plugkit lock --lock FILE ...     lock releases' digests for more platforms
 //	plugkit proto breaking IN ...    check protobuf files for breaking changes
 //	plugkit proto history DIR        check a versioned protocol history
 //	plugkit demo                     run the objectstore demo

@@ -51,7 +51,7 @@ func runInspect(args []string, stdout, stderr io.Writer) int {
 	pf.parsed(fs)
 	pf.args = pluginArgs
 	if pf.remote.set() && len(pos) == 0 {
-		pos = []string{"remote:" + pf.remote.connect} // a service instead of a path
+		pos = []string{pf.remote.connect} // a service (its endpoints) instead of a path
 	} else if pf.reattach != "" {
 		if len(pos) != 0 {
 			fmt.Fprintf(stderr, "plugkit inspect: --reattach takes the place of the plugin path: drop %q\nusage: %s\n", pos[0], usage)
@@ -95,29 +95,36 @@ func runInspect(args []string, stdout, stderr io.Writer) int {
 		}
 		return 0
 	}
-	if pf.remote.set() {
-		fmt.Fprintf(stdout, "service:   %s\n", out.Address)
-		fmt.Fprintf(stdout, "protocol:  %s, app protocol version %d\n", out.Protocol, out.ProtocolVersion)
-		fmt.Fprintf(stdout, "tls:       %v\n", out.TLS)
-		fmt.Fprintf(stdout, "connected: %.1f ms\n", out.StartMS)
-		fmt.Fprintf(stdout, "services:\n")
+	printInspection(stdout, out, pf.remote.set(), pf.versions)
+	return 0
+}
+
+// printInspection writes what inspect found as text: a service's
+// (remote), a reattached plugin's or a launched one's (offered the
+// versions).
+func printInspection(w io.Writer, out inspection, remote bool, versions string) {
+	if remote {
+		fmt.Fprintf(w, "service:   %s\n", out.Address)
+		fmt.Fprintf(w, "protocol:  %s, app protocol version %d\n", out.Protocol, out.ProtocolVersion)
+		fmt.Fprintf(w, "tls:       %v\n", out.TLS)
+		fmt.Fprintf(w, "connected: %.1f ms\n", out.StartMS)
+		fmt.Fprintf(w, "services:\n")
 		for _, s := range out.Services {
-			fmt.Fprintf(stdout, "  %s\n", safe(s))
+			fmt.Fprintf(w, "  %s\n", safe(s))
 		}
-		return 0
+		return
 	}
 	if out.Reattached {
-		fmt.Fprintf(stdout, "plugin:    %s (pid %d, reattached; left running)\n", safe(out.Name), out.Pid)
-		fmt.Fprintf(stdout, "protocol:  %s, app protocol version %d\n", out.Protocol, out.ProtocolVersion)
+		fmt.Fprintf(w, "plugin:    %s (pid %d, reattached; left running)\n", safe(out.Name), out.Pid)
+		fmt.Fprintf(w, "protocol:  %s, app protocol version %d\n", out.Protocol, out.ProtocolVersion)
 	} else {
-		fmt.Fprintf(stdout, "plugin:    %s (pid %d)\n", out.Path, out.Pid)
-		fmt.Fprintf(stdout, "protocol:  %s, app protocol version %d (host offered %s)\n", out.Protocol, out.ProtocolVersion, pf.versions)
+		fmt.Fprintf(w, "plugin:    %s (pid %d)\n", out.Path, out.Pid)
+		fmt.Fprintf(w, "protocol:  %s, app protocol version %d (host offered %s)\n", out.Protocol, out.ProtocolVersion, versions)
 	}
-	fmt.Fprintf(stdout, "listening: %s %s, AutoMTLS %v\n", out.Network, out.Address, out.TLS)
-	fmt.Fprintf(stdout, "started:   %.1f ms\n", out.StartMS)
-	fmt.Fprintf(stdout, "services:\n")
+	fmt.Fprintf(w, "listening: %s %s, AutoMTLS %v\n", out.Network, out.Address, out.TLS)
+	fmt.Fprintf(w, "started:   %.1f ms\n", out.StartMS)
+	fmt.Fprintf(w, "services:\n")
 	for _, s := range out.Services {
-		fmt.Fprintf(stdout, "  %s\n", safe(s))
+		fmt.Fprintf(w, "  %s\n", safe(s))
 	}
-	return 0
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/plugkit/plugkit/examples/objectstore"
 	"github.com/plugkit/plugkit/handshake"
+	"github.com/plugkit/plugkit/host"
 	"github.com/plugkit/plugkit/manager"
 )
 
@@ -90,116 +92,144 @@ func printTable(w io.Writer, bins []manager.Binary) {
 	tw.Flush()
 }
 
+const pluginsUsage = "plugkit plugins list --dir DIR [--dir DIR...] --cookie KEY=VALUE [--json]\n       plugkit plugins list --connect HOST:PORT --tls-ca F --tls-cert F --tls-key F [--json]\n       plugkit plugins describe BINARY --cookie KEY=VALUE [--json]\n\nlist exits 0 when at least one binary is usable, 1 when none is or the directories hold none (a line on stderr says where it looked); describe exits 1 when the binary is unusable"
+
+// pluginsFlags are the flags of plugins list and describe.
+type pluginsFlags struct {
+	sub       string // list or describe
+	dirs      multiFlag
+	cookie    string
+	asJSON    bool
+	cacheFile string
+	remote    remoteFlags
+}
+
+func (p *pluginsFlags) register(fs *flag.FlagSet) {
+	if p.sub == "list" {
+		fs.Var(&p.dirs, "dir", "a plugin `directory` (repeatable; earlier ones win duplicate names)")
+	}
+	fs.StringVar(&p.cookie, "cookie", "", "the plugins' magic cookie, `KEY=VALUE` (required; the plugins' documentation names it)")
+	fs.BoolVar(&p.asJSON, "json", false, "print JSON")
+	fs.StringVar(&p.cacheFile, "cache", "", "a `file` that caches Describe answers between runs")
+	if p.sub == "list" {
+		p.remote.register(fs)
+	}
+}
+
 func runPlugins(args []string, stdout, stderr io.Writer) int {
-	const usage = "plugkit plugins list --dir DIR [--dir DIR...] --cookie KEY=VALUE [--json]\n       plugkit plugins list --connect HOST:PORT --tls-ca F --tls-cert F --tls-key F [--json]\n       plugkit plugins describe BINARY --cookie KEY=VALUE [--json]\n\nlist exits 0 when at least one binary is usable, 1 when none is or the directories hold none (a line on stderr says where it looked); describe exits 1 when the binary is unusable"
 	if len(args) == 0 {
-		fmt.Fprintf(stderr, "usage: %s\n", usage)
+		fmt.Fprintf(stderr, "usage: %s\n", pluginsUsage)
 		return 2
 	}
 	if args[0] != "list" && args[0] != "describe" {
 		if isHelp(args[0]) {
-			fmt.Fprintf(stderr, "usage: %s\n", usage)
+			fmt.Fprintf(stderr, "usage: %s\n", pluginsUsage)
 			return 0
 		}
-		fmt.Fprintf(stderr, "plugkit plugins: unknown subcommand %q (want list or describe)\nusage: %s\n", args[0], usage)
+		fmt.Fprintf(stderr, "plugkit plugins: unknown subcommand %q (want list or describe)\nusage: %s\n", args[0], pluginsUsage)
 		return 2
 	}
-	sub := args[0]
-	fs := newFlagSet("plugins "+sub, usage, stderr)
-	var dirs multiFlag
-	if sub == "list" {
-		fs.Var(&dirs, "dir", "a plugin `directory` (repeatable; earlier ones win duplicate names)")
-	}
-	cookieFlag := fs.String("cookie", "", "the plugins' magic cookie, `KEY=VALUE` (required; the plugins' documentation names it)")
-	asJSON := fs.Bool("json", false, "print JSON")
-	cacheFile := fs.String("cache", "", "a `file` that caches Describe answers between runs")
-	var rf remoteFlags
-	if sub == "list" {
-		rf.register(fs)
-	}
+	p := &pluginsFlags{sub: args[0]}
+	fs := newFlagSet("plugins "+p.sub, pluginsUsage, stderr)
+	p.register(fs)
 	pos, err := parseArgs(fs, args[1:])
 	if err != nil {
 		return 2
 	}
-	if rf.set() {
-		if len(dirs) != 0 || len(pos) != 0 {
-			fmt.Fprintf(stderr, "plugkit plugins list: --connect replaces --dir: give one or the other\nusage: %s\n", usage)
+	if p.remote.set() {
+		if len(p.dirs) != 0 || len(pos) != 0 {
+			fmt.Fprintf(stderr, "plugkit plugins list: --connect replaces --dir: give one or the other\nusage: %s\n", pluginsUsage)
 			return 2
 		}
-		b, code := describeRemote(&rf, stderr)
+		b, code := describeRemote(&p.remote, stderr)
 		if code != 0 {
 			return code
 		}
-		if *asJSON {
-			json.NewEncoder(stdout).Encode(report(b))
-		} else {
-			printTable(stdout, []manager.Binary{b})
-		}
-		if b.Err != nil {
-			return 1
-		}
-		return 0
+		return p.printOne(stdout, b)
 	}
-	if *cookieFlag == "" {
-		fmt.Fprintf(stderr, "plugkit plugins %s: --cookie KEY=VALUE is required: plugins answer only a host that sets their magic cookie (the example plugins': --cookie %s=%s)\nusage: %s\n", sub, objectstore.Cookie.Key, objectstore.Cookie.Value, usage)
+	if p.cookie == "" {
+		fmt.Fprintf(stderr, "plugkit plugins %s: --cookie KEY=VALUE is required: plugins answer only a host that sets their magic cookie (the example plugins': --cookie %s=%s)\nusage: %s\n", p.sub, objectstore.Cookie.Key, objectstore.Cookie.Value, pluginsUsage)
 		return 2
 	}
-	cookie, err := handshake.ParseCookie(*cookieFlag)
+	cookie, err := handshake.ParseCookie(p.cookie)
 	if err != nil {
 		fmt.Fprintf(stderr, "plugkit plugins: --cookie: %v\n", err)
 		return 2
 	}
-	var onlyPath string
-	switch sub {
-	case "list":
-		if len(dirs) == 0 || len(pos) != 0 {
-			fmt.Fprintf(stderr, "plugkit plugins list: name the plugin directories with --dir\nusage: %s\n", usage)
-			return 2
-		}
-	case "describe":
-		if len(pos) != 1 {
-			fmt.Fprintf(stderr, "plugkit plugins describe: want one binary path\nusage: %s\n", usage)
-			return 2
-		}
-		abs, err := filepath.Abs(pos[0])
-		if err != nil {
-			fmt.Fprintf(stderr, "plugkit plugins describe: %v\n", err)
-			return 1
-		}
-		if _, err := os.Stat(abs); err != nil {
-			fmt.Fprintf(stderr, "plugkit plugins describe: %v\n", err)
-			return 1
-		}
-		onlyPath = abs
-		dirs = multiFlag{filepath.Dir(abs)}
+	if p.sub == "describe" {
+		return p.describe(pos, cookie, stdout, stderr)
+	}
+	if len(p.dirs) == 0 || len(pos) != 0 {
+		fmt.Fprintf(stderr, "plugkit plugins list: name the plugin directories with --dir\nusage: %s\n", pluginsUsage)
+		return 2
+	}
+	return p.list(cookie, stdout, stderr)
+}
+
+// manager returns a manager of the directories (or of nothing, for
+// DescribeBinary), stopped when the command ends or is interrupted.
+func (p *pluginsFlags) manager(cookie handshake.Cookie, stderr io.Writer) *manager.Manager {
+	var sources []manager.Source
+	if len(p.dirs) > 0 {
+		sources = []manager.Source{manager.Dirs(p.dirs...)}
+	}
+	m := manager.New(manager.Config{
+		Sources:   sources,
+		CacheFile: p.cacheFile,
+		Launch:    host.Command{Cookie: cookie},
+		Host:      host.Options{Logger: slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelError + 1}))},
+	})
+	track(func() { m.Close() })
+	return m
+}
+
+// printOne prints one binary and returns describe's exit code for it.
+func (p *pluginsFlags) printOne(stdout io.Writer, b manager.Binary) int {
+	if p.asJSON {
+		json.NewEncoder(stdout).Encode(report(b))
+	} else {
+		printTable(stdout, []manager.Binary{b})
+	}
+	if b.Err != nil {
+		return 1
+	}
+	return 0
+}
+
+// describe is plugins describe BINARY.
+func (p *pluginsFlags) describe(pos []string, cookie handshake.Cookie, stdout, stderr io.Writer) int {
+	if len(pos) != 1 {
+		fmt.Fprintf(stderr, "plugkit plugins describe: want one binary path\nusage: %s\n", pluginsUsage)
+		return 2
+	}
+	abs, err := filepath.Abs(pos[0])
+	if err == nil {
+		_, err = os.Stat(abs)
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "plugkit plugins describe: %v\n", err)
+		return 1
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	m := manager.New(manager.Config{
-		Dirs: dirs, Cookie: cookie, CacheFile: *cacheFile,
-		Logger: slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelError + 1})),
-	})
+	m := p.manager(cookie, stderr)
 	defer m.Close()
-	track(func() { m.Close() })
-	if onlyPath != "" {
-		b := m.DescribeBinary(ctx, onlyPath)
-		if *asJSON {
-			json.NewEncoder(stdout).Encode(report(b))
-		} else {
-			printTable(stdout, []manager.Binary{b})
-		}
-		if b.Err != nil {
-			return 1
-		}
-		return 0
-	}
+	return p.printOne(stdout, m.DescribeBinary(ctx, abs))
+}
+
+// list is plugins list --dir DIR...
+func (p *pluginsFlags) list(cookie handshake.Cookie, stdout, stderr io.Writer) int {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	m := p.manager(cookie, stderr)
+	defer m.Close()
 	if err := m.Discover(ctx); err != nil {
 		fmt.Fprintf(stderr, "plugkit plugins list: %s\n", oneLine(err))
 		return 1
 	}
 	bins := m.Binaries()
-	code := listExitCode(bins, dirs, stderr)
-	if *asJSON {
+	code := listExitCode(bins, p.dirs, stderr)
+	if p.asJSON {
 		out := struct {
 			Binaries []binaryReport `json:"binaries"`
 			Problems []string       `json:"problems"`

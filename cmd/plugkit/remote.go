@@ -98,7 +98,7 @@ func describeRemote(r *remoteFlags, stderr io.Writer) (manager.Binary, int) {
 	defer client.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	b := manager.Binary{Path: "remote:" + r.connect}
+	b := manager.Binary{Path: r.connect, Origin: manager.OriginRemote}
 	b.Description, b.Err = manager.DescribeCatalog(ctx, client.Conn())
 	if b.Err != nil {
 		b.Err = fmt.Errorf("%w (is it a plugkit kinds plugin, served with catalog.Serve?)", b.Err)

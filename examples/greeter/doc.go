@@ -5,7 +5,7 @@
 //
 // The host always works against the latest interface, v2:
 //
-//	m := manager.New(manager.Config{Dirs: []string{"./plugins"}, Cookie: greeter.Cookie})
+//	m := manager.New(manager.Config{Sources: []manager.Source{manager.Dirs("./plugins")}, Launch: host.Command{Cookie: greeter.Cookie}})
 //	if err := m.Discover(ctx); err != nil { ... }
 //	g, err := greeter.Open(ctx, m, "example.com/hello") // a v1 plugin, adapted
 //	msg, err := g.Greet(ctx, greeter.Person{Name: "Ada"})

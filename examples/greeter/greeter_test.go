@@ -13,6 +13,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/plugkit/plugkit/examples/greeter"
+	"github.com/plugkit/plugkit/host"
 	"github.com/plugkit/plugkit/manager"
 )
 
@@ -48,7 +49,7 @@ func TestGreeterKind(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 
-	m := manager.New(manager.Config{Dirs: []string{dir}, Cookie: greeter.Cookie})
+	m := manager.New(manager.Config{Sources: []manager.Source{manager.Dirs(dir)}, Launch: host.Command{Cookie: greeter.Cookie}})
 	defer m.Close()
 	if err := m.Discover(ctx); err != nil {
 		t.Fatal(err)

@@ -107,7 +107,7 @@ func setup(m *testing.M) (int, error) {
 
 func newManager(t *testing.T) *manager.Manager {
 	t.Helper()
-	m := manager.New(manager.Config{Dirs: []string{pluginDir}, Cookie: objectstore.Cookie, Logger: testutil.Logger(t)})
+	m := manager.New(manager.Config{Sources: []manager.Source{manager.Dirs(pluginDir)}, Launch: host.Command{Cookie: objectstore.Cookie}, Host: host.Options{Logger: testutil.Logger(t)}})
 	t.Cleanup(func() { m.Close() })
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -242,14 +242,14 @@ func TestMatrixWithGoPythonAndNode(t *testing.T) {
 	if conformance.Failing(cells) {
 		t.Errorf("failing cells in the matrix")
 	}
-	want := map[string]string{ // binary/host major -> mode
+	want := map[string]conformance.Mode{ // binary/host major -> mode
 		"py-objectstore-v1/2": "adapter", "py-objectstore-v1/1": "direct",
 		"py-objectstore-v2/2": "direct", "py-objectstore-v2/1": "incompatible",
 		"node-objectstore-v1/2": "adapter", "node-objectstore-v1/1": "direct",
 		"node-objectstore-v2/2": "direct", "node-objectstore-v2/1": "incompatible",
 		"memory/2": "adapter", "memory/1": "direct",
 	}
-	got := map[string]string{}
+	got := map[string]conformance.Mode{}
 	for _, c := range cells {
 		got[fmt.Sprintf("%s/%d", filepath.Base(c.Binary), c.HostMajor)] = c.Mode
 		if c.Mode != "incompatible" && c.Passed == 0 {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/plugkit/plugkit/conformance"
 	"github.com/plugkit/plugkit/examples/objectstore"
+	"github.com/plugkit/plugkit/host"
 	"github.com/plugkit/plugkit/manager"
 )
 
@@ -98,7 +99,7 @@ func TestMatrixDemoSet(t *testing.T) {
 		t.Fatalf("exit %d, want 0; stderr: %s\n%s", code, errOut, out)
 	}
 	cells := cellsOf(t, out)
-	want := map[string]string{
+	want := map[string]conformance.Mode{
 		"example.com/memory v2": conformance.ModeAdapter,
 		"example.com/memory v1": conformance.ModeDirect,
 		"example.com/fs v2":     conformance.ModeDirect,
@@ -184,7 +185,7 @@ func TestSuiteAgainstBinary(t *testing.T) {
 	dir := pluginDir(t, map[string]string{"fs": "../../plugins/fs"})
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	m := manager.New(manager.Config{Dirs: []string{dir}, Cookie: objectstore.Cookie})
+	m := manager.New(manager.Config{Sources: []manager.Source{manager.Dirs(dir)}, Launch: host.Command{Cookie: objectstore.Cookie}})
 	defer m.Close()
 	if err := m.Discover(ctx); err != nil {
 		t.Fatal(err)

@@ -1,0 +1,96 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+
+	"github.com/plugkit/plugkit/compat"
+	"github.com/plugkit/plugkit/handshake"
+	"github.com/plugkit/plugkit/release"
+)
+
+func init() {
+	commands["install"] = command{
+		summary: "install the newest compatible, signed release of a plugin from an OCI registry or mirror",
+		run:     runInstall,
+	}
+}
+
+func runInstall(args []string, stdout, stderr io.Writer) int {
+	const usage = "plugkit install SOURCE --kind KIND --majors 1,2 [--constraint \"~> 2.0\"] --dir DIR --key PUB --cookie KEY=VALUE [--lock FILE] [--cache DIR] [--plain-http] [--ca-file FILE]\n\nSOURCE is REGISTRY/REPO, or oci-layout:DIR for a mirror. With --lock, a plugin the lock file lists installs exactly its locked release; any other is resolved and added to it."
+	fs := newFlagSet("install", usage, stderr)
+	kind := fs.String("kind", "", "the plugin `kind` the host uses")
+	majors := fs.String("majors", "", "the majors of the kind the host speaks, a comma `list`")
+	constraint := fs.String("constraint", "", "a version `constraint`, \"~> 2.0\" or \">= 1.2, < 3\"")
+	dir := fs.String("dir", "", "the plugin `directory` to install into")
+	keys := fs.String("key", "", "the publishers' public key `files` (PEM, cosign.pub), comma separated")
+	cookie := fs.String("cookie", "", "the plugin's magic cookie, `KEY=VALUE`")
+	lockFile := fs.String("lock", "", "the lock `file` to follow and update")
+	cache := fs.String("cache", "", "a content-addressed cache `directory` of downloaded binaries")
+	var reg registryFlags
+	reg.register(fs)
+	pos, err := parseArgs(fs, args)
+	if err != nil {
+		return 2
+	}
+	if len(pos) != 1 || *kind == "" || *majors == "" || *dir == "" || *keys == "" || *cookie == "" {
+		fmt.Fprintf(stderr, "plugkit install: SOURCE, --kind, --majors, --dir, --key and --cookie are required\nusage: %s\n", usage)
+		return 2
+	}
+	ms, err := handshake.ParseVersions(*majors)
+	if err != nil {
+		return fail(stderr, "install", fmt.Errorf("--majors: %w", err))
+	}
+	c, err := handshake.ParseCookie(*cookie)
+	if err != nil {
+		return fail(stderr, "install", err)
+	}
+	pubs, err := release.LoadPublicKeys(strings.Split(*keys, ",")...)
+	if err != nil {
+		return fail(stderr, "install", err)
+	}
+	repo, err := reg.open(pos[0])
+	if err != nil {
+		return fail(stderr, "install", err)
+	}
+	ctx, cancel := reg.deadline()
+	defer cancel()
+	lock := &release.Lock{}
+	if *lockFile != "" {
+		if lock, err = release.ReadLock(*lockFile); err != nil {
+			return fail(stderr, "install", err)
+		}
+	}
+	target := release.Target{Dir: *dir, Keys: pubs, Cookie: c, Cache: *cache, Locked: lock.Find(repo.Source)}
+	var rel release.Release
+	if target.Locked != nil {
+		rel, err = release.Fetch(ctx, repo, target.Locked.Version)
+	} else {
+		rel, err = release.Resolve(ctx, repo, release.Selection{Requirement: compat.Requirement{Kind: *kind, Majors: ms}, Constraint: *constraint})
+	}
+	if err != nil {
+		return fail(stderr, "install", err)
+	}
+	if target.Locked != nil && !slices.ContainsFunc(rel.Majors(*kind), func(m int) bool { return slices.Contains(ms, m) }) {
+		return fail(stderr, "install", fmt.Errorf("%s v%s, which %s locks, serves %s majors %v, and this host speaks %v: delete its entry from the lock file to choose a release again", repo.Source, rel.Version, *lockFile, *kind, rel.Majors(*kind), ms))
+	}
+	inst, err := release.Install(ctx, repo, rel, target)
+	if err != nil {
+		return fail(stderr, "install", err)
+	}
+	fmt.Fprintf(stdout, "installed %s v%s (%s majors %v) as %s, sha256:%s\n", repo.Source, rel.Version, *kind, rel.Majors(*kind), inst.Path, inst.SHA256)
+	if *lockFile != "" && target.Locked == nil {
+		lp, err := release.LockRelease(ctx, repo, rel, pubs, *constraint, nil, nil)
+		if err != nil {
+			return fail(stderr, "install", err)
+		}
+		lock.Set(lp)
+		if err := lock.WriteFile(*lockFile); err != nil {
+			return fail(stderr, "install", err)
+		}
+		fmt.Fprintf(stdout, "locked %s v%s for %s in %s\n", repo.Source, rel.Version, strings.Join(rel.Platforms, ", "), *lockFile)
+	}
+	return 0
+}

@@ -1,0 +1,200 @@
+package main
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"oras.land/oras-go/v2/registry/remote/auth"
+	"oras.land/oras-go/v2/registry/remote/credentials"
+
+	"github.com/plugkit/plugkit/handshake"
+	"github.com/plugkit/plugkit/release"
+)
+
+func init() {
+	commands["release"] = command{
+		summary: "publish a plugin release to an OCI registry (push), copy one into a mirror (mirror), or show it all (demo)",
+		run:     runRelease,
+	}
+}
+
+// registryFlags are the flags of the commands that reach a registry.
+type registryFlags struct {
+	plainHTTP bool
+	caFile    string
+	timeout   time.Duration
+}
+
+func (r *registryFlags) register(fs *flag.FlagSet) {
+	fs.BoolVar(&r.plainHTTP, "plain-http", false, "talk HTTP, not HTTPS, to the registry (a registry on loopback)")
+	fs.StringVar(&r.caFile, "ca-file", "", "PEM `file` of the CA certificates the registry's certificate is checked against (default: the system's)")
+	fs.DurationVar(&r.timeout, "timeout", 10*time.Minute, "give up after this `duration`")
+}
+
+// options returns the registry options: credentials from
+// PLUGKIT_REGISTRY_USERNAME and PLUGKIT_REGISTRY_PASSWORD, else from the
+// docker configuration (docker login).
+func (r *registryFlags) options() (release.Options, error) {
+	opts := release.Options{PlainHTTP: r.plainHTTP}
+	if r.caFile != "" {
+		pem, err := os.ReadFile(r.caFile)
+		if err != nil {
+			return opts, fmt.Errorf("--ca-file: %w", err)
+		}
+		pool := x509.NewCertPool()
+		if !pool.AppendCertsFromPEM(pem) {
+			return opts, fmt.Errorf("--ca-file %s holds no PEM certificate", r.caFile)
+		}
+		opts.TLS = &tls.Config{RootCAs: pool}
+	}
+	if user := os.Getenv("PLUGKIT_REGISTRY_USERNAME"); user != "" {
+		cred := auth.Credential{Username: user, Password: os.Getenv("PLUGKIT_REGISTRY_PASSWORD")}
+		opts.Credential = func(context.Context, string) (auth.Credential, error) { return cred, nil }
+		return opts, nil
+	}
+	if store, err := credentials.NewStoreFromDocker(credentials.StoreOptions{}); err == nil {
+		opts.Credential = credentials.Credential(store)
+	}
+	return opts, nil
+}
+
+// open opens a source with the flags' options.
+func (r *registryFlags) open(source string) (*release.Repository, error) {
+	opts, err := r.options()
+	if err != nil {
+		return nil, err
+	}
+	return release.Open(source, opts)
+}
+
+// deadline returns a context cancelled by Ctrl-C or SIGTERM, so that an
+// install stops its downloads and removes its temporary file, or after
+// --timeout.
+func (r *registryFlags) deadline() (context.Context, context.CancelFunc) {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, cancel := context.WithTimeout(ctx, r.timeout)
+	return ctx, func() { cancel(); stop() }
+}
+
+func runRelease(args []string, stdout, stderr io.Writer) int {
+	const usage = "plugkit release (push DIR --ref REGISTRY/REPO:VERSION --key KEY --cookie KEY=VALUE | mirror --from REGISTRY/REPO --to oci-layout:DIR VERSION... | demo)"
+	if len(args) == 0 {
+		fmt.Fprintf(stderr, "usage: %s\n", usage)
+		return 2
+	}
+	switch args[0] {
+	case "push":
+		return runReleasePush(args[1:], stdout, stderr)
+	case "mirror":
+		return runReleaseMirror(args[1:], stdout, stderr)
+	case "demo":
+		return runDemoRelease(args[1:], stdout, stderr)
+	}
+	fmt.Fprintf(stderr, "plugkit release: unknown subcommand %q\nusage: %s\n", args[0], usage)
+	return 2
+}
+
+func runReleasePush(args []string, stdout, stderr io.Writer) int {
+	const usage = "plugkit release push DIR --ref REGISTRY/REPO:VERSION --key KEY --cookie KEY=VALUE [--plain-http] [--ca-file FILE]\n\nDIR holds one binary per platform: DIR/OS_ARCH/NAME (dist/linux_amd64/objectstore-fs, dist/windows_amd64/objectstore-fs.exe); this machine's binary is started for the release's Describe answer."
+	fs := newFlagSet("release push", usage, stderr)
+	ref := fs.String("ref", "", "where to publish, `REGISTRY/REPO:VERSION`; VERSION is the plugin's own version")
+	keyFile := fs.String("key", "", "the signing key, a PEM ECDSA P-256 private key `file`")
+	cookie := fs.String("cookie", "", "the plugin's magic cookie, `KEY=VALUE`")
+	var reg registryFlags
+	reg.register(fs)
+	pos, err := parseArgs(fs, args)
+	if err != nil {
+		return 2
+	}
+	if len(pos) != 1 || *ref == "" || *keyFile == "" || *cookie == "" {
+		fmt.Fprintf(stderr, "plugkit release push: DIR, --ref, --key and --cookie are required\nusage: %s\n", usage)
+		return 2
+	}
+	source, version, err := release.ParseRef(*ref)
+	if err != nil {
+		return fail(stderr, "release push", err)
+	}
+	c, err := handshake.ParseCookie(*cookie)
+	if err != nil {
+		return fail(stderr, "release push", err)
+	}
+	key, err := release.LoadPrivateKey(*keyFile)
+	if err != nil {
+		return fail(stderr, "release push", err)
+	}
+	repo, err := reg.open(source)
+	if err != nil {
+		return fail(stderr, "release push", err)
+	}
+	ctx, cancel := reg.deadline()
+	defer cancel()
+	rel, err := release.Push(ctx, repo, release.Publication{Dir: pos[0], Version: version, Key: key, Cookie: c})
+	if err != nil {
+		return fail(stderr, "release push", err)
+	}
+	fmt.Fprintf(stdout, "pushed %s:%s %s (%s), signed\n", source, rel.Version, rel.Digest, strings.Join(rel.Platforms, ", "))
+	return 0
+}
+
+func runReleaseMirror(args []string, stdout, stderr io.Writer) int {
+	const usage = "plugkit release mirror --from REGISTRY/REPO --to oci-layout:DIR VERSION..."
+	fs := newFlagSet("release mirror", usage, stderr)
+	from := fs.String("from", "", "the `source` repository")
+	to := fs.String("to", "", "the `destination`: oci-layout:DIR, or another REGISTRY/REPO")
+	var reg registryFlags
+	reg.register(fs)
+	pos, err := parseArgs(fs, args)
+	if err != nil {
+		return 2
+	}
+	if len(pos) == 0 || *from == "" || *to == "" {
+		fmt.Fprintf(stderr, "plugkit release mirror: --from, --to and a VERSION are required\nusage: %s\n", usage)
+		return 2
+	}
+	src, err := reg.open(*from)
+	if err != nil {
+		return fail(stderr, "release mirror", err)
+	}
+	dst, err := reg.open(*to)
+	if err != nil {
+		return fail(stderr, "release mirror", err)
+	}
+	ctx, cancel := reg.deadline()
+	defer cancel()
+	for _, v := range pos {
+		if err := release.Mirror(ctx, src, dst, v); err != nil {
+			return fail(stderr, "release mirror", err)
+		}
+		fmt.Fprintf(stdout, "mirrored %s:%s to %s\n", *from, v, *to)
+	}
+	return 0
+}
+
+// fail prints err on one line, or as written when it is a no-fit
+// message, and returns exit status 1.
+func fail(stderr io.Writer, cmd string, err error) int {
+	if nf, ok := err.(*release.NoFitError); ok {
+		fmt.Fprintf(stderr, "plugkit %s: %s", cmd, safeLines(nf.Error()))
+		return 1
+	}
+	fmt.Fprintf(stderr, "plugkit %s: %s\n", cmd, oneLine(err))
+	return 1
+}
+
+// safeLines escapes control characters line by line, keeping the lines.
+func safeLines(s string) string {
+	lines := strings.Split(s, "\n")
+	for i, l := range lines {
+		lines[i] = safe(l)
+	}
+	return strings.Join(lines, "\n")
+}

@@ -1,0 +1,127 @@
+package main
+
+import (
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+
+	"github.com/sigstore/sigstore/pkg/cryptoutils"
+
+	"github.com/plugkit/plugkit/internal/registrytest"
+	"github.com/plugkit/plugkit/release"
+)
+
+// TestReleasePushInstallLock drives the CLI end to end against a
+// loopback registry: push two example plugins as releases signed with a
+// PEM key, install by majors and constraint with a lock file, add a
+// platform with plugkit lock, reinstall from the lock, and print the
+// no-fit message for a major no release speaks.
+func TestReleasePushInstallLock(t *testing.T) {
+	reg := registrytest.Start(t, registrytest.Options{})
+	work := t.TempDir()
+	priv, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	privPEM, err := cryptoutils.MarshalPrivateKeyToPEM(priv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pubPEM, err := cryptoutils.MarshalPublicKeyToPEM(priv.Public())
+	if err != nil {
+		t.Fatal(err)
+	}
+	keyFile, pubFile := filepath.Join(work, "release.key"), filepath.Join(work, "release.pub")
+	if err := os.WriteFile(keyFile, privPEM, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(pubFile, pubPEM, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	src := reg.Host + "/plugins/objectstore"
+	const cookie = "PLUGKIT_EXAMPLE_PLUGIN=objectstore"
+	for name, v := range map[string]string{"memory": "1.3.0", "fs": "2.1.0"} {
+		dist := filepath.Join(work, "dist-"+name)
+		goBuild(t, filepath.Join(dist, runtime.GOOS+"_"+runtime.GOARCH), "objectstore-"+name, "../../examples/objectstore/plugins/"+name)
+		if err := os.MkdirAll(filepath.Join(dist, "darwin_arm64"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dist, "darwin_arm64", "objectstore-"+name), []byte("darwin build of "+name), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		out := mustRun(t, 0, "release", "push", dist, "--ref", src+":"+v, "--key", keyFile, "--cookie", cookie, "--plain-http")
+		if !strings.Contains(out, "pushed "+src+":"+v) || !strings.Contains(out, "signed") {
+			t.Errorf("push %s: %s", name, out)
+		}
+	}
+	dir, lockFile := filepath.Join(work, "plugins"), filepath.Join(work, "plugkit.lock")
+	common := []string{"--dir", dir, "--key", pubFile, "--cookie", cookie, "--plain-http", "--lock", lockFile}
+	out := mustRun(t, 0, append([]string{"install", src, "--kind", "objectstore", "--majors", "1", "--constraint", "~> 1.0"}, common...)...)
+	if !strings.Contains(out, "installed "+src+" v1.3.0") || !strings.Contains(out, "locked") {
+		t.Errorf("install: %s", out)
+	}
+	lock, err := release.ReadLock(lockFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if lp := lock.Find(src); lp == nil || lp.Version != "1.3.0" || len(lp.Binaries) != 2 || lp.Constraint != "~> 1.0" {
+		t.Fatalf("lock file after install:\n%s", lock.Bytes())
+	}
+	// With the lock, majors 1 and 2 still install the locked 1.3.0.
+	out = mustRun(t, 0, append([]string{"install", src, "--kind", "objectstore", "--majors", "1,2"}, common...)...)
+	if !strings.Contains(out, "v1.3.0") {
+		t.Errorf("install with the lock file: %s", out)
+	}
+	out = mustRun(t, 1, append([]string{"install", src, "--kind", "objectstore", "--majors", "2"}, common...)...)
+	if !strings.Contains(out, "serves objectstore majors [1], and this host speaks [2]") {
+		t.Errorf("install of a locked release the host cannot use: %s", out)
+	}
+	out = mustRun(t, 0, "lock", "--lock", lockFile, "--key", pubFile, "--plain-http", "--platform", "darwin/arm64")
+	if !strings.Contains(out, "locked "+src+" v1.3.0") {
+		t.Errorf("lock --platform: %s", out)
+	}
+	out = mustRun(t, 1, "install", src, "--kind", "objectstore", "--majors", "7", "--dir", t.TempDir(), "--key", pubFile, "--cookie", cookie, "--plain-http")
+	for _, want := range []string{"No release of", "v2.1.0 speaks objectstore 2.1, 1.0", "v1.3.0 speaks objectstore 1.0"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("no-fit message lacks %q:\n%s", want, out)
+		}
+	}
+	out = mustRun(t, 1, "install", src, "--kind", "objectstore", "--majors", "2", "--constraint", "~> 1.0", "--dir", t.TempDir(), "--key", pubFile, "--cookie", cookie, "--plain-http")
+	if !strings.Contains(out, `version = "~> 2.1.0"`) {
+		t.Errorf("constraint no-fit message lacks the constraint that selects 2.1.0:\n%s", out)
+	}
+	if err := os.WriteFile(lockFile, []byte("lock-version 1\nplugin "+src+"\n\tversion 1.3.0\n\tindex sha256:zz\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out = mustRun(t, 1, append([]string{"install", src, "--kind", "objectstore", "--majors", "1"}, common...)...)
+	if !strings.Contains(out, "plugkit.lock:4:") {
+		t.Errorf("mangled lock file: %s", out)
+	}
+}
+
+// mustRun runs the CLI in process and checks its exit status.
+func mustRun(t *testing.T, want int, args ...string) string {
+	t.Helper()
+	var stdout, stderr strings.Builder
+	if code := run(args, &stdout, &stderr); code != want {
+		t.Fatalf("plugkit %s: exit %d, want %d\nstdout: %s\nstderr: %s", strings.Join(args, " "), code, want, stdout.String(), stderr.String())
+	}
+	return stdout.String() + stderr.String()
+}
+
+// TestDemoRelease runs make demo's release part: three releases
+// published and signed, installs by constraint, the lock file, and the
+// no-fit message.
+func TestDemoRelease(t *testing.T) {
+	out := mustRun(t, 0, "release", "demo")
+	for _, want := range []string{"pushed oci-layout:$DEMO/registry/objectstore:3.0.0", "installed oci-layout:$DEMO/registry/objectstore v2.1.0", "binary " + runtime.GOOS + "/" + runtime.GOARCH + " fs sha256:", "v1.3.0 (objectstore majors [1])", "v2.1.0 is the earliest compatible version"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("release demo output lacks %q:\n%s", want, out)
+		}
+	}
+}

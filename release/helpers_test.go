@@ -1,0 +1,185 @@
+package release
+
+import (
+	"context"
+	"crypto"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/plugkit/plugkit/examples/objectstore"
+	catalogv1 "github.com/plugkit/plugkit/gen/plugkit/catalog/v1"
+	"github.com/plugkit/plugkit/internal/registrytest"
+)
+
+var (
+	buildOnce sync.Once
+	buildDir  string
+	buildErr  error
+)
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if buildDir != "" {
+		os.RemoveAll(buildDir)
+	}
+	os.Exit(code)
+}
+
+// plugins are the example objectstore plugins and their versions.
+var plugins = map[string]string{"memory": "1.3.0", "fs": "2.1.0", "future": "3.0.0"}
+
+// pluginBinary builds the example objectstore plugin name (fs, memory,
+// future) once per test run and returns its path.
+func pluginBinary(t testing.TB, name string) string {
+	t.Helper()
+	buildOnce.Do(func() {
+		buildDir, buildErr = os.MkdirTemp("", "release-plugins")
+		if buildErr != nil {
+			return
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+		defer cancel()
+		var wg sync.WaitGroup
+		var mu sync.Mutex
+		for n := range plugins {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				out, err := exec.CommandContext(ctx, filepath.Join(runtime.GOROOT(), "bin", "go"), "build", "-o", filepath.Join(buildDir, "objectstore-"+n+exe()), "../examples/objectstore/plugins/"+n).CombinedOutput()
+				if err != nil {
+					mu.Lock()
+					buildErr = fmt.Errorf("go build %s: %v\n%s", n, err, out)
+					mu.Unlock()
+				}
+			}()
+		}
+		wg.Wait()
+	})
+	if buildErr != nil {
+		t.Fatal(buildErr)
+	}
+	return filepath.Join(buildDir, "objectstore-"+name+exe())
+}
+
+func exe() string {
+	if runtime.GOOS == "windows" {
+		return ".exe"
+	}
+	return ""
+}
+
+// here is this machine's platform.
+var here = runtime.GOOS + "/" + runtime.GOARCH
+
+// releaseDir lays bin out as a release directory for this platform and
+// the extra platforms (whose "binaries" are small distinct files).
+func releaseDir(t testing.TB, bin string, extra ...string) string {
+	t.Helper()
+	dir := t.TempDir()
+	name := filepath.Base(bin)
+	sub := filepath.Join(dir, strings.ReplaceAll(here, "/", "_"))
+	if err := os.MkdirAll(sub, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	// A hard link when possible, else a copy.
+	if err := os.Link(bin, filepath.Join(sub, name)); err != nil {
+		raw, err := os.ReadFile(bin)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(sub, name), raw, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, p := range extra {
+		sub := filepath.Join(dir, strings.ReplaceAll(p, "/", "_"))
+		if err := os.MkdirAll(sub, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(sub, name), []byte("binary for "+p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+func newKey(t testing.TB) (crypto.Signer, []crypto.PublicKey) {
+	t.Helper()
+	k, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return k, []crypto.PublicKey{k.Public()}
+}
+
+func testCtx(t testing.TB) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+// counter counts a registry's requests by kind.
+type counter struct {
+	blobGets, manifestGets, all atomic.Int64
+}
+
+func (c *counter) wrap(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		c.all.Add(1)
+		if r.Method == http.MethodGet && strings.Contains(r.URL.Path, "/blobs/sha256:") {
+			c.blobGets.Add(1)
+		}
+		if r.Method == http.MethodGet && strings.Contains(r.URL.Path, "/manifests/") {
+			c.manifestGets.Add(1)
+		}
+		h.ServeHTTP(w, r)
+	})
+}
+
+// openRegistry starts a registry and opens repo on it.
+func openRegistry(t testing.TB, repo string, c *counter) *Repository {
+	t.Helper()
+	var opts registrytest.Options
+	if c != nil {
+		opts.Wrap = c.wrap
+	}
+	reg := registrytest.Start(t, opts)
+	r, err := Open(reg.Host+"/"+repo, Options{PlainHTTP: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+// publishExamples pushes and signs the three example plugins as three
+// releases of repo.
+func publishExamples(t testing.TB, repo *Repository, key crypto.Signer) {
+	t.Helper()
+	for name, v := range plugins {
+		_, err := Push(testCtx(t), repo, Publication{Dir: releaseDir(t, pluginBinary(t, name), "darwin/arm64"), Version: v, Key: key, Cookie: objectstore.Cookie})
+		if err != nil {
+			t.Fatalf("push %s %s: %v", name, v, err)
+		}
+	}
+}
+
+// fakeDescription claims kind objectstore at the majors given.
+func fakeDescription(version string, majors ...uint32) *catalogv1.DescribeResponse {
+	k := &catalogv1.Kind{Name: objectstore.Kind}
+	for _, m := range majors {
+		k.Majors = append(k.Majors, &catalogv1.Major{Major: m, Service: fmt.Sprintf("objectstore.v%d.ObjectStore", m), Names: []string{"example.com/fake"}})
+	}
+	return &catalogv1.DescribeResponse{PluginVersion: version, Kinds: []*catalogv1.Kind{k}}
+}

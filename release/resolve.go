@@ -1,0 +1,227 @@
+package release
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"slices"
+	"sort"
+
+	version "github.com/hashicorp/go-version"
+	"github.com/opencontainers/go-digest"
+	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
+	"golang.org/x/sync/errgroup"
+	"google.golang.org/protobuf/encoding/protojson"
+	"oras.land/oras-go/v2"
+
+	"github.com/plugkit/plugkit/compat"
+	catalogv1 "github.com/plugkit/plugkit/gen/plugkit/catalog/v1"
+)
+
+// Release is one published release, as its index says; reading it
+// downloads no binary.
+type Release struct {
+	// Version is the release's tag, "2.1.0".
+	Version string
+	// Digest is the index's digest, what the signature covers.
+	Digest digest.Digest
+	// Description is the Describe answer the release was published with.
+	Description *catalogv1.DescribeResponse
+	// Platforms lists the release's platforms ("linux/amd64"), sorted.
+	Platforms []string
+
+	manifests map[string]ocispec.Descriptor // by platform
+}
+
+func newRelease(v string, d digest.Digest, idx ocispec.Index, desc *catalogv1.DescribeResponse) Release {
+	r := Release{Version: v, Digest: d, Description: desc, manifests: map[string]ocispec.Descriptor{}}
+	for _, m := range idx.Manifests {
+		if m.Platform == nil {
+			continue
+		}
+		p := m.Platform.OS + "/" + m.Platform.Architecture
+		r.manifests[p] = m
+		r.Platforms = append(r.Platforms, p)
+	}
+	sort.Strings(r.Platforms)
+	return r
+}
+
+// Fetch reads the release tagged version, metadata only.
+func Fetch(ctx context.Context, repo *Repository, tag string) (Release, error) {
+	fctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	d, rc, err := oras.Fetch(fctx, repo.target, tag, oras.DefaultFetchOptions)
+	if err != nil {
+		return Release{}, repo.wrap("fetch release "+tag, err)
+	}
+	defer rc.Close()
+	raw, err := io.ReadAll(io.LimitReader(stallGuard(rc, repo.stall, cancel), maxManifest+1))
+	if err != nil {
+		return Release{}, repo.wrap("read release "+tag, err)
+	}
+	if len(raw) > maxManifest {
+		return Release{}, fmt.Errorf("%s: release %s: the index is larger than %d bytes: it is not a plugkit release", repo.Source, tag, maxManifest)
+	}
+	got := digest.FromBytes(raw)
+	if d.Digest != "" && d.Digest != got {
+		return Release{}, fmt.Errorf("%s: release %s: the index has digest %s, the registry says %s: the registry or a proxy corrupted it", repo.Source, tag, got, d.Digest)
+	}
+	return parseIndex(repo, tag, got, raw)
+}
+
+// parseIndex reads a release's index.
+func parseIndex(repo *Repository, tag string, d digest.Digest, raw []byte) (Release, error) {
+	var idx ocispec.Index
+	if err := json.Unmarshal(raw, &idx); err != nil || idx.ArtifactType != ArtifactType {
+		return Release{}, fmt.Errorf("%s:%s is not a plugkit release (an OCI index of artifact type %s): publish it with plugkit release push", repo.Source, tag, ArtifactType)
+	}
+	var desc catalogv1.DescribeResponse
+	if err := protojson.Unmarshal([]byte(idx.Annotations[AnnotationDescribe]), &desc); err != nil {
+		return Release{}, fmt.Errorf("%s:%s: the release's %s annotation is not a Describe answer: %v; republish it with plugkit release push", repo.Source, tag, AnnotationDescribe, err)
+	}
+	return newRelease(tag, d, idx, &desc), nil
+}
+
+// listParallelism bounds the index reads List makes at once.
+const listParallelism = 8
+
+// List reads every release of the repository: each tag that is a
+// semantic version, newest first. It reads one index per tag, up to 8 at
+// once, and no binary.
+func List(ctx context.Context, repo *Repository) ([]Release, error) {
+	var tags []string
+	err := repo.tags.Tags(ctx, "", func(ts []string) error {
+		for _, t := range ts {
+			if _, err := compat.ParseSemver(t); err == nil {
+				tags = append(tags, t)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, repo.wrap("list tags", err)
+	}
+	out := make([]Release, len(tags))
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(listParallelism)
+	for i, t := range tags {
+		g.Go(func() error {
+			r, err := Fetch(gctx, repo, t)
+			out[i] = r
+			return err
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return nil, err
+	}
+	sort.Slice(out, func(i, j int) bool {
+		a, _ := compat.ParseSemver(out[i].Version)
+		b, _ := compat.ParseSemver(out[j].Version)
+		return a.Compare(b) > 0
+	})
+	return out, nil
+}
+
+// Selection is what Resolve chooses by: the host's kind and majors, and
+// an optional version constraint.
+type Selection struct {
+	// Requirement is the kind and the majors the host speaks.
+	Requirement compat.Requirement
+	// Constraint limits versions, Terraform style: "~> 2.0",
+	// ">= 1.2, < 3". Empty allows every version.
+	Constraint string
+}
+
+// NoFitError says no release fits a Selection, and which release to
+// select instead, in the words of package compat.
+type NoFitError struct {
+	// Source is the repository searched.
+	Source string
+	// Selection is what no release met.
+	Selection Selection
+	// Constrained is the newest release meeting the constraint (with
+	// other majors), empty when none does or there is no constraint.
+	Constrained string
+	// Compatible lists the releases and the compatible ones.
+	Compatible compat.Result
+}
+
+// Error names the latest compatible release and the constraint that
+// selects it, or the earliest when every compatible release is newer
+// than what the constraint selects.
+func (e *NoFitError) Error() string {
+	if e.Selection.Constraint == "" {
+		return e.Compatible.Message("")
+	}
+	return fmt.Sprintf("No release of %s meets both the constraint %q and %s.\n%s",
+		e.Source, e.Selection.Constraint, e.Selection.Requirement, e.Compatible.Message(e.Constrained))
+}
+
+// Resolve picks the newest release of the repository that speaks one of
+// the selection's majors and meets its constraint, reading metadata only.
+// When none does, the error is a *NoFitError.
+func Resolve(ctx context.Context, repo *Repository, sel Selection) (Release, error) {
+	var cons version.Constraints
+	if sel.Constraint != "" {
+		c, err := version.NewConstraint(sel.Constraint)
+		if err != nil {
+			return Release{}, fmt.Errorf("constraint %q: %w (write e.g. \"~> 2.0\" or \">= 1.2, < 3\")", sel.Constraint, err)
+		}
+		cons = c
+	}
+	rels, err := List(ctx, repo)
+	if err != nil {
+		return Release{}, err
+	}
+	if len(rels) == 0 {
+		return Release{}, fmt.Errorf("%s has no release (no tag that is a semantic version): publish one with plugkit release push", repo.Source)
+	}
+	ix := &compat.Index{Plugins: map[string][]compat.Release{}}
+	constrained := ""
+	for _, r := range rels { // newest first
+		ix.Plugins[repo.Source] = append(ix.Plugins[repo.Source], r.compat())
+		v, err := version.NewVersion(r.Version)
+		if err != nil || (cons != nil && !cons.Check(v)) {
+			continue
+		}
+		if sel.Requirement.Compatible(r.compat()) {
+			return r, nil
+		}
+		if constrained == "" && cons != nil {
+			constrained = r.Version
+		}
+	}
+	res, err := ix.Resolve(repo.Source, sel.Requirement)
+	if err != nil {
+		return Release{}, err
+	}
+	return Release{}, &NoFitError{Source: repo.Source, Selection: sel, Constrained: constrained, Compatible: res}
+}
+
+// compat returns the release as package compat sees it: for each kind,
+// its "MAJOR.MINOR" versions.
+func (r Release) compat() compat.Release {
+	kinds := map[string][]string{}
+	for _, k := range r.Description.GetKinds() {
+		for _, m := range k.GetMajors() {
+			kinds[k.GetName()] = append(kinds[k.GetName()], fmt.Sprintf("%d.%d", m.GetMajor(), m.GetMinor()))
+		}
+	}
+	return compat.Release{Version: r.Version, Manifest: compat.Manifest{Version: 1, Metadata: compat.Metadata{Kinds: kinds}}}
+}
+
+// Majors returns the majors the release's metadata claims for kind.
+func (r Release) Majors(kind string) []int {
+	var out []int
+	for _, k := range r.Description.GetKinds() {
+		if k.GetName() == kind {
+			for _, m := range k.GetMajors() {
+				out = append(out, int(m.GetMajor()))
+			}
+		}
+	}
+	slices.Sort(out)
+	return out
+}

@@ -1,0 +1,242 @@
+package release
+
+import (
+	"bytes"
+	"context"
+	"crypto"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/opencontainers/go-digest"
+	specs "github.com/opencontainers/image-spec/specs-go"
+	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
+	"github.com/sigstore/sigstore/pkg/cryptoutils"
+	"github.com/sigstore/sigstore/pkg/signature"
+	"oras.land/oras-go/v2"
+	"oras.land/oras-go/v2/errdef"
+)
+
+// Where and how cosign stores a signature made with a key.
+const (
+	// MediaTypeSimpleSigning is the media type of cosign's signature
+	// payload layer.
+	MediaTypeSimpleSigning = "application/vnd.dev.cosign.simplesigning.v1+json"
+	// AnnotationSignature holds, on that layer, the base64 signature.
+	AnnotationSignature = "dev.cosignproject.cosign/signature"
+	// simpleSigningType is the payload's critical.type.
+	simpleSigningType = "cosign container image signature"
+)
+
+// Errors Verify returns (wrapped, with the details): test with errors.Is.
+var (
+	// ErrUnsigned: the release has no signature.
+	ErrUnsigned = errors.New("the release is unsigned")
+	// ErrUntrustedKey: the release has signatures, none by a trusted key.
+	ErrUntrustedKey = errors.New("the release is not signed by a trusted key")
+	// ErrTampered: a signature covers other content than the release
+	// holds, or a blob differs from its digest.
+	ErrTampered = errors.New("the release's content differs from what was signed")
+)
+
+// simpleSigning is cosign's signature payload ("simple signing").
+type simpleSigning struct {
+	Critical struct {
+		Identity struct {
+			DockerReference string `json:"docker-reference"`
+		} `json:"identity"`
+		Image struct {
+			DockerManifestDigest string `json:"docker-manifest-digest"`
+		} `json:"image"`
+		Type string `json:"type"`
+	} `json:"critical"`
+	Optional map[string]any `json:"optional"`
+}
+
+// signatureTag is where cosign looks for a manifest's signatures.
+func signatureTag(d digest.Digest) string {
+	return d.Algorithm().String() + "-" + d.Encoded() + ".sig"
+}
+
+// LoadPrivateKey reads a PEM private key (PKCS#8 "PRIVATE KEY" or SEC 1
+// "EC PRIVATE KEY") for Sign: an ECDSA P-256 key.
+func LoadPrivateKey(path string) (crypto.Signer, error) {
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("signing key: %w", err)
+	}
+	k, err := cryptoutils.UnmarshalPEMToPrivateKey(raw, cryptoutils.SkipPassword)
+	if err != nil {
+		return nil, fmt.Errorf("signing key %s: %w (want an unencrypted PEM ECDSA P-256 key, e.g. openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256)", path, err)
+	}
+	ec, ok := k.(*ecdsa.PrivateKey)
+	if !ok || ec.Curve != elliptic.P256() {
+		return nil, fmt.Errorf("signing key %s: %T is not an ECDSA P-256 key, the kind cosign makes", path, k)
+	}
+	return ec, nil
+}
+
+// LoadPublicKeys reads PEM public keys (cosign.pub), one per file, for
+// Verify.
+func LoadPublicKeys(paths ...string) ([]crypto.PublicKey, error) {
+	var out []crypto.PublicKey
+	for _, p := range paths {
+		raw, err := os.ReadFile(p)
+		if err != nil {
+			return nil, fmt.Errorf("trusted key: %w", err)
+		}
+		k, err := cryptoutils.UnmarshalPEMToPublicKey(raw)
+		if err != nil {
+			return nil, fmt.Errorf("trusted key %s: not a PEM public key (%v): give cosign's cosign.pub or openssl pkey -pubout's output", p, err)
+		}
+		out = append(out, k)
+	}
+	return out, nil
+}
+
+// Sign signs the manifest d of the repository the way `cosign sign --key`
+// does: a simple-signing payload naming d, signed with ECDSA over its
+// SHA-256, pushed as a manifest tagged sha256-HEX.sig.
+func Sign(ctx context.Context, repo *Repository, d digest.Digest, key crypto.Signer) error {
+	ec, ok := key.(*ecdsa.PrivateKey)
+	if !ok {
+		return fmt.Errorf("sign: %T is not an ECDSA key", key)
+	}
+	signer, err := signature.LoadECDSASigner(ec, crypto.SHA256)
+	if err != nil {
+		return fmt.Errorf("sign: %w", err)
+	}
+	var p simpleSigning
+	p.Critical.Identity.DockerReference = strings.TrimPrefix(repo.Source, LayoutPrefix)
+	p.Critical.Image.DockerManifestDigest = d.String()
+	p.Critical.Type = simpleSigningType
+	payload, err := json.Marshal(p)
+	if err != nil {
+		return fmt.Errorf("sign: %w", err)
+	}
+	sig, err := signer.SignMessage(bytes.NewReader(payload))
+	if err != nil {
+		return fmt.Errorf("sign: %w", err)
+	}
+	layer := ocispec.Descriptor{MediaType: MediaTypeSimpleSigning, Digest: digest.FromBytes(payload), Size: int64(len(payload)),
+		Annotations: map[string]string{AnnotationSignature: base64.StdEncoding.EncodeToString(sig)}}
+	if err := pushBytes(ctx, repo, layer, payload); err != nil {
+		return err
+	}
+	// cosign's signature image has an image config; an empty one keeps
+	// it small (cosign does not read it).
+	cfgRaw := []byte(`{"architecture":"","os":"","config":{},"rootfs":{"type":"layers","diff_ids":["` + layer.Digest.String() + `"]}}`)
+	cfg := ocispec.Descriptor{MediaType: ocispec.MediaTypeImageConfig, Digest: digest.FromBytes(cfgRaw), Size: int64(len(cfgRaw))}
+	if err := pushBytes(ctx, repo, cfg, cfgRaw); err != nil {
+		return err
+	}
+	m := ocispec.Manifest{Versioned: specs.Versioned{SchemaVersion: 2}, MediaType: ocispec.MediaTypeImageManifest, Config: cfg, Layers: []ocispec.Descriptor{layer}}
+	raw, err := json.Marshal(m)
+	if err != nil {
+		return fmt.Errorf("sign: %w", err)
+	}
+	md := ocispec.Descriptor{MediaType: ocispec.MediaTypeImageManifest, Digest: digest.FromBytes(raw), Size: int64(len(raw))}
+	if err := pushBytes(ctx, repo, md, raw); err != nil {
+		return err
+	}
+	if err := repo.target.Tag(ctx, md, signatureTag(d)); err != nil {
+		return repo.wrap("tag the signature", err)
+	}
+	return nil
+}
+
+// Verify checks that the manifest d of the repository carries a
+// signature, by one of keys, of a payload naming d. It returns an error
+// wrapping ErrUnsigned, ErrUntrustedKey or ErrTampered to say which
+// check failed.
+func Verify(ctx context.Context, repo *Repository, d digest.Digest, keys []crypto.PublicKey) error {
+	if len(keys) == 0 {
+		return errors.New("verify: no trusted key: give the publisher's public key (--key cosign.pub)")
+	}
+	var verifiers []signature.Verifier
+	for _, k := range keys {
+		v, err := signature.LoadVerifier(k, crypto.SHA256)
+		if err != nil {
+			return fmt.Errorf("verify: trusted key: %w", err)
+		}
+		verifiers = append(verifiers, v)
+	}
+	_, rc, err := oras.Fetch(ctx, repo.target, signatureTag(d), oras.DefaultFetchOptions)
+	if errors.Is(err, errdef.ErrNotFound) {
+		return fmt.Errorf("%s@%s: %w: it has no signature (no tag %s); sign it with plugkit release push --key or cosign sign --key", repo.Source, d, ErrUnsigned, signatureTag(d))
+	}
+	if err != nil {
+		return repo.wrap("fetch the signature", err)
+	}
+	defer rc.Close()
+	var m ocispec.Manifest
+	if err := json.NewDecoder(io.LimitReader(rc, maxManifest)).Decode(&m); err != nil {
+		return fmt.Errorf("%s@%s: %w: the signature manifest is unreadable: %v", repo.Source, d, ErrUnsigned, err)
+	}
+	var tampered error
+	for _, l := range m.Layers {
+		if l.MediaType != MediaTypeSimpleSigning {
+			continue
+		}
+		sig, err := base64.StdEncoding.DecodeString(l.Annotations[AnnotationSignature])
+		if err != nil {
+			continue
+		}
+		payload, err := fetchSmall(ctx, repo, l)
+		if err != nil {
+			return err
+		}
+		trusted := false
+		for _, v := range verifiers {
+			if v.VerifySignature(bytes.NewReader(sig), bytes.NewReader(payload)) == nil {
+				trusted = true
+				break
+			}
+		}
+		if !trusted {
+			continue
+		}
+		var p simpleSigning
+		if err := json.Unmarshal(payload, &p); err != nil || p.Critical.Type != simpleSigningType {
+			tampered = fmt.Errorf("%s@%s: %w: a signed payload is not cosign simple signing", repo.Source, d, ErrTampered)
+			continue
+		}
+		if p.Critical.Image.DockerManifestDigest != d.String() {
+			tampered = fmt.Errorf("%s@%s: %w: the trusted signature is of manifest %s, not of this one: the release was changed after it was signed", repo.Source, d, ErrTampered, p.Critical.Image.DockerManifestDigest)
+			continue
+		}
+		return nil
+	}
+	if tampered != nil {
+		return tampered
+	}
+	return fmt.Errorf("%s@%s: %w: none of its signatures verifies with the %d trusted key(s): it was signed by another key, or altered", repo.Source, d, ErrUntrustedKey, len(keys))
+}
+
+// fetchSmall reads a small blob and checks its digest.
+func fetchSmall(ctx context.Context, repo *Repository, d ocispec.Descriptor) ([]byte, error) {
+	if d.Size > maxManifest {
+		return nil, fmt.Errorf("%s: blob %s is %d bytes, more than the %d a manifest or payload may be", repo.Source, d.Digest, d.Size, maxManifest)
+	}
+	fctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	rc, err := repo.target.Fetch(fctx, d)
+	if err != nil {
+		return nil, repo.wrap("fetch "+d.Digest.String(), err)
+	}
+	defer rc.Close()
+	raw, err := io.ReadAll(io.LimitReader(stallGuard(rc, repo.stall, cancel), d.Size+1))
+	if err != nil {
+		return nil, repo.wrap("read "+d.Digest.String(), err)
+	}
+	if got := digest.FromBytes(raw); got != d.Digest {
+		return nil, fmt.Errorf("%s: %w: blob %s has digest %s", repo.Source, ErrTampered, d.Digest, got)
+	}
+	return raw, nil
+}
