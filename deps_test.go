@@ -14,6 +14,7 @@ var hostSidePackages = []string{
 	"github.com/plugkit/plugkit/manager",
 	"github.com/plugkit/plugkit/host",
 	"github.com/plugkit/plugkit/compat",
+	"github.com/plugkit/plugkit/release",
 }
 
 // pluginServerPackages are packages only a serving plugin needs: the

@@ -3,29 +3,32 @@ package release
 import (
 	"context"
 	"fmt"
-	"path/filepath"
 
 	catalogv1 "github.com/plugkit/plugkit/gen/plugkit/catalog/v1"
 	"github.com/plugkit/plugkit/handshake"
+	"github.com/plugkit/plugkit/host"
 	"github.com/plugkit/plugkit/manager"
+	"github.com/plugkit/plugkit/wire"
 )
 
 // describeBinary starts the binary at path, pinned to sha256Hex when that
-// is not empty, and returns its Describe answer. It is the package's one
-// use of the manager.
+// is not empty, and returns its Describe answer, checked as the manager
+// checks it. With a pin, the host hashes the file it opened and executes
+// that same open file, so the binary described is the one verified; the
+// file is hashed once, not again by a manager.
 func describeBinary(ctx context.Context, path string, cookie handshake.Cookie, sha256Hex string) (*catalogv1.DescribeResponse, error) {
 	if cookie.Key == "" {
 		return nil, fmt.Errorf("describe %s: no magic cookie: set the plugin's handshake cookie (--cookie KEY=VALUE)", path)
 	}
-	cfg := manager.Config{Dirs: []string{filepath.Dir(path)}, Cookie: cookie}
-	if sha256Hex != "" {
-		cfg.Pins = map[string]string{path: sha256Hex}
+	c, err := host.Start(ctx, host.Command{Path: path, Cookie: cookie, SHA256: sha256Hex},
+		host.Options{Versions: []int{wire.CatalogProtocolVersion}})
+	if err != nil {
+		return nil, fmt.Errorf("describe %s: %w", path, err)
 	}
-	m := manager.New(cfg)
-	defer m.Close()
-	b := m.DescribeBinary(ctx, path)
-	if b.Err != nil {
-		return nil, fmt.Errorf("describe %s: %w", path, b.Err)
+	defer c.Close()
+	d, err := manager.DescribeCatalog(ctx, c.Conn())
+	if err != nil {
+		return nil, fmt.Errorf("describe %s: %w", path, err)
 	}
-	return b.Description, nil
+	return d, nil
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/opencontainers/go-digest"
 
 	"github.com/plugkit/plugkit/examples/objectstore"
+	"github.com/plugkit/plugkit/host"
 	"github.com/plugkit/plugkit/manager"
 )
 
@@ -65,7 +66,7 @@ func TestLockRecordsEveryPlatformAndPinsTheManager(t *testing.T) {
 	if _, err := Install(ctx, repo, rel, Target{Dir: dir, Keys: pub, Cookie: objectstore.Cookie, Locked: back.Find(repo.Source)}); err != nil {
 		t.Fatal(err)
 	}
-	m := manager.New(manager.Config{Dirs: []string{dir}, Cookie: objectstore.Cookie, Pins: back.Pins()})
+	m := manager.New(manager.Config{Sources: []manager.Source{manager.Dirs(dir)}, Launch: host.Command{Cookie: objectstore.Cookie}, Pins: back.Pins()})
 	defer m.Close()
 	if b := m.DescribeBinary(ctx, filepath.Join(dir, "objectstore-fs")); b.Err != nil {
 		t.Fatalf("the manager refuses the locked binary: %v", b.Err)
