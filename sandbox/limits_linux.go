@@ -4,6 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
 	"sync/atomic"
 	"syscall"
 
@@ -131,6 +134,7 @@ func (r Runner) applyLimits(l *host.Launch, sp *trampoline.Spec, e Enforcement) 
 // newCgroup makes a cgroup for one plugin, with limits lim, and opens
 // the cgroup.procs files the trampoline joins it through.
 func newCgroup(lim Limits) (cgroups.Manager, []*os.File, error) {
+	removeOrphans()
 	name := fmt.Sprintf("%s/%d-%d", cgroupParent, os.Getpid(), cgroupSeq.Add(1))
 	res := &cgroups.Resources{SkipDevices: true}
 	if lim.Memory > 0 {
@@ -194,4 +198,22 @@ func newCgroup(lim Limits) (cgroups.Manager, []*os.File, error) {
 		return nil, nil, errors.New("sandbox: the plugin's cgroup has no directory to join")
 	}
 	return m, files, nil
+}
+
+// removeOrphans removes the plugin cgroups of hosts that died before
+// their plugins' cgroups could be removed (named after the host's process
+// ID, which no longer runs): rmdir removes only those no process is in.
+func removeOrphans() {
+	dirs, _ := filepath.Glob(cgroupRoot + "/*/" + cgroupParent + "/*-*")
+	v2, _ := filepath.Glob(cgroupRoot + "/" + cgroupParent + "/*-*")
+	for _, d := range append(dirs, v2...) {
+		pid, _, ok := strings.Cut(filepath.Base(d), "-")
+		n, err := strconv.Atoi(pid)
+		if !ok || err != nil || n <= 0 || n == os.Getpid() {
+			continue
+		}
+		if err := syscall.Kill(n, 0); errors.Is(err, syscall.ESRCH) {
+			syscall.Rmdir(d)
+		}
+	}
 }

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -77,6 +78,16 @@ func testSandboxLimitEnforcement(t *testing.T) {
 func TestSandboxMemoryLimit(t *testing.T) {
 	t.Run(rootMode, func(t *testing.T) {
 		const limit = 128 << 20
+		// The cgroup a dead host left (no process has that ID: the
+		// kernel's are below 2^22) goes when the next plugin's is made.
+		orphan := "/sys/fs/cgroup/memory/plugkit/4194400-1"
+		if _, err := os.Stat("/sys/fs/cgroup/cgroup.controllers"); err == nil {
+			orphan = "/sys/fs/cgroup/plugkit/4194400-1"
+		}
+		if err := os.MkdirAll(orphan, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { syscall.Rmdir(orphan) })
 		c := startSandboxed(t, sandbox.Runner{Limits: sandbox.Limits{Memory: limit}})
 		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 		defer cancel()
@@ -95,6 +106,9 @@ func TestSandboxMemoryLimit(t *testing.T) {
 		}
 		if !strings.Contains(err.Error(), "memory limit of 134217728 bytes") {
 			t.Errorf("the error %q does not name the limit", err)
+		}
+		if _, err := os.Stat(orphan); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("the orphaned cgroup %s of a dead host remains: %v", orphan, err)
 		}
 		// The plugin's cgroups went with it.
 		left, _ := filepath.Glob(fmt.Sprintf("/sys/fs/cgroup/*/plugkit/%d-*", os.Getpid()))
