@@ -184,9 +184,13 @@ func (l *launched) watchExit() {
 func (l *launched) reportDeath() error {
 	l.deathOnce.Do(func() {
 		l.proc.waitStderr()
-		err := &UnexpectedExitError{Name: l.name, State: l.proc.state.String(), Stderr: l.proc.stderr.lastLines()}
+		err := &UnexpectedExitError{Name: l.name, State: l.proc.state.String(), Stderr: l.proc.stderr.lastLines(), Cause: l.proc.cause}
 		l.deathErr = err
-		l.logger.Warn("plugin exited while its host was using it", "status", err.State, "stderr", strings.Join(err.Stderr, "\n"))
+		args := []any{"status", err.State, "stderr", strings.Join(err.Stderr, "\n")}
+		if err.Cause != nil {
+			args = append(args, "cause", err.Cause.Error())
+		}
+		l.logger.Warn("plugin exited while its host was using it", args...)
 	})
 	return l.deathErr
 }

@@ -13,11 +13,20 @@ type ExitError struct {
 	State string
 	// Stderr holds the last lines it wrote to standard error.
 	Stderr []string
+	// Cause is why it exited, when the Runner knows (Launch.Exited): a
+	// sandbox's memory limit, for one. Unwrap returns it.
+	Cause error
 }
 
-// Error gives the exit status and the last stderr lines.
+// Unwrap returns Cause.
+func (e *ExitError) Unwrap() error { return e.Cause }
+
+// Error gives the exit status, its cause and the last stderr lines.
 func (e *ExitError) Error() string {
 	msg := fmt.Sprintf("plugin %s exited before its handshake (%s)", e.Name, e.State)
+	if e.Cause != nil {
+		msg += ": " + e.Cause.Error()
+	}
 	if e.cookieRejected() {
 		msg = fmt.Sprintf("plugin %s rejected the magic cookie and exited (%s): check the cookie the host sets (Command.Cookie, --cookie)", e.Name, e.State)
 	}
@@ -42,11 +51,20 @@ type UnexpectedExitError struct {
 	State string
 	// Stderr holds the last lines it wrote to standard error.
 	Stderr []string
+	// Cause is why it exited, when the Runner knows (Launch.Exited): a
+	// sandbox's memory limit, for one. Unwrap returns it.
+	Cause error
 }
 
-// Error gives the exit status and the last stderr lines.
+// Unwrap returns Cause.
+func (e *UnexpectedExitError) Unwrap() error { return e.Cause }
+
+// Error gives the exit status, its cause and the last stderr lines.
 func (e *UnexpectedExitError) Error() string {
 	msg := fmt.Sprintf("plugin %s exited while its host was using it (%s)", e.Name, e.State)
+	if e.Cause != nil {
+		msg += ": " + e.Cause.Error()
+	}
 	if len(e.Stderr) == 0 {
 		return msg + " and wrote nothing to stderr"
 	}

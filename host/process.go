@@ -32,6 +32,7 @@ type process struct {
 	exited  chan struct{} // closed after Wait returns
 	state   *os.ProcessState
 	waitErr error
+	cause   error // what Launch.Exited made of the exit, if anything
 
 	forwarding bool // forwardStdout was started
 	stderrDone chan struct{}
@@ -45,7 +46,7 @@ type lineResult struct {
 	err      error
 }
 
-func startProcess(cmd *exec.Cmd, logger *slog.Logger, stderrCopy io.Writer) (*process, error) {
+func startProcess(cmd *exec.Cmd, logger *slog.Logger, stderrCopy io.Writer, onExit func(*os.ProcessState) error) (*process, error) {
 	outR, outW, err := os.Pipe()
 	if err != nil {
 		return nil, err
@@ -86,6 +87,9 @@ func startProcess(cmd *exec.Cmd, logger *slog.Logger, stderrCopy io.Writer) (*pr
 	go func() {
 		p.waitErr = cmd.Wait()
 		p.state = cmd.ProcessState
+		if onExit != nil {
+			p.cause = onExit(p.state)
+		}
 		close(p.exited)
 	}()
 	go func() {
@@ -135,7 +139,7 @@ func (p *process) readHandshake(ctx context.Context, timeout time.Duration, name
 
 func (p *process) exitError(name string) error {
 	p.waitStderr()
-	return &ExitError{Name: name, State: p.state.String()}
+	return &ExitError{Name: name, State: p.state.String(), Cause: p.cause}
 }
 
 func (p *process) waitStderr() {

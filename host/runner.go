@@ -3,6 +3,7 @@ package host
 import (
 	"fmt"
 	"log/slog"
+	"os"
 	"os/exec"
 
 	"github.com/plugkit/plugkit/internal/brokerwire"
@@ -81,6 +82,13 @@ type Launch struct {
 	// services into addresses the plugin can dial, before the host
 	// announces them. Nil leaves them unchanged.
 	HostToPlugin TranslateFunc
+	// Exited, when set, is called once the plugin's process has exited
+	// (or failed to start after Prepare, with a nil state), before the
+	// host reports it. The error it returns, if any, becomes the Cause of
+	// the ExitError or UnexpectedExitError the host reports: a runner
+	// that bounds the plugin's memory says there that the bound killed
+	// it. It also releases what Prepare set up for this launch.
+	Exited func(state *os.ProcessState) error
 }
 
 // prepare runs the Command's runner on cmd.
@@ -97,6 +105,13 @@ func (c *Command) prepare(cmd *exec.Cmd, socketDir string) (*Launch, error) {
 		return nil, fmt.Errorf("preparing the launch (Command.Runner): the runner left Launch.Cmd nil: set the command to run")
 	}
 	return l, nil
+}
+
+// release calls Exited for a launch whose process never started.
+func (l *Launch) release() {
+	if l.Exited != nil {
+		l.Exited(nil)
+	}
 }
 
 // pluginToHost translates the plugin's handshake address.

@@ -20,6 +20,7 @@ import (
 
 	objectstorev1 "github.com/plugkit/plugkit/examples/objectstore/gen/objectstore/v1"
 	"github.com/plugkit/plugkit/host"
+	"github.com/plugkit/plugkit/internal/testutil"
 )
 
 // A runner's changes to the command take effect: here the plugin's mode
@@ -225,5 +226,74 @@ func TestRunnerUntranslatableBrokerAddress(t *testing.T) {
 	}
 	if _, err := objectstorev1.NewObjectStoreClient(c.Conn()).Init(ctx, &objectstorev1.InitRequest{}); err != nil {
 		t.Errorf("the plugin's own connection after the dropped service: %v", err)
+	}
+}
+
+// A runner's Exited hook sees the plugin's exit and names its cause: the
+// host reports it as the Cause of the UnexpectedExitError, and logs it.
+func TestRunnerExitedNamesCause(t *testing.T) {
+	var logs syncBuffer
+	cfg := config(t, "kv")
+	cfg.Logger = slog.New(slog.NewTextHandler(&logs, nil))
+	cause := errors.New("the runner's limit killed it")
+	states := make(chan *os.ProcessState, 2)
+	cfg.Runner = host.RunnerFunc(func(l *host.Launch) error {
+		l.Exited = func(st *os.ProcessState) error {
+			states <- st
+			return cause
+		}
+		return nil
+	})
+	c := start(t, cfg)
+	testutil.Kill(c.Pid())
+	select {
+	case <-c.Exited():
+	case <-time.After(5 * time.Second):
+		t.Fatal("Exited not closed after the process was killed")
+	}
+	err := c.Close()
+	var ue *host.UnexpectedExitError
+	if !errors.As(err, &ue) || !errors.Is(err, cause) || ue.Cause != cause {
+		t.Fatalf("Close after a crash = %v, want an UnexpectedExitError whose Cause is the runner's", err)
+	}
+	if !strings.Contains(err.Error(), "the runner's limit killed it") {
+		t.Errorf("the error %q does not say the cause", err)
+	}
+	if st := <-states; st == nil || st.String() != "signal: killed" {
+		t.Errorf("Exited saw state %v, want signal: killed", st)
+	}
+	if len(states) != 0 {
+		t.Error("Exited called more than once")
+	}
+	if !strings.Contains(logs.String(), "cause=\"the runner's limit killed it\"") {
+		t.Errorf("the WARN record lacks the cause:\n%s", logs.String())
+	}
+}
+
+// A launch whose process never starts is released: Exited gets nil.
+func TestRunnerExitedReleasesFailedStart(t *testing.T) {
+	cfg := config(t, "kv")
+	released := make(chan *os.ProcessState, 1)
+	cfg.Runner = host.RunnerFunc(func(l *host.Launch) error {
+		l.Cmd.Path = filepath.Join(t.TempDir(), "missing")
+		l.Exited = func(st *os.ProcessState) error {
+			released <- st
+			return nil
+		}
+		return nil
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if c, err := host.Start(ctx, cfg.Command, cfg.Options); err == nil {
+		c.Close()
+		t.Fatal("a missing binary started")
+	}
+	select {
+	case st := <-released:
+		if st != nil {
+			t.Errorf("Exited got %v for a process that never started, want nil", st)
+		}
+	default:
+		t.Error("Exited not called for a launch that never started")
 	}
 }

@@ -146,12 +146,14 @@ func (c *Client) launchProcess(ctx context.Context, cmd Command, id *automtls.Id
 			if launch.SocketGroup != cmd.Listen.UnixSocketGroup {
 				setting = "Launch.SocketGroup (set by Command.Runner)"
 			}
+			launch.release()
 			return nil, fmt.Errorf("%s: %w", setting, err)
 		}
 	}
-	proc, err := startProcess(launch.Cmd, c.logger, cmd.Output.Stderr)
+	proc, err := startProcess(launch.Cmd, c.logger, cmd.Output.Stderr, launch.Exited)
 	if err != nil {
 		sock.remove()
+		launch.release()
 		return nil, fmt.Errorf("starting %s: %w", cmd.Path, err)
 	}
 	c.launch = launch

@@ -21,6 +21,9 @@ const (
 	// after connect.
 	DefaultHungCheck       = time.Second
 	DefaultDescribeTimeout = 15 * time.Second
+	// DefaultCallDeadline bounds a call through a Conn whose context
+	// carries no deadline, where Config.Calls sets none.
+	DefaultCallDeadline = time.Minute
 	// stableAfter is how long a process must live for its restart count
 	// to start again from zero.
 	stableAfter = 30 * time.Second
@@ -74,6 +77,40 @@ type Config struct {
 	// conformance matrix) starts each plugin once. A kept process that is
 	// not used runs until the next Discover or Close.
 	KeepDescribed bool
+	// Calls bounds the calls made through a Conn whose context carries
+	// no deadline, so that a hung plugin cannot hold a caller forever.
+	Calls CallPolicy
+}
+
+// CallPolicy gives a deadline to the calls, unary or streaming, whose
+// context has none; a call that brings its own deadline keeps it. The
+// zero value gives every such call DefaultCallDeadline.
+type CallPolicy struct {
+	// Deadline is how long a call may take, from the moment it is made
+	// (a stream: its whole life); 0 means DefaultCallDeadline, a
+	// negative duration means no deadline.
+	Deadline time.Duration
+	// Kinds overrides Deadline for the plugins of a kind (the kind a Conn
+	// was dispensed for): a positive duration is that kind's deadline, a
+	// negative one means none (a kind whose streams live long), and 0 or
+	// no entry means Deadline.
+	Kinds map[string]time.Duration
+}
+
+// deadline is the deadline of a call to a plugin of kind that brings
+// none; 0 means none.
+func (p CallPolicy) deadline(kind string) time.Duration {
+	d := p.Kinds[kind]
+	if d == 0 {
+		d = p.Deadline
+	}
+	switch {
+	case d == 0:
+		return DefaultCallDeadline
+	case d < 0:
+		return 0
+	}
+	return d
 }
 
 // RestartPolicy says how the Manager restarts a plugin process that

@@ -7,6 +7,7 @@ import (
 	"io"
 	"strings"
 	"sync"
+	"time"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
@@ -86,27 +87,63 @@ func (c *Conn) ready(ctx context.Context) (*host.Client, error) {
 	return cl, nil
 }
 
-// Invoke performs a unary call.
+// Invoke performs a unary call. A ctx without a deadline gets the
+// manager's (Config.Calls).
 func (c *Conn) Invoke(ctx context.Context, method string, args, reply any, opts ...grpc.CallOption) error {
+	ctx, cancel, d := c.callContext(ctx)
+	defer cancel()
 	cl, err := c.ready(ctx)
 	if err != nil {
-		return err
+		return c.deadlineSpent(ctx, d, method, err)
 	}
 	err = named{cc: cl.Conn(), name: c.name}.Invoke(ctx, method, args, reply, opts...)
-	return c.explain(method, c.p.observe(ctx, cl, method, err))
+	return c.deadlineSpent(ctx, d, method, c.explain(method, c.p.observe(ctx, cl, method, err)))
 }
 
-// NewStream opens a stream.
+// NewStream opens a stream. A ctx without a deadline gets the manager's
+// (Config.Calls), for the stream's whole life.
 func (c *Conn) NewStream(ctx context.Context, desc *grpc.StreamDesc, method string, opts ...grpc.CallOption) (grpc.ClientStream, error) {
+	ctx, cancel, d := c.callContext(ctx)
 	cl, err := c.ready(ctx)
 	if err != nil {
-		return nil, err
+		cancel()
+		return nil, c.deadlineSpent(ctx, d, method, err)
 	}
 	s, err := named{cc: cl.Conn(), name: c.name}.NewStream(ctx, desc, method, opts...)
 	if err != nil {
-		return nil, c.explain(method, c.p.observe(ctx, cl, method, err))
+		cancel()
+		return nil, c.deadlineSpent(ctx, d, method, c.explain(method, c.p.observe(ctx, cl, method, err)))
 	}
+	// gRPC ends the stream's context when the stream ends.
+	go func() {
+		<-s.Context().Done()
+		cancel()
+	}()
 	return &observedStream{ClientStream: s, ctx: ctx, conn: c, c: cl, method: method}, nil
+}
+
+// callContext gives ctx the deadline of Config.Calls for this Conn's kind
+// when it has none, and returns that deadline (0 when it added none).
+func (c *Conn) callContext(ctx context.Context) (context.Context, context.CancelFunc, time.Duration) {
+	if _, ok := ctx.Deadline(); ok {
+		return ctx, func() {}, 0
+	}
+	d := c.p.m.cfg.Calls.deadline(c.kind)
+	if d <= 0 {
+		return ctx, func() {}, 0
+	}
+	ctx, cancel := context.WithTimeout(ctx, d)
+	return ctx, cancel, d
+}
+
+// deadlineSpent says, when the deadline the manager added (d) ran out,
+// that it did and how to change it; the gRPC status stays in the chain.
+func (c *Conn) deadlineSpent(ctx context.Context, d time.Duration, method string, err error) error {
+	if err == nil || d == 0 || !errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		return err
+	}
+	return fmt.Errorf("%s on %s %q: the manager's deadline of %v for calls that bring none (Config.Calls) ran out: give the call a context with a deadline of its own, or change Config.Calls.Deadline or Config.Calls.Kinds[%q]: %w",
+		method, c.kind, c.name, d, c.kind, err)
 }
 
 // explain turns the plugin's "unknown service" answer into what it means:

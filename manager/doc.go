@@ -23,5 +23,12 @@
 // give up after Config.Restart.Max in a row with an error saying so. A
 // process that stops answering is found by a health check with a deadline
 // after a call times out, killed, and restarted on the next call. A
-// client closed by the host is never restarted.
+// client closed by the host is never restarted. A plugin a sandbox killed
+// for passing its memory limit (sandbox.Limits) is restarted like any
+// other that exits.
+//
+// Deadlines: a call or stream whose context carries no deadline gets the
+// manager's (Config.Calls: DefaultCallDeadline unless set, per kind if
+// need be), so that a hung plugin cannot hold its caller forever; the
+// error then names that deadline.
 package manager

@@ -1,14 +1,91 @@
 // Package sandbox runs plugins in a sandbox: a host.Runner that gives a
 // plugin no network, a read-only view of the file system, a private /tmp,
-// one directory it may write, no view of the host's processes, an
-// unprivileged user of its own and a seccomp filter, as container
-// runtimes do by default.
+// one directory it may write, no view of the host's processes, no
+// capabilities, a seccomp filter and Landlock rules, as container runtimes
+// do by default, and bounds its memory, CPU, processes and open files. It
+// works for a host running as root and for one that is not.
 //
 //	client, err := host.Start(ctx, host.Command{
 //		Path:   "/usr/lib/myapp/plugins/fs",
 //		Cookie: cookie,
-//		Runner: sandbox.Runner{Writable: "/var/lib/myapp/fs-data"},
+//		Runner: sandbox.Runner{
+//			Writable: "/var/lib/myapp/fs-data",
+//			Limits:   sandbox.Limits{Memory: 256 << 20, CPU: 0.5, Processes: 64},
+//		},
 //	}, host.Options{Versions: []int{1}})
+//
+// # Modes: root, rootless, Landlock alone
+//
+// Prepare picks the strongest isolation this host gives (Runner.Check
+// says which) and fails when that is weaker than Runner.Minimum
+// (Namespaces unless set), with one error naming what is missing (the
+// privilege, the sysctl kernel.unprivileged_userns_clone,
+// user.max_user_namespaces or kernel.apparmor_restrict_unprivileged_userns,
+// or Landlock): it never weakens the sandbox silently.
+//
+//   - Root: a host running as root (or with the capabilities Available
+//     lists) makes the namespaces itself, and the plugin runs as
+//     Runner.UID and Runner.GID (nobody by default).
+//   - Rootless: any other host, where the kernel lets unprivileged users
+//     make user namespaces (most distributions do), makes the same
+//     namespaces owned by a user namespace of the plugin's own, in which
+//     the host's user and group map to themselves: the plugin gets the
+//     same network, mount, PID, UTS, IPC and cgroup isolation, read-only
+//     file system, private /tmp, minimal /dev (bound device nodes: a
+//     user namespace may not make them), masked /proc, no capabilities and
+//     seccomp filter, and runs as the host's user (Runner.UID and GID must
+//     be 0 then: only root may become another user).
+//   - Landlock alone (Runner.Minimum LandlockOnly, accepted only when
+//     asked for): where user namespaces are off, the plugin runs as the
+//     host's user, in the host's namespaces, with no_new_privs, no
+//     capabilities, the seccomp filter, and Landlock rules: it may read
+//     and execute files everywhere but write only its Writable directory,
+//     its socket directory and the devices of the minimal /dev (TMPDIR is
+//     Writable, or the socket directory); with Landlock ABI 4 it may
+//     neither listen on nor dial TCP; with ABI 6 it may not signal
+//     processes outside its sandbox nor reach abstract unix sockets
+//     outside it. It still sees the host's processes, /tmp and network
+//     interfaces.
+//
+// In the namespace modes Landlock (Linux 5.13+) is added where the kernel
+// has it (Runner.Minimum NamespacesAndLandlock requires it), with the same
+// rules, the private /tmp writable too: it closes what the mounts leave
+// open, such as the plugin's own files in /proc.
+//
+// # Resource limits
+//
+// Runner.Limits bounds the plugin's memory, CPU time, processes (and
+// threads) and open files. Runner.Enforcement says what enforces each on
+// this host:
+//
+//   - A root host puts each plugin in a cgroup of its own under a plugkit
+//     cgroup it creates: cgroup v2 where the unified hierarchy is mounted
+//     alone, cgroup v1 on the hybrid layouts (memory, pids and cpu
+//     controllers on v1), through github.com/opencontainers/cgroups. The
+//     trampoline joins the cgroup before anything else runs (through
+//     descriptors of its cgroup.procs files the host opened), and the
+//     cgroup is removed once the plugin has exited.
+//   - A rootless host bounds processes with RLIMIT_NPROC, which the
+//     kernel counts in the plugin's own user namespace; it makes no
+//     cgroup (a delegated cgroup v2 subtree is not used yet), so it
+//     refuses Memory and CPU limits, saying so.
+//   - Open files are always RLIMIT_NOFILE.
+//
+// A plugin the kernel kills for passing its memory limit (the cgroup's
+// OOM kill counter says so) is reported by the host as a
+// host.UnexpectedExitError (or host.ExitError, before its handshake)
+// whose Cause is a *MemoryLimitError naming the limit; a manager restarts
+// it as it restarts any plugin that exits.
+//
+// # Other systems
+//
+// The sandbox needs Linux: on Windows, macOS and FreeBSD the package
+// compiles, and Prepare, Check, Enforcement and Available return an error
+// saying so; the plugin then runs unsandboxed (host.Command.Runner nil),
+// as the host's user, with what the system gives every process: its own
+// address space and nothing more. Run the host under a restricted account
+// there (a Windows restricted token or AppContainer, macOS's App Sandbox,
+// a FreeBSD jail), which plugkit does not set up.
 //
 // # What the plugin gets
 //
@@ -80,15 +157,15 @@
 //     fails to start, and says why.
 //
 // What it does not isolate: the plugin can read whatever its user (by
-// default nobody) can read in the host's file system, world-readable
-// files included; and it can connect to unix sockets it finds there that
-// its user may write (a read-only mount does not stop connect(2)). Plugins
-// that share a user share what that user may do, and any process of the
-// host running in the plugin's group may enter its socket directory
-// (AutoMTLS still guards the connections): give each plugin its own UID
-// and GID to keep them apart. The plugin's CPU, memory
-// and process count are not bounded (cgroups are not set up), and the
-// sandbox needs the host to run as root. A plugin that asks to listen on
+// default nobody; rootless, the host's user) can read in the host's file
+// system, world-readable files included; and it can connect to unix
+// sockets it finds there that its user may write (a read-only mount does
+// not stop connect(2); Landlock ABI 9's unix socket rule is not used
+// yet). Plugins that share a user share what that user may do, and any
+// process of the host running in the plugin's group may enter its socket
+// directory (AutoMTLS still guards the connections): give each plugin its
+// own UID and GID to keep them apart, which only a root host can. A plugin
+// that asks to listen on
 // TCP (host.Command.Listen.Network "tcp") is refused: it would listen on its own
 // loopback, which the host cannot reach.
 //
@@ -98,12 +175,14 @@
 // prctl, capset) rather than running Debian's bubblewrap: plugkit's tests
 // must pass on a fresh clone with only Go installed, and nothing in the
 // repository can install bwrap; a Go program also gains no new run-time
-// dependency from it. It needs the privileges to make namespaces and
-// mounts and to change the plugin's user (root, or CAP_SYS_ADMIN,
-// CAP_NET_ADMIN, CAP_SETPCAP, CAP_SETUID, CAP_SETGID, CAP_CHOWN and
-// CAP_DAC_OVERRIDE) and Linux 5.12 or later (mount_setattr). Available says whether this process has them.
-// On other systems the package compiles, and Prepare and Available return
-// an error saying the sandbox needs Linux.
+// dependency from it. It needs Linux 5.12 or later (mount_setattr) and
+// either root (CAP_SYS_ADMIN, CAP_NET_ADMIN, CAP_SETPCAP, CAP_SETUID,
+// CAP_SETGID, CAP_CHOWN and CAP_DAC_OVERRIDE) or unprivileged user
+// namespaces; Available says whether this process can. Landlock is
+// called directly too, through golang.org/x/sys: the trampoline restricts
+// the one thread that executes the plugin, which is all it needs, and
+// go-landlock's whole-process enforcement would bring libcap's psx (cgo,
+// wrapping pthread_create) into every host binary.
 //
 // # How it starts a plugin: the re-exec trampoline
 //
@@ -118,13 +197,16 @@
 // golang.org/x/sys, internal/osdep and the seccomp assembler alone, so it
 // runs before the host's heavier packages (gRPC, protobuf) initialize, and
 // before main. It
-// removes the variable, checks that it really is in namespaces of its own
-// (and refuses otherwise, so that setting the variable by mistake can
-// never remount the host's file system), makes the mounts (a fresh /proc
+// removes the variable, joins the plugin's cgroups (Runner.Limits),
+// checks that it really is in namespaces of its own (and refuses
+// otherwise, so that setting the variable by mistake can never remount
+// the host's file system; rootless, it compares them with the host's,
+// named in the spec, as it may not read its parent's), makes the mounts (a fresh /proc
 // of the new PID namespace, /dev and the masks among them), brings the
-// loopback up, drops every capability, becomes the plugin's user (asking
-// again for the death signal, which a change of user clears, and checking
-// that the host did not die meanwhile), installs the seccomp filter, and
+// loopback up, drops every capability, becomes the plugin's user as root
+// (asking again for the death signal, which a change of user clears, and
+// checking that the host did not die meanwhile), sets the rlimits,
+// restricts itself with Landlock, installs the seccomp filter, and
 // executes the plugin in place: the plugin keeps the
 // process ID the host started, and with it the host's process group, death
 // signal and socket owner check. The plugin's executable is opened before

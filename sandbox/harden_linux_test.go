@@ -47,7 +47,9 @@ func readOnly(opts string) bool {
 // (a pipe there runs a program as root on the host when a process
 // crashes), the host name, drop_caches. /proc/sys is a read-only mount of
 // its own, whatever the plugin's user.
-func TestSandboxProcSysReadOnly(t *testing.T) {
+func TestSandboxProcSysReadOnly(t *testing.T) { bothModes(t, testSandboxProcSysReadOnly) }
+
+func testSandboxProcSysReadOnly(t *testing.T) {
 	c := startSandboxed(t, sandbox.Runner{})
 	for _, path := range []string{"/proc/sys/kernel/core_pattern", "/proc/sys/kernel/hostname", "/proc/sys/vm/drop_caches"} {
 		got := do(t, c, "openw "+path)
@@ -71,7 +73,9 @@ func TestSandboxProcSysReadOnly(t *testing.T) {
 
 // The files of /proc that leak the kernel's timers, keys and memory read
 // nothing, and /sys/firmware is empty.
-func TestSandboxMasksKernelFiles(t *testing.T) {
+func TestSandboxMasksKernelFiles(t *testing.T) { bothModes(t, testSandboxMasksKernelFiles) }
+
+func testSandboxMasksKernelFiles(t *testing.T) {
 	c := startSandboxed(t, sandbox.Runner{})
 	checked := 0
 	for _, path := range []string{"/proc/kcore", "/proc/sysrq-trigger", "/proc/keys", "/proc/timer_list", "/proc/sched_debug"} {
@@ -102,7 +106,9 @@ func TestSandboxMasksKernelFiles(t *testing.T) {
 // The plugin has UTS, IPC and cgroup namespaces of its own: it neither
 // shares nor can set the host's name, and does not see the host's System V
 // shared memory.
-func TestSandboxOwnNamespaces(t *testing.T) {
+func TestSandboxOwnNamespaces(t *testing.T) { bothModes(t, testSandboxOwnNamespaces) }
+
+func testSandboxOwnNamespaces(t *testing.T) {
 	key := 0x706b0000 | os.Getpid()&0xffff
 	id, err := unix.SysvShmGet(key, 4096, unix.IPC_CREAT|unix.IPC_EXCL|0o666)
 	if err != nil {
@@ -140,7 +146,9 @@ func TestSandboxOwnNamespaces(t *testing.T) {
 
 // /dev is a tmpfs of its own with the usual devices and links, not the
 // host's: no /dev/kmsg, no disks.
-func TestSandboxMinimalDev(t *testing.T) {
+func TestSandboxMinimalDev(t *testing.T) { bothModes(t, testSandboxMinimalDev) }
+
+func testSandboxMinimalDev(t *testing.T) {
 	c := startSandboxed(t, sandbox.Runner{})
 	got := strings.Split(do(t, c, "ls /dev"), "\n")
 	sort.Strings(got)
@@ -179,6 +187,10 @@ func statusField(status, name string) string {
 // still serves, writes the granted directory, and dials the host's
 // brokered services.
 func TestSandboxedPluginRunsUnprivileged(t *testing.T) {
+	bothModes(t, testSandboxedPluginRunsUnprivileged)
+}
+
+func testSandboxedPluginRunsUnprivileged(t *testing.T) {
 	granted := t.TempDir()
 	c := startSandboxed(t, sandbox.Runner{Writable: granted})
 	status := do(t, c, "status")
@@ -201,7 +213,25 @@ func TestSandboxedPluginRunsUnprivileged(t *testing.T) {
 
 // A Runner may name another user and group.
 func TestSandboxedPluginRunsAsConfiguredUser(t *testing.T) {
+	bothModes(t, testSandboxedPluginRunsAsConfiguredUser)
+}
+
+func testSandboxedPluginRunsAsConfiguredUser(t *testing.T) {
 	granted := t.TempDir()
+	if rootless() {
+		// Only root may become another user: said, never ignored.
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		c, err := config(t, sandbox.Runner{Writable: granted, UID: 4321, GID: 4322}).start(ctx)
+		if err == nil {
+			c.Close()
+			t.Fatal("a rootless host started a plugin as user 4321")
+		}
+		if !strings.Contains(err.Error(), "need a host running as root") || !strings.Contains(err.Error(), "leave them 0") {
+			t.Errorf("Start: %v; want an error saying UID and GID need root", err)
+		}
+		return
+	}
 	c := startSandboxed(t, sandbox.Runner{Writable: granted, UID: 4321, GID: 4322})
 	status := do(t, c, "status")
 	for field, want := range map[string]string{"Uid": "4321 4321 4321 4321", "Gid": "4322 4322 4322 4322", "Groups": ""} {
@@ -235,7 +265,9 @@ func callback(t *testing.T, c *host.Client, status healthpb.HealthCheckResponse_
 	}
 }
 
-func TestRunnerRejectsBadIDs(t *testing.T) {
+func TestRunnerRejectsBadIDs(t *testing.T) { bothModes(t, testRunnerRejectsBadIDs) }
+
+func testRunnerRejectsBadIDs(t *testing.T) {
 	requireSandbox(t)
 	for _, r := range []sandbox.Runner{{UID: -1}, {GID: -5}, {UID: 1 << 32}} {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -255,7 +287,9 @@ func TestRunnerRejectsBadIDs(t *testing.T) {
 // The seccomp filter refuses, with EPERM, the calls a container runtime
 // refuses, including those a process without capabilities could make:
 // ptrace of its own child, unshare, add_key.
-func TestSandboxSeccompFilter(t *testing.T) {
+func TestSandboxSeccompFilter(t *testing.T) { bothModes(t, testSandboxSeccompFilter) }
+
+func testSandboxSeccompFilter(t *testing.T) {
 	c := startSandboxed(t, sandbox.Runner{})
 	if got := statusField(do(t, c, "status"), "Seccomp"); got != "2" {
 		t.Errorf("the plugin's seccomp mode: %q; want 2 (filter)", got)
@@ -274,6 +308,10 @@ func TestSandboxSeccompFilter(t *testing.T) {
 
 // A plugin its user may not execute fails to start, saying what to do.
 func TestSandboxPluginNotExecutableByItsUser(t *testing.T) {
+	bothModes(t, testSandboxPluginNotExecutableByItsUser)
+}
+
+func testSandboxPluginNotExecutableByItsUser(t *testing.T) {
 	requireSandbox(t)
 	cfg := config(t, sandbox.Runner{})
 	src, err := os.ReadFile(cfg.Path)
@@ -281,7 +319,11 @@ func TestSandboxPluginNotExecutableByItsUser(t *testing.T) {
 		t.Fatal(err)
 	}
 	cfg.Path = filepath.Join(t.TempDir(), "root-only-plugin")
-	if err := os.WriteFile(cfg.Path, src, 0o700); err != nil {
+	mode := os.FileMode(0o700) // executable by root alone
+	if rootless() {
+		mode = 0o600 // the plugin runs as the host's user: executable by none
+	}
+	if err := os.WriteFile(cfg.Path, src, mode); err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
@@ -289,7 +331,14 @@ func TestSandboxPluginNotExecutableByItsUser(t *testing.T) {
 	c, err := cfg.start(ctx)
 	if err == nil {
 		c.Close()
-		t.Fatal("a plugin only root may execute started as nobody")
+		t.Fatal("a plugin its user may not execute started as nobody")
+	}
+	if rootless() {
+		// The host's own check says it first: its user is the plugin's.
+		if !strings.Contains(err.Error(), "is not executable") || !strings.Contains(err.Error(), "chmod +x") {
+			t.Errorf("Start: %v; want an error saying it is not executable and what to do", err)
+		}
+		return
 	}
 	if !strings.Contains(err.Error(), "as user 65534") || !strings.Contains(err.Error(), "let that user execute it") {
 		t.Errorf("Start: %v; want an error naming the user and saying what to do", err)

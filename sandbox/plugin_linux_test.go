@@ -171,6 +171,50 @@ func (p *probe) do(ctx context.Context, cmd string) string {
 		// Attach to a process of the plugin's own, its child, which a
 		// process of the same user without capabilities may trace.
 		return ptraceChild()
+	case "alloc":
+		// Allocate and touch MiB of memory, kept.
+		var mib int
+		fmt.Sscan(arg, &mib)
+		for range mib {
+			b := make([]byte, 1<<20)
+			for i := range b {
+				b[i] = 1
+			}
+			hoard = append(hoard, b)
+		}
+	case "spawn":
+		return spawn(arg)
+	case "burn":
+		// Keep two CPUs busy for the milliseconds given.
+		var ms int
+		fmt.Sscan(arg, &ms)
+		end := time.Now().Add(time.Duration(ms) * time.Millisecond)
+		done := make(chan struct{})
+		for range 2 {
+			go func() {
+				for time.Now().Before(end) {
+				}
+				done <- struct{}{}
+			}()
+		}
+		<-done
+		<-done
+	case "nofile":
+		// Open /dev/null until refused (at most 10000 times).
+		var files []*os.File
+		defer func() {
+			for _, f := range files {
+				f.Close()
+			}
+		}()
+		for len(files) < 10000 {
+			f, err := os.Open("/dev/null")
+			if err != nil {
+				return fmt.Sprintf("opened %d more: %v", len(files), err)
+			}
+			files = append(files, f)
+		}
+		return "opened 10000"
 	case "callback":
 		var id uint32
 		fmt.Sscan(arg, &id)
@@ -215,6 +259,32 @@ func ptraceChild() string {
 		return err.Error()
 	}
 	return "ok"
+}
+
+// hoard keeps what the alloc probe allocated.
+var hoard [][]byte
+
+// spawn starts up to the number of /bin/sleep processes arg gives, until
+// one fails to start, then ends them; it answers how many started and
+// why it stopped.
+func spawn(arg string) string {
+	var n int
+	fmt.Sscan(arg, &n)
+	var cmds []*exec.Cmd
+	defer func() {
+		for _, c := range cmds {
+			c.Process.Kill()
+			c.Wait()
+		}
+	}()
+	for len(cmds) < n {
+		c := exec.Command("/bin/sleep", "30")
+		if err := c.Start(); err != nil {
+			return fmt.Sprintf("started %d, then: %v", len(cmds), err)
+		}
+		cmds = append(cmds, c)
+	}
+	return fmt.Sprintf("started %d", len(cmds))
 }
 
 // loopback listens on 127.0.0.1 and connects to itself.

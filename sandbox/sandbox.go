@@ -40,28 +40,170 @@ type Runner struct {
 	// supplementary groups; 0 means Nobody. A sandboxed plugin never runs
 	// as root: root owns most of the files in /proc and /sys that reach
 	// the kernel, and a root plugin that found a way out of its
-	// namespaces would be root on the host. Give each plugin a user of
+	// namespaces would be root on the host. Only a root host can choose
+	// the user: a rootless one runs the plugin as its own user, and
+	// refuses UID and GID other than 0. Give each plugin a user of
 	// its own to keep plugins from each other's files too. Prepare gives the Writable directory itself
 	// (not what it already holds) to this user and group, and the host
 	// gives them the plugin's socket directory and brokered sockets
 	// (host.Launch.SocketGroup); Command.Listen.UnixSocketGroup, if set, is
 	// replaced by GID.
 	UID, GID int
+	// Minimum is the weakest isolation the caller accepts; 0 means
+	// Namespaces. Prepare picks the strongest this host gives (see
+	// Runner.Check) and fails, naming the missing kernel feature or
+	// sysctl, when that is weaker than Minimum: it never weakens the
+	// sandbox silently.
+	Minimum Isolation
+	// Limits bound what the plugin consumes; the zero value sets none.
+	Limits Limits
+}
+
+// Isolation is a level of isolation, from the weakest to the strongest.
+type Isolation int
+
+const (
+	// LandlockOnly: no namespace; Landlock (Linux 5.13+) restricts the
+	// plugin's file system to reading, and writing its granted
+	// directories, and, with Landlock ABI 4 and later, denies it TCP;
+	// with ABI 6 and later it cannot signal processes outside its
+	// sandbox; the seccomp filter and no_new_privs apply. The plugin runs
+	// as the host's user and sees the host's processes and /tmp.
+	LandlockOnly Isolation = iota + 1
+	// Namespaces: the plugin's own network, mount, PID, UTS, IPC and
+	// cgroup namespaces, a read-only file system with a private /tmp, a
+	// minimal /dev, the seccomp filter; made by a root host (the plugin
+	// runs as Runner.UID) or, for any other user, in an unprivileged user
+	// namespace (the plugin runs as the host's user); Landlock too, where
+	// the kernel has it.
+	Namespaces
+	// NamespacesAndLandlock: Namespaces, and Landlock required.
+	NamespacesAndLandlock
+)
+
+// String names the level as its constant.
+func (i Isolation) String() string {
+	switch i {
+	case LandlockOnly:
+		return "LandlockOnly"
+	case Namespaces:
+		return "Namespaces"
+	case NamespacesAndLandlock:
+		return "NamespacesAndLandlock"
+	}
+	return fmt.Sprintf("Isolation(%d)", int(i))
+}
+
+// minimum returns r.Minimum, with 0 meaning Namespaces.
+func (r Runner) minimum() (Isolation, error) {
+	switch r.Minimum {
+	case 0:
+		return Namespaces, nil
+	case LandlockOnly, Namespaces, NamespacesAndLandlock:
+		return r.Minimum, nil
+	}
+	return 0, fmt.Errorf("sandbox: Runner.Minimum %d is no isolation level: use sandbox.LandlockOnly, sandbox.Namespaces or sandbox.NamespacesAndLandlock, or 0 for Namespaces", int(r.Minimum))
+}
+
+// Check returns the isolation Prepare gives a plugin on this host, or
+// the error Prepare would return: what this host lacks to give
+// Runner.Minimum.
+func (r Runner) Check() (Isolation, error) {
+	p, err := r.plan()
+	return p.level, err
+}
+
+// Enforcement says what enforces each of r.Limits on this host, or the
+// error Prepare would return: a limit nothing here can enforce.
+func (r Runner) Enforcement() (Enforcement, error) {
+	p, err := r.plan()
+	if err != nil {
+		return Enforcement{}, err
+	}
+	return r.enforcement(p.mode)
+}
+
+// plan is how Prepare isolates a plugin on this host.
+type plan struct {
+	mode     trampoline.Mode
+	landlock int // the Landlock ABI, 0 for none
+	level    Isolation
 }
 
 // Prepare rewrites the launch to run the plugin in the sandbox: the
 // host's own binary in new namespaces, as the trampoline described in the
-// package documentation. It fails, before anything runs, when this
-// process lacks the privileges (Available) or Writable is unusable.
+// package documentation, in the mode Check names. It fails, before
+// anything runs, when this host cannot give Runner.Minimum, cannot
+// enforce Runner.Limits (Enforcement), or Writable is unusable.
 func (r Runner) Prepare(l *host.Launch) error {
-	if err := Available(); err != nil {
-		return err
-	}
-	uid, gid, err := r.ids()
+	p, err := r.plan()
 	if err != nil {
 		return err
 	}
-	sp := trampoline.Spec{Exe: l.Cmd.Path, Dir: l.Cmd.Dir, TmpSize: r.TmpSize, UID: uid, GID: gid}
+	uid, gid, err := r.user(p.mode)
+	if err != nil {
+		return err
+	}
+	enf, err := r.enforcement(p.mode)
+	if err != nil {
+		return err
+	}
+	sp := trampoline.Spec{Exe: l.Cmd.Path, Dir: l.Cmd.Dir, TmpSize: r.TmpSize, UID: uid, GID: gid, Mode: p.mode, Landlock: p.landlock}
+	if p.mode == trampoline.UserNS {
+		if sp.HostNS, err = hostNamespaces(); err != nil {
+			return err
+		}
+	}
+	if err := r.view(l, &sp); err != nil {
+		return err
+	}
+	// Last: the cgroup is removed only once the plugin has run.
+	if err := r.applyLimits(l, &sp, enf); err != nil {
+		return err
+	}
+	js, err := json.Marshal(sp)
+	if err != nil {
+		return err
+	}
+	env := l.Cmd.Env
+	if env == nil {
+		env = os.Environ()
+	}
+	tmp := "/tmp"
+	if p.mode == trampoline.LandlockOnly && len(sp.Keep) > 0 {
+		tmp = sp.Keep[0] // the host's /tmp is not the plugin's to write
+	}
+	extra := []string{"TMPDIR=" + tmp, trampoline.Env + "=" + string(js)}
+	if l.SocketDir != "" && p.mode == trampoline.Root {
+		l.SocketGroup = strconv.Itoa(gid)
+		extra = append(extra, handshake.EnvUnixSocketGroup+"="+l.SocketGroup)
+	}
+	// exec.Cmd uses the last of duplicate variables: these replace any
+	// earlier value.
+	l.Cmd.Env = append(env[:len(env):len(env)], extra...)
+	l.Cmd.Path = "/proc/self/exe"
+	isolate(l.Cmd, p.mode)
+	l.PluginToHost = refuseTCP("the plugin listens on TCP inside the sandbox, on its own loopback, which the host cannot reach: let it use a unix socket (leave host.Command.Listen.Network empty)")
+	l.HostToPlugin = refuseTCP("the host announced a TCP address to a sandboxed plugin, which has no network: brokered services must use unix sockets")
+	return nil
+}
+
+// user returns the user and group the plugin runs as in mode: a root
+// host's choice (ids), or the host's own.
+func (r Runner) user(mode trampoline.Mode) (uid, gid int, err error) {
+	if uid, gid, err = r.ids(); err != nil || mode == trampoline.Root {
+		return uid, gid, err
+	}
+	if r.UID != 0 || r.GID != 0 {
+		return 0, 0, fmt.Errorf("sandbox: Runner.UID and Runner.GID need a host running as root, and this one runs as user %d: leave them 0 (the plugin then runs as the host's user), or run the host as root", os.Geteuid())
+	}
+	return os.Geteuid(), os.Getegid(), nil
+}
+
+// view completes sp with the plugin's view of the file system: the size
+// of its /tmp, the directories it keeps writable (given to its user by a
+// root host) and its working directory.
+func (r Runner) view(l *host.Launch, sp *trampoline.Spec) error {
 	if sp.TmpSize < 0 {
 		return fmt.Errorf("sandbox: Runner.TmpSize %d is negative: give a size in bytes, or 0 for %d", r.TmpSize, DefaultTmpSize)
 	}
@@ -73,8 +215,10 @@ func (r Runner) Prepare(l *host.Launch) error {
 		if err != nil {
 			return err
 		}
-		if err := giveDir(dir, uid, gid); err != nil {
-			return err
+		if sp.Mode == trampoline.Root {
+			if err := giveDir(dir, sp.UID, sp.GID); err != nil {
+				return err
+			}
 		}
 		sp.Keep = append(sp.Keep, dir)
 	}
@@ -96,26 +240,6 @@ func (r Runner) Prepare(l *host.Launch) error {
 		}
 		sp.Dir = inheritedDir(wd, sp.Keep, writable)
 	}
-	js, err := json.Marshal(sp)
-	if err != nil {
-		return err
-	}
-	env := l.Cmd.Env
-	if env == nil {
-		env = os.Environ()
-	}
-	extra := []string{"TMPDIR=/tmp", trampoline.Env + "=" + string(js)}
-	if l.SocketDir != "" {
-		l.SocketGroup = strconv.Itoa(gid)
-		extra = append(extra, handshake.EnvUnixSocketGroup+"="+l.SocketGroup)
-	}
-	// exec.Cmd uses the last of duplicate variables: these replace any
-	// earlier value.
-	l.Cmd.Env = append(env[:len(env):len(env)], extra...)
-	l.Cmd.Path = "/proc/self/exe"
-	isolate(l.Cmd)
-	l.PluginToHost = refuseTCP("the plugin listens on TCP inside the sandbox, on its own loopback, which the host cannot reach: let it use a unix socket (leave host.Command.Listen.Network empty)")
-	l.HostToPlugin = refuseTCP("the host announced a TCP address to a sandboxed plugin, which has no network: brokered services must use unix sockets")
 	return nil
 }
 

@@ -4,9 +4,12 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
+
+	"github.com/plugkit/plugkit/sandbox/internal/trampoline"
 )
 
 // Capabilities the sandbox needs (bit numbers, linux/capability.h).
@@ -20,14 +23,96 @@ const (
 	capSysAdmin    = 21
 )
 
-// Available says whether this process can run sandboxed plugins: it
-// needs CAP_SYS_ADMIN (namespaces, mounts), CAP_NET_ADMIN (the loopback),
-// CAP_SETPCAP (dropping capabilities), CAP_SETUID and CAP_SETGID (running
-// the plugin as its own user), CAP_CHOWN (giving it the directories it
-// writes) and CAP_DAC_OVERRIDE (reaching and removing the sockets it
-// makes as that user), which root has outside a container. The error
-// says what is missing and what to do.
+// Available says whether this process can run sandboxed plugins with a
+// Runner's default Minimum (Namespaces): as root, or in an unprivileged
+// user namespace. The error says what is missing and what to do.
 func Available() error {
+	_, err := Runner{}.Check()
+	return err
+}
+
+// sysctlDir is where the kernel's settings are read; the tests point it
+// at settings of their own.
+var sysctlDir = "/proc/sys"
+
+// plan picks the strongest isolation this host gives: root's namespaces,
+// else a user namespace's, else Landlock alone; with Landlock on top
+// where the kernel has it. It fails when that is weaker than r.Minimum.
+func (r Runner) plan() (plan, error) {
+	minimum, err := r.minimum()
+	if err != nil {
+		return plan{}, err
+	}
+	abi, llErr := trampoline.ABI()
+	p := plan{mode: trampoline.Root, landlock: abi, level: Namespaces}
+	privErr := privileged()
+	var nsErr error
+	if privErr != nil {
+		p.mode = trampoline.UserNS
+		if nsErr = userNamespaces(); nsErr != nil {
+			p.mode, p.level = trampoline.LandlockOnly, LandlockOnly
+		}
+	}
+	if llErr != nil {
+		p.landlock = 0
+	} else if p.level == Namespaces {
+		p.level = NamespacesAndLandlock
+	}
+	switch {
+	case p.mode == trampoline.LandlockOnly && llErr != nil:
+		return p, fmt.Errorf("sandbox: this host can isolate no plugin: %v; %v; and %v", privErr, nsErr, llErr)
+	case p.mode == trampoline.LandlockOnly && minimum > LandlockOnly:
+		return p, fmt.Errorf("sandbox: Runner.Minimum %v needs namespaces, and this host gives Landlock alone: %v; and %v. Set Runner.Minimum to sandbox.LandlockOnly to accept it", minimum, privErr, nsErr)
+	case minimum == NamespacesAndLandlock && llErr != nil:
+		return p, fmt.Errorf("sandbox: Runner.Minimum NamespacesAndLandlock needs Landlock: %v; set Runner.Minimum to sandbox.Namespaces to do without it", llErr)
+	}
+	return p, nil
+}
+
+// userNamespaces says whether this user may make a user namespace, and
+// names the sysctl that forbids it otherwise.
+func userNamespaces() error {
+	if _, err := os.Stat("/proc/self/ns/user"); err != nil {
+		return fmt.Errorf("the kernel has no user namespaces (CONFIG_USER_NS)")
+	}
+	for _, c := range []struct{ file, name, off, fix string }{
+		{"kernel/unprivileged_userns_clone", "kernel.unprivileged_userns_clone", "0", "set it to 1"},
+		{"user/max_user_namespaces", "user.max_user_namespaces", "0", "set it above 0"},
+		{"kernel/apparmor_restrict_unprivileged_userns", "kernel.apparmor_restrict_unprivileged_userns", "1", "set it to 0, or give the host's binary an AppArmor profile that allows userns"},
+	} {
+		b, err := os.ReadFile(filepath.Join(sysctlDir, c.file))
+		if err != nil {
+			continue // not this kernel's, or not its distribution's
+		}
+		if strings.TrimSpace(string(b)) == c.off {
+			return fmt.Errorf("unprivileged user namespaces are off: the sysctl %s is %s (%s)", c.name, c.off, c.fix)
+		}
+	}
+	return nil
+}
+
+// hostNamespaces returns this process's namespaces, which the trampoline
+// checks it does not share.
+func hostNamespaces() (map[string]string, error) {
+	ns := map[string]string{}
+	for _, name := range []string{"mnt", "net", "uts", "ipc", "cgroup", "user"} {
+		link, err := os.Readlink("/proc/self/ns/" + name)
+		if err != nil {
+			return nil, fmt.Errorf("sandbox: reading the host's %s namespace: %w (is /proc mounted?)", name, err)
+		}
+		ns[name] = link
+	}
+	return ns, nil
+}
+
+// privileged says whether this process can make the plugin's namespaces
+// and mounts as root: it needs CAP_SYS_ADMIN (namespaces, mounts),
+// CAP_NET_ADMIN (the loopback), CAP_SETPCAP (dropping capabilities),
+// CAP_SETUID and CAP_SETGID (running the plugin as its own user),
+// CAP_CHOWN (giving it the directories it writes) and CAP_DAC_OVERRIDE
+// (reaching and removing the sockets it makes as that user), which root
+// has outside a container.
+func privileged() error {
 	data, err := os.ReadFile("/proc/self/status")
 	if err != nil {
 		return fmt.Errorf("sandbox: reading this process's capabilities: %w (is /proc mounted?)", err)
@@ -54,7 +139,7 @@ func Available() error {
 		}
 	}
 	if len(missing) > 0 {
-		return fmt.Errorf("sandbox: this process (uid %d) lacks %s, needed to make the plugin's namespaces and mounts: run the host as root (in a container: --privileged, or --cap-add SYS_ADMIN --cap-add NET_ADMIN with the default SETPCAP, SETUID, SETGID, CHOWN and DAC_OVERRIDE kept, and seccomp allowing unshare and mount)",
+		return fmt.Errorf("this process (uid %d) lacks %s, needed to make the plugin's namespaces as root (in a container: --privileged, or --cap-add SYS_ADMIN --cap-add NET_ADMIN with the default SETPCAP, SETUID, SETGID, CHOWN and DAC_OVERRIDE kept, and seccomp allowing unshare and mount)",
 			os.Geteuid(), strings.Join(missing, ", "))
 	}
 	return nil
@@ -62,11 +147,25 @@ func Available() error {
 
 // isolate makes cmd start in new mount, network, PID, UTS (host name),
 // IPC (System V and POSIX message queues, shared memory, semaphores) and
-// cgroup namespaces.
-func isolate(cmd *exec.Cmd) {
+// cgroup namespaces; in mode UserNS owned by a new user namespace in
+// which the host's user and group map to themselves and the trampoline
+// keeps, through the exec, the capabilities it needs there; in mode
+// LandlockOnly, in none.
+func isolate(cmd *exec.Cmd, mode trampoline.Mode) {
+	if mode == trampoline.LandlockOnly {
+		return
+	}
 	if cmd.SysProcAttr == nil {
 		cmd.SysProcAttr = &syscall.SysProcAttr{}
 	}
-	cmd.SysProcAttr.Cloneflags |= syscall.CLONE_NEWNS | syscall.CLONE_NEWNET | syscall.CLONE_NEWPID |
+	a := cmd.SysProcAttr
+	a.Cloneflags |= syscall.CLONE_NEWNS | syscall.CLONE_NEWNET | syscall.CLONE_NEWPID |
 		syscall.CLONE_NEWUTS | syscall.CLONE_NEWIPC | syscall.CLONE_NEWCGROUP
+	if mode == trampoline.UserNS {
+		a.Cloneflags |= syscall.CLONE_NEWUSER
+		a.UidMappings = []syscall.SysProcIDMap{{ContainerID: os.Geteuid(), HostID: os.Geteuid(), Size: 1}}
+		a.GidMappings = []syscall.SysProcIDMap{{ContainerID: os.Getegid(), HostID: os.Getegid(), Size: 1}}
+		a.GidMappingsEnableSetgroups = false
+		a.AmbientCaps = []uintptr{capSysAdmin, capNetAdmin, capSetpcap}
+	}
 }

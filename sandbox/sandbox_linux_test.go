@@ -40,7 +40,11 @@ func TestMain(m *testing.M) {
 		runHost()
 		return
 	}
-	os.Exit(m.Run())
+	code := m.Run()
+	for _, f := range cleanups {
+		f()
+	}
+	os.Exit(code)
 }
 
 // requireSandbox fails the test, in one line, where this process cannot
@@ -111,7 +115,9 @@ func do(t *testing.T, c *host.Client, cmd string) string {
 	return out.GetValue()
 }
 
-func TestSandboxedPluginServesHost(t *testing.T) {
+func TestSandboxedPluginServesHost(t *testing.T) { bothModes(t, testSandboxedPluginServesHost) }
+
+func testSandboxedPluginServesHost(t *testing.T) {
 	c := startSandboxed(t, sandbox.Runner{})
 	if c.Network() != "unix" || !c.TLS() {
 		t.Errorf("connection %s TLS %v; want unix with AutoMTLS", c.Network(), c.TLS())
@@ -141,7 +147,9 @@ func TestSandboxedPluginServesHost(t *testing.T) {
 	}
 }
 
-func TestSandboxedPluginHasNoNetwork(t *testing.T) {
+func TestSandboxedPluginHasNoNetwork(t *testing.T) { bothModes(t, testSandboxedPluginHasNoNetwork) }
+
+func testSandboxedPluginHasNoNetwork(t *testing.T) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -182,6 +190,10 @@ func TestSandboxedPluginHasNoNetwork(t *testing.T) {
 }
 
 func TestSandboxedPluginWritesOnlyGrantedDir(t *testing.T) {
+	bothModes(t, testSandboxedPluginWritesOnlyGrantedDir)
+}
+
+func testSandboxedPluginWritesOnlyGrantedDir(t *testing.T) {
 	granted := t.TempDir()
 	// A host directory the sandbox shows read-only: the package's own,
 	// unless the checkout lies under /tmp, which the sandbox replaces.
@@ -239,7 +251,9 @@ func TestSandboxedPluginWritesOnlyGrantedDir(t *testing.T) {
 	}
 }
 
-func TestSandboxedPluginHasPrivateTmp(t *testing.T) {
+func TestSandboxedPluginHasPrivateTmp(t *testing.T) { bothModes(t, testSandboxedPluginHasPrivateTmp) }
+
+func testSandboxedPluginHasPrivateTmp(t *testing.T) {
 	hostFile, err := os.CreateTemp("/tmp", "plugkit-sandbox-host-")
 	if err != nil {
 		t.Fatal(err)
@@ -272,7 +286,9 @@ func TestSandboxedPluginHasPrivateTmp(t *testing.T) {
 	}
 }
 
-func TestSandboxPinnedBinary(t *testing.T) {
+func TestSandboxPinnedBinary(t *testing.T) { bothModes(t, testSandboxPinnedBinary) }
+
+func testSandboxPinnedBinary(t *testing.T) {
 	requireSandbox(t)
 	cfg := config(t, sandbox.Runner{})
 	sum, err := fileSHA256(cfg.Path)
@@ -292,7 +308,9 @@ func TestSandboxPinnedBinary(t *testing.T) {
 	}
 }
 
-func TestSandboxRefusesTCPPlugin(t *testing.T) {
+func TestSandboxRefusesTCPPlugin(t *testing.T) { bothModes(t, testSandboxRefusesTCPPlugin) }
+
+func testSandboxRefusesTCPPlugin(t *testing.T) {
 	requireSandbox(t)
 	cfg := config(t, sandbox.Runner{})
 	cfg.Listen.Network = "tcp"
@@ -308,7 +326,9 @@ func TestSandboxRefusesTCPPlugin(t *testing.T) {
 	}
 }
 
-func TestRunnerRejectsBadWritable(t *testing.T) {
+func TestRunnerRejectsBadWritable(t *testing.T) { bothModes(t, testRunnerRejectsBadWritable) }
+
+func testRunnerRejectsBadWritable(t *testing.T) {
 	requireSandbox(t)
 	file := filepath.Join(t.TempDir(), "f")
 	os.WriteFile(file, nil, 0o644)
@@ -367,6 +387,10 @@ func TestTrampolineRefusesHostNamespaces(t *testing.T) {
 // sandboxed plugin does not watch its parent: the host's Pdeathsig, kept
 // through the trampoline's exec and the dropped capabilities, ends it.
 func TestSandboxedPluginDiesWithItsHost(t *testing.T) {
+	bothModes(t, testSandboxedPluginDiesWithItsHost)
+}
+
+func testSandboxedPluginDiesWithItsHost(t *testing.T) {
 	requireSandbox(t)
 	exe, err := os.Executable()
 	if err != nil {
@@ -417,6 +441,10 @@ func running(pid int) bool {
 // process of the host's and cannot signal the host, although it runs as
 // the same user.
 func TestSandboxedPluginSeesNoHostProcess(t *testing.T) {
+	bothModes(t, testSandboxedPluginSeesNoHostProcess)
+}
+
+func testSandboxedPluginSeesNoHostProcess(t *testing.T) {
 	c := startSandboxed(t, sandbox.Runner{})
 	if got := do(t, c, "pids"); got != "1" {
 		t.Errorf("the plugin sees processes %q; want itself alone, as 1", got)
@@ -434,6 +462,10 @@ func TestSandboxedPluginSeesNoHostProcess(t *testing.T) {
 // With a multiplexed broker the callback runs over the plugin's one
 // connection, through the sandbox as well.
 func TestSandboxedPluginMultiplexedCallback(t *testing.T) {
+	bothModes(t, testSandboxedPluginMultiplexedCallback)
+}
+
+func testSandboxedPluginMultiplexedCallback(t *testing.T) {
 	requireSandbox(t)
 	cfg := config(t, sandbox.Runner{})
 	cfg.MultiplexBroker = true

@@ -22,4 +22,32 @@ type Spec struct {
 	Dir      string   // the working directory
 	TmpSize  int64    // bytes of the private /tmp
 	UID, GID int      // the user and group the plugin runs as (never 0)
+	Mode     Mode     // how the plugin is isolated
+	Landlock int      // the Landlock ABI to restrict the plugin with; 0: none
+	// HostNS are the host's namespaces (name: the link /proc/self/ns/name),
+	// in mode UserNS, where the trampoline may not read its parent's.
+	HostNS map[string]string `json:",omitempty"`
+	// Cgroups are descriptors of the cgroup.procs files of the plugin's
+	// cgroups, opened by the host: the trampoline joins them first.
+	Cgroups []int `json:",omitempty"`
+	// NoFile and NProc, when not 0, are the plugin's RLIMIT_NOFILE and
+	// RLIMIT_NPROC, soft and hard.
+	NoFile, NProc int `json:",omitempty"`
 }
+
+// Mode is how the trampoline isolates the plugin.
+type Mode int
+
+const (
+	// Root: the host is root; the trampoline starts as root in new mount,
+	// network, PID, UTS, IPC and cgroup namespaces and becomes the plugin's
+	// user (Spec.UID, Spec.GID).
+	Root Mode = iota
+	// UserNS: the host is not root; the trampoline starts as the host's
+	// user, with capabilities only in a new user namespace owning the
+	// other new namespaces, and stays that user.
+	UserNS
+	// LandlockOnly: no namespace; the trampoline restricts the plugin
+	// with Landlock (and seccomp) alone, as the host's user.
+	LandlockOnly
+)

@@ -45,25 +45,50 @@ func run(js string) error {
 	if err := json.Unmarshal([]byte(js), &sp); err != nil {
 		return fmt.Errorf("%s is not a sandbox spec (%v): it is set only by the sandbox for its own re-exec; unset it", Env, err)
 	}
-	watch, err := checkIsolated()
+	// Join the plugin's cgroups before anything else runs in it.
+	for _, fd := range sp.Cgroups {
+		_, err := syscall.Write(fd, []byte("0"))
+		syscall.Close(fd)
+		if err != nil {
+			return fmt.Errorf("joining the plugin's cgroup: %w", err)
+		}
+	}
+	watch, err := checkIsolated(sp)
 	if err != nil {
 		return err
 	}
 	if sp.UID <= 0 || sp.GID <= 0 {
 		return fmt.Errorf("%s names user %d and group %d: the sandbox never runs a plugin as root; it is set only by the sandbox for its own re-exec", Env, sp.UID, sp.GID)
 	}
-	exe, err := buildView(sp)
-	if err != nil {
+	var exe int
+	if sp.Mode == LandlockOnly {
+		// No mount namespace: nothing is mounted, the plugin sees the
+		// host's file system through Landlock's rules.
+		exe, err = syscall.Open(sp.Exe, oPath, 0)
+		if err != nil {
+			return fmt.Errorf("opening the plugin %s: %w", sp.Exe, err)
+		}
+	} else if exe, err = buildView(sp); err != nil {
 		return err
 	}
 	if err := os.Chdir(sp.Dir); err != nil {
 		return fmt.Errorf("the working directory %s is not in the sandbox's view (%v): set host.Command.Dir to a directory outside /tmp, or to Runner.Writable", sp.Dir, err)
 	}
-	if err := loopbackUp(); err != nil {
-		return fmt.Errorf("bringing up the loopback interface: %w", err)
+	if sp.Mode != LandlockOnly {
+		if err := loopbackUp(); err != nil {
+			return fmt.Errorf("bringing up the loopback interface: %w", err)
+		}
 	}
-	if err := dropPrivileges(sp.UID, sp.GID, watch); err != nil {
+	if err := dropPrivileges(sp, watch); err != nil {
 		return err
+	}
+	if err := setLimits(sp); err != nil {
+		return err
+	}
+	if sp.Landlock > 0 {
+		if err := restrictFS(sp); err != nil {
+			return err
+		}
 	}
 	if err := loadSeccomp(); err != nil {
 		return fmt.Errorf("installing the seccomp filter: %w", err)
@@ -127,6 +152,9 @@ func buildView(sp Spec) (exe int, err error) {
 	// and sees no process of the host's, with the kernel's knobs
 	// read-only and its leaky files masked.
 	if err := syscall.Mount("proc", "/proc", "proc", syscall.MS_NOSUID|syscall.MS_NODEV|syscall.MS_NOEXEC, ""); err != nil {
+		if sp.Mode == UserNS && err == syscall.EPERM {
+			return -1, fmt.Errorf("mounting the sandbox's /proc: %w: in a user namespace the kernel refuses a new /proc while parts of the host's are covered (as in a container, whose runtime masks /proc files): run the host as root, or where /proc is whole", err)
+		}
 		return -1, fmt.Errorf("mounting the sandbox's /proc: %w", err)
 	}
 	if err := maskKernelFiles(); err != nil {
@@ -160,8 +188,9 @@ func bindWritable(dirs []string, fds []int) error {
 // parent's process ID in the host's PID namespace and a descriptor of
 // this process's stat file in the host's /proc, with which
 // dropPrivileges sees whether that parent still lives.
-func checkIsolated() (*parentWatch, error) {
-	if os.Getpid() != 1 {
+func checkIsolated(sp Spec) (*parentWatch, error) {
+	mode := sp.Mode
+	if mode != LandlockOnly && os.Getpid() != 1 {
 		return nil, fmt.Errorf("%s is set but this process is not the first of a PID namespace of its own: it is set only by the sandbox for its own re-exec; unset it", Env)
 	}
 	// The parent is outside the PID namespace: find it through the
@@ -174,13 +203,27 @@ func checkIsolated() (*parentWatch, error) {
 	if w.ppid, err = w.parent(); err != nil {
 		return nil, fmt.Errorf("finding the parent process: %w", err)
 	}
+	if mode == LandlockOnly {
+		return w, nil // it mounts nothing
+	}
 	ppid := strconv.Itoa(w.ppid)
-	for _, ns := range []string{"mnt", "net", "uts", "ipc", "cgroup"} {
+	namespaces := []string{"mnt", "net", "uts", "ipc", "cgroup"}
+	if mode == UserNS {
+		namespaces = append(namespaces, "user")
+	}
+	for _, ns := range namespaces {
 		own, err := os.Readlink("/proc/self/ns/" + ns)
 		if err != nil {
 			return nil, fmt.Errorf("reading this process's %s namespace: %w", ns, err)
 		}
 		theirs, err := os.Readlink("/proc/" + ppid + "/ns/" + ns)
+		if mode == UserNS {
+			// The parent, in the user namespace above, is out of reach.
+			theirs, err = sp.HostNS[ns], nil
+			if theirs == "" {
+				err = errors.New("the spec does not name it")
+			}
+		}
 		if err != nil {
 			return nil, fmt.Errorf("reading the parent's %s namespace: %w", ns, err)
 		}
@@ -289,15 +332,22 @@ func loopbackUp() error {
 // Changing the user clears the death signal the host asked for
 // (Pdeathsig), so it is asked again, and the parent checked to be the
 // same: had it died in between, the signal would never come.
-func dropPrivileges(uid, gid int, w *parentWatch) error {
+//
+// In the UserNS and LandlockOnly modes the user stays the host's: the
+// trampoline cannot become another (UserNS: its capabilities, in its own
+// user namespace, go with the drop; LandlockOnly: it has none to empty
+// the bounding set with, and no_new_privs keeps any from coming back).
+func dropPrivileges(sp Spec, w *parentWatch) error {
+	uid, gid := sp.UID, sp.GID
 	const (
-		prSetPdeathsig  = 1
 		prCapbsetDrop   = 24
 		prSetNoNewPrivs = 38
-		capV3           = 0x20080522
 	)
 	if _, _, errno := syscall.RawSyscall6(syscall.SYS_PRCTL, prSetNoNewPrivs, 1, 0, 0, 0, 0); errno != 0 {
 		return fmt.Errorf("setting no_new_privs: %w", errno)
+	}
+	if sp.Mode == LandlockOnly {
+		return finishDrop(w)
 	}
 	last := 63
 	if b, err := os.ReadFile("/proc/sys/kernel/cap_last_cap"); err == nil {
@@ -310,17 +360,29 @@ func dropPrivileges(uid, gid int, w *parentWatch) error {
 			return fmt.Errorf("dropping capability %d from the bounding set: %w", c, errno)
 		}
 	}
-	// The standard library changes the credentials of every thread of
-	// the process; this one executes the plugin.
-	if err := syscall.Setgroups([]int{}); err != nil {
-		return fmt.Errorf("dropping the supplementary groups: %w", err)
+	if sp.Mode == Root {
+		// The standard library changes the credentials of every thread
+		// of the process; this one executes the plugin.
+		if err := syscall.Setgroups([]int{}); err != nil {
+			return fmt.Errorf("dropping the supplementary groups: %w", err)
+		}
+		if err := syscall.Setresgid(gid, gid, gid); err != nil {
+			return fmt.Errorf("becoming group %d: %w", gid, err)
+		}
+		if err := syscall.Setresuid(uid, uid, uid); err != nil {
+			return fmt.Errorf("becoming user %d: %w", uid, err)
+		}
 	}
-	if err := syscall.Setresgid(gid, gid, gid); err != nil {
-		return fmt.Errorf("becoming group %d: %w", gid, err)
-	}
-	if err := syscall.Setresuid(uid, uid, uid); err != nil {
-		return fmt.Errorf("becoming user %d: %w", uid, err)
-	}
+	return finishDrop(w)
+}
+
+// finishDrop empties the capability sets, asks for the death signal again
+// and checks that the host still lives.
+func finishDrop(w *parentWatch) error {
+	const (
+		prSetPdeathsig = 1
+		capV3          = 0x20080522
+	)
 	hdr := struct {
 		version uint32
 		pid     int32
@@ -338,3 +400,25 @@ func dropPrivileges(uid, gid int, w *parentWatch) error {
 	syscall.Close(w.stat)
 	return nil
 }
+
+// setLimits sets the plugin's resource limits that rlimits enforce.
+func setLimits(sp Spec) error {
+	for _, l := range []struct {
+		res  int
+		n    int
+		name string
+	}{{syscall.RLIMIT_NOFILE, sp.NoFile, "RLIMIT_NOFILE"}, {rlimitNproc, sp.NProc, "RLIMIT_NPROC"}} {
+		if l.n <= 0 {
+			continue
+		}
+		lim := syscall.Rlimit{Cur: uint64(l.n), Max: uint64(l.n)}
+		if err := syscall.Setrlimit(l.res, &lim); err != nil {
+			return fmt.Errorf("setting %s to %d: %w", l.name, l.n, err)
+		}
+	}
+	return nil
+}
+
+// rlimitNproc is RLIMIT_NPROC, which package syscall lacks (the same on
+// the architectures Go supports on Linux but mips, sparc).
+const rlimitNproc = 6
