@@ -61,19 +61,19 @@ func (r Runner) enforcement(mode trampoline.Mode) (Enforcement, error) {
 	if !l.cgroupNeeded() {
 		return e, nil
 	}
-	cg, cgErr := "", fmt.Errorf("the host runs as user %d, not root, and the sandbox makes cgroups only as root (it does not use a delegated cgroup v2 subtree yet)", os.Geteuid())
+	cg, cgErr := "", fmt.Errorf("the host runs as user %d, not root, and the sandbox makes cgroups only as root (it does not use a delegated cgroup v2 subtree with the cpu controller, systemd's Delegate=yes, yet)", os.Geteuid())
 	if mode == trampoline.Root {
 		cg, cgErr = cgroupVersion()
 	}
 	if l.Memory > 0 {
-		if cgErr != nil {
-			return e, fmt.Errorf("sandbox: Runner.Limits.Memory needs a cgroup: %v; run the host as root, or leave Memory 0", cgErr)
-		}
 		e.Memory = cg
+		if cgErr != nil {
+			e.Memory = ByRlimit // RLIMIT_DATA: see Limits.Memory
+		}
 	}
 	if l.CPU > 0 {
 		if cgErr != nil {
-			return e, fmt.Errorf("sandbox: Runner.Limits.CPU needs a cgroup: %v; run the host as root, or leave CPU 0", cgErr)
+			return e, fmt.Errorf("sandbox: Runner.Limits.CPU needs a cgroup with the cpu controller, and this host has none for its plugins: %v. An rlimit cannot give a share of a CPU (RLIMIT_CPU bounds total seconds). Run the host as root, or leave CPU 0", cgErr)
 		}
 		e.CPU = cg
 	}
@@ -101,7 +101,11 @@ func (r Runner) applyLimits(l *host.Launch, sp *trampoline.Spec, e Enforcement) 
 	if e.Processes == ByRlimit {
 		sp.NProc = r.Limits.Processes
 	}
-	if e.Memory == "" && e.CPU == "" && (e.Processes == "" || e.Processes == ByRlimit) {
+	if e.Memory == ByRlimit {
+		sp.Data = r.Limits.Memory
+		watchOOM(l, r.Limits.Memory)
+	}
+	if (e.Memory == "" || e.Memory == ByRlimit) && e.CPU == "" && (e.Processes == "" || e.Processes == ByRlimit) {
 		return nil
 	}
 	m, files, err := newCgroup(r.Limits)
