@@ -15,9 +15,9 @@ type Limits struct {
 	// program's malloc arenas), not the files it maps nor the address
 	// space it only reserves; an allocation past it fails, and a plugin
 	// that dies of that is reported as such when it said so on its
-	// standard error (see MemoryLimitError). A program built with the
-	// race detector maps several times its heap and needs some 512 MiB
-	// of it to start. Either way the host reports a *MemoryLimitError as
+	// standard error (see MemoryLimitError). Count more than the heap:
+	// threads' stacks (8 MiB each in a cgo program), and the race
+	// detector's shadow memory, several times the heap. Either way the host reports a *MemoryLimitError as
 	// the Cause of the plugin's exit error.
 	Memory int64
 	// CPU is the processor time the plugin may use, in CPUs (0.5: half of
