@@ -54,9 +54,9 @@
 //
 // # Resource limits
 //
-// Runner.Limits bounds the plugin's memory, CPU time, processes (and
-// threads) and open files. Runner.Enforcement says what enforces each on
-// this host:
+// Runner.Limits bounds the plugin's memory, share of CPU, total CPU time,
+// processes (and threads) and open files. Runner.Enforcement says what
+// enforces each on this host:
 //
 //   - A root host puts each plugin in a cgroup of its own under a plugkit
 //     cgroup it creates: cgroup v2 where the unified hierarchy is mounted
@@ -77,7 +77,9 @@
 //     ("failed to reserve page summary memory", measured with Go 1.26).
 //     It refuses a CPU limit, saying so: a share needs a cgroup's cpu
 //     controller, and RLIMIT_CPU bounds total seconds, which is no share.
-//   - Open files are always RLIMIT_NOFILE.
+//   - Open files are always RLIMIT_NOFILE, and CPUTime, a total of
+//     processor time rather than a share, RLIMIT_CPU; a plugin killed for
+//     using it up is reported with a *CPUTimeLimitError.
 //
 // A plugin the kernel kills for passing its memory limit (the cgroup's
 // OOM kill counter says so), or, under RLIMIT_DATA, one that exits with a

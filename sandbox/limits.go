@@ -1,6 +1,9 @@
 package sandbox
 
-import "fmt"
+import (
+	"fmt"
+	"time"
+)
 
 // Limits bound what a plugin may consume. A zero field sets no bound.
 // Runner.Enforcement says what enforces each on this host; Prepare fails,
@@ -34,6 +37,35 @@ type Limits struct {
 	// OpenFiles bounds the descriptors each of the plugin's processes may
 	// hold open: RLIMIT_NOFILE, soft and hard.
 	OpenFiles int
+	// CPUTime bounds the processor time, user and system together, the
+	// plugin's process may use in its whole life, rounded up to whole
+	// seconds: RLIMIT_CPU, on every host, root or not. It is a total, no
+	// share (for a share, CPU): the kernel kills the plugin (SIGKILL)
+	// when it is spent, and the host reports a *CPUTimeLimitError. Each
+	// process the plugin starts has a total of its own; the sandbox's own
+	// start, a few milliseconds, counts in the plugin's.
+	CPUTime time.Duration
+}
+
+// cpuSeconds is CPUTime in whole seconds, rounded up.
+func (l Limits) cpuSeconds() int64 {
+	return int64((l.CPUTime + time.Second - 1) / time.Second)
+}
+
+// CPUTimeLimitError reports a plugin the kernel killed for using up its
+// processor time (Limits.CPUTime): it died of SIGKILL or SIGXCPU having
+// used at least 90% of it, as the kernel's sampled usage says (a plugin
+// killed from outside that late in its time is reported so too).
+type CPUTimeLimitError struct {
+	// Limit is the time it had, in whole seconds (RLIMIT_CPU).
+	Limit time.Duration
+	// Used is the processor time it used, user and system.
+	Used time.Duration
+}
+
+// Error names the limit and what to do.
+func (e *CPUTimeLimitError) Error() string {
+	return fmt.Sprintf("sandbox: the kernel killed the plugin for using up its processor time of %v (Runner.Limits.CPUTime, by rlimit RLIMIT_CPU; it used %v): raise the limit, or find what keeps the plugin busy", e.Limit, e.Used.Round(time.Millisecond))
 }
 
 // What enforces a limit (Enforcement's fields).
@@ -46,7 +78,7 @@ const (
 // Enforcement says what enforces each of a Runner's limits on this host:
 // ByCgroupV1, ByCgroupV2 or ByRlimit, or "" for a limit not set.
 type Enforcement struct {
-	Memory, CPU, Processes, OpenFiles string
+	Memory, CPU, Processes, OpenFiles, CPUTime string
 }
 
 // MemoryLimitError reports a plugin that died of its memory limit
@@ -86,7 +118,7 @@ func (e *MemoryLimitError) Error() string {
 
 // check refuses negative or out-of-range limits.
 func (l Limits) check() error {
-	if l.Memory < 0 || l.CPU < 0 || l.Processes < 0 || l.OpenFiles < 0 {
+	if l.Memory < 0 || l.CPU < 0 || l.Processes < 0 || l.OpenFiles < 0 || l.CPUTime < 0 {
 		return fmt.Errorf("sandbox: Runner.Limits %+v holds a negative limit: give positive bounds, or 0 for none", l)
 	}
 	if l.CPU > 0 && l.CPU < 0.01 {

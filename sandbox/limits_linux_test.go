@@ -184,6 +184,50 @@ func testSandboxMemoryLimitOtherDeath(t *testing.T) {
 	}
 }
 
+// A plugin that uses up its processor time (Limits.CPUTime, RLIMIT_CPU,
+// in both modes) is killed by the kernel and reported with the limit; a
+// plugin killed otherwise before it used as much is not.
+func TestSandboxCPUTimeLimit(t *testing.T) { bothModes(t, testSandboxCPUTimeLimit) }
+
+func testSandboxCPUTimeLimit(t *testing.T) {
+	r := sandbox.Runner{Limits: sandbox.Limits{CPUTime: 700 * time.Millisecond}}
+	if e, err := r.Enforcement(); err != nil || e.CPUTime != sandbox.ByRlimit {
+		t.Fatalf("Enforcement of a CPU time limit: %+v, %v; want it by rlimit", e, err)
+	}
+	c := startSandboxed(t, r)
+	// Two busy threads for up to 10 s: the kernel stops them after 1 s of
+	// processor time (the limit, rounded up).
+	if got, err := try(c, "burn 10000"); err == nil {
+		t.Fatalf("the plugin burned 20 s of processor time under a limit of 1 s: %q", got)
+	}
+	select {
+	case <-c.Exited():
+	case <-time.After(20 * time.Second):
+		t.Fatal("the plugin still runs after using up its processor time")
+	}
+	err := c.Close()
+	var cpu *sandbox.CPUTimeLimitError
+	if !errors.As(err, &cpu) || cpu.Limit != time.Second || cpu.Used < 900*time.Millisecond {
+		t.Fatalf("Close: %v; want an error wrapping *sandbox.CPUTimeLimitError with a limit of 1s", err)
+	}
+	t.Logf("reported: %v", cpu)
+	if !strings.Contains(err.Error(), "processor time of 1s") {
+		t.Errorf("the error %q does not name the limit", err)
+	}
+
+	// Killed from outside with its time unspent: a plain crash.
+	c = startSandboxed(t, r)
+	syscall.Kill(c.Pid(), syscall.SIGKILL)
+	select {
+	case <-c.Exited():
+	case <-time.After(20 * time.Second):
+		t.Fatal("the plugin still runs after SIGKILL")
+	}
+	if err := c.Close(); errors.As(err, &cpu) || err == nil {
+		t.Errorf("Close after a SIGKILL from outside: %v; want a plain exit error", err)
+	}
+}
+
 // try asks the plugin to run one probe command, and returns its error.
 func try(c *host.Client, cmd string) (string, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)

@@ -36,6 +36,9 @@ type Spec struct {
 	// Data, when not 0, is the plugin's RLIMIT_DATA in bytes, soft and
 	// hard: set last, just before the plugin is executed.
 	Data int64 `json:",omitempty"`
+	// CPU, when not 0, is the plugin's RLIMIT_CPU in seconds, soft and
+	// hard.
+	CPU int64 `json:",omitempty"`
 }
 
 // Mode is how the trampoline isolates the plugin.

@@ -413,9 +413,9 @@ func finishDrop(w *parentWatch) error {
 func setLimits(sp Spec) error {
 	for _, l := range []struct {
 		res  int
-		n    int
+		n    int64
 		name string
-	}{{syscall.RLIMIT_NOFILE, sp.NoFile, "RLIMIT_NOFILE"}, {rlimitNproc, sp.NProc, "RLIMIT_NPROC"}} {
+	}{{syscall.RLIMIT_NOFILE, int64(sp.NoFile), "RLIMIT_NOFILE"}, {rlimitNproc, int64(sp.NProc), "RLIMIT_NPROC"}, {syscall.RLIMIT_CPU, sp.CPU, "RLIMIT_CPU"}} {
 		if l.n <= 0 {
 			continue
 		}
