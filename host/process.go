@@ -46,7 +46,10 @@ type lineResult struct {
 	err      error
 }
 
-func startProcess(cmd *exec.Cmd, logger *slog.Logger, stderrCopy io.Writer, onExit func(*os.ProcessState) error) (*process, error) {
+// startProcess starts cmd with its output read by the host: stderr is
+// logged and copied to stderrCopy; onExit, when set, is called once the
+// process has exited, and, with drainFirst, once its stderr has ended too.
+func startProcess(cmd *exec.Cmd, logger *slog.Logger, stderrCopy io.Writer, drainFirst bool, onExit func(*os.ProcessState) error) (*process, error) {
 	outR, outW, err := os.Pipe()
 	if err != nil {
 		return nil, err
@@ -87,6 +90,9 @@ func startProcess(cmd *exec.Cmd, logger *slog.Logger, stderrCopy io.Writer, onEx
 	go func() {
 		p.waitErr = cmd.Wait()
 		p.state = cmd.ProcessState
+		if drainFirst {
+			p.waitStderr()
+		}
 		if onExit != nil {
 			p.cause = onExit(p.state)
 		}
@@ -97,6 +103,29 @@ func startProcess(cmd *exec.Cmd, logger *slog.Logger, stderrCopy io.Writer, onEx
 		p.lineCh <- lineResult{line, complete, err}
 	}()
 	return p, nil
+}
+
+// stderrCopy is where the plugin's stderr is copied besides the host's
+// log: the Command's writer (Output.Stderr), the runner's
+// (Launch.Stderr), both, or neither.
+func stderrCopy(command, runner io.Writer) io.Writer {
+	switch {
+	case command == nil:
+		return runner
+	case runner == nil:
+		return command
+	}
+	return bothWriters{command, runner}
+}
+
+// bothWriters writes to both, whatever either answers (io.MultiWriter
+// stops at the first error).
+type bothWriters [2]io.Writer
+
+func (w bothWriters) Write(p []byte) (int, error) {
+	w[0].Write(p)
+	w[1].Write(p)
+	return len(p), nil
 }
 
 // readHandshake waits for the first stdout line.

@@ -2,6 +2,7 @@ package host
 
 import (
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"os/exec"
@@ -89,6 +90,14 @@ type Launch struct {
 	// that bounds the plugin's memory says there that the bound killed
 	// it. It also releases what Prepare set up for this launch.
 	Exited func(state *os.ProcessState) error
+	// Stderr, when set, gets a copy of everything the plugin writes to
+	// its standard error, as the host reads it, besides the host's own
+	// logging of it; its errors are ignored. The host calls Exited only
+	// once the plugin's stderr has ended (or after a short drain bound),
+	// so that Exited can judge the exit by the plugin's last words: a
+	// runner that bounds memory with an rlimit recognises the runtime's
+	// out-of-memory message there.
+	Stderr io.Writer
 }
 
 // prepare runs the Command's runner on cmd.

@@ -297,3 +297,39 @@ func TestRunnerExitedReleasesFailedStart(t *testing.T) {
 		t.Error("Exited not called for a launch that never started")
 	}
 }
+
+// A runner's Stderr gets the plugin's standard error, all of it by the
+// time Exited is called, so that Exited can judge the exit by it; the
+// Command's own copy (Output.Stderr) gets it too.
+func TestRunnerStderrBeforeExited(t *testing.T) {
+	cfg := config(t, "exit")
+	var runnerCopy, commandCopy syncBuffer
+	cfg.Output.Stderr = &commandCopy
+	seen := make(chan string, 1)
+	cfg.Runner = host.RunnerFunc(func(l *host.Launch) error {
+		l.Stderr = &runnerCopy
+		l.Exited = func(*os.ProcessState) error {
+			seen <- runnerCopy.String()
+			return nil
+		}
+		return nil
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if c, err := host.Start(ctx, cfg.Command, cfg.Options); err == nil {
+		c.Close()
+		t.Fatal("a plugin that exits at once started")
+	}
+	const said = "boom: the config file /etc/x is missing"
+	select {
+	case got := <-seen:
+		if !strings.Contains(got, said) {
+			t.Errorf("Exited saw the runner's copy of stderr %q; want it to hold %q", got, said)
+		}
+	case <-ctx.Done():
+		t.Fatal("Exited not called")
+	}
+	if !strings.Contains(commandCopy.String(), said) {
+		t.Errorf("Command.Output.Stderr got %q; want it to hold %q", commandCopy.String(), said)
+	}
+}

@@ -150,7 +150,7 @@ func (c *Client) launchProcess(ctx context.Context, cmd Command, id *automtls.Id
 			return nil, fmt.Errorf("%s: %w", setting, err)
 		}
 	}
-	proc, err := startProcess(launch.Cmd, c.logger, cmd.Output.Stderr, launch.Exited)
+	proc, err := startProcess(launch.Cmd, c.logger, stderrCopy(cmd.Output.Stderr, launch.Stderr), launch.Stderr != nil, launch.Exited)
 	if err != nil {
 		sock.remove()
 		launch.release()

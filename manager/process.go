@@ -57,8 +57,13 @@ func (p *process) get(ctx context.Context) (*host.Client, int, error) {
 	if p.client != nil {
 		select {
 		case <-p.client.Exited():
-			p.m.cfg.logger().Warn("plugin process exited; restarting it", "plugin", p.path, "pid", p.client.Pid())
-			p.client.Close()
+			// Close says how it ended: its exit status, and the cause its
+			// Runner saw (a sandbox's memory limit, say).
+			exitErr := p.client.Close()
+			p.m.cfg.logger().Warn("plugin process exited; restarting it", "plugin", p.path, "pid", p.client.Pid(), "error", exitErr)
+			if exitErr != nil {
+				p.lastErr = exitErr
+			}
 			p.client = nil
 			if time.Since(p.started) > stableAfter {
 				p.restarts = 0
@@ -116,6 +121,11 @@ func (p *process) observe(ctx context.Context, c *host.Client, method string, er
 	case codes.Unavailable, codes.Canceled, codes.Internal:
 		select {
 		case <-c.Exited():
+			// Close, on a process that has exited, only cleans up and
+			// says how it ended (the restart closes it again: a no-op).
+			if exitErr := c.Close(); exitErr != nil {
+				return fmt.Errorf("plugin %s (pid %d) died during %s; the call failed and was not retried; the next call restarts the plugin: %w (%w)", p.path, c.Pid(), method, err, exitErr)
+			}
 			return fmt.Errorf("plugin %s (pid %d) died during %s; the call failed and was not retried; the next call restarts the plugin: %w", p.path, c.Pid(), method, err)
 		case <-time.After(100 * time.Millisecond):
 		}

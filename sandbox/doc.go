@@ -54,9 +54,9 @@
 //
 // # Resource limits
 //
-// Runner.Limits bounds the plugin's memory, CPU time, processes (and
-// threads) and open files. Runner.Enforcement says what enforces each on
-// this host:
+// Runner.Limits bounds the plugin's memory, share of CPU, total CPU time,
+// processes (and threads) and open files. Runner.Enforcement says what
+// enforces each on this host:
 //
 //   - A root host puts each plugin in a cgroup of its own under a plugkit
 //     cgroup it creates: cgroup v2 where the unified hierarchy is mounted
@@ -65,17 +65,35 @@
 //     trampoline joins the cgroup before anything else runs (through
 //     descriptors of its cgroup.procs files the host opened), and the
 //     cgroup is removed once the plugin has exited.
-//   - A rootless host bounds processes with RLIMIT_NPROC, which the
-//     kernel counts in the plugin's own user namespace; it makes no
-//     cgroup (a delegated cgroup v2 subtree is not used yet), so it
-//     refuses Memory and CPU limits, saying so.
-//   - Open files are always RLIMIT_NOFILE.
+//   - A rootless host makes no cgroup (a delegated cgroup v2 subtree is
+//     not used yet). It bounds processes with RLIMIT_NPROC, which the
+//     kernel counts in the plugin's own user namespace, and memory with
+//     RLIMIT_DATA, for each of the plugin's processes: the private
+//     writable memory it maps (heap, stacks, malloc arenas; the 8 MiB
+//     thread stacks of cgo and the race detector's shadow memory too), not the
+//     address space it only reserves. RLIMIT_AS would count that too, and
+//     a Go program, which reserves hundreds of MiB of address space at
+//     start, dies at once under any AS limit a plugin would be given
+//     ("failed to reserve page summary memory", measured with Go 1.26).
+//     It refuses a CPU limit, saying so: a share needs a cgroup's cpu
+//     controller, and RLIMIT_CPU bounds total seconds, which is no share.
+//   - Open files are always RLIMIT_NOFILE, and CPUTime, a total of
+//     processor time rather than a share, RLIMIT_CPU; a plugin killed for
+//     using it up is reported with a *CPUTimeLimitError.
 //
 // A plugin the kernel kills for passing its memory limit (the cgroup's
-// OOM kill counter says so) is reported by the host as a
-// host.UnexpectedExitError (or host.ExitError, before its handshake)
-// whose Cause is a *MemoryLimitError naming the limit; a manager restarts
-// it as it restarts any plugin that exits.
+// OOM kill counter says so), or, under RLIMIT_DATA, one that exits with a
+// failure after printing a runtime's out-of-memory message (see
+// MemoryLimitError for which, and for what this cannot see) is reported
+// by the host as a host.UnexpectedExitError (or host.ExitError, before
+// its handshake) whose Cause is a *MemoryLimitError naming the limit and
+// what enforced it; a manager restarts it as it restarts any plugin that
+// exits, and the failed call's error wraps the same MemoryLimitError.
+//
+// Under RLIMIT_DATA a Go plugin usually dies with "fatal error: runtime:
+// out of memory", but not always: when the mapping that fails is one of
+// the garbage collector's own, Go 1.26 has been seen to die of a
+// segmentation fault instead, which is reported as a plain crash.
 //
 // # Other systems
 //
@@ -205,7 +223,8 @@
 // of the new PID namespace, /dev and the masks among them), brings the
 // loopback up, drops every capability, becomes the plugin's user as root
 // (asking again for the death signal, which a change of user clears, and
-// checking that the host did not die meanwhile), sets the rlimits,
+// checking that the host did not die meanwhile), sets the rlimits
+// (RLIMIT_DATA last, just before the exec),
 // restricts itself with Landlock, installs the seccomp filter, and
 // executes the plugin in place: the plugin keeps the
 // process ID the host started, and with it the host's process group, death

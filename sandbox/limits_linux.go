@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"syscall"
+	"time"
 
 	"github.com/opencontainers/cgroups"
 	"github.com/opencontainers/cgroups/fs"
@@ -58,22 +59,29 @@ func (r Runner) enforcement(mode trampoline.Mode) (Enforcement, error) {
 		}
 		e.OpenFiles = ByRlimit
 	}
+	if l.CPUTime > 0 {
+		var lim syscall.Rlimit
+		if err := syscall.Getrlimit(syscall.RLIMIT_CPU, &lim); err == nil && mode != trampoline.Root && uint64(l.cpuSeconds()) > lim.Max {
+			return e, fmt.Errorf("sandbox: Runner.Limits.CPUTime %v is above this host's hard limit of processor time, %d s, which only root may raise: lower it", l.CPUTime, lim.Max)
+		}
+		e.CPUTime = ByRlimit
+	}
 	if !l.cgroupNeeded() {
 		return e, nil
 	}
-	cg, cgErr := "", fmt.Errorf("the host runs as user %d, not root, and the sandbox makes cgroups only as root (it does not use a delegated cgroup v2 subtree yet)", os.Geteuid())
+	cg, cgErr := "", fmt.Errorf("the host runs as user %d, not root, and the sandbox makes cgroups only as root (it does not use a delegated cgroup v2 subtree with the cpu controller, systemd's Delegate=yes, yet)", os.Geteuid())
 	if mode == trampoline.Root {
 		cg, cgErr = cgroupVersion()
 	}
 	if l.Memory > 0 {
-		if cgErr != nil {
-			return e, fmt.Errorf("sandbox: Runner.Limits.Memory needs a cgroup: %v; run the host as root, or leave Memory 0", cgErr)
-		}
 		e.Memory = cg
+		if cgErr != nil {
+			e.Memory = ByRlimit // RLIMIT_DATA: see Limits.Memory
+		}
 	}
 	if l.CPU > 0 {
 		if cgErr != nil {
-			return e, fmt.Errorf("sandbox: Runner.Limits.CPU needs a cgroup: %v; run the host as root, or leave CPU 0", cgErr)
+			return e, fmt.Errorf("sandbox: Runner.Limits.CPU needs a cgroup with the cpu controller, and this host has none for its plugins: %v. An rlimit cannot give a share of a CPU (RLIMIT_CPU bounds total seconds). Run the host as root, or leave CPU 0", cgErr)
 		}
 		e.CPU = cg
 	}
@@ -101,7 +109,15 @@ func (r Runner) applyLimits(l *host.Launch, sp *trampoline.Spec, e Enforcement) 
 	if e.Processes == ByRlimit {
 		sp.NProc = r.Limits.Processes
 	}
-	if e.Memory == "" && e.CPU == "" && (e.Processes == "" || e.Processes == ByRlimit) {
+	if e.Memory == ByRlimit {
+		sp.Data = r.Limits.Memory
+		watchOOM(l, r.Limits.Memory)
+	}
+	if e.CPUTime == ByRlimit {
+		sp.CPU = r.Limits.cpuSeconds()
+		watchCPUTime(l, time.Duration(sp.CPU)*time.Second)
+	}
+	if (e.Memory == "" || e.Memory == ByRlimit) && e.CPU == "" && (e.Processes == "" || e.Processes == ByRlimit) {
 		return nil
 	}
 	m, files, err := newCgroup(r.Limits)
@@ -215,5 +231,30 @@ func removeOrphans() {
 		if err := syscall.Kill(n, 0); errors.Is(err, syscall.ESRCH) {
 			syscall.Rmdir(d)
 		}
+	}
+}
+
+// watchCPUTime makes the launch report a plugin the kernel killed for
+// using up its processor time, limit, as a *CPUTimeLimitError: one that
+// died of SIGKILL (or of SIGXCPU, whose default is to end a process)
+// having used at least 90% of it: the usage the kernel reports at exit is
+// sampled, and can fall a little short of the exact time it checks the
+// limit against.
+func watchCPUTime(l *host.Launch, limit time.Duration) {
+	prev := l.Exited
+	l.Exited = func(st *os.ProcessState) error {
+		var cause error
+		if prev != nil {
+			cause = prev(st)
+		}
+		if cause != nil || st == nil {
+			return cause
+		}
+		ws, ok := st.Sys().(syscall.WaitStatus)
+		used := st.UserTime() + st.SystemTime()
+		if ok && ws.Signaled() && (ws.Signal() == syscall.SIGKILL || ws.Signal() == syscall.SIGXCPU) && used >= limit-limit/10 {
+			return &CPUTimeLimitError{Limit: limit, Used: used}
+		}
+		return nil
 	}
 }

@@ -15,6 +15,7 @@ import (
 
 	"google.golang.org/protobuf/types/known/wrapperspb"
 
+	"github.com/plugkit/plugkit/host"
 	"github.com/plugkit/plugkit/sandbox"
 )
 
@@ -33,26 +34,26 @@ func startErr(t *testing.T, r sandbox.Runner) error {
 
 // What enforces each limit: cgroups for a root host (v1 on this
 // project's hybrid machines, v2 where it is alone), rlimits for open
-// files and, in the plugin's own user namespace, processes; a rootless
-// host refuses memory and CPU limits, saying why.
+// files and, in the plugin's own user namespace, processes, and for memory
+// where there is no cgroup (RLIMIT_DATA); a rootless host refuses a CPU
+// limit, saying why.
 func TestSandboxLimitEnforcement(t *testing.T) { bothModes(t, testSandboxLimitEnforcement) }
 
 func testSandboxLimitEnforcement(t *testing.T) {
 	all := sandbox.Runner{Limits: sandbox.Limits{Memory: 64 << 20, CPU: 0.5, Processes: 50, OpenFiles: 100}}
 	e, err := all.Enforcement()
 	if rootless() {
-		if err == nil || !strings.Contains(err.Error(), "Runner.Limits.Memory needs a cgroup") || !strings.Contains(err.Error(), "not root") {
-			t.Errorf("Enforcement of a memory limit, rootless: %+v, %v; want an error saying it needs a cgroup", e, err)
+		for _, want := range []string{"Runner.Limits.CPU needs a cgroup with the cpu controller", "not root", "delegated cgroup v2", "RLIMIT_CPU bounds total seconds"} {
+			if err == nil || !strings.Contains(err.Error(), want) {
+				t.Errorf("Enforcement of a CPU limit, rootless: %+v, %v; want an error saying %q", e, err, want)
+			}
 		}
 		if err := startErr(t, all); err == nil || !strings.Contains(err.Error(), "needs a cgroup") {
-			t.Errorf("Start with a memory limit, rootless: %v; want refused", err)
-		}
-		if err := startErr(t, sandbox.Runner{Limits: sandbox.Limits{CPU: 0.5}}); err == nil || !strings.Contains(err.Error(), "Runner.Limits.CPU needs a cgroup") {
 			t.Errorf("Start with a CPU limit, rootless: %v; want refused", err)
 		}
-		e, err := sandbox.Runner{Limits: sandbox.Limits{Processes: 50, OpenFiles: 100}}.Enforcement()
-		if err != nil || e.Processes != sandbox.ByRlimit || e.OpenFiles != sandbox.ByRlimit {
-			t.Errorf("Enforcement of processes and open files, rootless: %+v, %v; want both by rlimit", e, err)
+		e, err := sandbox.Runner{Limits: sandbox.Limits{Memory: 64 << 20, Processes: 50, OpenFiles: 100}}.Enforcement()
+		if want := (sandbox.Enforcement{Memory: sandbox.ByRlimit, Processes: sandbox.ByRlimit, OpenFiles: sandbox.ByRlimit}); err != nil || e != want {
+			t.Errorf("Enforcement of memory, processes and open files, rootless: %+v, %v; want %+v", e, err, want)
 		}
 		return
 	}
@@ -73,40 +74,64 @@ func testSandboxLimitEnforcement(t *testing.T) {
 	}
 }
 
-// A plugin that allocates past its memory limit is killed by the kernel,
-// and the host reports it with the limit.
-func TestSandboxMemoryLimit(t *testing.T) {
-	t.Run(rootMode, func(t *testing.T) {
-		const limit = 128 << 20
+// A plugin that allocates past its memory limit dies of it, and the host
+// reports it with the limit and what enforced it: a cgroup, whose kernel
+// kills it, for a root host; RLIMIT_DATA, under which its allocation
+// fails, for a rootless one. The host lives on and starts the next.
+func TestSandboxMemoryLimit(t *testing.T) { bothModes(t, testSandboxMemoryLimit) }
+
+func testSandboxMemoryLimit(t *testing.T) {
+	limit, enforcer := int64(128<<20), sandbox.ByCgroupV1
+	if _, err := os.Stat("/sys/fs/cgroup/cgroup.controllers"); err == nil {
+		enforcer = sandbox.ByCgroupV2
+	}
+	orphan := ""
+	if rootless() {
+		enforcer = sandbox.ByRlimit
+		limit = rlimitMemory()
+	} else {
 		// The cgroup a dead host left (no process has that ID: the
 		// kernel's are below 2^22) goes when the next plugin's is made.
-		orphan := "/sys/fs/cgroup/memory/plugkit/4194400-1"
-		if _, err := os.Stat("/sys/fs/cgroup/cgroup.controllers"); err == nil {
+		orphan = "/sys/fs/cgroup/memory/plugkit/4194400-1"
+		if enforcer == sandbox.ByCgroupV2 {
 			orphan = "/sys/fs/cgroup/plugkit/4194400-1"
 		}
 		if err := os.MkdirAll(orphan, 0o755); err != nil {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { syscall.Rmdir(orphan) })
-		c := startSandboxed(t, sandbox.Runner{Limits: sandbox.Limits{Memory: limit}})
-		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-		defer cancel()
-		if err := c.Conn().Invoke(ctx, probeMethod, wrapperspb.String("alloc 1024"), new(wrapperspb.StringValue)); err == nil {
-			t.Fatal("the plugin allocated 1 GiB past its limit of 128 MiB")
-		}
-		select {
-		case <-c.Exited():
-		case <-ctx.Done():
-			t.Fatal("the plugin still runs after passing its memory limit")
-		}
-		err := c.Close()
-		var mem *sandbox.MemoryLimitError
-		if !errors.As(err, &mem) || mem.Limit != limit {
-			t.Fatalf("Close: %v; want an error wrapping *sandbox.MemoryLimitError with limit %d", err, limit)
-		}
-		if !strings.Contains(err.Error(), "memory limit of 134217728 bytes") {
-			t.Errorf("the error %q does not name the limit", err)
-		}
+	}
+	r := sandbox.Runner{Limits: sandbox.Limits{Memory: limit}}
+	if e, err := r.Enforcement(); err != nil || e.Memory != enforcer {
+		t.Fatalf("Enforcement of a memory limit: %+v, %v; want it by %s", e, err, enforcer)
+	}
+	c := startSandboxed(t, r)
+	if got, err := try(c, "alloc 16"); err != nil || got != "ok" {
+		t.Fatalf("allocating 16 MiB under a limit of %d: %q, %v; the plugin: %v", limit, got, err, c.Close())
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	if err := c.Conn().Invoke(ctx, probeMethod, wrapperspb.String("alloc 2048"), new(wrapperspb.StringValue)); err == nil {
+		t.Fatalf("the plugin allocated 2 GiB past its limit of %d bytes", limit)
+	}
+	select {
+	case <-c.Exited():
+	case <-ctx.Done():
+		t.Fatal("the plugin still runs after passing its memory limit")
+	}
+	err := c.Close()
+	var mem *sandbox.MemoryLimitError
+	if !errors.As(err, &mem) || mem.Limit != limit || mem.Enforcer != enforcer {
+		t.Fatalf("Close: %v; want an error wrapping *sandbox.MemoryLimitError with limit %d by %s", err, limit, enforcer)
+	}
+	t.Logf("reported: %v", mem)
+	if !strings.Contains(err.Error(), fmt.Sprintf("memory limit of %d bytes", limit)) {
+		t.Errorf("the error %q does not name the limit", err)
+	}
+	if enforcer == sandbox.ByRlimit && !strings.Contains(mem.Message, "out of memory") && !strings.Contains(mem.Message, "ThreadSanitizer") {
+		t.Errorf("the error's Message %q is not the runtime's out-of-memory report", mem.Message)
+	}
+	if orphan != "" {
 		if _, err := os.Stat(orphan); !errors.Is(err, os.ErrNotExist) {
 			t.Errorf("the orphaned cgroup %s of a dead host remains: %v", orphan, err)
 		}
@@ -116,7 +141,100 @@ func TestSandboxMemoryLimit(t *testing.T) {
 		if left = append(left, v2...); len(left) > 0 {
 			t.Errorf("the plugin's cgroups remain after it exited: %v", left)
 		}
-	})
+	}
+	// The host lives on: the next plugin, under the same limit, serves.
+	if got := do(t, startSandboxed(t, r), "alloc 16"); got != "ok" {
+		t.Errorf("the next plugin under the limit: %s", got)
+	}
+}
+
+// rlimitMemory is the memory limit the tests give a rootless plugin:
+// RLIMIT_DATA counts every thread's stack (this binary uses cgo: 8 MiB a
+// thread) and the race detector's shadow memory.
+func rlimitMemory() int64 {
+	if raceEnabled {
+		return 768 << 20
+	}
+	return 256 << 20
+}
+
+// A plugin that fails without a runtime's out-of-memory message is no
+// memory-limit death, under RLIMIT_DATA as under a cgroup: killed, it is
+// reported as a plain exit.
+func TestSandboxMemoryLimitOtherDeath(t *testing.T) { bothModes(t, testSandboxMemoryLimitOtherDeath) }
+
+func testSandboxMemoryLimitOtherDeath(t *testing.T) {
+	limit := int64(128 << 20)
+	if rootless() {
+		limit = rlimitMemory()
+	}
+	c := startSandboxed(t, sandbox.Runner{Limits: sandbox.Limits{Memory: limit}})
+	if err := c.Conn().Invoke(context.Background(), probeMethod, wrapperspb.String("exit 2"), new(wrapperspb.StringValue)); err == nil {
+		t.Fatal("the probe answered after exiting")
+	}
+	select {
+	case <-c.Exited():
+	case <-time.After(20 * time.Second):
+		t.Fatal("the plugin still runs after exiting")
+	}
+	err := c.Close()
+	var mem *sandbox.MemoryLimitError
+	if errors.As(err, &mem) || err == nil {
+		t.Errorf("Close after an exit that was not the memory limit's: %v; want a plain exit error", err)
+	}
+}
+
+// A plugin that uses up its processor time (Limits.CPUTime, RLIMIT_CPU,
+// in both modes) is killed by the kernel and reported with the limit; a
+// plugin killed otherwise before it used as much is not.
+func TestSandboxCPUTimeLimit(t *testing.T) { bothModes(t, testSandboxCPUTimeLimit) }
+
+func testSandboxCPUTimeLimit(t *testing.T) {
+	r := sandbox.Runner{Limits: sandbox.Limits{CPUTime: 700 * time.Millisecond}}
+	if e, err := r.Enforcement(); err != nil || e.CPUTime != sandbox.ByRlimit {
+		t.Fatalf("Enforcement of a CPU time limit: %+v, %v; want it by rlimit", e, err)
+	}
+	c := startSandboxed(t, r)
+	// Two busy threads for up to 10 s: the kernel stops them after 1 s of
+	// processor time (the limit, rounded up).
+	if got, err := try(c, "burn 10000"); err == nil {
+		t.Fatalf("the plugin burned 20 s of processor time under a limit of 1 s: %q", got)
+	}
+	select {
+	case <-c.Exited():
+	case <-time.After(20 * time.Second):
+		t.Fatal("the plugin still runs after using up its processor time")
+	}
+	err := c.Close()
+	var cpu *sandbox.CPUTimeLimitError
+	if !errors.As(err, &cpu) || cpu.Limit != time.Second || cpu.Used < 900*time.Millisecond {
+		t.Fatalf("Close: %v; want an error wrapping *sandbox.CPUTimeLimitError with a limit of 1s", err)
+	}
+	t.Logf("reported: %v", cpu)
+	if !strings.Contains(err.Error(), "processor time of 1s") {
+		t.Errorf("the error %q does not name the limit", err)
+	}
+
+	// Killed from outside with its time unspent: a plain crash.
+	c = startSandboxed(t, r)
+	syscall.Kill(c.Pid(), syscall.SIGKILL)
+	select {
+	case <-c.Exited():
+	case <-time.After(20 * time.Second):
+		t.Fatal("the plugin still runs after SIGKILL")
+	}
+	if err := c.Close(); errors.As(err, &cpu) || err == nil {
+		t.Errorf("Close after a SIGKILL from outside: %v; want a plain exit error", err)
+	}
+}
+
+// try asks the plugin to run one probe command, and returns its error.
+func try(c *host.Client, cmd string) (string, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	out := new(wrapperspb.StringValue)
+	err := c.Conn().Invoke(ctx, probeMethod, wrapperspb.String(cmd), out)
+	return out.GetValue(), err
 }
 
 // A fork bomb stops at the process limit; the plugin and its host live on.

@@ -184,6 +184,11 @@ func (p *probe) do(ctx context.Context, cmd string) string {
 		}
 	case "spawn":
 		return spawn(arg)
+	case "exit":
+		// Exit at once with the status given, saying nothing.
+		var code int
+		fmt.Sscan(arg, &code)
+		os.Exit(code)
 	case "burn":
 		// Keep two CPUs busy for the milliseconds given.
 		var ms int

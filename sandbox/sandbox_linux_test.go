@@ -36,6 +36,10 @@ func TestMain(m *testing.M) {
 		runProbePlugin()
 		return
 	}
+	if os.Getenv(catalogEnv) != "" {
+		runCatalogPlugin()
+		return
+	}
 	if os.Getenv(hostEnv) != "" {
 		runHost()
 		return

@@ -33,6 +33,12 @@ type Spec struct {
 	// NoFile and NProc, when not 0, are the plugin's RLIMIT_NOFILE and
 	// RLIMIT_NPROC, soft and hard.
 	NoFile, NProc int `json:",omitempty"`
+	// Data, when not 0, is the plugin's RLIMIT_DATA in bytes, soft and
+	// hard: set last, just before the plugin is executed.
+	Data int64 `json:",omitempty"`
+	// CPU, when not 0, is the plugin's RLIMIT_CPU in seconds, soft and
+	// hard.
+	CPU int64 `json:",omitempty"`
 }
 
 // Mode is how the trampoline isolates the plugin.

@@ -93,8 +93,16 @@ func run(js string) error {
 	if err := loadSeccomp(); err != nil {
 		return fmt.Errorf("installing the seccomp filter: %w", err)
 	}
-	path := "/proc/self/fd/" + strconv.Itoa(exe)
-	err = syscall.Exec(path, os.Args, os.Environ())
+	path, env := "/proc/self/fd/"+strconv.Itoa(exe), os.Environ()
+	// Last: the trampoline, the host's binary, may already map more
+	// than the plugin may (a race detector's shadow memory).
+	if sp.Data > 0 {
+		lim := syscall.Rlimit{Cur: uint64(sp.Data), Max: uint64(sp.Data)}
+		if err := syscall.Setrlimit(syscall.RLIMIT_DATA, &lim); err != nil {
+			return fmt.Errorf("setting RLIMIT_DATA to %d: %w", sp.Data, err)
+		}
+	}
+	err = syscall.Exec(path, os.Args, env)
 	if err == syscall.EACCES {
 		return fmt.Errorf("executing the plugin %s as user %d, group %d: %w: let that user execute it (chmod o+rx, or choose Runner.UID and Runner.GID)", sp.Exe, sp.UID, sp.GID, err)
 	}
@@ -405,9 +413,9 @@ func finishDrop(w *parentWatch) error {
 func setLimits(sp Spec) error {
 	for _, l := range []struct {
 		res  int
-		n    int
+		n    int64
 		name string
-	}{{syscall.RLIMIT_NOFILE, sp.NoFile, "RLIMIT_NOFILE"}, {rlimitNproc, sp.NProc, "RLIMIT_NPROC"}} {
+	}{{syscall.RLIMIT_NOFILE, int64(sp.NoFile), "RLIMIT_NOFILE"}, {rlimitNproc, int64(sp.NProc), "RLIMIT_NPROC"}, {syscall.RLIMIT_CPU, sp.CPU, "RLIMIT_CPU"}} {
 		if l.n <= 0 {
 			continue
 		}
