@@ -52,17 +52,18 @@ type Installed struct {
 }
 
 // MetadataError says an installed binary's own Describe answer differs
-// from the release metadata it was chosen by; Install removed it.
+// from the release metadata it was chosen by; Install removed it without
+// installing it (a binary already at Path stays).
 type MetadataError struct {
-	// Source and Version name the release; Path is where the binary was
-	// before it was removed.
+	// Source and Version name the release; Path is where the binary
+	// would have been installed.
 	Source, Version, Path string
 	// Claimed is the release's metadata, Served the binary's answer.
 	Claimed, Served *catalogv1.DescribeResponse
 }
 
 func (e *MetadataError) Error() string {
-	return fmt.Sprintf("%s:%s: the release's metadata does not match its binary, so it was removed from %s: the metadata claims %s, the binary serves %s; the publisher must republish the release (plugkit release push starts the binary for its metadata)",
+	return fmt.Sprintf("%s:%s: the release's metadata does not match its binary, so it was removed and not installed at %s: the metadata claims %s, the binary serves %s; the publisher must republish the release (plugkit release push starts the binary for its metadata)",
 		e.Source, e.Version, e.Path, summary(e.Claimed), summary(e.Served))
 }
 
@@ -108,16 +109,19 @@ func Install(ctx context.Context, repo *Repository, rel Release, t Target) (Inst
 	}
 	stepDone("fetched")
 	synced := st.startSync()
+	if beforeDescribe != nil {
+		beforeDescribe(st.tmp)
+	}
 	served, err := describeStaged(ctx, st, t.Cookie, layer.Digest.Encoded())
 	stepDone("described")
 	if err == nil && !proto.Equal(served, rel.Description) {
 		err = &MetadataError{Source: repo.Source, Version: rel.Version, Path: st.path, Claimed: rel.Description, Served: served}
 	}
+	syncErr := <-synced // the sync ends before the file is renamed or removed
 	if err == nil {
-		err = st.install(<-synced)
+		err = st.install(syncErr)
 	}
 	if err != nil {
-		<-synced
 		st.discard()
 		return Installed{}, err
 	}
@@ -131,6 +135,10 @@ func Install(ctx context.Context, repo *Repository, rel Release, t Target) (Inst
 // stepDone marks the end of one of Install's steps; the benchmark sets it
 // to time them.
 var stepDone = func(step string) {}
+
+// beforeDescribe, when set, runs with the staged file's path before it is
+// started; tests use it to swap the file.
+var beforeDescribe func(tmp string)
 
 // fetchVerified checks the release's signature while it reads the
 // platform manifest and downloads the binary into a temporary file; a

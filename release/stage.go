@@ -69,7 +69,11 @@ func stage(path string, r io.Reader, l ocispec.Descriptor) (_ *staged, err error
 		}
 	}()
 	h := sha256.New()
-	n, err := io.CopyBuffer(io.MultiWriter(w, h), io.LimitReader(r, l.Size+1), make([]byte, copyBuffer))
+	var out io.Writer = w
+	if f, ok := w.(*os.File); ok {
+		out = startWriteback(w, f)
+	}
+	n, err := io.CopyBuffer(io.MultiWriter(out, h), io.LimitReader(r, l.Size+1), make([]byte, copyBuffer))
 	if err != nil {
 		return nil, fmt.Errorf("install: write %s: %w (nothing was installed)", path, err)
 	}
@@ -132,17 +136,24 @@ func (st *staged) startSync() <-chan error {
 	return done
 }
 
-// install renames the synced file to its path, once synced is nil.
+// install renames the synced file to its path, once synced is nil, and
+// checks that what it renamed is the file it wrote and started.
 func (st *staged) install(synced error) error {
 	if synced != nil {
 		return synced
 	}
-	if st.ro != nil {
-		st.ro.Close()
-		st.ro = nil
-	}
 	if err := os.Rename(st.tmp, st.path); err != nil {
 		return fmt.Errorf("install: %w", err)
+	}
+	if st.ro != nil {
+		ri, err1 := st.ro.Stat()
+		pi, err2 := os.Stat(st.path)
+		if err1 != nil || err2 != nil || !os.SameFile(ri, pi) {
+			os.Remove(st.path)
+			return fmt.Errorf("install: %s was replaced by another file while it was checked, so it was removed: another process writes into %s; make the directory writable by this user only and install again", st.tmp, filepath.Dir(st.path))
+		}
+		st.ro.Close()
+		st.ro = nil
 	}
 	syncDir(filepath.Dir(st.path))
 	return nil
