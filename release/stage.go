@@ -68,22 +68,69 @@ func stage(path string, r io.Reader, l ocispec.Descriptor) (_ *staged, err error
 			st.discard()
 		}
 	}()
-	h := sha256.New()
 	var out io.Writer = w
 	if f, ok := w.(*os.File); ok {
 		out = startWriteback(w, f)
 	}
-	n, err := io.CopyBuffer(io.MultiWriter(out, h), io.LimitReader(r, l.Size+1), make([]byte, copyBuffer))
+	n, sum, err := copyHashed(out, io.LimitReader(r, l.Size+1))
 	if err != nil {
 		return nil, fmt.Errorf("install: write %s: %w (nothing was installed)", path, err)
 	}
-	if got := "sha256:" + hex.EncodeToString(h.Sum(nil)); n != l.Size || got != l.Digest.String() {
+	if got := "sha256:" + hex.EncodeToString(sum); n != l.Size || got != l.Digest.String() {
 		return nil, fmt.Errorf("%w: the binary %s downloaded as %d bytes with digest %s, the signed manifest says %d bytes, %s: a tampered or corrupt blob; nothing was installed", ErrTampered, filepath.Base(path), n, got, l.Size, l.Digest)
 	}
 	if err := st.seal(w); err != nil {
 		return nil, err
 	}
 	return st, nil
+}
+
+// hashBuffers is how many buffers copyHashed passes between its reader
+// and its hasher.
+const hashBuffers = 4
+
+// copyHashed copies r to w and returns the SHA-256 of what it copied,
+// hashing each piece in another goroutine while it reads and writes the
+// next, so that the hash overlaps the network and the file.
+func copyHashed(w io.Writer, r io.Reader) (int64, []byte, error) {
+	free := make(chan []byte, hashBuffers)
+	for range hashBuffers {
+		free <- make([]byte, copyBuffer/hashBuffers)
+	}
+	full := make(chan []byte, hashBuffers)
+	sum := make(chan []byte, 1)
+	go func() {
+		h := sha256.New()
+		for b := range full {
+			h.Write(b)
+			free <- b[:cap(b)]
+		}
+		sum <- h.Sum(nil)
+	}()
+	var n int64
+	var err error
+	for err == nil {
+		b := <-free
+		k, rerr := io.ReadFull(r, b)
+		if k > 0 {
+			if _, werr := w.Write(b[:k]); werr != nil {
+				rerr = werr
+			}
+			n += int64(k)
+			full <- b[:k]
+		}
+		switch {
+		case rerr == io.EOF || rerr == io.ErrUnexpectedEOF:
+			rerr = io.EOF
+		case rerr != nil:
+			err = rerr
+		}
+		if rerr == io.EOF {
+			break
+		}
+	}
+	close(full)
+	return n, <-sum, err
 }
 
 // seal makes the written file executable and closes w: where execByFD, it

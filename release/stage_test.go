@@ -1,6 +1,9 @@
 package release
 
 import (
+	"bytes"
+	"crypto/rand"
+	"crypto/sha256"
 	"errors"
 	"net/http"
 	"os"
@@ -8,7 +11,9 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
+	"testing/iotest"
 	"time"
 
 	"github.com/plugkit/plugkit/compat"
@@ -151,4 +156,35 @@ func TestInstallRefusesABinarySwappedWhileChecked(t *testing.T) {
 		t.Fatalf("got %v, want an error saying the binary was replaced", err)
 	}
 	assertOnly(t, dir)
+}
+
+// TestCopyHashedHashesWhatItCopies copies 3 MiB and 7 bytes, read in
+// uneven pieces, and checks the copy and its SHA-256; a failing writer
+// ends the copy with its error.
+func TestCopyHashedHashesWhatItCopies(t *testing.T) {
+	data := make([]byte, 3<<20+7)
+	if _, err := rand.Read(data); err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	n, sum, err := copyHashed(&out, iotest.HalfReader(bytes.NewReader(data)))
+	want := sha256.Sum256(data)
+	if err != nil || n != int64(len(data)) || !bytes.Equal(sum, want[:]) || !bytes.Equal(out.Bytes(), data) {
+		t.Fatalf("copied %d bytes, err %v, sum %x; want %d bytes, sum %x, the same bytes", n, err, sum, len(data), want)
+	}
+	_, _, err = copyHashed(&failingAfter{limit: 1 << 20}, bytes.NewReader(data))
+	if !errors.Is(err, syscall.ENOSPC) {
+		t.Fatalf("got %v, want the writer's ENOSPC", err)
+	}
+}
+
+// failingAfter accepts limit bytes, then fails with ENOSPC.
+type failingAfter struct{ limit, n int }
+
+func (w *failingAfter) Write(p []byte) (int, error) {
+	if w.n+len(p) > w.limit {
+		return 0, syscall.ENOSPC
+	}
+	w.n += len(p)
+	return len(p), nil
 }
