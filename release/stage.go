@@ -55,9 +55,10 @@ var createTemp = func(dir, pattern string) (io.WriteCloser, string, error) {
 
 // stage copies r to a temporary file beside path, checking it has l's size
 // and digest, and makes it executable; on any failure it removes the
-// temporary file.
+// temporary file. The file's name starts with a dot and ends with path's
+// base name, so that it keeps its extension (.exe) while it is started.
 func stage(path string, r io.Reader, l ocispec.Descriptor) (_ *staged, err error) {
-	w, tmp, err := createTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
+	w, tmp, err := createTemp(filepath.Dir(path), ".tmp*-"+filepath.Base(path))
 	if err != nil {
 		return nil, fmt.Errorf("install: %w", err)
 	}
