@@ -17,7 +17,8 @@ import (
 // rather than by its path with the host hashing it again (the pin).
 const execByFD = runtime.GOOS == "linux"
 
-// copyBuffer is the size of the buffer a download is copied through.
+// copyBuffer is how much of a download copyHashed holds at once, in
+// hashBuffers pieces.
 const copyBuffer = 1 << 20
 
 // staged is a downloaded binary whose size and SHA-256 were checked, in a
