@@ -31,7 +31,7 @@ func TestInstallRefusesUnsignedAndUntrusted(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	desc, err := describeBinary(ctx, bins[0].path, objectstore.Cookie, "")
+	desc, err := describeBinary(ctx, bins[0].path, objectstore.Cookie)
 	if err != nil {
 		t.Fatal(err)
 	}

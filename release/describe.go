@@ -2,7 +2,10 @@ package release
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"os"
+	"strconv"
 
 	catalogv1 "github.com/plugkit/plugkit/gen/plugkit/catalog/v1"
 	"github.com/plugkit/plugkit/handshake"
@@ -11,24 +14,65 @@ import (
 	"github.com/plugkit/plugkit/wire"
 )
 
-// describeBinary starts the binary at path, pinned to sha256Hex when that
-// is not empty, and returns its Describe answer, checked as the manager
-// checks it. With a pin, the host hashes the file it opened and executes
-// that same open file, so the binary described is the one verified; the
-// file is hashed once, not again by a manager.
-func describeBinary(ctx context.Context, path string, cookie handshake.Cookie, sha256Hex string) (*catalogv1.DescribeResponse, error) {
+// describeStaged starts the staged binary and returns its Describe
+// answer, checked as the manager checks it. Where execByFD, the host
+// executes the read-only descriptor stage checked (see staged); elsewhere
+// it hashes the file it starts against sha256Hex (the pin), so either
+// way the binary described is the one whose digest was verified.
+func describeStaged(ctx context.Context, st *staged, cookie handshake.Cookie, sha256Hex string) (*catalogv1.DescribeResponse, error) {
+	if cookie.Key == "" {
+		return nil, fmt.Errorf("describe %s: no magic cookie: set the plugin's handshake cookie (--cookie KEY=VALUE)", st.path)
+	}
+	cmd := host.Command{Path: st.tmp, Cookie: cookie}
+	if st.ro != nil {
+		cmd.Runner = execFile(st.ro)
+	} else {
+		cmd.SHA256 = sha256Hex
+	}
+	d, err := describe(ctx, cmd)
+	var ce *host.ChecksumError
+	if errors.As(err, &ce) {
+		return nil, fmt.Errorf("%w: the binary %s changed on disk after its digest was checked: %v; nothing was installed", ErrTampered, st.path, ce)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("describe %s: %w", st.path, err)
+	}
+	return d, nil
+}
+
+// describeBinary starts the binary at path and returns its Describe
+// answer (for Push, which describes a local build).
+func describeBinary(ctx context.Context, path string, cookie handshake.Cookie) (*catalogv1.DescribeResponse, error) {
 	if cookie.Key == "" {
 		return nil, fmt.Errorf("describe %s: no magic cookie: set the plugin's handshake cookie (--cookie KEY=VALUE)", path)
 	}
-	c, err := host.Start(ctx, host.Command{Path: path, Cookie: cookie, SHA256: sha256Hex},
-		host.Options{Versions: []int{wire.CatalogProtocolVersion}})
-	if err != nil {
-		return nil, fmt.Errorf("describe %s: %w", path, err)
-	}
-	defer c.Close()
-	d, err := manager.DescribeCatalog(ctx, c.Conn())
+	d, err := describe(ctx, host.Command{Path: path, Cookie: cookie})
 	if err != nil {
 		return nil, fmt.Errorf("describe %s: %w", path, err)
 	}
 	return d, nil
+}
+
+// describe starts cmd, asks for its Describe answer, checked as the
+// manager checks it, and stops it.
+func describe(ctx context.Context, cmd host.Command) (*catalogv1.DescribeResponse, error) {
+	c, err := host.Start(ctx, cmd, host.Options{Versions: []int{wire.CatalogProtocolVersion}})
+	if err != nil {
+		return nil, err
+	}
+	defer c.Close()
+	return manager.DescribeCatalog(ctx, c.Conn())
+}
+
+// execFile is a host.Runner that executes the open file f instead of the
+// command's path: f is passed to the child, which the kernel starts from
+// /proc/self/fd/N (Linux).
+func execFile(f *os.File) host.Runner {
+	return host.RunnerFunc(func(l *host.Launch) error {
+		fd := 3 + len(l.Cmd.ExtraFiles)
+		l.Cmd.ExtraFiles = append(l.Cmd.ExtraFiles, f)
+		l.Cmd.Path = "/proc/self/fd/" + strconv.Itoa(fd)
+		l.Cmd.Err = nil
+		return nil
+	})
 }

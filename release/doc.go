@@ -12,9 +12,10 @@
 // cosign-compatible signature of the index's digest (ECDSA P-256 over
 // cosign's simple-signing payload, under the tag sha256-HEX.sig); Install
 // refuses a release that is unsigned, signed by a key it does not trust,
-// or whose content differs from what was signed, and writes the binary
-// atomically before checking that its own Describe agrees with the
-// metadata it was chosen by. A Lock records every platform's digest, and
+// or whose content differs from what was signed, checks that the
+// downloaded binary's own Describe agrees with the metadata it was chosen
+// by, and only then installs it atomically (temporary file, fsync,
+// rename). A Lock records every platform's digest, and
 // Lock.Pins turns it into manager.Config.Pins.
 //
 // See docs/distribution.md for the workflow: publishing from CI,

@@ -3,8 +3,6 @@ package release
 import (
 	"context"
 	"crypto"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -54,17 +52,18 @@ type Installed struct {
 }
 
 // MetadataError says an installed binary's own Describe answer differs
-// from the release metadata it was chosen by; Install removed it.
+// from the release metadata it was chosen by; Install removed it without
+// installing it (a binary already at Path stays).
 type MetadataError struct {
-	// Source and Version name the release; Path is where the binary was
-	// before it was removed.
+	// Source and Version name the release; Path is where the binary
+	// would have been installed.
 	Source, Version, Path string
 	// Claimed is the release's metadata, Served the binary's answer.
 	Claimed, Served *catalogv1.DescribeResponse
 }
 
 func (e *MetadataError) Error() string {
-	return fmt.Sprintf("%s:%s: the release's metadata does not match its binary, so it was removed from %s: the metadata claims %s, the binary serves %s; the publisher must republish the release (plugkit release push starts the binary for its metadata)",
+	return fmt.Sprintf("%s:%s: the release's metadata does not match its binary, so it was removed and not installed at %s: the metadata claims %s, the binary serves %s; the publisher must republish the release (plugkit release push starts the binary for its metadata)",
 		e.Source, e.Version, e.Path, summary(e.Claimed), summary(e.Served))
 }
 
@@ -83,28 +82,19 @@ func summary(d *catalogv1.DescribeResponse) string {
 
 // Install installs this platform's binary of rel into t.Dir: it verifies
 // the release's signature against t.Keys, downloads the binary (or takes
-// it from t.Cache) checking its digest against the signed manifest, writes
-// it atomically (temporary file, fsync, rename) under a lock on the
-// directory, then starts it and removes it again if its Describe answer
-// differs from the release's metadata (a *MetadataError).
+// it from t.Cache) checking its digest against the signed manifest into a
+// temporary file, starts it for its Describe answer, and installs it
+// (fsync, rename) under a lock on the directory only if that answer is the
+// release's metadata; otherwise it removes it (a *MetadataError). The
+// signature check runs beside the download; the binary is started only
+// once both succeeded, and is never usable under its name before.
 func Install(ctx context.Context, repo *Repository, rel Release, t Target) (Installed, error) {
-	here := runtime.GOOS + "/" + runtime.GOARCH
 	if t.Locked != nil && t.Locked.Index != rel.Digest {
 		return Installed{}, fmt.Errorf("%s:%s is %s, the lock file has %s: %w; the tag was moved to other content. If the new content is trusted, delete the plugin's entry from the lock file and install again", repo.Source, rel.Version, rel.Digest, t.Locked.Index, ErrLockMismatch)
 	}
-	if err := Verify(ctx, repo, rel.Digest, t.Keys); err != nil {
-		return Installed{}, err
+	if len(t.Keys) == 0 {
+		return Installed{}, Verify(ctx, repo, rel.Digest, nil)
 	}
-	layer, err := binaryLayer(ctx, repo, rel, here)
-	if err != nil {
-		return Installed{}, err
-	}
-	if t.Locked != nil {
-		if err := t.Locked.check(here, layer.Digest); err != nil {
-			return Installed{}, err
-		}
-	}
-	name := layer.Annotations[ocispec.AnnotationTitle]
 	if err := os.MkdirAll(t.Dir, 0o755); err != nil {
 		return Installed{}, fmt.Errorf("install: %w", err)
 	}
@@ -113,19 +103,82 @@ func Install(ctx context.Context, repo *Repository, rel Release, t Target) (Inst
 		return Installed{}, err
 	}
 	defer unlock()
-	path := filepath.Join(t.Dir, name)
-	if err := download(ctx, repo, layer, path, t.Cache); err != nil {
+	st, layer, err := fetchVerified(ctx, repo, rel, t)
+	if err != nil {
 		return Installed{}, err
 	}
-	served, err := describeBinary(ctx, path, t.Cookie, layer.Digest.Encoded())
+	stepDone("fetched")
+	synced := st.startSync()
+	if beforeDescribe != nil {
+		beforeDescribe(st.tmp)
+	}
+	served, err := describeStaged(ctx, st, t.Cookie, layer.Digest.Encoded())
+	stepDone("described")
 	if err == nil && !proto.Equal(served, rel.Description) {
-		err = &MetadataError{Source: repo.Source, Version: rel.Version, Path: path, Claimed: rel.Description, Served: served}
+		err = &MetadataError{Source: repo.Source, Version: rel.Version, Path: st.path, Claimed: rel.Description, Served: served}
+	}
+	syncErr := <-synced // the sync ends before the file is renamed or removed
+	if err == nil {
+		err = st.install(syncErr)
 	}
 	if err != nil {
-		os.Remove(path)
+		st.discard()
 		return Installed{}, err
 	}
-	return Installed{Path: path, SHA256: layer.Digest.Encoded(), Release: rel}, nil
+	stepDone("installed")
+	if t.Cache != "" {
+		cacheBinary(ctx, t.Cache, layer, st.path)
+	}
+	return Installed{Path: st.path, SHA256: layer.Digest.Encoded(), Release: rel}, nil
+}
+
+// stepDone marks the end of one of Install's steps; the benchmark sets it
+// to time them.
+var stepDone = func(step string) {}
+
+// beforeDescribe, when set, runs with the staged file's path before it is
+// started; tests use it to swap the file.
+var beforeDescribe func(tmp string)
+
+// fetchVerified checks the release's signature while it reads the
+// platform manifest and downloads the binary into a temporary file; a
+// failed signature check cancels the download and is the error returned.
+func fetchVerified(ctx context.Context, repo *Repository, rel Release, t Target) (*staged, ocispec.Descriptor, error) {
+	vctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	verified := make(chan error, 1)
+	go func() {
+		err := Verify(vctx, repo, rel.Digest, t.Keys)
+		if err != nil {
+			cancel(err)
+		}
+		verified <- err
+	}()
+	st, layer, err := fetchBinary(vctx, repo, rel, t)
+	if verr := <-verified; verr != nil {
+		if err == nil {
+			st.discard()
+		}
+		return nil, layer, verr
+	}
+	return st, layer, err
+}
+
+// fetchBinary reads rel's manifest for this platform, checks its binary
+// against the lock file and downloads it into a temporary file in t.Dir.
+func fetchBinary(ctx context.Context, repo *Repository, rel Release, t Target) (*staged, ocispec.Descriptor, error) {
+	here := runtime.GOOS + "/" + runtime.GOARCH
+	layer, err := binaryLayer(ctx, repo, rel, here)
+	if err != nil {
+		return nil, layer, err
+	}
+	if t.Locked != nil {
+		if err := t.Locked.check(here, layer.Digest); err != nil {
+			return nil, layer, err
+		}
+	}
+	st, err := download(ctx, repo, layer, filepath.Join(t.Dir, layer.Annotations[ocispec.AnnotationTitle]), t.Cache)
+	return st, layer, err
 }
 
 // binaryLayer reads the release's manifest for platform and returns its
@@ -154,23 +207,22 @@ func binaryLayer(ctx context.Context, repo *Repository, rel Release, platform st
 	return l, nil
 }
 
-// download writes the blob l to path atomically, from cache when it
-// holds it, checking its size and SHA-256.
-func download(ctx context.Context, repo *Repository, l ocispec.Descriptor, path, cache string) error {
-	var store *oci.Store
+// download copies the blob l into a temporary file beside path, from
+// cache when it holds it, checking its size and SHA-256; nothing is at
+// path yet.
+func download(ctx context.Context, repo *Repository, l ocispec.Descriptor, path, cache string) (*staged, error) {
 	if cache != "" {
-		s, err := oci.New(cache)
+		store, err := oci.New(cache)
 		if err != nil {
-			return fmt.Errorf("install: open the cache %s: %w", cache, err)
+			return nil, fmt.Errorf("install: open the cache %s: %w", cache, err)
 		}
-		store = s
 		if ok, _ := store.Exists(ctx, l); ok {
 			rc, err := store.Fetch(ctx, l)
 			if err == nil {
-				err = writeAtomic(path, rc, l)
+				st, err := stage(path, rc, l)
 				rc.Close()
 				if err == nil {
-					return nil
+					return st, nil
 				}
 			}
 			// A bad cache entry: drop it, and fall back to the
@@ -182,76 +234,33 @@ func download(ctx context.Context, repo *Repository, l ocispec.Descriptor, path,
 	defer cancel(nil)
 	rc, err := repo.target.Fetch(fctx, l)
 	if err != nil {
-		return repo.wrap("download "+l.Digest.String(), err)
+		return nil, repo.wrap("download "+l.Digest.String(), err)
 	}
-	err = writeAtomic(path, stallGuard(rc, repo.stall, cancel), l)
+	st, err := stage(path, stallGuard(rc, repo.stall, cancel), l)
 	rc.Close()
 	if cause := context.Cause(fctx); err != nil && errors.Is(cause, errStalled) {
 		err = fmt.Errorf("%s: download %s: %w (nothing was installed)", repo.Source, l.Digest, cause)
 	}
-	if err != nil {
-		if errors.Is(err, ErrTampered) {
-			return fmt.Errorf("%s: %w", repo.Source, err)
-		}
-		return err
+	if errors.Is(err, ErrTampered) {
+		return nil, fmt.Errorf("%s: %w", repo.Source, err)
 	}
-	if store != nil {
-		if f, err := os.Open(path); err == nil {
-			store.Push(ctx, l, f) // best effort: a cache failure does not fail the install
-			f.Close()
-		}
-	}
-	return nil
+	return st, err
 }
 
-// createTemp makes the temporary file writeAtomic writes; tests replace
-// it to fail the write.
-var createTemp = func(dir, pattern string) (io.WriteCloser, string, error) {
-	f, err := os.CreateTemp(dir, pattern)
+// cacheBinary stores the installed binary at path in the cache, best
+// effort: a cache failure does not fail the install.
+func cacheBinary(ctx context.Context, cache string, l ocispec.Descriptor, path string) {
+	store, err := oci.New(cache)
 	if err != nil {
-		return nil, "", err
+		return
 	}
-	return f, f.Name(), nil
-}
-
-// writeAtomic copies r to a temporary file beside path, checking it has
-// l's size and digest, syncs it, makes it executable and renames it to
-// path; on any failure it removes the temporary file.
-func writeAtomic(path string, r io.Reader, l ocispec.Descriptor) (err error) {
-	w, tmp, err := createTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
-	if err != nil {
-		return fmt.Errorf("install: %w", err)
+	if ok, _ := store.Exists(ctx, l); ok {
+		return
 	}
-	defer func() {
-		if err != nil {
-			w.Close()
-			os.Remove(tmp)
-		}
-	}()
-	h := sha256.New()
-	n, err := io.Copy(io.MultiWriter(w, h), io.LimitReader(r, l.Size+1))
-	if err != nil {
-		return fmt.Errorf("install: write %s: %w (nothing was installed)", path, err)
+	if f, err := os.Open(path); err == nil {
+		store.Push(ctx, l, f)
+		f.Close()
 	}
-	if got := "sha256:" + hex.EncodeToString(h.Sum(nil)); n != l.Size || got != l.Digest.String() {
-		return fmt.Errorf("%w: the binary %s downloaded as %d bytes with digest %s, the signed manifest says %d bytes, %s: a tampered or corrupt blob; nothing was installed", ErrTampered, filepath.Base(path), n, got, l.Size, l.Digest)
-	}
-	if f, ok := w.(*os.File); ok {
-		if err := f.Sync(); err != nil {
-			return fmt.Errorf("install: sync %s: %w", tmp, err)
-		}
-		if err := f.Chmod(0o755); err != nil {
-			return fmt.Errorf("install: %w", err)
-		}
-	}
-	if err := w.Close(); err != nil {
-		return fmt.Errorf("install: write %s: %w (nothing was installed)", path, err)
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		return fmt.Errorf("install: %w", err)
-	}
-	syncDir(filepath.Dir(path))
-	return nil
 }
 
 // errStalled says a download's body stopped arriving.

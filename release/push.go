@@ -77,7 +77,7 @@ func Push(ctx context.Context, repo *Repository, p Publication) (Release, error)
 	if local == "" {
 		return Release{}, fmt.Errorf("push: %s has no binary for this machine's platform %s (%s/%s_%s/NAME): it is started for the release's Describe answer", p.Dir, here, p.Dir, runtime.GOOS, runtime.GOARCH)
 	}
-	desc, err := describeBinary(ctx, local, p.Cookie, "")
+	desc, err := describeBinary(ctx, local, p.Cookie)
 	if err != nil {
 		return Release{}, fmt.Errorf("push: %w", err)
 	}
