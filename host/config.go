@@ -43,8 +43,9 @@ type Options struct {
 	// picks the highest it shares.
 	Versions []int
 	// Security is how the connection is secured. The zero value means
-	// AutoMTLS for Start and Connect, plain text for Reattach, and is
-	// refused by Dial; see Security.
+	// AutoMTLS for Start and plain text for Reattach; Connect refuses it
+	// (give it AutoMTLS(id) with the plugin's identity) and so does Dial
+	// (give it TLS, or Plaintext on loopback); see Security.
 	Security Security
 	// Name labels the plugin in logs and errors; empty means the base
 	// name of Command.Path for Start, "pid N" for Reattach, the endpoints

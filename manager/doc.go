@@ -7,7 +7,7 @@
 // the latest major version of a kind, through an adapter when a plugin
 // only has an older one.
 //
-//	m := manager.New(manager.Config{Sources: []manager.Source{manager.Dirs("./plugins")}, Cookie: cookie})
+//	m := manager.New(manager.Config{Sources: []manager.Source{manager.Dirs("./plugins")}, Launch: host.Command{Cookie: cookie}})
 //	if err := m.Discover(ctx); err != nil { ... }
 //	defer m.Close()
 //	store, err := manager.Dispense(ctx, m, "objectstore", "example.com/fs", manager.Majors[Store]{

@@ -75,10 +75,11 @@ type Config struct {
 	Debug bool
 
 	// Plugin is the plugkit plugin configuration to start from: its
-	// Logger, ServerOptions, MaxMessageSize and the test fields are used
-	// as they are. Cookie and Versions are set by tfserve and must be
-	// left zero; Name is set from Config.Name, and DebugAnnounce defaults
-	// to tfserve's DebugAnnounce.
+	// Logger, ServerOptions, MaxMessageSize, ShutdownTimeout, Limits and
+	// TLSProvider are used as they are, and its Debug as Debug above.
+	// Cookie and Versions are set by tfserve and must be left zero; Name
+	// is replaced by Config.Name, and DebugAnnounce defaults to tfserve's
+	// DebugAnnounce.
 	Plugin plugin.Config
 }
 

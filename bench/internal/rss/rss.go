@@ -1,4 +1,3 @@
-// Package rss reads the resident set size of a process from /proc.
 package rss
 
 import (
