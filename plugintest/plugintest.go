@@ -101,6 +101,9 @@ func start(ctx context.Context, cfg plugin.Config, o Options, name string) (*hos
 	if len(cfg.Versions) == 0 {
 		return nil, nil, errors.New("plugin.Config.Versions is empty: register the services of at least one app protocol version")
 	}
+	if cfg.Debug {
+		return nil, nil, errors.New("plugin.Config.Debug is set: debug mode serves for a person and prints a reattach line, not the handshake plugintest connects with; unset it in tests (reattach to a plugin in debug mode with host.Reattach)")
+	}
 	if cfg.TLSProvider != nil && o.Security.TLSConfig() == nil {
 		return nil, nil, errors.New("the plugin serves its own TLS (Config.TLSProvider): give the host its PKI in Options.Security, as host.TLS(cfg)")
 	}

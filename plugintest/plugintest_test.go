@@ -191,3 +191,22 @@ func TestRun(t *testing.T) {
 		t.Errorf("Run without versions: %v", err)
 	}
 }
+
+// TestRunRefusesDebugMode checks that a Config in debug mode, which
+// serves for a person and prints a reattach line instead of the
+// handshake, is refused at once with an error saying so, rather than
+// failing to parse a handshake.
+func TestRunRefusesDebugMode(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	cfg := config()
+	cfg.Debug = true
+	c, stop, err := plugintest.Run(ctx, cfg, plugintest.Options{})
+	if err == nil {
+		stop()
+		t.Fatalf("Run in debug mode connected (version %d): want an error", c.Version())
+	}
+	if !strings.Contains(err.Error(), "Config.Debug") {
+		t.Fatalf("Run in debug mode: %v: want an error naming Config.Debug", err)
+	}
+}
