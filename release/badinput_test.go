@@ -63,11 +63,7 @@ func TestInstallRefusesUnsignedAndUntrusted(t *testing.T) {
 func TestVerifyRefusesContentChangedAfterSigning(t *testing.T) {
 	repo := openRegistry(t, "plugins/fs", nil)
 	ctx := testCtx(t)
-	key, pub := newKey(t)
-	good, err := Push(ctx, repo, Publication{Dir: releaseDir(t, pluginBinary(t, "fs")), Version: "2.1.0", Key: key, Cookie: objectstore.Cookie})
-	if err != nil {
-		t.Fatal(err)
-	}
+	good, _, pub := pushFS(t, repo)
 	// The attacker's release: another binary under the same tag, with
 	// the good signature copied onto the new digest's signature tag.
 	bins, err := scanDir(releaseDir(t, pluginBinary(t, "memory")))
@@ -106,19 +102,8 @@ func TestVerifyRefusesContentChangedAfterSigning(t *testing.T) {
 func TestInstallRefusesTamperedLayer(t *testing.T) {
 	repo := openRegistry(t, "plugins/fs", nil)
 	ctx := testCtx(t)
-	key, pub := newKey(t)
-	rel, err := Push(ctx, repo, Publication{Dir: releaseDir(t, pluginBinary(t, "fs")), Version: "2.1.0", Key: key, Cookie: objectstore.Cookie})
-	if err != nil {
-		t.Fatal(err)
-	}
-	layout := t.TempDir()
-	mirror, err := Open(LayoutPrefix+layout, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := Mirror(ctx, repo, mirror, rel.Version); err != nil {
-		t.Fatal(err)
-	}
+	rel, _, pub := pushFS(t, repo)
+	mirror, layout := mirrorTo(t, repo, rel.Version)
 	blob := filepath.Join(layout, "blobs", "sha256", fileSHA(t, pluginBinary(t, "fs")))
 	f, err := os.OpenFile(blob, os.O_WRONLY, 0)
 	if err != nil {
@@ -260,14 +245,11 @@ func TestRegistryErrorsAreRetriedAndNamed(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx := testCtx(t)
-	key, _ := newKey(t)
 	publisher, err := Open(reg.Host+"/plugins/fs", Options{PlainHTTP: true})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := Push(ctx, publisher, Publication{Dir: releaseDir(t, pluginBinary(t, "fs")), Version: "2.1.0", Key: key, Cookie: objectstore.Cookie}); err != nil {
-		t.Fatal(err)
-	}
+	pushFS(t, publisher)
 
 	mode.Store("503")
 	requests.Store(0)
@@ -319,11 +301,7 @@ func TestRegistryErrorsAreRetriedAndNamed(t *testing.T) {
 func TestInstallWaitsForTheDirectoryLock(t *testing.T) {
 	repo := openRegistry(t, "plugins/fs", nil)
 	ctx := testCtx(t)
-	key, pub := newKey(t)
-	rel, err := Push(ctx, repo, Publication{Dir: releaseDir(t, pluginBinary(t, "fs")), Version: "2.1.0", Key: key, Cookie: objectstore.Cookie})
-	if err != nil {
-		t.Fatal(err)
-	}
+	rel, _, pub := pushFS(t, repo)
 	dir := t.TempDir()
 	unlock, err := lockDir(ctx, dir)
 	if err != nil {
@@ -369,11 +347,7 @@ func (w *failingWriter) Close() error { return w.f.Close() }
 func TestInstallWhoseWriteFailsLeavesNoPartialFile(t *testing.T) {
 	repo := openRegistry(t, "plugins/fs", nil)
 	ctx := testCtx(t)
-	key, pub := newKey(t)
-	rel, err := Push(ctx, repo, Publication{Dir: releaseDir(t, pluginBinary(t, "fs")), Version: "2.1.0", Key: key, Cookie: objectstore.Cookie})
-	if err != nil {
-		t.Fatal(err)
-	}
+	rel, _, pub := pushFS(t, repo)
 	old := createTemp
 	t.Cleanup(func() { createTemp = old })
 	createTemp = func(dir, pattern string) (io.WriteCloser, string, error) {
@@ -384,7 +358,7 @@ func TestInstallWhoseWriteFailsLeavesNoPartialFile(t *testing.T) {
 		return &failingWriter{f: f, limit: 1 << 20}, f.Name(), nil
 	}
 	dir := t.TempDir()
-	_, err = Install(ctx, repo, rel, Target{Dir: dir, Keys: pub, Cookie: objectstore.Cookie})
+	_, err := Install(ctx, repo, rel, Target{Dir: dir, Keys: pub, Cookie: objectstore.Cookie})
 	if !errors.Is(err, syscall.ENOSPC) || !strings.Contains(err.Error(), "nothing was installed") {
 		t.Fatalf("got %v, want ENOSPC and nothing installed", err)
 	}

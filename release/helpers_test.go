@@ -183,3 +183,31 @@ func fakeDescription(version string, majors ...uint32) *catalogv1.DescribeRespon
 	}
 	return &catalogv1.DescribeResponse{PluginVersion: version, Kinds: []*catalogv1.Kind{k}}
 }
+
+// pushFS pushes the fs example plugin as release 2.1.0 of repo, for this
+// platform and the extra ones, signed by a new key; it returns the
+// release, the key and the key's public half to trust.
+func pushFS(t testing.TB, repo *Repository, extra ...string) (Release, crypto.Signer, []crypto.PublicKey) {
+	t.Helper()
+	key, pub := newKey(t)
+	rel, err := Push(testCtx(t), repo, Publication{Dir: releaseDir(t, pluginBinary(t, "fs"), extra...), Version: "2.1.0", Key: key, Cookie: objectstore.Cookie})
+	if err != nil {
+		t.Fatalf("push fs 2.1.0: %v", err)
+	}
+	return rel, key, pub
+}
+
+// mirrorTo copies release version of repo into a new OCI image-layout
+// directory and returns the mirror and the directory.
+func mirrorTo(t testing.TB, repo *Repository, version string) (*Repository, string) {
+	t.Helper()
+	layout := t.TempDir()
+	mirror, err := Open(LayoutPrefix+layout, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := Mirror(testCtx(t), repo, mirror, version); err != nil {
+		t.Fatalf("mirror %s: %v", version, err)
+	}
+	return mirror, layout
+}

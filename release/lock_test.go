@@ -21,11 +21,7 @@ import (
 func TestLockRecordsEveryPlatformAndPinsTheManager(t *testing.T) {
 	repo := openRegistry(t, "plugins/fs", nil)
 	ctx := testCtx(t)
-	key, pub := newKey(t)
-	rel, err := Push(ctx, repo, Publication{Dir: releaseDir(t, pluginBinary(t, "fs"), "darwin/arm64", "windows/amd64"), Version: "2.1.0", Key: key, Cookie: objectstore.Cookie})
-	if err != nil {
-		t.Fatal(err)
-	}
+	rel, _, pub := pushFS(t, repo, "darwin/arm64", "windows/amd64")
 	lp, err := LockRelease(ctx, repo, rel, pub, "~> 2.0", []string{here}, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -89,11 +85,7 @@ func TestLockRecordsEveryPlatformAndPinsTheManager(t *testing.T) {
 func TestInstallWithLockRefusesMismatch(t *testing.T) {
 	repo := openRegistry(t, "plugins/fs", nil)
 	ctx := testCtx(t)
-	key, pub := newKey(t)
-	rel, err := Push(ctx, repo, Publication{Dir: releaseDir(t, pluginBinary(t, "fs")), Version: "2.1.0", Key: key, Cookie: objectstore.Cookie})
-	if err != nil {
-		t.Fatal(err)
-	}
+	rel, _, pub := pushFS(t, repo)
 	lp, err := LockRelease(ctx, repo, rel, pub, "", nil, nil)
 	if err != nil {
 		t.Fatal(err)

@@ -87,11 +87,7 @@ func TestInstallRunsNoBinaryBeforeItsSignatureIsVerified(t *testing.T) {
 func TestInstallOfALyingReleaseKeepsTheInstalledOne(t *testing.T) {
 	repo := openRegistry(t, "plugins/fs", nil)
 	ctx := testCtx(t)
-	key, pub := newKey(t)
-	good, err := Push(ctx, repo, Publication{Dir: releaseDir(t, pluginBinary(t, "fs")), Version: "2.1.0", Key: key, Cookie: objectstore.Cookie})
-	if err != nil {
-		t.Fatal(err)
-	}
+	good, key, pub := pushFS(t, repo)
 	dir := t.TempDir()
 	inst, err := Install(ctx, repo, good, Target{Dir: dir, Keys: pub, Cookie: objectstore.Cookie})
 	if err != nil {
@@ -131,11 +127,7 @@ func TestInstallOfALyingReleaseKeepsTheInstalledOne(t *testing.T) {
 func TestInstallRefusesABinarySwappedWhileChecked(t *testing.T) {
 	repo := openRegistry(t, "plugins/fs", nil)
 	ctx := testCtx(t)
-	key, pub := newKey(t)
-	rel, err := Push(ctx, repo, Publication{Dir: releaseDir(t, pluginBinary(t, "fs")), Version: "2.1.0", Key: key, Cookie: objectstore.Cookie})
-	if err != nil {
-		t.Fatal(err)
-	}
+	rel, _, pub := pushFS(t, repo)
 	other, err := os.ReadFile(pluginBinary(t, "memory"))
 	if err != nil {
 		t.Fatal(err)
