@@ -27,18 +27,11 @@ import (
 func TestInstallRefusesUnsignedAndUntrusted(t *testing.T) {
 	repo := openRegistry(t, "plugins/fs", nil)
 	ctx := testCtx(t)
-	bins, err := scanDir(releaseDir(t, pluginBinary(t, "fs")))
+	desc, err := describeBinary(ctx, pluginBinary(t, "fs"), objectstore.Cookie)
 	if err != nil {
 		t.Fatal(err)
 	}
-	desc, err := describeBinary(ctx, bins[0].path, objectstore.Cookie)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rel, err := pushRelease(ctx, repo, "2.1.0", bins, desc, false)
-	if err != nil {
-		t.Fatal(err)
-	}
+	rel := pushUnsigned(t, repo, "fs", "2.1.0", desc, false)
 	_, trusted := newKey(t)
 	dir := t.TempDir()
 	_, err = Install(ctx, repo, rel, Target{Dir: dir, Keys: trusted, Cookie: objectstore.Cookie})
@@ -66,14 +59,7 @@ func TestVerifyRefusesContentChangedAfterSigning(t *testing.T) {
 	good, _, pub := pushFS(t, repo)
 	// The attacker's release: another binary under the same tag, with
 	// the good signature copied onto the new digest's signature tag.
-	bins, err := scanDir(releaseDir(t, pluginBinary(t, "memory")))
-	if err != nil {
-		t.Fatal(err)
-	}
-	bad, err := pushRelease(ctx, repo, "2.1.0", bins, good.Description, true)
-	if err != nil {
-		t.Fatal(err)
-	}
+	bad := pushUnsigned(t, repo, "memory", "2.1.0", good.Description, true)
 	sigDesc, err := repo.target.Resolve(ctx, signatureTag(good.Digest))
 	if err != nil {
 		t.Fatal(err)
@@ -133,14 +119,7 @@ func TestInstallRemovesReleaseWhoseMetadataLies(t *testing.T) {
 	repo := openRegistry(t, "plugins/fs", nil)
 	ctx := testCtx(t)
 	key, pub := newKey(t)
-	bins, err := scanDir(releaseDir(t, pluginBinary(t, "fs")))
-	if err != nil {
-		t.Fatal(err)
-	}
-	rel, err := pushRelease(ctx, repo, "2.1.0", bins, fakeDescription("2.1.0", 3), false)
-	if err != nil {
-		t.Fatal(err)
-	}
+	rel := pushUnsigned(t, repo, "fs", "2.1.0", fakeDescription("2.1.0", 3), false)
 	if err := Sign(ctx, repo, rel.Digest, key); err != nil {
 		t.Fatal(err)
 	}

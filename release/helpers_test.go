@@ -211,3 +211,19 @@ func mirrorTo(t testing.TB, repo *Repository, version string) (*Repository, stri
 	}
 	return mirror, layout
 }
+
+// pushUnsigned pushes the example plugin's binary, for this platform
+// only, as release version of repo with the Describe answer desc (true or
+// not), and signs nothing.
+func pushUnsigned(t testing.TB, repo *Repository, plugin, version string, desc *catalogv1.DescribeResponse, overwrite bool) Release {
+	t.Helper()
+	bins, err := scanDir(releaseDir(t, pluginBinary(t, plugin)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rel, err := pushRelease(testCtx(t), repo, version, bins, desc, overwrite)
+	if err != nil {
+		t.Fatalf("push %s %s: %v", plugin, version, err)
+	}
+	return rel
+}
