@@ -1,16 +1,11 @@
 package main
 
 import (
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"os"
 	"path/filepath"
 	"runtime"
 	"strings"
 	"testing"
-
-	"github.com/sigstore/sigstore/pkg/cryptoutils"
 
 	"github.com/plugkit/plugkit/internal/registrytest"
 	"github.com/plugkit/plugkit/release"
@@ -24,23 +19,8 @@ import (
 func TestReleasePushInstallLock(t *testing.T) {
 	reg := registrytest.Start(t, registrytest.Options{})
 	work := t.TempDir()
-	priv, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	keyFile, pubFile, err := demoKeys(work)
 	if err != nil {
-		t.Fatal(err)
-	}
-	privPEM, err := cryptoutils.MarshalPrivateKeyToPEM(priv)
-	if err != nil {
-		t.Fatal(err)
-	}
-	pubPEM, err := cryptoutils.MarshalPublicKeyToPEM(priv.Public())
-	if err != nil {
-		t.Fatal(err)
-	}
-	keyFile, pubFile := filepath.Join(work, "release.key"), filepath.Join(work, "release.pub")
-	if err := os.WriteFile(keyFile, privPEM, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(pubFile, pubPEM, 0o644); err != nil {
 		t.Fatal(err)
 	}
 	src := reg.Host + "/plugins/objectstore"
