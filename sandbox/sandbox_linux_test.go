@@ -24,6 +24,7 @@ import (
 	"google.golang.org/protobuf/types/known/wrapperspb"
 
 	"github.com/plugkit/plugkit/host"
+	"github.com/plugkit/plugkit/internal/testutil"
 	"github.com/plugkit/plugkit/sandbox"
 )
 
@@ -413,7 +414,7 @@ func testSandboxedPluginDiesWithItsHost(t *testing.T) {
 	}
 	line, err := bufio.NewReader(out).ReadString('\n')
 	pid, perr := strconv.Atoi(strings.TrimSpace(line))
-	if err != nil || perr != nil || !running(pid) {
+	if err != nil || perr != nil || !testutil.Running(pid) {
 		cmd.Process.Kill()
 		cmd.Wait()
 		t.Fatalf("the host printed %q (%v); want the running plugin's pid", line, err)
@@ -421,24 +422,13 @@ func testSandboxedPluginDiesWithItsHost(t *testing.T) {
 	cmd.Process.Kill()
 	cmd.Wait()
 	deadline := time.Now().Add(time.Second)
-	for running(pid) {
+	for testutil.Running(pid) {
 		if time.Now().After(deadline) {
 			syscall.Kill(pid, syscall.SIGKILL)
 			t.Fatalf("sandboxed plugin %d still runs 1 s after its host was SIGKILLed", pid)
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
-}
-
-// running reports whether pid is a live process (not a zombie).
-func running(pid int) bool {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return false
-	}
-	s := string(b)
-	i := strings.LastIndexByte(s, ')')
-	return i >= 0 && len(s) > i+2 && s[i+2] != 'Z' && s[i+2] != 'X'
 }
 
 // The plugin is process 1 of a PID namespace of its own: it sees no
