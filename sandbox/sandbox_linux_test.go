@@ -73,6 +73,19 @@ func (cfg launchConfig) start(ctx context.Context) (*host.Client, error) {
 	return host.Start(ctx, cfg.Command, cfg.Options)
 }
 
+// startClose starts the plugin cfg describes, within 20 s, and closes
+// it (the benchmarks' iteration).
+func (cfg launchConfig) startClose(tb testing.TB) {
+	tb.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	c, err := cfg.start(ctx)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	c.Close()
+}
+
 // config starts this test binary as the probe plugin.
 func config(tb testing.TB, r sandbox.Runner) launchConfig {
 	tb.Helper()
