@@ -61,6 +61,10 @@ func TestReleasePushInstallLock(t *testing.T) {
 	if !strings.Contains(out, "serves objectstore majors [1], and this host speaks [2]") {
 		t.Errorf("install of a locked release the host cannot use: %s", out)
 	}
+	out = mustRun(t, 1, append([]string{"install", src, "--kind", "objectstore", "--majors", "1,2", "--constraint", "~> 2.0"}, common...)...)
+	if !strings.Contains(out, `locks, does not meet --constraint "~> 2.0"`) {
+		t.Errorf("install of a locked release the constraint excludes: %s", out)
+	}
 	out = mustRun(t, 0, "lock", "--lock", lockFile, "--key", pubFile, "--plain-http", "--platform", "darwin/arm64")
 	if !strings.Contains(out, "locked "+src+" v1.3.0") {
 		t.Errorf("lock --platform: %s", out)
