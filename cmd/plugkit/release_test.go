@@ -88,6 +88,21 @@ func TestReleasePushInstallLock(t *testing.T) {
 	}
 }
 
+// TestLockSaysWhatIsWrongWithMajors: plugkit lock of a new SOURCE with
+// a --majors list it cannot read says so, rather than asking for the
+// --kind and --majors it was given.
+func TestLockSaysWhatIsWrongWithMajors(t *testing.T) {
+	work := t.TempDir()
+	_, pubFile, err := demoKeys(work)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := mustRun(t, 1, "lock", "--lock", filepath.Join(work, "plugkit.lock"), "--key", pubFile, "oci-layout:"+filepath.Join(work, "mirror"), "--kind", "objectstore", "--majors", "one")
+	if !strings.Contains(out, "--majors:") || strings.Contains(out, "give --kind and --majors") {
+		t.Errorf("lock with --majors one: %s", out)
+	}
+}
+
 // mustRun runs the CLI in process and checks its exit status.
 func mustRun(t *testing.T, want int, args ...string) string {
 	t.Helper()
