@@ -55,7 +55,7 @@ type LockedPlugin struct {
 type LockedBinary struct {
 	Platform string // "linux/amd64"
 	Name     string // the file name it installs as
-	Digest   digest.Digest
+	Digest   digest.Digest // the binary's SHA-256, "sha256:HEX"
 }
 
 // ReadLock reads a lock file; a missing file is an empty lock.
