@@ -53,8 +53,8 @@ type LockedPlugin struct {
 
 // LockedBinary is one platform's binary of a locked release.
 type LockedBinary struct {
-	Platform string // "linux/amd64"
-	Name     string // the file name it installs as
+	Platform string        // "linux/amd64"
+	Name     string        // the file name it installs as
 	Digest   digest.Digest // the binary's SHA-256, "sha256:HEX"
 }
 
