@@ -3,7 +3,6 @@ package release
 import (
 	"context"
 	"errors"
-	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -354,45 +353,19 @@ func TestInstallWhoseWriteFailsLeavesNoPartialFile(t *testing.T) {
 // Install gives up after the response timeout with an error naming the
 // registry, and leaves no file.
 func TestInstallGivesUpOnAStalledDownload(t *testing.T) {
-	var stall atomic.Value // the digest whose blob stalls
-	stall.Store("")
-	release := make(chan struct{})
-	t.Cleanup(func() { close(release) })
-	reg := registrytest.Start(t, registrytest.Options{Wrap: func(h http.Handler) http.Handler {
-		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			d := stall.Load().(string)
-			if d == "" || r.Method != http.MethodGet || !strings.HasSuffix(r.URL.Path, "/blobs/"+d) {
-				h.ServeHTTP(w, r)
-				return
-			}
-			fi, _ := os.Stat(pluginBinary(t, "fs"))
-			w.Header().Set("Content-Length", fmt.Sprint(fi.Size()))
-			w.Header().Set("Docker-Content-Digest", d)
-			w.WriteHeader(http.StatusOK)
-			w.Write(make([]byte, 1024))
-			w.(http.Flusher).Flush()
-			select {
-			case <-release:
-			case <-r.Context().Done():
-			case <-time.After(20 * time.Second):
-			}
-		})
-	}})
+	var stall atomic.Value // the suffix of the blob that stalls
+	reg := stallingRegistry(t, &stall)
 	repo, err := Open(reg.Host+"/plugins/fs", Options{PlainHTTP: true, ResponseTimeout: 300 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
 	ctx := testCtx(t)
-	key, pub := newKey(t)
 	publisher, err := Open(reg.Host+"/plugins/fs", Options{PlainHTTP: true})
 	if err != nil {
 		t.Fatal(err)
 	}
-	rel, err := Push(ctx, publisher, Publication{Dir: releaseDir(t, pluginBinary(t, "fs")), Version: "2.1.0", Key: key, Cookie: objectstore.Cookie})
-	if err != nil {
-		t.Fatal(err)
-	}
-	stall.Store("sha256:" + fileSHA(t, pluginBinary(t, "fs")))
+	rel, _, pub := pushFS(t, publisher)
+	stall.Store("/blobs/sha256:" + fileSHA(t, pluginBinary(t, "fs")))
 	dir := t.TempDir()
 	_, err = Install(ctx, repo, rel, Target{Dir: dir, Keys: pub, Cookie: objectstore.Cookie})
 	if !errors.Is(err, errStalled) || !strings.Contains(err.Error(), reg.Host) || !strings.Contains(err.Error(), "nothing was installed") {

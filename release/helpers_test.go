@@ -8,6 +8,7 @@ import (
 	"crypto/rand"
 	"fmt"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -230,4 +231,36 @@ func pushUnsigned(t testing.TB, repo *Repository, plugin, version string, desc *
 		t.Fatalf("push %s %s: %v", plugin, version, err)
 	}
 	return rel
+}
+
+// stallingRegistry starts a registry that answers a GET whose path ends
+// in the suffix stall holds (none while it holds "") with the true
+// response's headers and first kilobyte (or less), then sends nothing
+// until the client gives up or the test ends.
+func stallingRegistry(t testing.TB, stall *atomic.Value) *registrytest.Registry {
+	stall.Store("")
+	done := make(chan struct{})
+	t.Cleanup(func() { close(done) })
+	return registrytest.Start(t, registrytest.Options{Wrap: func(h http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			suffix := stall.Load().(string)
+			if suffix == "" || r.Method != http.MethodGet || !strings.HasSuffix(r.URL.Path, suffix) {
+				h.ServeHTTP(w, r)
+				return
+			}
+			rec := httptest.NewRecorder()
+			h.ServeHTTP(rec, r)
+			for k, v := range rec.Header() {
+				w.Header()[k] = v
+			}
+			w.WriteHeader(rec.Code)
+			w.Write(rec.Body.Bytes()[:min(1024, rec.Body.Len()/2)])
+			w.(http.Flusher).Flush()
+			select {
+			case <-done:
+			case <-r.Context().Done():
+			case <-time.After(20 * time.Second):
+			}
+		})
+	}})
 }
