@@ -379,13 +379,13 @@ func TestSIGKILLedHost(t *testing.T) {
 				cmd.Wait()
 				t.Fatalf("the host printed %q (%v)", line, err)
 			}
-			if !running(pid) {
+			if !testutil.Running(pid) {
 				t.Fatal("plugin not running before its host was killed")
 			}
 			cmd.Process.Kill()
 			cmd.Wait()
 			killed := time.Now()
-			if !waitFor(time.Second, func() bool { return !running(pid) }) {
+			if !waitFor(time.Second, func() bool { return !testutil.Running(pid) }) {
 				testutil.Kill(pid)
 				t.Fatalf("plugin %d still running 1 s after its host was killed", pid)
 			}

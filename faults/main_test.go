@@ -68,22 +68,12 @@ func survivors(prefix string) []string {
 			continue
 		}
 		for _, kv := range bytes.Split(env, []byte{0}) {
-			if v, ok := bytes.CutPrefix(kv, []byte(tagEnv+"=")); ok && bytes.HasPrefix(v, []byte(prefix)) && running(pid) {
+			if v, ok := bytes.CutPrefix(kv, []byte(tagEnv+"=")); ok && bytes.HasPrefix(v, []byte(prefix)) && testutil.Running(pid) {
 				out = append(out, fmt.Sprintf("%d (%s)", pid, v))
 			}
 		}
 	}
 	return out
-}
-
-// running reports whether pid exists and is not a zombie.
-func running(pid int) bool {
-	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return false
-	}
-	i := bytes.LastIndexByte(data, ')')
-	return i < 0 || i+2 >= len(data) || data[i+2] != 'Z'
 }
 
 // waitFor polls cond every 10 ms until it holds or d has passed.

@@ -17,6 +17,7 @@ import (
 
 	objectstorev1 "github.com/plugkit/plugkit/examples/objectstore/gen/objectstore/v1"
 	"github.com/plugkit/plugkit/host"
+	"github.com/plugkit/plugkit/internal/testutil"
 	"github.com/plugkit/plugkit/plugin"
 )
 
@@ -95,7 +96,7 @@ func TestGoPluginHostReattachesToDebugPlugin(t *testing.T) {
 	// connection (Terraform exits instead); ClientProtocol.Close would send
 	// Shutdown. Close the connection alone, so nothing leaks into goleak.
 	rpc.(*goplugin.GRPCClient).Conn.Close()
-	if !alive(rc.Pid) {
+	if !testutil.Running(rc.Pid) {
 		t.Fatal("the plugin in debug mode exited when the go-plugin host killed its client")
 	}
 
@@ -107,7 +108,7 @@ func TestGoPluginHostReattachesToDebugPlugin(t *testing.T) {
 	if err := pc.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if !alive(rc.Pid) {
+	if !testutil.Running(rc.Pid) {
 		t.Fatal("the plugin in debug mode exited when the plugkit host closed its client")
 	}
 

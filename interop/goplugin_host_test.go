@@ -384,7 +384,7 @@ func TestPlugkitPluginOutlivesNoGoPluginHost(t *testing.T) {
 	if pid <= 0 {
 		t.Fatalf("the go-plugin host failed; stderr:\n%s", stderr.String())
 	}
-	if !alive(pid) {
+	if !testutil.Running(pid) {
 		t.Fatalf("plugin %d is not running", pid)
 	}
 	t.Cleanup(func() { testutil.Kill(pid) }) // only if the test failed
@@ -396,7 +396,7 @@ func TestPlugkitPluginOutlivesNoGoPluginHost(t *testing.T) {
 		t.Fatal("the go-plugin host survived SIGKILL")
 	}
 	killed := time.Now()
-	if !waitFor(5*time.Second, func() bool { return !alive(pid) }) {
+	if !waitFor(5*time.Second, func() bool { return !testutil.Running(pid) }) {
 		t.Fatalf("plugin %d still running 5 s after its host was SIGKILLed", pid)
 	}
 	d := time.Since(killed)
@@ -404,18 +404,6 @@ func TestPlugkitPluginOutlivesNoGoPluginHost(t *testing.T) {
 	if d > time.Second {
 		t.Errorf("plugin exited %v after its host died; want within 1 s", d)
 	}
-}
-
-// alive reports whether pid is a running process: neither gone nor a
-// zombie waiting for its new parent to reap it.
-func alive(pid int) bool {
-	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return testutil.Exists(pid)
-	}
-	// The state follows the command name in parentheses.
-	i := bytes.LastIndexByte(stat, ')')
-	return i < 0 || i+2 >= len(stat) || (stat[i+2] != 'Z' && stat[i+2] != 'X')
 }
 
 // TestGoPluginHostReattachesToPlugkitPlugin: a plugkit host starts the

@@ -107,7 +107,7 @@ func TestNoStaleGoPluginSockets(t *testing.T) {
 		t.Cleanup(func() { testutil.Kill(pid) }) // only if the test failed
 		cmd.Process.Kill()
 		<-done
-		if !waitFor(5*time.Second, func() bool { return !alive(pid) }) {
+		if !waitFor(5*time.Second, func() bool { return !testutil.Running(pid) }) {
 			t.Fatalf("plugin %d still running 5 s after its host was SIGKILLed", pid)
 		}
 		left := contents(t, base)

@@ -120,7 +120,7 @@ func TestDebugMode(t *testing.T) {
 		if err := c.Close(); err != nil {
 			t.Fatalf("Close %d: %v", i+1, err)
 		}
-		if !running(cmd.Process.Pid) {
+		if !testutil.Running(cmd.Process.Pid) {
 			t.Fatalf("the plugin exited when host %d closed its client: debug mode must keep serving", i+1)
 		}
 	}
@@ -172,7 +172,7 @@ func TestDebugModeOutlivesItsParent(t *testing.T) {
 	parent.Process.Kill()
 	parent.Wait()
 	time.Sleep(time.Second) // ten times the interval at which a plugin looks for its parent
-	if !running(pid) {
+	if !testutil.Running(pid) {
 		t.Fatal("plugin in debug mode exited when its parent died")
 	}
 	c, err := host.Reattach(ctx, rc, host.Options{Versions: []int{2}}, host.ReattachOptions{StopDebugPlugins: true})
@@ -184,7 +184,7 @@ func TestDebugModeOutlivesItsParent(t *testing.T) {
 		t.Fatal(err)
 	}
 	deadline := time.Now().Add(5 * time.Second)
-	for running(pid) {
+	for testutil.Running(pid) {
 		if time.Now().After(deadline) {
 			t.Fatal("plugin in debug mode still running 5 s after Close with StopDebugPlugins")
 		}

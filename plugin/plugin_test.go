@@ -89,13 +89,13 @@ func TestPluginExitsWhenItsHostDies(t *testing.T) {
 	if err != nil || len(fields) < 2 || !strings.HasPrefix(fields[1], "1|2|unix|") {
 		t.Fatalf("bare host printed %q", line)
 	}
-	if !running(pid) {
+	if !testutil.Running(pid) {
 		t.Fatal("plugin not running before its host was killed")
 	}
 	hostCmd.Process.Kill()
 	hostCmd.Wait()
 	killed := time.Now()
-	for running(pid) {
+	for testutil.Running(pid) {
 		if time.Since(killed) > time.Second {
 			testutil.Kill(pid)
 			t.Fatalf("plugin %d still running 1 s after its host died", pid)
@@ -103,17 +103,6 @@ func TestPluginExitsWhenItsHostDies(t *testing.T) {
 		time.Sleep(20 * time.Millisecond)
 	}
 	t.Logf("plugin exited %v after its host was killed", time.Since(killed).Round(time.Millisecond))
-}
-
-// running reports whether pid exists and is not a zombie.
-func running(pid int) bool {
-	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return false
-	}
-	s := string(data)
-	i := strings.LastIndexByte(s, ')')
-	return i < 0 || i+2 >= len(s) || s[i+2] != 'Z'
 }
 
 // TestRunInProcess runs a plugin inside the test, reattaches to it and

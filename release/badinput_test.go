@@ -3,7 +3,6 @@ package release
 import (
 	"context"
 	"errors"
-	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -27,18 +26,11 @@ import (
 func TestInstallRefusesUnsignedAndUntrusted(t *testing.T) {
 	repo := openRegistry(t, "plugins/fs", nil)
 	ctx := testCtx(t)
-	bins, err := scanDir(releaseDir(t, pluginBinary(t, "fs")))
+	desc, err := describeBinary(ctx, pluginBinary(t, "fs"), objectstore.Cookie)
 	if err != nil {
 		t.Fatal(err)
 	}
-	desc, err := describeBinary(ctx, bins[0].path, objectstore.Cookie)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rel, err := pushRelease(ctx, repo, "2.1.0", bins, desc, false)
-	if err != nil {
-		t.Fatal(err)
-	}
+	rel := pushUnsigned(t, repo, "fs", "2.1.0", desc, false)
 	_, trusted := newKey(t)
 	dir := t.TempDir()
 	_, err = Install(ctx, repo, rel, Target{Dir: dir, Keys: trusted, Cookie: objectstore.Cookie})
@@ -63,21 +55,10 @@ func TestInstallRefusesUnsignedAndUntrusted(t *testing.T) {
 func TestVerifyRefusesContentChangedAfterSigning(t *testing.T) {
 	repo := openRegistry(t, "plugins/fs", nil)
 	ctx := testCtx(t)
-	key, pub := newKey(t)
-	good, err := Push(ctx, repo, Publication{Dir: releaseDir(t, pluginBinary(t, "fs")), Version: "2.1.0", Key: key, Cookie: objectstore.Cookie})
-	if err != nil {
-		t.Fatal(err)
-	}
+	good, _, pub := pushFS(t, repo)
 	// The attacker's release: another binary under the same tag, with
 	// the good signature copied onto the new digest's signature tag.
-	bins, err := scanDir(releaseDir(t, pluginBinary(t, "memory")))
-	if err != nil {
-		t.Fatal(err)
-	}
-	bad, err := pushRelease(ctx, repo, "2.1.0", bins, good.Description, true)
-	if err != nil {
-		t.Fatal(err)
-	}
+	bad := pushUnsigned(t, repo, "memory", "2.1.0", good.Description, true)
 	sigDesc, err := repo.target.Resolve(ctx, signatureTag(good.Digest))
 	if err != nil {
 		t.Fatal(err)
@@ -106,19 +87,8 @@ func TestVerifyRefusesContentChangedAfterSigning(t *testing.T) {
 func TestInstallRefusesTamperedLayer(t *testing.T) {
 	repo := openRegistry(t, "plugins/fs", nil)
 	ctx := testCtx(t)
-	key, pub := newKey(t)
-	rel, err := Push(ctx, repo, Publication{Dir: releaseDir(t, pluginBinary(t, "fs")), Version: "2.1.0", Key: key, Cookie: objectstore.Cookie})
-	if err != nil {
-		t.Fatal(err)
-	}
-	layout := t.TempDir()
-	mirror, err := Open(LayoutPrefix+layout, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := Mirror(ctx, repo, mirror, rel.Version); err != nil {
-		t.Fatal(err)
-	}
+	rel, _, pub := pushFS(t, repo)
+	mirror, layout := mirrorTo(t, repo, rel.Version)
 	blob := filepath.Join(layout, "blobs", "sha256", fileSHA(t, pluginBinary(t, "fs")))
 	f, err := os.OpenFile(blob, os.O_WRONLY, 0)
 	if err != nil {
@@ -148,14 +118,7 @@ func TestInstallRemovesReleaseWhoseMetadataLies(t *testing.T) {
 	repo := openRegistry(t, "plugins/fs", nil)
 	ctx := testCtx(t)
 	key, pub := newKey(t)
-	bins, err := scanDir(releaseDir(t, pluginBinary(t, "fs")))
-	if err != nil {
-		t.Fatal(err)
-	}
-	rel, err := pushRelease(ctx, repo, "2.1.0", bins, fakeDescription("2.1.0", 3), false)
-	if err != nil {
-		t.Fatal(err)
-	}
+	rel := pushUnsigned(t, repo, "fs", "2.1.0", fakeDescription("2.1.0", 3), false)
 	if err := Sign(ctx, repo, rel.Digest, key); err != nil {
 		t.Fatal(err)
 	}
@@ -260,14 +223,11 @@ func TestRegistryErrorsAreRetriedAndNamed(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx := testCtx(t)
-	key, _ := newKey(t)
 	publisher, err := Open(reg.Host+"/plugins/fs", Options{PlainHTTP: true})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := Push(ctx, publisher, Publication{Dir: releaseDir(t, pluginBinary(t, "fs")), Version: "2.1.0", Key: key, Cookie: objectstore.Cookie}); err != nil {
-		t.Fatal(err)
-	}
+	pushFS(t, publisher)
 
 	mode.Store("503")
 	requests.Store(0)
@@ -319,11 +279,7 @@ func TestRegistryErrorsAreRetriedAndNamed(t *testing.T) {
 func TestInstallWaitsForTheDirectoryLock(t *testing.T) {
 	repo := openRegistry(t, "plugins/fs", nil)
 	ctx := testCtx(t)
-	key, pub := newKey(t)
-	rel, err := Push(ctx, repo, Publication{Dir: releaseDir(t, pluginBinary(t, "fs")), Version: "2.1.0", Key: key, Cookie: objectstore.Cookie})
-	if err != nil {
-		t.Fatal(err)
-	}
+	rel, _, pub := pushFS(t, repo)
 	dir := t.TempDir()
 	unlock, err := lockDir(ctx, dir)
 	if err != nil {
@@ -369,11 +325,7 @@ func (w *failingWriter) Close() error { return w.f.Close() }
 func TestInstallWhoseWriteFailsLeavesNoPartialFile(t *testing.T) {
 	repo := openRegistry(t, "plugins/fs", nil)
 	ctx := testCtx(t)
-	key, pub := newKey(t)
-	rel, err := Push(ctx, repo, Publication{Dir: releaseDir(t, pluginBinary(t, "fs")), Version: "2.1.0", Key: key, Cookie: objectstore.Cookie})
-	if err != nil {
-		t.Fatal(err)
-	}
+	rel, _, pub := pushFS(t, repo)
 	old := createTemp
 	t.Cleanup(func() { createTemp = old })
 	createTemp = func(dir, pattern string) (io.WriteCloser, string, error) {
@@ -384,7 +336,7 @@ func TestInstallWhoseWriteFailsLeavesNoPartialFile(t *testing.T) {
 		return &failingWriter{f: f, limit: 1 << 20}, f.Name(), nil
 	}
 	dir := t.TempDir()
-	_, err = Install(ctx, repo, rel, Target{Dir: dir, Keys: pub, Cookie: objectstore.Cookie})
+	_, err := Install(ctx, repo, rel, Target{Dir: dir, Keys: pub, Cookie: objectstore.Cookie})
 	if !errors.Is(err, syscall.ENOSPC) || !strings.Contains(err.Error(), "nothing was installed") {
 		t.Fatalf("got %v, want ENOSPC and nothing installed", err)
 	}
@@ -401,45 +353,19 @@ func TestInstallWhoseWriteFailsLeavesNoPartialFile(t *testing.T) {
 // Install gives up after the response timeout with an error naming the
 // registry, and leaves no file.
 func TestInstallGivesUpOnAStalledDownload(t *testing.T) {
-	var stall atomic.Value // the digest whose blob stalls
-	stall.Store("")
-	release := make(chan struct{})
-	t.Cleanup(func() { close(release) })
-	reg := registrytest.Start(t, registrytest.Options{Wrap: func(h http.Handler) http.Handler {
-		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			d := stall.Load().(string)
-			if d == "" || r.Method != http.MethodGet || !strings.HasSuffix(r.URL.Path, "/blobs/"+d) {
-				h.ServeHTTP(w, r)
-				return
-			}
-			fi, _ := os.Stat(pluginBinary(t, "fs"))
-			w.Header().Set("Content-Length", fmt.Sprint(fi.Size()))
-			w.Header().Set("Docker-Content-Digest", d)
-			w.WriteHeader(http.StatusOK)
-			w.Write(make([]byte, 1024))
-			w.(http.Flusher).Flush()
-			select {
-			case <-release:
-			case <-r.Context().Done():
-			case <-time.After(20 * time.Second):
-			}
-		})
-	}})
+	var stall atomic.Value // the suffix of the blob that stalls
+	reg := stallingRegistry(t, &stall)
 	repo, err := Open(reg.Host+"/plugins/fs", Options{PlainHTTP: true, ResponseTimeout: 300 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
 	ctx := testCtx(t)
-	key, pub := newKey(t)
 	publisher, err := Open(reg.Host+"/plugins/fs", Options{PlainHTTP: true})
 	if err != nil {
 		t.Fatal(err)
 	}
-	rel, err := Push(ctx, publisher, Publication{Dir: releaseDir(t, pluginBinary(t, "fs")), Version: "2.1.0", Key: key, Cookie: objectstore.Cookie})
-	if err != nil {
-		t.Fatal(err)
-	}
-	stall.Store("sha256:" + fileSHA(t, pluginBinary(t, "fs")))
+	rel, _, pub := pushFS(t, publisher)
+	stall.Store("/blobs/sha256:" + fileSHA(t, pluginBinary(t, "fs")))
 	dir := t.TempDir()
 	_, err = Install(ctx, repo, rel, Target{Dir: dir, Keys: pub, Cookie: objectstore.Cookie})
 	if !errors.Is(err, errStalled) || !strings.Contains(err.Error(), reg.Host) || !strings.Contains(err.Error(), "nothing was installed") {

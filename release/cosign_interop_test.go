@@ -47,11 +47,7 @@ func TestCosignInterop(t *testing.T) {
 		}
 	}
 
-	key, pub := newKey(t)
-	rel, err := Push(ctx, repo, Publication{Dir: releaseDir(t, pluginBinary(t, "fs")), Version: "2.1.0", Key: key, Cookie: objectstore.Cookie})
-	if err != nil {
-		t.Fatal(err)
-	}
+	rel, key, pub := pushFS(t, repo)
 	writePEM("plugkit.pub", func() ([]byte, error) { return cryptoutils.MarshalPublicKeyToPEM(pub[0]) })
 	cli("verify", "--key", "plugkit.pub", "--insecure-ignore-tlog", "--allow-insecure-registry", "--allow-http-registry", repo.Source+":2.1.0")
 

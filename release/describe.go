@@ -53,15 +53,25 @@ func describeBinary(ctx context.Context, path string, cookie handshake.Cookie) (
 	return d, nil
 }
 
+// describeTimeout bounds one binary's start and Describe, as the
+// manager bounds them; a variable for the tests.
+var describeTimeout = manager.DefaultDescribeTimeout
+
 // describe starts cmd, asks for its Describe answer, checked as the
-// manager checks it, and stops it.
+// manager checks it, and stops it, within describeTimeout.
 func describe(ctx context.Context, cmd host.Command) (*catalogv1.DescribeResponse, error) {
-	c, err := host.Start(ctx, cmd, host.Options{Versions: []int{wire.CatalogProtocolVersion}})
+	dctx, cancel := context.WithTimeout(ctx, describeTimeout)
+	defer cancel()
+	c, err := host.Start(dctx, cmd, host.Options{Versions: []int{wire.CatalogProtocolVersion}})
 	if err != nil {
 		return nil, err
 	}
 	defer c.Close()
-	return manager.DescribeCatalog(ctx, c.Conn())
+	d, err := manager.DescribeCatalog(dctx, c.Conn())
+	if err != nil && ctx.Err() == nil && dctx.Err() != nil {
+		return nil, fmt.Errorf("the plugin did not start and answer Describe within %v, as the manager requires: fix the plugin (%w)", describeTimeout, err)
+	}
+	return d, err
 }
 
 // execFile is a host.Runner that executes the open file f instead of the

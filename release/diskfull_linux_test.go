@@ -17,17 +17,13 @@ import (
 func TestInstallOnFullDiskLeavesNoPartialFile(t *testing.T) {
 	repo := openRegistry(t, "plugins/fs", nil)
 	ctx := testCtx(t)
-	key, pub := newKey(t)
-	rel, err := Push(ctx, repo, Publication{Dir: releaseDir(t, pluginBinary(t, "fs")), Version: "2.1.0", Key: key, Cookie: objectstore.Cookie})
-	if err != nil {
-		t.Fatal(err)
-	}
+	rel, _, pub := pushFS(t, repo)
 	dir := t.TempDir()
 	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", dir).CombinedOutput(); err != nil {
 		t.Fatalf("mount a 1 MiB tmpfs (the test needs root, as CI has): %v\n%s", err, out)
 	}
 	t.Cleanup(func() { syscall.Unmount(dir, 0) })
-	_, err = Install(ctx, repo, rel, Target{Dir: dir, Keys: pub, Cookie: objectstore.Cookie})
+	_, err := Install(ctx, repo, rel, Target{Dir: dir, Keys: pub, Cookie: objectstore.Cookie})
 	if !errors.Is(err, syscall.ENOSPC) || !strings.Contains(err.Error(), "nothing was installed") {
 		t.Fatalf("got %v, want ENOSPC and nothing installed", err)
 	}

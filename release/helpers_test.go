@@ -8,6 +8,7 @@ import (
 	"crypto/rand"
 	"fmt"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -30,6 +31,10 @@ var (
 )
 
 func TestMain(m *testing.M) {
+	if os.Getenv(hangEnv) != "" {
+		serveHangingDescribe()
+		return
+	}
 	code := m.Run()
 	if buildDir != "" {
 		os.RemoveAll(buildDir)
@@ -182,4 +187,80 @@ func fakeDescription(version string, majors ...uint32) *catalogv1.DescribeRespon
 		k.Majors = append(k.Majors, &catalogv1.Major{Major: m, Service: fmt.Sprintf("objectstore.v%d.ObjectStore", m), Names: []string{"example.com/fake"}})
 	}
 	return &catalogv1.DescribeResponse{PluginVersion: version, Kinds: []*catalogv1.Kind{k}}
+}
+
+// pushFS pushes the fs example plugin as release 2.1.0 of repo, for this
+// platform and the extra ones, signed by a new key; it returns the
+// release, the key and the key's public half to trust.
+func pushFS(t testing.TB, repo *Repository, extra ...string) (Release, crypto.Signer, []crypto.PublicKey) {
+	t.Helper()
+	key, pub := newKey(t)
+	rel, err := Push(testCtx(t), repo, Publication{Dir: releaseDir(t, pluginBinary(t, "fs"), extra...), Version: "2.1.0", Key: key, Cookie: objectstore.Cookie})
+	if err != nil {
+		t.Fatalf("push fs 2.1.0: %v", err)
+	}
+	return rel, key, pub
+}
+
+// mirrorTo copies release version of repo into a new OCI image-layout
+// directory and returns the mirror and the directory.
+func mirrorTo(t testing.TB, repo *Repository, version string) (*Repository, string) {
+	t.Helper()
+	layout := t.TempDir()
+	mirror, err := Open(LayoutPrefix+layout, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := Mirror(testCtx(t), repo, mirror, version); err != nil {
+		t.Fatalf("mirror %s: %v", version, err)
+	}
+	return mirror, layout
+}
+
+// pushUnsigned pushes the example plugin's binary, for this platform
+// only, as release version of repo with the Describe answer desc (true or
+// not), and signs nothing.
+func pushUnsigned(t testing.TB, repo *Repository, plugin, version string, desc *catalogv1.DescribeResponse, overwrite bool) Release {
+	t.Helper()
+	bins, err := scanDir(releaseDir(t, pluginBinary(t, plugin)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rel, err := pushRelease(testCtx(t), repo, version, bins, desc, overwrite)
+	if err != nil {
+		t.Fatalf("push %s %s: %v", plugin, version, err)
+	}
+	return rel
+}
+
+// stallingRegistry starts a registry that answers a GET whose path ends
+// in the suffix stall holds (none while it holds "") with the true
+// response's headers and first kilobyte (or less), then sends nothing
+// until the client gives up or the test ends.
+func stallingRegistry(t testing.TB, stall *atomic.Value) *registrytest.Registry {
+	stall.Store("")
+	done := make(chan struct{})
+	t.Cleanup(func() { close(done) })
+	return registrytest.Start(t, registrytest.Options{Wrap: func(h http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			suffix := stall.Load().(string)
+			if suffix == "" || r.Method != http.MethodGet || !strings.HasSuffix(r.URL.Path, suffix) {
+				h.ServeHTTP(w, r)
+				return
+			}
+			rec := httptest.NewRecorder()
+			h.ServeHTTP(rec, r)
+			for k, v := range rec.Header() {
+				w.Header()[k] = v
+			}
+			w.WriteHeader(rec.Code)
+			w.Write(rec.Body.Bytes()[:min(1024, rec.Body.Len()/2)])
+			w.(http.Flusher).Flush()
+			select {
+			case <-done:
+			case <-r.Context().Done():
+			case <-time.After(20 * time.Second):
+			}
+		})
+	}})
 }

@@ -62,8 +62,8 @@ type MetadataError struct {
 	Claimed, Served *catalogv1.DescribeResponse
 }
 
-// Error says which release lied about its binary, and that it was not
-// installed.
+// Error names the release, what its metadata claims and what the binary
+// serves.
 func (e *MetadataError) Error() string {
 	return fmt.Sprintf("%s:%s: the release's metadata does not match its binary, so it was removed and not installed at %s: the metadata claims %s, the binary serves %s; the publisher must republish the release (plugkit release push starts the binary for its metadata)",
 		e.Source, e.Version, e.Path, summary(e.Claimed), summary(e.Served))

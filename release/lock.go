@@ -53,9 +53,9 @@ type LockedPlugin struct {
 
 // LockedBinary is one platform's binary of a locked release.
 type LockedBinary struct {
-	Platform string // "linux/amd64"
-	Name     string // the file name it installs as
-	Digest   digest.Digest
+	Platform string        // "linux/amd64"
+	Name     string        // the file name it installs as
+	Digest   digest.Digest // the binary's SHA-256, "sha256:HEX"
 }
 
 // ReadLock reads a lock file; a missing file is an empty lock.
@@ -73,79 +73,117 @@ func ReadLock(path string) (*Lock, error) {
 // ParseLock reads a lock file's text; errors name the file (name) and
 // the line.
 func ParseLock(name string, data []byte) (*Lock, error) {
-	l := &Lock{}
-	var cur *LockedPlugin
-	sawVersion := false
+	p := lockParser{lines: map[string]int{}}
 	sc := bufio.NewScanner(bytes.NewReader(data))
 	for n := 1; sc.Scan(); n++ {
-		bad := func(format string, args ...any) error {
-			return fmt.Errorf("%s:%d: %s (the line reads %q); restore the file from version control or delete the plugin's entry and run plugkit lock again", name, n, fmt.Sprintf(format, args...), sc.Text())
-		}
 		line := strings.TrimSpace(sc.Text())
 		if line == "" || strings.HasPrefix(line, "#") {
 			continue
 		}
-		key, rest, _ := strings.Cut(line, " ")
-		rest = strings.TrimSpace(rest)
-		fields := strings.Fields(rest)
-		switch {
-		case key == "lock-version":
-			if rest != "1" {
-				return nil, bad("lock-version %q: this plugkit reads version 1", rest)
-			}
-			sawVersion = true
-		case !sawVersion:
-			return nil, bad("a lock file starts with lock-version 1")
-		case key == "plugin":
-			if len(fields) != 1 {
-				return nil, bad("want plugin SOURCE")
-			}
-			if l.Find(fields[0]) != nil {
-				return nil, bad("plugin %s is listed twice", fields[0])
-			}
-			l.Plugins = append(l.Plugins, LockedPlugin{Source: fields[0]})
-			cur = &l.Plugins[len(l.Plugins)-1]
-		case cur == nil:
-			return nil, bad("%q comes before any plugin line", key)
-		case key == "version":
-			if len(fields) != 1 {
-				return nil, bad("want version VERSION")
-			}
-			cur.Version = fields[0]
-		case key == "constraint":
-			c, err := strconv.Unquote(rest)
-			if err != nil {
-				return nil, bad("want constraint \"QUOTED\"")
-			}
-			cur.Constraint = c
-		case key == "index":
-			d, err := parseDigest(fields)
-			if err != nil {
-				return nil, bad("index: %v", err)
-			}
-			cur.Index = d
-		case key == "binary":
-			if len(fields) != 3 || strings.Count(fields[0], "/") != 1 {
-				return nil, bad("want binary OS/ARCH NAME sha256:HEX")
-			}
-			d, err := parseDigest(fields[2:])
-			if err != nil {
-				return nil, bad("binary: %v", err)
-			}
-			cur.Binaries = append(cur.Binaries, LockedBinary{Platform: fields[0], Name: fields[1], Digest: d})
-		default:
-			return nil, bad("unknown keyword %q (want plugin, version, constraint, index or binary)", key)
+		if msg := p.parse(n, line); msg != "" {
+			return nil, fmt.Errorf("%s:%d: %s (the line reads %q); restore the file from version control or delete the plugin's entry and run plugkit lock again", name, n, msg, sc.Text())
 		}
 	}
 	if err := sc.Err(); err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
-	for _, p := range l.Plugins {
-		if p.Version == "" || p.Index == "" || len(p.Binaries) == 0 {
-			return nil, fmt.Errorf("%s: plugin %s lacks its version, index or binary lines; restore the file from version control or run plugkit lock again", name, p.Source)
+	for _, lp := range p.l.Plugins {
+		missing := ""
+		switch {
+		case lp.Version == "":
+			missing = "version"
+		case lp.Index == "":
+			missing = "index"
+		case len(lp.Binaries) == 0:
+			missing = "binary"
+		}
+		if missing != "" {
+			return nil, fmt.Errorf("%s:%d: plugin %s lacks its %s line; restore the file from version control or delete the plugin's entry and run plugkit lock again", name, p.lines[lp.Source], lp.Source, missing)
 		}
 	}
-	return l, nil
+	return &p.l, nil
+}
+
+// lockParser reads a lock file line by line.
+type lockParser struct {
+	l          Lock
+	cur        *LockedPlugin
+	sawVersion bool
+	// lines are the line numbers of the plugin lines, by source.
+	lines map[string]int
+}
+
+// parse reads line n, neither blank nor a comment; it returns what is
+// wrong with it, or "".
+func (p *lockParser) parse(n int, line string) string {
+	key, rest, _ := strings.Cut(line, " ")
+	rest = strings.TrimSpace(rest)
+	fields := strings.Fields(rest)
+	switch {
+	case key == "lock-version":
+		if rest != "1" {
+			return fmt.Sprintf("lock-version %q: this plugkit reads version 1", rest)
+		}
+		p.sawVersion = true
+	case !p.sawVersion:
+		return "a lock file starts with lock-version 1"
+	case key == "plugin":
+		if len(fields) != 1 {
+			return "want plugin SOURCE"
+		}
+		if p.l.Find(fields[0]) != nil {
+			return fmt.Sprintf("plugin %s is listed twice", fields[0])
+		}
+		p.l.Plugins = append(p.l.Plugins, LockedPlugin{Source: fields[0]})
+		p.cur, p.lines[fields[0]] = &p.l.Plugins[len(p.l.Plugins)-1], n
+	case p.cur == nil:
+		return fmt.Sprintf("%q comes before any plugin line", key)
+	case key == "version", key == "constraint", key == "index":
+		return p.cur.setField(key, rest, fields)
+	case key == "binary":
+		if len(fields) != 3 || strings.Count(fields[0], "/") != 1 {
+			return "want binary OS/ARCH NAME sha256:HEX"
+		}
+		if slices.ContainsFunc(p.cur.Binaries, func(b LockedBinary) bool { return b.Platform == fields[0] }) {
+			return fmt.Sprintf("plugin %s has a second binary line for %s", p.cur.Source, fields[0])
+		}
+		d, err := parseDigest(fields[2:])
+		if err != nil {
+			return "binary: " + err.Error()
+		}
+		p.cur.Binaries = append(p.cur.Binaries, LockedBinary{Platform: fields[0], Name: fields[1], Digest: d})
+	default:
+		return fmt.Sprintf("unknown keyword %q (want plugin, version, constraint, index or binary)", key)
+	}
+	return ""
+}
+
+// setField reads a plugin's version, constraint or index line; it
+// returns what is wrong with it, or "".
+func (lp *LockedPlugin) setField(key, rest string, fields []string) string {
+	if (key == "version" && lp.Version != "") || (key == "constraint" && lp.Constraint != "") || (key == "index" && lp.Index != "") {
+		return fmt.Sprintf("plugin %s has a second %s line", lp.Source, key)
+	}
+	switch key {
+	case "version":
+		if len(fields) != 1 {
+			return "want version VERSION"
+		}
+		lp.Version = fields[0]
+	case "constraint":
+		c, err := strconv.Unquote(rest)
+		if err != nil {
+			return "want constraint \"QUOTED\""
+		}
+		lp.Constraint = c
+	case "index":
+		d, err := parseDigest(fields)
+		if err != nil {
+			return "index: " + err.Error()
+		}
+		lp.Index = d
+	}
+	return ""
 }
 
 func parseDigest(fields []string) (digest.Digest, error) {

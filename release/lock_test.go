@@ -21,11 +21,7 @@ import (
 func TestLockRecordsEveryPlatformAndPinsTheManager(t *testing.T) {
 	repo := openRegistry(t, "plugins/fs", nil)
 	ctx := testCtx(t)
-	key, pub := newKey(t)
-	rel, err := Push(ctx, repo, Publication{Dir: releaseDir(t, pluginBinary(t, "fs"), "darwin/arm64", "windows/amd64"), Version: "2.1.0", Key: key, Cookie: objectstore.Cookie})
-	if err != nil {
-		t.Fatal(err)
-	}
+	rel, _, pub := pushFS(t, repo, "darwin/arm64", "windows/amd64")
 	lp, err := LockRelease(ctx, repo, rel, pub, "~> 2.0", []string{here}, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -89,11 +85,7 @@ func TestLockRecordsEveryPlatformAndPinsTheManager(t *testing.T) {
 func TestInstallWithLockRefusesMismatch(t *testing.T) {
 	repo := openRegistry(t, "plugins/fs", nil)
 	ctx := testCtx(t)
-	key, pub := newKey(t)
-	rel, err := Push(ctx, repo, Publication{Dir: releaseDir(t, pluginBinary(t, "fs")), Version: "2.1.0", Key: key, Cookie: objectstore.Cookie})
-	if err != nil {
-		t.Fatal(err)
-	}
+	rel, _, pub := pushFS(t, repo)
 	lp, err := LockRelease(ctx, repo, rel, pub, "", nil, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -140,7 +132,10 @@ func TestParseLockNamesTheLine(t *testing.T) {
 		{good + "plugin r.example/fs\n", "plugkit.lock:7: plugin r.example/fs is listed twice"},
 		{"lock-version 1\n  version 1.0.0\n", "plugkit.lock:2: \"version\" comes before any plugin line"},
 		{good + "\tconstraint ~> 2.0\n", "plugkit.lock:7: want constraint \"QUOTED\""},
-		{"lock-version 1\nplugin r.example/fs\n", "plugkit.lock: plugin r.example/fs lacks its version"},
+		{"lock-version 1\nplugin r.example/fs\n", "plugkit.lock:2: plugin r.example/fs lacks its version line"},
+		{strings.Replace(good, "\tindex sha256:"+hex64+"\n", "", 1), "plugkit.lock:3: plugin r.example/fs lacks its index line"},
+		{good + "\tbinary linux/amd64 fs sha256:" + strings.Repeat("f", 64) + "\n", "plugkit.lock:7: plugin r.example/fs has a second binary line for linux/amd64"},
+		{good + "\tversion 2.2.0\n", "plugkit.lock:7: plugin r.example/fs has a second version line"},
 	} {
 		_, err := ParseLock("plugkit.lock", []byte(tc.text))
 		if err == nil || !strings.Contains(err.Error(), tc.want) {

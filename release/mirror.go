@@ -14,6 +14,11 @@ import (
 func Mirror(ctx context.Context, src, dst *Repository, version string) error {
 	d, err := oras.Copy(ctx, src.target, version, dst.target, version, oras.DefaultCopyOptions)
 	if err != nil {
+		// A missing blob is "not found" too: say the release is missing
+		// only when its tag is.
+		if _, rerr := src.target.Resolve(ctx, version); src.missing(version, rerr) != nil {
+			return fmt.Errorf("mirror: %w", src.missing(version, rerr))
+		}
 		return fmt.Errorf("mirror %s:%s to %s: %w", src.Source, version, dst.Source, err)
 	}
 	sig := signatureTag(d.Digest)

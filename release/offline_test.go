@@ -64,11 +64,7 @@ func TestInstallFromMirrorAndCacheOffline(t *testing.T) {
 	var c counter
 	repo := openRegistry(t, "plugins/fs", &c)
 	ctx := testCtx(t)
-	key, pub := newKey(t)
-	rel, err := Push(ctx, repo, Publication{Dir: releaseDir(t, pluginBinary(t, "fs")), Version: "2.1.0", Key: key, Cookie: objectstore.Cookie})
-	if err != nil {
-		t.Fatal(err)
-	}
+	rel, _, pub := pushFS(t, repo)
 	cache := t.TempDir()
 	c.blobGets.Store(0)
 	if _, err := Install(ctx, repo, rel, Target{Dir: t.TempDir(), Keys: pub, Cookie: objectstore.Cookie, Cache: cache}); err != nil {
@@ -97,14 +93,7 @@ func TestInstallFromMirrorAndCacheOffline(t *testing.T) {
 		t.Fatal("installed the corrupt cache entry")
 	}
 
-	layout := t.TempDir()
-	mirror, err := Open(LayoutPrefix+layout, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := Mirror(ctx, repo, mirror, "2.1.0"); err != nil {
-		t.Fatal(err)
-	}
+	_, layout := mirrorTo(t, repo, "2.1.0")
 	offline, err := Open(LayoutPrefix+layout, Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -150,10 +139,7 @@ func TestRegistryWithTLSAndBasicAuth(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx := testCtx(t)
-	key, pub := newKey(t)
-	if _, err := Push(ctx, repo, Publication{Dir: releaseDir(t, pluginBinary(t, "fs")), Version: "2.1.0", Key: key, Cookie: objectstore.Cookie}); err != nil {
-		t.Fatal(err)
-	}
+	_, _, pub := pushFS(t, repo)
 	rel, err := Resolve(ctx, repo, Selection{Requirement: compat.Requirement{Kind: objectstore.Kind, Majors: []int{1}}})
 	if err != nil {
 		t.Fatal(err)

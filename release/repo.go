@@ -12,6 +12,7 @@ import (
 
 	"oras.land/oras-go/v2"
 	"oras.land/oras-go/v2/content/oci"
+	"oras.land/oras-go/v2/errdef"
 	"oras.land/oras-go/v2/registry"
 	"oras.land/oras-go/v2/registry/remote"
 	"oras.land/oras-go/v2/registry/remote/auth"
@@ -150,6 +151,15 @@ func retryable(resp *http.Response, err error) (bool, error) {
 		return true, nil
 	}
 	return retry.DefaultPredicate(resp, err)
+}
+
+// missing says that r has no release version, when err is a "not found"
+// for it, and what to do; it returns nil for any other error.
+func (r *Repository) missing(version string, err error) error {
+	if !errors.Is(err, errdef.ErrNotFound) {
+		return nil
+	}
+	return fmt.Errorf("%s has no release %s: %w; give a version it has (its tags; plugkit install without --lock chooses one)", r.Source, version, err)
 }
 
 // wrap names the repository in an error from it.

@@ -53,6 +53,9 @@ func Fetch(ctx context.Context, repo *Repository, tag string) (Release, error) {
 	fctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	d, rc, err := oras.Fetch(fctx, repo.target, tag, oras.DefaultFetchOptions)
+	if merr := repo.missing(tag, err); merr != nil {
+		return Release{}, merr
+	}
 	if err != nil {
 		return Release{}, repo.wrap("fetch release "+tag, err)
 	}

@@ -167,7 +167,9 @@ func Verify(ctx context.Context, repo *Repository, d digest.Digest, keys []crypt
 		}
 		verifiers = append(verifiers, v)
 	}
-	_, rc, err := oras.Fetch(ctx, repo.target, signatureTag(d), oras.DefaultFetchOptions)
+	fctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	_, rc, err := oras.Fetch(fctx, repo.target, signatureTag(d), oras.DefaultFetchOptions)
 	if errors.Is(err, errdef.ErrNotFound) {
 		return fmt.Errorf("%s@%s: %w: it has no signature (no tag %s); sign it with plugkit release push --key or cosign sign --key", repo.Source, d, ErrUnsigned, signatureTag(d))
 	}
@@ -176,7 +178,10 @@ func Verify(ctx context.Context, repo *Repository, d digest.Digest, keys []crypt
 	}
 	defer rc.Close()
 	var m ocispec.Manifest
-	if err := json.NewDecoder(io.LimitReader(rc, maxManifest)).Decode(&m); err != nil {
+	if err := json.NewDecoder(io.LimitReader(stallGuard(rc, repo.stall, cancel), maxManifest)).Decode(&m); err != nil {
+		if cause := context.Cause(fctx); cause != nil { // stalled, or ctx is done
+			return repo.wrap("read the signature", cause)
+		}
 		return fmt.Errorf("%s@%s: %w: the signature manifest is unreadable: %v", repo.Source, d, ErrUnsigned, err)
 	}
 	var tampered error

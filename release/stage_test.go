@@ -87,24 +87,13 @@ func TestInstallRunsNoBinaryBeforeItsSignatureIsVerified(t *testing.T) {
 func TestInstallOfALyingReleaseKeepsTheInstalledOne(t *testing.T) {
 	repo := openRegistry(t, "plugins/fs", nil)
 	ctx := testCtx(t)
-	key, pub := newKey(t)
-	good, err := Push(ctx, repo, Publication{Dir: releaseDir(t, pluginBinary(t, "fs")), Version: "2.1.0", Key: key, Cookie: objectstore.Cookie})
-	if err != nil {
-		t.Fatal(err)
-	}
+	good, key, pub := pushFS(t, repo)
 	dir := t.TempDir()
 	inst, err := Install(ctx, repo, good, Target{Dir: dir, Keys: pub, Cookie: objectstore.Cookie})
 	if err != nil {
 		t.Fatal(err)
 	}
-	bins, err := scanDir(releaseDir(t, pluginBinary(t, "fs")))
-	if err != nil {
-		t.Fatal(err)
-	}
-	liar, err := pushRelease(ctx, repo, "2.2.0", bins, fakeDescription("2.2.0", 3), false)
-	if err != nil {
-		t.Fatal(err)
-	}
+	liar := pushUnsigned(t, repo, "fs", "2.2.0", fakeDescription("2.2.0", 3), false)
 	if err := Sign(ctx, repo, liar.Digest, key); err != nil {
 		t.Fatal(err)
 	}
@@ -131,11 +120,7 @@ func TestInstallOfALyingReleaseKeepsTheInstalledOne(t *testing.T) {
 func TestInstallRefusesABinarySwappedWhileChecked(t *testing.T) {
 	repo := openRegistry(t, "plugins/fs", nil)
 	ctx := testCtx(t)
-	key, pub := newKey(t)
-	rel, err := Push(ctx, repo, Publication{Dir: releaseDir(t, pluginBinary(t, "fs")), Version: "2.1.0", Key: key, Cookie: objectstore.Cookie})
-	if err != nil {
-		t.Fatal(err)
-	}
+	rel, _, pub := pushFS(t, repo)
 	other, err := os.ReadFile(pluginBinary(t, "memory"))
 	if err != nil {
 		t.Fatal(err)

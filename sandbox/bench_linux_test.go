@@ -1,9 +1,7 @@
 package sandbox_test
 
 import (
-	"context"
 	"testing"
-	"time"
 
 	"github.com/plugkit/plugkit/host"
 	"github.com/plugkit/plugkit/sandbox"
@@ -26,13 +24,7 @@ func BenchmarkStartClose(b *testing.B) {
 			cfg := config(b, sandbox.Runner{})
 			cfg.Runner = bc.runner
 			for b.Loop() {
-				ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-				c, err := cfg.start(ctx)
-				cancel()
-				if err != nil {
-					b.Fatal(err)
-				}
-				c.Close()
+				cfg.startClose(b)
 			}
 		})
 	}

@@ -24,6 +24,7 @@ import (
 	"google.golang.org/protobuf/types/known/wrapperspb"
 
 	"github.com/plugkit/plugkit/host"
+	"github.com/plugkit/plugkit/internal/testutil"
 	"github.com/plugkit/plugkit/sandbox"
 )
 
@@ -70,6 +71,19 @@ type launchConfig struct {
 // start calls host.Start with cfg.
 func (cfg launchConfig) start(ctx context.Context) (*host.Client, error) {
 	return host.Start(ctx, cfg.Command, cfg.Options)
+}
+
+// startClose starts the plugin cfg describes, within 20 s, and closes
+// it (the benchmarks' iteration).
+func (cfg launchConfig) startClose(tb testing.TB) {
+	tb.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	c, err := cfg.start(ctx)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	c.Close()
 }
 
 // config starts this test binary as the probe plugin.
@@ -413,7 +427,7 @@ func testSandboxedPluginDiesWithItsHost(t *testing.T) {
 	}
 	line, err := bufio.NewReader(out).ReadString('\n')
 	pid, perr := strconv.Atoi(strings.TrimSpace(line))
-	if err != nil || perr != nil || !running(pid) {
+	if err != nil || perr != nil || !testutil.Running(pid) {
 		cmd.Process.Kill()
 		cmd.Wait()
 		t.Fatalf("the host printed %q (%v); want the running plugin's pid", line, err)
@@ -421,24 +435,13 @@ func testSandboxedPluginDiesWithItsHost(t *testing.T) {
 	cmd.Process.Kill()
 	cmd.Wait()
 	deadline := time.Now().Add(time.Second)
-	for running(pid) {
+	for testutil.Running(pid) {
 		if time.Now().After(deadline) {
 			syscall.Kill(pid, syscall.SIGKILL)
 			t.Fatalf("sandboxed plugin %d still runs 1 s after its host was SIGKILLed", pid)
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
-}
-
-// running reports whether pid is a live process (not a zombie).
-func running(pid int) bool {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return false
-	}
-	s := string(b)
-	i := strings.LastIndexByte(s, ')')
-	return i >= 0 && len(s) > i+2 && s[i+2] != 'Z' && s[i+2] != 'X'
 }
 
 // The plugin is process 1 of a PID namespace of its own: it sees no

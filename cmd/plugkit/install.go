@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/hashicorp/go-version"
+
 	"github.com/plugkit/plugkit/compat"
 	"github.com/plugkit/plugkit/handshake"
 	"github.com/plugkit/plugkit/release"
@@ -73,8 +75,10 @@ func runInstall(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(stderr, "install", err)
 	}
-	if target.Locked != nil && !slices.ContainsFunc(rel.Majors(*kind), func(m int) bool { return slices.Contains(ms, m) }) {
-		return fail(stderr, "install", fmt.Errorf("%s v%s, which %s locks, serves %s majors %v, and this host speaks %v: delete its entry from the lock file to choose a release again", repo.Source, rel.Version, *lockFile, *kind, rel.Majors(*kind), ms))
+	if target.Locked != nil {
+		if err := lockedFits(repo.Source, *lockFile, *kind, rel, ms, *constraint); err != nil {
+			return fail(stderr, "install", err)
+		}
 	}
 	inst, err := release.Install(ctx, repo, rel, target)
 	if err != nil {
@@ -93,4 +97,24 @@ func runInstall(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stdout, "locked %s v%s for %s in %s\n", repo.Source, rel.Version, strings.Join(rel.Platforms, ", "), *lockFile)
 	}
 	return 0
+}
+
+// lockedFits refuses the release a lock file locks when this host cannot
+// use it (none of its majors) or it does not meet the constraint given.
+func lockedFits(source, lockFile, kind string, rel release.Release, majors []int, constraint string) error {
+	if !slices.ContainsFunc(rel.Majors(kind), func(m int) bool { return slices.Contains(majors, m) }) {
+		return fmt.Errorf("%s v%s, which %s locks, serves %s majors %v, and this host speaks %v: delete its entry from the lock file to choose a release again", source, rel.Version, lockFile, kind, rel.Majors(kind), majors)
+	}
+	if constraint == "" {
+		return nil
+	}
+	c, err := version.NewConstraint(constraint)
+	if err != nil {
+		return fmt.Errorf("--constraint %q: %w (write e.g. \"~> 2.0\" or \">= 1.2, < 3\")", constraint, err)
+	}
+	v, err := version.NewVersion(rel.Version)
+	if err != nil || !c.Check(v) {
+		return fmt.Errorf("%s v%s, which %s locks, does not meet --constraint %q: delete its entry from the lock file to choose a release again, or change the constraint", source, rel.Version, lockFile, constraint)
+	}
+	return nil
 }

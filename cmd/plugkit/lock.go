@@ -67,10 +67,13 @@ func runLock(args []string, stdout, stderr io.Writer) int {
 		if prev != nil {
 			rel, err = release.Fetch(ctx, repo, prev.Version)
 		} else {
-			ms, perr := handshake.ParseVersions(*majors)
-			if *kind == "" || perr != nil {
+			if *kind == "" || *majors == "" {
 				fmt.Fprintf(stderr, "plugkit lock: %s is not in %s yet: give --kind and --majors to choose its release\n", src, *lockFile)
 				return 2
+			}
+			ms, perr := handshake.ParseVersions(*majors)
+			if perr != nil {
+				return fail(stderr, "lock", fmt.Errorf("--majors: %w", perr))
 			}
 			rel, err = release.Resolve(ctx, repo, release.Selection{Requirement: compat.Requirement{Kind: *kind, Majors: ms}, Constraint: *constraint})
 		}

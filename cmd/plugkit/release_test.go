@@ -1,16 +1,11 @@
 package main
 
 import (
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"os"
 	"path/filepath"
 	"runtime"
 	"strings"
 	"testing"
-
-	"github.com/sigstore/sigstore/pkg/cryptoutils"
 
 	"github.com/plugkit/plugkit/internal/registrytest"
 	"github.com/plugkit/plugkit/release"
@@ -24,23 +19,8 @@ import (
 func TestReleasePushInstallLock(t *testing.T) {
 	reg := registrytest.Start(t, registrytest.Options{})
 	work := t.TempDir()
-	priv, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	keyFile, pubFile, err := demoKeys(work)
 	if err != nil {
-		t.Fatal(err)
-	}
-	privPEM, err := cryptoutils.MarshalPrivateKeyToPEM(priv)
-	if err != nil {
-		t.Fatal(err)
-	}
-	pubPEM, err := cryptoutils.MarshalPublicKeyToPEM(priv.Public())
-	if err != nil {
-		t.Fatal(err)
-	}
-	keyFile, pubFile := filepath.Join(work, "release.key"), filepath.Join(work, "release.pub")
-	if err := os.WriteFile(keyFile, privPEM, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(pubFile, pubPEM, 0o644); err != nil {
 		t.Fatal(err)
 	}
 	src := reg.Host + "/plugins/objectstore"
@@ -81,6 +61,10 @@ func TestReleasePushInstallLock(t *testing.T) {
 	if !strings.Contains(out, "serves objectstore majors [1], and this host speaks [2]") {
 		t.Errorf("install of a locked release the host cannot use: %s", out)
 	}
+	out = mustRun(t, 1, append([]string{"install", src, "--kind", "objectstore", "--majors", "1,2", "--constraint", "~> 2.0"}, common...)...)
+	if !strings.Contains(out, `locks, does not meet --constraint "~> 2.0"`) {
+		t.Errorf("install of a locked release the constraint excludes: %s", out)
+	}
 	out = mustRun(t, 0, "lock", "--lock", lockFile, "--key", pubFile, "--plain-http", "--platform", "darwin/arm64")
 	if !strings.Contains(out, "locked "+src+" v1.3.0") {
 		t.Errorf("lock --platform: %s", out)
@@ -101,6 +85,21 @@ func TestReleasePushInstallLock(t *testing.T) {
 	out = mustRun(t, 1, append([]string{"install", src, "--kind", "objectstore", "--majors", "1"}, common...)...)
 	if !strings.Contains(out, "plugkit.lock:4:") {
 		t.Errorf("mangled lock file: %s", out)
+	}
+}
+
+// TestLockSaysWhatIsWrongWithMajors: plugkit lock of a new SOURCE with
+// a --majors list it cannot read says so, rather than asking for the
+// --kind and --majors it was given.
+func TestLockSaysWhatIsWrongWithMajors(t *testing.T) {
+	work := t.TempDir()
+	_, pubFile, err := demoKeys(work)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := mustRun(t, 1, "lock", "--lock", filepath.Join(work, "plugkit.lock"), "--key", pubFile, "oci-layout:"+filepath.Join(work, "mirror"), "--kind", "objectstore", "--majors", "one")
+	if !strings.Contains(out, "--majors:") || strings.Contains(out, "give --kind and --majors") {
+		t.Errorf("lock with --majors one: %s", out)
 	}
 }
 
