@@ -34,99 +34,123 @@ func contents(t *testing.T, dir string) []string {
 // its plugkit host removes after reaping it, and a directory left by a
 // SIGKILLed host is swept by the next host.
 func TestNoStaleGoPluginSockets(t *testing.T) {
-	t.Run("version rejection", func(t *testing.T) {
-		base := t.TempDir()
-		cfg := goPluginConfig(t, "gp-store", 1, 7)
-		cfg.Listen.UnixSocketDir = base
-		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-		defer cancel()
-		if c, err := host.Start(ctx, cfg.Command, cfg.Options); err == nil {
-			c.Close()
-			t.Fatal("Start succeeded with no version in common")
-		}
-		if left := contents(t, base); len(left) != 0 {
-			t.Errorf("left behind after the rejection: %v", left)
-		}
-	})
-	t.Run("plugin SIGKILL", func(t *testing.T) {
-		base := t.TempDir()
-		cfg := goPluginConfig(t, "gp-store", 4)
-		cfg.Listen.UnixSocketDir = base
-		c := startHost(t, cfg)
-		if !strings.HasPrefix(c.Address(), base+"/plugkit-host-") {
-			t.Fatalf("the go-plugin plugin listens on %s, not in a private directory under %s", c.Address(), base)
-		}
-		testutil.Kill(c.Pid())
-		<-c.Exited()
-		if _, err := os.Stat(c.Address()); err != nil {
-			t.Fatalf("the killed plugin's socket is already gone (%v): the test proves nothing", err)
-		}
+	t.Run("version rejection", testNoSocketAfterRejection)
+	t.Run("plugin SIGKILL", testNoSocketAfterPluginKill)
+	t.Run("host SIGKILL", testNextHostSweepsKilledHost)
+}
+
+// testNoSocketAfterRejection: a go-plugin plugin with no version in common
+// with its host leaves nothing in the socket directory.
+func testNoSocketAfterRejection(t *testing.T) {
+	base := t.TempDir()
+	cfg := goPluginConfig(t, "gp-store", 1, 7)
+	cfg.Listen.UnixSocketDir = base
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	if c, err := host.Start(ctx, cfg.Command, cfg.Options); err == nil {
 		c.Close()
-		if left := contents(t, base); len(left) != 0 {
-			t.Errorf("left behind after the plugin was SIGKILLed: %v", left)
-		}
-	})
-	t.Run("host SIGKILL", func(t *testing.T) {
-		base := t.TempDir()
-		cmd := exec.Command(self(t))
-		cmd.Env = append(cmd.Environ(), append(childEnv("pk-host-block"), "PLUGKIT_INTEROP_SOCKDIR="+base)...)
-		var stderr syncBuffer
-		cmd.Stderr = &stderr
-		out, err := cmd.StdoutPipe()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		done := make(chan struct{})
-		go func() {
-			cmd.Wait()
-			close(done)
-		}()
-		t.Cleanup(func() {
-			cmd.Process.Kill()
-			<-done
-		})
-		pidc := make(chan int, 1)
-		go func() {
-			var pid int
-			fmt.Fscanf(bufio.NewReader(out), "plugin-pid %d\n", &pid)
-			pidc <- pid
-			io.Copy(io.Discard, out)
-		}()
-		var pid int
-		select {
-		case pid = <-pidc:
-		case <-time.After(20 * time.Second):
-			t.Fatalf("the plugkit host did not report its plugin within 20 s; stderr:\n%s", stderr.String())
-		}
-		if pid <= 0 {
-			t.Fatalf("the plugkit host failed; stderr:\n%s", stderr.String())
-		}
-		t.Cleanup(func() { testutil.Kill(pid) }) // only if the test failed
+		t.Fatal("Start succeeded with no version in common")
+	}
+	if left := contents(t, base); len(left) != 0 {
+		t.Errorf("left behind after the rejection: %v", left)
+	}
+}
+
+// testNoSocketAfterPluginKill: the socket of a SIGKILLed go-plugin plugin,
+// in its private directory, is removed by its host's Close.
+func testNoSocketAfterPluginKill(t *testing.T) {
+	base := t.TempDir()
+	cfg := goPluginConfig(t, "gp-store", 4)
+	cfg.Listen.UnixSocketDir = base
+	c := startHost(t, cfg)
+	if !strings.HasPrefix(c.Address(), base+"/plugkit-host-") {
+		t.Fatalf("the go-plugin plugin listens on %s, not in a private directory under %s", c.Address(), base)
+	}
+	testutil.Kill(c.Pid())
+	<-c.Exited()
+	if _, err := os.Stat(c.Address()); err != nil {
+		t.Fatalf("the killed plugin's socket is already gone (%v): the test proves nothing", err)
+	}
+	c.Close()
+	if left := contents(t, base); len(left) != 0 {
+		t.Errorf("left behind after the plugin was SIGKILLed: %v", left)
+	}
+}
+
+// startBlockingHost runs a plugkit host in a child process (the test
+// binary's pk-host-block role) that launches a go-plugin plugin with its
+// socket under base and reports the plugin's pid. It returns the host's
+// command, a channel closed when the host has been waited for, and the
+// plugin's pid.
+func startBlockingHost(t *testing.T, base string) (*exec.Cmd, <-chan struct{}, int) {
+	t.Helper()
+	cmd := exec.Command(self(t))
+	cmd.Env = append(cmd.Environ(), append(childEnv("pk-host-block"), "PLUGKIT_INTEROP_SOCKDIR="+base)...)
+	var stderr syncBuffer
+	cmd.Stderr = &stderr
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() {
+		cmd.Wait()
+		close(done)
+	}()
+	t.Cleanup(func() {
 		cmd.Process.Kill()
 		<-done
-		if !waitFor(5*time.Second, func() bool { return !testutil.Running(pid) }) {
-			t.Fatalf("plugin %d still running 5 s after its host was SIGKILLed", pid)
-		}
-		left := contents(t, base)
-		if len(left) == 0 {
-			t.Fatal("the SIGKILLed host left nothing behind: the test proves nothing")
-		}
-		// The next host sweeps what the dead one left, and leaves nothing
-		// of its own after Close.
-		cfg := goPluginConfig(t, "gp-store", 4)
-		cfg.Listen.UnixSocketDir = base
-		c := startHost(t, cfg)
-		for _, p := range left {
-			if _, err := os.Lstat(filepath.Join(base, p)); err == nil {
-				t.Errorf("%s, left by the SIGKILLed host, was not swept", p)
-			}
-		}
-		c.Close()
-		if left := contents(t, base); len(left) != 0 {
-			t.Errorf("left behind after a clean Close: %v", left)
-		}
 	})
+	pidc := make(chan int, 1)
+	go func() {
+		var pid int
+		fmt.Fscanf(bufio.NewReader(out), "plugin-pid %d\n", &pid)
+		pidc <- pid
+		io.Copy(io.Discard, out)
+	}()
+	var pid int
+	select {
+	case pid = <-pidc:
+	case <-time.After(20 * time.Second):
+		t.Fatalf("the plugkit host did not report its plugin within 20 s; stderr:\n%s", stderr.String())
+	}
+	if pid <= 0 {
+		t.Fatalf("the plugkit host failed; stderr:\n%s", stderr.String())
+	}
+	t.Cleanup(func() { testutil.Kill(pid) }) // only if the test failed
+	return cmd, done, pid
+}
+
+// testNextHostSweepsKilledHost: a SIGKILLed host's plugin exits and leaves
+// its directory behind; the next host sweeps it, and leaves nothing of its
+// own after Close.
+func testNextHostSweepsKilledHost(t *testing.T) {
+	base := t.TempDir()
+	cmd, done, pid := startBlockingHost(t, base)
+	cmd.Process.Kill()
+	<-done
+	if !waitFor(5*time.Second, func() bool { return !testutil.Running(pid) }) {
+		t.Fatalf("plugin %d still running 5 s after its host was SIGKILLed", pid)
+	}
+	left := contents(t, base)
+	if len(left) == 0 {
+		t.Fatal("the SIGKILLed host left nothing behind: the test proves nothing")
+	}
+	// The next host sweeps what the dead one left, and leaves nothing
+	// of its own after Close.
+	cfg := goPluginConfig(t, "gp-store", 4)
+	cfg.Listen.UnixSocketDir = base
+	c := startHost(t, cfg)
+	for _, p := range left {
+		if _, err := os.Lstat(filepath.Join(base, p)); err == nil {
+			t.Errorf("%s, left by the SIGKILLed host, was not swept", p)
+		}
+	}
+	c.Close()
+	if left := contents(t, base); len(left) != 0 {
+		t.Errorf("left behind after a clean Close: %v", left)
+	}
 }

@@ -487,20 +487,7 @@ func TestServiceRotationWithCallsInFlight(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	read := func(f string) []byte {
-		b, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return b
-	}
-	vol := &secretVolume{dir: t.TempDir()}
-	vol.write(t, map[string][]byte{"tls.crt": read(pki.ServerCert), "tls.key": read(pki.ServerKey), "ca.crt": read(pki.CAFile)})
-	env := map[string]string{
-		plugin.EnvListen: "127.0.0.1:0", plugin.EnvTLSCert: vol.path("tls.crt"),
-		plugin.EnvTLSKey: vol.path("tls.key"), plugin.EnvTLSClientCA: vol.path("ca.crt"),
-	}
-	addr, _ := runService(t, env, plugin.Config{})
+	addr, vol := runServiceFromSecretVolume(t, pki)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 
@@ -526,16 +513,7 @@ func TestServiceRotationWithCallsInFlight(t *testing.T) {
 		t.Fatalf("watch: %v, %v", r, err)
 	}
 	const inflight = 5
-	results := make(chan error, inflight)
-	for range inflight {
-		go func() {
-			resp, err := testgrpc.NewTestServiceClient(old).UnaryCall(ctx, &testpb.SimpleRequest{ResponseSize: 3000})
-			if err == nil && string(resp.GetPayload().GetBody()) != "one" {
-				err = errors.New("wrong answer")
-			}
-			results <- err
-		}()
-	}
+	results := startCallsInFlight(ctx, old, inflight)
 	time.Sleep(200 * time.Millisecond)
 
 	srv2, _ := ca2.Issue("rotated service", "127.0.0.1")
@@ -544,22 +522,7 @@ func TestServiceRotationWithCallsInFlight(t *testing.T) {
 	vol.write(t, map[string][]byte{"tls.crt": srv2.CertPEM, "tls.key": srv2.KeyPEM, "ca.crt": ca2.PEM()})
 
 	newTLS := &tls.Config{Certificates: []tls.Certificate{host2Cert}, RootCAs: ca2.Pool(), MinVersion: tls.VersionTLS12}
-	var cc *grpc.ClientConn
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		cc = dialTLS(t, addr, newTLS)
-		cctx, ccancel := context.WithTimeout(ctx, time.Second)
-		_, err := testgrpc.NewTestServiceClient(cc).EmptyCall(cctx, &testpb.Empty{})
-		ccancel()
-		if err == nil {
-			break
-		}
-		cc.Close()
-		if time.Now().After(deadline) {
-			t.Fatalf("a host of the rotated CA is not served 10 s after the rotation: %v", err)
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
+	cc := dialUntilServed(ctx, t, addr, newTLS)
 	// The calls in flight across the rotation finish; the old
 	// connection still serves calls.
 	for range inflight {
@@ -585,6 +548,66 @@ func TestServiceRotationWithCallsInFlight(t *testing.T) {
 	}
 	if _, err := testgrpc.NewTestServiceClient(cc).UnaryCall(ctx, &testpb.SimpleRequest{}); err != nil {
 		t.Fatalf("a call with the rotated certificates: %v", err)
+	}
+}
+
+// runServiceFromSecretVolume runs the service with its certificate, key
+// and client CA (pki's) read from a secretVolume, which it returns for the
+// test to rotate, with the service's address.
+func runServiceFromSecretVolume(t *testing.T, pki *remotetest.PKI) (string, *secretVolume) {
+	t.Helper()
+	read := func(f string) []byte {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	vol := &secretVolume{dir: t.TempDir()}
+	vol.write(t, map[string][]byte{"tls.crt": read(pki.ServerCert), "tls.key": read(pki.ServerKey), "ca.crt": read(pki.CAFile)})
+	env := map[string]string{
+		plugin.EnvListen: "127.0.0.1:0", plugin.EnvTLSCert: vol.path("tls.crt"),
+		plugin.EnvTLSKey: vol.path("tls.key"), plugin.EnvTLSClientCA: vol.path("ca.crt"),
+	}
+	addr, _ := runService(t, env, plugin.Config{})
+	return addr, vol
+}
+
+// startCallsInFlight starts n UnaryCalls on cc, each asking for a 3000-byte
+// response, and returns where each one's result arrives: nil for the
+// answer of runService's test service ("one").
+func startCallsInFlight(ctx context.Context, cc *grpc.ClientConn, n int) <-chan error {
+	results := make(chan error, n)
+	for range n {
+		go func() {
+			resp, err := testgrpc.NewTestServiceClient(cc).UnaryCall(ctx, &testpb.SimpleRequest{ResponseSize: 3000})
+			if err == nil && string(resp.GetPayload().GetBody()) != "one" {
+				err = errors.New("wrong answer")
+			}
+			results <- err
+		}()
+	}
+	return results
+}
+
+// dialUntilServed dials addr with tc until an EmptyCall on the connection
+// succeeds, for at most 10 s, and returns that connection.
+func dialUntilServed(ctx context.Context, t *testing.T, addr string, tc *tls.Config) *grpc.ClientConn {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		cc := dialTLS(t, addr, tc)
+		cctx, ccancel := context.WithTimeout(ctx, time.Second)
+		_, err := testgrpc.NewTestServiceClient(cc).EmptyCall(cctx, &testpb.Empty{})
+		ccancel()
+		if err == nil {
+			return cc
+		}
+		cc.Close()
+		if time.Now().After(deadline) {
+			t.Fatalf("a host of the rotated CA is not served 10 s after the rotation: %v", err)
+		}
+		time.Sleep(200 * time.Millisecond)
 	}
 }
 
@@ -711,6 +734,17 @@ func TestServiceInflightBudgetRefusesAndReleases(t *testing.T) {
 	defer cc.Close()
 	client := testgrpc.NewTestServiceClient(cc)
 
+	budgetRefusesThenReleases(ctx, t, client, svc)
+	idleStreamHoldsNoRoom(ctx, t, client)
+	streamMessagesCountOneAtATime(ctx, t, client)
+}
+
+// budgetRefusesThenReleases fills the budget (three maximum messages of
+// 4 MiB, 12 MiB) with calls svc holds, checks that a call beyond it is refused with a
+// message saying what to do, and that calls are served again once svc
+// lets the held ones go.
+func budgetRefusesThenReleases(ctx context.Context, t *testing.T, client testgrpc.TestServiceClient, svc *budgetService) {
+	t.Helper()
 	// Two requests of (nearly) 3 MiB held by their handlers leave 6 MiB; a
 	// third needs 9 (three copies while read) and waits; then the requests
 	// in flight and waiting take the whole budget, and new calls are
@@ -758,9 +792,12 @@ func TestServiceInflightBudgetRefusesAndReleases(t *testing.T) {
 	if _, err := client.UnaryCall(ctx, &testpb.SimpleRequest{}); err != nil {
 		t.Fatalf("a call after the held requests were let go: %v", err)
 	}
+}
 
-	// A client stream whose handler waits for a message that does not
-	// come holds no room: other calls go on.
+// idleStreamHoldsNoRoom: a client stream whose handler waits for a
+// message that does not come holds no room: other calls go on.
+func idleStreamHoldsNoRoom(ctx context.Context, t *testing.T, client testgrpc.TestServiceClient) {
+	t.Helper()
 	idle, err := client.StreamingInputCall(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -776,8 +813,14 @@ func TestServiceInflightBudgetRefusesAndReleases(t *testing.T) {
 	if _, err := idle.CloseAndRecv(); err != nil {
 		t.Fatal(err)
 	}
+}
 
-	// 20 messages of 3 MiB, four times the budget in all, on one stream.
+// streamMessagesCountOneAtATime sends 20 messages of 3 MiB, four times the
+// budget in all, on one client stream: each message counts against the
+// budget only while it is read, so the stream is served whole, and a call
+// after it is served too.
+func streamMessagesCountOneAtATime(ctx context.Context, t *testing.T, client testgrpc.TestServiceClient) {
+	t.Helper()
 	stream, err := client.StreamingInputCall(ctx)
 	if err != nil {
 		t.Fatal(err)

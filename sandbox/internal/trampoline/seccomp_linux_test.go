@@ -37,7 +37,10 @@ func verdict(t *testing.T, vm *bpf.VM, auditArch uint32, nr int, args ...uint64)
 	return uint32(out)
 }
 
-func TestSeccompPolicy(t *testing.T) {
+// seccompVM assembles the plugin's filter and loads it into x/net/bpf's
+// virtual machine, and describes the machine's architecture.
+func seccompVM(t *testing.T) (*bpf.VM, *arch.Info) {
+	t.Helper()
 	p, err := policy()
 	if err != nil {
 		t.Fatal(err)
@@ -54,22 +57,28 @@ func TestSeccompPolicy(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	native := uint32(info.ID)
-	nr := func(name string) int {
-		n, ok := info.SyscallNames[name]
-		if !ok {
-			t.Fatalf("no system call %s on %s", name, info.Name)
-		}
-		return n
-	}
-	eperm := uint32(unix.SECCOMP_RET_ERRNO | unix.EPERM)
-	enosys := uint32(unix.SECCOMP_RET_ERRNO | unix.ENOSYS)
-	allow := uint32(unix.SECCOMP_RET_ALLOW)
-	for _, tc := range []struct {
-		name string
-		args []uint64
-		want uint32
-	}{
+	return vm, info
+}
+
+// The filter's answers, as verdict returns them.
+var (
+	verdictAllow  = uint32(unix.SECCOMP_RET_ALLOW)
+	verdictEPERM  = uint32(unix.SECCOMP_RET_ERRNO | unix.EPERM)
+	verdictENOSYS = uint32(unix.SECCOMP_RET_ERRNO | unix.ENOSYS)
+)
+
+// seccompCase is one system call, by name, with its arguments, and the
+// filter's answer to it.
+type seccompCase struct {
+	name string
+	args []uint64
+	want uint32
+}
+
+// seccompCases are the system calls the policy allows and refuses.
+func seccompCases() []seccompCase {
+	allow, eperm, enosys := verdictAllow, verdictEPERM, verdictENOSYS
+	return []seccompCase{
 		{"read", nil, allow},
 		{"futex", nil, allow},
 		{"execve", nil, allow},
@@ -102,7 +111,20 @@ func TestSeccompPolicy(t *testing.T) {
 		{"personality", []uint64{0xffffffff}, allow},
 		{"personality", []uint64{0}, allow},
 		{"personality", []uint64{0x0040000}, eperm}, // ADDR_NO_RANDOMIZE,
-	} {
+	}
+}
+
+func TestSeccompPolicy(t *testing.T) {
+	vm, info := seccompVM(t)
+	native := uint32(info.ID)
+	nr := func(name string) int {
+		n, ok := info.SyscallNames[name]
+		if !ok {
+			t.Fatalf("no system call %s on %s", name, info.Name)
+		}
+		return n
+	}
+	for _, tc := range seccompCases() {
 		if got := verdict(t, vm, native, nr(tc.name), tc.args...); got != tc.want {
 			t.Errorf("%s%x: the filter answers %#x; want %#x", tc.name, tc.args, got, tc.want)
 		}
@@ -110,8 +132,8 @@ func TestSeccompPolicy(t *testing.T) {
 	// A system call number the table does not name, and any call made
 	// through another architecture's interface (the 32-bit one), are
 	// refused.
-	if got := verdict(t, vm, native, 4000); got != eperm {
-		t.Errorf("an unknown system call: %#x; want %#x", got, eperm)
+	if got := verdict(t, vm, native, 4000); got != verdictEPERM {
+		t.Errorf("an unknown system call: %#x; want %#x", got, verdictEPERM)
 	}
 	var foreign uint32
 	switch info.Name {
@@ -121,14 +143,14 @@ func TestSeccompPolicy(t *testing.T) {
 		foreign = uint32(arch.ARM.ID)
 	}
 	if foreign != 0 {
-		if got := verdict(t, vm, foreign, 3); got != eperm { // read on i386 and arm
-			t.Errorf("a 32-bit system call: %#x; want %#x", got, eperm)
+		if got := verdict(t, vm, foreign, 3); got != verdictEPERM { // read on i386 and arm
+			t.Errorf("a 32-bit system call: %#x; want %#x", got, verdictEPERM)
 		}
 	}
 	// The filter never kills: every call, known or not, is allowed or
 	// answered with an error the plugin can report.
 	for n := 0; n < 1024; n++ {
-		if got := verdict(t, vm, native, n); got != allow && got&unix.SECCOMP_RET_ACTION_FULL != unix.SECCOMP_RET_ERRNO {
+		if got := verdict(t, vm, native, n); got != verdictAllow && got&unix.SECCOMP_RET_ACTION_FULL != unix.SECCOMP_RET_ERRNO {
 			t.Errorf("system call %d (%s): the filter answers %#x; want allow or an errno", n, info.SyscallNumbers[n], got)
 		}
 	}
