@@ -99,22 +99,28 @@ func FuzzParseCache(f *testing.F) {
 			if len(e.Describe) > 0 && (json.Compact(&want, e.Describe) != nil || !jsonEqual(want.Bytes(), a.Describe)) {
 				t.Fatalf("entry %q: describe %s rewritten reads back as %s", p, e.Describe, a.Describe)
 			}
-			// describe() reads the cached answer with protojson; saveCache
-			// writes what it holds with protojson.
-			d := &catalogv1.DescribeResponse{}
-			if len(e.Describe) == 0 || protojson.Unmarshal(e.Describe, d) != nil {
-				continue
-			}
-			out, err := protojson.Marshal(d)
-			if err != nil {
-				t.Fatalf("entry %q: the cached answer %s read, but does not write back: %v", p, e.Describe, err)
-			}
-			d2 := &catalogv1.DescribeResponse{}
-			if err := protojson.Unmarshal(out, d2); err != nil || !proto.Equal(d, d2) {
-				t.Fatalf("entry %q: the cached answer %v, written as %s, reads back as %v, %v", p, d, out, d2, err)
-			}
+			checkCachedDescribeRoundTrip(t, p, e)
 		}
 	})
+}
+
+// checkCachedDescribeRoundTrip checks that entry p's cached Describe
+// answer, when protojson reads it (as describe() does), is written again
+// by saveCache's encoding (protojson) and reads back equal.
+func checkCachedDescribeRoundTrip(t *testing.T, p string, e *cacheEntry) {
+	t.Helper()
+	d := &catalogv1.DescribeResponse{}
+	if len(e.Describe) == 0 || protojson.Unmarshal(e.Describe, d) != nil {
+		return
+	}
+	out, err := protojson.Marshal(d)
+	if err != nil {
+		t.Fatalf("entry %q: the cached answer %s read, but does not write back: %v", p, e.Describe, err)
+	}
+	d2 := &catalogv1.DescribeResponse{}
+	if err := protojson.Unmarshal(out, d2); err != nil || !proto.Equal(d, d2) {
+		t.Fatalf("entry %q: the cached answer %v, written as %s, reads back as %v, %v", p, d, out, d2, err)
+	}
 }
 
 // jsonEqual compares two JSON texts as values.
@@ -162,18 +168,7 @@ func FuzzDescribe(f *testing.F) {
 		if proto.Unmarshal(data, d) != nil {
 			return
 		}
-		// What the answer claims: the majors of each (kind, name).
-		claims := map[regKey][]int{}
-		for _, k := range d.GetKinds() {
-			for _, maj := range k.GetMajors() {
-				for _, n := range maj.GetNames() {
-					key := regKey{k.GetName(), n}
-					if !slices.Contains(claims[key], int(maj.GetMajor())) {
-						claims[key] = append(claims[key], int(maj.GetMajor()))
-					}
-				}
-			}
-		}
+		claims := describeClaims(d)
 		m := New(Config{Sources: []Source{Dirs("/plugins")}})
 		defer m.Close()
 		first := &Binary{Path: "/plugins/a", Description: d}
@@ -196,65 +191,9 @@ func FuzzDescribe(f *testing.F) {
 			}
 		}
 		for key, want := range claims {
-			im, err := m.Lookup(key.kind, key.name)
-			if err != nil {
-				t.Fatalf("Lookup(%q, %q), which the answer claims: %v", key.kind, key.name, err)
-			}
-			if im.Path != first.Path || im.PluginVersion != d.GetPluginVersion() {
-				t.Fatalf("Lookup(%q, %q) = %s v%s, want %s v%s", key.kind, key.name, im.Path, im.PluginVersion, first.Path, d.GetPluginVersion())
-			}
-			var got []int
-			for _, maj := range im.Majors {
-				if !slices.Contains(maj.GetNames(), key.name) {
-					t.Fatalf("Lookup(%q, %q) has major %v, which is not of that name", key.kind, key.name, maj)
-				}
-				if !slices.Contains(got, int(maj.GetMajor())) {
-					got = append(got, int(maj.GetMajor()))
-				}
-			}
-			slices.Sort(got)
-			slices.Sort(want)
-			if !slices.Equal(got, want) {
-				t.Fatalf("Lookup(%q, %q) has majors %v; the answer claims %v", key.kind, key.name, got, want)
-			}
-
-			info, err := Dispense(context.Background(), m, key.kind, key.name, majors)
-			best := -1
-			for _, v := range want {
-				if _, ok := majors[v]; ok && v > best {
-					best = v
-				}
-			}
-			if best < 0 {
-				var ie *IncompatibleError
-				if !errors.As(err, &ie) || ie.Kind != key.kind || ie.Name != key.name || len(ie.PluginMajors) != len(im.Majors) {
-					t.Fatalf("Dispense(%q, %q) with host majors %v and plugin majors %v: %v, want an IncompatibleError", key.kind, key.name, slices.Sorted(maps.Keys(majors)), want, err)
-				}
-				continue
-			}
-			if err != nil || info.Major != best || info.Kind != key.kind || info.Name != key.name || info.Path != first.Path {
-				t.Fatalf("Dispense(%q, %q) with host majors %v and plugin majors %v = %+v, %v; want major %d", key.kind, key.name, slices.Sorted(maps.Keys(majors)), want, info, err, best)
-			}
-			if info.Adapted != (best != slices.Max(slices.Sorted(maps.Keys(majors)))) {
-				t.Fatalf("Dispense(%q, %q) = major %d of host majors %v, Adapted %v", key.kind, key.name, best, slices.Sorted(maps.Keys(majors)), info.Adapted)
-			}
-
-			only := onlyImplementation(d, key.kind, key.name)
-			var kept []int
-			for _, k := range only.GetKinds() {
-				for _, maj := range k.GetMajors() {
-					if k.GetName() != key.kind || !slices.Equal(maj.GetNames(), []string{key.name}) {
-						t.Fatalf("onlyImplementation(%q, %q) kept %s %v", key.kind, key.name, k.GetName(), maj)
-					}
-					if !slices.Contains(kept, int(maj.GetMajor())) {
-						kept = append(kept, int(maj.GetMajor()))
-					}
-				}
-			}
-			slices.Sort(kept)
-			if !slices.Equal(kept, want) {
-				t.Fatalf("onlyImplementation(%q, %q) kept majors %v; the answer claims %v", key.kind, key.name, kept, want)
-			}
+			im := checkLookup(t, m, d, first.Path, key, want)
+			checkDispense(t, m, key, want, majors, len(im.Majors), first.Path)
+			checkOnlyImplementation(t, d, key, want)
 		}
 		// A name the answer does not claim is not found.
 		unclaimed := regKey{"kind-not-claimed", "name-not-claimed"}
@@ -270,6 +209,102 @@ func FuzzDescribe(f *testing.F) {
 			t.Fatalf("describeNames is empty")
 		}
 	})
+}
+
+// describeClaims is what a Describe answer claims: the majors of each
+// (kind, name), each major once.
+func describeClaims(d *catalogv1.DescribeResponse) map[regKey][]int {
+	claims := map[regKey][]int{}
+	for _, k := range d.GetKinds() {
+		for _, maj := range k.GetMajors() {
+			for _, n := range maj.GetNames() {
+				key := regKey{k.GetName(), n}
+				if !slices.Contains(claims[key], int(maj.GetMajor())) {
+					claims[key] = append(claims[key], int(maj.GetMajor()))
+				}
+			}
+		}
+	}
+	return claims
+}
+
+// checkLookup checks that m finds key in the binary at path, with d's
+// plugin version and exactly the majors want (sorted in place), each of
+// that name. It returns what Lookup found.
+func checkLookup(t *testing.T, m *Manager, d *catalogv1.DescribeResponse, path string, key regKey, want []int) Implementation {
+	t.Helper()
+	im, err := m.Lookup(key.kind, key.name)
+	if err != nil {
+		t.Fatalf("Lookup(%q, %q), which the answer claims: %v", key.kind, key.name, err)
+	}
+	if im.Path != path || im.PluginVersion != d.GetPluginVersion() {
+		t.Fatalf("Lookup(%q, %q) = %s v%s, want %s v%s", key.kind, key.name, im.Path, im.PluginVersion, path, d.GetPluginVersion())
+	}
+	var got []int
+	for _, maj := range im.Majors {
+		if !slices.Contains(maj.GetNames(), key.name) {
+			t.Fatalf("Lookup(%q, %q) has major %v, which is not of that name", key.kind, key.name, maj)
+		}
+		if !slices.Contains(got, int(maj.GetMajor())) {
+			got = append(got, int(maj.GetMajor()))
+		}
+	}
+	slices.Sort(got)
+	slices.Sort(want)
+	if !slices.Equal(got, want) {
+		t.Fatalf("Lookup(%q, %q) has majors %v; the answer claims %v", key.kind, key.name, got, want)
+	}
+	return im
+}
+
+// checkDispense checks that Dispense of key picks the highest major both
+// the host (majors) and the plugin (want) speak, from the binary at path,
+// Adapted when it is not the host's highest; or, when they share none,
+// fails with an IncompatibleError listing the plugin's pluginMajors.
+func checkDispense(t *testing.T, m *Manager, key regKey, want []int, majors Majors[Info], pluginMajors int, path string) {
+	t.Helper()
+	info, err := Dispense(context.Background(), m, key.kind, key.name, majors)
+	best := -1
+	for _, v := range want {
+		if _, ok := majors[v]; ok && v > best {
+			best = v
+		}
+	}
+	if best < 0 {
+		var ie *IncompatibleError
+		if !errors.As(err, &ie) || ie.Kind != key.kind || ie.Name != key.name || len(ie.PluginMajors) != pluginMajors {
+			t.Fatalf("Dispense(%q, %q) with host majors %v and plugin majors %v: %v, want an IncompatibleError", key.kind, key.name, slices.Sorted(maps.Keys(majors)), want, err)
+		}
+		return
+	}
+	if err != nil || info.Major != best || info.Kind != key.kind || info.Name != key.name || info.Path != path {
+		t.Fatalf("Dispense(%q, %q) with host majors %v and plugin majors %v = %+v, %v; want major %d", key.kind, key.name, slices.Sorted(maps.Keys(majors)), want, info, err, best)
+	}
+	if info.Adapted != (best != slices.Max(slices.Sorted(maps.Keys(majors)))) {
+		t.Fatalf("Dispense(%q, %q) = major %d of host majors %v, Adapted %v", key.kind, key.name, best, slices.Sorted(maps.Keys(majors)), info.Adapted)
+	}
+}
+
+// checkOnlyImplementation checks that onlyImplementation(d, key) keeps
+// exactly key's (kind, name) with the majors want (sorted).
+func checkOnlyImplementation(t *testing.T, d *catalogv1.DescribeResponse, key regKey, want []int) {
+	t.Helper()
+	only := onlyImplementation(d, key.kind, key.name)
+	var kept []int
+	for _, k := range only.GetKinds() {
+		for _, maj := range k.GetMajors() {
+			if k.GetName() != key.kind || !slices.Equal(maj.GetNames(), []string{key.name}) {
+				t.Fatalf("onlyImplementation(%q, %q) kept %s %v", key.kind, key.name, k.GetName(), maj)
+			}
+			if !slices.Contains(kept, int(maj.GetMajor())) {
+				kept = append(kept, int(maj.GetMajor()))
+			}
+		}
+	}
+	slices.Sort(kept)
+	if !slices.Equal(kept, want) {
+		t.Fatalf("onlyImplementation(%q, %q) kept majors %v; the answer claims %v", key.kind, key.name, kept, want)
+	}
 }
 
 // FuzzParseRemoteCache feeds the remote cache's parser (CacheFile.remotes).

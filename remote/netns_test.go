@@ -126,68 +126,15 @@ func buildPlugins(t *testing.T) string {
 }
 
 func TestRemoteAcrossNetworkNamespaces(t *testing.T) {
-	outer := t
-	n := newNetns(t)
-	bins := buildPlugins(t)
-	dir := t.TempDir()
-	pki, err := remotetest.NewPKI(dir, pluginIP)
-	if err != nil {
-		t.Fatal(err)
-	}
-	data := filepath.Join(dir, "objects") // the replicas' shared directory
-	ep1, ep2, ep3 := pluginIP+":7001", pluginIP+":7002", pluginIP+":7003"
-	fsEnv := func(addr string) []string {
-		return append(pki.Environ(addr), "OBJECTSTORE_FS_DIR="+data, "PLUGKIT_DRAIN_TIMEOUT=5s")
-	}
-	r1 := n.startReplica(t, filepath.Join(bins, "fs"), ep1, fsEnv(ep1))
-	r2 := n.startReplica(t, filepath.Join(bins, "fs"), ep2, fsEnv(ep2))
-	mem := n.startReplica(t, filepath.Join(bins, "memory"), ep3, pki.Environ(ep3))
+	x := startAcrossNamespaces(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
+	x.ctx = ctx
 
-	t.Run("refusals", func(t *testing.T) {
-		for name, tlsConfig := range map[string]*tls.Config{
-			"no client certificate":       pki.NoCertTLS(),
-			"a certificate of another CA": pki.ForeignTLS(),
-		} {
-			opts := host.Options{Security: host.TLS(tlsConfig), Versions: []int{1}, DialOptions: []grpc.DialOption{n.dialer(t)}}
-			dctx, dcancel := context.WithTimeout(ctx, 3*time.Second)
-			c, err := host.Dial(dctx, host.Remote{Endpoints: []string{ep1}}, opts)
-			dcancel()
-			if err == nil {
-				c.Close()
-				t.Fatalf("a host with %s was served", name)
-			}
-			t.Logf("%s: %v", name, err)
-		}
-		// The right certificate is served, from the host's namespace only.
-		c, err := host.Dial(ctx, host.Remote{Endpoints: []string{ep1, ep2}},
-			host.Options{Security: host.TLS(pki.HostTLS()), Versions: []int{1}, DialOptions: []grpc.DialOption{n.dialer(t)}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		c.Close()
-	})
+	t.Run("refusals", x.refusals)
 
-	remote := func(name string, eps ...string) manager.Remote {
-		return manager.Remote{Kind: objectstore.Kind, Name: name, Remote: host.Remote{Endpoints: eps}, TLS: pki.HostTLS(), DialOptions: []grpc.DialOption{n.dialer(t)}}
-	}
-	m := manager.New(manager.Config{
-		Sources: []manager.Source{manager.Remotes(
-			remote("example.com/fs", ep1, ep2),
-			remote("example.com/memory", ep3),
-		)},
-		Launch: host.Command{Cookie: objectstore.Cookie},
-	})
+	m := x.discover(t)
 	defer m.Close()
-	if err := m.Discover(ctx); err != nil {
-		t.Fatal(err)
-	}
-	for _, b := range m.Binaries() {
-		if b.Err != nil {
-			t.Fatalf("%s: %v", b.Path, b.Err)
-		}
-	}
 	store, err := objectstore.Open(ctx, m, "example.com/fs")
 	if err != nil {
 		t.Fatal(err)
@@ -195,126 +142,236 @@ func TestRemoteAcrossNetworkNamespaces(t *testing.T) {
 	if info := store.Info(); info.Major != 2 || info.Adapted || !info.Has(objectstore.CapPresign) {
 		t.Fatalf("fs Info = %+v; want v2.1 directly", info)
 	}
-
-	acked := map[string]string{}
-	var failures []error
-	write := func(i int) {
-		key, val := fmt.Sprintf("obj-%04d", i), fmt.Sprintf("value %d written across the veth", i)
-		wctx, wcancel := context.WithTimeout(ctx, 10*time.Second)
-		defer wcancel()
-		if err := store.Put(wctx, key, []byte(val)); err != nil {
-			failures = append(failures, err)
-			return
-		}
-		acked[key] = val
-	}
+	x.store = store
 	for i := range 100 {
-		write(i)
+		x.write(i)
 	}
-	if len(failures) > 0 {
-		t.Fatalf("writes failed with both replicas up: %v", failures)
+	if len(x.failures) > 0 {
+		t.Fatalf("writes failed with both replicas up: %v", x.failures)
 	}
 
-	t.Run("failover on SIGKILL", func(t *testing.T) {
-		// Writes go on in a goroutine while replica 1 is killed.
-		done := make(chan struct{})
-		go func() {
-			defer close(done)
-			for i := 100; i < 300; i++ {
-				write(i)
-			}
-		}()
-		time.Sleep(50 * time.Millisecond)
-		r1.kill(t)
-		<-done
-		t.Logf("%d writes acknowledged, %d failed (in flight on the killed replica)", len(acked), len(failures))
-		// At most the calls in flight on the killed replica fail, each
-		// with an error naming its endpoint; the rest fail over.
-		if len(failures) > 5 {
-			t.Fatalf("%d writes failed after the kill: %v; want only those in flight", len(failures), failures)
-		}
-		for _, err := range failures {
-			var ee *host.EndpointError
-			if !errors.As(err, &ee) || status.Code(ee) != codes.Unavailable || ee.Endpoint != ep1 {
-				t.Errorf("a failed write: %v (%T); want a *host.EndpointError naming %s", err, err, ep1)
-			}
-		}
-		for i := 300; i < 350; i++ {
-			write(i)
-		}
-		if len(failures) > 5 {
-			t.Fatalf("writes still fail after the failover: %v", failures[len(failures)-1])
-		}
-	})
+	t.Run("failover on SIGKILL", x.failover)
+	t.Run("reconnect when the replica comes back", func(t *testing.T) { x.reconnect(t, x.outer) })
+	t.Run("every acknowledged write is readable", x.readBack)
+	t.Run("adapter: a v1-only plugin served to a v2 host", func(t *testing.T) { x.adapter(t, m) })
+	t.Run("SIGTERM drains and exits", x.drain)
+}
 
-	t.Run("reconnect when the replica comes back", func(t *testing.T) {
-		r1 = n.startReplica(outer, filepath.Join(bins, "fs"), ep1, fsEnv(ep1))
-		// With replica 2 gone too, only a reconnection to replica 1 can
-		// serve the host: 20 writes in a row must succeed within 20 s.
-		r2.kill(t)
-		deadline := time.Now().Add(20 * time.Second)
-		inARow := 0
-		for i := 1000; inARow < 20; i++ {
-			before := len(failures)
-			write(i)
-			if len(failures) == before {
-				inARow++
-				continue
-			}
-			inARow = 0
-			if time.Now().After(deadline) {
-				t.Fatalf("the host did not reconnect to the restarted replica within 20 s: %v", failures[len(failures)-1])
-			}
-			time.Sleep(100 * time.Millisecond)
-		}
-	})
+// acrossNamespaces is TestRemoteAcrossNetworkNamespaces's world: two fs
+// replicas (ep1, ep2) and a memory one (ep3) in the plugins' namespace,
+// the host in the other, and the writes the host has made.
+type acrossNamespaces struct {
+	outer         *testing.T // the test, for replicas that outlive a subtest
+	n             *netns
+	bins, data    string
+	pki           *remotetest.PKI
+	ep1, ep2, ep3 string
+	r1, r2, mem   *replica
+	ctx           context.Context
+	store         objectstore.Store
 
-	t.Run("every acknowledged write is readable", func(t *testing.T) {
-		for key, want := range acked {
-			got, err := store.Get(ctx, key)
-			if err != nil || string(got) != want {
-				t.Fatalf("Get(%s) = %q, %v; want %q, acknowledged before the kills", key, got, err, want)
-			}
-		}
-		t.Logf("%d acknowledged writes read back", len(acked))
-	})
+	acked    map[string]string // key to value, of each write acknowledged
+	failures []error           // each write that failed
+}
 
-	t.Run("adapter: a v1-only plugin served to a v2 host", func(t *testing.T) {
-		ms, err := objectstore.Open(ctx, m, "example.com/memory")
-		if err != nil {
-			t.Fatal(err)
-		}
-		if info := ms.Info(); info.Major != 1 || !info.Adapted || info.Origin != manager.OriginRemote || info.Path != ep3 {
-			t.Fatalf("memory Info = %+v; want major 1 adapted, remote", info)
-		}
-		if err := ms.Put(ctx, "a", []byte("adapted across the network")); err != nil {
-			t.Fatal(err)
-		}
-		if st, err := ms.Stat(ctx, "a"); err != nil || st.Size != int64(len("adapted across the network")) {
-			t.Fatalf("Stat through the adapter = %+v, %v", st, err)
-		}
-		if err := ms.Copy(ctx, "a", "b"); err != nil {
-			t.Fatal(err)
-		}
-		if got, err := ms.Get(ctx, "b"); err != nil || string(got) != "adapted across the network" {
-			t.Fatalf("Get(b) = %q, %v", got, err)
-		}
-	})
+// startAcrossNamespaces builds the plugins and starts the three replicas,
+// with TLS, in the plugins' namespace.
+func startAcrossNamespaces(t *testing.T) *acrossNamespaces {
+	n := newNetns(t)
+	bins := buildPlugins(t)
+	dir := t.TempDir()
+	pki, err := remotetest.NewPKI(dir, pluginIP)
+	if err != nil {
+		t.Fatal(err)
+	}
+	x := &acrossNamespaces{
+		outer: t, n: n, bins: bins, pki: pki,
+		data: filepath.Join(dir, "objects"), // the replicas' shared directory
+		ep1:  pluginIP + ":7001", ep2: pluginIP + ":7002", ep3: pluginIP + ":7003",
+		acked: map[string]string{},
+	}
+	x.r1 = n.startReplica(t, filepath.Join(bins, "fs"), x.ep1, x.fsEnv(x.ep1))
+	x.r2 = n.startReplica(t, filepath.Join(bins, "fs"), x.ep2, x.fsEnv(x.ep2))
+	x.mem = n.startReplica(t, filepath.Join(bins, "memory"), x.ep3, pki.Environ(x.ep3))
+	return x
+}
 
-	t.Run("SIGTERM drains and exits", func(t *testing.T) {
-		for _, r := range []*replica{r1, mem} {
-			r.cmd.Process.Signal(syscall.SIGTERM)
-			select {
-			case <-r.exited:
-				if !r.cmd.ProcessState.Success() {
-					t.Fatalf("replica %s after SIGTERM: %v\n%s", r.addr, r.cmd.ProcessState, r.stderr())
-				}
-				if !strings.Contains(r.stderr(), "plugin service draining") {
-					t.Fatalf("replica %s did not drain: %s", r.addr, r.stderr())
-				}
-			case <-time.After(15 * time.Second):
-				t.Fatalf("replica %s did not exit within 15 s of SIGTERM", r.addr)
-			}
+// fsEnv is the environment of an fs replica listening on addr.
+func (x *acrossNamespaces) fsEnv(addr string) []string {
+	return append(x.pki.Environ(addr), "OBJECTSTORE_FS_DIR="+x.data, "PLUGKIT_DRAIN_TIMEOUT=5s")
+}
+
+// refusals: a host without a client certificate, or with one of another
+// CA, is not served; the right certificate is, from the host's namespace.
+func (x *acrossNamespaces) refusals(t *testing.T) {
+	for name, tlsConfig := range map[string]*tls.Config{
+		"no client certificate":       x.pki.NoCertTLS(),
+		"a certificate of another CA": x.pki.ForeignTLS(),
+	} {
+		opts := host.Options{Security: host.TLS(tlsConfig), Versions: []int{1}, DialOptions: []grpc.DialOption{x.n.dialer(t)}}
+		dctx, dcancel := context.WithTimeout(x.ctx, 3*time.Second)
+		c, err := host.Dial(dctx, host.Remote{Endpoints: []string{x.ep1}}, opts)
+		dcancel()
+		if err == nil {
+			c.Close()
+			t.Fatalf("a host with %s was served", name)
 		}
+		t.Logf("%s: %v", name, err)
+	}
+	// The right certificate is served, from the host's namespace only.
+	c, err := host.Dial(x.ctx, host.Remote{Endpoints: []string{x.ep1, x.ep2}},
+		host.Options{Security: host.TLS(x.pki.HostTLS()), Versions: []int{1}, DialOptions: []grpc.DialOption{x.n.dialer(t)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Close()
+}
+
+// discover starts a manager whose sources are the remote fs (ep1, ep2)
+// and memory (ep3) services, and discovers them without error.
+func (x *acrossNamespaces) discover(t *testing.T) *manager.Manager {
+	t.Helper()
+	remote := func(name string, eps ...string) manager.Remote {
+		return manager.Remote{Kind: objectstore.Kind, Name: name, Remote: host.Remote{Endpoints: eps}, TLS: x.pki.HostTLS(), DialOptions: []grpc.DialOption{x.n.dialer(t)}}
+	}
+	m := manager.New(manager.Config{
+		Sources: []manager.Source{manager.Remotes(
+			remote("example.com/fs", x.ep1, x.ep2),
+			remote("example.com/memory", x.ep3),
+		)},
+		Launch: host.Command{Cookie: objectstore.Cookie},
 	})
+	if err := m.Discover(x.ctx); err != nil {
+		m.Close()
+		t.Fatal(err)
+	}
+	for _, b := range m.Binaries() {
+		if b.Err != nil {
+			m.Close()
+			t.Fatalf("%s: %v", b.Path, b.Err)
+		}
+	}
+	return m
+}
+
+// write puts object i to the fs store, recording it as acknowledged or
+// its error as a failure.
+func (x *acrossNamespaces) write(i int) {
+	key, val := fmt.Sprintf("obj-%04d", i), fmt.Sprintf("value %d written across the veth", i)
+	wctx, wcancel := context.WithTimeout(x.ctx, 10*time.Second)
+	defer wcancel()
+	if err := x.store.Put(wctx, key, []byte(val)); err != nil {
+		x.failures = append(x.failures, err)
+		return
+	}
+	x.acked[key] = val
+}
+
+// failover: writes go on in a goroutine while replica 1 is killed; at most
+// the calls in flight on it fail, each naming its endpoint.
+func (x *acrossNamespaces) failover(t *testing.T) {
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for i := 100; i < 300; i++ {
+			x.write(i)
+		}
+	}()
+	time.Sleep(50 * time.Millisecond)
+	x.r1.kill(t)
+	<-done
+	t.Logf("%d writes acknowledged, %d failed (in flight on the killed replica)", len(x.acked), len(x.failures))
+	// At most the calls in flight on the killed replica fail, each
+	// with an error naming its endpoint; the rest fail over.
+	if len(x.failures) > 5 {
+		t.Fatalf("%d writes failed after the kill: %v; want only those in flight", len(x.failures), x.failures)
+	}
+	for _, err := range x.failures {
+		var ee *host.EndpointError
+		if !errors.As(err, &ee) || status.Code(ee) != codes.Unavailable || ee.Endpoint != x.ep1 {
+			t.Errorf("a failed write: %v (%T); want a *host.EndpointError naming %s", err, err, x.ep1)
+		}
+	}
+	for i := 300; i < 350; i++ {
+		x.write(i)
+	}
+	if len(x.failures) > 5 {
+		t.Fatalf("writes still fail after the failover: %v", x.failures[len(x.failures)-1])
+	}
+}
+
+// reconnect restarts replica 1 (owned by outer, so that it outlives the
+// subtest) and kills replica 2: only a reconnection to replica 1 can serve
+// the host, so 20 writes in a row must succeed within 20 s.
+func (x *acrossNamespaces) reconnect(t, outer *testing.T) {
+	x.r1 = x.n.startReplica(outer, filepath.Join(x.bins, "fs"), x.ep1, x.fsEnv(x.ep1))
+	x.r2.kill(t)
+	deadline := time.Now().Add(20 * time.Second)
+	inARow := 0
+	for i := 1000; inARow < 20; i++ {
+		before := len(x.failures)
+		x.write(i)
+		if len(x.failures) == before {
+			inARow++
+			continue
+		}
+		inARow = 0
+		if time.Now().After(deadline) {
+			t.Fatalf("the host did not reconnect to the restarted replica within 20 s: %v", x.failures[len(x.failures)-1])
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// readBack: every acknowledged write is readable after the kills.
+func (x *acrossNamespaces) readBack(t *testing.T) {
+	for key, want := range x.acked {
+		got, err := x.store.Get(x.ctx, key)
+		if err != nil || string(got) != want {
+			t.Fatalf("Get(%s) = %q, %v; want %q, acknowledged before the kills", key, got, err, want)
+		}
+	}
+	t.Logf("%d acknowledged writes read back", len(x.acked))
+}
+
+// adapter: the v1-only memory plugin is served to the v2 host through the
+// adapter, remotely, and its calls work.
+func (x *acrossNamespaces) adapter(t *testing.T, m *manager.Manager) {
+	ms, err := objectstore.Open(x.ctx, m, "example.com/memory")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info := ms.Info(); info.Major != 1 || !info.Adapted || info.Origin != manager.OriginRemote || info.Path != x.ep3 {
+		t.Fatalf("memory Info = %+v; want major 1 adapted, remote", info)
+	}
+	if err := ms.Put(x.ctx, "a", []byte("adapted across the network")); err != nil {
+		t.Fatal(err)
+	}
+	if st, err := ms.Stat(x.ctx, "a"); err != nil || st.Size != int64(len("adapted across the network")) {
+		t.Fatalf("Stat through the adapter = %+v, %v", st, err)
+	}
+	if err := ms.Copy(x.ctx, "a", "b"); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := ms.Get(x.ctx, "b"); err != nil || string(got) != "adapted across the network" {
+		t.Fatalf("Get(b) = %q, %v", got, err)
+	}
+}
+
+// drain: SIGTERM makes replica 1 and the memory replica drain and exit 0.
+func (x *acrossNamespaces) drain(t *testing.T) {
+	for _, r := range []*replica{x.r1, x.mem} {
+		r.cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case <-r.exited:
+			if !r.cmd.ProcessState.Success() {
+				t.Fatalf("replica %s after SIGTERM: %v\n%s", r.addr, r.cmd.ProcessState, r.stderr())
+			}
+			if !strings.Contains(r.stderr(), "plugin service draining") {
+				t.Fatalf("replica %s did not drain: %s", r.addr, r.stderr())
+			}
+		case <-time.After(15 * time.Second):
+			t.Fatalf("replica %s did not exit within 15 s of SIGTERM", r.addr)
+		}
+	}
 }

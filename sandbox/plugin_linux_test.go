@@ -62,182 +62,238 @@ var probeDesc = grpc.ServiceDesc{
 // do runs one command: "write PATH", "read PATH", "ls DIR", "dial
 // HOST:PORT", "loopback", "remount", "status", "signal PID" (signal 0),
 // "pids", "openw PATH", "ns NAME", "shmget KEY", "sethostname NAME",
-// "mounts", "mount", "unshare", "addkey", "ptrace" or "callback ID". It
-// answers "ok", what it read, or the error.
+// "mounts", "mount", "unshare", "addkey", "ptrace", "alloc MIB", "spawn
+// ARG", "exit CODE", "burn MS", "nofile" or "callback ID". It answers
+// "ok", what it read, or the error.
 func (p *probe) do(ctx context.Context, cmd string) string {
 	op, arg, _ := strings.Cut(cmd, " ")
-	var err error
-	switch op {
-	case "write":
-		err = os.WriteFile(arg, []byte("written in the sandbox"), 0o644)
-	case "read":
-		var b []byte
-		if b, err = os.ReadFile(arg); err == nil {
-			return string(b)
-		}
-	case "ls":
-		var entries []os.DirEntry
-		if entries, err = os.ReadDir(arg); err == nil {
-			names := []string{}
-			for _, e := range entries {
-				names = append(names, e.Name())
-			}
-			return strings.Join(names, "\n")
-		}
-	case "dial":
-		var c net.Conn
-		if c, err = net.DialTimeout("tcp", arg, 2*time.Second); err == nil {
+	run, ok := probeCommands[op]
+	if !ok {
+		return "unknown probe command " + cmd
+	}
+	answer, err := run(p, ctx, arg)
+	if err != nil {
+		return err.Error()
+	}
+	return answer
+}
+
+// probeCommand runs one probe command with its argument. It answers what
+// it read, or "ok" (probeOK); an error is answered as its text.
+type probeCommand func(p *probe, ctx context.Context, arg string) (string, error)
+
+// probeOK is the answer of a command that has nothing to say but how it went.
+func probeOK(err error) (string, error) { return "ok", err }
+
+// probeCommands maps each command do knows to what runs it.
+var probeCommands = map[string]probeCommand{
+	"write": func(_ *probe, _ context.Context, arg string) (string, error) {
+		return probeOK(os.WriteFile(arg, []byte("written in the sandbox"), 0o644))
+	},
+	"read": func(_ *probe, _ context.Context, arg string) (string, error) {
+		b, err := os.ReadFile(arg)
+		return string(b), err
+	},
+	"ls": func(_ *probe, _ context.Context, arg string) (string, error) {
+		return listDir(arg, func(string) bool { return true }, "\n")
+	},
+	"dial": func(_ *probe, _ context.Context, arg string) (string, error) {
+		c, err := net.DialTimeout("tcp", arg, 2*time.Second)
+		if err == nil {
 			c.Close()
 		}
-	case "loopback":
-		err = loopback()
-	case "remount":
+		return probeOK(err)
+	},
+	"loopback": func(*probe, context.Context, string) (string, error) { return probeOK(loopback()) },
+	"remount": func(*probe, context.Context, string) (string, error) {
 		// Try to make the root writable again.
-		err = syscall.Mount("", "/", "", syscall.MS_REMOUNT|syscall.MS_BIND, "")
-	case "status":
-		var b []byte
-		if b, err = os.ReadFile("/proc/self/status"); err == nil {
-			var out []string
-			for _, l := range strings.Split(string(b), "\n") {
-				if strings.HasPrefix(l, "Cap") || strings.HasPrefix(l, "NoNewPrivs") || strings.HasPrefix(l, "Seccomp:") ||
-					strings.HasPrefix(l, "Uid:") || strings.HasPrefix(l, "Gid:") || strings.HasPrefix(l, "Groups:") {
-					out = append(out, strings.Join(strings.Fields(l), " "))
-				}
-			}
-			return strings.Join(out, "\n")
-		}
-	case "signal":
+		return probeOK(syscall.Mount("", "/", "", syscall.MS_REMOUNT|syscall.MS_BIND, ""))
+	},
+	"status": func(*probe, context.Context, string) (string, error) { return procStatus() },
+	"signal": func(_ *probe, _ context.Context, arg string) (string, error) {
 		var pid int
 		fmt.Sscan(arg, &pid)
-		err = syscall.Kill(pid, 0)
-	case "pids":
-		var entries []os.DirEntry
-		if entries, err = os.ReadDir("/proc"); err == nil {
-			pids := []string{}
-			for _, e := range entries {
-				if e.Name()[0] >= '0' && e.Name()[0] <= '9' {
-					pids = append(pids, e.Name())
-				}
-			}
-			return strings.Join(pids, " ")
-		}
-	case "openw":
+		return probeOK(syscall.Kill(pid, 0))
+	},
+	"pids": func(*probe, context.Context, string) (string, error) {
+		return listDir("/proc", func(name string) bool { return name[0] >= '0' && name[0] <= '9' }, " ")
+	},
+	"openw": func(_ *probe, _ context.Context, arg string) (string, error) {
 		// Open an existing file for writing, without creating or
 		// truncating it.
-		var f *os.File
-		if f, err = os.OpenFile(arg, os.O_WRONLY, 0); err == nil {
+		f, err := os.OpenFile(arg, os.O_WRONLY, 0)
+		if err == nil {
 			f.Close()
 		}
-	case "ns":
-		var link string
-		if link, err = os.Readlink("/proc/self/ns/" + arg); err == nil {
-			return link
-		}
-	case "shmget":
+		return probeOK(err)
+	},
+	"ns": func(_ *probe, _ context.Context, arg string) (string, error) {
+		return os.Readlink("/proc/self/ns/" + arg)
+	},
+	"shmget": func(_ *probe, _ context.Context, arg string) (string, error) {
 		var key int
 		fmt.Sscan(arg, &key)
-		_, err = unix.SysvShmGet(key, 0, 0)
-	case "sethostname":
-		err = unix.Sethostname([]byte(arg))
-	case "mounts":
-		// Each mount as "mount-point type options".
-		var b []byte
-		if b, err = os.ReadFile("/proc/self/mountinfo"); err == nil {
-			var out []string
-			for _, l := range strings.Split(strings.TrimSpace(string(b)), "\n") {
-				pre, post, _ := strings.Cut(l, " - ")
-				f, g := strings.Fields(pre), strings.Fields(post)
-				if len(f) >= 6 && len(g) >= 1 {
-					out = append(out, f[4]+" "+g[0]+" "+f[5])
-				}
-			}
-			return strings.Join(out, "\n")
-		}
-	case "mount":
-		err = unix.Mount("tmpfs", "/tmp", "tmpfs", 0, "")
-	case "unshare":
-		// CLONE_FS needs no privilege: only the filter refuses it. The
-		// thread is locked and never unlocked, so that Go discards it
-		// should the call succeed.
-		done := make(chan error)
-		go func() {
-			runtime.LockOSThread()
-			done <- unix.Unshare(unix.CLONE_FS)
-		}()
-		err = <-done
-	case "addkey":
-		_, err = unix.AddKey("user", "plugkit-sandbox-test", []byte("secret"), unix.KEY_SPEC_PROCESS_KEYRING)
-	case "ptrace":
+		_, err := unix.SysvShmGet(key, 0, 0)
+		return probeOK(err)
+	},
+	"sethostname": func(_ *probe, _ context.Context, arg string) (string, error) {
+		return probeOK(unix.Sethostname([]byte(arg)))
+	},
+	"mounts": func(*probe, context.Context, string) (string, error) { return procMounts() },
+	"mount": func(*probe, context.Context, string) (string, error) {
+		return probeOK(unix.Mount("tmpfs", "/tmp", "tmpfs", 0, ""))
+	},
+	"unshare": func(*probe, context.Context, string) (string, error) { return probeOK(unshareFS()) },
+	"addkey": func(*probe, context.Context, string) (string, error) {
+		_, err := unix.AddKey("user", "plugkit-sandbox-test", []byte("secret"), unix.KEY_SPEC_PROCESS_KEYRING)
+		return probeOK(err)
+	},
+	"ptrace": func(*probe, context.Context, string) (string, error) {
 		// Attach to a process of the plugin's own, its child, which a
 		// process of the same user without capabilities may trace.
-		return ptraceChild()
-	case "alloc":
-		// Allocate and touch MiB of memory, kept.
-		var mib int
-		fmt.Sscan(arg, &mib)
-		for range mib {
-			b := make([]byte, 1<<20)
-			for i := range b {
-				b[i] = 1
-			}
-			hoard = append(hoard, b)
-		}
-	case "spawn":
-		return spawn(arg)
-	case "exit":
+		return ptraceChild(), nil
+	},
+	"alloc": func(_ *probe, _ context.Context, arg string) (string, error) { return probeOK(alloc(arg)) },
+	"spawn": func(_ *probe, _ context.Context, arg string) (string, error) { return spawn(arg), nil },
+	"exit": func(_ *probe, _ context.Context, arg string) (string, error) {
 		// Exit at once with the status given, saying nothing.
 		var code int
 		fmt.Sscan(arg, &code)
 		os.Exit(code)
-	case "burn":
-		// Keep two CPUs busy for the milliseconds given.
-		var ms int
-		fmt.Sscan(arg, &ms)
-		end := time.Now().Add(time.Duration(ms) * time.Millisecond)
-		done := make(chan struct{})
-		for range 2 {
-			go func() {
-				for time.Now().Before(end) {
-				}
-				done <- struct{}{}
-			}()
-		}
-		<-done
-		<-done
-	case "nofile":
-		// Open /dev/null until refused (at most 10000 times).
-		var files []*os.File
-		defer func() {
-			for _, f := range files {
-				f.Close()
-			}
-		}()
-		for len(files) < 10000 {
-			f, err := os.Open("/dev/null")
-			if err != nil {
-				return fmt.Sprintf("opened %d more: %v", len(files), err)
-			}
-			files = append(files, f)
-		}
-		return "opened 10000"
-	case "callback":
-		var id uint32
-		fmt.Sscan(arg, &id)
-		var conn *grpc.ClientConn
-		if conn, err = p.broker.Dial(ctx, id); err == nil {
-			defer conn.Close()
-			var resp *healthpb.HealthCheckResponse
-			if resp, err = healthpb.NewHealthClient(conn).Check(ctx, &healthpb.HealthCheckRequest{Service: "host"}); err == nil {
-				return "host says " + resp.GetStatus().String()
-			}
-		}
-	default:
-		return "unknown probe command " + cmd
-	}
+		return "", nil
+	},
+	"burn":     func(_ *probe, _ context.Context, arg string) (string, error) { return probeOK(burn(arg)) },
+	"nofile":   func(*probe, context.Context, string) (string, error) { return openNullUntilRefused(), nil },
+	"callback": (*probe).callback,
+}
+
+// listDir answers the names in dir that keep accepts, joined by sep.
+func listDir(dir string, keep func(name string) bool, sep string) (string, error) {
+	entries, err := os.ReadDir(dir)
 	if err != nil {
-		return err.Error()
+		return "", err
 	}
-	return "ok"
+	names := []string{}
+	for _, e := range entries {
+		if keep(e.Name()) {
+			names = append(names, e.Name())
+		}
+	}
+	return strings.Join(names, sep), nil
+}
+
+// procStatus answers the capability, no-new-privileges, seccomp and
+// identity lines of /proc/self/status, spaces squeezed.
+func procStatus() (string, error) {
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return "", err
+	}
+	var out []string
+	for _, l := range strings.Split(string(b), "\n") {
+		if strings.HasPrefix(l, "Cap") || strings.HasPrefix(l, "NoNewPrivs") || strings.HasPrefix(l, "Seccomp:") ||
+			strings.HasPrefix(l, "Uid:") || strings.HasPrefix(l, "Gid:") || strings.HasPrefix(l, "Groups:") {
+			out = append(out, strings.Join(strings.Fields(l), " "))
+		}
+	}
+	return strings.Join(out, "\n"), nil
+}
+
+// procMounts answers each mount as "mount-point type options".
+func procMounts() (string, error) {
+	b, err := os.ReadFile("/proc/self/mountinfo")
+	if err != nil {
+		return "", err
+	}
+	var out []string
+	for _, l := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		pre, post, _ := strings.Cut(l, " - ")
+		f, g := strings.Fields(pre), strings.Fields(post)
+		if len(f) >= 6 && len(g) >= 1 {
+			out = append(out, f[4]+" "+g[0]+" "+f[5])
+		}
+	}
+	return strings.Join(out, "\n"), nil
+}
+
+// unshareFS calls unshare(CLONE_FS), which needs no privilege: only the
+// filter refuses it. The thread is locked and never unlocked, so that Go
+// discards it should the call succeed.
+func unshareFS() error {
+	done := make(chan error)
+	go func() {
+		runtime.LockOSThread()
+		done <- unix.Unshare(unix.CLONE_FS)
+	}()
+	return <-done
+}
+
+// alloc allocates and touches the MiB of memory given, kept in hoard.
+func alloc(arg string) error {
+	var mib int
+	fmt.Sscan(arg, &mib)
+	for range mib {
+		b := make([]byte, 1<<20)
+		for i := range b {
+			b[i] = 1
+		}
+		hoard = append(hoard, b)
+	}
+	return nil
+}
+
+// burn keeps two CPUs busy for the milliseconds given.
+func burn(arg string) error {
+	var ms int
+	fmt.Sscan(arg, &ms)
+	end := time.Now().Add(time.Duration(ms) * time.Millisecond)
+	done := make(chan struct{})
+	for range 2 {
+		go func() {
+			for time.Now().Before(end) {
+			}
+			done <- struct{}{}
+		}()
+	}
+	<-done
+	<-done
+	return nil
+}
+
+// openNullUntilRefused opens /dev/null until refused (at most 10000
+// times), closes what it opened and answers how many it opened.
+func openNullUntilRefused() string {
+	var files []*os.File
+	defer func() {
+		for _, f := range files {
+			f.Close()
+		}
+	}()
+	for len(files) < 10000 {
+		f, err := os.Open("/dev/null")
+		if err != nil {
+			return fmt.Sprintf("opened %d more: %v", len(files), err)
+		}
+		files = append(files, f)
+	}
+	return "opened 10000"
+}
+
+// callback dials the host's broker service of the id given and asks its
+// health service about "host".
+func (p *probe) callback(ctx context.Context, arg string) (string, error) {
+	var id uint32
+	fmt.Sscan(arg, &id)
+	conn, err := p.broker.Dial(ctx, id)
+	if err != nil {
+		return "", err
+	}
+	defer conn.Close()
+	resp, err := healthpb.NewHealthClient(conn).Check(ctx, &healthpb.HealthCheckRequest{Service: "host"})
+	if err != nil {
+		return "", err
+	}
+	return "host says " + resp.GetStatus().String(), nil
 }
 
 // ptraceChild starts a child (this binary, sleeping) and tries to attach

@@ -157,8 +157,18 @@ func TestManifestsFitThePluginService(t *testing.T) {
 	}
 	c := pod.Spec.Containers[0]
 
-	// The probe asks, in plain text, the health-only port about the
-	// service the plugin serves.
+	grpcPort := checkProbesAndPorts(t, c)
+	checkTLSFromSecret(t, m, pod, c)
+	checkServiceAndPolicySelect(t, m, pod, grpcPort)
+	checkDrainBelowGracePeriod(t, d, c)
+	checkRunningServiceAnswersProbe(t, c)
+}
+
+// checkProbesAndPorts checks that the probes ask, in plain text, the
+// health-only port about the service the plugin serves, and that the
+// container names both ports. It returns the gRPC port.
+func checkProbesAndPorts(t *testing.T, c corev1.Container) (grpcPort int32) {
+	t.Helper()
 	grpcPort, healthPort := port(t, env(c, plugin.EnvListen)), port(t, env(c, plugin.EnvHealthListen))
 	for name, p := range map[string]*corev1.Probe{"readiness": c.ReadinessProbe, "liveness": c.LivenessProbe} {
 		if p == nil || p.GRPC == nil {
@@ -178,8 +188,13 @@ func TestManifestsFitThePluginService(t *testing.T) {
 	if ports["grpc"] != grpcPort || ports["health"] != healthPort {
 		t.Fatalf("container ports %v; want grpc %d and health %d", ports, grpcPort, healthPort)
 	}
+	return grpcPort
+}
 
-	// TLS: the three files come from the Secret's keys, mounted.
+// checkTLSFromSecret checks that the three TLS files come from the
+// Secret's keys, mounted, and that the Secret is of cert-manager's type.
+func checkTLSFromSecret(t *testing.T, m *manifests, pod corev1.PodTemplateSpec, c corev1.Container) {
+	t.Helper()
 	var mount corev1.VolumeMount
 	for _, vm := range c.VolumeMounts {
 		if vm.Name == "tls" {
@@ -214,8 +229,13 @@ func TestManifestsFitThePluginService(t *testing.T) {
 	if secret.Type != corev1.SecretTypeTLS {
 		t.Fatalf("Secret %s is of type %q; cert-manager writes %q", secret.Name, secret.Type, corev1.SecretTypeTLS)
 	}
+}
 
-	// The Service and the NetworkPolicy select these pods and the gRPC port.
+// checkServiceAndPolicySelect checks that the Service and the
+// NetworkPolicy select these pods and the gRPC port, and that the policy
+// admits only the host's pods.
+func checkServiceAndPolicySelect(t *testing.T, m *manifests, pod corev1.PodTemplateSpec, grpcPort int32) {
+	t.Helper()
 	svc := m.services[0]
 	for k, v := range svc.Spec.Selector {
 		if pod.Labels[k] != v {
@@ -241,15 +261,25 @@ func TestManifestsFitThePluginService(t *testing.T) {
 	if len(rule.Ports) != 1 || rule.Ports[0].Port.IntValue() != int(grpcPort) {
 		t.Fatalf("NetworkPolicy ports %+v; want the gRPC port %d only", rule.Ports, grpcPort)
 	}
+}
+
+// checkDrainBelowGracePeriod checks that the plugin's drain timeout ends
+// before Kubernetes' termination grace period does.
+func checkDrainBelowGracePeriod(t *testing.T, d *appsv1.Deployment, c corev1.Container) {
+	t.Helper()
 	if d.Spec.Template.Spec.TerminationGracePeriodSeconds == nil {
 		t.Fatal("no terminationGracePeriodSeconds")
 	}
 	if drain, err := time.ParseDuration(env(c, plugin.EnvDrainTimeout)); err != nil || drain >= time.Duration(*d.Spec.Template.Spec.TerminationGracePeriodSeconds)*time.Second {
 		t.Fatalf("%s=%s must be below terminationGracePeriodSeconds=%d", plugin.EnvDrainTimeout, env(c, plugin.EnvDrainTimeout), *d.Spec.Template.Spec.TerminationGracePeriodSeconds)
 	}
+}
 
-	// And a real plugin service, run with the Deployment's environment
-	// (files and addresses made local), answers the probe's question.
+// checkRunningServiceAnswersProbe runs a real plugin service with the
+// Deployment's environment (files and addresses made local) and checks
+// that it answers the readiness probe's question.
+func checkRunningServiceAnswersProbe(t *testing.T, c corev1.Container) {
+	t.Helper()
 	pki, err := remotetest.NewPKI(t.TempDir(), "127.0.0.1")
 	if err != nil {
 		t.Fatal(err)
