@@ -6,13 +6,14 @@ import (
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
+	"errors"
 	"fmt"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -235,8 +236,10 @@ func pushUnsigned(t testing.TB, repo *Repository, plugin, version string, desc *
 
 // stallingRegistry starts a registry that answers a GET whose path ends
 // in the suffix stall holds (none while it holds "") with the true
-// response's headers and first kilobyte (or less), then sends nothing
-// until the client gives up or the test ends.
+// response's headers and first kilobyte (at most half its body), then
+// sends nothing until the client gives up or the test ends. The headers
+// go out as the registry writes them, so a client's response-header
+// timeout never fires first, however slowly a large blob is read.
 func stallingRegistry(t testing.TB, stall *atomic.Value) *registrytest.Registry {
 	stall.Store("")
 	done := make(chan struct{})
@@ -248,19 +251,44 @@ func stallingRegistry(t testing.TB, stall *atomic.Value) *registrytest.Registry 
 				h.ServeHTTP(w, r)
 				return
 			}
-			rec := httptest.NewRecorder()
-			h.ServeHTTP(rec, r)
-			for k, v := range rec.Header() {
-				w.Header()[k] = v
-			}
-			w.WriteHeader(rec.Code)
-			w.Write(rec.Body.Bytes()[:min(1024, rec.Body.Len()/2)])
-			w.(http.Flusher).Flush()
-			select {
-			case <-done:
-			case <-r.Context().Done():
-			case <-time.After(20 * time.Second):
-			}
+			h.ServeHTTP(&stallingWriter{ResponseWriter: w, left: -1, done: done, ctx: r.Context()}, r)
 		})
 	}})
+}
+
+// errStallEnded ends a stalled response's handler once the stall is over.
+var errStallEnded = errors.New("stalled response ended")
+
+// stallingWriter passes the headers and the first kilobyte of a body on
+// (at most half of it, when the body's length is known), then blocks the
+// handler's next write until the client hangs up or the test ends.
+type stallingWriter struct {
+	http.ResponseWriter
+	left int // bytes still to pass on; -1 until the first write
+	done <-chan struct{}
+	ctx  context.Context
+}
+
+func (s *stallingWriter) Write(p []byte) (int, error) {
+	if s.left < 0 {
+		s.left = 1024
+		if n, err := strconv.Atoi(s.Header().Get("Content-Length")); err == nil {
+			s.left = min(s.left, n/2)
+		}
+	}
+	n := min(len(p), s.left)
+	if n > 0 {
+		s.ResponseWriter.Write(p[:n])
+		s.left -= n
+	}
+	if s.left > 0 {
+		return n, nil
+	}
+	s.ResponseWriter.(http.Flusher).Flush()
+	select {
+	case <-s.done:
+	case <-s.ctx.Done():
+	case <-time.After(20 * time.Second):
+	}
+	return n, errStallEnded
 }
