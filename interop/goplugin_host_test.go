@@ -348,46 +348,10 @@ func parseHCLogJSON(t *testing.T, out string) []map[string]any {
 // process) starts the plugkit plugin and is SIGKILLed; the plugin,
 // polling its parent every 200 ms, exits by itself within 1 s.
 func TestPlugkitPluginOutlivesNoGoPluginHost(t *testing.T) {
-	var stderr syncBuffer
-	cmd := exec.Command(self(t))
-	cmd.Env = append(cmd.Environ(), childEnv("gp-host-block")...)
-	cmd.Stderr = &stderr
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan struct{})
-	go func() {
-		cmd.Wait()
-		close(done)
-	}()
-	t.Cleanup(func() {
-		cmd.Process.Kill()
-		<-done
-	})
-	pidc := make(chan int, 1)
-	go func() {
-		var pid int
-		fmt.Fscanf(bufio.NewReader(out), "plugin-pid %d\n", &pid)
-		pidc <- pid
-		io.Copy(io.Discard, out)
-	}()
-	var pid int
-	select {
-	case pid = <-pidc:
-	case <-time.After(20 * time.Second):
-		t.Fatalf("the go-plugin host did not report its plugin within 20 s; stderr:\n%s", stderr.String())
-	}
-	if pid <= 0 {
-		t.Fatalf("the go-plugin host failed; stderr:\n%s", stderr.String())
-	}
+	cmd, done, pid := startBlockingHost(t, "gp-host-block", "go-plugin")
 	if !testutil.Running(pid) {
 		t.Fatalf("plugin %d is not running", pid)
 	}
-	t.Cleanup(func() { testutil.Kill(pid) }) // only if the test failed
 
 	cmd.Process.Kill()
 	select {

@@ -77,15 +77,14 @@ func testNoSocketAfterPluginKill(t *testing.T) {
 	}
 }
 
-// startBlockingHost runs a plugkit host in a child process (the test
-// binary's pk-host-block role) that launches a go-plugin plugin with its
-// socket under base and reports the plugin's pid. It returns the host's
-// command, a channel closed when the host has been waited for, and the
-// plugin's pid.
-func startBlockingHost(t *testing.T, base string) (*exec.Cmd, <-chan struct{}, int) {
+// startBlockingHost runs a host in a child process (the test binary in
+// role, with env added) that launches a plugin and reports the plugin's
+// pid; which names the host in failures. It returns the host's command, a
+// channel closed when the host has been waited for, and the plugin's pid.
+func startBlockingHost(t *testing.T, role, which string, env ...string) (*exec.Cmd, <-chan struct{}, int) {
 	t.Helper()
 	cmd := exec.Command(self(t))
-	cmd.Env = append(cmd.Environ(), append(childEnv("pk-host-block"), "PLUGKIT_INTEROP_SOCKDIR="+base)...)
+	cmd.Env = append(cmd.Environ(), append(childEnv(role), env...)...)
 	var stderr syncBuffer
 	cmd.Stderr = &stderr
 	out, err := cmd.StdoutPipe()
@@ -115,10 +114,10 @@ func startBlockingHost(t *testing.T, base string) (*exec.Cmd, <-chan struct{}, i
 	select {
 	case pid = <-pidc:
 	case <-time.After(20 * time.Second):
-		t.Fatalf("the plugkit host did not report its plugin within 20 s; stderr:\n%s", stderr.String())
+		t.Fatalf("the %s host did not report its plugin within 20 s; stderr:\n%s", which, stderr.String())
 	}
 	if pid <= 0 {
-		t.Fatalf("the plugkit host failed; stderr:\n%s", stderr.String())
+		t.Fatalf("the %s host failed; stderr:\n%s", which, stderr.String())
 	}
 	t.Cleanup(func() { testutil.Kill(pid) }) // only if the test failed
 	return cmd, done, pid
@@ -129,7 +128,7 @@ func startBlockingHost(t *testing.T, base string) (*exec.Cmd, <-chan struct{}, i
 // own after Close.
 func testNextHostSweepsKilledHost(t *testing.T) {
 	base := t.TempDir()
-	cmd, done, pid := startBlockingHost(t, base)
+	cmd, done, pid := startBlockingHost(t, "pk-host-block", "plugkit", "PLUGKIT_INTEROP_SOCKDIR="+base)
 	cmd.Process.Kill()
 	<-done
 	if !waitFor(5*time.Second, func() bool { return !testutil.Running(pid) }) {
