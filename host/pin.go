@@ -26,7 +26,7 @@ var afterPinCheck func()
 
 // openPinned opens path, hashes what it reads from the open file and
 // compares it with want. On success the caller executes the returned open
-// file (execPinned), never path again.
+// file (osdep.ExecFile), never path again.
 func openPinned(ctx context.Context, path, want string) (*os.File, error) {
 	f, err := os.Open(path)
 	if err != nil {

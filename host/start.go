@@ -132,7 +132,7 @@ func (c *Client) launchProcess(ctx context.Context, cmd Command, id *automtls.Id
 			return nil, err
 		}
 		defer f.Close() // the child has its own copy once started
-		execPinned(x, f)
+		osdep.ExecFile(x, f)
 	}
 	launch, err := cmd.prepare(x, sock.path)
 	if err != nil {

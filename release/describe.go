@@ -5,11 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"strconv"
 
 	catalogv1 "github.com/plugkit/plugkit/gen/plugkit/catalog/v1"
 	"github.com/plugkit/plugkit/handshake"
 	"github.com/plugkit/plugkit/host"
+	"github.com/plugkit/plugkit/internal/osdep"
 	"github.com/plugkit/plugkit/manager"
 	"github.com/plugkit/plugkit/wire"
 )
@@ -75,14 +75,10 @@ func describe(ctx context.Context, cmd host.Command) (*catalogv1.DescribeRespons
 }
 
 // execFile is a host.Runner that executes the open file f instead of the
-// command's path: f is passed to the child, which the kernel starts from
-// /proc/self/fd/N (Linux).
+// command's path (osdep.ExecFile, as a pinned host.Start does).
 func execFile(f *os.File) host.Runner {
 	return host.RunnerFunc(func(l *host.Launch) error {
-		fd := 3 + len(l.Cmd.ExtraFiles)
-		l.Cmd.ExtraFiles = append(l.Cmd.ExtraFiles, f)
-		l.Cmd.Path = "/proc/self/fd/" + strconv.Itoa(fd)
-		l.Cmd.Err = nil
+		osdep.ExecFile(l.Cmd, f)
 		return nil
 	})
 }

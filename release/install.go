@@ -9,7 +9,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"time"
 
@@ -169,13 +168,12 @@ func fetchVerified(ctx context.Context, repo *Repository, rel Release, t Target)
 // fetchBinary reads rel's manifest for this platform, checks its binary
 // against the lock file and downloads it into a temporary file in t.Dir.
 func fetchBinary(ctx context.Context, repo *Repository, rel Release, t Target) (*staged, ocispec.Descriptor, error) {
-	here := runtime.GOOS + "/" + runtime.GOARCH
-	layer, err := binaryLayer(ctx, repo, rel, here)
+	layer, err := binaryLayer(ctx, repo, rel, hostPlatform)
 	if err != nil {
 		return nil, layer, err
 	}
 	if t.Locked != nil {
-		if err := t.Locked.check(here, layer.Digest); err != nil {
+		if err := t.Locked.check(hostPlatform, layer.Digest); err != nil {
 			return nil, layer, err
 		}
 	}

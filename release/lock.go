@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"sort"
 	"strconv"
@@ -262,11 +261,10 @@ func (l *Lock) Set(p LockedPlugin) {
 // locked binary's file name mapped to its hex SHA-256, so that the
 // manager refuses a binary that differs from the locked one.
 func (l *Lock) Pins() map[string]string {
-	here := runtime.GOOS + "/" + runtime.GOARCH
 	pins := map[string]string{}
 	for _, p := range l.Plugins {
 		for _, b := range p.Binaries {
-			if b.Platform == here {
+			if b.Platform == hostPlatform {
 				pins[b.Name] = b.Digest.Encoded()
 			}
 		}

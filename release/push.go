@@ -67,15 +67,14 @@ func Push(ctx context.Context, repo *Repository, p Publication) (Release, error)
 	if err != nil {
 		return Release{}, err
 	}
-	here := runtime.GOOS + "/" + runtime.GOARCH
 	var local string
 	for _, b := range bins {
-		if b.platform == here {
+		if b.platform == hostPlatform {
 			local = b.path
 		}
 	}
 	if local == "" {
-		return Release{}, fmt.Errorf("push: %s has no binary for this machine's platform %s (%s/%s_%s/NAME): it is started for the release's Describe answer", p.Dir, here, p.Dir, runtime.GOOS, runtime.GOARCH)
+		return Release{}, fmt.Errorf("push: %s has no binary for this machine's platform %s (%s/%s_%s/NAME): it is started for the release's Describe answer", p.Dir, hostPlatform, p.Dir, runtime.GOOS, runtime.GOARCH)
 	}
 	desc, err := describeBinary(ctx, local, p.Cookie)
 	if err != nil {

@@ -10,12 +10,17 @@ import (
 	"runtime"
 
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
+
+	"github.com/plugkit/plugkit/internal/osdep"
 )
 
 // execByFD says whether a staged binary is started through the read-only
 // descriptor stage opened on the file it wrote (Linux: /proc/self/fd),
 // rather than by its path with the host hashing it again (the pin).
-const execByFD = runtime.GOOS == "linux"
+const execByFD = osdep.ExecOpenFile
+
+// hostPlatform is this machine's platform, OS/ARCH, as releases name it.
+const hostPlatform = runtime.GOOS + "/" + runtime.GOARCH
 
 // copyBuffer is how much of a download copyHashed holds at once, in
 // hashBuffers pieces.
