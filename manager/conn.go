@@ -114,11 +114,11 @@ func (c *Conn) NewStream(ctx context.Context, desc *grpc.StreamDesc, method stri
 		cancel()
 		return nil, c.deadlineSpent(ctx, d, method, c.explain(method, c.p.observe(ctx, cl, method, err)))
 	}
-	// gRPC ends the stream's context when the stream ends.
-	go func() {
-		<-s.Context().Done()
-		cancel()
-	}()
+	if d > 0 {
+		// gRPC ends the stream's context when the stream ends; the
+		// deadline's timer goes with it.
+		context.AfterFunc(s.Context(), cancel)
+	}
 	return &observedStream{ClientStream: s, ctx: ctx, conn: c, c: cl, method: method}, nil
 }
 
