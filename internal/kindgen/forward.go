@@ -1,6 +1,7 @@
 package kindgen
 
 import (
+	"fmt"
 	"strconv"
 
 	"google.golang.org/protobuf/compiler/protogen"
@@ -23,11 +24,7 @@ func (h *hostFile) forwardMethod(recv string, meth, old *protogen.Method) {
 	g.P("// ", meth.GoName, " forwards to ", p.svc.Desc.FullName(), "/", old.Desc.Name(), ", whose request and response")
 	g.P("// are unchanged since v", p.num, ".")
 	g.P("func (f ", recv, ") ", meth.GoName, "(", params, ") ", results, " {")
-	if minor := p.since[old.Desc.Name()]; minor > 0 {
-		g.P("if err := f.V", p.num, ".Require(", minor, ", ", strconv.Quote(string(old.Desc.Name())), "); err != nil {")
-		g.P("return nil, err")
-		g.P("}")
-	}
+	h.requireOld(old)
 	if !meth.Desc.IsStreamingClient() && !meth.Desc.IsStreamingServer() {
 		g.P("out := new(", meth.Output.GoIdent, ")")
 		g.P("if err := f.conn.Invoke(ctx, ", full, ", in, out, opts...); err != nil {")
@@ -76,10 +73,65 @@ func streamIndex(svc *protogen.Service, meth *protogen.Method) int {
 func (h *hostFile) refuseMethod(recv string, meth *protogen.Method) {
 	g, m, p := h.g, h.m, h.prev
 	params, results := signature(g, meth)
-	msg := strconv.Quote(string(meth.Desc.Name()) + " arrived in " + m.version(m.since[meth.Desc.Name()]) + ", and plugin %s speaks " + p.kind + " v" + strconv.Itoa(p.num) + ", which lacks it: use a release of it that speaks " + m.kind + " v" + strconv.Itoa(m.num))
+	msg := strconv.Quote(string(meth.Desc.Name()) + " arrived in " + m.version(m.since[meth.Desc.Name()]) + "; use a release of the plugin that speaks " + m.kind + " v" + strconv.Itoa(m.num))
 	g.P("// ", meth.GoName, " answers codes.Unimplemented: ", m.kind, " v", p.num, " has no ", meth.Desc.Name(), ".")
 	g.P("func (f ", recv, ") ", meth.GoName, "(", params, ") ", results, " {")
-	g.P("return nil, ", statusPkg.Ident("Errorf"), "(", codesPkg.Ident("Unimplemented"), ", ", msg, ", f.V", p.num, ".Info().Name)")
+	g.P("return nil, f.Unimplemented(", msg, ")")
 	g.P("}")
 	g.P()
+}
+
+// halfForward writes <Method>V<prev> for an RPC whose request changed but
+// whose response did not: it calls the previous major's RPC with a request
+// of the previous major and returns this major's response, so that the
+// adapter only converts the request.
+func (h *hostFile) halfForward(recv string, meth, old *protogen.Method) {
+	g, p := h.g, h.prev
+	in := g.QualifiedGoIdent(old.Input.GoIdent)
+	out := g.QualifiedGoIdent(meth.Output.GoIdent)
+	params := "ctx " + g.QualifiedGoIdent(contextPkg.Ident("Context")) + ", in *" + in + ", opts ..." + g.QualifiedGoIdent(grpcPkg.Ident("CallOption"))
+	full := g.QualifiedGoIdent(p.file.GoImportPath.Ident(p.svc.GoName + "_" + old.GoName + "_FullMethodName"))
+	name := fmt.Sprintf("%sV%d", meth.GoName, p.num)
+	g.P("// ", name, " calls ", p.svc.Desc.FullName(), "/", old.Desc.Name(), " with a v", p.num, " request and returns its")
+	g.P("// response as v", h.m.num, "'s, which is unchanged: the adapter's ", meth.GoName, " converts the request")
+	g.P("// and calls it.")
+	if !meth.Desc.IsStreamingServer() {
+		g.P("func (f ", recv, ") ", name, "(", params, ") (*", out, ", error) {")
+		h.requireOld(old)
+		g.P("out := new(", out, ")")
+		g.P("if err := f.conn.Invoke(ctx, ", full, ", in, out, opts...); err != nil {")
+		g.P("return nil, err")
+		g.P("}")
+		g.P("return out, nil")
+		g.P("}")
+		g.P()
+		return
+	}
+	desc := g.QualifiedGoIdent(p.file.GoImportPath.Ident(p.svc.GoName + "_ServiceDesc"))
+	g.P("func (f ", recv, ") ", name, "(", params, ") (", grpcPkg.Ident("ServerStreamingClient"), "[", out, "], error) {")
+	h.requireOld(old)
+	g.P("stream, err := f.conn.NewStream(ctx, &", desc, ".Streams[", streamIndex(p.svc, old), "], ", full, ", opts...)")
+	g.P("if err != nil {")
+	g.P("return nil, err")
+	g.P("}")
+	g.P("x := &", grpcPkg.Ident("GenericClientStream"), "[", in, ", ", out, "]{ClientStream: stream}")
+	g.P("if err := x.ClientStream.SendMsg(in); err != nil {")
+	g.P("return nil, err")
+	g.P("}")
+	g.P("if err := x.ClientStream.CloseSend(); err != nil {")
+	g.P("return nil, err")
+	g.P("}")
+	g.P("return x, nil")
+	g.P("}")
+	g.P()
+}
+
+// requireOld writes the previous major's minor check of old.
+func (h *hostFile) requireOld(old *protogen.Method) {
+	p := h.prev
+	if minor := p.since[old.Desc.Name()]; minor > 0 {
+		h.g.P("if err := f.V", p.num, ".Require(", minor, ", ", strconv.Quote(string(old.Desc.Name())), "); err != nil {")
+		h.g.P("return nil, err")
+		h.g.P("}")
+	}
 }

@@ -21,13 +21,15 @@ const Version = "v0.1.0"
 
 // Import paths of the generated code.
 const (
-	contextPkg = protogen.GoImportPath("context")
-	ioPkg      = protogen.GoImportPath("io")
-	grpcPkg    = protogen.GoImportPath("google.golang.org/grpc")
-	codesPkg   = protogen.GoImportPath("google.golang.org/grpc/codes")
-	statusPkg  = protogen.GoImportPath("google.golang.org/grpc/status")
-	managerPkg = protogen.GoImportPath("github.com/plugkit/plugkit/manager")
-	catalogPkg = protogen.GoImportPath("github.com/plugkit/plugkit/catalog")
+	contextPkg   = protogen.GoImportPath("context")
+	ioPkg        = protogen.GoImportPath("io")
+	grpcPkg      = protogen.GoImportPath("google.golang.org/grpc")
+	codesPkg     = protogen.GoImportPath("google.golang.org/grpc/codes")
+	statusPkg    = protogen.GoImportPath("google.golang.org/grpc/status")
+	managerPkg   = protogen.GoImportPath("github.com/plugkit/plugkit/manager")
+	catalogPkg   = protogen.GoImportPath("github.com/plugkit/plugkit/catalog")
+	handshakePkg = protogen.GoImportPath("github.com/plugkit/plugkit/handshake")
+	fmtPkg       = protogen.GoImportPath("fmt")
 )
 
 // Generate writes the files of every kind in gen's input: the function
@@ -127,6 +129,8 @@ func genPlugin(gen *protogen.Plugin, m *major) {
 	g.P("return ", catalogPkg.Ident("Implement"), "[", server, "](", pkg("Kind"), ", ", pkg("Major"), ", ", pkg("Minor"), ", name,")
 	g.P("&", pkg(m.svc.GoName+"_ServiceDesc"), ", server, ", pkg("Capabilities"), "()...)")
 	g.P("}")
+	g.P()
+	genFuncs(g, m)
 }
 
 // version names minor n of m, such as "kv 2.1".
@@ -139,4 +143,69 @@ func capIdent(c string) string {
 		name += strings.ToUpper(part[:1]) + part[1:]
 	}
 	return name
+}
+
+// serverSignature returns the parameters and results of meth on a server,
+// with the message types qualified for g.
+func serverSignature(g *protogen.GeneratedFile, meth *protogen.Method) (params, results string) {
+	in, out := g.QualifiedGoIdent(meth.Input.GoIdent), g.QualifiedGoIdent(meth.Output.GoIdent)
+	stream := func(name string, types string) string { return g.QualifiedGoIdent(grpcPkg.Ident(name)) + "[" + types + "]" }
+	switch cs, ss := meth.Desc.IsStreamingClient(), meth.Desc.IsStreamingServer(); {
+	case !cs && !ss:
+		return g.QualifiedGoIdent(contextPkg.Ident("Context")) + ", *" + in, "(*" + out + ", error)"
+	case !cs:
+		return "*" + in + ", " + stream("ServerStreamingServer", out), "error"
+	case !ss:
+		return stream("ClientStreamingServer", in+", "+out), "error"
+	default:
+		return stream("BidiStreamingServer", in+", "+out), "error"
+	}
+}
+
+// genFuncs writes Funcs, a server of m made of one function per RPC.
+func genFuncs(g *protogen.GeneratedFile, m *major) {
+	pkg := func(n string) string { return g.QualifiedGoIdent(m.file.GoImportPath.Ident(n)) }
+	unimpl := pkg("Unimplemented" + m.svc.GoName + "Server")
+	g.P("// Funcs implements ", m.kind, " v", m.num, " with one function per RPC: Server turns it")
+	g.P("// into the server Implement takes. A nil function answers codes.Unimplemented.")
+	g.P("type Funcs struct {")
+	for _, meth := range m.svc.Methods {
+		params, results := serverSignature(g, meth)
+		g.P("// ", meth.GoName, " serves ", m.svc.Desc.FullName(), "/", meth.Desc.Name(), ".")
+		g.P(meth.GoName, " func(", params, ") ", results)
+	}
+	g.P("}")
+	g.P()
+	g.P("// Server returns the ", m.kind, " v", m.num, " server that calls fs.")
+	g.P("func (fs Funcs) Server() ", pkg(m.svc.GoName+"Server"), " { return funcsServer{fs: fs} }")
+	g.P()
+	g.P("// funcsServer serves Funcs.")
+	g.P("type funcsServer struct {")
+	g.P(unimpl)
+	g.P("fs Funcs")
+	g.P("}")
+	g.P()
+	for _, meth := range m.svc.Methods {
+		params, results := serverSignature(g, meth)
+		names := "stream"
+		if !meth.Desc.IsStreamingClient() && !meth.Desc.IsStreamingServer() {
+			names = "ctx, req"
+		} else if !meth.Desc.IsStreamingClient() {
+			names = "req, stream"
+		}
+		typed := ""
+		for i, n := range strings.Split(names, ", ") {
+			if i > 0 {
+				typed += ", "
+			}
+			typed += n + " " + strings.Split(params, ", ")[i]
+		}
+		g.P("func (s funcsServer) ", meth.GoName, "(", typed, ") ", results, " {")
+		g.P("if s.fs.", meth.GoName, " == nil {")
+		g.P("return s.", m.file.GoImportPath.Ident("Unimplemented"+m.svc.GoName+"Server").GoName, ".", meth.GoName, "(", names, ")")
+		g.P("}")
+		g.P("return s.fs.", meth.GoName, "(", names, ")")
+		g.P("}")
+		g.P()
+	}
 }

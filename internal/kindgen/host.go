@@ -46,6 +46,12 @@ func (h *hostFile) constants() {
 	g.P("// announces it.")
 	g.P("const Minor = ", len(m.caps))
 	g.P()
+	if c := h.k.cookie; c != nil {
+		g.P("// Cookie is the magic cookie of ", m.kind, " plugins: hosts and plugins of every")
+		g.P("// major of ", m.kind, " agree on it, so that a binary of another kind is refused at once.")
+		g.P("var Cookie = ", handshakePkg.Ident("Cookie"), "{Key: ", strconv.Quote(c.words[1]), ", Value: ", strconv.Quote(c.words[2]), "}")
+		g.P()
+	}
 	for i, c := range m.caps {
 		g.P("// ", capIdent(c), " is the capability that announces ", m.version(i+1), ".")
 		g.P("const ", capIdent(c), " = ", strconv.Quote(c))
@@ -282,12 +288,22 @@ func (h *hostFile) forward() {
 	g.P("conn ", grpcPkg.Ident("ClientConnInterface"))
 	g.P("}")
 	g.P()
+	g.P("// Unimplemented returns a codes.Unimplemented error that names the plugin and")
+	g.P("// its major, followed by the reason format and args give.")
+	g.P("func (f ", name, ") Unimplemented(format string, args ...any) error {")
+	g.P("return ", statusPkg.Ident("Errorf"), "(", codesPkg.Ident("Unimplemented"), ", \"plugin %s speaks ", m.kind, " v", p.num, ": %s\", f.V", p.num, ".Info().Name, ", fmtPkg.Ident("Sprintf"), "(format, args...))")
+	g.P("}")
+	g.P()
 	for _, meth := range m.svc.Methods {
 		switch c, old := h.change(meth); c {
 		case unchanged:
 			h.forwardMethod(name, meth, old)
 		case added:
 			h.refuseMethod(name, meth)
+		case changed:
+			if !old.Desc.IsStreamingClient() && old.Desc.IsStreamingServer() == meth.Desc.IsStreamingServer() && interchangeable(old.Output, meth.Output) {
+				h.halfForward(name, meth, old)
+			}
 		}
 	}
 }

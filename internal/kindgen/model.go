@@ -16,6 +16,7 @@ import (
 type kind struct {
 	name   string
 	majors []*major
+	cookie *directive // "plugkit: cookie KEY VALUE", or nil
 }
 
 // major is one protobuf package of a kind.
@@ -30,8 +31,9 @@ type major struct {
 	caps []string
 	// since is the minor that added each RPC (0: the major's first
 	// release), by the RPC's name.
-	since map[protoreflect.Name]int
-	where string // file:line of the package statement
+	since  map[protoreflect.Name]int
+	where  string     // file:line of the package statement
+	cookie *directive // "plugkit: cookie KEY VALUE", or nil
 }
 
 // directive is a "plugkit: ..." line above a package statement.
@@ -89,8 +91,17 @@ func newMajor(pkg protoreflect.FullName, files []*protogen.File, errs *errorList
 	var dirs []directive
 	for _, f := range files {
 		for _, d := range directives(f.Desc) {
-			if d.words[0] != "kind" && d.words[0] != "minor" {
-				errs.add(d.where, "unknown directive %q: write \"plugkit: kind NAME\" or \"plugkit: minor X.Y CAPABILITY\"", strings.Join(d.words, " "))
+			switch d.words[0] {
+			case "kind", "minor":
+			case "cookie":
+				if len(d.words) != 3 {
+					errs.add(d.where, "write \"plugkit: cookie KEY VALUE\" (the kind's magic cookie, without spaces)")
+				} else {
+					m.cookie = &d
+				}
+				continue
+			default:
+				errs.add(d.where, "unknown directive %q: write \"plugkit: kind NAME\", \"plugkit: minor X.Y CAPABILITY\" or \"plugkit: cookie KEY VALUE\"", strings.Join(d.words, " "))
 				continue
 			}
 			dirs = append(dirs, d)
@@ -222,6 +233,12 @@ func groupKinds(majors []*major, errs *errorList) []*kind {
 			k = &kind{name: m.kind}
 			byName[m.kind] = k
 			kinds = append(kinds, k)
+		}
+		if c := m.cookie; c != nil {
+			if k.cookie != nil && strings.Join(k.cookie.words, " ") != strings.Join(c.words, " ") {
+				errs.add(c.where, "%s v%d declares cookie %s=%s, but %s declares %s=%s: a kind has one cookie", m.kind, m.num, c.words[1], c.words[2], k.cookie.where, k.cookie.words[1], k.cookie.words[2])
+			}
+			k.cookie = c
 		}
 		dup := false
 		for _, o := range k.majors {

@@ -5,6 +5,7 @@ package greeterv1
 
 import (
 	context "context"
+	handshake "github.com/plugkit/plugkit/handshake"
 	manager "github.com/plugkit/plugkit/manager"
 	grpc "google.golang.org/grpc"
 	codes "google.golang.org/grpc/codes"
@@ -21,6 +22,10 @@ const Major = 1
 // was generated from: a plugin registered through package greeterv1plugin
 // announces it.
 const Minor = 0
+
+// Cookie is the magic cookie of greeter plugins: hosts and plugins of every
+// major of greeter agree on it, so that a binary of another kind is refused at once.
+var Cookie = handshake.Cookie{Key: "GREETER_PLUGIN", Value: "hello-7c1f"}
 
 // Capabilities returns the capabilities of the minors of greeter v1 up to
 // Minor, oldest first.

@@ -5,7 +5,9 @@ package greeterv2
 
 import (
 	context "context"
+	fmt "fmt"
 	v1 "github.com/plugkit/plugkit/examples/greeter/gen/greeter/v1"
+	handshake "github.com/plugkit/plugkit/handshake"
 	manager "github.com/plugkit/plugkit/manager"
 	grpc "google.golang.org/grpc"
 	codes "google.golang.org/grpc/codes"
@@ -22,6 +24,10 @@ const Major = 2
 // was generated from: a plugin registered through package greeterv2plugin
 // announces it.
 const Minor = 1
+
+// Cookie is the magic cookie of greeter plugins: hosts and plugins of every
+// major of greeter agree on it, so that a binary of another kind is refused at once.
+var Cookie = handshake.Cookie{Key: "GREETER_PLUGIN", Value: "hello-7c1f"}
 
 // CapFarewell is the capability that announces greeter 2.1.
 const CapFarewell = "farewell"
@@ -118,7 +124,24 @@ type V1Forward struct {
 	conn grpc.ClientConnInterface
 }
 
+// Unimplemented returns a codes.Unimplemented error that names the plugin and
+// its major, followed by the reason format and args give.
+func (f V1Forward) Unimplemented(format string, args ...any) error {
+	return status.Errorf(codes.Unimplemented, "plugin %s speaks greeter v1: %s", f.V1.Info().Name, fmt.Sprintf(format, args...))
+}
+
+// GreetV1 calls greeter.v1.Greeter/Greet with a v1 request and returns its
+// response as v2's, which is unchanged: the adapter's Greet converts the request
+// and calls it.
+func (f V1Forward) GreetV1(ctx context.Context, in *v1.GreetRequest, opts ...grpc.CallOption) (*GreetResponse, error) {
+	out := new(GreetResponse)
+	if err := f.conn.Invoke(ctx, v1.Greeter_Greet_FullMethodName, in, out, opts...); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // Farewell answers codes.Unimplemented: greeter v1 has no Farewell.
 func (f V1Forward) Farewell(ctx context.Context, in *FarewellRequest, opts ...grpc.CallOption) (*FarewellResponse, error) {
-	return nil, status.Errorf(codes.Unimplemented, "Farewell arrived in greeter 2.1, and plugin %s speaks greeter v1, which lacks it: use a release of it that speaks greeter v2", f.V1.Info().Name)
+	return nil, f.Unimplemented("Farewell arrived in greeter 2.1; use a release of the plugin that speaks greeter v2")
 }

@@ -8,6 +8,7 @@
 package greeterv1plugin
 
 import (
+	context "context"
 	catalog "github.com/plugkit/plugkit/catalog"
 	v1 "github.com/plugkit/plugkit/examples/greeter/gen/greeter/v1"
 )
@@ -18,4 +19,27 @@ import (
 func Implement(name string, server v1.GreeterServer) catalog.Implementation {
 	return catalog.Implement[v1.GreeterServer](v1.Kind, v1.Major, v1.Minor, name,
 		&v1.Greeter_ServiceDesc, server, v1.Capabilities()...)
+}
+
+// Funcs implements greeter v1 with one function per RPC: Server turns it
+// into the server Implement takes. A nil function answers codes.Unimplemented.
+type Funcs struct {
+	// Greet serves greeter.v1.Greeter/Greet.
+	Greet func(context.Context, *v1.GreetRequest) (*v1.GreetResponse, error)
+}
+
+// Server returns the greeter v1 server that calls fs.
+func (fs Funcs) Server() v1.GreeterServer { return funcsServer{fs: fs} }
+
+// funcsServer serves Funcs.
+type funcsServer struct {
+	v1.UnimplementedGreeterServer
+	fs Funcs
+}
+
+func (s funcsServer) Greet(ctx context.Context, req *v1.GreetRequest) (*v1.GreetResponse, error) {
+	if s.fs.Greet == nil {
+		return s.UnimplementedGreeterServer.Greet(ctx, req)
+	}
+	return s.fs.Greet(ctx, req)
 }

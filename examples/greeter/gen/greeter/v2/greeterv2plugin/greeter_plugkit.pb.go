@@ -8,6 +8,7 @@
 package greeterv2plugin
 
 import (
+	context "context"
 	catalog "github.com/plugkit/plugkit/catalog"
 	v2 "github.com/plugkit/plugkit/examples/greeter/gen/greeter/v2"
 )
@@ -18,4 +19,36 @@ import (
 func Implement(name string, server v2.GreeterServer) catalog.Implementation {
 	return catalog.Implement[v2.GreeterServer](v2.Kind, v2.Major, v2.Minor, name,
 		&v2.Greeter_ServiceDesc, server, v2.Capabilities()...)
+}
+
+// Funcs implements greeter v2 with one function per RPC: Server turns it
+// into the server Implement takes. A nil function answers codes.Unimplemented.
+type Funcs struct {
+	// Greet serves greeter.v2.Greeter/Greet.
+	Greet func(context.Context, *v2.GreetRequest) (*v2.GreetResponse, error)
+	// Farewell serves greeter.v2.Greeter/Farewell.
+	Farewell func(context.Context, *v2.FarewellRequest) (*v2.FarewellResponse, error)
+}
+
+// Server returns the greeter v2 server that calls fs.
+func (fs Funcs) Server() v2.GreeterServer { return funcsServer{fs: fs} }
+
+// funcsServer serves Funcs.
+type funcsServer struct {
+	v2.UnimplementedGreeterServer
+	fs Funcs
+}
+
+func (s funcsServer) Greet(ctx context.Context, req *v2.GreetRequest) (*v2.GreetResponse, error) {
+	if s.fs.Greet == nil {
+		return s.UnimplementedGreeterServer.Greet(ctx, req)
+	}
+	return s.fs.Greet(ctx, req)
+}
+
+func (s funcsServer) Farewell(ctx context.Context, req *v2.FarewellRequest) (*v2.FarewellResponse, error) {
+	if s.fs.Farewell == nil {
+		return s.UnimplementedGreeterServer.Farewell(ctx, req)
+	}
+	return s.fs.Farewell(ctx, req)
 }
