@@ -149,7 +149,9 @@ func capIdent(c string) string {
 // with the message types qualified for g.
 func serverSignature(g *protogen.GeneratedFile, meth *protogen.Method) (params, results string) {
 	in, out := g.QualifiedGoIdent(meth.Input.GoIdent), g.QualifiedGoIdent(meth.Output.GoIdent)
-	stream := func(name string, types string) string { return g.QualifiedGoIdent(grpcPkg.Ident(name)) + "[" + types + "]" }
+	stream := func(name string, types string) string {
+		return g.QualifiedGoIdent(grpcPkg.Ident(name)) + "[" + types + "]"
+	}
 	switch cs, ss := meth.Desc.IsStreamingClient(), meth.Desc.IsStreamingServer(); {
 	case !cs && !ss:
 		return g.QualifiedGoIdent(contextPkg.Ident("Context")) + ", *" + in, "(*" + out + ", error)"
