@@ -147,17 +147,44 @@ func (h *hostFile) clientMethod(meth *protogen.Method) {
 		g.P("// It arrived in ", m.version(minor), ": a plugin that announces an older minor")
 		g.P("// gets no call, and the answer is codes.Unimplemented.")
 	}
+	for _, f := range meth.Input.Fields {
+		if fm := m.fieldSince[f.Desc.FullName()]; fm > minor && !meth.Desc.IsStreamingClient() {
+			g.P("// Its field ", f.Desc.Name(), " arrived in ", m.version(fm), ": set, it is refused the same way")
+			g.P("// by a plugin that announces an older minor.")
+		}
+	}
 	g.P("func (c *Client) ", meth.GoName, "(", params, ") ", results, " {")
 	if minor > 0 {
 		g.P("if err := c.Require(", minor, ", ", strconv.Quote(string(meth.Desc.Name())), "); err != nil {")
 		g.P("return nil, err")
 		g.P("}")
 	}
+	h.fieldChecks(meth, minor)
 	g.P("return c.api.", meth.GoName, "(", args(meth), ")")
 	g.P("}")
 	g.P()
 	if meth.Desc.IsStreamingServer() && !meth.Desc.IsStreamingClient() {
 		h.drain(meth, params)
+	}
+}
+
+// fieldChecks writes, for a request (not a stream of them), the minor
+// check of each field newer than the RPC: set, it needs that minor.
+func (h *hostFile) fieldChecks(meth *protogen.Method, rpcMinor int) {
+	if meth.Desc.IsStreamingClient() {
+		return
+	}
+	g := h.g
+	for _, f := range meth.Input.Fields {
+		minor := h.m.fieldSince[f.Desc.FullName()]
+		if minor <= rpcMinor {
+			continue
+		}
+		g.P("if in.ProtoReflect().Has(in.ProtoReflect().Descriptor().Fields().ByNumber(", f.Desc.Number(), ")) {")
+		g.P("if err := c.Require(", minor, ", ", strconv.Quote(string(meth.Desc.Name())+" with "+string(f.Desc.Name())), "); err != nil {")
+		g.P("return nil, err")
+		g.P("}")
+		g.P("}")
 	}
 }
 

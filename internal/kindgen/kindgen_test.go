@@ -110,7 +110,12 @@ package kv.v2;
 option go_package = "example.com/kv/gen/kv/v2;kvv2";
 message GetRequest { string key = 1; }
 message GetResponse { bytes value = 1; }
-message PutRequest { string key = 1; bytes value = 2; int64 ttl = 3; }
+message PutRequest {
+  string key = 1;
+  bytes value = 2;
+  // Since: kv 2.1
+  int64 ttl = 3;
+}
 message PutResponse {}
 message DeleteRequest { string key = 1; }
 message DeleteResponse {}
@@ -128,8 +133,8 @@ service KV {
 
 // TestForwardingFollowsTheProtocol checks which RPCs the v1->v2 adapter
 // gets: Get (unchanged) forwarded, Delete and List (new) refused, Put
-// (changed) left to the author with a PutV1 helper, List checked against
-// minor 2.1; and that the output is gofmt'd and the same on every run.
+// (changed) left to the author with a PutV1 helper, List and Put's ttl
+// checked against minor 2.1; and that the output is gofmt'd and the same on every run.
 func TestForwardingFollowsTheProtocol(t *testing.T) {
 	files, err := Files(compile(t, twoMajors), "module=example.com/kv")
 	if err != nil {
@@ -140,7 +145,7 @@ func TestForwardingFollowsTheProtocol(t *testing.T) {
 		"func (f V1Forward) Get(", "v1.KV_Get_FullMethodName",
 		"func (f V1Forward) Delete(", "func (f V1Forward) List(",
 		"func (f V1Forward) PutV1(ctx context.Context, in *v1.PutRequest",
-		`c.Require(1, "List")`, "func (c *Client) ListAll(", `const CapList = "list"`,
+		`c.Require(1, "List")`, "func (c *Client) ListAll(", `c.Require(1, "Put with ttl")`, `const CapList = "list"`,
 		`var Cookie = handshake.Cookie{Key: "KV_PLUGIN", Value: "k1"}`,
 	} {
 		if !strings.Contains(v2, want) {

@@ -31,9 +31,12 @@ type major struct {
 	caps []string
 	// since is the minor that added each RPC (0: the major's first
 	// release), by the RPC's name.
-	since  map[protoreflect.Name]int
-	where  string     // file:line of the package statement
-	cookie *directive // "plugkit: cookie KEY VALUE", or nil
+	since map[protoreflect.Name]int
+	// fieldSince is the minor that added each field (0: the major's
+	// first release).
+	fieldSince map[protoreflect.FullName]int
+	where      string     // file:line of the package statement
+	cookie     *directive // "plugkit: cookie KEY VALUE", or nil
 }
 
 // directive is a "plugkit: ..." line above a package statement.

@@ -13,6 +13,7 @@ import (
 // ADR-044 lines that `plugkit proto breaking` asks for, parsed by
 // protocheck) and records the minor that added each RPC.
 func (m *major) readSince(errs *errorList) {
+	m.fieldSince = map[protoreflect.FullName]int{}
 	for _, f := range m.files {
 		for _, msg := range f.Messages {
 			m.checkMessage(msg, errs)
@@ -31,7 +32,7 @@ func (m *major) readSince(errs *errorList) {
 func (m *major) checkMessage(msg *protogen.Message, errs *errorList) {
 	m.minorOf(msg.Desc, errs)
 	for _, f := range msg.Fields {
-		m.minorOf(f.Desc, errs)
+		m.fieldSince[f.Desc.FullName()] = m.minorOf(f.Desc, errs)
 	}
 	for _, n := range msg.Messages {
 		if !n.Desc.IsMapEntry() {
