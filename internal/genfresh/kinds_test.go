@@ -24,6 +24,7 @@ var kinds = []struct {
 	outDir string
 }{
 	{"examples/greeter/proto", []string{"greeter/v1/greeter.proto", "greeter/v2/greeter.proto"}, "module=github.com/plugkit/plugkit", "."},
+	{"examples/kv/proto", []string{"kv/v1/kv.proto", "kv/v2/kv.proto"}, "module=example.com/kv", "examples/kv"},
 }
 
 // TestKindCodeIsFresh regenerates each kind's *_plugkit.pb.go files

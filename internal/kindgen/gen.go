@@ -30,6 +30,7 @@ const (
 	catalogPkg   = protogen.GoImportPath("github.com/plugkit/plugkit/catalog")
 	handshakePkg = protogen.GoImportPath("github.com/plugkit/plugkit/handshake")
 	fmtPkg       = protogen.GoImportPath("fmt")
+	protoPkg     = protogen.GoImportPath("google.golang.org/protobuf/proto")
 )
 
 // Generate writes the files of every kind in gen's input: the function
@@ -43,7 +44,7 @@ func Generate(gen *protogen.Plugin) error {
 	for _, k := range kinds {
 		for _, m := range k.majors {
 			genHost(gen, k, m)
-			genPlugin(gen, m)
+			genPlugin(gen, k, m)
 		}
 	}
 	return nil
@@ -109,8 +110,9 @@ func pluginPackage(m *major) (protogen.GoPackageName, protogen.GoImportPath) {
 	return protogen.GoPackageName(name), protogen.GoImportPath(path.Join(string(m.file.GoImportPath), name))
 }
 
-// genPlugin writes m's plugin side: Implement.
-func genPlugin(gen *protogen.Plugin, m *major) {
+// genPlugin writes m's plugin side: Implement, Funcs, and the previous
+// major served by this one's server.
+func genPlugin(gen *protogen.Plugin, k *kind, m *major) {
 	name, imp := pluginPackage(m)
 	g := gen.NewGeneratedFile(fileName(m, string(name)), imp)
 	header(g, m.file)
@@ -131,6 +133,9 @@ func genPlugin(gen *protogen.Plugin, m *major) {
 	g.P("}")
 	g.P()
 	genFuncs(g, m)
+	if p := k.previous(m); p != nil {
+		genServePrevious(g, m, p)
+	}
 }
 
 // version names minor n of m, such as "kv 2.1".
