@@ -24,6 +24,7 @@ var kinds = []struct {
 	outDir string
 }{
 	{"examples/greeter/proto", []string{"greeter/v1/greeter.proto", "greeter/v2/greeter.proto"}, "module=github.com/plugkit/plugkit", "."},
+	{"examples/objectstore/proto", []string{"objectstore/v1/objectstore.proto", "objectstore/v2/objectstore.proto", "objectstore/v3/objectstore.proto"}, "module=github.com/plugkit/plugkit", "."},
 	{"examples/kv/proto", []string{"kv/v1/kv.proto", "kv/v2/kv.proto"}, "module=example.com/kv", "examples/kv"},
 }
 

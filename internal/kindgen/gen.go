@@ -134,7 +134,7 @@ func genPlugin(gen *protogen.Plugin, k *kind, m *major) {
 	g.P()
 	genFuncs(g, m)
 	if p := k.previous(m); p != nil {
-		genServePrevious(g, m, p)
+		genServePrevious(g, m, p) // nothing when no RPC is unchanged
 	}
 }
 
@@ -169,6 +169,21 @@ func serverSignature(g *protogen.GeneratedFile, meth *protogen.Method) (params, 
 	}
 }
 
+// serverParams returns the named parameters of meth on a server, their
+// names as arguments, and its results.
+func serverParams(g *protogen.GeneratedFile, meth *protogen.Method) (typed, names, results string) {
+	params, results := serverSignature(g, meth)
+	ctx := g.QualifiedGoIdent(contextPkg.Ident("Context"))
+	switch cs, ss := meth.Desc.IsStreamingClient(), meth.Desc.IsStreamingServer(); {
+	case !cs && !ss:
+		return "ctx " + ctx + ", req " + strings.TrimPrefix(params, ctx+", "), "ctx, req", results
+	case !cs:
+		in, stream, _ := strings.Cut(params, ", ")
+		return "req " + in + ", stream " + stream, "req, stream", results
+	}
+	return "stream " + params, "stream", results
+}
+
 // genFuncs writes Funcs, a server of m made of one function per RPC.
 func genFuncs(g *protogen.GeneratedFile, m *major) {
 	pkg := func(n string) string { return g.QualifiedGoIdent(m.file.GoImportPath.Ident(n)) }
@@ -193,20 +208,7 @@ func genFuncs(g *protogen.GeneratedFile, m *major) {
 	g.P("}")
 	g.P()
 	for _, meth := range m.svc.Methods {
-		params, results := serverSignature(g, meth)
-		names := "stream"
-		if !meth.Desc.IsStreamingClient() && !meth.Desc.IsStreamingServer() {
-			names = "ctx, req"
-		} else if !meth.Desc.IsStreamingClient() {
-			names = "req, stream"
-		}
-		typed := ""
-		for i, n := range strings.Split(names, ", ") {
-			if i > 0 {
-				typed += ", "
-			}
-			typed += n + " " + strings.Split(params, ", ")[i]
-		}
+		typed, names, results := serverParams(g, meth)
 		g.P("func (s funcsServer) ", meth.GoName, "(", typed, ") ", results, " {")
 		g.P("if s.fs.", meth.GoName, " == nil {")
 		g.P("return s.", m.file.GoImportPath.Ident("Unimplemented"+m.svc.GoName+"Server").GoName, ".", meth.GoName, "(", names, ")")

@@ -13,18 +13,26 @@ import (
 func genServePrevious(g *protogen.GeneratedFile, m, p *major) {
 	h := &hostFile{g: g, m: m, prev: p}
 	_, prevPlugin := pluginPackage(p)
-	funcs := g.QualifiedGoIdent(prevPlugin.Ident("Funcs"))
-	server := g.QualifiedGoIdent(m.file.GoImportPath.Ident(m.svc.GoName + "Server"))
 	var filled, left []*protogen.Method
 	for _, old := range p.svc.Methods {
 		meth := findMethod(m.svc, old)
-		if c, _ := h.change(meth); meth != nil && c == unchanged && !old.Desc.IsStreamingClient() {
+		if meth == nil {
+			left = append(left, old)
+			continue
+		}
+		if c, _ := h.change(meth); c == unchanged && !old.Desc.IsStreamingClient() {
 			filled = append(filled, old)
 		} else {
 			left = append(left, old)
 		}
 	}
+	if len(filled) == 0 {
+		return
+	}
+	funcs := g.QualifiedGoIdent(prevPlugin.Ident("Funcs"))
+	server := g.QualifiedGoIdent(m.file.GoImportPath.Ident(m.svc.GoName + "Server"))
 	name := fmt.Sprintf("V%d", p.num)
+	g.P()
 	g.P("// ", name, " returns the ", m.kind, " v", p.num, " functions that serve, with server, the")
 	g.P("// RPCs unchanged since v", p.num, " (", list(goNames(filled)), "). Set the others (", list(goNames(left)), ")")
 	g.P("// before calling Server: a nil one answers codes.Unimplemented.")
@@ -58,10 +66,10 @@ func genServePrevious(g *protogen.GeneratedFile, m, p *major) {
 
 // servePrevious writes one field of V<prev>: old served by meth.
 func servePrevious(g *protogen.GeneratedFile, m *major, old, meth *protogen.Method) {
-	params, results := serverSignature(g, old)
+	typed, _, results := serverParams(g, old)
 	in := g.QualifiedGoIdent(meth.Input.GoIdent)
 	if !old.Desc.IsStreamingServer() {
-		g.P(old.GoName, ": func(ctx ", params[:len(g.QualifiedGoIdent(contextPkg.Ident("Context")))], ", req ", params[len(g.QualifiedGoIdent(contextPkg.Ident("Context")))+2:], ") ", results, " {")
+		g.P(old.GoName, ": func(", typed, ") ", results, " {")
 		g.P("in := new(", in, ")")
 		g.P("if err := convert(req, in); err != nil {")
 		g.P("return nil, err")

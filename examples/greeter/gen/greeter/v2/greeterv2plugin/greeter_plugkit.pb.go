@@ -10,9 +10,7 @@ package greeterv2plugin
 import (
 	context "context"
 	catalog "github.com/plugkit/plugkit/catalog"
-	greeterv1plugin "github.com/plugkit/plugkit/examples/greeter/gen/greeter/v1/greeterv1plugin"
 	v2 "github.com/plugkit/plugkit/examples/greeter/gen/greeter/v2"
-	proto "google.golang.org/protobuf/proto"
 )
 
 // Implement declares name's implementation of greeter v2 for catalog.New:
@@ -53,20 +51,4 @@ func (s funcsServer) Farewell(ctx context.Context, req *v2.FarewellRequest) (*v2
 		return s.UnimplementedGreeterServer.Farewell(ctx, req)
 	}
 	return s.fs.Farewell(ctx, req)
-}
-
-// V1 returns the greeter v1 functions that serve, with server, the
-// RPCs unchanged since v1 (none). Set the others (Greet)
-// before calling Server: a nil one answers codes.Unimplemented.
-func V1(server v2.GreeterServer) greeterv1plugin.Funcs {
-	return greeterv1plugin.Funcs{}
-}
-
-// convert copies from into to, messages of two majors with the same wire form.
-func convert(from, to proto.Message) error {
-	b, err := proto.Marshal(from)
-	if err != nil {
-		return err
-	}
-	return proto.Unmarshal(b, to)
 }
