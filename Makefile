@@ -74,14 +74,19 @@ demo:
 	$(GO) run ./cmd/plugkit demo
 	$(GO) run ./cmd/plugkit release demo
 
-## generate: regenerate Go code from the .proto files with buf
+## generate: regenerate Go code from the .proto files with buf, then the
+## example kinds' glue with protoc-gen-plugkit (buf.gen.kinds.yaml; the
+## kv example is a module of its own: see examples/kv/README.md)
+KINDS := examples/greeter/proto examples/objectstore/proto
 generate:
 	$(GO) run $(BUF) generate
+	for k in $(KINDS); do $(GO) run $(BUF) generate --template buf.gen.kinds.yaml $$k || exit 1; done
 	$(GO) run ./internal/tools/privatize internal/goplugin/pluginpb
 
 ## generate-check: fail when the committed generated code is stale
 generate-check: generate
 	git diff --exit-code -- '*.pb.go'
+	@test -z "$$(git status --porcelain -- '*.pb.go')" || { git status --short -- '*.pb.go'; echo "make generate-check: new generated files are not committed"; exit 1; }
 
 ## bench-proto: protocheck against buf breaking on the tfplugin pairs and,
 ## one CLI process per pair, on protocheck's own multi-file history

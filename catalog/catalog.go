@@ -3,6 +3,7 @@ package catalog
 import (
 	"context"
 	"fmt"
+	"os"
 	"reflect"
 	"slices"
 	"sort"
@@ -154,6 +155,19 @@ func (c *Catalog) Register(s *grpc.Server, _ *broker.Broker) error {
 // like plugin.Serve.
 func Serve(cookie handshake.Cookie, c *Catalog) {
 	plugin.Serve(plugin.Config{Cookie: cookie, Versions: map[int]plugin.Register{wire.CatalogProtocolVersion: c.Register}})
+}
+
+// Main is a plugin binary's whole main: it builds the catalog with
+// newCatalog (the function the plugin's tests serve in-process through
+// plugintest.ServeCatalog) and serves it with cookie, as Serve does. When
+// newCatalog fails, Main prints its error to stderr and exits with status 1.
+func Main(cookie handshake.Cookie, newCatalog func() (*Catalog, error)) {
+	c, err := newCatalog()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	Serve(cookie, c)
 }
 
 type describer struct {

@@ -100,8 +100,8 @@ func TestStartVersions(t *testing.T) {
 // host's typed client, directly (v2) and through the adapter (v1).
 func TestServeCatalog(t *testing.T) {
 	cat, err := catalog.New("1.2.3",
-		catalog.Implement[greeterv2.GreeterServer](greeter.Kind, 2, 0, "example.com/two", &greeterv2.Greeter_ServiceDesc, hello2{}),
-		catalog.Implement[greeterv1.GreeterServer](greeter.Kind, 1, 0, "example.com/one", &greeterv1.Greeter_ServiceDesc, hello{}),
+		catalog.Implement[greeterv2.GreeterServer](greeterv2.Kind, 2, 0, "example.com/two", &greeterv2.Greeter_ServiceDesc, hello2{}),
+		catalog.Implement[greeterv1.GreeterServer](greeterv1.Kind, 1, 0, "example.com/one", &greeterv1.Greeter_ServiceDesc, hello{}),
 	)
 	if err != nil {
 		t.Fatal(err)
@@ -110,18 +110,18 @@ func TestServeCatalog(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	for name, want := range map[string]string{"example.com/two": "Hi, Ada!", "example.com/one": "Hello, Ada!"} {
-		g, err := greeter.Open(ctx, m, name)
+		g, err := greeterv2.Open(ctx, m, name, greeter.Adapters)
 		if err != nil {
-			t.Fatalf("greeter.Open(%s): %v", name, err)
+			t.Fatalf("greeterv2.Open(%s): %v", name, err)
 		}
-		if got, err := g.Greet(ctx, greeter.Person{Name: "Ada"}); err != nil || got != want {
-			t.Errorf("%s: Greet = %q, %v; want %q", name, got, err, want)
+		if got, err := g.Greet(ctx, &greeterv2.GreetRequest{Person: &greeterv2.Person{Name: "Ada"}}); err != nil || got.GetMessage() != want {
+			t.Errorf("%s: Greet = %q, %v; want %q", name, got.GetMessage(), err, want)
 		}
 		if info := g.Info(); info.PluginVersion != "1.2.3" || info.Adapted != (name == "example.com/one") {
 			t.Errorf("%s: info %+v", name, info)
 		}
 	}
-	if _, err := greeter.Open(ctx, m, "example.com/none"); err == nil {
+	if _, err := greeterv2.Open(ctx, m, "example.com/none", greeter.Adapters); err == nil {
 		t.Error("a name the catalog lacks was dispensed")
 	}
 }

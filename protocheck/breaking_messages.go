@@ -331,3 +331,16 @@ func (c *checker) requiredLabel(f protoreflect.FieldDescriptor) bool {
 	}
 	return !c.opts.BufCompat || f.ParentFile().Syntax() != protoreflect.Editions
 }
+
+// Interchangeable reports whether messages a and b, of any packages, have
+// the same structure on the wire and in JSON in both directions: each reads
+// everything the other writes, as the moved-message rule compares them
+// (same field numbers, names, JSON names, kinds and cardinalities, message
+// and enum types compared the same way, recursively), and neither adds a
+// field. protoc-gen-plugkit forwards an RPC from one major to the previous
+// one when its request and response are interchangeable.
+func Interchangeable(a, b protoreflect.MessageDescriptor) bool {
+	var lk lookup
+	return sameStructure(&lk, a, b, map[[2]protoreflect.FullName]bool{}) &&
+		sameStructure(&lk, b, a, map[[2]protoreflect.FullName]bool{})
+}

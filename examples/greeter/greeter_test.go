@@ -13,6 +13,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/plugkit/plugkit/examples/greeter"
+	greeterv2 "github.com/plugkit/plugkit/examples/greeter/gen/greeter/v2"
 	"github.com/plugkit/plugkit/host"
 	"github.com/plugkit/plugkit/manager"
 )
@@ -49,7 +50,7 @@ func TestGreeterKind(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 
-	m := manager.New(manager.Config{Sources: []manager.Source{manager.Dirs(dir)}, Launch: host.Command{Cookie: greeter.Cookie}})
+	m := manager.New(manager.Config{Sources: []manager.Source{manager.Dirs(dir)}, Launch: host.Command{Cookie: greeterv2.Cookie}})
 	defer m.Close()
 	if err := m.Discover(ctx); err != nil {
 		t.Fatal(err)
@@ -62,43 +63,43 @@ func TestGreeterKind(t *testing.T) {
 		t.Fatalf("usable binaries %v: want hello and polyglot, not stranger", usable)
 	}
 
-	poly, err := greeter.Open(ctx, m, "example.com/polyglot")
+	poly, err := greeterv2.Open(ctx, m, "example.com/polyglot", greeter.Adapters)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if info := poly.Info(); info.Major != 2 || info.Minor != 1 || info.Adapted || !info.Has(greeter.CapFarewell) {
-		t.Errorf("polyglot info %+v: want 2.1 direct with %q", info, greeter.CapFarewell)
+	if info := poly.Info(); info.Major != 2 || info.Minor != 1 || info.Adapted || !info.Has(greeterv2.CapFarewell) {
+		t.Errorf("polyglot info %+v: want 2.1 direct with %q", info, greeterv2.CapFarewell)
 	}
 	for _, tc := range []struct {
-		p    greeter.Person
+		p    *greeterv2.Person
 		want string
-	}{{greeter.Person{Name: "Ada"}, "Hello, Ada!"}, {greeter.Person{Name: "Ada", Language: "fr"}, "Bonjour, Ada!"}} {
-		if got, err := poly.Greet(ctx, tc.p); err != nil || got != tc.want {
-			t.Errorf("polyglot Greet(%+v) = %q, %v; want %q", tc.p, got, err, tc.want)
+	}{{&greeterv2.Person{Name: "Ada"}, "Hello, Ada!"}, {&greeterv2.Person{Name: "Ada", Language: "fr"}, "Bonjour, Ada!"}} {
+		if got, err := poly.Greet(ctx, &greeterv2.GreetRequest{Person: tc.p}); err != nil || got.GetMessage() != tc.want {
+			t.Errorf("polyglot Greet(%v) = %q, %v; want %q", tc.p, got.GetMessage(), err, tc.want)
 		}
 	}
-	if got, err := poly.Farewell(ctx, greeter.Person{Name: "Ada", Language: "de"}); err != nil || got != "Auf Wiedersehen, Ada!" {
-		t.Errorf("polyglot Farewell = %q, %v", got, err)
+	if got, err := poly.Farewell(ctx, &greeterv2.FarewellRequest{Person: &greeterv2.Person{Name: "Ada", Language: "de"}}); err != nil || got.GetMessage() != "Auf Wiedersehen, Ada!" {
+		t.Errorf("polyglot Farewell = %q, %v", got.GetMessage(), err)
 	}
 
-	hello, err := greeter.Open(ctx, m, "example.com/hello")
+	hello, err := greeterv2.Open(ctx, m, "example.com/hello", greeter.Adapters)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if info := hello.Info(); info.Major != 1 || !info.Adapted {
 		t.Errorf("hello info %+v: want major 1 through the adapter", info)
 	}
-	if got, err := hello.Greet(ctx, greeter.Person{Name: "Ada"}); err != nil || got != "Hello, Ada!" {
-		t.Errorf("hello Greet = %q, %v", got, err)
+	if got, err := hello.Greet(ctx, &greeterv2.GreetRequest{Person: &greeterv2.Person{Name: "Ada"}}); err != nil || got.GetMessage() != "Hello, Ada!" {
+		t.Errorf("hello Greet = %q, %v", got.GetMessage(), err)
 	}
-	if _, err := hello.Greet(ctx, greeter.Person{Name: "Ada", Language: "fr"}); status.Code(err) != codes.Unimplemented || !strings.Contains(err.Error(), "greeter v2 plugin") {
+	if _, err := hello.Greet(ctx, &greeterv2.GreetRequest{Person: &greeterv2.Person{Name: "Ada", Language: "fr"}}); status.Code(err) != codes.Unimplemented || !strings.Contains(err.Error(), "greeter v2 plugin") {
 		t.Errorf("hello Greet in French: %v, want Unimplemented naming v2", err)
 	}
-	if _, err := hello.Farewell(ctx, greeter.Person{Name: "Ada"}); status.Code(err) != codes.Unimplemented {
-		t.Errorf("hello Farewell: %v, want Unimplemented", err)
+	if _, err := hello.Farewell(ctx, &greeterv2.FarewellRequest{Person: &greeterv2.Person{Name: "Ada"}}); status.Code(err) != codes.Unimplemented || !strings.Contains(err.Error(), "example.com/hello") {
+		t.Errorf("hello Farewell: %v, want Unimplemented naming the plugin", err)
 	}
 
-	out, err := exec.CommandContext(ctx, cli, "plugins", "list", "--dir", dir, "--cookie", greeter.Cookie.Key+"="+greeter.Cookie.Value).CombinedOutput()
+	out, err := exec.CommandContext(ctx, cli, "plugins", "list", "--dir", dir, "--cookie", greeterv2.Cookie.Key+"="+greeterv2.Cookie.Value).CombinedOutput()
 	if err != nil {
 		t.Fatalf("plugkit plugins list: %v\n%s", err, out)
 	}

@@ -7,17 +7,18 @@ import (
 	"io"
 
 	objectstorev1 "github.com/plugkit/plugkit/examples/objectstore/gen/objectstore/v1"
-	"github.com/plugkit/plugkit/handshake"
+	objectstorev2 "github.com/plugkit/plugkit/examples/objectstore/gen/objectstore/v2"
 )
 
-// Kind is the plugin kind of the example object stores.
-const Kind = "objectstore"
+// Kind is the plugin kind of the example object stores (generated from its
+// protocol files, as the two names below).
+const Kind = objectstorev2.Kind
 
 // CapPresign is the capability of objectstore v2.1: Presign works.
-const CapPresign = "presign"
+const CapPresign = objectstorev2.CapPresign
 
 // Cookie is the magic cookie of the example plugins.
-var Cookie = handshake.Cookie{Key: "PLUGKIT_EXAMPLE_PLUGIN", Value: "objectstore"}
+var Cookie = objectstorev2.Cookie
 
 // ChunkSize is the size of the chunks Put sends.
 const ChunkSize = 256 << 10

@@ -4,37 +4,19 @@ package main
 
 import (
 	"context"
-	"fmt"
-	"os"
 
 	"github.com/plugkit/plugkit/catalog"
-	"github.com/plugkit/plugkit/examples/greeter"
 	greeterv1 "github.com/plugkit/plugkit/examples/greeter/gen/greeter/v1"
+	"github.com/plugkit/plugkit/examples/greeter/gen/greeter/v1/greeterv1plugin"
 )
 
-// hello implements greeter v1.
-type hello struct {
-	greeterv1.UnimplementedGreeterServer
-}
-
-func (hello) Greet(_ context.Context, req *greeterv1.GreetRequest) (*greeterv1.GreetResponse, error) {
+func greet(_ context.Context, req *greeterv1.GreetRequest) (*greeterv1.GreetResponse, error) {
 	return &greeterv1.GreetResponse{Message: "Hello, " + req.GetName() + "!"}, nil
 }
 
-// newCatalog declares what this plugin serves: main serves it as a
-// binary, and the tests serve it inside the test process (plugintest).
+// newCatalog is what main serves, and the tests serve in-process.
 func newCatalog() (*catalog.Catalog, error) {
-	return catalog.New("1.0.0",
-		catalog.Implement[greeterv1.GreeterServer](greeter.Kind, 1, 0, "example.com/hello",
-			&greeterv1.Greeter_ServiceDesc, hello{}),
-	)
+	return catalog.New("1.0.0", greeterv1plugin.Implement("example.com/hello", greeterv1plugin.Funcs{Greet: greet}.Server()))
 }
 
-func main() {
-	cat, err := newCatalog()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	catalog.Serve(greeter.Cookie, cat)
-}
+func main() { catalog.Main(greeterv1.Cookie, newCatalog) }

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/plugkit/plugkit/examples/greeter"
+	greeterv2 "github.com/plugkit/plugkit/examples/greeter/gen/greeter/v2"
 	"github.com/plugkit/plugkit/plugintest"
 )
 
@@ -19,14 +20,14 @@ func TestHello(t *testing.T) {
 	m := plugintest.ServeCatalog(t, cat)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	g, err := greeter.Open(ctx, m, "example.com/hello")
+	g, err := greeterv2.Open(ctx, m, "example.com/hello", greeter.Adapters)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if info := g.Info(); info.Major != 1 || !info.Adapted {
 		t.Errorf("info %+v: want major 1 through the adapter", info)
 	}
-	if got, err := g.Greet(ctx, greeter.Person{Name: "Ada"}); err != nil || got != "Hello, Ada!" {
-		t.Errorf("Greet = %q, %v", got, err)
+	if got, err := g.Greet(ctx, &greeterv2.GreetRequest{Person: &greeterv2.Person{Name: "Ada"}}); err != nil || got.GetMessage() != "Hello, Ada!" {
+		t.Errorf("Greet = %q, %v", got.GetMessage(), err)
 	}
 }

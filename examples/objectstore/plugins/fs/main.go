@@ -1,14 +1,13 @@
 package main
 
 import (
-	"fmt"
 	"os"
 
 	"github.com/plugkit/plugkit/catalog"
 	"github.com/plugkit/plugkit/examples/objectstore"
 	"github.com/plugkit/plugkit/examples/objectstore/backend"
-	objectstorev1 "github.com/plugkit/plugkit/examples/objectstore/gen/objectstore/v1"
-	objectstorev2 "github.com/plugkit/plugkit/examples/objectstore/gen/objectstore/v2"
+	"github.com/plugkit/plugkit/examples/objectstore/gen/objectstore/v1/objectstorev1plugin"
+	"github.com/plugkit/plugkit/examples/objectstore/gen/objectstore/v2/objectstorev2plugin"
 )
 
 const version = "2.1.0"
@@ -25,18 +24,9 @@ func newCatalog() (*catalog.Catalog, error) {
 		}
 	}
 	return catalog.New(version,
-		catalog.Implement[objectstorev2.ObjectStoreServer](objectstore.Kind, 2, 1, "example.com/fs",
-			&objectstorev2.ObjectStore_ServiceDesc, backend.V2{B: store, PresignURL: store.FileURL}, objectstore.CapPresign),
-		catalog.Implement[objectstorev1.ObjectStoreServer](objectstore.Kind, 1, 0, "example.com/fs",
-			&objectstorev1.ObjectStore_ServiceDesc, backend.V1{B: store}),
+		objectstorev2plugin.Implement("example.com/fs", backend.V2{B: store, PresignURL: store.FileURL}),
+		objectstorev1plugin.Implement("example.com/fs", backend.V1{B: store}),
 	)
 }
 
-func main() {
-	cat, err := newCatalog()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	catalog.Serve(objectstore.Cookie, cat)
-}
+func main() { catalog.Main(objectstore.Cookie, newCatalog) }

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"os"
 	"strconv"
 	"strings"
 	"sync"
@@ -15,6 +14,7 @@ import (
 	"github.com/plugkit/plugkit/catalog"
 	"github.com/plugkit/plugkit/examples/objectstore"
 	objectstorev3 "github.com/plugkit/plugkit/examples/objectstore/gen/objectstore/v3"
+	"github.com/plugkit/plugkit/examples/objectstore/gen/objectstore/v3/objectstorev3plugin"
 )
 
 const version = "3.0.0"
@@ -60,16 +60,8 @@ func (s *store) Get(_ context.Context, req *objectstorev3.GetRequest) (*objectst
 // binary, and the tests serve it inside the test process (plugintest).
 func newCatalog() (*catalog.Catalog, error) {
 	return catalog.New(version,
-		catalog.Implement[objectstorev3.ObjectStoreServer](objectstore.Kind, 3, 0, "example.com/future",
-			&objectstorev3.ObjectStore_ServiceDesc, &store{versions: map[string][][]byte{}}),
+		objectstorev3plugin.Implement("example.com/future", &store{versions: map[string][][]byte{}}),
 	)
 }
 
-func main() {
-	cat, err := newCatalog()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	catalog.Serve(objectstore.Cookie, cat)
-}
+func main() { catalog.Main(objectstore.Cookie, newCatalog) }

@@ -1,13 +1,10 @@
 package main
 
 import (
-	"fmt"
-	"os"
-
 	"github.com/plugkit/plugkit/catalog"
 	"github.com/plugkit/plugkit/examples/objectstore"
 	"github.com/plugkit/plugkit/examples/objectstore/backend"
-	objectstorev1 "github.com/plugkit/plugkit/examples/objectstore/gen/objectstore/v1"
+	"github.com/plugkit/plugkit/examples/objectstore/gen/objectstore/v1/objectstorev1plugin"
 )
 
 // version is this plugin's release.
@@ -17,16 +14,8 @@ const version = "1.3.0"
 // binary, and the tests serve it inside the test process (plugintest).
 func newCatalog() (*catalog.Catalog, error) {
 	return catalog.New(version,
-		catalog.Implement[objectstorev1.ObjectStoreServer](objectstore.Kind, 1, 0, "example.com/memory",
-			&objectstorev1.ObjectStore_ServiceDesc, backend.V1{B: backend.NewMemory()}),
+		objectstorev1plugin.Implement("example.com/memory", backend.V1{B: backend.NewMemory()}),
 	)
 }
 
-func main() {
-	cat, err := newCatalog()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	catalog.Serve(objectstore.Cookie, cat)
-}
+func main() { catalog.Main(objectstore.Cookie, newCatalog) }

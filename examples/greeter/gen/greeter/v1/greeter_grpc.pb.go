@@ -7,6 +7,8 @@
 // - protoc             (unknown)
 // source: greeter/v1/greeter.proto
 
+// plugkit: cookie GREETER_PLUGIN hello-7c1f
+
 package greeterv1
 
 import (

@@ -7,6 +7,8 @@
 // 	protoc        (unknown)
 // source: objectstore/v1/objectstore.proto
 
+// plugkit: cookie PLUGKIT_EXAMPLE_PLUGIN objectstore
+
 package objectstorev1
 
 import (

@@ -9,6 +9,8 @@
 // 	protoc        (unknown)
 // source: objectstore/v2/objectstore.proto
 
+// plugkit: minor 2.1 presign
+
 package objectstorev2
 
 import (

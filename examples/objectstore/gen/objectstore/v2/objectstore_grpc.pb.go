@@ -9,6 +9,8 @@
 // - protoc             (unknown)
 // source: objectstore/v2/objectstore.proto
 
+// plugkit: minor 2.1 presign
+
 package objectstorev2
 
 import (
@@ -57,8 +59,9 @@ type ObjectStoreClient interface {
 	Stat(ctx context.Context, in *StatRequest, opts ...grpc.CallOption) (*StatResponse, error)
 	// Copy stores a copy of an object under a new key.
 	Copy(ctx context.Context, in *CopyRequest, opts ...grpc.CallOption) (*CopyResponse, error)
-	// Presign returns a URL that reads an object (capability "presign",
-	// minor 2.1); stores without it answer UNIMPLEMENTED.
+	// Presign returns a URL that reads an object (capability "presign");
+	// stores without it answer UNIMPLEMENTED.
+	// Since: objectstore 2.1
 	Presign(ctx context.Context, in *PresignRequest, opts ...grpc.CallOption) (*PresignResponse, error)
 }
 
@@ -194,8 +197,9 @@ type ObjectStoreServer interface {
 	Stat(context.Context, *StatRequest) (*StatResponse, error)
 	// Copy stores a copy of an object under a new key.
 	Copy(context.Context, *CopyRequest) (*CopyResponse, error)
-	// Presign returns a URL that reads an object (capability "presign",
-	// minor 2.1); stores without it answer UNIMPLEMENTED.
+	// Presign returns a URL that reads an object (capability "presign");
+	// stores without it answer UNIMPLEMENTED.
+	// Since: objectstore 2.1
 	Presign(context.Context, *PresignRequest) (*PresignResponse, error)
 	mustEmbedUnimplementedObjectStoreServer()
 }

@@ -1,0 +1,26 @@
+// Command protoc-gen-plugkit is a protoc and buf plugin that writes a
+// plugin kind's Go glue from its protocol files, one protobuf package per
+// major: the kind's constants, the host's typed clients, forwarding
+// adapters and Open, and the plugin's typed registration. Run it as buf
+// runs protoc-gen-go, at a pinned version, with strategy: all so that it
+// sees every major at once:
+//
+//	plugins:
+//	  - local: ["go", "run", "github.com/plugkit/plugkit/cmd/protoc-gen-plugkit@VERSION"]
+//	    out: .
+//	    opt: module=example.com/kv
+//	    strategy: all
+//
+// docs/your-own-kind.md walks through a kind built with it; the rules it
+// reads from the protocol files are in package internal/kindgen.
+package main
+
+import (
+	"google.golang.org/protobuf/compiler/protogen"
+
+	"github.com/plugkit/plugkit/internal/kindgen"
+)
+
+func main() {
+	protogen.Options{}.Run(kindgen.Generate)
+}

@@ -1,0 +1,63 @@
+package conformance_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/plugkit/plugkit/conformance"
+	"github.com/plugkit/plugkit/examples/objectstore"
+)
+
+// TestCommandRunsTheMatrix runs the matrix command of Command over a v1
+// object store (this test binary, as the plugin) and checks its JSON, the
+// exit status and its usage errors.
+func TestCommandRunsTheMatrix(t *testing.T) {
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	script := fmt.Sprintf("#!/bin/sh\n%s=1 GORACE=atexit_sleep_ms=0 exec '%s' \"$@\"\n", pluginEnv, exe)
+	if err := os.WriteFile(filepath.Join(dir, "memory"), []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	mx := conformance.Matrix{Kind: objectstore.Kind, Cookie: objectstore.Cookie, Hosts: objectstore.MatrixHosts(false)}
+	run := func(args ...string) (int, string, string) {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		var stdout, stderr bytes.Buffer
+		code := conformance.Command(ctx, mx, "kv-matrix", args, &stdout, &stderr)
+		return code, stdout.String(), stderr.String()
+	}
+	code, out, errOut := run("--dir", dir, "--json")
+	var cells []conformance.Cell
+	if err := json.Unmarshal([]byte(out), &cells); err != nil || code != 0 {
+		t.Fatalf("exit %d, %v; stdout %s; stderr %s", code, err, out, errOut)
+	}
+	modes := map[int]conformance.Mode{}
+	for _, c := range cells {
+		modes[c.HostMajor] = c.Mode
+	}
+	if modes[2] != conformance.ModeAdapter || modes[1] != conformance.ModeDirect || len(cells) != 2 {
+		t.Errorf("cells %+v: want v2 through the adapter and v1 direct", cells)
+	}
+	if code, _, errOut := run(); code != 2 || !strings.Contains(errOut, "kv-matrix: --dir is required") {
+		t.Errorf("no --dir: exit %d, %q", code, errOut)
+	}
+	if code, _, _ := run("--dir", dir, "--json", "--markdown"); code != 2 {
+		t.Errorf("--json with --markdown: exit %d, want 2", code)
+	}
+	if code, _, errOut := run("--dir", dir, "--releases", filepath.Join(dir, "missing.json")); code != 2 || !strings.Contains(errOut, "missing.json") {
+		t.Errorf("missing --releases file: exit %d, %q", code, errOut)
+	}
+	if code, _, errOut := run("--dir", t.TempDir()); code != 1 || !strings.Contains(errOut, "no executable files") {
+		t.Errorf("empty directory: exit %d, %q", code, errOut)
+	}
+}
