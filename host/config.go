@@ -59,6 +59,9 @@ type Options struct {
 	MaxMessageSize int
 	// DialOptions are added to the gRPC connection's options.
 	DialOptions []grpc.DialOption
+	// Telemetry says where the host reports the plugin's traces, metrics
+	// and lifecycle events; the zero value reports none, at no cost.
+	Telemetry Telemetry
 }
 
 func (o *Options) logger() *slog.Logger {
