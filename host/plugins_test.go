@@ -9,6 +9,7 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"log/slog"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -80,6 +81,12 @@ func runTestPlugin(mode string) {
 	case "callback":
 		cfg.Versions = map[int]plugin.Register{1: func(s *grpc.Server, b *broker.Broker) error {
 			objectstorev1.RegisterObjectStoreServer(s, &callbackStore{broker: b})
+			return nil
+		}}
+	case "traced":
+		cfg.Logger = plugin.NewLogger(slog.LevelInfo)
+		cfg.Versions = map[int]plugin.Register{1: func(s *grpc.Server, b *broker.Broker) error {
+			objectstorev1.RegisterObjectStoreServer(s, &tracedStore{callbackStore: callbackStore{broker: b}, logger: cfg.Logger})
 			return nil
 		}}
 	case "hostile":
