@@ -156,12 +156,16 @@ func (s *logSink) line(raw []byte, truncated bool) {
 	if !utf8.ValidString(text) {
 		text = strings.ToValidUTF8(text, "\uFFFD")
 	}
-	if !strings.HasPrefix(text, "{") {
-		// JSON records are the plugin's logger's, never the runtime's.
-		s.mu.Lock()
+	s.mu.Lock()
+	if strings.HasPrefix(text, "{") {
+		// A record of the plugin's logger: the process lives on, and
+		// any panic report before it was not a dying runtime's (which
+		// stops the world to print it).
+		s.panic = panicText{}
+	} else {
 		s.panic.add(text)
-		s.mu.Unlock()
 	}
+	s.mu.Unlock()
 	if text == "" {
 		return
 	}

@@ -89,6 +89,11 @@ func runTestPlugin(mode string) {
 			objectstorev1.RegisterObjectStoreServer(s, &tracedStore{callbackStore: callbackStore{broker: b}, logger: cfg.Logger})
 			return nil
 		}}
+	case "panicky":
+		cfg.Versions = map[int]plugin.Register{1: func(s *grpc.Server, _ *broker.Broker) error {
+			objectstorev1.RegisterObjectStoreServer(s, panicStore{})
+			return nil
+		}}
 	case "hostile":
 		w := os.NewFile(2, "stderr")
 		fmt.Fprintln(w, `{"@level":"error","@message":{"an":"object"},"@module":"x"}`)
