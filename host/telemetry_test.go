@@ -15,6 +15,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/health"
+	"google.golang.org/grpc/metadata"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	"google.golang.org/grpc/status"
 
@@ -186,3 +187,81 @@ func checkTracedRecord(t *testing.T, logs, traceID, spanID string) {
 	t.Errorf("no \"traced call\" record in the host's log:\n%s", logs)
 }
 
+
+// hostileTraceStore's Init calls the host's brokered health service (ID
+// in config "dial") floodCalls times, each with trace context the host
+// must not trust: malformed traceparents, an over-long tracestate, a
+// baggage header past its limits.
+type hostileTraceStore struct {
+	objectstorev1.UnimplementedObjectStoreServer
+	broker *broker.Broker
+}
+
+const floodCalls = 100
+
+var hostileHeaders = [][]string{
+	{"traceparent", "garbage"},
+	{"traceparent", "00-00000000000000000000000000000000-0000000000000000-01"},
+	{"traceparent", "ff-" + strings.Repeat("a", 32) + "-" + strings.Repeat("b", 16) + "-01"},
+	{"traceparent", "00-" + strings.Repeat("z", 32) + "-" + strings.Repeat("b", 16) + "-01", "tracestate", strings.Repeat("k=v,", 2000)},
+	{"baggage", strings.Repeat("key=value,", 1500)},
+}
+
+func (s hostileTraceStore) Init(ctx context.Context, req *objectstorev1.InitRequest) (*objectstorev1.InitResponse, error) {
+	var id uint32
+	fmt.Sscan(req.GetConfig()["dial"], &id)
+	conn, err := s.broker.Dial(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	defer conn.Close()
+	for i := range floodCalls {
+		// A context of its own: the plugin sends only what it forges.
+		callCtx := metadata.NewOutgoingContext(context.WithoutCancel(context.Background()), metadata.Pairs(hostileHeaders[i%len(hostileHeaders)]...))
+		callCtx, cancel := context.WithTimeout(callCtx, 5*time.Second)
+		_, err := healthpb.NewHealthClient(conn).Check(callCtx, &healthpb.HealthCheckRequest{Service: "host"})
+		cancel()
+		if err != nil {
+			return nil, fmt.Errorf("callback %d: %w", i, err)
+		}
+	}
+	return &objectstorev1.InitResponse{}, nil
+}
+
+// TestHostileTraceContextFromPlugin: a plugin that sends malformed trace
+// context on a flood of callbacks gets its answers, its spans are roots
+// of their own (never children of forged IDs), and the host's tracing
+// goes on working: its next call is traced with its parent links right.
+func TestHostileTraceContextFromPlugin(t *testing.T) {
+	tp, exp := newTracer(t)
+	cfg := plugin.Config{Versions: map[int]plugin.Register{1: func(s *grpc.Server, b *broker.Broker) error {
+		objectstorev1.RegisterObjectStoreServer(s, hostileTraceStore{broker: b})
+		return nil
+	}}}
+	c := plugintest.Start(t, cfg, plugintest.Options{Logger: testutil.Logger(t), Telemetry: host.Telemetry{TracerProvider: tp}})
+	id := serveHealth(t, c)
+	root, err := tracedInit(t, tp, c, id)
+	if err != nil {
+		t.Fatalf("Init with the flood of callbacks: %v", err)
+	}
+	n := 0
+	for _, s := range exp.GetSpans() {
+		if s.Name != "grpc.health.v1.Health/Check" || s.SpanKind != trace.SpanKindServer {
+			continue
+		}
+		n++
+		if !s.SpanContext.IsValid() || s.Parent.IsValid() {
+			t.Fatalf("a callback's span %s has parent %s: forged trace context was trusted", s.SpanContext.SpanID(), s.Parent.SpanID())
+		}
+	}
+	if n != floodCalls {
+		t.Errorf("%d spans of callbacks, want %d", n, floodCalls)
+	}
+	// The host's own tracing still works.
+	exp.Reset()
+	root, _ = tracedInit(t, tp, c, id)
+	hostCall := spanOf(t, exp.GetSpans(), root.TraceID(), "objectstore.v1.ObjectStore/Init", trace.SpanKindClient)
+	if hostCall.Parent.SpanID() != root.SpanID() {
+		t.Errorf("the host's call after the flood has parent %s, want %s", hostCall.Parent.SpanID(), root.SpanID())
+	}
+}
