@@ -70,6 +70,10 @@ func (r *reporter) report(e Event) {
 func (r *reporter) log(e Event) {
 	level, msg := slog.LevelDebug, "plugin "+e.Type.String()
 	args := []any{"event", e.Type.String()}
+	if r.name == "" {
+		// Telemetry.Report's: the logger does not name the plugin.
+		args = append(args, "plugin", e.Plugin, "binary", e.Binary)
+	}
 	switch e.Type {
 	case EventStarted:
 		args = append(args, "pid", e.Pid, "major", e.Major)
