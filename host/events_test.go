@@ -24,7 +24,9 @@ import (
 // goroutine of its own (the process dies); with "fake", writes a Go
 // panic's report to standard error and lives on, or, with "exit" too,
 // exits with that status a moment later.
-type panicStore struct{ objectstorev1.UnimplementedObjectStoreServer }
+type panicStore struct {
+	objectstorev1.UnimplementedObjectStoreServer
+}
 
 func (panicStore) Init(_ context.Context, req *objectstorev1.InitRequest) (*objectstorev1.InitResponse, error) {
 	cfg := req.GetConfig()

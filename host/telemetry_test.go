@@ -15,12 +15,12 @@ import (
 	"go.opentelemetry.io/otel/trace"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/health"
-	"google.golang.org/grpc/metadata"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 
-	objectstorev1 "github.com/plugkit/plugkit/examples/objectstore/gen/objectstore/v1"
 	"github.com/plugkit/plugkit/broker"
+	objectstorev1 "github.com/plugkit/plugkit/examples/objectstore/gen/objectstore/v1"
 	"github.com/plugkit/plugkit/host"
 	"github.com/plugkit/plugkit/internal/testutil"
 	"github.com/plugkit/plugkit/plugin"
@@ -186,7 +186,6 @@ func checkTracedRecord(t *testing.T, logs, traceID, spanID string) {
 	}
 	t.Errorf("no \"traced call\" record in the host's log:\n%s", logs)
 }
-
 
 // hostileTraceStore's Init calls the host's brokered health service (ID
 // in config "dial") floodCalls times, each with trace context the host
