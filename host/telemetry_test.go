@@ -16,12 +16,15 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/health"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+	testgrpc "google.golang.org/grpc/interop/grpc_testing"
+	testpb "google.golang.org/grpc/interop/grpc_testing"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 
 	"github.com/plugkit/plugkit/broker"
 	objectstorev1 "github.com/plugkit/plugkit/examples/objectstore/gen/objectstore/v1"
 	"github.com/plugkit/plugkit/host"
+	"github.com/plugkit/plugkit/internal/remotetest"
 	"github.com/plugkit/plugkit/internal/testutil"
 	"github.com/plugkit/plugkit/plugin"
 	"github.com/plugkit/plugkit/plugintest"
@@ -264,5 +267,37 @@ func TestHostileTraceContextFromPlugin(t *testing.T) {
 	hostCall := spanOf(t, exp.GetSpans(), root.TraceID(), "objectstore.v1.ObjectStore/Init", trace.SpanKindClient)
 	if hostCall.Parent.SpanID() != root.SpanID() {
 		t.Errorf("the host's call after the flood has parent %s, want %s", hostCall.Parent.SpanID(), root.SpanID())
+	}
+}
+
+// TestTraceCrossesToPluginService: a call to a plugin service (host.Dial)
+// is traced, and the service's serving span is its child.
+func TestTraceCrossesToPluginService(t *testing.T) {
+	tp, exp := newTracer(t)
+	pki, err := remotetest.NewPKI(t.TempDir(), "127.0.0.1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr, stop := remotetest.Start(t, pki.ServiceEnv("127.0.0.1:0"), "a", plugin.Config{TracerProvider: tp})
+	defer stop()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	c, err := host.Dial(ctx, host.Remote{Endpoints: []string{addr}},
+		host.Options{Security: host.TLS(pki.HostTLS()), Versions: []int{1}, Name: "svc", Telemetry: host.Telemetry{TracerProvider: tp}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	ctx, root := tp.Tracer("test").Start(ctx, "test root")
+	_, err = testgrpc.NewTestServiceClient(c.Conn()).UnaryCall(ctx, &testpb.SimpleRequest{})
+	root.End()
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr := root.SpanContext().TraceID()
+	call := spanOf(t, exp.GetSpans(), tr, "grpc.testing.TestService/UnaryCall", trace.SpanKindClient)
+	served := spanOf(t, exp.GetSpans(), tr, "grpc.testing.TestService/UnaryCall", trace.SpanKindServer)
+	if call.Parent.SpanID() != root.SpanContext().SpanID() || served.Parent.SpanID() != call.SpanContext.SpanID() || !served.Parent.IsRemote() {
+		t.Errorf("parents: call %s (want root %s), served %s (want the call %s, remote)", call.Parent.SpanID(), root.SpanContext().SpanID(), served.Parent.SpanID(), call.SpanContext.SpanID())
 	}
 }
