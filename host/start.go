@@ -282,7 +282,7 @@ func (c *Client) connect(ctx context.Context, tlsConfig *tls.Config) error {
 		grpc.WithTransportCredentials(creds),
 		grpc.WithContextDialer(dial),
 		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(maxMsg), grpc.MaxCallSendMsgSize(maxMsg)),
-	}, slices.Concat(c.opts.Telemetry.dialOptions(c.name), c.opts.DialOptions)...)
+	}, slices.Concat(c.opts.Telemetry.dialOptions(c.name, c.rep.binary), c.opts.DialOptions)...)
 	conn, err := grpc.NewClient("passthrough:///"+address, opts...)
 	if err != nil {
 		c.closeMux()
@@ -351,8 +351,8 @@ func (c *Client) startBroker(tlsConfig *tls.Config, maxMsg int, required bool) (
 	c.broker, brokerRun = brokerwire.New[*broker.Broker](brokerwire.Options{
 		TLS:           tlsConfig,
 		Unix:          listen.UnixConfig{Dir: c.brokerDir, Group: c.brokerGroup},
-		ServerOptions: append([]grpc.ServerOption{grpc.MaxRecvMsgSize(maxMsg), grpc.MaxSendMsgSize(maxMsg)}, c.opts.Telemetry.serverOptions(c.name)...),
-		DialOptions:   append([]grpc.DialOption{grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(maxMsg), grpc.MaxCallSendMsgSize(maxMsg))}, c.opts.Telemetry.dialOptions(c.name)...),
+		ServerOptions: append([]grpc.ServerOption{grpc.MaxRecvMsgSize(maxMsg), grpc.MaxSendMsgSize(maxMsg)}, c.opts.Telemetry.serverOptions(c.name, c.rep.binary)...),
+		DialOptions:   append([]grpc.DialOption{grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(maxMsg), grpc.MaxCallSendMsgSize(maxMsg))}, c.opts.Telemetry.dialOptions(c.name, c.rep.binary)...),
 		Logger:        c.logger,
 		Mux:           c.mux,
 	})

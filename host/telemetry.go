@@ -3,6 +3,7 @@ package host
 import (
 	"context"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -130,13 +131,37 @@ func (t *Telemetry) propagator() propagation.TextMapPropagator {
 	return propagation.NewCompositeTextMapPropagator(propagation.TraceContext{}, propagation.Baggage{})
 }
 
+// callAttributesKey is the context key of WithCallAttributes.
+type callAttributesKey struct{}
+
+// WithCallAttributes returns ctx with attrs added to the metrics of the
+// calls made with it (otelgrpc's rpc.client.call.duration) on a Client
+// whose Telemetry has a MeterProvider. Package manager adds the kind and
+// the implementation's name of the Conn a call goes through.
+func WithCallAttributes(ctx context.Context, attrs ...attribute.KeyValue) context.Context {
+	if prev, ok := ctx.Value(callAttributesKey{}).([]attribute.KeyValue); ok {
+		attrs = append(slices.Clip(prev), attrs...)
+	}
+	return context.WithValue(ctx, callAttributesKey{}, attrs)
+}
+
+func callAttributes(ctx context.Context) []attribute.KeyValue {
+	attrs, _ := ctx.Value(callAttributesKey{}).([]attribute.KeyValue)
+	return attrs
+}
+
 // grpcOptions are the otelgrpc options for the plugin's connections,
 // with the plugin's attributes.
-func (t *Telemetry) grpcOptions(name string) []otelgrpc.Option {
+func (t *Telemetry) grpcOptions(name, binary string) []otelgrpc.Option {
+	attrs := []attribute.KeyValue{attribute.String("plugkit.plugin", name)}
+	if binary != "" {
+		attrs = append(attrs, attribute.String("plugkit.binary", binary))
+	}
 	opts := []otelgrpc.Option{
 		otelgrpc.WithPropagators(t.propagator()),
 		otelgrpc.WithFilter(traceable),
-		otelgrpc.WithMetricAttributes(append([]attribute.KeyValue{attribute.String("plugkit.plugin", name)}, t.Attributes...)...),
+		otelgrpc.WithMetricAttributes(append(attrs, t.Attributes...)...),
+		otelgrpc.WithMetricAttributesFn(callAttributes),
 	}
 	if t.TracerProvider != nil {
 		opts = append(opts, otelgrpc.WithTracerProvider(t.TracerProvider))
@@ -153,20 +178,20 @@ func (t *Telemetry) grpcOptions(name string) []otelgrpc.Option {
 
 // dialOptions are the otelgrpc options of a connection to the plugin;
 // none without telemetry.
-func (t *Telemetry) dialOptions(name string) []grpc.DialOption {
+func (t *Telemetry) dialOptions(name, binary string) []grpc.DialOption {
 	if !t.traced() {
 		return nil
 	}
-	return []grpc.DialOption{grpc.WithStatsHandler(otelgrpc.NewClientHandler(t.grpcOptions(name)...))}
+	return []grpc.DialOption{grpc.WithStatsHandler(otelgrpc.NewClientHandler(t.grpcOptions(name, binary)...))}
 }
 
 // serverOptions are the otelgrpc options of a brokered server the host
 // serves; none without telemetry.
-func (t *Telemetry) serverOptions(name string) []grpc.ServerOption {
+func (t *Telemetry) serverOptions(name, binary string) []grpc.ServerOption {
 	if !t.traced() {
 		return nil
 	}
-	return []grpc.ServerOption{grpc.StatsHandler(otelgrpc.NewServerHandler(t.grpcOptions(name)...))}
+	return []grpc.ServerOption{grpc.StatsHandler(otelgrpc.NewServerHandler(t.grpcOptions(name, binary)...))}
 }
 
 // traceable leaves out the plumbing streams that live as long as the

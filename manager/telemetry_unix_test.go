@@ -77,6 +77,43 @@ func (o *observer) count(t *testing.T, name, key, value string) int64 {
 	return n
 }
 
+// calls is the number of calls otelgrpc measured (the count of
+// rpc.client.call.duration) whose attributes include every one of want,
+// and the attribute sets it saw.
+func (o *observer) calls(t *testing.T, want ...attribute.KeyValue) (int64, []string) {
+	t.Helper()
+	var rm metricdata.ResourceMetrics
+	if err := o.reader.Collect(context.Background(), &rm); err != nil {
+		t.Fatal(err)
+	}
+	var n int64
+	var seen []string
+	for _, sm := range rm.ScopeMetrics {
+		for _, m := range sm.Metrics {
+			h, ok := m.Data.(metricdata.Histogram[float64])
+			if !ok || m.Name != "rpc.client.call.duration" {
+				continue
+			}
+			for _, p := range h.DataPoints {
+				seen = append(seen, p.Attributes.Encoded(attribute.DefaultEncoder()))
+				if hasAll(p.Attributes, want) {
+					n += int64(p.Count)
+				}
+			}
+		}
+	}
+	return n, seen
+}
+
+func hasAll(set attribute.Set, want []attribute.KeyValue) bool {
+	for _, kv := range want {
+		if v, ok := set.Value(kv.Key); !ok || v != kv.Value {
+			return false
+		}
+	}
+	return true
+}
+
 // spanNames lists the names of the spans recorded.
 func (o *observer) spanNames() string {
 	var names []string
@@ -86,8 +123,9 @@ func (o *observer) spanNames() string {
 	return strings.Join(names, ",")
 }
 
-// TestRestartAndHungAreReported: a crash and a hung plugin make the
-// restarted and hung events, their metrics and the manager's spans.
+// TestRestartAndHungAreReported: a call is measured per method with the
+// plugin's kind, name, binary and version; a crash and a hung plugin make
+// the restarted and hung events, their metrics and the manager's spans.
 func TestRestartAndHungAreReported(t *testing.T) {
 	o, tel := observe(t)
 	dir := t.TempDir()
@@ -97,6 +135,11 @@ func TestRestartAndHungAreReported(t *testing.T) {
 	cl := objectstorev2.NewObjectStoreClient(conn)
 	if _, err := cl.Exists(ctxT(t), &objectstorev2.ExistsRequest{Key: "k"}); err != nil {
 		t.Fatal(err)
+	}
+	n, seen := o.calls(t, attribute.String("plugkit.kind", "objectstore"), attribute.String("plugkit.name", "p"), attribute.String("plugkit.binary", bin),
+		attribute.String("plugkit.plugin.version", "1.0.0"), attribute.String("rpc.method", "objectstore.v2.ObjectStore/Exists"), attribute.String("rpc.response.status_code", "OK"))
+	if n != 1 {
+		t.Errorf("%d Exists calls measured with the kind, name, binary and version; want 1; seen: %s", n, strings.Join(seen, "; "))
 	}
 	testutil.Kill(conn.Pid())
 	waitExited(t, conn)
