@@ -127,6 +127,8 @@ func (l *launched) stop(c *Client) error {
 		var err error
 		if !l.stopping.Swap(true) {
 			err = l.reportDeath()
+		} else {
+			l.reportStopped() // by Kill
 		}
 		c.release()
 		l.proc.closePipes()
@@ -153,8 +155,14 @@ func (l *launched) stop(c *Client) error {
 	if stage == stoppedSIGKILL {
 		c.logger.Warn("plugin did not stop when asked; killed it", "after", time.Since(start).Round(time.Millisecond))
 	}
-	l.rep.report(l.proc.exitEvent(false, nil))
+	l.reportStopped()
 	return nil
+}
+
+// reportStopped reports, unless its exit was reported already, that the
+// plugin exited because it was asked to (Close, Kill).
+func (l *launched) reportStopped() {
+	l.deathOnce.Do(func() { l.rep.report(l.proc.exitEvent(false, nil)) })
 }
 
 func (l *launched) kill() {

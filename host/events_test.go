@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -273,5 +274,27 @@ func TestPinRefusalIsReported(t *testing.T) {
 	}
 	if n := counter(t, reader, "plugkit.plugin.pin_refusals", attribute.String("plugkit.plugin", "test-kv")); n != 1 {
 		t.Errorf("plugkit.plugin.pin_refusals = %d, want 1", n)
+	}
+}
+
+// TestKilledPluginExitIsReportedOnce: a plugin ended by Kill (as the
+// manager ends a hung one) makes one exited event, expected, with its
+// signal, when Close cleans up.
+func TestKilledPluginExitIsReportedOnce(t *testing.T) {
+	cfg, events, _ := observed(t, "kv")
+	c := start(t, cfg)
+	c.Kill()
+	waitExit(t, c)
+	if err := c.Close(); err != nil {
+		t.Fatalf("Close after Kill: %v", err)
+	}
+	e := events.next(t, host.EventExited)
+	if e.Unexpected || (runtime.GOOS != "windows" && e.Signal != "killed") {
+		t.Errorf("exited: %+v; want an expected exit by SIGKILL", e)
+	}
+	for _, typ := range events.types() {
+		if typ == host.EventExited || typ == host.EventCrashed {
+			t.Errorf("a second exit event (%s)", typ)
+		}
 	}
 }
