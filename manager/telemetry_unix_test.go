@@ -154,9 +154,15 @@ func TestRestartAndHungAreReported(t *testing.T) {
 	}
 	pid := conn.Pid()
 	syscall.Kill(pid, syscall.SIGSTOP)
+	for i := 0; i < 100 && procState(pid) != 'T'; i++ {
+		time.Sleep(5 * time.Millisecond)
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
-	cl.Exists(ctx, &objectstorev2.ExistsRequest{Key: "k"})
+	_, err := cl.Exists(ctx, &objectstorev2.ExistsRequest{Key: "k"})
 	cancel()
+	if err == nil {
+		t.Fatal("a call to a stopped process succeeded")
+	}
 	if e := o.next(t, host.EventHung); e.Pid != pid {
 		t.Errorf("hung: %+v; want pid %d", e, pid)
 	}
