@@ -69,6 +69,15 @@ func (r *reporter) report(e Event) {
 
 func (r *reporter) log(e Event) {
 	level, msg := slog.LevelDebug, "plugin "+e.Type.String()
+	switch {
+	case e.Type == EventExited && e.Unexpected, e.Type == EventRestarted:
+		level = slog.LevelWarn
+	case e.Type == EventCrashed, e.Type == EventHung, e.Type == EventGaveUp, e.Type == EventPinRefused:
+		level = slog.LevelError
+	}
+	if !r.logger.Enabled(context.Background(), level) {
+		return
+	}
 	args := []any{"event", e.Type.String()}
 	if r.name == "" {
 		// Telemetry.Report's: the logger does not name the plugin.
@@ -82,14 +91,12 @@ func (r *reporter) log(e Event) {
 	case EventExited:
 		args = append(args, "pid", e.Pid, "status", e.Status)
 		if e.Unexpected {
-			level, msg = slog.LevelWarn, "plugin exited while its host was using it"
+			msg = "plugin exited while its host was using it"
 			args = append(args, "stderr", e.Stderr)
 		}
 	case EventCrashed, EventHung, EventGaveUp, EventPinRefused:
-		level = slog.LevelError
 		args = append(args, "pid", e.Pid)
 	case EventRestarted:
-		level = slog.LevelWarn
 		args = append(args, "restarts", e.Restarts)
 	}
 	if e.Signal != "" {
