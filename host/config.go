@@ -101,7 +101,9 @@ type Command struct {
 	// the host's whole environment, and with it every secret in it: cloud
 	// credentials, tokens, database passwords. Name what the plugin needs
 	// (PATH, HOME, TMPDIR, ...) to give it nothing else; an empty, non-nil
-	// list passes nothing of the host's.
+	// list passes nothing of the host's, except, when Options.Telemetry
+	// has a TracerProvider, its OTEL_* variables and the trace context of
+	// the start (TRACEPARENT), which Env overrides.
 	InheritEnv []string
 	// Dir is the plugin's working directory; empty means the host's.
 	Dir string
