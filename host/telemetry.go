@@ -41,8 +41,11 @@ type Telemetry struct {
 	// means W3C trace context and baggage.
 	Propagator propagation.TextMapPropagator
 	// OnEvent, when set, is called with every lifecycle event of the
-	// plugin (see Event), on the goroutine that saw it; it must not
-	// block. Each event is also logged to Options.Logger.
+	// plugin (see Event), on the goroutine that saw it, which may be in
+	// the middle of a start or a Close, or hold the manager's lock of the
+	// plugin: it must return quickly and not call the Client, a Manager
+	// or a Conn (hand the event to a channel or a goroutine for more).
+	// Each event is also logged to Options.Logger.
 	OnEvent func(Event)
 	// Attributes are added to the plugin's metrics and events (the
 	// manager adds the plugin's kind and release version).
