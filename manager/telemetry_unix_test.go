@@ -4,6 +4,8 @@ package manager_test
 
 import (
 	"context"
+	"errors"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -205,5 +207,28 @@ func TestGiveUpAndPinRefusalAreReported(t *testing.T) {
 	}
 	if n := o.count(t, "plugkit.plugin.gave_up", "plugkit.binary", bin); n != 1 {
 		t.Errorf("plugkit.plugin.gave_up = %d, want 1", n)
+	}
+}
+
+// TestPanicIsReportedWithItsStack: a plugin that panics during a call is
+// reported by a crashed event carrying the *host.PanicError, with the
+// plugin's release version.
+func TestPanicIsReportedWithItsStack(t *testing.T) {
+	o, tel := observe(t)
+	dir := t.TempDir()
+	writePlugin(t, dir, "p", "p 2")
+	m := newManager(t, manager.Config{Sources: []manager.Source{manager.Dirs(dir)}, Host: host.Options{Telemetry: tel}})
+	conn, _ := store(t, m, "p")
+	cl := objectstorev2.NewObjectStoreClient(conn)
+	if _, err := cl.Init(ctxT(t), &objectstorev2.InitRequest{Config: map[string]string{"panic": "bad bucket"}}); err == nil {
+		t.Fatal("Init that panics the plugin succeeded")
+	}
+	e := o.next(t, host.EventCrashed)
+	var pe *host.PanicError
+	if !errors.As(e.Cause, &pe) || pe.Message != "bad bucket" || !strings.Contains(pe.Stack, "configBackend).Init(") {
+		t.Fatalf("crashed event: %+v; want a PanicError with the message and configBackend.Init in its stack", e)
+	}
+	if !slices.Contains(e.Attributes, attribute.String("plugkit.plugin.version", "1.0.0")) {
+		t.Errorf("crashed event attributes %v; want the plugin's version", e.Attributes)
 	}
 }
