@@ -144,15 +144,22 @@ func startGoPlugin(tls bool) (grpc.ClientConnInterface, func(), error) {
 // startRaw starts the plain grpc-go server and dials it, with mutual TLS
 // when tls is set.
 func startRaw(ctx context.Context, tlsOn bool) (grpc.ClientConnInterface, func(), error) {
+	return startRawWith(ctx, tlsOn, nil)
+}
+
+// startRawWith is startRaw with env added to the server's environment
+// and dial added to the connection's options.
+func startRawWith(ctx context.Context, tlsOn bool, env []string, dial ...grpc.DialOption) (grpc.ClientConnInterface, func(), error) {
 	cmd := exec.Command(bin.rawserver)
 	killWithParent(cmd)
+	cmd.Env = append(os.Environ(), env...)
 	var id *automtls.Identity
 	if tlsOn {
 		var err error
 		if id, err = automtls.New(); err != nil {
 			return nil, nil, err
 		}
-		cmd.Env = append(os.Environ(), "BENCH_CLIENT_CERT="+string(id.PEM()))
+		cmd.Env = append(cmd.Env, "BENCH_CLIENT_CERT="+string(id.PEM()))
 	}
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
@@ -207,11 +214,11 @@ func startRaw(ctx context.Context, tlsOn bool) (grpc.ClientConnInterface, func()
 		}
 		creds = credentials.NewTLS(id.Config(cert))
 	}
-	conn, err := grpc.NewClient("passthrough:///"+addr,
+	conn, err := grpc.NewClient("passthrough:///"+addr, append([]grpc.DialOption{
 		grpc.WithTransportCredentials(creds),
 		grpc.WithContextDialer(func(ctx context.Context, _ string) (net.Conn, error) {
 			return (&net.Dialer{}).DialContext(ctx, "unix", addr)
-		}))
+		})}, dial...)...)
 	if err != nil {
 		stop()
 		return nil, nil, err

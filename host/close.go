@@ -109,6 +109,7 @@ type launched struct {
 	sock     *sockDir // the plugin's private socket directory
 	name     string
 	logger   *slog.Logger
+	rep      *reporter
 	stopWait time.Duration
 
 	// stopping is set by Close and Kill: an exit after it is expected.
@@ -126,6 +127,8 @@ func (l *launched) stop(c *Client) error {
 		var err error
 		if !l.stopping.Swap(true) {
 			err = l.reportDeath()
+		} else {
+			l.reportStopped() // by Kill
 		}
 		c.release()
 		l.proc.closePipes()
@@ -152,7 +155,14 @@ func (l *launched) stop(c *Client) error {
 	if stage == stoppedSIGKILL {
 		c.logger.Warn("plugin did not stop when asked; killed it", "after", time.Since(start).Round(time.Millisecond))
 	}
+	l.reportStopped()
 	return nil
+}
+
+// reportStopped reports, unless its exit was reported already, that the
+// plugin exited because it was asked to (Close, Kill).
+func (l *launched) reportStopped() {
+	l.deathOnce.Do(func() { l.rep.report(l.proc.exitEvent(false, nil)) })
 }
 
 func (l *launched) kill() {
@@ -171,8 +181,8 @@ func (l *launched) listenerCheck() func(pid, uid int, address string) error {
 }
 
 // watchExit reports a plugin that exits while its host still uses it: one
-// WARN record with the exit status and the tail of its stderr, and the
-// error Close returns.
+// event (a WARN record with the exit status and the tail of its stderr,
+// an ERROR one for a panic), and the error Close returns.
 func (l *launched) watchExit() {
 	<-l.proc.exited
 	if !l.stopping.Load() {
@@ -184,13 +194,15 @@ func (l *launched) watchExit() {
 func (l *launched) reportDeath() error {
 	l.deathOnce.Do(func() {
 		l.proc.waitStderr()
-		err := &UnexpectedExitError{Name: l.name, State: l.proc.state.String(), Stderr: l.proc.stderr.lastLines(), Cause: l.proc.cause}
+		err := &UnexpectedExitError{Name: l.name, State: l.proc.state.String(), Stderr: l.proc.stderr.lastLines(), Cause: l.proc.cause, Panic: l.proc.panicked(l.name)}
 		l.deathErr = err
-		args := []any{"status", err.State, "stderr", strings.Join(err.Stderr, "\n")}
-		if err.Cause != nil {
-			args = append(args, "cause", err.Cause.Error())
+		e := l.proc.exitEvent(true, err.Cause)
+		if err.Panic != nil {
+			e.Type, e.Cause = EventCrashed, err.Panic
+		} else {
+			e.Stderr = strings.Join(err.Stderr, "\n")
 		}
-		l.logger.Warn("plugin exited while its host was using it", args...)
+		l.rep.report(e)
 	})
 	return l.deathErr
 }

@@ -59,6 +59,9 @@ type Options struct {
 	MaxMessageSize int
 	// DialOptions are added to the gRPC connection's options.
 	DialOptions []grpc.DialOption
+	// Telemetry says where the host reports the plugin's traces, metrics
+	// and lifecycle events; the zero value reports none, at no cost.
+	Telemetry Telemetry
 }
 
 func (o *Options) logger() *slog.Logger {
@@ -98,7 +101,9 @@ type Command struct {
 	// the host's whole environment, and with it every secret in it: cloud
 	// credentials, tokens, database passwords. Name what the plugin needs
 	// (PATH, HOME, TMPDIR, ...) to give it nothing else; an empty, non-nil
-	// list passes nothing of the host's.
+	// list passes nothing of the host's, except, when Options.Telemetry
+	// has a TracerProvider, its OTEL_* variables and the trace context of
+	// the start (TRACEPARENT), which Env overrides.
 	InheritEnv []string
 	// Dir is the plugin's working directory; empty means the host's.
 	Dir string

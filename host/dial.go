@@ -214,7 +214,7 @@ func (c *Client) remoteDialOptions(r Remote, tlsConfig *tls.Config, maxMsg int) 
 		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(maxMsg), grpc.MaxCallSendMsgSize(maxMsg)),
 		grpc.WithChainUnaryInterceptor(c.unaryEndpointError),
 		grpc.WithChainStreamInterceptor(c.streamEndpointError),
-	}, c.opts.DialOptions...)
+	}, slices.Concat(c.opts.Telemetry.dialOptions(c.name, c.rep.binary), c.opts.DialOptions)...)
 }
 
 // firstHealthCheck waits for a healthy endpoint and learns the version

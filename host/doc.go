@@ -42,4 +42,11 @@
 //
 // A plugin started with AutoMTLS off on TCP is open to every local user;
 // Start logs a warning when that happens.
+//
+// Options.Telemetry reports the plugin on OpenTelemetry: spans of every
+// call with W3C trace context crossing into the plugin and back through
+// its brokered callbacks, metrics per plugin, and lifecycle events (Event:
+// started, ready, exited, crashed with a *PanicError, refused by a pin),
+// each also a log record. Its zero value installs nothing. See
+// docs/observability.md.
 package host

@@ -16,16 +16,23 @@ type ExitError struct {
 	// Cause is why it exited, when the Runner knows (Launch.Exited): a
 	// sandbox's memory limit, for one. Unwrap returns it.
 	Cause error
+	// Panic is the Go panic the plugin died of, if it did; Unwrap
+	// returns it too, so errors.As finds it.
+	Panic *PanicError
 }
 
-// Unwrap returns Cause.
-func (e *ExitError) Unwrap() error { return e.Cause }
+// Unwrap returns Cause and Panic, those set.
+func (e *ExitError) Unwrap() []error { return causes(e.Cause, e.Panic) }
 
 // Error gives the exit status, its cause and the last stderr lines.
 func (e *ExitError) Error() string {
 	msg := fmt.Sprintf("plugin %s exited before its handshake (%s)", e.Name, e.State)
 	if e.Cause != nil {
 		msg += ": " + e.Cause.Error()
+	}
+	if e.Panic != nil {
+		msg += ": " + e.Panic.Error()
+		return msg
 	}
 	if e.cookieRejected() {
 		msg = fmt.Sprintf("plugin %s rejected the magic cookie and exited (%s): check the cookie the host sets (Command.Cookie, --cookie)", e.Name, e.State)
@@ -54,16 +61,23 @@ type UnexpectedExitError struct {
 	// Cause is why it exited, when the Runner knows (Launch.Exited): a
 	// sandbox's memory limit, for one. Unwrap returns it.
 	Cause error
+	// Panic is the Go panic the plugin died of, if it did; Unwrap
+	// returns it too, so errors.As finds it.
+	Panic *PanicError
 }
 
-// Unwrap returns Cause.
-func (e *UnexpectedExitError) Unwrap() error { return e.Cause }
+// Unwrap returns Cause and Panic, those set.
+func (e *UnexpectedExitError) Unwrap() []error { return causes(e.Cause, e.Panic) }
 
-// Error gives the exit status, its cause and the last stderr lines.
+// Error gives the exit status, its cause and the panic or the last
+// stderr lines.
 func (e *UnexpectedExitError) Error() string {
 	msg := fmt.Sprintf("plugin %s exited while its host was using it (%s)", e.Name, e.State)
 	if e.Cause != nil {
 		msg += ": " + e.Cause.Error()
+	}
+	if e.Panic != nil {
+		return msg + ": " + e.Panic.Error()
 	}
 	if len(e.Stderr) == 0 {
 		return msg + " and wrote nothing to stderr"
@@ -90,3 +104,35 @@ func (e *StartError) Error() string {
 
 // Unwrap returns the cause.
 func (e *StartError) Unwrap() error { return e.Err }
+
+// PanicError reports a Go plugin whose process died of a panic (or a
+// fatal runtime error), as its standard error told: the panic's message
+// and the panicking goroutine's stack, instead of the last raw lines. A
+// plugin that only writes a "panic:" line and lives on is not reported
+// as one: the process must have died with the Go runtime's exit status 2.
+type PanicError struct {
+	// Name is the plugin's name.
+	Name string
+	// Message is what the plugin panicked with ("runtime error: index out
+	// of range [3] with length 2"), with any "[recovered]" chain.
+	Message string
+	// Stack is the panicking goroutine's stack, as the Go runtime printed
+	// it, from its "goroutine N [running]:" line.
+	Stack string
+}
+
+// Error gives the panic's message and its stack.
+func (e *PanicError) Error() string {
+	return fmt.Sprintf("plugin %s panicked: %s\n%s", e.Name, e.Message, e.Stack)
+}
+
+// causes lists the errors set among errs, for an Unwrap.
+func causes(errs ...error) []error {
+	var out []error
+	for _, err := range errs {
+		if err != nil && err != (*PanicError)(nil) {
+			out = append(out, err)
+		}
+	}
+	return out
+}

@@ -44,6 +44,51 @@ type logSink struct {
 	mu       sync.Mutex
 	panicked bool     // after "panic: " every line is an error
 	tail     []string // the last tailLines lines
+	panic    panicText
+}
+
+// maxStackLines bounds the stack a PanicError keeps.
+const maxStackLines = 400
+
+// panicText is what the Go runtime wrote about a panic: the message
+// lines from "panic: " (or "fatal error: ") to the first goroutine
+// header, then that goroutine's stack up to the blank line after it.
+type panicText struct {
+	state   int // 0 nothing seen, 1 in the message, 2 in the stack, 3 done
+	message []string
+	stack   []string
+}
+
+// add takes one raw line (not JSON) of the plugin's stderr.
+func (p *panicText) add(text string) {
+	switch {
+	case p.state == 0 || p.state == 3:
+		if msg, ok := strings.CutPrefix(text, "panic: "); ok {
+			*p = panicText{state: 1, message: []string{msg}}
+		} else if strings.HasPrefix(text, "fatal error: ") {
+			*p = panicText{state: 1, message: []string{text}}
+		}
+	case p.state == 1 && strings.HasPrefix(text, "goroutine ") && strings.HasSuffix(text, ":"):
+		p.state, p.stack = 2, []string{text}
+	case p.state == 1:
+		if strings.TrimSpace(text) != "" && len(p.message) < 20 {
+			p.message = append(p.message, strings.TrimSpace(text))
+		}
+	case p.state == 2 && strings.TrimSpace(text) == "":
+		p.state = 3
+	case p.state == 2 && len(p.stack) < maxStackLines:
+		p.stack = append(p.stack, text)
+	}
+}
+
+// panicError is the panic the sink saw, if it saw one with a stack.
+func (s *logSink) panicError(name string) *PanicError {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.panic.state < 2 {
+		return nil
+	}
+	return &PanicError{Name: name, Message: strings.Join(s.panic.message, "\n"), Stack: strings.Join(s.panic.stack, "\n")}
 }
 
 func newLogSink(logger *slog.Logger, source string) *logSink {
@@ -111,6 +156,16 @@ func (s *logSink) line(raw []byte, truncated bool) {
 	if !utf8.ValidString(text) {
 		text = strings.ToValidUTF8(text, "\uFFFD")
 	}
+	s.mu.Lock()
+	if strings.HasPrefix(text, "{") {
+		// A record of the plugin's logger: the process lives on, and
+		// any panic report before it was not a dying runtime's (which
+		// stops the world to print it).
+		s.panic = panicText{}
+	} else {
+		s.panic.add(text)
+	}
+	s.mu.Unlock()
 	if text == "" {
 		return
 	}

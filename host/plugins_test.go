@@ -8,6 +8,7 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"log/slog"
 	"net"
 	"os"
 	"os/exec"
@@ -80,6 +81,17 @@ func runTestPlugin(mode string) {
 	case "callback":
 		cfg.Versions = map[int]plugin.Register{1: func(s *grpc.Server, b *broker.Broker) error {
 			objectstorev1.RegisterObjectStoreServer(s, &callbackStore{broker: b})
+			return nil
+		}}
+	case "traced":
+		cfg.Logger = plugin.NewLogger(slog.LevelInfo)
+		cfg.Versions = map[int]plugin.Register{1: func(s *grpc.Server, b *broker.Broker) error {
+			objectstorev1.RegisterObjectStoreServer(s, &tracedStore{callbackStore: callbackStore{broker: b}, logger: cfg.Logger})
+			return nil
+		}}
+	case "panicky":
+		cfg.Versions = map[int]plugin.Register{1: func(s *grpc.Server, _ *broker.Broker) error {
+			objectstorev1.RegisterObjectStoreServer(s, panicStore{})
 			return nil
 		}}
 	case "hostile":

@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"os"
 	"os/exec"
+	"strings"
 	"time"
 
 	"github.com/plugkit/plugkit/internal/osdep"
@@ -168,7 +169,30 @@ func (p *process) readHandshake(ctx context.Context, timeout time.Duration, name
 
 func (p *process) exitError(name string) error {
 	p.waitStderr()
-	return &ExitError{Name: name, State: p.state.String(), Cause: p.cause}
+	return &ExitError{Name: name, State: p.state.String(), Cause: p.cause, Panic: p.panicked(name)}
+}
+
+// panicked is the Go panic the process died of: one its stderr reported
+// with a stack, and the Go runtime's exit status 2. A "panic:" line the
+// plugin wrote while living on is not one.
+func (p *process) panicked(name string) *PanicError {
+	if p.state == nil || p.state.ExitCode() != 2 {
+		return nil
+	}
+	return p.stderr.panicError(name)
+}
+
+// exitEvent is the event of the process's exit.
+func (p *process) exitEvent(unexpected bool, cause error) Event {
+	e := Event{Type: EventExited, Pid: p.cmd.Process.Pid, Unexpected: unexpected, Cause: cause}
+	if p.state != nil {
+		e.Status = p.state.String()
+		e.Signal, _ = strings.CutPrefix(e.Status, "signal: ")
+		if e.Signal == e.Status {
+			e.Signal = ""
+		}
+	}
+	return e
 }
 
 func (p *process) waitStderr() {

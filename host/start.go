@@ -51,6 +51,7 @@ type Client struct {
 	started time.Time
 	ready   time.Duration
 	tls     bool // the connection uses TLS (AutoMTLS or the host's own)
+	rep     *reporter
 
 	multiplex   bool    // Command.MultiplexBroker
 	launch      *Launch // how it was launched (Command.Runner); nil unless launched
@@ -69,7 +70,8 @@ type Client struct {
 
 // newClient is the Client every entry point starts from.
 func newClient(opts Options, name string) *Client {
-	return &Client{opts: opts, name: name, logger: opts.logger().With("plugin", name), started: time.Now()}
+	logger := opts.logger().With("plugin", name)
+	return &Client{opts: opts, name: name, logger: logger, started: time.Now(), rep: newReporter(opts.Telemetry, logger, name, "")}
 }
 
 // Start launches the plugin cmd names, waits for its handshake, connects
@@ -87,32 +89,48 @@ func Start(ctx context.Context, cmd Command, opts Options) (*Client, error) {
 		return nil, err
 	}
 	c := newClient(opts, commandName(opts.Name, cmd.Path))
+	c.rep.binary = cmd.Path
+	ctx, span := opts.Telemetry.startSpan(ctx, c.name, cmd.Path)
+	err := c.start(ctx, cmd)
+	endSpan(span, err)
+	if err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// start is Start's work, within its span.
+func (c *Client) start(ctx context.Context, cmd Command) error {
 	c.multiplex = cmd.MultiplexBroker
 	c.syncStdout, c.syncStderr = cmd.Output.SyncStdout, cmd.Output.SyncStderr
 	var id *automtls.Identity
-	if opts.Security.mode == modeAutoMTLS {
-		if id = opts.Security.id; id == nil {
+	if c.opts.Security.mode == modeAutoMTLS {
+		if id = c.opts.Security.id; id == nil {
 			var err error
 			if id, err = automtls.New(); err != nil {
-				return nil, err
+				return err
 			}
 		}
 	}
 	if err := CheckExecutable(cmd.Path); err != nil {
-		return nil, &StartError{Name: c.name, Err: err}
+		return &StartError{Name: c.name, Err: err}
 	}
 	l, err := c.launchProcess(ctx, cmd, id)
 	if err != nil {
-		return nil, &StartError{Name: c.name, Err: err}
+		if ce := (*ChecksumError)(nil); errors.As(err, &ce) {
+			c.rep.report(Event{Type: EventPinRefused, Cause: ce})
+		}
+		return &StartError{Name: c.name, Err: err}
 	}
 	if err := c.connectLaunched(ctx, l, cmp.Or(cmd.Timeouts.Start, DefaultStartTimeout), id); err != nil {
-		return nil, l.fail(c.name, err)
+		return l.fail(c.name, err)
 	}
 	c.ready = time.Since(c.started)
+	c.rep.report(Event{Type: EventReady, Pid: c.Pid(), Major: c.line.AppVersion, Duration: c.ready})
 	l.proc.forwarding = true
 	go l.proc.forwardStdout(c.logger)
 	go l.watchExit()
-	return c, nil
+	return nil
 }
 
 // launchProcess makes the plugin's socket directory and starts its
@@ -123,7 +141,7 @@ func (c *Client) launchProcess(ctx context.Context, cmd Command, id *automtls.Id
 		return nil, err
 	}
 	x := exec.Command(cmd.Path, cmd.Args...)
-	x.Env = append(append(inherited(cmd, os.Environ()), cmd.Env...), launchEnv(cmd, c.opts.Versions, id, sock.path).Environ()...)
+	x.Env = slices.Concat(inherited(cmd, os.Environ()), c.opts.Telemetry.launchEnv(ctx, osEnviron()), cmd.Env, launchEnv(cmd, c.opts.Versions, id, sock.path).Environ())
 	x.Dir = cmd.Dir
 	if cmd.SHA256 != "" {
 		f, err := openPinned(ctx, cmd.Path, cmd.SHA256)
@@ -158,7 +176,7 @@ func (c *Client) launchProcess(ctx context.Context, cmd Command, id *automtls.Id
 	}
 	c.launch = launch
 	c.brokerDir, c.brokerGroup = sock.path, launch.SocketGroup
-	l := &launched{proc: proc, sock: sock, name: c.name, logger: c.logger, stopWait: stopTimeout(cmd.Timeouts.Stop)}
+	l := &launched{proc: proc, sock: sock, name: c.name, logger: c.logger, rep: c.rep, stopWait: stopTimeout(cmd.Timeouts.Stop)}
 	c.life = l
 	return l, nil
 }
@@ -201,6 +219,7 @@ func (c *Client) connectLaunched(ctx context.Context, l *launched, timeout time.
 	if c.multiplex && !(line.HasMultiplex && line.Multiplex) {
 		return ErrMultiplexNotSupported
 	}
+	c.rep.report(Event{Type: EventStarted, Pid: l.pid(), Major: line.AppVersion})
 	tlsConfig, err := clientTLS(id, c.opts.Security.ownTLS(), line)
 	if err != nil {
 		return err
@@ -263,7 +282,7 @@ func (c *Client) connect(ctx context.Context, tlsConfig *tls.Config) error {
 		grpc.WithTransportCredentials(creds),
 		grpc.WithContextDialer(dial),
 		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(maxMsg), grpc.MaxCallSendMsgSize(maxMsg)),
-	}, c.opts.DialOptions...)
+	}, slices.Concat(c.opts.Telemetry.dialOptions(c.name, c.rep.binary), c.opts.DialOptions)...)
 	conn, err := grpc.NewClient("passthrough:///"+address, opts...)
 	if err != nil {
 		c.closeMux()
@@ -332,8 +351,8 @@ func (c *Client) startBroker(tlsConfig *tls.Config, maxMsg int, required bool) (
 	c.broker, brokerRun = brokerwire.New[*broker.Broker](brokerwire.Options{
 		TLS:           tlsConfig,
 		Unix:          listen.UnixConfig{Dir: c.brokerDir, Group: c.brokerGroup},
-		ServerOptions: []grpc.ServerOption{grpc.MaxRecvMsgSize(maxMsg), grpc.MaxSendMsgSize(maxMsg)},
-		DialOptions:   []grpc.DialOption{grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(maxMsg), grpc.MaxCallSendMsgSize(maxMsg))},
+		ServerOptions: append([]grpc.ServerOption{grpc.MaxRecvMsgSize(maxMsg), grpc.MaxSendMsgSize(maxMsg)}, c.opts.Telemetry.serverOptions(c.name, c.rep.binary)...),
+		DialOptions:   append([]grpc.DialOption{grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(maxMsg), grpc.MaxCallSendMsgSize(maxMsg))}, c.opts.Telemetry.dialOptions(c.name, c.rep.binary)...),
 		Logger:        c.logger,
 		Mux:           c.mux,
 	})

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"go.opentelemetry.io/otel/attribute"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/metadata"
@@ -96,7 +97,7 @@ func (c *Conn) Invoke(ctx context.Context, method string, args, reply any, opts 
 	if err != nil {
 		return c.deadlineSpent(ctx, d, method, err)
 	}
-	err = named{cc: cl.Conn(), name: c.name}.Invoke(ctx, method, args, reply, opts...)
+	err = named{cc: cl.Conn(), name: c.name}.Invoke(c.metered(ctx), method, args, reply, opts...)
 	return c.deadlineSpent(ctx, d, method, c.explain(method, c.p.observe(ctx, cl, method, err)))
 }
 
@@ -109,7 +110,7 @@ func (c *Conn) NewStream(ctx context.Context, desc *grpc.StreamDesc, method stri
 		cancel()
 		return nil, c.deadlineSpent(ctx, d, method, err)
 	}
-	s, err := named{cc: cl.Conn(), name: c.name}.NewStream(ctx, desc, method, opts...)
+	s, err := named{cc: cl.Conn(), name: c.name}.NewStream(c.metered(ctx), desc, method, opts...)
 	if err != nil {
 		cancel()
 		return nil, c.deadlineSpent(ctx, d, method, c.explain(method, c.p.observe(ctx, cl, method, err)))
@@ -170,6 +171,15 @@ func (n named) Invoke(ctx context.Context, method string, args, reply any, opts 
 
 func (n named) NewStream(ctx context.Context, desc *grpc.StreamDesc, method string, opts ...grpc.CallOption) (grpc.ClientStream, error) {
 	return n.cc.NewStream(metadata.AppendToOutgoingContext(ctx, wire.NameKey, n.name), desc, method, opts...)
+}
+
+// metered adds the Conn's kind and name to the metrics of a call made
+// with ctx, when the manager has a MeterProvider.
+func (c *Conn) metered(ctx context.Context) context.Context {
+	if c.p.m.cfg.Host.Telemetry.MeterProvider == nil {
+		return ctx
+	}
+	return host.WithCallAttributes(ctx, attribute.String("plugkit.kind", c.kind), attribute.String("plugkit.name", c.name))
 }
 
 // observedStream reports a crash seen while receiving.

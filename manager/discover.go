@@ -11,11 +11,13 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
 	"time"
 
+	"go.opentelemetry.io/otel/attribute"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -74,10 +76,12 @@ const cacheVersion = 1
 // names are reported in Binaries and Problems, not as an error: Discover
 // fails only when it cannot do its job at all (no sources, an unreadable
 // directory, a malformed remotes file).
-func (m *Manager) Discover(ctx context.Context) error {
+func (m *Manager) Discover(ctx context.Context) (err error) {
 	if len(m.cfg.Sources) == 0 {
 		return errors.New("manager: Config.Sources is empty: say where the plugins are, such as manager.Dirs(\"./plugins\") or manager.Remotes(...)")
 	}
+	ctx, end := m.span(ctx, "plugkit.discover")
+	defer func() { end(err) }()
 	m.mu.Lock()
 	unused := m.dropWarmLocked() // an earlier Discover's, never used
 	m.mu.Unlock()
@@ -192,6 +196,7 @@ func (m *Manager) describe(ctx context.Context, path string, cache map[string]*c
 		return b
 	}
 	if err := m.checkPin(path, b.SHA256); err != nil {
+		m.report(host.Event{Type: host.EventPinRefused, Binary: path, Plugin: filepath.Base(path), Cause: err})
 		b.Err = err
 		return b
 	}
@@ -202,21 +207,23 @@ func (m *Manager) describe(ctx context.Context, path string, cache map[string]*c
 			return b
 		}
 	}
-	b.Description, b.Err = m.launchDescribe(ctx, procKey{OriginDir, path}, func(ctx context.Context) (*host.Client, error) { return m.start(ctx, path) })
+	b.Description, b.Err = m.launchDescribe(ctx, procKey{OriginDir, path}, func(ctx context.Context) (*host.Client, error) { return m.start(ctx, path, "") })
 	return b
 }
 
 // launchDescribe starts a plugin (start) and asks it for its description,
 // within Config.DescribeTimeout. The process is then stopped, or kept
 // for the plugin's first use (Config.KeepDescribed) under key.
-func (m *Manager) launchDescribe(ctx context.Context, key procKey, start func(context.Context) (*host.Client, error)) (*catalogv1.DescribeResponse, error) {
+func (m *Manager) launchDescribe(ctx context.Context, key procKey, start func(context.Context) (*host.Client, error)) (d *catalogv1.DescribeResponse, err error) {
 	ctx, cancel := context.WithTimeout(ctx, cmp.Or(m.cfg.DescribeTimeout, DefaultDescribeTimeout))
 	defer cancel()
+	ctx, end := m.span(ctx, "plugkit.describe", attribute.String("plugkit.binary", key.path))
+	defer func() { end(err) }()
 	c, err := start(ctx)
 	if err != nil {
 		return nil, err
 	}
-	d, err := DescribeCatalog(ctx, c.Conn())
+	d, err = DescribeCatalog(ctx, c.Conn())
 	if status.Code(err) == codes.Unimplemented {
 		err = fmt.Errorf("serves no plugkit.catalog.v1.Catalog: it is a plain go-plugin plugin, not a plugkit kinds plugin; load it with host.Start")
 	}
@@ -308,9 +315,13 @@ func checkDescription(d *catalogv1.DescribeResponse) error {
 }
 
 // start launches the binary at path, counting the launch unless its pin
-// refused it (then it never ran).
-func (m *Manager) start(ctx context.Context, path string) (*host.Client, error) {
+// refused it (then it never ran); version is the plugin's release
+// version, when known, for its telemetry.
+func (m *Manager) start(ctx context.Context, path, version string) (*host.Client, error) {
 	cmd, opts := m.hostConfig(path)
+	if version != "" {
+		opts.Telemetry.Attributes = append(slices.Clip(opts.Telemetry.Attributes), versionAttribute(version))
+	}
 	c, err := host.Start(ctx, cmd, opts)
 	var ce *host.ChecksumError
 	if !errors.As(err, &ce) {

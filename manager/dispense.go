@@ -3,6 +3,7 @@ package manager
 import (
 	"context"
 	"fmt"
+	"go.opentelemetry.io/otel/attribute"
 	"slices"
 	"sort"
 	"strings"
@@ -40,8 +41,10 @@ type Majors[T any] map[int]func(conn *Conn, info Info) (T, error)
 // highest major both the host (majors) and the plugin speak. When there is
 // none, the error (an *IncompatibleError) names the plugin, both sides'
 // versions and, when Config.Releases knows the plugin, the release to pick.
-func Dispense[T any](ctx context.Context, m *Manager, kind, name string, majors Majors[T]) (T, error) {
+func Dispense[T any](ctx context.Context, m *Manager, kind, name string, majors Majors[T]) (_ T, err error) {
 	var zero T
+	_, end := m.span(ctx, "plugkit.dispense", attribute.String("plugkit.kind", kind), attribute.String("plugkit.name", name))
+	defer func() { end(err) }()
 	im, err := m.Lookup(kind, name)
 	if err != nil {
 		return zero, err

@@ -33,4 +33,10 @@
 // manager's (Config.Calls: DefaultCallDeadline unless set, per kind if
 // need be), so that a hung plugin cannot hold its caller forever; the
 // error then names that deadline.
+//
+// Observability: the manager reports through Config.Host.Telemetry (see
+// host.Telemetry): spans of Discover, Describe, Dispense and restarts
+// besides those of every call; the events and metrics of restarts, hung
+// plugins, giving up and pin refusals besides every process's own. See
+// docs/observability.md.
 package manager

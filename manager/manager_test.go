@@ -83,6 +83,9 @@ type configBackend struct {
 }
 
 func (c *configBackend) Init(cfg map[string]string) error {
+	if msg := cfg["panic"]; msg != "" {
+		panic(msg) // gRPC does not recover: the process dies
+	}
 	c.mu.Lock()
 	c.config = fmt.Sprint(cfg)
 	c.mu.Unlock()

@@ -5,11 +5,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"time"
 
 	"google.golang.org/grpc/codes"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	"google.golang.org/grpc/status"
+
+	"go.opentelemetry.io/otel/attribute"
 
 	"github.com/plugkit/plugkit/host"
 	"github.com/plugkit/plugkit/wire"
@@ -31,6 +34,7 @@ type process struct {
 	restarts int // restarts in a row without a stable run
 	started  time.Time
 	lastErr  error
+	gaveUp   bool // the gave-up event was reported
 }
 
 func (p *process) acquire(ctx context.Context) error {
@@ -75,8 +79,27 @@ func (p *process) get(ctx context.Context) (*host.Client, int, error) {
 	}
 	maxRestarts := cmp.Or(p.m.cfg.Restart.Max, DefaultMaxRestarts)
 	if p.restarts > maxRestarts {
+		if !p.gaveUp {
+			p.gaveUp = true
+			p.m.report(p.event(host.EventGaveUp, 0, p.lastErr))
+		}
 		return nil, 0, fmt.Errorf("plugin %s crashed %d times in a row; gave up restarting it (last error: %v); fix the plugin and create a new Manager", p.path, p.restarts, p.lastErr)
 	}
+	return p.startClient(ctx)
+}
+
+// event is a lifecycle event of the process's plugin.
+func (p *process) event(typ host.EventType, pid int, cause error) host.Event {
+	e := host.Event{Type: typ, Plugin: filepath.Base(p.path), Binary: p.path, Pid: pid, Restarts: p.restarts, Cause: cause}
+	if v := p.bin.Description.GetPluginVersion(); v != "" {
+		e.Attributes = []attribute.KeyValue{versionAttribute(v)}
+	}
+	return e
+}
+
+// startClient starts the process, or restarts it after a backoff when
+// it ran before. The lock is held.
+func (p *process) startClient(ctx context.Context) (*host.Client, int, error) {
 	if p.restarts > 0 {
 		backoff := cmp.Or(p.m.cfg.Restart.Backoff, DefaultRestartBackoff) << (p.restarts - 1)
 		backoff = min(backoff, DefaultMaxBackoff)
@@ -88,13 +111,23 @@ func (p *process) get(ctx context.Context) (*host.Client, int, error) {
 			return nil, 0, fmt.Errorf("waiting %v to restart plugin %s: %w", backoff, p.path, ctx.Err())
 		}
 	}
+	var err error
+	if p.restarts > 0 {
+		var end func(error)
+		ctx, end = p.m.span(ctx, "plugkit.restart", attribute.String("plugkit.binary", p.path), attribute.Int("plugkit.restarts", p.restarts))
+		defer func() { end(err) }()
+	}
 	// A pinned binary is checked by host.Start itself, on the open file
 	// it then executes (Command.SHA256 from hostConfig).
-	c, err := p.bin.src.Connect(ctx, p.m, p.bin)
+	var c *host.Client
+	c, err = p.bin.src.Connect(ctx, p.m, p.bin)
 	if err != nil {
 		p.lastErr = err
 		p.restarts++
 		return nil, 0, err
+	}
+	if p.restarts > 0 {
+		p.m.report(p.event(host.EventRestarted, c.Pid(), nil))
 	}
 	p.client, p.started = c, time.Now()
 	p.gen++
@@ -144,6 +177,7 @@ func (p *process) checkHung(c *host.Client) {
 	}
 	if errors.Is(ctx.Err(), context.DeadlineExceeded) || status.Code(err) == codes.DeadlineExceeded {
 		p.m.cfg.logger().Error("plugin does not answer its health check; killing it so the next call restarts it", "plugin", p.path, "pid", c.Pid())
+		p.m.report(p.event(host.EventHung, c.Pid(), err))
 		c.Kill()
 	}
 }

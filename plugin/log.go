@@ -27,8 +27,12 @@ func NewLogger(level slog.Leveler) *slog.Logger {
 }
 
 // NewLogHandler returns a slog handler writing hclog JSON lines to w.
+//
+// A record logged with a context that carries a span (the ctx of a call,
+// when the host traces: logger.InfoContext(ctx, ...)) gets that span's
+// trace_id and span_id, so that logs and traces join.
 func NewLogHandler(w io.Writer, level slog.Leveler) slog.Handler {
-	return slog.NewJSONHandler(w, &slog.HandlerOptions{
+	return traceHandler{slog.NewJSONHandler(w, &slog.HandlerOptions{
 		Level: level,
 		ReplaceAttr: func(groups []string, a slog.Attr) slog.Attr {
 			if len(groups) > 0 {
@@ -50,7 +54,7 @@ func NewLogHandler(w io.Writer, level slog.Leveler) slog.Handler {
 			}
 			return a
 		},
-	})
+	})}
 }
 
 func levelName(l slog.Level) string {

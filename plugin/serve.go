@@ -13,6 +13,7 @@ import (
 	"sort"
 	"time"
 
+	"go.opentelemetry.io/otel/trace"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/health"
@@ -93,6 +94,16 @@ type Config struct {
 	// DebugAnnounce writes debug mode's announcement of where the plugin
 	// serves; nil means DebugLine (PLUGKIT_REATTACH='{...}').
 	DebugAnnounce func(w io.Writer, name string, r handshake.Reattach) error
+	// TracerProvider receives the spans of the calls the plugin serves
+	// and makes (its brokered callbacks), which join the host's traces.
+	// Nil means one made from the standard OTEL_* environment, which a
+	// tracing plugkit host passes on (OTEL_TRACES_EXPORTER,
+	// OTEL_EXPORTER_OTLP_ENDPOINT, ...; see go.opentelemetry.io/contrib/
+	// exporters/autoexport), flushed when Run returns; without any, the
+	// trace context the host sends still reaches the calls' contexts
+	// (for log records' trace_id), and with no TRACEPARENT either the
+	// plugin traces nothing, at no cost.
+	TracerProvider trace.TracerProvider
 }
 
 // Serve runs the plugin and exits the process when it is done: status 0
@@ -126,10 +137,13 @@ func Run(ctx context.Context, cfg Config) error {
 	if logger == nil {
 		logger = NewLogger(slog.LevelInfo)
 	}
+	tr := cfg.newTracing(ctx, h.LookupEnv, logger)
+	defer tr.close()
 	if addr, _ := h.LookupEnv(EnvListen); addr != "" {
+		cfg.ServerOptions = append(slices.Clip(cfg.ServerOptions), tr.serverOptions()...)
 		return runService(ctx, cfg, addr, h, logger) // service.go
 	}
-	return runHosted(ctx, cfg, h, logger)
+	return runHosted(ctx, cfg, h, logger, tr)
 }
 
 // hosted is a plugin serving the host that started it (or, in debug
@@ -144,11 +158,12 @@ type hosted struct {
 	stdio    *stdioServer
 	mux      brokerwire.Mux // nil unless the host asked for multiplexing
 	shutdown chan struct{}  // the host's Shutdown
+	tracing  *tracing       // nil without
 }
 
 // runHosted negotiates with the host through the environment, serves,
 // prints the handshake line and serves until it is asked to stop.
-func runHosted(ctx context.Context, cfg Config, h pluginharness.Harness, logger *slog.Logger) error {
+func runHosted(ctx context.Context, cfg Config, h pluginharness.Harness, logger *slog.Logger, tr *tracing) error {
 	env, debug, err := readEnv(cfg, h.LookupEnv)
 	if err != nil {
 		return err
@@ -166,7 +181,7 @@ func runHosted(ctx context.Context, cfg Config, h pluginharness.Harness, logger 
 		return fmt.Errorf("plugin: %w", err)
 	}
 	defer ln.Close()
-	p := &hosted{cfg: cfg, h: h, logger: logger, stdio: newStdioServer(), shutdown: make(chan struct{}, 1)}
+	p := &hosted{cfg: cfg, h: h, logger: logger, stdio: newStdioServer(), shutdown: make(chan struct{}, 1), tracing: tr}
 	serveLn, mux := multiplex(ln, env)
 	if mux != nil {
 		defer mux.Close()
@@ -212,14 +227,15 @@ func (p *hosted) build(version int, tlsConfig *tls.Config, env handshake.Env) er
 		Mux:           p.mux,
 		TLS:           tlsConfig,
 		Unix:          listen.UnixConfig{Dir: env.UnixSocketDir, Group: env.UnixSocketGroup},
-		ServerOptions: []grpc.ServerOption{grpc.MaxRecvMsgSize(maxMsg), grpc.MaxSendMsgSize(maxMsg)},
-		DialOptions:   []grpc.DialOption{grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(maxMsg), grpc.MaxCallSendMsgSize(maxMsg))},
+		ServerOptions: append([]grpc.ServerOption{grpc.MaxRecvMsgSize(maxMsg), grpc.MaxSendMsgSize(maxMsg)}, p.tracing.serverOptions()...),
+		DialOptions:   append([]grpc.DialOption{grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(maxMsg), grpc.MaxCallSendMsgSize(maxMsg))}, p.tracing.dialOptions()...),
 	})
 	opts := []grpc.ServerOption{grpc.MaxRecvMsgSize(maxMsg), grpc.MaxSendMsgSize(maxMsg)}
 	if tlsConfig != nil {
 		opts = append(opts, grpc.Creds(credentials.NewTLS(tlsConfig)))
 	}
 	opts = append(opts, p.cfg.ServerOptions...)
+	opts = append(opts, p.tracing.serverOptions()...)
 	srv, hs, err := p.cfg.newServer(version, opts, serverParts{
 		broker:     brokerRun.Handler(),
 		controller: controller{shutdown: p.shutdown},

@@ -52,6 +52,10 @@ type Options struct {
 	// the test's log (t.Log), at warning level and above, for Start, and
 	// none for Run.
 	Logger *slog.Logger
+	// Telemetry is the host's (host.Options.Telemetry); give the plugin
+	// its TracerProvider in plugin.Config.TracerProvider to see one trace
+	// across both.
+	Telemetry host.Telemetry
 }
 
 // Start serves cfg inside the test process and returns a host client
@@ -136,10 +140,11 @@ func start(ctx context.Context, cfg plugin.Config, o Options, name string) (*hos
 	line, err := p.handshake(ctx)
 	if err == nil {
 		p.client, err = host.Connect(ctx, line, host.Options{
-			Name:     name,
-			Versions: versions,
-			Security: security,
-			Logger:   o.Logger.With("side", "host"),
+			Name:      name,
+			Versions:  versions,
+			Security:  security,
+			Logger:    o.Logger.With("side", "host"),
+			Telemetry: o.Telemetry,
 		}, host.Attach{UnixSocketDir: dir})
 	}
 	if err != nil {

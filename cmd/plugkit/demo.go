@@ -58,6 +58,8 @@ func demo(ctx context.Context, out, stderr io.Writer, verbose bool) error {
 		return err
 	}
 
+	tel, logger, ctx, endTracing := demoTracing(ctx, cliLogger(verbose, stderr), out)
+	defer endTracing()
 	step := demoStep(func(format string, args ...any) { fmt.Fprintf(out, "\n==> "+format+"\n", args...) })
 	step("building the example plugins (%v) into %s", demoPlugins, pluginDir)
 	for _, name := range demoPlugins {
@@ -72,7 +74,7 @@ func demo(ctx context.Context, out, stderr io.Writer, verbose bool) error {
 		Releases:  objectstore.Releases(),
 		Restart:   manager.RestartPolicy{Backoff: 50 * time.Millisecond},
 		Launch:    host.Command{Cookie: objectstore.Cookie},
-		Host:      host.Options{Logger: cliLogger(verbose, stderr)},
+		Host:      host.Options{Logger: logger, Telemetry: tel},
 	}
 	m := manager.New(cfg)
 	defer m.Close()

@@ -185,8 +185,27 @@ func figures(s samples, streamMiB int) []Figure {
 		b.transport(tls, streamMiB)
 	}
 	b.remote(streamMiB)
+	b.telemetry()
 	b.discoveryAndMemory()
 	return b.figs
+}
+
+// telemetry adds the cost of observability (BenchmarkTelemetry), when it
+// was measured: telemetry without a TracerProvider against the zero
+// Telemetry, and tracing every call against grpc-go with otelgrpc on
+// both sides.
+func (b *figureSet) telemetry() {
+	s := b.s
+	const pre = "Telemetry/16B/"
+	if s.runs(pre+"plugkit", "ns/op") == 0 {
+		return
+	}
+	b.add(Figure{Name: "unary_16B_no_tracer", Unit: "µs/call", Plugkit: b.us(pre + "plugkit-events-only"), Baseline: b.us(pre + "plugkit"),
+		BaselineIs: "plugkit, zero Telemetry", Goal: "<= 1.01x", Runs: s.runs(pre+"plugkit-events-only", "ns/op"),
+		Spread: b.spread("ns/op", pre+"plugkit-events-only", pre+"plugkit")}, atMost(1.01))
+	b.add(Figure{Name: "unary_16B_traced", Unit: "µs/call", Plugkit: b.us(pre + "plugkit-traced"), Baseline: b.us(pre + "raw-otelgrpc"),
+		BaselineIs: "grpc-go, otelgrpc both sides", Goal: "<= 1.15x grpc-go+otelgrpc", Runs: s.runs(pre+"plugkit-traced", "ns/op"),
+		Spread: b.spread("ns/op", pre+"plugkit-traced", pre+"raw-otelgrpc")}, atMost(1.15))
 }
 
 // figureSet gathers the report's figures from one set of samples.

@@ -1,5 +1,6 @@
 // Command pkplugin is the plugkit contender of the benchmarks: the echo
-// service served by plugin.Serve as app protocol version 1.
+// service served by plugin.Serve as app protocol version 1; with
+// BENCH_TRACE=1 it traces every call (echo.TracerProvider).
 package main
 
 import (
@@ -12,7 +13,8 @@ import (
 
 func main() {
 	plugin.Serve(plugin.Config{
-		Cookie: echo.Cookie,
+		Cookie:         echo.Cookie,
+		TracerProvider: echo.TracerProvider(),
 		Versions: map[int]plugin.Register{1: func(s *grpc.Server, _ *broker.Broker) error {
 			echo.Register(s)
 			return nil

@@ -2,7 +2,8 @@
 // echo service on a unix socket in a fresh directory, with mutual TLS when
 // BENCH_CLIENT_CERT holds the client's certificate (PEM). It prints
 // "ADDRESS|SERVERCERT" (the certificate DER, base64, empty without TLS) and
-// serves until its standard input closes or SIGTERM.
+// serves until its standard input closes or SIGTERM. With BENCH_TRACE=1
+// it traces every call with otelgrpc (echo.TracerProvider).
 //
 // With BENCH_LISTEN=HOST:PORT it is instead the baseline of the remote
 // rows: the echo service on that TCP address, with the mutual TLS of a
@@ -21,6 +22,9 @@ import (
 	"os"
 	"path/filepath"
 
+	"go.opentelemetry.io/contrib/instrumentation/google.golang.org/grpc/otelgrpc"
+	"go.opentelemetry.io/otel/metric/noop"
+	"go.opentelemetry.io/otel/propagation"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials"
 
@@ -68,6 +72,10 @@ func main() {
 			MinVersion:   tls.VersionTLS12,
 		})))
 		certB64 = base64.RawStdEncoding.EncodeToString(id.DER())
+	}
+	if tp := echo.TracerProvider(); tp != nil {
+		opts = append(opts, grpc.StatsHandler(otelgrpc.NewServerHandler(otelgrpc.WithTracerProvider(tp),
+			otelgrpc.WithPropagators(propagation.TraceContext{}), otelgrpc.WithMeterProvider(noop.NewMeterProvider()))))
 	}
 	srv := grpc.NewServer(opts...)
 	echo.Register(srv)

@@ -1,0 +1,95 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"os"
+	"time"
+
+	"go.opentelemetry.io/contrib/exporters/autoexport"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/plugkit/plugkit/host"
+)
+
+// demoTracing is the demo's tracing when the environment asks for it
+// (OTEL_TRACES_EXPORTER=console, or any exporter autoexport knows): the
+// host's spans go to that exporter, and the plugins, which get the same
+// OTEL_* variables, export theirs the same way. A console exporter's
+// output from a plugin arrives as the plugin's stdout, which the demo
+// prints as it is, so host and plugin spans of one trace show side by
+// side. It returns the host's telemetry, the logger to use, the root
+// span's context and the function that ends it all (flushing the spans).
+func demoTracing(ctx context.Context, logger *slog.Logger, out io.Writer) (host.Telemetry, *slog.Logger, context.Context, func()) {
+	if v := os.Getenv("OTEL_TRACES_EXPORTER"); v == "" || v == "none" {
+		return host.Telemetry{}, logger, ctx, func() {}
+	}
+	exp, err := autoexport.NewSpanExporter(ctx)
+	if err != nil {
+		logger.Error("OTEL_TRACES_EXPORTER: cannot make the exporter; the demo runs without tracing", "error", err)
+		return host.Telemetry{}, logger, ctx, func() {}
+	}
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(exp))
+	ctx, root := tp.Tracer("plugkit demo").Start(ctx, "plugkit demo", trace.WithSpanKind(trace.SpanKindInternal))
+	logger = slog.New(&pluginStdout{Handler: logger.Handler(), out: out})
+	return host.Telemetry{TracerProvider: tp}, logger, ctx, func() {
+		root.End()
+		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		tp.Shutdown(sctx)
+	}
+}
+
+// pluginStdout prints what plugins write to their standard output (a
+// console exporter's spans) to out, line by line, and hands every other
+// record on.
+type pluginStdout struct {
+	slog.Handler
+	out io.Writer
+}
+
+func (h *pluginStdout) Enabled(ctx context.Context, l slog.Level) bool {
+	return l == slog.LevelInfo || h.Handler.Enabled(ctx, l)
+}
+
+func (h *pluginStdout) Handle(ctx context.Context, r slog.Record) error {
+	stdout := false
+	fields := map[string]any{}
+	r.Attrs(func(a slog.Attr) bool {
+		if a.Key == "stream" {
+			stdout = a.Value.String() == "stdout"
+		} else {
+			fields[a.Key] = a.Value.Any()
+		}
+		return true
+	})
+	if stdout {
+		// A console exporter's span is one JSON object a line, which the
+		// host read as a record's fields: printed back as JSON.
+		line := r.Message
+		if line == "" {
+			b, err := json.Marshal(fields)
+			if err != nil {
+				return err
+			}
+			line = string(b)
+		}
+		_, err := io.WriteString(h.out, line+"\n")
+		return err
+	}
+	if !h.Handler.Enabled(ctx, r.Level) {
+		return nil
+	}
+	return h.Handler.Handle(ctx, r)
+}
+
+func (h *pluginStdout) WithAttrs(attrs []slog.Attr) slog.Handler {
+	return &pluginStdout{Handler: h.Handler.WithAttrs(attrs), out: h.out}
+}
+
+func (h *pluginStdout) WithGroup(name string) slog.Handler {
+	return &pluginStdout{Handler: h.Handler.WithGroup(name), out: h.out}
+}

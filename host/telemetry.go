@@ -1,0 +1,249 @@
+package host
+
+import (
+	"context"
+	"os"
+	"slices"
+	"strings"
+	"time"
+
+	"go.opentelemetry.io/contrib/instrumentation/google.golang.org/grpc/otelgrpc"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/metric"
+	metricnoop "go.opentelemetry.io/otel/metric/noop"
+	"go.opentelemetry.io/otel/propagation"
+	"go.opentelemetry.io/otel/trace"
+	tracenoop "go.opentelemetry.io/otel/trace/noop"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/stats"
+)
+
+// Telemetry says where a host reports what its plugins do, on
+// OpenTelemetry: spans of every call (host to plugin, the plugin's
+// brokered callbacks, plugin services), metrics per plugin, and lifecycle
+// events. Its zero value reports nothing and costs nothing: no gRPC stats
+// handler is installed.
+//
+// With a TracerProvider, W3C trace context crosses every connection the
+// host makes or serves for the plugin, and a launched plugin is given the
+// host's OTEL_* environment variables and the trace context of its start
+// (TRACEPARENT), even when Command.InheritEnv restricts its environment,
+// so that a plugkit plugin's own spans join the host's traces and reach
+// the same collector.
+type Telemetry struct {
+	// TracerProvider makes the spans; nil means no tracing.
+	TracerProvider trace.TracerProvider
+	// MeterProvider makes the metrics (see the package documentation of
+	// the names); nil means no metrics.
+	MeterProvider metric.MeterProvider
+	// Propagator carries trace context across the plugin boundary; nil
+	// means W3C trace context and baggage.
+	Propagator propagation.TextMapPropagator
+	// OnEvent, when set, is called with every lifecycle event of the
+	// plugin (see Event), on the goroutine that saw it, which may be in
+	// the middle of a start or a Close, or hold the manager's lock of the
+	// plugin: it must return quickly and not call the Client, a Manager
+	// or a Conn (hand the event to a channel or a goroutine for more).
+	// Each event is also logged to Options.Logger.
+	OnEvent func(Event)
+	// Attributes are added to the plugin's metrics and events (the
+	// manager adds the plugin's kind and release version).
+	Attributes []attribute.KeyValue
+}
+
+// EventType says what happened to a plugin.
+type EventType int
+
+// The lifecycle events.
+const (
+	// EventStarted: the plugin's process answered its handshake (Pid,
+	// Major).
+	EventStarted EventType = iota + 1
+	// EventReady: the host is connected and the plugin is healthy
+	// (Duration: the time to start).
+	EventReady
+	// EventExited: the plugin's process exited (Status, Signal, Cause;
+	// Unexpected when nobody asked it to).
+	EventExited
+	// EventCrashed: the plugin's process died of a Go panic (Cause is
+	// the *PanicError).
+	EventCrashed
+	// EventRestarted: the manager started a new process after the last
+	// one exited or hung (Restarts in a row).
+	EventRestarted
+	// EventHung: the plugin did not answer a health check after a call
+	// timed out and is killed.
+	EventHung
+	// EventGaveUp: the manager stopped restarting a plugin that crashed
+	// Restarts times in a row (Config.Restart.Max).
+	EventGaveUp
+	// EventPinRefused: the binary did not have its pinned SHA-256 and
+	// was not run (Cause is the *ChecksumError).
+	EventPinRefused
+)
+
+var eventNames = [...]string{"", "started", "ready", "exited", "crashed", "restarted", "hung", "gave up", "refused by pin"}
+
+// String names the event as the log records do.
+func (t EventType) String() string {
+	if t > 0 && int(t) < len(eventNames) {
+		return eventNames[t]
+	}
+	return "unknown"
+}
+
+// Event is one thing that happened to a plugin. Only the fields its Type
+// names are set.
+type Event struct {
+	Type EventType
+	Time time.Time
+	// Plugin is the plugin's name (Options.Name) and Binary its
+	// executable, when launched.
+	Plugin, Binary string
+	// Pid is the process ID, when there is one.
+	Pid int
+	// Major is the negotiated app protocol version.
+	Major int
+	// Duration is the time to start, for EventReady.
+	Duration time.Duration
+	// Status is the exit status ("exit status 2") and Signal the signal
+	// that ended the process, if one did ("killed").
+	Status, Signal string
+	// Unexpected is set for an exit nobody asked for.
+	Unexpected bool
+	// Stderr holds the last lines of the plugin's standard error, for an
+	// unexpected exit that was no panic.
+	Stderr string
+	// Restarts is the number of restarts in a row.
+	Restarts int
+	// Cause says why: the *PanicError of a crash, the exit's cause, the
+	// *ChecksumError of a refused pin, the last error before giving up.
+	Cause error
+	// Attributes are Telemetry.Attributes.
+	Attributes []attribute.KeyValue
+}
+
+// traced reports whether the plugin's gRPC connections are instrumented.
+func (t *Telemetry) traced() bool { return t.TracerProvider != nil || t.MeterProvider != nil }
+
+func (t *Telemetry) propagator() propagation.TextMapPropagator {
+	if t.Propagator != nil {
+		return t.Propagator
+	}
+	return propagation.NewCompositeTextMapPropagator(propagation.TraceContext{}, propagation.Baggage{})
+}
+
+// callAttributesKey is the context key of WithCallAttributes.
+type callAttributesKey struct{}
+
+// WithCallAttributes returns ctx with attrs added to the metrics of the
+// calls made with it (otelgrpc's rpc.client.call.duration) on a Client
+// whose Telemetry has a MeterProvider. Package manager adds the kind and
+// the implementation's name of the Conn a call goes through.
+func WithCallAttributes(ctx context.Context, attrs ...attribute.KeyValue) context.Context {
+	if prev, ok := ctx.Value(callAttributesKey{}).([]attribute.KeyValue); ok {
+		attrs = append(slices.Clip(prev), attrs...)
+	}
+	return context.WithValue(ctx, callAttributesKey{}, attrs)
+}
+
+func callAttributes(ctx context.Context) []attribute.KeyValue {
+	attrs, _ := ctx.Value(callAttributesKey{}).([]attribute.KeyValue)
+	return attrs
+}
+
+// grpcOptions are the otelgrpc options for the plugin's connections,
+// with the plugin's attributes.
+func (t *Telemetry) grpcOptions(name, binary string) []otelgrpc.Option {
+	attrs := []attribute.KeyValue{attribute.String("plugkit.plugin", name)}
+	if binary != "" {
+		attrs = append(attrs, attribute.String("plugkit.binary", binary))
+	}
+	opts := []otelgrpc.Option{
+		otelgrpc.WithPropagators(t.propagator()),
+		otelgrpc.WithFilter(traceable),
+		otelgrpc.WithMetricAttributes(append(attrs, t.Attributes...)...),
+		otelgrpc.WithMetricAttributesFn(callAttributes),
+	}
+	if t.TracerProvider != nil {
+		opts = append(opts, otelgrpc.WithTracerProvider(t.TracerProvider))
+	} else {
+		opts = append(opts, otelgrpc.WithTracerProvider(tracenoop.NewTracerProvider()))
+	}
+	if t.MeterProvider != nil {
+		opts = append(opts, otelgrpc.WithMeterProvider(t.MeterProvider))
+	} else {
+		opts = append(opts, otelgrpc.WithMeterProvider(metricnoop.NewMeterProvider()))
+	}
+	return opts
+}
+
+// dialOptions are the otelgrpc options of a connection to the plugin;
+// none without telemetry.
+func (t *Telemetry) dialOptions(name, binary string) []grpc.DialOption {
+	if !t.traced() {
+		return nil
+	}
+	return []grpc.DialOption{grpc.WithStatsHandler(otelgrpc.NewClientHandler(t.grpcOptions(name, binary)...))}
+}
+
+// serverOptions are the otelgrpc options of a brokered server the host
+// serves; none without telemetry.
+func (t *Telemetry) serverOptions(name, binary string) []grpc.ServerOption {
+	if !t.traced() {
+		return nil
+	}
+	return []grpc.ServerOption{grpc.StatsHandler(otelgrpc.NewServerHandler(t.grpcOptions(name, binary)...))}
+}
+
+// traceable leaves out the plumbing streams that live as long as the
+// connection (the broker's, stdio) and the controller.
+func traceable(info *stats.RPCTagInfo) bool {
+	return !strings.HasPrefix(info.FullMethodName, "/plugin.GRPC")
+}
+
+// launchEnv is what a traced host passes on to the plugin it launches:
+// its own OTEL_* variables and the trace context of the start.
+func (t *Telemetry) launchEnv(ctx context.Context, environ []string) []string {
+	if t.TracerProvider == nil {
+		return nil
+	}
+	var env []string
+	for _, kv := range environ {
+		if strings.HasPrefix(kv, "OTEL_") {
+			env = append(env, kv)
+		}
+	}
+	carrier := propagation.MapCarrier{}
+	t.propagator().Inject(ctx, carrier)
+	for k, v := range carrier {
+		env = append(env, strings.ToUpper(k)+"="+v)
+	}
+	return env
+}
+
+// osEnviron is the host's environment, a test hook.
+var osEnviron = os.Environ
+
+// startSpan starts the span of a plugin's start, when tracing; its trace
+// context is what the plugin is given as TRACEPARENT.
+func (t *Telemetry) startSpan(ctx context.Context, name, path string) (context.Context, trace.Span) {
+	if t.TracerProvider == nil {
+		return ctx, nil
+	}
+	return t.TracerProvider.Tracer(meterScope).Start(ctx, "plugkit.start "+name,
+		trace.WithAttributes(attribute.String("plugkit.plugin", name), attribute.String("plugkit.binary", path)))
+}
+
+// endSpan ends span, if any, with err as its status.
+func endSpan(span trace.Span, err error) {
+	if span == nil {
+		return
+	}
+	if err != nil {
+		span.RecordError(err)
+		span.SetStatus(codes.Error, err.Error())
+	}
+	span.End()
+}

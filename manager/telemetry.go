@@ -1,0 +1,45 @@
+package manager
+
+import (
+	"context"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/plugkit/plugkit/host"
+)
+
+// tracerName names the manager's spans' tracer.
+const tracerName = "github.com/plugkit/plugkit/manager"
+
+// span starts a span of the manager's own operation (Discover, Describe,
+// Dispense, a restart) when Config.Host.Telemetry traces, and returns
+// the function that ends it with the operation's error.
+func (m *Manager) span(ctx context.Context, name string, attrs ...attribute.KeyValue) (context.Context, func(error)) {
+	tp := m.cfg.Host.Telemetry.TracerProvider
+	if tp == nil {
+		return ctx, func(error) {}
+	}
+	ctx, s := tp.Tracer(tracerName).Start(ctx, name, trace.WithAttributes(attrs...))
+	return ctx, func(err error) {
+		if err != nil {
+			s.RecordError(err)
+			s.SetStatus(codes.Error, err.Error())
+		}
+		s.End()
+	}
+}
+
+// report reports one of the manager's lifecycle events of a plugin
+// (restarted, hung, gave up, refused by a pin) through
+// Config.Host.Telemetry, and as a log record.
+func (m *Manager) report(e host.Event) {
+	m.cfg.Host.Telemetry.Report(m.cfg.logger(), e)
+}
+
+// versionAttribute is the plugin's release version as an attribute of
+// its metrics and events.
+func versionAttribute(version string) attribute.KeyValue {
+	return attribute.String("plugkit.plugin.version", version)
+}

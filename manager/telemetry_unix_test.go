@@ -1,0 +1,234 @@
+//go:build !windows
+
+package manager_test
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"go.opentelemetry.io/otel/attribute"
+	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
+	"go.opentelemetry.io/otel/sdk/metric/metricdata"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+
+	objectstorev2 "github.com/plugkit/plugkit/examples/objectstore/gen/objectstore/v2"
+	"github.com/plugkit/plugkit/host"
+	"github.com/plugkit/plugkit/internal/testutil"
+	"github.com/plugkit/plugkit/manager"
+)
+
+// observer collects a manager's events, metrics and spans.
+type observer struct {
+	events chan host.Event
+	reader *sdkmetric.ManualReader
+	spans  *tracetest.InMemoryExporter
+}
+
+func observe(t *testing.T) (*observer, host.Telemetry) {
+	o := &observer{events: make(chan host.Event, 256), reader: sdkmetric.NewManualReader(), spans: tracetest.NewInMemoryExporter()}
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(o.spans))
+	t.Cleanup(func() { tp.Shutdown(context.Background()) })
+	return o, host.Telemetry{
+		TracerProvider: tp,
+		MeterProvider:  sdkmetric.NewMeterProvider(sdkmetric.WithReader(o.reader)),
+		OnEvent:        func(e host.Event) { o.events <- e },
+	}
+}
+
+// next waits for the next event of type typ, skipping others.
+func (o *observer) next(t *testing.T, typ host.EventType) host.Event {
+	t.Helper()
+	deadline := time.After(10 * time.Second)
+	for {
+		select {
+		case e := <-o.events:
+			if e.Type == typ {
+				return e
+			}
+		case <-deadline:
+			t.Fatalf("no %s event within 10s", typ)
+		}
+	}
+}
+
+// count is the sum of counter name's points with attribute key=value.
+func (o *observer) count(t *testing.T, name, key, value string) int64 {
+	t.Helper()
+	var rm metricdata.ResourceMetrics
+	if err := o.reader.Collect(context.Background(), &rm); err != nil {
+		t.Fatal(err)
+	}
+	var n int64
+	for _, sm := range rm.ScopeMetrics {
+		for _, m := range sm.Metrics {
+			if sum, ok := m.Data.(metricdata.Sum[int64]); ok && m.Name == name {
+				for _, p := range sum.DataPoints {
+					if v, ok := p.Attributes.Value(attribute.Key(key)); ok && v.Emit() == value {
+						n += p.Value
+					}
+				}
+			}
+		}
+	}
+	return n
+}
+
+// calls is the number of calls otelgrpc measured (the count of
+// rpc.client.call.duration) whose attributes include every one of want,
+// and the attribute sets it saw.
+func (o *observer) calls(t *testing.T, want ...attribute.KeyValue) (int64, []string) {
+	t.Helper()
+	var rm metricdata.ResourceMetrics
+	if err := o.reader.Collect(context.Background(), &rm); err != nil {
+		t.Fatal(err)
+	}
+	var n int64
+	var seen []string
+	for _, sm := range rm.ScopeMetrics {
+		for _, m := range sm.Metrics {
+			h, ok := m.Data.(metricdata.Histogram[float64])
+			if !ok || m.Name != "rpc.client.call.duration" {
+				continue
+			}
+			for _, p := range h.DataPoints {
+				seen = append(seen, p.Attributes.Encoded(attribute.DefaultEncoder()))
+				if hasAll(p.Attributes, want) {
+					n += int64(p.Count)
+				}
+			}
+		}
+	}
+	return n, seen
+}
+
+func hasAll(set attribute.Set, want []attribute.KeyValue) bool {
+	for _, kv := range want {
+		if v, ok := set.Value(kv.Key); !ok || v != kv.Value {
+			return false
+		}
+	}
+	return true
+}
+
+// spanNames lists the names of the spans recorded.
+func (o *observer) spanNames() string {
+	var names []string
+	for _, s := range o.spans.GetSpans() {
+		names = append(names, s.Name)
+	}
+	return strings.Join(names, ",")
+}
+
+// TestRestartAndHungAreReported: a call is measured per method with the
+// plugin's kind, name, binary and version; a crash and a hung plugin make
+// the restarted and hung events, their metrics and the manager's spans.
+func TestRestartAndHungAreReported(t *testing.T) {
+	o, tel := observe(t)
+	dir := t.TempDir()
+	bin := writePlugin(t, dir, "p", "p 2")
+	m := newManager(t, manager.Config{Sources: []manager.Source{manager.Dirs(dir)}, Host: host.Options{Telemetry: tel}, Restart: manager.RestartPolicy{HungCheck: 200 * time.Millisecond}})
+	conn, _ := store(t, m, "p")
+	cl := objectstorev2.NewObjectStoreClient(conn)
+	if _, err := cl.Exists(ctxT(t), &objectstorev2.ExistsRequest{Key: "k"}); err != nil {
+		t.Fatal(err)
+	}
+	n, seen := o.calls(t, attribute.String("plugkit.kind", "objectstore"), attribute.String("plugkit.name", "p"), attribute.String("plugkit.binary", bin),
+		attribute.String("plugkit.plugin.version", "1.0.0"), attribute.String("rpc.method", "objectstore.v2.ObjectStore/Exists"), attribute.String("rpc.response.status_code", "OK"))
+	if n != 1 {
+		t.Errorf("%d Exists calls measured with the kind, name, binary and version; want 1; seen: %s", n, strings.Join(seen, "; "))
+	}
+	testutil.Kill(conn.Pid())
+	waitExited(t, conn)
+	if _, err := cl.Exists(ctxT(t), &objectstorev2.ExistsRequest{Key: "k"}); err != nil {
+		t.Fatal(err)
+	}
+	if e := o.next(t, host.EventRestarted); e.Restarts != 1 || e.Pid != conn.Pid() || e.Binary != bin {
+		t.Errorf("restarted: %+v; want restart 1 of %s with the new pid %d", e, bin, conn.Pid())
+	}
+	if n := o.count(t, "plugkit.plugin.restarts", "plugkit.binary", bin); n != 1 {
+		t.Errorf("plugkit.plugin.restarts = %d, want 1", n)
+	}
+	pid := conn.Pid()
+	syscall.Kill(pid, syscall.SIGSTOP)
+	for i := 0; i < 100 && procState(pid) != 'T'; i++ {
+		time.Sleep(5 * time.Millisecond)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	_, err := cl.Exists(ctx, &objectstorev2.ExistsRequest{Key: "k"})
+	cancel()
+	if err == nil {
+		t.Fatal("a call to a stopped process succeeded")
+	}
+	if e := o.next(t, host.EventHung); e.Pid != pid {
+		t.Errorf("hung: %+v; want pid %d", e, pid)
+	}
+	if n := o.count(t, "plugkit.plugin.hung", "plugkit.binary", bin); n != 1 {
+		t.Errorf("plugkit.plugin.hung = %d, want 1", n)
+	}
+	names := o.spanNames()
+	for _, want := range []string{"plugkit.discover", "plugkit.describe", "plugkit.dispense", "plugkit.restart", "plugkit.start p"} {
+		if !strings.Contains(","+names+",", ","+want+",") {
+			t.Errorf("no %s span; spans: %s", want, names)
+		}
+	}
+}
+
+// TestGiveUpAndPinRefusalAreReported: a plugin the manager stops
+// restarting and a binary refused by its pin make their events.
+func TestGiveUpAndPinRefusalAreReported(t *testing.T) {
+	o, tel := observe(t)
+	dir := t.TempDir()
+	bin := writePlugin(t, dir, "p", "p 2")
+	writePlugin(t, dir, "pinned", "q 2")
+	m := newManager(t, manager.Config{Sources: []manager.Source{manager.Dirs(dir)}, Host: host.Options{Telemetry: tel},
+		Restart: manager.RestartPolicy{Max: 1}, Pins: map[string]string{"pinned": strings.Repeat("0", 64)}})
+	if e := o.next(t, host.EventPinRefused); e.Binary != dir+"/pinned" || e.Cause == nil {
+		t.Errorf("refused: %+v; want the pinned binary and why", e)
+	}
+	conn, _ := store(t, m, "p")
+	cl := objectstorev2.NewObjectStoreClient(conn)
+	if _, err := cl.Exists(ctxT(t), &objectstorev2.ExistsRequest{Key: "k"}); err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, bin, "#!/bin/sh\necho 'segfault at start' >&2\nexit 139\n", 0o755)
+	testutil.Kill(conn.Pid())
+	waitExited(t, conn)
+	for range 4 {
+		cl.Exists(ctxT(t), &objectstorev2.ExistsRequest{Key: "k"})
+	}
+	if e := o.next(t, host.EventGaveUp); e.Binary != bin || e.Cause == nil || !strings.Contains(e.Cause.Error(), "segfault at start") {
+		t.Errorf("gave up: %+v; want the binary and the last failure", e)
+	}
+	if n := o.count(t, "plugkit.plugin.gave_up", "plugkit.binary", bin); n != 1 {
+		t.Errorf("plugkit.plugin.gave_up = %d, want 1", n)
+	}
+}
+
+// TestPanicIsReportedWithItsStack: a plugin that panics during a call is
+// reported by a crashed event carrying the *host.PanicError, with the
+// plugin's release version.
+func TestPanicIsReportedWithItsStack(t *testing.T) {
+	o, tel := observe(t)
+	dir := t.TempDir()
+	writePlugin(t, dir, "p", "p 2")
+	m := newManager(t, manager.Config{Sources: []manager.Source{manager.Dirs(dir)}, Host: host.Options{Telemetry: tel}})
+	conn, _ := store(t, m, "p")
+	cl := objectstorev2.NewObjectStoreClient(conn)
+	if _, err := cl.Init(ctxT(t), &objectstorev2.InitRequest{Config: map[string]string{"panic": "bad bucket"}}); err == nil {
+		t.Fatal("Init that panics the plugin succeeded")
+	}
+	e := o.next(t, host.EventCrashed)
+	var pe *host.PanicError
+	if !errors.As(e.Cause, &pe) || pe.Message != "bad bucket" || !strings.Contains(pe.Stack, "configBackend).Init(") {
+		t.Fatalf("crashed event: %+v; want a PanicError with the message and configBackend.Init in its stack", e)
+	}
+	if !slices.Contains(e.Attributes, attribute.String("plugkit.plugin.version", "1.0.0")) {
+		t.Errorf("crashed event attributes %v; want the plugin's version", e.Attributes)
+	}
+}

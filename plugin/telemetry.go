@@ -1,0 +1,131 @@
+package plugin
+
+import (
+	"context"
+	"log/slog"
+	"strings"
+	"time"
+
+	"go.opentelemetry.io/contrib/exporters/autoexport"
+	"go.opentelemetry.io/contrib/instrumentation/google.golang.org/grpc/otelgrpc"
+	metricnoop "go.opentelemetry.io/otel/metric/noop"
+	"go.opentelemetry.io/otel/propagation"
+	"go.opentelemetry.io/otel/sdk/resource"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/trace"
+	tracenoop "go.opentelemetry.io/otel/trace/noop"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/stats"
+)
+
+// flushTimeout bounds the export of a plugin's last spans when it stops.
+const flushTimeout = time.Second
+
+// tracing is a plugin's tracing: the TracerProvider its spans go to.
+type tracing struct {
+	tp    trace.TracerProvider
+	flush func(context.Context) error // the provider Run made; nil otherwise
+}
+
+// newTracing is the plugin's tracing: Config.TracerProvider; else, when
+// the environment configures a span exporter (OTEL_TRACES_EXPORTER,
+// OTEL_EXPORTER_OTLP_ENDPOINT, OTEL_EXPORTER_OTLP_TRACES_ENDPOINT, as a
+// tracing host passes its own on), an SDK provider exporting there; else,
+// when the host traces (it sets TRACEPARENT), the trace context only, so
+// that log records carry the call's IDs; else none, at no cost.
+func (cfg Config) newTracing(ctx context.Context, lookup func(string) (string, bool), logger *slog.Logger) *tracing {
+	if cfg.TracerProvider != nil {
+		return &tracing{tp: cfg.TracerProvider}
+	}
+	if exporterConfigured(lookup) {
+		exp, err := autoexport.NewSpanExporter(ctx)
+		if err != nil {
+			logger.Warn("the OTEL_* environment names a span exporter the plugin cannot make; its spans are not exported", "error", err)
+		} else {
+			tp := sdktrace.NewTracerProvider(sdktrace.WithBatcher(exp), sdktrace.WithResource(resource.Default()))
+			return &tracing{tp: tp, flush: tp.Shutdown}
+		}
+	}
+	if v, _ := lookup("TRACEPARENT"); v != "" {
+		return &tracing{tp: tracenoop.NewTracerProvider()}
+	}
+	return nil
+}
+
+// exporterConfigured reports whether the environment asks for spans to
+// be exported.
+func exporterConfigured(lookup func(string) (string, bool)) bool {
+	if v, _ := lookup("OTEL_TRACES_EXPORTER"); v != "" {
+		return strings.TrimSpace(v) != "none"
+	}
+	for _, k := range []string{"OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"} {
+		if v, _ := lookup(k); v != "" {
+			return true
+		}
+	}
+	return false
+}
+
+func (t *tracing) options() []otelgrpc.Option {
+	return []otelgrpc.Option{
+		otelgrpc.WithTracerProvider(t.tp),
+		otelgrpc.WithMeterProvider(metricnoop.NewMeterProvider()),
+		otelgrpc.WithPropagators(propagation.NewCompositeTextMapPropagator(propagation.TraceContext{}, propagation.Baggage{})),
+		otelgrpc.WithFilter(traceable),
+	}
+}
+
+// serverOptions instrument a server the plugin serves; none without
+// tracing.
+func (t *tracing) serverOptions() []grpc.ServerOption {
+	if t == nil {
+		return nil
+	}
+	return []grpc.ServerOption{grpc.StatsHandler(otelgrpc.NewServerHandler(t.options()...))}
+}
+
+// dialOptions instrument a connection the plugin makes (its brokered
+// calls to the host); none without tracing.
+func (t *tracing) dialOptions() []grpc.DialOption {
+	if t == nil {
+		return nil
+	}
+	return []grpc.DialOption{grpc.WithStatsHandler(otelgrpc.NewClientHandler(t.options()...))}
+}
+
+// close exports the last spans of a provider Run made.
+func (t *tracing) close() {
+	if t == nil || t.flush == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), flushTimeout)
+	defer cancel()
+	t.flush(ctx)
+}
+
+// traceable leaves out the plumbing streams that live as long as the
+// connection (the broker's, stdio) and the controller.
+func traceable(info *stats.RPCTagInfo) bool {
+	return !strings.HasPrefix(info.FullMethodName, "/plugin.GRPC")
+}
+
+// traceHandler adds the trace and span IDs of the record's context, when
+// it carries a span (a call's, when the host traces), as trace_id and
+// span_id.
+type traceHandler struct{ slog.Handler }
+
+func (h traceHandler) Handle(ctx context.Context, r slog.Record) error {
+	if sc := trace.SpanContextFromContext(ctx); sc.IsValid() {
+		r = r.Clone()
+		r.AddAttrs(slog.String("trace_id", sc.TraceID().String()), slog.String("span_id", sc.SpanID().String()))
+	}
+	return h.Handler.Handle(ctx, r)
+}
+
+func (h traceHandler) WithAttrs(attrs []slog.Attr) slog.Handler {
+	return traceHandler{h.Handler.WithAttrs(attrs)}
+}
+
+func (h traceHandler) WithGroup(name string) slog.Handler {
+	return traceHandler{h.Handler.WithGroup(name)}
+}
