@@ -32,7 +32,7 @@ func TestMuxStreamFloodIsBounded(t *testing.T) {
 	leaks := goleak.IgnoreCurrent()
 
 	// The plugin, as plugin.Run serves it.
-	ln, err := listen.Unix(listen.UnixConfig{Dir: t.TempDir()})
+	ln, err := listen.Unix(listen.UnixConfig{Dir: testutil.TempDir(t)})
 	if err != nil {
 		t.Fatal(err)
 	}

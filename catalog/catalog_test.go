@@ -20,6 +20,7 @@ import (
 	objectstorev1 "github.com/plugkit/plugkit/examples/objectstore/gen/objectstore/v1"
 	objectstorev2 "github.com/plugkit/plugkit/examples/objectstore/gen/objectstore/v2"
 	catalogv1 "github.com/plugkit/plugkit/gen/plugkit/catalog/v1"
+	"github.com/plugkit/plugkit/internal/testutil"
 	"github.com/plugkit/plugkit/wire"
 )
 
@@ -79,7 +80,7 @@ func TestRoutingByName(t *testing.T) {
 	b.Put("only-in-b", []byte("y"))
 	srv := grpc.NewServer()
 	cat.Register(srv, nil)
-	ln, err := net.Listen("unix", filepath.Join(t.TempDir(), "s"))
+	ln, err := net.Listen("unix", filepath.Join(testutil.TempDir(t), "s"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -443,8 +443,8 @@ func TestStrangerIsRefused(t *testing.T) {
 // proof that a tampered binary did not run at all: it would have left a
 // marker file.
 func TestTamperedBinaryNeverRuns(t *testing.T) {
-	pluginDir, sockets := t.TempDir(), socketDir(t)
-	marker := filepath.Join(t.TempDir(), "ran")
+	pluginDir, sockets := testutil.TempDir(t), socketDir(t)
+	marker := filepath.Join(testutil.TempDir(t), "ran")
 	exe, _ := os.Executable()
 	bin := filepath.Join(pluginDir, "p")
 	good := fmt.Sprintf("#!/bin/sh\n%s=catalog %s=%s GORACE=atexit_sleep_ms=0 PLUGIN_UNIX_SOCKET_DIR=%s exec '%s'\n", modeEnv, tagEnv, tag(t), sockets, exe)

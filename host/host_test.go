@@ -246,7 +246,7 @@ func TestStartFailures(t *testing.T) {
 		{name: "no mutual version", mode: "versions", modify: func(c *launchConfig) { c.Versions = []int{1, 7} }, want: []string{"plugin supports [2]", "host supports [1 7]", "plugin_versions"}},
 		{name: "not serving", mode: "notserving", modify: func(c *launchConfig) { c.Security = host.Plaintext() }, is: host.ErrNotServing},
 		{name: "socket dir too long", mode: "kv", modify: func(c *launchConfig) {
-			c.Listen.UnixSocketDir = filepath.Join(t.TempDir(), strings.Repeat("d", 100))
+			c.Listen.UnixSocketDir = filepath.Join(testutil.TempDir(t), strings.Repeat("d", 100))
 			os.MkdirAll(c.Listen.UnixSocketDir, 0o700)
 		}, want: []string{"over the 103-byte limit", "PLUGIN_UNIX_SOCKET_DIR"}},
 		{name: "missing binary", mode: "kv", modify: func(c *launchConfig) { c.Path = "/nonexistent/plugin" }, want: []string{"/nonexistent/plugin"}},
@@ -283,7 +283,7 @@ func TestCloseEscalatesToSIGKILL(t *testing.T) {
 	cfg := config(t, "stubborn")
 	cfg.Security = host.Plaintext()
 	cfg.Timeouts.Stop = 200 * time.Millisecond
-	cfg.Listen.UnixSocketDir = t.TempDir()
+	cfg.Listen.UnixSocketDir = testutil.TempDir(t)
 	c := start(t, cfg)
 	start := time.Now()
 	if err := c.Close(); err != nil {
@@ -306,7 +306,7 @@ func TestCloseEscalatesToSIGKILL(t *testing.T) {
 func TestCloseWithoutController(t *testing.T) {
 	cfg := config(t, "nocontroller")
 	cfg.Timeouts.Stop = 2 * time.Second
-	cfg.Listen.UnixSocketDir = t.TempDir()
+	cfg.Listen.UnixSocketDir = testutil.TempDir(t)
 	var logs syncBuffer
 	cfg.Logger = slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	c := start(t, cfg)
@@ -337,7 +337,7 @@ func TestCloseBoundedByTwoStopTimeouts(t *testing.T) {
 	cfg := config(t, "deaf")
 	cfg.Security = host.Plaintext()
 	cfg.Timeouts.Stop = 2 * time.Second
-	cfg.Listen.UnixSocketDir = t.TempDir()
+	cfg.Listen.UnixSocketDir = testutil.TempDir(t)
 	c := start(t, cfg)
 	begin := time.Now()
 	if err := c.Close(); err != nil {
@@ -517,7 +517,7 @@ func TestCookieNoticeIsNoInfoRecord(t *testing.T) {
 // TestPinnedBinarySwappedAfterCheck swaps the pinned binary between the
 // checksum check and the exec: what runs must be what was hashed.
 func TestPinnedBinarySwappedAfterCheck(t *testing.T) {
-	dir := t.TempDir()
+	dir := testutil.TempDir(t)
 	exe, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
@@ -591,7 +591,7 @@ func TestHostThatIsAPluginDoesNotLeakItsHandshake(t *testing.T) {
 func TestFailedStartLeavesNoSocketDir(t *testing.T) {
 	cfg := config(t, "notserving")
 	cfg.Security = host.Plaintext()
-	cfg.Listen.UnixSocketDir = t.TempDir()
+	cfg.Listen.UnixSocketDir = testutil.TempDir(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	c, err := host.Start(ctx, cfg.Command, cfg.Options)
@@ -693,7 +693,7 @@ func TestHandshakeNamingAnotherSocket(t *testing.T) {
 // process group) does not outlive Close, nor a plugin that was SIGKILLed.
 func TestCloseStopsWhatThePluginStarted(t *testing.T) {
 	for _, crash := range []bool{false, true} {
-		pidFile := filepath.Join(t.TempDir(), "pid")
+		pidFile := filepath.Join(testutil.TempDir(t), "pid")
 		cfg := config(t, "grandchild")
 		cfg.Env = append(cfg.Env, "PLUGKIT_TEST_PIDFILE="+pidFile)
 		c := start(t, cfg)

@@ -65,7 +65,7 @@ func swap(from, to string) host.TranslateFunc {
 }
 
 func TestRunnerTranslatesAddresses(t *testing.T) {
-	view := filepath.Join(t.TempDir(), "plugin-view")
+	view := filepath.Join(testutil.TempDir(t), "plugin-view")
 	var mu sync.Mutex
 	var toHost, toPlugin []string
 	cfg := config(t, "callback")
@@ -142,7 +142,7 @@ func TestRunnerTranslatesAddresses(t *testing.T) {
 func TestRunnerErrors(t *testing.T) {
 	refused := errors.New("no launches today")
 	t.Run("prepare", func(t *testing.T) {
-		pidfile := filepath.Join(t.TempDir(), "pid")
+		pidfile := filepath.Join(testutil.TempDir(t), "pid")
 		cfg := config(t, "grandchild") // would write pidfile if it ran
 		cfg.Env = append(cfg.Env, "PLUGKIT_TEST_PIDFILE="+pidfile)
 		cfg.Runner = host.RunnerFunc(func(*host.Launch) error { return refused })
@@ -275,7 +275,7 @@ func TestRunnerExitedReleasesFailedStart(t *testing.T) {
 	cfg := config(t, "kv")
 	released := make(chan *os.ProcessState, 1)
 	cfg.Runner = host.RunnerFunc(func(l *host.Launch) error {
-		l.Cmd.Path = filepath.Join(t.TempDir(), "missing")
+		l.Cmd.Path = filepath.Join(testutil.TempDir(t), "missing")
 		l.Exited = func(st *os.ProcessState) error {
 			released <- st
 			return nil

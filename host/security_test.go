@@ -16,6 +16,7 @@ import (
 	"github.com/plugkit/plugkit/automtls"
 	"github.com/plugkit/plugkit/handshake"
 	"github.com/plugkit/plugkit/host"
+	"github.com/plugkit/plugkit/internal/testutil"
 )
 
 // TestSecurityRefusals: each entry point refuses, before it launches or
@@ -159,7 +160,7 @@ func TestReattachReadsItsOptions(t *testing.T) {
 	defer cancel()
 	opts := host.Options{Versions: []int{1}}
 
-	dir := t.TempDir()
+	dir := testutil.TempDir(t)
 	c, err := host.Reattach(ctx, rc, opts, host.ReattachOptions{Attach: host.Attach{UnixSocketDir: dir}})
 	if err != nil {
 		t.Fatal(err)

@@ -168,7 +168,7 @@ func TestGoPluginHostUnixSocketConfig(t *testing.T) {
 	if err != nil {
 		t.Skipf("no name for group %d: %v", os.Getgid(), err)
 	}
-	dir := t.TempDir()
+	dir := testutil.TempDir(t)
 	c, store, b := goPluginHost(t, io.Discard, io.Discard, io.Discard, func(cfg *goplugin.ClientConfig) {
 		cfg.UnixSocketConfig = &goplugin.UnixSocketConfig{TempDir: dir, Group: g.Name}
 	})
@@ -279,7 +279,7 @@ func killQuickly(t *testing.T, c *goplugin.Client, logs *syncBuffer) {
 // TestGoPluginHostLoadsMemoryExample builds the shipped example plugin
 // and runs it under a go-plugin host.
 func TestGoPluginHostLoadsMemoryExample(t *testing.T) {
-	exe := filepath.Join(t.TempDir(), "objectstore-memory")
+	exe := filepath.Join(testutil.TempDir(t), "objectstore-memory")
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	build := exec.CommandContext(ctx, "go", "build", "-o", exe, "github.com/plugkit/plugkit/examples/objectstore/plugins/memory")

@@ -7,13 +7,15 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/plugkit/plugkit/internal/testutil"
 )
 
 // TestReadCacheFileHonoursContext: a cache read whose context has ended
 // stops with the context's error and an empty cache, and loadCache keeps
 // no empty cache from it (the next Discover reads the file again).
 func TestReadCacheFileHonoursContext(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "cache.json")
+	path := filepath.Join(testutil.TempDir(t), "cache.json")
 	sum := strings.Repeat("0", 64)
 	if err := os.WriteFile(path, []byte(`{"version":1,"entries":{"/p":{"sha256":"`+sum+`"}}}`), 0o600); err != nil {
 		t.Fatal(err)
@@ -41,7 +43,7 @@ func TestReadCacheFileHonoursContext(t *testing.T) {
 // was (the other managers' entries in it) rather than replacing it with
 // this manager's entries alone.
 func TestWriteCacheKeepsOthersWhenContextEnds(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "cache.json")
+	path := filepath.Join(testutil.TempDir(t), "cache.json")
 	sum := strings.Repeat("0", 64)
 	shared := `{"version":1,"entries":{"/other":{"sha256":"` + sum + `"}}}`
 	if err := os.WriteFile(path, []byte(shared), 0o600); err != nil {

@@ -246,7 +246,7 @@ func ctxT(t *testing.T) context.Context {
 }
 
 func TestDiscoverReportsBadBinariesAndDuplicates(t *testing.T) {
-	d1, d2 := t.TempDir(), t.TempDir()
+	d1, d2 := testutil.TempDir(t), testutil.TempDir(t)
 	a := writePlugin(t, d1, "a", "x 1,2 presign")
 	writePlugin(t, d1, "b", "y 1")
 	writePlugin(t, d2, "c", "x 1")
@@ -293,7 +293,7 @@ func TestDiscoverReportsBadBinariesAndDuplicates(t *testing.T) {
 // says why the binaries that are there could not be used, instead of
 // leaving the reason in Binaries().
 func TestLookupNamesUnusableBinaries(t *testing.T) {
-	dir := t.TempDir()
+	dir := testutil.TempDir(t)
 	writePlugin(t, dir, "typo", "wrongcookie")
 	writePlugin(t, dir, "plain", "goplugin")
 	writeFile(t, filepath.Join(dir, "notexec"), "#!/bin/sh\n", 0o644)
@@ -329,7 +329,7 @@ func TestLookupNamesUnusableBinaries(t *testing.T) {
 // of claiming the directories were searched; after Discover the same
 // name is found.
 func TestOpenBeforeDiscover(t *testing.T) {
-	dir := t.TempDir()
+	dir := testutil.TempDir(t)
 	writePlugin(t, dir, "both", "both 1,2 presign")
 	m := manager.New(manager.Config{Sources: []manager.Source{manager.Dirs(dir)}, Launch: host.Command{Cookie: cookie}})
 	t.Cleanup(func() { m.Close() })
@@ -357,10 +357,10 @@ func TestOpenBeforeDiscover(t *testing.T) {
 }
 
 func TestCacheSkipsLaunchesUntilABinaryChanges(t *testing.T) {
-	dir := t.TempDir()
+	dir := testutil.TempDir(t)
 	writePlugin(t, dir, "a", "x 1")
 	b := writePlugin(t, dir, "b", "y 2")
-	cache := filepath.Join(t.TempDir(), "cache.json")
+	cache := filepath.Join(testutil.TempDir(t), "cache.json")
 	if m := newManager(t, manager.Config{Sources: []manager.Source{manager.Dirs(dir)}, CacheFile: cache}); m.Launches() != 2 {
 		t.Fatalf("cold discovery: %d launches, want 2", m.Launches())
 	}
@@ -403,7 +403,7 @@ func store(t *testing.T, m *manager.Manager, name string) (*manager.Conn, manage
 }
 
 func TestDispenseLatestFirst(t *testing.T) {
-	dir := t.TempDir()
+	dir := testutil.TempDir(t)
 	writePlugin(t, dir, "both", "both 1,2 presign")
 	writePlugin(t, dir, "old", "old 1")
 	m := newManager(t, manager.Config{Sources: []manager.Source{manager.Dirs(dir)}})
@@ -418,7 +418,7 @@ func TestDispenseLatestFirst(t *testing.T) {
 }
 
 func TestIncompatibleNamesBothSidesAndARelease(t *testing.T) {
-	dir := t.TempDir()
+	dir := testutil.TempDir(t)
 	writePlugin(t, dir, "new", "new 2")
 	ix, err := compat.ParseIndex([]byte(`{"plugins":{"new":[
 		{"version":"1.0.0","manifest":{"version":1,"metadata":{"kinds":{"objectstore":["1.0"]}}}},
@@ -471,7 +471,7 @@ func config(t *testing.T, cl objectstorev2.ObjectStoreClient) string {
 }
 
 func TestRestartAfterCrashReplaysInit(t *testing.T) {
-	dir := t.TempDir()
+	dir := testutil.TempDir(t)
 	writePlugin(t, dir, "p", "p 2")
 	m := newManager(t, manager.Config{Sources: []manager.Source{manager.Dirs(dir)}})
 	conn, _ := store(t, m, "p")
@@ -505,7 +505,7 @@ func waitExited(t *testing.T, conn *manager.Conn) {
 }
 
 func TestCallInFlightDuringCrashFails(t *testing.T) {
-	dir := t.TempDir()
+	dir := testutil.TempDir(t)
 	writePlugin(t, dir, "p", "p 2")
 	m := newManager(t, manager.Config{Sources: []manager.Source{manager.Dirs(dir)}})
 	conn, _ := store(t, m, "p")
@@ -528,7 +528,7 @@ func TestCallInFlightDuringCrashFails(t *testing.T) {
 }
 
 func TestNoRestartAfterClose(t *testing.T) {
-	dir := t.TempDir()
+	dir := testutil.TempDir(t)
 	writePlugin(t, dir, "p", "p 2")
 	m := newManager(t, manager.Config{Sources: []manager.Source{manager.Dirs(dir)}})
 	conn, _ := store(t, m, "p")
@@ -551,7 +551,7 @@ func TestNoRestartAfterClose(t *testing.T) {
 }
 
 func TestCallsRacingRestarts(t *testing.T) {
-	dir := t.TempDir()
+	dir := testutil.TempDir(t)
 	writePlugin(t, dir, "p", "p 2")
 	m := newManager(t, manager.Config{Sources: []manager.Source{manager.Dirs(dir)}})
 	conn, _ := store(t, m, "p")
@@ -605,7 +605,7 @@ func TestCallsRacingRestarts(t *testing.T) {
 }
 
 func TestRestartsGiveUp(t *testing.T) {
-	dir := t.TempDir()
+	dir := testutil.TempDir(t)
 	bin := writePlugin(t, dir, "p", "p 2")
 	m := newManager(t, manager.Config{Sources: []manager.Source{manager.Dirs(dir)}, Restart: manager.RestartPolicy{Max: 2}})
 	conn, _ := store(t, m, "p")
@@ -629,7 +629,7 @@ func TestRestartsGiveUp(t *testing.T) {
 }
 
 func TestPinnedChecksum(t *testing.T) {
-	dir := t.TempDir()
+	dir := testutil.TempDir(t)
 	bin := writePlugin(t, dir, "p", "p 2")
 	m := newManager(t, manager.Config{Sources: []manager.Source{manager.Dirs(dir)}, Pins: map[string]string{"p": strings.Repeat("0", 64)}})
 	var pe *manager.PinError
@@ -659,9 +659,9 @@ func TestPinnedChecksum(t *testing.T) {
 // same size, with its mtime restored, is caught at the next discovery even
 // though the cache's size and mtime still match.
 func TestPinNotTrustedFromCache(t *testing.T) {
-	dir := t.TempDir()
+	dir := testutil.TempDir(t)
 	bin := writePlugin(t, dir, "p", "p 2")
-	cache := filepath.Join(t.TempDir(), "cache.json")
+	cache := filepath.Join(testutil.TempDir(t), "cache.json")
 	first := newManager(t, manager.Config{Sources: []manager.Source{manager.Dirs(dir)}, CacheFile: cache})
 	sum := first.Binaries()[0].SHA256
 	fi, err := os.Stat(bin)
@@ -690,7 +690,7 @@ func TestPinNotTrustedFromCache(t *testing.T) {
 // TestMalformedCacheIsRebuilt: a minimal, foreign or broken cache file is
 // ignored with a warning and rebuilt, never a panic.
 func TestMalformedCacheIsRebuilt(t *testing.T) {
-	dir := t.TempDir()
+	dir := testutil.TempDir(t)
 	writePlugin(t, dir, "a", "x 1")
 	for _, content := range []string{
 		`{"version":1}`,
@@ -702,7 +702,7 @@ func TestMalformedCacheIsRebuilt(t *testing.T) {
 		"not json at all",
 		"",
 	} {
-		cache := filepath.Join(t.TempDir(), "cache.json")
+		cache := filepath.Join(testutil.TempDir(t), "cache.json")
 		writeFile(t, cache, content, 0o600)
 		var logs testutil.Buffer
 		m := newManager(t, manager.Config{Sources: []manager.Source{manager.Dirs(dir)}, CacheFile: cache, Host: host.Options{Logger: slog.New(slog.NewTextHandler(&logs, nil))}})
@@ -722,10 +722,10 @@ func TestMalformedCacheIsRebuilt(t *testing.T) {
 // TestSharedCacheKeepsEveryEntry: two managers of different directories
 // that share one cache file do not lose each other's entries.
 func TestSharedCacheKeepsEveryEntry(t *testing.T) {
-	d1, d2 := t.TempDir(), t.TempDir()
+	d1, d2 := testutil.TempDir(t), testutil.TempDir(t)
 	writePlugin(t, d1, "a", "x 1")
 	writePlugin(t, d2, "b", "y 1")
-	cache := filepath.Join(t.TempDir(), "cache.json")
+	cache := filepath.Join(testutil.TempDir(t), "cache.json")
 	var wg sync.WaitGroup
 	for _, d := range []string{d1, d2} {
 		wg.Add(1)
@@ -750,7 +750,7 @@ func TestSharedCacheKeepsEveryEntry(t *testing.T) {
 // TestDiscoverHonoursContextWhileHashing: a huge sparse "binary" must not
 // hold Discover past its deadline.
 func TestDiscoverHonoursContextWhileHashing(t *testing.T) {
-	dir := t.TempDir()
+	dir := testutil.TempDir(t)
 	huge := filepath.Join(dir, "huge")
 	f, err := os.OpenFile(huge, os.O_CREATE|os.O_WRONLY, 0o755)
 	if err != nil {
@@ -782,7 +782,7 @@ func TestDiscoverHonoursContextWhileHashing(t *testing.T) {
 // to every cancelled call). Thirty cancelled streams must take well under
 // the 3 s that 100 ms each would cost.
 func TestCancelledCallsReturnAtOnce(t *testing.T) {
-	dir := t.TempDir()
+	dir := testutil.TempDir(t)
 	writePlugin(t, dir, "p", "p 2")
 	m := newManager(t, manager.Config{Sources: []manager.Source{manager.Dirs(dir)}})
 	conn, _ := store(t, m, "p")

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/plugkit/plugkit/internal/testutil"
 	"github.com/plugkit/plugkit/protocheck/load"
 )
 
@@ -34,7 +35,7 @@ func loadWithin(t *testing.T, input string, opts load.LoadOptions) error {
 func TestHostileInputs(t *testing.T) {
 	const ok = "syntax = \"proto3\";\npackage p;\nmessage M {}\n"
 	setup := func(t *testing.T) string {
-		dir := filepath.Join(t.TempDir(), "in")
+		dir := filepath.Join(testutil.TempDir(t), "in")
 		if err := os.Mkdir(dir, 0o755); err != nil {
 			t.Fatal(err)
 		}
@@ -43,7 +44,7 @@ func TestHostileInputs(t *testing.T) {
 		}
 		return dir
 	}
-	outside := filepath.Join(t.TempDir(), "secret.proto")
+	outside := filepath.Join(testutil.TempDir(t), "secret.proto")
 	if err := os.WriteFile(outside, []byte("syntax = \"proto3\";\npackage secret;\nmessage Key { string value = 1; }\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}

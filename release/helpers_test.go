@@ -23,6 +23,7 @@ import (
 	"github.com/plugkit/plugkit/examples/objectstore"
 	catalogv1 "github.com/plugkit/plugkit/gen/plugkit/catalog/v1"
 	"github.com/plugkit/plugkit/internal/registrytest"
+	"github.com/plugkit/plugkit/internal/testutil"
 )
 
 var (
@@ -93,7 +94,7 @@ var here = runtime.GOOS + "/" + runtime.GOARCH
 // the extra platforms (whose "binaries" are small distinct files).
 func releaseDir(t testing.TB, bin string, extra ...string) string {
 	t.Helper()
-	dir := t.TempDir()
+	dir := testutil.TempDir(t)
 	name := filepath.Base(bin)
 	sub := filepath.Join(dir, strings.ReplaceAll(here, "/", "_"))
 	if err := os.MkdirAll(sub, 0o755); err != nil {
@@ -207,7 +208,7 @@ func pushFS(t testing.TB, repo *Repository, extra ...string) (Release, crypto.Si
 // directory and returns the mirror and the directory.
 func mirrorTo(t testing.TB, repo *Repository, version string) (*Repository, string) {
 	t.Helper()
-	layout := t.TempDir()
+	layout := testutil.TempDir(t)
 	mirror, err := Open(LayoutPrefix+layout, Options{})
 	if err != nil {
 		t.Fatal(err)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/plugkit/plugkit/examples/objectstore"
 	"github.com/plugkit/plugkit/host"
+	"github.com/plugkit/plugkit/internal/testutil"
 	"github.com/plugkit/plugkit/manager"
 )
 
@@ -41,7 +42,7 @@ func TestLockRecordsEveryPlatformAndPinsTheManager(t *testing.T) {
 	}
 	var l Lock
 	l.Set(lp)
-	path := filepath.Join(t.TempDir(), "plugkit.lock")
+	path := filepath.Join(testutil.TempDir(t), "plugkit.lock")
 	if err := l.WriteFile(path); err != nil {
 		t.Fatal(err)
 	}
@@ -58,7 +59,7 @@ func TestLockRecordsEveryPlatformAndPinsTheManager(t *testing.T) {
 		}
 	}
 
-	dir := t.TempDir()
+	dir := testutil.TempDir(t)
 	if _, err := Install(ctx, repo, rel, Target{Dir: dir, Keys: pub, Cookie: objectstore.Cookie, Locked: back.Find(repo.Source)}); err != nil {
 		t.Fatal(err)
 	}
@@ -104,7 +105,7 @@ func TestInstallWithLockRefusesMismatch(t *testing.T) {
 		"index":    {wrongIndex, "the tag was moved"},
 		"platform": {noPlatform, "no digest for " + here},
 	} {
-		dir := t.TempDir()
+		dir := testutil.TempDir(t)
 		_, err := Install(ctx, repo, rel, Target{Dir: dir, Keys: pub, Cookie: objectstore.Cookie, Locked: &tc.locked})
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: got %v, want %q", name, err, tc.want)

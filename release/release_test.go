@@ -12,6 +12,7 @@ import (
 
 	"github.com/plugkit/plugkit/compat"
 	"github.com/plugkit/plugkit/examples/objectstore"
+	"github.com/plugkit/plugkit/internal/testutil"
 )
 
 // TestResolveChoosesByMajorsAndConstraint publishes the example plugins
@@ -86,7 +87,7 @@ func TestInstallWritesTheVerifiedBinary(t *testing.T) {
 	if got := strings.Join(rel.Platforms, ","); got != strings.Join(sortedPlatforms(here, "darwin/arm64"), ",") {
 		t.Errorf("platforms %s", got)
 	}
-	dir := filepath.Join(t.TempDir(), "plugins")
+	dir := filepath.Join(testutil.TempDir(t), "plugins")
 	inst, err := Install(ctx, repo, rel, Target{Dir: dir, Keys: pub, Cookie: objectstore.Cookie})
 	if err != nil {
 		t.Fatal(err)

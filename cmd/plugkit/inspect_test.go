@@ -10,13 +10,14 @@ import (
 	"testing"
 
 	"github.com/plugkit/plugkit/handshake"
+	"github.com/plugkit/plugkit/internal/testutil"
 )
 
 // memoryPlugin builds the example memory plugin into the test's
 // temporary directory.
 func memoryPlugin(t *testing.T) string {
 	t.Helper()
-	return goBuild(t, t.TempDir(), "memory", "github.com/plugkit/plugkit/examples/objectstore/plugins/memory")
+	return goBuild(t, testutil.TempDir(t), "memory", "github.com/plugkit/plugkit/examples/objectstore/plugins/memory")
 }
 
 func TestInspectJSON(t *testing.T) {
@@ -110,7 +111,7 @@ func TestDemo(t *testing.T) {
 // prints why plugkit refuses it and what to do (handshake.ErrNetRPC's
 // text), not only the line and "protocol: netrpc".
 func TestInspectNetRPCPlugin(t *testing.T) {
-	bin := filepath.Join(t.TempDir(), "netrpc")
+	bin := filepath.Join(testutil.TempDir(t), "netrpc")
 	script := "#!/bin/sh\necho '1|1|unix|/tmp/x|netrpc'\nexec sleep 30\n"
 	if err := os.WriteFile(bin, []byte(script), 0o755); err != nil {
 		t.Fatal(err)

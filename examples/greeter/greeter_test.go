@@ -14,6 +14,7 @@ import (
 
 	"github.com/plugkit/plugkit/examples/greeter"
 	"github.com/plugkit/plugkit/host"
+	"github.com/plugkit/plugkit/internal/testutil"
 	"github.com/plugkit/plugkit/manager"
 )
 
@@ -21,8 +22,8 @@ import (
 // fresh directory, as a plugin repository's CI would.
 func buildPlugins(t *testing.T) (pluginDir, cli string) {
 	t.Helper()
-	pluginDir = t.TempDir()
-	cli = filepath.Join(t.TempDir(), "plugkit")
+	pluginDir = testutil.TempDir(t)
+	cli = filepath.Join(testutil.TempDir(t), "plugkit")
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	for out, pkg := range map[string]string{

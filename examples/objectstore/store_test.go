@@ -17,6 +17,7 @@ import (
 	"github.com/plugkit/plugkit/examples/objectstore/backend"
 	objectstorev1 "github.com/plugkit/plugkit/examples/objectstore/gen/objectstore/v1"
 	objectstorev2 "github.com/plugkit/plugkit/examples/objectstore/gen/objectstore/v2"
+	"github.com/plugkit/plugkit/internal/testutil"
 )
 
 // serve runs a v1 and a v2 server, each over its own in-memory backend.
@@ -25,7 +26,7 @@ func serve(t *testing.T) *grpc.ClientConn {
 	srv := grpc.NewServer()
 	objectstorev1.RegisterObjectStoreServer(srv, backend.V1{B: backend.NewMemory()})
 	objectstorev2.RegisterObjectStoreServer(srv, backend.V2{B: backend.NewMemory()})
-	ln, err := net.Listen("unix", filepath.Join(t.TempDir(), "s"))
+	ln, err := net.Listen("unix", filepath.Join(testutil.TempDir(t), "s"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,10 +7,12 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/plugkit/plugkit/internal/testutil"
 )
 
 func TestUnixIsPrivateAndCleansUp(t *testing.T) {
-	ln, err := Unix(UnixConfig{Dir: t.TempDir()})
+	ln, err := Unix(UnixConfig{Dir: testutil.TempDir(t)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -36,7 +38,7 @@ func TestUnixIsPrivateAndCleansUp(t *testing.T) {
 }
 
 func TestUnixFallsBackFromALongTempDir(t *testing.T) {
-	long := filepath.Join(t.TempDir(), strings.Repeat("d", 90))
+	long := filepath.Join(testutil.TempDir(t), strings.Repeat("d", 90))
 	if err := os.MkdirAll(long, 0o700); err != nil {
 		t.Fatal(err)
 	}
@@ -52,7 +54,7 @@ func TestUnixFallsBackFromALongTempDir(t *testing.T) {
 }
 
 func TestUnixRejectsALongExplicitDir(t *testing.T) {
-	long := filepath.Join(t.TempDir(), strings.Repeat("d", 90))
+	long := filepath.Join(testutil.TempDir(t), strings.Repeat("d", 90))
 	if err := os.MkdirAll(long, 0o700); err != nil {
 		t.Fatal(err)
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/plugkit/plugkit/conformance"
 	"github.com/plugkit/plugkit/examples/objectstore"
 	"github.com/plugkit/plugkit/host"
+	"github.com/plugkit/plugkit/internal/testutil"
 	"github.com/plugkit/plugkit/manager"
 )
 
@@ -52,7 +53,7 @@ func build(t testing.TB, name, pkg string) string {
 // pluginDir makes a directory holding links to the named builds.
 func pluginDir(t testing.TB, bins map[string]string) string {
 	t.Helper()
-	dir := t.TempDir()
+	dir := testutil.TempDir(t)
 	for name, pkg := range bins {
 		if err := os.Symlink(build(t, name, pkg), filepath.Join(dir, strings.TrimSuffix(name, "-broken"))); err != nil {
 			t.Fatal(err)
@@ -202,10 +203,10 @@ func TestMatrixUsage(t *testing.T) {
 	if code, _, errOut := runMatrix(t); code != 2 || !strings.Contains(errOut, "--dir is required") {
 		t.Errorf("no --dir: exit %d, %q", code, errOut)
 	}
-	if code, _, _ := runMatrix(t, "--dir", t.TempDir(), "--json", "--markdown"); code != 2 {
+	if code, _, _ := runMatrix(t, "--dir", testutil.TempDir(t), "--json", "--markdown"); code != 2 {
 		t.Errorf("--json with --markdown: exit %d, want 2", code)
 	}
-	if code, _, errOut := runMatrix(t, "--dir", t.TempDir()); code != 1 || !strings.Contains(errOut, "no executable files") {
+	if code, _, errOut := runMatrix(t, "--dir", testutil.TempDir(t)); code != 1 || !strings.Contains(errOut, "no executable files") {
 		t.Errorf("empty directory: exit %d, %q", code, errOut)
 	}
 }
@@ -250,7 +251,7 @@ func BenchmarkMatrixDemoSet(b *testing.B) {
 // TestMatrixUnusableBinary: a file that is no plugin fails its cells at
 // "start", with the reason, and the exit status is 1.
 func TestMatrixUnusableBinary(t *testing.T) {
-	dir := t.TempDir()
+	dir := testutil.TempDir(t)
 	if err := os.WriteFile(filepath.Join(dir, "stranger"), []byte("#!/bin/sh\necho 'not an object store' >&2\nexit 3\n"), 0o755); err != nil {
 		t.Fatal(err)
 	}
