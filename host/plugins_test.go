@@ -28,6 +28,7 @@ import (
 	"github.com/plugkit/plugkit/handshake"
 	"github.com/plugkit/plugkit/internal/brokerwire"
 	"github.com/plugkit/plugkit/internal/goplugin/pluginpb"
+	"github.com/plugkit/plugkit/internal/osdep"
 	"github.com/plugkit/plugkit/internal/pluginharness"
 	"github.com/plugkit/plugkit/plugin"
 	"github.com/plugkit/plugkit/wire"
@@ -200,17 +201,24 @@ func rawPlugin(mode string) {
 	if mode == "deaf" {
 		pluginpb.RegisterGRPCControllerServer(srv, deafController{})
 	}
-	fmt.Printf("1|1|unix|%s|grpc|\n", ln.Addr())
+	fmt.Printf("1|1|%s|%s|grpc|\n", ln.Addr().Network(), ln.Addr())
 	srv.Serve(ln)
 }
 
 // rawServer makes what every hand-made plugin below starts from: a unix
-// listener in the host's socket directory and a gRPC server (with opts)
+// listener in the host's socket directory (loopback TCP on Windows, as
+// plugkit's plugins there) and a gRPC server (with opts)
 // whose health service reports st. The caller registers its services,
 // prints its handshake line and serves.
 func rawServer(st healthpb.HealthCheckResponse_ServingStatus, opts ...grpc.ServerOption) (*grpc.Server, net.Listener) {
-	dir, _ := os.MkdirTemp(os.Getenv(handshake.EnvUnixSocketDir), "raw")
-	ln, err := net.Listen("unix", dir+"/s")
+	var ln net.Listener
+	var err error
+	if osdep.UnixSockets {
+		dir, _ := os.MkdirTemp(os.Getenv(handshake.EnvUnixSocketDir), "raw")
+		ln, err = net.Listen("unix", dir+"/s")
+	} else {
+		ln, err = net.Listen("tcp", "127.0.0.1:0")
+	}
 	if err != nil {
 		os.Exit(4)
 	}
@@ -235,7 +243,7 @@ func nocontrollerPlugin() {
 	}
 	srv, ln := rawServer(healthpb.HealthCheckResponse_SERVING, grpc.Creds(credentials.NewTLS(id.Config(host))))
 	objectstorev1.RegisterObjectStoreServer(srv, store{version: 1})
-	l := handshake.Line{CoreVersion: 1, AppVersion: 1, Network: "unix", Address: ln.Addr().String(), Protocol: handshake.ProtocolGRPC, ServerCert: id.DER()}
+	l := handshake.Line{CoreVersion: 1, AppVersion: 1, Network: ln.Addr().Network(), Address: ln.Addr().String(), Protocol: handshake.ProtocolGRPC, ServerCert: id.DER()}
 	fmt.Println(l.String())
 	srv.Serve(ln)
 }
@@ -306,7 +314,7 @@ func knockFloodPlugin() {
 		muxField = "|true"
 	}
 	pluginpb.RegisterGRPCBrokerServer(srv, knockFlood{})
-	fmt.Printf("1|1|unix|%s|grpc|%s\n", ln.Addr(), muxField)
+	fmt.Printf("1|1|%s|%s|grpc|%s\n", ln.Addr().Network(), ln.Addr(), muxField)
 	srv.Serve(serveLn)
 }
 
