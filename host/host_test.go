@@ -692,7 +692,8 @@ func TestHandshakeNamingAnotherSocket(t *testing.T) {
 }
 
 // TestCloseStopsWhatThePluginStarted: a child the plugin started (in its
-// process group) does not outlive Close, nor a plugin that was SIGKILLed.
+// process group; in its job object on Windows) does not outlive Close,
+// nor a plugin that was SIGKILLed.
 func TestCloseStopsWhatThePluginStarted(t *testing.T) {
 	for _, crash := range []bool{false, true} {
 		pidFile := filepath.Join(testutil.TempDir(t), "pid")
@@ -714,23 +715,13 @@ func TestCloseStopsWhatThePluginStarted(t *testing.T) {
 		}
 		c.Close()
 		deadline := time.Now().Add(10 * time.Second)
-		for !gone(child) && time.Now().Before(deadline) {
+		for testutil.Running(child) && time.Now().Before(deadline) {
 			time.Sleep(10 * time.Millisecond)
 		}
-		if !gone(child) {
+		if testutil.Running(child) {
 			t.Errorf("crash %v: the plugin's child %d outlived Close", crash, child)
 		}
 	}
-}
-
-// gone reports whether pid no longer runs (absent, or a zombie).
-func gone(pid int) bool {
-	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return true
-	}
-	i := strings.LastIndexByte(string(data), ')')
-	return i > 0 && len(data) > i+2 && data[i+2] == 'Z'
 }
 
 // TestWarnsWhenTCPWithoutTLS: a TCP plugin with AutoMTLS off is open to

@@ -8,6 +8,7 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"log/slog"
 	"net"
 	"os"
 	"os/exec"
@@ -26,6 +27,7 @@ import (
 	"github.com/plugkit/plugkit/broker"
 	objectstorev1 "github.com/plugkit/plugkit/examples/objectstore/gen/objectstore/v1"
 	"github.com/plugkit/plugkit/handshake"
+	"github.com/plugkit/plugkit/host"
 	"github.com/plugkit/plugkit/internal/brokerwire"
 	"github.com/plugkit/plugkit/internal/goplugin/pluginpb"
 	"github.com/plugkit/plugkit/internal/osdep"
@@ -92,8 +94,14 @@ func runTestPlugin(mode string) {
 		fmt.Fprintln(w, `{"@message":"after the junk","@level":"warn"}`)
 		fmt.Fprintln(w, `[WARN] a text warning`)
 	case "grandchild":
-		// Starts a long sleep of its own and serves as kv.
-		sleep := exec.Command("sleep", "300")
+		// Starts a long sleep of its own (this binary in mode "sleep",
+		// which every system has) and serves as kv.
+		self, err := os.Executable()
+		if err != nil {
+			os.Exit(5)
+		}
+		sleep := exec.Command(self)
+		sleep.Env = append(os.Environ(), modeEnv+"=sleep")
 		if err := sleep.Start(); err != nil {
 			os.Exit(5)
 		}
@@ -177,6 +185,11 @@ func fakePlugin(mode string) bool {
 		nocontrollerPlugin()
 	case "partial":
 		fmt.Print("1|1|unix")
+	case "jobhost":
+		jobHost()
+	case "sleep":
+		// The grandchild plugin's child: it only waits to be killed.
+		time.Sleep(300 * time.Second)
 	case "notserving", "stubborn", "deaf":
 		rawPlugin(mode)
 	case "knockflood":
@@ -332,4 +345,31 @@ func (knockFlood) StartStream(s grpc.BidiStreamingServer[pluginpb.ConnInfo, plug
 	fmt.Fprintln(os.Stderr, "knock flood sent")
 	<-s.Context().Done()
 	return nil
+}
+
+// jobHost is a host that starts the "grandchild" plugin, writes the
+// plugin's pid and its child's, as "plugin child", to PLUGKIT_TEST_PIDFILE
+// and waits to be killed (TestHostDeathKillsThePluginsChildren).
+func jobHost() {
+	self, err := os.Executable()
+	if err != nil {
+		os.Exit(5)
+	}
+	childFile := os.Getenv("PLUGKIT_TEST_PIDFILE") + ".child"
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	c, err := host.Start(ctx, host.Command{
+		Path:   self,
+		Env:    []string{modeEnv + "=grandchild", "PLUGKIT_TEST_PIDFILE=" + childFile},
+		Cookie: testCookie,
+	}, host.Options{Versions: []int{1}, Name: "grandchild", Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		os.Exit(6)
+	}
+	child, err := os.ReadFile(childFile)
+	if err != nil {
+		os.Exit(7)
+	}
+	os.WriteFile(os.Getenv("PLUGKIT_TEST_PIDFILE"), []byte(fmt.Sprintf("%d %s", c.Pid(), child)), 0o644)
+	time.Sleep(300 * time.Second)
 }
