@@ -86,7 +86,7 @@ func runTestPlugin(mode string) {
 			return nil
 		}}
 	case "hostile":
-		w := os.NewFile(2, "stderr")
+		w := os.NewFile(uintptr(syscall.Stderr), "stderr")
 		fmt.Fprintln(w, `{"@level":"error","@message":{"an":"object"},"@module":"x"}`)
 		fmt.Fprintln(w, `{"@level":7,"@message":["list"],"@timestamp":"never"}`)
 		fmt.Fprintln(w, strings.Repeat("L", 200<<10))
