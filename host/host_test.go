@@ -85,6 +85,25 @@ func exists(t *testing.T, c *host.Client, key string) bool {
 	return resp.GetExists()
 }
 
+// killedState is how os.ProcessState tells of a process testutil.Kill
+// killed: SIGKILL, or TerminateProcess's exit code 1 on Windows
+// (Windows has no signals: osdep.Graceful is false there).
+func killedState() string {
+	if osdep.Graceful {
+		return "signal: killed"
+	}
+	return "exit status 1"
+}
+
+// defaultNetwork is the network plugins listen on unless told otherwise:
+// unix sockets, but loopback TCP on Windows.
+func defaultNetwork() string {
+	if osdep.UnixSockets {
+		return "unix"
+	}
+	return "tcp"
+}
+
 func TestStartCallClose(t *testing.T) {
 	for _, tc := range []struct {
 		name    string
@@ -228,11 +247,12 @@ func TestNegotiatesHighestMutualVersion(t *testing.T) {
 
 func TestStartFailures(t *testing.T) {
 	tests := []struct {
-		name   string
-		mode   string
-		modify func(*launchConfig)
-		want   []string
-		is     error
+		name         string
+		mode         string
+		notOnWindows string // why the case does not apply to Windows
+		modify       func(*launchConfig)
+		want         []string
+		is           error
 	}{
 		{name: "exits before the handshake", mode: "exit", want: []string{"exited before its handshake", "exit status 3", "boom: the config file /etc/x is missing"}},
 		{name: "no handshake in time", mode: "silent", modify: func(c *launchConfig) { c.Timeouts.Start = 300 * time.Millisecond }, want: []string{"no complete handshake line within 300ms"}},
@@ -247,7 +267,7 @@ func TestStartFailures(t *testing.T) {
 		{name: "wrong cookie", mode: "kv", modify: func(c *launchConfig) { c.Cookie.Value = "wrong" }, want: []string{"rejected the magic cookie", "exit status 1", "not meant to be run by hand"}},
 		{name: "no mutual version", mode: "versions", modify: func(c *launchConfig) { c.Versions = []int{1, 7} }, want: []string{"plugin supports [2]", "host supports [1 7]", "plugin_versions"}},
 		{name: "not serving", mode: "notserving", modify: func(c *launchConfig) { c.Security = host.Plaintext() }, is: host.ErrNotServing},
-		{name: "socket dir too long", mode: "kv", modify: func(c *launchConfig) {
+		{name: "socket dir too long", mode: "kv", notOnWindows: "unix socket paths have a length limit; Windows plugins listen on TCP", modify: func(c *launchConfig) {
 			c.Listen.UnixSocketDir = filepath.Join(testutil.TempDir(t), strings.Repeat("d", 100))
 			os.MkdirAll(c.Listen.UnixSocketDir, 0o700)
 		}, want: []string{"over the 103-byte limit", "PLUGIN_UNIX_SOCKET_DIR"}},
@@ -255,6 +275,9 @@ func TestStartFailures(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			if tt.notOnWindows != "" {
+				testutil.NotOnWindows(t, tt.notOnWindows)
+			}
 			cfg := config(t, tt.mode)
 			if tt.modify != nil {
 				tt.modify(&cfg)
@@ -292,7 +315,7 @@ func TestCloseEscalatesToSIGKILL(t *testing.T) {
 		t.Fatal(err)
 	}
 	// No controller: no wait after Shutdown, then SIGTERM's wait.
-	if d := time.Since(start); d < cfg.Timeouts.Stop {
+	if d := time.Since(start); d < cfg.Timeouts.Stop && osdep.Graceful { // Windows kills at once
 		t.Errorf("Close returned after %v, before the SIGTERM step could have waited", d)
 	}
 	if testutil.Exists(c.Pid()) {
@@ -372,7 +395,7 @@ func TestCloseAfterCrash(t *testing.T) {
 	}
 	err := c.Close()
 	var ue *host.UnexpectedExitError
-	if !errors.As(err, &ue) || ue.State != "signal: killed" {
+	if !errors.As(err, &ue) || ue.State != killedState() {
 		t.Fatalf("Close after a crash = %v, want an UnexpectedExitError with the signal", err)
 	}
 	if err := c.Close(); err != ue {
@@ -381,7 +404,7 @@ func TestCloseAfterCrash(t *testing.T) {
 	if n := strings.Count(logs.String(), "plugin exited while its host was using it"); n != 1 {
 		t.Errorf("%d WARN records about the exit, want 1:\n%s", n, logs.String())
 	}
-	if !strings.Contains(logs.String(), "level=WARN") || !strings.Contains(logs.String(), "status=\"signal: killed\"") {
+	if !strings.Contains(logs.String(), "level=WARN") || !strings.Contains(logs.String(), "status=\""+killedState()+"\"") {
 		t.Errorf("the record lacks the level or the status:\n%s", logs.String())
 	}
 }
@@ -519,6 +542,7 @@ func TestCookieNoticeIsNoInfoRecord(t *testing.T) {
 // TestPinnedBinarySwappedAfterCheck swaps the pinned binary between the
 // checksum check and the exec: what runs must be what was hashed.
 func TestPinnedBinarySwappedAfterCheck(t *testing.T) {
+	testutil.NotOnWindows(t, "its plugins are shell scripts")
 	dir := testutil.TempDir(t)
 	exe, err := os.Executable()
 	if err != nil {
@@ -582,7 +606,7 @@ func TestHostThatIsAPluginDoesNotLeakItsHandshake(t *testing.T) {
 	cfg := config(t, "kv")
 	cfg.Security = host.Plaintext()
 	c := start(t, cfg)
-	if c.Network() != "unix" || c.TLS() || c.Version() != 1 {
+	if c.Network() != defaultNetwork() || c.TLS() || c.Version() != 1 {
 		t.Errorf("network %s, TLS %v, version %d: the host's own handshake variables leaked into the plugin's", c.Network(), c.TLS(), c.Version())
 	}
 }
@@ -660,6 +684,7 @@ func TestStartFromAnExitingLockedThread(t *testing.T) {
 // handshake names another plugin's socket gets neither a connection nor,
 // for the victim, a Shutdown or a removed socket.
 func TestHandshakeNamingAnotherSocket(t *testing.T) {
+	testutil.NotOnWindows(t, "the owner of a listening socket is found through Linux's /proc or a unix socket file's owner; Windows plugins listen on TCP, unchecked")
 	victimCfg := config(t, "kv")
 	victimCfg.Security = host.Plaintext()
 	victim := start(t, victimCfg)

@@ -66,7 +66,7 @@ func unbuiltTests(p pkg) []string {
 		}
 		var tests []string
 		for _, d := range f.Decls {
-			if fn, ok := d.(*ast.FuncDecl); ok && fn.Recv == nil && strings.HasPrefix(fn.Name.Name, "Test") && fn.Name.Name != "TestMain" {
+			if fn, ok := d.(*ast.FuncDecl); ok && fn.Recv == nil && (strings.HasPrefix(fn.Name.Name, "Test") && fn.Name.Name != "TestMain" || strings.HasPrefix(fn.Name.Name, "Example")) {
 				tests = append(tests, fn.Name.Name)
 			}
 		}
