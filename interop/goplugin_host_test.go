@@ -282,10 +282,7 @@ func TestGoPluginHostLoadsMemoryExample(t *testing.T) {
 	exe := filepath.Join(testutil.TempDir(t), "objectstore-memory")
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	build := exec.CommandContext(ctx, "go", "build", "-o", exe, "github.com/plugkit/plugkit/examples/objectstore/plugins/memory")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	exe = testutil.GoBuild(ctx, t, exe, "github.com/plugkit/plugkit/examples/objectstore/plugins/memory")
 	var logs syncBuffer
 	c := goplugin.NewClient(&goplugin.ClientConfig{
 		HandshakeConfig:  goplugin.HandshakeConfig{ProtocolVersion: 1, MagicCookieKey: "PLUGKIT_EXAMPLE_PLUGIN", MagicCookieValue: "objectstore"},

@@ -10,7 +10,6 @@ import (
 	"fmt"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strconv"
@@ -64,10 +63,10 @@ func pluginBinary(t testing.TB, name string) string {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				out, err := exec.CommandContext(ctx, filepath.Join(runtime.GOROOT(), "bin", "go"), "build", "-o", filepath.Join(buildDir, "objectstore-"+n+exe()), "../examples/objectstore/plugins/"+n).CombinedOutput()
+				_, err := testutil.BuildBinary(ctx, filepath.Join(buildDir, "objectstore-"+n+exe()), "../examples/objectstore/plugins/"+n)
 				if err != nil {
 					mu.Lock()
-					buildErr = fmt.Errorf("go build %s: %v\n%s", n, err, out)
+					buildErr = err
 					mu.Unlock()
 				}
 			}()

@@ -117,9 +117,7 @@ func TestCallNameAndMetadata(t *testing.T) {
 	bin := filepath.Join(testutil.TempDir(t), "multiname")
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	if out, err := exec.CommandContext(ctx, "go", "build", "-o", bin, "./testdata/multiname").CombinedOutput(); err != nil {
-		t.Fatalf("building the multi-name plugin: %v\n%s", err, out)
-	}
+	bin = testutil.GoBuild(ctx, t, bin, "./testdata/multiname")
 	call := func(args ...string) (string, string, int) {
 		t.Helper()
 		var stdout, stderr bytes.Buffer
@@ -203,13 +201,9 @@ func TestInterruptClosesPlugins(t *testing.T) {
 // goBuild builds the package pkg into dir/name and returns its path.
 func goBuild(t *testing.T, dir, name, pkg string) string {
 	t.Helper()
-	bin := filepath.Join(dir, name)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	if out, err := exec.CommandContext(ctx, "go", "build", "-o", bin, pkg).CombinedOutput(); err != nil {
-		t.Fatalf("go build %s: %v\n%s", pkg, err, out)
-	}
-	return bin
+	return testutil.GoBuild(ctx, t, filepath.Join(dir, name), pkg)
 }
 
 // buildMultiname builds the multi-name test plugin (testdata/multiname).

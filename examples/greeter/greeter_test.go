@@ -31,8 +31,8 @@ func buildPlugins(t *testing.T) (pluginDir, cli string) {
 		filepath.Join(pluginDir, "polyglot"): "./plugins/polyglot",
 		cli:                                  "github.com/plugkit/plugkit/cmd/plugkit",
 	} {
-		if b, err := exec.CommandContext(ctx, "go", "build", "-o", out, pkg).CombinedOutput(); err != nil {
-			t.Fatalf("go build %s: %v\n%s", pkg, err, b)
+		if built := testutil.GoBuild(ctx, t, out, pkg); out == cli {
+			cli = built
 		}
 	}
 	return pluginDir, cli

@@ -87,19 +87,36 @@ func removeFileByFile(dir string) error {
 const PrebuiltEnv = "PLUGKIT_PREBUILT"
 
 // GoBuild builds the main package pkg (an import path, or a path relative
-// to the test's directory) into the file out, as `go build -o out pkg`.
-// Under make test-windows it copies the binary built beforehand instead.
-func GoBuild(ctx context.Context, t testing.TB, out, pkg string) {
+// to the test's directory, testdata included) into the file out, as `go
+// build -o out pkg`, and returns the file's path: out, with ".exe" added on Windows when out
+// has no extension, since Windows runs only files named so. Under make
+// test-windows, where the Go tool does not run, it copies the binary
+// built beforehand instead.
+func GoBuild(ctx context.Context, t testing.TB, out, pkg string) string {
 	t.Helper()
+	out, err := BuildBinary(ctx, out, pkg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// BuildBinary is GoBuild for callers without a testing.TB (a TestMain, a
+// goroutine of its own): it returns the error instead.
+func BuildBinary(ctx context.Context, out, pkg string) (string, error) {
+	if runtime.GOOS == "windows" && filepath.Ext(out) == "" {
+		out += ".exe"
+	}
 	if dir := os.Getenv(PrebuiltEnv); dir != "" {
 		if err := copyPrebuilt(dir, out, pkg); err != nil {
-			t.Fatalf("GoBuild %s: %v", pkg, err)
+			return "", fmt.Errorf("GoBuild %s: %w", pkg, err)
 		}
-		return
+		return out, nil
 	}
 	if b, err := exec.CommandContext(ctx, filepath.Join(runtime.GOROOT(), "bin", "go"), "build", "-o", out, pkg).CombinedOutput(); err != nil {
-		t.Fatalf("go build %s: %v\n%s", pkg, err, b)
+		return "", fmt.Errorf("go build %s: %v\n%s", pkg, err, b)
 	}
+	return out, nil
 }
 
 // modulePath is the module's import path.
@@ -128,9 +145,6 @@ func copyPrebuilt(dir, out, pkg string) error {
 		return fmt.Errorf("%w (make test-windows builds every main package of the module beforehand)", err)
 	}
 	defer src.Close()
-	if fi, err := os.Stat(out); err == nil && fi.IsDir() {
-		out = filepath.Join(out, filepath.Base(importPath)+".exe")
-	}
 	dst, err := os.OpenFile(out, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o755)
 	if err != nil {
 		return err

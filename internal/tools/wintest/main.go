@@ -5,9 +5,11 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 )
@@ -127,7 +129,18 @@ func prebuild(dir string) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
-	out, err := exec.Command("go", "list", "-f", `{{if eq .Name "main"}}{{.ImportPath}}{{end}}`, "./...").Output()
+	// ./... leaves testdata out: name the test plugins there one by one.
+	patterns := []string{"./..."}
+	filepath.WalkDir(".", func(p string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && strings.HasSuffix(p, ".go") && strings.Contains(filepath.ToSlash(p), "/testdata/") {
+			if dir := "./" + filepath.ToSlash(filepath.Dir(p)); !slices.Contains(patterns, dir) {
+				patterns = append(patterns, dir)
+			}
+		}
+		return nil
+	})
+	list := exec.Command("go", append([]string{"list", "-e", "-f", `{{if eq .Name "main"}}{{.ImportPath}}{{end}}`}, patterns...)...)
+	out, err := list.Output()
 	if err != nil {
 		return fmt.Errorf("go list: %w", err)
 	}
