@@ -18,6 +18,7 @@ import (
 	"github.com/plugkit/plugkit/internal/brokerwire"
 	"github.com/plugkit/plugkit/internal/goplugin/pluginpb"
 	"github.com/plugkit/plugkit/internal/listen"
+	"github.com/plugkit/plugkit/internal/osdep"
 	"github.com/plugkit/plugkit/internal/testutil"
 )
 
@@ -67,7 +68,7 @@ type brokerLink struct {
 // connects to it.
 func serveBrokerService(t testing.TB, dir string, mux bool, svc func(pmux *multiplexer) pluginpb.GRPCBrokerServer) *brokerLink {
 	t.Helper()
-	ln, err := listen.Unix(listen.UnixConfig{Dir: dir})
+	ln, err := testListen(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -83,10 +84,10 @@ func serveBrokerService(t testing.TB, dir string, mux bool, svc func(pmux *multi
 	go func() { served <- srv.Serve(mainLn) }()
 
 	dial := func(ctx context.Context, _ string) (net.Conn, error) {
-		return (&net.Dialer{}).DialContext(ctx, "unix", ln.Addr().String())
+		return (&net.Dialer{}).DialContext(ctx, ln.Addr().Network(), ln.Addr().String())
 	}
 	if mux {
-		raw, err := net.Dial("unix", ln.Addr().String())
+		raw, err := net.Dial(ln.Addr().Network(), ln.Addr().String())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -220,7 +221,7 @@ func TestMuxKnockBeforeServe(t *testing.T) {
 // TestMuxWithoutHost: a plugin's Mux whose host never connects fails its
 // main listener's Accept once closed, instead of hanging.
 func TestMuxWithoutHost(t *testing.T) {
-	ln, err := listen.Unix(listen.UnixConfig{Dir: testutil.TempDir(t)})
+	ln, err := testListen(testutil.TempDir(t))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -249,13 +250,13 @@ func TestMuxWithoutHost(t *testing.T) {
 // second connection is refused.
 func TestMuxOneConnectionOnly(t *testing.T) {
 	dir := testutil.TempDir(t)
-	ln, err := listen.Unix(listen.UnixConfig{Dir: dir})
+	ln, err := testListen(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
 	m := listenMux(ln)
 	defer m.Close()
-	first, err := net.Dial("unix", ln.Addr().String())
+	first, err := net.Dial(ln.Addr().Network(), ln.Addr().String())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -268,7 +269,7 @@ func TestMuxOneConnectionOnly(t *testing.T) {
 	if m.err != nil {
 		t.Fatal(m.err)
 	}
-	if second, err := net.Dial("unix", ln.Addr().String()); err == nil {
+	if second, err := net.Dial(ln.Addr().Network(), ln.Addr().String()); err == nil {
 		second.Close()
 		t.Error("a second connection was accepted")
 	}
@@ -343,4 +344,13 @@ func TestMuxKnockWaitersLeaveOnTimeout(t *testing.T) {
 	if n != 0 {
 		t.Errorf("%d knocks still waiting once all were answered", n)
 	}
+}
+
+// testListen listens where a plugin would: on a new unix socket in dir,
+// or on loopback TCP on Windows (dir unused), as listen.Plugin chooses.
+func testListen(dir string) (net.Listener, error) {
+	if !osdep.UnixSockets {
+		return listen.TCP(0, 0)
+	}
+	return listen.Unix(listen.UnixConfig{Dir: dir})
 }
