@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -29,7 +28,7 @@ import (
 // fail. The sockets are counted from Linux's /proc; elsewhere the
 // callbacks run, uncounted.
 func TestMultiplexedBrokerCallbacksBothWays(t *testing.T) {
-	count := runtime.GOOS == "linux"
+	count := testutil.CountsListeners()
 	for _, tc := range []struct {
 		mux, noMTLS bool
 	}{{true, false}, {true, true}, {false, false}} {

@@ -14,7 +14,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
 	"os"
 	"os/exec"
 	"os/user"
@@ -386,7 +385,7 @@ func TestGoPluginHostReattachesToPlugkitPlugin(t *testing.T) {
 		},
 	})
 	rc := pc.ReattachConfig()
-	addr, err := net.ResolveUnixAddr(rc.Addr.Network, rc.Addr.String)
+	addr, err := resolveAddr(rc.Addr.Network, rc.Addr.String)
 	if err != nil {
 		t.Fatal(err)
 	}

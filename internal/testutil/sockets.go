@@ -5,9 +5,14 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 )
+
+// CountsListeners reports whether Listeners works here: it reads Linux's
+// /proc.
+func CountsListeners() bool { return runtime.GOOS == "linux" }
 
 // Listeners counts the listening unix and TCP sockets process pid holds,
 // from /proc: the sockets whose inode a listening entry of /proc/net/unix
