@@ -128,7 +128,7 @@ soak:
 ## test-windows: every package's tests built for windows/amd64 and run
 ## under Wine (internal/tools/wintest), the plugins they start being
 ## Windows binaries too; no race detector. It installs nothing: it needs
-## wine (Debian: wine64) and a MinGW compiler for the ProcessPrng shim
+## wine (Debian: wine and wine64) and a MinGW compiler for the ProcessPrng shim
 ## (Debian: gcc-mingw-w64-x86-64); .ci/run installs them. WINTESTFLAGS
 ## adds flags (-timeout per package, -run, -v) and packages.
 WINTESTFLAGS ?=

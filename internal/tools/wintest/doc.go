@@ -1,7 +1,7 @@
 // Command wintest runs plugkit's tests as Windows programs under Wine:
 // `make test-windows` runs it from the repository's root.
 //
-// It installs nothing. It needs wine (Debian: wine64, Wine 8) and a MinGW
+// It installs nothing. It needs wine (Debian: wine and wine64, Wine 8) and a MinGW
 // cross compiler (Debian: gcc-mingw-w64-x86-64), and then:
 //
 //  1. builds shim/processprng.c into bcryptprimitives.dll (Go 1.22 and
@@ -21,6 +21,6 @@
 // tests that call testutil.NotOnWindows, and those in files whose build
 // constraints leave Windows out), the packages left out as a whole with
 // theirs, and how many tests ran, passed, failed and were skipped. The
-// race detector does not run: Go's race runtime is not supported under
-// Wine's emulation of Windows here, so the binaries are built without it.
+// race detector does not run: on Windows it needs cgo, and so a Windows C
+// toolchain for every test binary; the binaries are built without it.
 package main

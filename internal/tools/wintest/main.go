@@ -56,7 +56,7 @@ func run(cfg config) (ok bool, err error) {
 	start := time.Now()
 	for _, tool := range []string{"wine", "wineserver", mingwGCC} {
 		if _, err := exec.LookPath(tool); err != nil {
-			return false, fmt.Errorf("%s is not on PATH: install Debian's wine64 and gcc-mingw-w64-x86-64 (apt-get install wine64 gcc-mingw-w64-x86-64)", tool)
+			return false, fmt.Errorf("%s is not on PATH: install Debian's wine, wine64 and gcc-mingw-w64-x86-64 (apt-get install wine wine64 gcc-mingw-w64-x86-64)", tool)
 		}
 	}
 	if cfg.work == "" {
