@@ -1,12 +1,14 @@
 package manager_test
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"log/slog"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -38,7 +40,7 @@ var cookie = handshake.Cookie{Key: "PLUGKIT_MANAGER_TEST", Value: "1"}
 const modeEnv = "PLUGKIT_MANAGER_TEST_MODE"
 
 func TestMain(m *testing.M) {
-	if mode := os.Getenv(modeEnv); mode != "" {
+	if mode := cmp.Or(os.Getenv(modeEnv), modeFromFile()); mode != "" {
 		runPlugin(mode)
 		return
 	}
@@ -209,11 +211,47 @@ func writePlugin(t *testing.T, dir, file, mode string) string {
 		t.Fatal(err)
 	}
 	path := filepath.Join(dir, file)
+	if runtime.GOOS == "windows" {
+		return writeWindowsPlugin(t, exe, path, mode)
+	}
 	script := fmt.Sprintf("#!/bin/sh\n%s='%s' GORACE=atexit_sleep_ms=0 exec '%s' \"$@\"\n", modeEnv, mode, exe)
 	if err := os.WriteFile(path, []byte(script), 0o755); err != nil {
 		t.Fatal(err)
 	}
 	return path
+}
+
+// writeWindowsPlugin is writePlugin where no script can set the mode
+// (Windows runs only .exe files): a copy of this test binary named
+// path.exe, and its mode in a dot file beside it (.NAME.exe.mode), which
+// discovery skips and modeFromFile reads.
+func writeWindowsPlugin(t *testing.T, exe, path, mode string) string {
+	t.Helper()
+	if filepath.Ext(path) == "" {
+		path += ".exe"
+	}
+	data, err := os.ReadFile(exe) // a copy: Windows keeps a running binary's links from being removed
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, path, string(data), 0o755)
+	writeFile(t, modeFile(path), mode, 0o644)
+	return path
+}
+
+// modeFile is where writeWindowsPlugin puts the mode of the plugin at path.
+func modeFile(path string) string {
+	return filepath.Join(filepath.Dir(path), "."+filepath.Base(path)+".mode")
+}
+
+// modeFromFile is the mode writeWindowsPlugin gave this binary, if any.
+func modeFromFile() string {
+	exe, err := os.Executable()
+	if err != nil {
+		return ""
+	}
+	data, _ := os.ReadFile(modeFile(exe))
+	return string(data)
 }
 
 func writeFile(t *testing.T, path, content string, mode os.FileMode) {
