@@ -33,7 +33,7 @@ func TestLyingDescribe(t *testing.T) {
 	reasons := map[string]string{}
 	for _, b := range m.Binaries() {
 		if b.Err != nil {
-			reasons[filepath.Base(b.Path)] = b.Err.Error()
+			reasons[strings.TrimSuffix(filepath.Base(b.Path), ".exe")] = b.Err.Error()
 			if b.Description != nil {
 				t.Errorf("%s: refused, but its description is kept", b.Path)
 			}

@@ -1,6 +1,7 @@
 package manager_test
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"errors"
@@ -223,8 +224,8 @@ func writePlugin(t *testing.T, dir, file, mode string) string {
 
 // writeWindowsPlugin is writePlugin where no script can set the mode
 // (Windows runs only .exe files): a copy of this test binary named
-// path.exe, and its mode in a dot file beside it (.NAME.exe.mode), which
-// discovery skips and modeFromFile reads.
+// path.exe whose modeSlot holds mode, which modeFromFile reads back. As
+// with the scripts, another mode makes another file.
 func writeWindowsPlugin(t *testing.T, exe, path, mode string) string {
 	t.Helper()
 	if filepath.Ext(path) == "" {
@@ -234,24 +235,26 @@ func writeWindowsPlugin(t *testing.T, exe, path, mode string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
+	i := bytes.Index(data, []byte(modeSlot))
+	if i < 0 || bytes.Count(data, []byte(modeSlot)) != 1 || len(mode) > len(modeSlot)-len(modeSlotPrefix) {
+		t.Fatalf("cannot write mode %q into %s: its mode slot is missing, repeated or too short", mode, exe)
+	}
+	copy(data[i+len(modeSlotPrefix):], mode)
 	writeFile(t, path, string(data), 0o755)
-	writeFile(t, modeFile(path), mode, 0o644)
 	return path
 }
 
-// modeFile is where writeWindowsPlugin puts the mode of the plugin at path.
-func modeFile(path string) string {
-	return filepath.Join(filepath.Dir(path), "."+filepath.Base(path)+".mode")
-}
+// modeSlotPrefix starts modeSlot.
+const modeSlotPrefix = "#plugkit-test-mode:"
+
+// modeSlot is the room in this binary's data where writeWindowsPlugin
+// writes a copy's mode (padded with spaces). A var, so that the program
+// reads its bytes at run time.
+var modeSlot = "#plugkit-test-mode:                                                                "
 
 // modeFromFile is the mode writeWindowsPlugin gave this binary, if any.
 func modeFromFile() string {
-	exe, err := os.Executable()
-	if err != nil {
-		return ""
-	}
-	data, _ := os.ReadFile(modeFile(exe))
-	return string(data)
+	return strings.TrimSpace(strings.TrimPrefix(modeSlot, modeSlotPrefix))
 }
 
 func writeFile(t *testing.T, path, content string, mode os.FileMode) {
@@ -284,6 +287,7 @@ func ctxT(t *testing.T) context.Context {
 }
 
 func TestDiscoverReportsBadBinariesAndDuplicates(t *testing.T) {
+	testutil.NotOnWindows(t, "its unusable binaries are shell scripts and a file without the execute bit, which Windows does not have")
 	d1, d2 := testutil.TempDir(t), testutil.TempDir(t)
 	a := writePlugin(t, d1, "a", "x 1,2 presign")
 	writePlugin(t, d1, "b", "y 1")
@@ -331,6 +335,7 @@ func TestDiscoverReportsBadBinariesAndDuplicates(t *testing.T) {
 // says why the binaries that are there could not be used, instead of
 // leaving the reason in Binaries().
 func TestLookupNamesUnusableBinaries(t *testing.T) {
+	testutil.NotOnWindows(t, "one unusable binary is a file without the execute bit, which Windows does not have")
 	dir := testutil.TempDir(t)
 	writePlugin(t, dir, "typo", "wrongcookie")
 	writePlugin(t, dir, "plain", "goplugin")
@@ -643,6 +648,7 @@ func TestCallsRacingRestarts(t *testing.T) {
 }
 
 func TestRestartsGiveUp(t *testing.T) {
+	testutil.NotOnWindows(t, "it rewrites a plugin binary while it runs, which Windows forbids")
 	dir := testutil.TempDir(t)
 	bin := writePlugin(t, dir, "p", "p 2")
 	m := newManager(t, manager.Config{Sources: []manager.Source{manager.Dirs(dir)}, Restart: manager.RestartPolicy{Max: 2}})
@@ -667,6 +673,7 @@ func TestRestartsGiveUp(t *testing.T) {
 }
 
 func TestPinnedChecksum(t *testing.T) {
+	testutil.NotOnWindows(t, "it rewrites a plugin binary while it runs, which Windows forbids")
 	dir := testutil.TempDir(t)
 	bin := writePlugin(t, dir, "p", "p 2")
 	m := newManager(t, manager.Config{Sources: []manager.Source{manager.Dirs(dir)}, Pins: map[string]string{"p": strings.Repeat("0", 64)}})
@@ -715,7 +722,7 @@ func TestPinNotTrustedFromCache(t *testing.T) {
 	if err := os.Chtimes(bin, fi.ModTime(), fi.ModTime()); err != nil {
 		t.Fatal(err)
 	}
-	m := newManager(t, manager.Config{Sources: []manager.Source{manager.Dirs(dir)}, CacheFile: cache, Pins: map[string]string{"p": sum}})
+	m := newManager(t, manager.Config{Sources: []manager.Source{manager.Dirs(dir)}, CacheFile: cache, Pins: map[string]string{filepath.Base(bin): sum}})
 	var pe *manager.PinError
 	if bins := m.Binaries(); len(bins) != 1 || !errors.As(bins[0].Err, &pe) {
 		t.Fatalf("a same-size swap with the mtime restored passed the pin on the cache's word: %+v", bins)
