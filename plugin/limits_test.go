@@ -484,6 +484,7 @@ func (v *secretVolume) write(t *testing.T, files map[string][]byte) {
 // present one of the new CA; a host of the old CA is refused, even with
 // a TLS session ticket from before the rotation.
 func TestServiceRotationWithCallsInFlight(t *testing.T) {
+	testutil.NotOnWindows(t, "it lays out a Kubernetes secret volume, symbolic links swapped by a rename, as Linux's kubelet does")
 	pki, err := remotetest.NewPKI(testutil.TempDir(t), "127.0.0.1")
 	if err != nil {
 		t.Fatal(err)
