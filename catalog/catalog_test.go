@@ -2,8 +2,6 @@ package catalog_test
 
 import (
 	"context"
-	"net"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -80,13 +78,10 @@ func TestRoutingByName(t *testing.T) {
 	b.Put("only-in-b", []byte("y"))
 	srv := grpc.NewServer()
 	cat.Register(srv, nil)
-	ln, err := net.Listen("unix", filepath.Join(testutil.TempDir(t), "s"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	ln, target := testutil.LocalListener(t)
 	go srv.Serve(ln)
 	defer srv.Stop()
-	conn, err := grpc.NewClient("unix://"+ln.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()))
+	conn, err := grpc.NewClient(target, grpc.WithTransportCredentials(insecure.NewCredentials()))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,6 +12,7 @@ import (
 )
 
 func TestUnixIsPrivateAndCleansUp(t *testing.T) {
+	testutil.NotOnWindows(t, "unix sockets: Windows plugins listen on loopback TCP")
 	ln, err := Unix(UnixConfig{Dir: testutil.TempDir(t)})
 	if err != nil {
 		t.Fatal(err)
@@ -38,6 +39,7 @@ func TestUnixIsPrivateAndCleansUp(t *testing.T) {
 }
 
 func TestUnixFallsBackFromALongTempDir(t *testing.T) {
+	testutil.NotOnWindows(t, "unix sockets: Windows plugins listen on loopback TCP")
 	long := filepath.Join(testutil.TempDir(t), strings.Repeat("d", 90))
 	if err := os.MkdirAll(long, 0o700); err != nil {
 		t.Fatal(err)
@@ -54,6 +56,7 @@ func TestUnixFallsBackFromALongTempDir(t *testing.T) {
 }
 
 func TestUnixRejectsALongExplicitDir(t *testing.T) {
+	testutil.NotOnWindows(t, "unix sockets: Windows plugins listen on loopback TCP")
 	long := filepath.Join(testutil.TempDir(t), strings.Repeat("d", 90))
 	if err := os.MkdirAll(long, 0o700); err != nil {
 		t.Fatal(err)

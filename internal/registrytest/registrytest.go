@@ -14,6 +14,7 @@ import (
 
 	"github.com/distribution/distribution/v3/configuration"
 	"github.com/distribution/distribution/v3/registry/handlers"
+	"github.com/plugkit/plugkit/internal/testutil"
 	"github.com/sirupsen/logrus"
 	"golang.org/x/crypto/bcrypt"
 
@@ -50,7 +51,7 @@ func Start(t testing.TB, opts Options) *Registry {
 	logrus.SetOutput(io.Discard)
 	cfg := &configuration.Configuration{
 		Storage: configuration.Storage{
-			"filesystem": configuration.Parameters{"rootdirectory": t.TempDir()},
+			"filesystem": configuration.Parameters{"rootdirectory": testutil.TempDir(t)},
 			"delete":     configuration.Parameters{"enabled": true},
 			"maintenance": configuration.Parameters{"uploadpurging": map[any]any{
 				"enabled": false,
@@ -64,7 +65,7 @@ func Start(t testing.TB, opts Options) *Registry {
 		if err != nil {
 			t.Fatal(err)
 		}
-		path := filepath.Join(t.TempDir(), "htpasswd")
+		path := filepath.Join(testutil.TempDir(t), "htpasswd")
 		if err := os.WriteFile(path, fmt.Appendf(nil, "%s:%s\n", opts.Username, hash), 0o600); err != nil {
 			t.Fatal(err)
 		}

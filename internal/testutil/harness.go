@@ -145,6 +145,9 @@ func copyPrebuilt(dir, out, pkg string) error {
 		return fmt.Errorf("%w (make test-windows builds every main package of the module beforehand)", err)
 	}
 	defer src.Close()
+	if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
+		return err
+	}
 	dst, err := os.OpenFile(out, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o755)
 	if err != nil {
 		return err
