@@ -43,6 +43,7 @@ func TestMain(m *testing.M) {
 // describes each binary once, through the manager it dispenses from, and
 // that the process serves every host major.
 func TestMatrixDescribesEachBinaryOnce(t *testing.T) {
+	testutil.NotOnWindows(t, "its plugins are shell scripts")
 	exe, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
