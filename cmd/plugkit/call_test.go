@@ -152,6 +152,7 @@ func TestCallNameAndMetadata(t *testing.T) {
 // whose call is in flight: the CLI closes the plugin it started (no
 // orphan is left) and exits 130 or 143.
 func TestInterruptClosesPlugins(t *testing.T) {
+	testutil.NotOnWindows(t, "it sends SIGINT and SIGTERM to the CLI; Windows has no signals to send to another process")
 	cli, plug := goBuild(t, testutil.TempDir(t), "plugkit", "."), buildMultiname(t)
 	for _, tc := range []struct {
 		sig  syscall.Signal

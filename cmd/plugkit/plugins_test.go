@@ -13,6 +13,7 @@ import (
 )
 
 func TestPluginsListReportsEveryBinary(t *testing.T) {
+	testutil.NotOnWindows(t, "its unusable binaries are a shell script and a file without the execute bit, which Windows does not have")
 	dir := filepath.Dir(memoryPlugin(t))
 	os.WriteFile(filepath.Join(dir, "broken"), []byte("#!/bin/sh\necho 'needs libfoo' >&2\nexit 1\n"), 0o755)
 	os.WriteFile(filepath.Join(dir, "README"), []byte("docs"), 0o644)
