@@ -171,7 +171,7 @@ func TestConcurrentInstallsIntoOneDirectory(t *testing.T) {
 	}
 	assertOnly(t, dir, "objectstore-fs", "objectstore-memory")
 	for _, n := range []string{"fs", "memory"} {
-		if fileSHA(t, filepath.Join(dir, "objectstore-"+n)) != fileSHA(t, pluginBinary(t, n)) {
+		if fileSHA(t, filepath.Join(dir, "objectstore-"+n+exe())) != fileSHA(t, pluginBinary(t, n)) {
 			t.Errorf("objectstore-%s differs from the published binary", n)
 		}
 	}

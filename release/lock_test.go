@@ -53,7 +53,7 @@ func TestLockRecordsEveryPlatformAndPinsTheManager(t *testing.T) {
 	if string(back.Bytes()) != string(l.Bytes()) {
 		t.Fatalf("the lock file does not round-trip:\n%s\n---\n%s", l.Bytes(), back.Bytes())
 	}
-	for _, want := range []string{"binary darwin/arm64 objectstore-fs sha256:", "binary " + here + " objectstore-fs sha256:" + fileSHA(t, pluginBinary(t, "fs")), `constraint "~> 2.0"`, "index " + rel.Digest.String()} {
+	for _, want := range []string{"binary darwin/arm64 objectstore-fs" + exe() + " sha256:", "binary " + here + " objectstore-fs" + exe() + " sha256:" + fileSHA(t, pluginBinary(t, "fs")), `constraint "~> 2.0"`, "index " + rel.Digest.String()} {
 		if !strings.Contains(string(l.Bytes()), want) {
 			t.Errorf("lock file lacks %q:\n%s", want, l.Bytes())
 		}
@@ -65,17 +65,17 @@ func TestLockRecordsEveryPlatformAndPinsTheManager(t *testing.T) {
 	}
 	m := manager.New(manager.Config{Sources: []manager.Source{manager.Dirs(dir)}, Launch: host.Command{Cookie: objectstore.Cookie}, Pins: back.Pins()})
 	defer m.Close()
-	if b := m.DescribeBinary(ctx, filepath.Join(dir, "objectstore-fs")); b.Err != nil {
+	if b := m.DescribeBinary(ctx, filepath.Join(dir, "objectstore-fs"+exe())); b.Err != nil {
 		t.Fatalf("the manager refuses the locked binary: %v", b.Err)
 	}
 	raw, err := os.ReadFile(pluginBinary(t, "memory"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(dir, "objectstore-fs"), raw, 0o755); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, "objectstore-fs"+exe()), raw, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if b := m.DescribeBinary(ctx, filepath.Join(dir, "objectstore-fs")); b.Err == nil {
+	if b := m.DescribeBinary(ctx, filepath.Join(dir, "objectstore-fs"+exe())); b.Err == nil {
 		t.Fatal("the manager ran a binary that differs from the locked one")
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"runtime"
 	"testing"
 	"time"
 
@@ -22,6 +23,7 @@ import (
 	// register themselves by name.
 	_ "github.com/distribution/distribution/v3/registry/auth/htpasswd"
 	_ "github.com/distribution/distribution/v3/registry/storage/driver/filesystem"
+	_ "github.com/distribution/distribution/v3/registry/storage/driver/inmemory"
 )
 
 // Options configures a registry; the zero value is plain HTTP without auth.
@@ -57,6 +59,12 @@ func Start(t testing.TB, opts Options) *Registry {
 				"enabled": false,
 			}},
 		},
+	}
+	if runtime.GOOS == "windows" {
+		// The filesystem driver renames files it still holds open, which
+		// Windows refuses ("sharing violation"): keep blobs in memory.
+		delete(cfg.Storage, "filesystem")
+		cfg.Storage["inmemory"] = configuration.Parameters{}
 	}
 	cfg.Log.Level = "error"
 	cfg.HTTP.Secret = "registrytest"
