@@ -58,6 +58,9 @@ func TestHostileInputs(t *testing.T) {
 	})
 	t.Run("link to /dev/zero", func(t *testing.T) {
 		dir := setup(t)
+		if testutil.UnderWine() {
+			t.Skip("Wine makes symbolic links its Windows programs cannot tell from files")
+		}
 		if err := os.Symlink("/dev/zero", filepath.Join(dir, "z.proto")); err != nil {
 			t.Fatal(err)
 		}
@@ -67,6 +70,9 @@ func TestHostileInputs(t *testing.T) {
 	})
 	t.Run("link outside", func(t *testing.T) {
 		dir := setup(t)
+		if testutil.UnderWine() {
+			t.Skip("Wine makes symbolic links its Windows programs cannot tell from files")
+		}
 		if err := os.Symlink(outside, filepath.Join(dir, "s.proto")); err != nil {
 			t.Fatal(err)
 		}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -44,9 +45,9 @@ func TestAgainstErrorsLabelled(t *testing.T) {
 	cases := []struct {
 		name, input, against, want string
 	}{
-		{"against missing", good, missing, `--against input "` + missing + `": directory does not exist`},
-		{"input missing", missing, good, `plugkit proto breaking: input "` + missing + `": directory does not exist`},
-		{"against does not compile", good, bad, `--against input "` + bad + `" does not compile`},
+		{"against missing", good, missing, `--against input ` + strconv.Quote(missing) + `: directory does not exist`},
+		{"input missing", missing, good, `plugkit proto breaking: input ` + strconv.Quote(missing) + `: directory does not exist`},
+		{"against does not compile", good, bad, `--against input ` + strconv.Quote(bad) + ` does not compile`},
 		{"against git option", good, "#tag=v1,bogus=1", `--against git input "#tag=v1,bogus=1": unknown option`},
 	}
 	for _, c := range cases {
