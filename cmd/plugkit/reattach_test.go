@@ -52,7 +52,7 @@ func TestReattachDebugPlugin(t *testing.T) {
 	if err := json.Unmarshal(stdout.Bytes(), &got); err != nil {
 		t.Fatalf("%v: %s", err, stdout.String())
 	}
-	if !got.Reattached || got.Name != "memory" || got.Pid != cmd.Process.Pid || got.ProtocolVersion != 1 || got.TLS || !strings.Contains(strings.Join(got.Services, " "), "objectstore.v1.ObjectStore") {
+	if !got.Reattached || strings.TrimSuffix(got.Name, ".exe") != "memory" || got.Pid != cmd.Process.Pid || got.ProtocolVersion != 1 || got.TLS || !strings.Contains(strings.Join(got.Services, " "), "objectstore.v1.ObjectStore") {
 		t.Errorf("inspect --reattach: %+v", got)
 	}
 
