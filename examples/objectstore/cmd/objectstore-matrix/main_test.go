@@ -149,7 +149,11 @@ func TestMatrixDemoSet(t *testing.T) {
 		t.Errorf("text output (exit %d):\n%s", code, text)
 	}
 	code, md, _ := runMatrix(t, "--dir", dir, "--markdown")
-	if code != 0 || !strings.Contains(md, "| `example.com/memory` | 1.3.0 | `memory` | v2 | adapter | 13 | 0 |") {
+	memory := "memory"
+	if runtime.GOOS == "windows" {
+		memory += ".exe"
+	}
+	if code != 0 || !strings.Contains(md, "| `example.com/memory` | 1.3.0 | `"+memory+"` | v2 | adapter | 13 | 0 |") {
 		t.Errorf("markdown output (exit %d):\n%s", code, md)
 	}
 }
