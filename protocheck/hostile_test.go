@@ -58,24 +58,14 @@ func TestHostileInputs(t *testing.T) {
 	})
 	t.Run("link to /dev/zero", func(t *testing.T) {
 		dir := setup(t)
-		if testutil.UnderWine() {
-			t.Skip("Wine makes symbolic links its Windows programs cannot tell from files")
-		}
-		if err := os.Symlink("/dev/zero", filepath.Join(dir, "z.proto")); err != nil {
-			t.Fatal(err)
-		}
+		symlinkOrSkip(t, "/dev/zero", filepath.Join(dir, "z.proto"))
 		if err := loadWithin(t, dir, load.LoadOptions{}); err == nil || !strings.Contains(err.Error(), "outside the input") {
 			t.Errorf("a link to /dev/zero: %v", err)
 		}
 	})
 	t.Run("link outside", func(t *testing.T) {
 		dir := setup(t)
-		if testutil.UnderWine() {
-			t.Skip("Wine makes symbolic links its Windows programs cannot tell from files")
-		}
-		if err := os.Symlink(outside, filepath.Join(dir, "s.proto")); err != nil {
-			t.Fatal(err)
-		}
+		symlinkOrSkip(t, outside, filepath.Join(dir, "s.proto"))
 		if err := loadWithin(t, dir, load.LoadOptions{}); err == nil || !strings.Contains(err.Error(), "outside the input") {
 			t.Errorf("a link outside the input: %v", err)
 		}
@@ -116,4 +106,16 @@ func TestHostileInputs(t *testing.T) {
 			t.Errorf("a file over the cap: %v", err)
 		}
 	})
+}
+
+// symlinkOrSkip makes link point to target, or skips the test under Wine,
+// whose symbolic links its Windows programs cannot tell from files.
+func symlinkOrSkip(t *testing.T, target, link string) {
+	t.Helper()
+	if testutil.UnderWine() {
+		t.Skip("Wine makes symbolic links its Windows programs cannot tell from files")
+	}
+	if err := os.Symlink(target, link); err != nil {
+		t.Fatal(err)
+	}
 }
