@@ -5,7 +5,7 @@ BUF       := github.com/bufbuild/buf/cmd/buf@v1.75.0
 GOFLAGS   ?=
 export GOFLAGS
 
-.PHONY: all test test-sdk test-corpus tofu vet cross fmt-check demo generate generate-check bench bench-proto soak fuzz
+.PHONY: all test test-windows test-sdk test-corpus tofu vet cross fmt-check demo generate generate-check bench bench-proto soak fuzz
 
 all: test
 
@@ -129,3 +129,13 @@ fuzz:
 ## soak: the fault suite's long cases (1 million calls from 1000 goroutines)
 soak:
 	PLUGKIT_SOAK=1 $(GO) test -count=1 -timeout 30m -run 'Soak|ManyCalls' -v ./faults/
+
+## test-windows: every package's tests built for windows/amd64 and run
+## under Wine (internal/tools/wintest), the plugins they start being
+## Windows binaries too; no race detector. It installs nothing: it needs
+## wine (Debian: wine and wine64) and a MinGW compiler for the ProcessPrng shim
+## (Debian: gcc-mingw-w64-x86-64); .ci/run installs them. WINTESTFLAGS
+## adds flags (-timeout per package, -run, -v) and packages.
+WINTESTFLAGS ?=
+test-windows:
+	$(GO) run ./internal/tools/wintest $(WINTESTFLAGS)

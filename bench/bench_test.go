@@ -28,6 +28,7 @@ import (
 	"github.com/plugkit/plugkit/bench/internal/echo"
 	"github.com/plugkit/plugkit/examples/objectstore"
 	"github.com/plugkit/plugkit/host"
+	"github.com/plugkit/plugkit/internal/testutil"
 	"github.com/plugkit/plugkit/manager"
 )
 
@@ -400,7 +401,7 @@ func coldGoPlugin(b *testing.B, tls bool) {
 const managerBinaries = 100
 
 func pluginDir(b *testing.B) string {
-	dir := b.TempDir()
+	dir := testutil.TempDir(b)
 	for i := range managerBinaries {
 		if err := os.Symlink(bin.memory, filepath.Join(dir, fmt.Sprintf("memory-%03d", i))); err != nil {
 			b.Fatal(err)
@@ -436,7 +437,7 @@ func BenchmarkManagerDiscover(b *testing.B) {
 		b.ReportMetric(float64(launches), "launches")
 	})
 	b.Run("warm", func(b *testing.B) {
-		cache := filepath.Join(b.TempDir(), "cache.json")
+		cache := filepath.Join(testutil.TempDir(b), "cache.json")
 		discover(b, dir, cache)
 		var launches int64
 		for b.Loop() {

@@ -18,6 +18,7 @@ import (
 	"github.com/plugkit/plugkit/host"
 	"github.com/plugkit/plugkit/internal/netnstest"
 	"github.com/plugkit/plugkit/internal/remotetest"
+	"github.com/plugkit/plugkit/internal/testutil"
 	"github.com/plugkit/plugkit/wire"
 )
 
@@ -77,7 +78,7 @@ func startInNetns(b *testing.B, cmd *exec.Cmd, stderrSignal bool) {
 // unary round trip, and a server stream of streamMiB 1 MiB chunks.
 func BenchmarkRemote(b *testing.B) {
 	pair := netnstest.New(b, "pkb")
-	pki, err := remotetest.NewPKI(b.TempDir(), netnstest.PluginIP)
+	pki, err := remotetest.NewPKI(testutil.TempDir(b), netnstest.PluginIP)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -99,7 +99,7 @@ type hostileRig struct {
 
 func newHostileRig(t *testing.T, mux bool, svc pluginpb.GRPCBrokerServer) *hostileRig {
 	t.Helper()
-	dir := t.TempDir()
+	dir := testutil.TempDir(t)
 	link := serveBrokerService(t, dir, mux, func(*multiplexer) pluginpb.GRPCBrokerServer { return svc })
 	r := &hostileRig{ran: make(chan error, 1)}
 	r.host = newBroker(brokerwire.Options{Mux: link.hmux, Unix: listen.UnixConfig{Dir: dir}, Logger: slog.New(countingHandler{slog.NewTextHandler(io.Discard, nil), &r.records, &r.ignored})})
@@ -234,7 +234,7 @@ func TestStalledPeerEndsTheStream(t *testing.T) {
 		leaks := goleak.IgnoreCurrent()
 		plugin := newBroker(brokerwire.Options{})
 		returned := make(chan error, 1)
-		link := serveBrokerService(t, t.TempDir(), false, func(*multiplexer) pluginpb.GRPCBrokerServer {
+		link := serveBrokerService(t, testutil.TempDir(t), false, func(*multiplexer) pluginpb.GRPCBrokerServer {
 			return reportingHandler{serverHandler{b: plugin}, returned}
 		})
 		// A hostile host: it knocks and never reads the answers.

@@ -18,6 +18,8 @@ import (
 	"github.com/plugkit/plugkit/internal/brokerwire"
 	"github.com/plugkit/plugkit/internal/goplugin/pluginpb"
 	"github.com/plugkit/plugkit/internal/listen"
+	"github.com/plugkit/plugkit/internal/osdep"
+	"github.com/plugkit/plugkit/internal/testutil"
 )
 
 // muxPair connects a "plugin" and a "host" broker over one unix socket in
@@ -66,7 +68,7 @@ type brokerLink struct {
 // connects to it.
 func serveBrokerService(t testing.TB, dir string, mux bool, svc func(pmux *multiplexer) pluginpb.GRPCBrokerServer) *brokerLink {
 	t.Helper()
-	ln, err := listen.Unix(listen.UnixConfig{Dir: dir})
+	ln, err := testListen(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -82,10 +84,10 @@ func serveBrokerService(t testing.TB, dir string, mux bool, svc func(pmux *multi
 	go func() { served <- srv.Serve(mainLn) }()
 
 	dial := func(ctx context.Context, _ string) (net.Conn, error) {
-		return (&net.Dialer{}).DialContext(ctx, "unix", ln.Addr().String())
+		return (&net.Dialer{}).DialContext(ctx, ln.Addr().Network(), ln.Addr().String())
 	}
 	if mux {
-		raw, err := net.Dial("unix", ln.Addr().String())
+		raw, err := net.Dial(ln.Addr().Network(), ln.Addr().String())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -158,7 +160,7 @@ func sockets(t *testing.T, dir string) []string {
 // the plugin, several at once, and not one socket is made besides the
 // plugin's own, which is gone once the host has connected.
 func TestMuxCallbacksBothWays(t *testing.T) {
-	dir := t.TempDir()
+	dir := testutil.TempDir(t)
 	plugin, host := muxPair(t, dir)
 
 	serveHealth(t, plugin, 7, "from-plugin")
@@ -188,7 +190,7 @@ func TestMuxCallbacksBothWays(t *testing.T) {
 // within the knock wait, with an error saying what the serving side must
 // do, and the connection stays usable.
 func TestMuxRefusesUnservedID(t *testing.T) {
-	plugin, host := muxPair(t, t.TempDir())
+	plugin, host := muxPair(t, testutil.TempDir(t))
 	start := time.Now()
 	err := checkHealth(t, host, 42, "x")
 	if err == nil || !strings.Contains(err.Error(), "no service 42 is served") || !strings.Contains(err.Error(), "Serve or Accept") {
@@ -206,7 +208,7 @@ func TestMuxRefusesUnservedID(t *testing.T) {
 // TestMuxKnockBeforeServe: a knock that arrives just before the serving
 // side calls Serve waits for it instead of failing.
 func TestMuxKnockBeforeServe(t *testing.T) {
-	plugin, host := muxPair(t, t.TempDir())
+	plugin, host := muxPair(t, testutil.TempDir(t))
 	errc := make(chan error, 1)
 	go func() { errc <- checkHealth(t, host, 5, "soon") }()
 	time.Sleep(200 * time.Millisecond)
@@ -219,7 +221,7 @@ func TestMuxKnockBeforeServe(t *testing.T) {
 // TestMuxWithoutHost: a plugin's Mux whose host never connects fails its
 // main listener's Accept once closed, instead of hanging.
 func TestMuxWithoutHost(t *testing.T) {
-	ln, err := listen.Unix(listen.UnixConfig{Dir: t.TempDir()})
+	ln, err := testListen(testutil.TempDir(t))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -247,14 +249,14 @@ func TestMuxWithoutHost(t *testing.T) {
 // connection; once it has it, the socket is closed and its file gone, so a
 // second connection is refused.
 func TestMuxOneConnectionOnly(t *testing.T) {
-	dir := t.TempDir()
-	ln, err := listen.Unix(listen.UnixConfig{Dir: dir})
+	dir := testutil.TempDir(t)
+	ln, err := testListen(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
 	m := listenMux(ln)
 	defer m.Close()
-	first, err := net.Dial("unix", ln.Addr().String())
+	first, err := net.Dial(ln.Addr().Network(), ln.Addr().String())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -267,7 +269,7 @@ func TestMuxOneConnectionOnly(t *testing.T) {
 	if m.err != nil {
 		t.Fatal(m.err)
 	}
-	if second, err := net.Dial("unix", ln.Addr().String()); err == nil {
+	if second, err := net.Dial(ln.Addr().Network(), ln.Addr().String()); err == nil {
 		second.Close()
 		t.Error("a second connection was accepted")
 	}
@@ -282,7 +284,7 @@ func TestMuxOneConnectionOnly(t *testing.T) {
 // Dial's stream reaches the service it was meant for, not the abandoned
 // one.
 func TestMuxAbandonedKnockKeepsOrder(t *testing.T) {
-	plugin, host := muxPair(t, t.TempDir())
+	plugin, host := muxPair(t, testutil.TempDir(t))
 	short, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
 	defer cancel()
 	if _, err := host.Dial(short, 50); err == nil || !strings.Contains(err.Error(), "did not answer the knock for service 50") {
@@ -306,7 +308,7 @@ func TestMuxAbandonedKnockKeepsOrder(t *testing.T) {
 // leaves the Mux's waiting list when it is answered, by Serve or by the
 // timeout, so that knocks for services never served do not pile up.
 func TestMuxKnockWaitersLeaveOnTimeout(t *testing.T) {
-	plugin, _ := muxPair(t, t.TempDir())
+	plugin, _ := muxPair(t, testutil.TempDir(t))
 	m := plugin.mux
 	answers := make(chan string, 4)
 	for _, id := range []uint32{61, 62, 63, 64} {
@@ -342,4 +344,13 @@ func TestMuxKnockWaitersLeaveOnTimeout(t *testing.T) {
 	if n != 0 {
 		t.Errorf("%d knocks still waiting once all were answered", n)
 	}
+}
+
+// testListen listens where a plugin would: on a new unix socket in dir,
+// or on loopback TCP on Windows (dir unused), as listen.Plugin chooses.
+func testListen(dir string) (net.Listener, error) {
+	if !osdep.UnixSockets {
+		return listen.TCP(0, 0)
+	}
+	return listen.Unix(listen.UnixConfig{Dir: dir})
 }

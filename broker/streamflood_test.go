@@ -13,7 +13,6 @@ import (
 
 	"github.com/plugkit/plugkit/internal/brokerwire"
 	"github.com/plugkit/plugkit/internal/goplugin/pluginpb"
-	"github.com/plugkit/plugkit/internal/listen"
 	"github.com/plugkit/plugkit/internal/testutil"
 )
 
@@ -32,7 +31,7 @@ func TestMuxStreamFloodIsBounded(t *testing.T) {
 	leaks := goleak.IgnoreCurrent()
 
 	// The plugin, as plugin.Run serves it.
-	ln, err := listen.Unix(listen.UnixConfig{Dir: t.TempDir()})
+	ln, err := testListen(testutil.TempDir(t))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -44,7 +43,7 @@ func TestMuxStreamFloodIsBounded(t *testing.T) {
 	go func() { srv.Serve(pmux.Main()); close(served) }()
 
 	// The hostile host.
-	raw, err := net.Dial("unix", ln.Addr().String())
+	raw, err := net.Dial(ln.Addr().Network(), ln.Addr().String())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,8 +2,6 @@ package catalog_test
 
 import (
 	"context"
-	"net"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -20,6 +18,7 @@ import (
 	objectstorev1 "github.com/plugkit/plugkit/examples/objectstore/gen/objectstore/v1"
 	objectstorev2 "github.com/plugkit/plugkit/examples/objectstore/gen/objectstore/v2"
 	catalogv1 "github.com/plugkit/plugkit/gen/plugkit/catalog/v1"
+	"github.com/plugkit/plugkit/internal/testutil"
 	"github.com/plugkit/plugkit/wire"
 )
 
@@ -79,13 +78,10 @@ func TestRoutingByName(t *testing.T) {
 	b.Put("only-in-b", []byte("y"))
 	srv := grpc.NewServer()
 	cat.Register(srv, nil)
-	ln, err := net.Listen("unix", filepath.Join(t.TempDir(), "s"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	ln, target := testutil.LocalListener(t)
 	go srv.Serve(ln)
 	defer srv.Stop()
-	conn, err := grpc.NewClient("unix://"+ln.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()))
+	conn, err := grpc.NewClient(target, grpc.WithTransportCredentials(insecure.NewCredentials()))
 	if err != nil {
 		t.Fatal(err)
 	}

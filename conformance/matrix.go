@@ -18,6 +18,7 @@ import (
 	catalogv1 "github.com/plugkit/plugkit/gen/plugkit/catalog/v1"
 	"github.com/plugkit/plugkit/handshake"
 	"github.com/plugkit/plugkit/host"
+	"github.com/plugkit/plugkit/internal/osdep"
 	"github.com/plugkit/plugkit/manager"
 )
 
@@ -135,7 +136,8 @@ func (mx Matrix) Run(ctx context.Context, dir string) ([]Cell, error) {
 			return nil, err
 		}
 		// os.Stat follows links: a directory of links to builds works.
-		if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() && fi.Mode().Perm()&0o111 != 0 {
+		// Windows has no execute bits: there every regular file counts.
+		if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() && osdep.Executable(fi.Mode()) {
 			bins = append(bins, p)
 		}
 	}

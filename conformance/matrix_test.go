@@ -18,6 +18,7 @@ import (
 	"github.com/plugkit/plugkit/examples/objectstore/backend"
 	objectstorev1 "github.com/plugkit/plugkit/examples/objectstore/gen/objectstore/v1"
 	catalogv1 "github.com/plugkit/plugkit/gen/plugkit/catalog/v1"
+	"github.com/plugkit/plugkit/internal/testutil"
 	"github.com/plugkit/plugkit/manager"
 )
 
@@ -42,11 +43,12 @@ func TestMain(m *testing.M) {
 // describes each binary once, through the manager it dispenses from, and
 // that the process serves every host major.
 func TestMatrixDescribesEachBinaryOnce(t *testing.T) {
+	testutil.NotOnWindows(t, "its plugins are shell scripts")
 	exe, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
 	}
-	dir := t.TempDir()
+	dir := testutil.TempDir(t)
 	const binaries = 2
 	for i := range binaries {
 		script := fmt.Sprintf("#!/bin/sh\n%s=1 GORACE=atexit_sleep_ms=0 exec '%s' \"$@\"\n", pluginEnv, exe)

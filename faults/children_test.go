@@ -62,7 +62,7 @@ func (faultyStore) Get(req *objectstorev1.GetRequest, stream grpc.ServerStreamin
 }
 
 func (faultyStore) Init(_ context.Context, req *objectstorev1.InitRequest) (*objectstorev1.InitResponse, error) {
-	fd2 := os.NewFile(2, "stderr")
+	fd2 := os.NewFile(uintptr(syscall.Stderr), "stderr")
 	if v := req.GetConfig()["flood"]; v != "" {
 		mib, _ := strconv.Atoi(v)
 		go flood(fd2, mib)

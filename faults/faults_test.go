@@ -328,6 +328,7 @@ func TestHostileLines(t *testing.T) {
 // parent is the temp dir itself). The host's own sockets (a brokered
 // service here) are all gone after Close.
 func TestSIGKILLedPlugin(t *testing.T) {
+	testutil.NotOnWindows(t, "it checks the socket directories a killed plugin leaves; Windows plugins listen on TCP (the crash itself is TestCloseAfterCrash in host)")
 	dir := socketDir(t)
 	var logs syncBuffer
 	c := start(t, config(t, "serve", dir, &logs))
@@ -443,8 +444,9 @@ func TestStrangerIsRefused(t *testing.T) {
 // proof that a tampered binary did not run at all: it would have left a
 // marker file.
 func TestTamperedBinaryNeverRuns(t *testing.T) {
-	pluginDir, sockets := t.TempDir(), socketDir(t)
-	marker := filepath.Join(t.TempDir(), "ran")
+	testutil.NotOnWindows(t, "its plugins are shell scripts")
+	pluginDir, sockets := testutil.TempDir(t), socketDir(t)
+	marker := filepath.Join(testutil.TempDir(t), "ran")
 	exe, _ := os.Executable()
 	bin := filepath.Join(pluginDir, "p")
 	good := fmt.Sprintf("#!/bin/sh\n%s=catalog %s=%s GORACE=atexit_sleep_ms=0 PLUGIN_UNIX_SOCKET_DIR=%s exec '%s'\n", modeEnv, tagEnv, tag(t), sockets, exe)

@@ -17,6 +17,7 @@ import (
 	"github.com/plugkit/plugkit/handshake"
 	"github.com/plugkit/plugkit/host"
 	"github.com/plugkit/plugkit/internal/remotetest"
+	"github.com/plugkit/plugkit/internal/testutil"
 	"github.com/plugkit/plugkit/plugin"
 )
 
@@ -28,7 +29,7 @@ func replica(t *testing.T, conn testgrpc.TestServiceClient) (string, error) {
 }
 
 func TestDialBalancesFailsOverAndReconnects(t *testing.T) {
-	pki, err := remotetest.NewPKI(t.TempDir(), "127.0.0.1")
+	pki, err := remotetest.NewPKI(testutil.TempDir(t), "127.0.0.1")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -132,7 +133,7 @@ func checkFailsFast(t *testing.T, stub testgrpc.TestServiceClient, name string, 
 }
 
 func TestDialRefusals(t *testing.T) {
-	pki, err := remotetest.NewPKI(t.TempDir(), "127.0.0.1")
+	pki, err := remotetest.NewPKI(testutil.TempDir(t), "127.0.0.1")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -36,9 +36,14 @@
 // On Windows plugins listen on loopback TCP, as go-plugin's do there, and
 // there are no signals: Close makes the Shutdown RPC, waits, then kills
 // the process (TerminateProcess), and a plugkit plugin watches its host's
-// process handle to exit when the host dies. Windows has no process
-// groups either, so the children a plugin starts and does not stop
-// outlive it there.
+// process handle to exit when the host dies. In place of a process group,
+// each plugin runs in a job object of its own, which the processes it
+// starts join too: killing the plugin kills the job, what is left of the
+// job is killed once the plugin has exited, and the job kills them all
+// when the host exits or dies (its last handle closes). The plugin is
+// created suspended and joins the job before it runs. Where the system
+// refuses the job (a Windows older than 8 whose host already runs in a
+// job), the plugin runs without, and its children may outlive it.
 //
 // A plugin started with AutoMTLS off on TCP is open to every local user;
 // Start logs a warning when that happens.

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"time"
 
 	objectstorev1 "github.com/plugkit/plugkit/examples/objectstore/gen/objectstore/v1"
@@ -42,46 +41,5 @@ func ExampleStart() {
 	// Output:
 	// protocol version: 1
 	// AutoMTLS: true
-	// exists: true
-}
-
-// ExampleRunnerFunc launches a plugin through a runner of its own: here
-// env(1), which executes the plugin in place, standing in for a container
-// runtime, a jail or ssh. Start still owns the process: its group, its
-// death with the host, its stop on Close.
-func ExampleRunnerFunc() {
-	exe, _ := os.Executable()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-
-	throughEnv := host.RunnerFunc(func(l *host.Launch) error {
-		env, err := exec.LookPath("env")
-		if err != nil {
-			return err
-		}
-		l.Cmd.Args = append([]string{env, l.Cmd.Path}, l.Cmd.Args[1:]...)
-		l.Cmd.Path = env
-		return nil
-	})
-	client, err := host.Start(ctx, host.Command{
-		Path:   exe,
-		Env:    []string{modeEnv + "=kv", "GORACE=atexit_sleep_ms=0"},
-		Cookie: testCookie,
-		Runner: throughEnv,
-	}, host.Options{Versions: []int{1}})
-	if err != nil {
-		fmt.Println(err)
-		return
-	}
-	defer client.Close()
-
-	store := objectstorev1.NewObjectStoreClient(client.Conn())
-	resp, err := store.Exists(ctx, &objectstorev1.ExistsRequest{Key: "yes-please"})
-	if err != nil {
-		fmt.Println(err)
-		return
-	}
-	fmt.Println("exists:", resp.GetExists())
-	// Output:
 	// exists: true
 }

@@ -26,6 +26,7 @@ import (
 	objectstorev1 "github.com/plugkit/plugkit/examples/objectstore/gen/objectstore/v1"
 	"github.com/plugkit/plugkit/handshake"
 	"github.com/plugkit/plugkit/host"
+	"github.com/plugkit/plugkit/internal/osdep"
 	"github.com/plugkit/plugkit/internal/testutil"
 	"github.com/plugkit/plugkit/wire"
 )
@@ -84,6 +85,25 @@ func exists(t *testing.T, c *host.Client, key string) bool {
 	return resp.GetExists()
 }
 
+// killedState is how os.ProcessState tells of a process testutil.Kill
+// killed: SIGKILL, or TerminateProcess's exit code 1 on Windows
+// (Windows has no signals: osdep.Graceful is false there).
+func killedState() string {
+	if osdep.Graceful {
+		return "signal: killed"
+	}
+	return "exit status 1"
+}
+
+// defaultNetwork is the network plugins listen on unless told otherwise:
+// unix sockets, but loopback TCP on Windows.
+func defaultNetwork() string {
+	if osdep.UnixSockets {
+		return "unix"
+	}
+	return "tcp"
+}
+
 func TestStartCallClose(t *testing.T) {
 	for _, tc := range []struct {
 		name    string
@@ -98,8 +118,8 @@ func TestStartCallClose(t *testing.T) {
 			if c.TLS() == tc.noMTLS {
 				t.Errorf("TLS() = %v with Plaintext %v", c.TLS(), tc.noMTLS)
 			}
-			wantNet := "unix"
-			if tc.network == "tcp" {
+			wantNet := "unix" // the default: unix sockets, but TCP on Windows
+			if tc.network == "tcp" || !osdep.UnixSockets {
 				wantNet = "tcp"
 			}
 			if c.Network() != wantNet || c.Version() != 1 {
@@ -109,9 +129,10 @@ func TestStartCallClose(t *testing.T) {
 				t.Error("Exists answered wrongly")
 			}
 			if wantNet == "unix" {
-				fi, err := os.Stat(c.Address())
-				if err != nil || fi.Mode().Perm() != 0o600 {
-					t.Errorf("socket %s: %v, mode %v; want 0600", c.Address(), err, fi.Mode().Perm())
+				if fi, err := os.Stat(c.Address()); err != nil {
+					t.Errorf("socket %s: %v", c.Address(), err)
+				} else if fi.Mode().Perm() != 0o600 {
+					t.Errorf("socket %s: mode %v; want 0600", c.Address(), fi.Mode().Perm())
 				}
 			}
 			start := time.Now()
@@ -226,11 +247,12 @@ func TestNegotiatesHighestMutualVersion(t *testing.T) {
 
 func TestStartFailures(t *testing.T) {
 	tests := []struct {
-		name   string
-		mode   string
-		modify func(*launchConfig)
-		want   []string
-		is     error
+		name         string
+		mode         string
+		notOnWindows string // why the case does not apply to Windows
+		modify       func(*launchConfig)
+		want         []string
+		is           error
 	}{
 		{name: "exits before the handshake", mode: "exit", want: []string{"exited before its handshake", "exit status 3", "boom: the config file /etc/x is missing"}},
 		{name: "no handshake in time", mode: "silent", modify: func(c *launchConfig) { c.Timeouts.Start = 300 * time.Millisecond }, want: []string{"no complete handshake line within 300ms"}},
@@ -245,14 +267,17 @@ func TestStartFailures(t *testing.T) {
 		{name: "wrong cookie", mode: "kv", modify: func(c *launchConfig) { c.Cookie.Value = "wrong" }, want: []string{"rejected the magic cookie", "exit status 1", "not meant to be run by hand"}},
 		{name: "no mutual version", mode: "versions", modify: func(c *launchConfig) { c.Versions = []int{1, 7} }, want: []string{"plugin supports [2]", "host supports [1 7]", "plugin_versions"}},
 		{name: "not serving", mode: "notserving", modify: func(c *launchConfig) { c.Security = host.Plaintext() }, is: host.ErrNotServing},
-		{name: "socket dir too long", mode: "kv", modify: func(c *launchConfig) {
-			c.Listen.UnixSocketDir = filepath.Join(t.TempDir(), strings.Repeat("d", 100))
+		{name: "socket dir too long", mode: "kv", notOnWindows: "unix socket paths have a length limit; Windows plugins listen on TCP", modify: func(c *launchConfig) {
+			c.Listen.UnixSocketDir = filepath.Join(testutil.TempDir(t), strings.Repeat("d", 100))
 			os.MkdirAll(c.Listen.UnixSocketDir, 0o700)
 		}, want: []string{"over the 103-byte limit", "PLUGIN_UNIX_SOCKET_DIR"}},
 		{name: "missing binary", mode: "kv", modify: func(c *launchConfig) { c.Path = "/nonexistent/plugin" }, want: []string{"/nonexistent/plugin"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			if tt.notOnWindows != "" {
+				testutil.NotOnWindows(t, tt.notOnWindows)
+			}
 			cfg := config(t, tt.mode)
 			if tt.modify != nil {
 				tt.modify(&cfg)
@@ -283,14 +308,14 @@ func TestCloseEscalatesToSIGKILL(t *testing.T) {
 	cfg := config(t, "stubborn")
 	cfg.Security = host.Plaintext()
 	cfg.Timeouts.Stop = 200 * time.Millisecond
-	cfg.Listen.UnixSocketDir = t.TempDir()
+	cfg.Listen.UnixSocketDir = testutil.TempDir(t)
 	c := start(t, cfg)
 	start := time.Now()
 	if err := c.Close(); err != nil {
 		t.Fatal(err)
 	}
 	// No controller: no wait after Shutdown, then SIGTERM's wait.
-	if d := time.Since(start); d < cfg.Timeouts.Stop {
+	if d := time.Since(start); d < cfg.Timeouts.Stop && osdep.Graceful { // Windows kills at once
 		t.Errorf("Close returned after %v, before the SIGTERM step could have waited", d)
 	}
 	if testutil.Exists(c.Pid()) {
@@ -306,7 +331,7 @@ func TestCloseEscalatesToSIGKILL(t *testing.T) {
 func TestCloseWithoutController(t *testing.T) {
 	cfg := config(t, "nocontroller")
 	cfg.Timeouts.Stop = 2 * time.Second
-	cfg.Listen.UnixSocketDir = t.TempDir()
+	cfg.Listen.UnixSocketDir = testutil.TempDir(t)
 	var logs syncBuffer
 	cfg.Logger = slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	c := start(t, cfg)
@@ -337,7 +362,7 @@ func TestCloseBoundedByTwoStopTimeouts(t *testing.T) {
 	cfg := config(t, "deaf")
 	cfg.Security = host.Plaintext()
 	cfg.Timeouts.Stop = 2 * time.Second
-	cfg.Listen.UnixSocketDir = t.TempDir()
+	cfg.Listen.UnixSocketDir = testutil.TempDir(t)
 	c := start(t, cfg)
 	begin := time.Now()
 	if err := c.Close(); err != nil {
@@ -370,7 +395,7 @@ func TestCloseAfterCrash(t *testing.T) {
 	}
 	err := c.Close()
 	var ue *host.UnexpectedExitError
-	if !errors.As(err, &ue) || ue.State != "signal: killed" {
+	if !errors.As(err, &ue) || ue.State != killedState() {
 		t.Fatalf("Close after a crash = %v, want an UnexpectedExitError with the signal", err)
 	}
 	if err := c.Close(); err != ue {
@@ -379,7 +404,7 @@ func TestCloseAfterCrash(t *testing.T) {
 	if n := strings.Count(logs.String(), "plugin exited while its host was using it"); n != 1 {
 		t.Errorf("%d WARN records about the exit, want 1:\n%s", n, logs.String())
 	}
-	if !strings.Contains(logs.String(), "level=WARN") || !strings.Contains(logs.String(), "status=\"signal: killed\"") {
+	if !strings.Contains(logs.String(), "level=WARN") || !strings.Contains(logs.String(), "status=\""+killedState()+"\"") {
 		t.Errorf("the record lacks the level or the status:\n%s", logs.String())
 	}
 }
@@ -517,7 +542,8 @@ func TestCookieNoticeIsNoInfoRecord(t *testing.T) {
 // TestPinnedBinarySwappedAfterCheck swaps the pinned binary between the
 // checksum check and the exec: what runs must be what was hashed.
 func TestPinnedBinarySwappedAfterCheck(t *testing.T) {
-	dir := t.TempDir()
+	testutil.NotOnWindows(t, "its plugins are shell scripts")
+	dir := testutil.TempDir(t)
 	exe, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
@@ -580,7 +606,7 @@ func TestHostThatIsAPluginDoesNotLeakItsHandshake(t *testing.T) {
 	cfg := config(t, "kv")
 	cfg.Security = host.Plaintext()
 	c := start(t, cfg)
-	if c.Network() != "unix" || c.TLS() || c.Version() != 1 {
+	if c.Network() != defaultNetwork() || c.TLS() || c.Version() != 1 {
 		t.Errorf("network %s, TLS %v, version %d: the host's own handshake variables leaked into the plugin's", c.Network(), c.TLS(), c.Version())
 	}
 }
@@ -591,7 +617,7 @@ func TestHostThatIsAPluginDoesNotLeakItsHandshake(t *testing.T) {
 func TestFailedStartLeavesNoSocketDir(t *testing.T) {
 	cfg := config(t, "notserving")
 	cfg.Security = host.Plaintext()
-	cfg.Listen.UnixSocketDir = t.TempDir()
+	cfg.Listen.UnixSocketDir = testutil.TempDir(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	c, err := host.Start(ctx, cfg.Command, cfg.Options)
@@ -658,6 +684,7 @@ func TestStartFromAnExitingLockedThread(t *testing.T) {
 // handshake names another plugin's socket gets neither a connection nor,
 // for the victim, a Shutdown or a removed socket.
 func TestHandshakeNamingAnotherSocket(t *testing.T) {
+	testutil.NotOnWindows(t, "the owner of a listening socket is found through Linux's /proc or a unix socket file's owner; Windows plugins listen on TCP, unchecked")
 	victimCfg := config(t, "kv")
 	victimCfg.Security = host.Plaintext()
 	victim := start(t, victimCfg)
@@ -690,10 +717,11 @@ func TestHandshakeNamingAnotherSocket(t *testing.T) {
 }
 
 // TestCloseStopsWhatThePluginStarted: a child the plugin started (in its
-// process group) does not outlive Close, nor a plugin that was SIGKILLed.
+// process group; in its job object on Windows) does not outlive Close,
+// nor a plugin that was SIGKILLed.
 func TestCloseStopsWhatThePluginStarted(t *testing.T) {
 	for _, crash := range []bool{false, true} {
-		pidFile := filepath.Join(t.TempDir(), "pid")
+		pidFile := filepath.Join(testutil.TempDir(t), "pid")
 		cfg := config(t, "grandchild")
 		cfg.Env = append(cfg.Env, "PLUGKIT_TEST_PIDFILE="+pidFile)
 		c := start(t, cfg)
@@ -712,23 +740,13 @@ func TestCloseStopsWhatThePluginStarted(t *testing.T) {
 		}
 		c.Close()
 		deadline := time.Now().Add(10 * time.Second)
-		for !gone(child) && time.Now().Before(deadline) {
+		for testutil.Running(child) && time.Now().Before(deadline) {
 			time.Sleep(10 * time.Millisecond)
 		}
-		if !gone(child) {
+		if testutil.Running(child) {
 			t.Errorf("crash %v: the plugin's child %d outlived Close", crash, child)
 		}
 	}
-}
-
-// gone reports whether pid no longer runs (absent, or a zombie).
-func gone(pid int) bool {
-	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return true
-	}
-	i := strings.LastIndexByte(string(data), ')')
-	return i > 0 && len(data) > i+2 && data[i+2] == 'Z'
 }
 
 // TestWarnsWhenTCPWithoutTLS: a TCP plugin with AutoMTLS off is open to

@@ -25,11 +25,10 @@ import (
 // served neither process listens on any socket and no socket file exists
 // (the plugin's own is closed once the host is connected). The same run
 // without multiplexing shows the sockets this saves, so the check can
-// fail.
+// fail. The sockets are counted from Linux's /proc; elsewhere the
+// callbacks run, uncounted.
 func TestMultiplexedBrokerCallbacksBothWays(t *testing.T) {
-	if _, err := os.Stat("/proc/self/fd"); err != nil {
-		t.Skip("needs /proc to count listening sockets")
-	}
+	count := testutil.CountsListeners()
 	for _, tc := range []struct {
 		mux, noMTLS bool
 	}{{true, false}, {true, true}, {false, false}} {
@@ -39,7 +38,10 @@ func TestMultiplexedBrokerCallbacksBothWays(t *testing.T) {
 				t.Fatal(err)
 			}
 			t.Cleanup(func() { os.RemoveAll(dir) })
-			hostBefore := testutil.Listeners(t, os.Getpid())
+			hostBefore := 0
+			if count {
+				hostBefore = testutil.Listeners(t, os.Getpid())
+			}
 			cfg := config(t, "callback")
 			cfg.Security = security(tc.noMTLS)
 			cfg.MultiplexBroker = tc.mux
@@ -76,6 +78,13 @@ func TestMultiplexedBrokerCallbacksBothWays(t *testing.T) {
 				t.Errorf("host calling the plugin's brokered service: %v %v", resp, err)
 			}
 
+			if !count {
+				conn.Close()
+				if err := c.Close(); err != nil {
+					t.Errorf("Close: %v", err)
+				}
+				return
+			}
 			files := testutil.SocketFiles(dir)
 			pluginListens := testutil.Listeners(t, c.Pid())
 			hostListens := testutil.Listeners(t, os.Getpid()) - hostBefore

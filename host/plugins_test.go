@@ -27,8 +27,10 @@ import (
 	"github.com/plugkit/plugkit/broker"
 	objectstorev1 "github.com/plugkit/plugkit/examples/objectstore/gen/objectstore/v1"
 	"github.com/plugkit/plugkit/handshake"
+	"github.com/plugkit/plugkit/host"
 	"github.com/plugkit/plugkit/internal/brokerwire"
 	"github.com/plugkit/plugkit/internal/goplugin/pluginpb"
+	"github.com/plugkit/plugkit/internal/osdep"
 	"github.com/plugkit/plugkit/internal/pluginharness"
 	"github.com/plugkit/plugkit/plugin"
 	"github.com/plugkit/plugkit/wire"
@@ -95,7 +97,7 @@ func runTestPlugin(mode string) {
 			return nil
 		}}
 	case "hostile":
-		w := os.NewFile(2, "stderr")
+		w := os.NewFile(uintptr(syscall.Stderr), "stderr")
 		fmt.Fprintln(w, `{"@level":"error","@message":{"an":"object"},"@module":"x"}`)
 		fmt.Fprintln(w, `{"@level":7,"@message":["list"],"@timestamp":"never"}`)
 		fmt.Fprintln(w, strings.Repeat("L", 200<<10))
@@ -103,8 +105,14 @@ func runTestPlugin(mode string) {
 		fmt.Fprintln(w, `{"@message":"after the junk","@level":"warn"}`)
 		fmt.Fprintln(w, `[WARN] a text warning`)
 	case "grandchild":
-		// Starts a long sleep of its own and serves as kv.
-		sleep := exec.Command("sleep", "300")
+		// Starts a long sleep of its own (this binary in mode "sleep",
+		// which every system has) and serves as kv.
+		self, err := os.Executable()
+		if err != nil {
+			os.Exit(5)
+		}
+		sleep := exec.Command(self)
+		sleep.Env = append(os.Environ(), modeEnv+"=sleep")
 		if err := sleep.Start(); err != nil {
 			os.Exit(5)
 		}
@@ -188,6 +196,11 @@ func fakePlugin(mode string) bool {
 		nocontrollerPlugin()
 	case "partial":
 		fmt.Print("1|1|unix")
+	case "jobhost":
+		jobHost()
+	case "sleep":
+		// The grandchild plugin's child: it only waits to be killed.
+		time.Sleep(300 * time.Second)
 	case "notserving", "stubborn", "deaf":
 		rawPlugin(mode)
 	case "knockflood":
@@ -212,17 +225,24 @@ func rawPlugin(mode string) {
 	if mode == "deaf" {
 		pluginpb.RegisterGRPCControllerServer(srv, deafController{})
 	}
-	fmt.Printf("1|1|unix|%s|grpc|\n", ln.Addr())
+	fmt.Printf("1|1|%s|%s|grpc|\n", ln.Addr().Network(), ln.Addr())
 	srv.Serve(ln)
 }
 
 // rawServer makes what every hand-made plugin below starts from: a unix
-// listener in the host's socket directory and a gRPC server (with opts)
+// listener in the host's socket directory (loopback TCP on Windows, as
+// plugkit's plugins there) and a gRPC server (with opts)
 // whose health service reports st. The caller registers its services,
 // prints its handshake line and serves.
 func rawServer(st healthpb.HealthCheckResponse_ServingStatus, opts ...grpc.ServerOption) (*grpc.Server, net.Listener) {
-	dir, _ := os.MkdirTemp(os.Getenv(handshake.EnvUnixSocketDir), "raw")
-	ln, err := net.Listen("unix", dir+"/s")
+	var ln net.Listener
+	var err error
+	if osdep.UnixSockets {
+		dir, _ := os.MkdirTemp(os.Getenv(handshake.EnvUnixSocketDir), "raw")
+		ln, err = net.Listen("unix", dir+"/s")
+	} else {
+		ln, err = net.Listen("tcp", "127.0.0.1:0")
+	}
 	if err != nil {
 		os.Exit(4)
 	}
@@ -247,7 +267,7 @@ func nocontrollerPlugin() {
 	}
 	srv, ln := rawServer(healthpb.HealthCheckResponse_SERVING, grpc.Creds(credentials.NewTLS(id.Config(host))))
 	objectstorev1.RegisterObjectStoreServer(srv, store{version: 1})
-	l := handshake.Line{CoreVersion: 1, AppVersion: 1, Network: "unix", Address: ln.Addr().String(), Protocol: handshake.ProtocolGRPC, ServerCert: id.DER()}
+	l := handshake.Line{CoreVersion: 1, AppVersion: 1, Network: ln.Addr().Network(), Address: ln.Addr().String(), Protocol: handshake.ProtocolGRPC, ServerCert: id.DER()}
 	fmt.Println(l.String())
 	srv.Serve(ln)
 }
@@ -318,7 +338,7 @@ func knockFloodPlugin() {
 		muxField = "|true"
 	}
 	pluginpb.RegisterGRPCBrokerServer(srv, knockFlood{})
-	fmt.Printf("1|1|unix|%s|grpc|%s\n", ln.Addr(), muxField)
+	fmt.Printf("1|1|%s|%s|grpc|%s\n", ln.Addr().Network(), ln.Addr(), muxField)
 	srv.Serve(serveLn)
 }
 
@@ -336,4 +356,31 @@ func (knockFlood) StartStream(s grpc.BidiStreamingServer[pluginpb.ConnInfo, plug
 	fmt.Fprintln(os.Stderr, "knock flood sent")
 	<-s.Context().Done()
 	return nil
+}
+
+// jobHost is a host that starts the "grandchild" plugin, writes the
+// plugin's pid and its child's, as "plugin child", to PLUGKIT_TEST_PIDFILE
+// and waits to be killed (TestHostDeathKillsThePluginsChildren).
+func jobHost() {
+	self, err := os.Executable()
+	if err != nil {
+		os.Exit(5)
+	}
+	childFile := os.Getenv("PLUGKIT_TEST_PIDFILE") + ".child"
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	c, err := host.Start(ctx, host.Command{
+		Path:   self,
+		Env:    []string{modeEnv + "=grandchild", "PLUGKIT_TEST_PIDFILE=" + childFile},
+		Cookie: testCookie,
+	}, host.Options{Versions: []int{1}, Name: "grandchild", Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		os.Exit(6)
+	}
+	child, err := os.ReadFile(childFile)
+	if err != nil {
+		os.Exit(7)
+	}
+	os.WriteFile(os.Getenv("PLUGKIT_TEST_PIDFILE"), []byte(fmt.Sprintf("%d %s", c.Pid(), child)), 0o644)
+	time.Sleep(300 * time.Second)
 }

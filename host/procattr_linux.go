@@ -27,6 +27,10 @@ func setProcAttr(cmd *exec.Cmd) {
 // lives. So every plugin is forked from one spawner thread that lives as
 // long as the host.
 
+// sysProc is what a system adds to a plugin process; nothing on unix,
+// where the process group is the plugin's pid.
+type sysProc struct{}
+
 type spawnRequest struct {
 	cmd  *exec.Cmd
 	done chan error
@@ -46,12 +50,12 @@ func spawner() {
 }
 
 // startCmd starts cmd from the spawner thread.
-func startCmd(cmd *exec.Cmd) error {
+func startCmd(cmd *exec.Cmd) (sysProc, error) {
 	spawnOnce.Do(func() {
 		spawns = make(chan spawnRequest)
 		go spawner()
 	})
 	r := spawnRequest{cmd: cmd, done: make(chan error, 1)}
 	spawns <- r
-	return <-r.done
+	return sysProc{}, <-r.done
 }

@@ -25,6 +25,7 @@ const drainTimeout = time.Second
 // process is a launched plugin process and its output pipes.
 type process struct {
 	cmd    *exec.Cmd
+	sys    sysProc // the plugin's job object on Windows
 	stdout *bufio.Reader
 	outR   *os.File
 	errR   *os.File
@@ -63,7 +64,8 @@ func startProcess(cmd *exec.Cmd, logger *slog.Logger, stderrCopy io.Writer, drai
 	}
 	cmd.Stdout, cmd.Stderr = outW, errW
 	setProcAttr(cmd)
-	if err := startCmd(cmd); err != nil {
+	sys, err := startCmd(cmd)
+	if err != nil {
 		outR.Close()
 		outW.Close()
 		errR.Close()
@@ -74,6 +76,7 @@ func startProcess(cmd *exec.Cmd, logger *slog.Logger, stderrCopy io.Writer, drai
 	errW.Close()
 	p := &process{
 		cmd:        cmd,
+		sys:        sys,
 		stdout:     bufio.NewReader(outR),
 		outR:       outR,
 		errR:       errR,

@@ -6,9 +6,15 @@ package host
 // is no SIGTERM to send, only the Shutdown RPC before the kill.
 func (p *process) terminate() {}
 
-// forceKill kills the plugin process (TerminateProcess).
-func (p *process) forceKill() { p.cmd.Process.Kill() }
+// forceKill kills the plugin and whatever it started (TerminateJobObject),
+// or the plugin alone (TerminateProcess) when it has no job.
+func (p *process) forceKill() {
+	if !p.sys.job.terminate() {
+		p.cmd.Process.Kill()
+	}
+}
 
-// killGroup does nothing on Windows: there are no process groups to
-// signal, so processes a plugin started and did not stop outlive it.
-func (p *process) killGroup() {}
+// killGroup ends what is left of the plugin's job after the plugin
+// itself exited (children it started and did not stop), and closes the
+// job's handle.
+func (p *process) killGroup() { p.sys.job.close() }

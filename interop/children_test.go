@@ -30,6 +30,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	hclog "github.com/hashicorp/go-hclog"
@@ -190,8 +191,8 @@ func (s *gpStore) List(ctx context.Context, req *objectstorev1.ListRequest) (*ob
 	case prefix == "print":
 		fmt.Println(gpStdoutLine) // go-plugin sends this over GRPCStdio
 	case prefix == "hostile":
-		writeHostile(os.NewFile(2, "stderr")) // the process's stderr
-		writeHostile(os.Stderr)               // go-plugin sends this over GRPCStdio
+		writeHostile(os.NewFile(uintptr(syscall.Stderr), "stderr")) // the process's stderr
+		writeHostile(os.Stderr)                                     // go-plugin sends this over GRPCStdio
 	}
 	return &objectstorev1.ListResponse{Keys: []string{fmt.Sprintf("version-%d", s.version)}}, nil
 }

@@ -5,7 +5,6 @@ import (
 	"context"
 	"io"
 	"log/slog"
-	"net"
 	"os"
 	"os/exec"
 	"strings"
@@ -51,10 +50,15 @@ func TestGoPluginHostReattachesToDebugPlugin(t *testing.T) {
 		t.Fatal("the plugin in debug mode exited when the plugkit host closed its client")
 	}
 
-	cmd.Process.Signal(os.Interrupt)
+	// Windows has no interrupt to send to another process (os.Interrupt
+	// is a console's Ctrl+C there): the plugin is killed instead.
+	interrupted := cmd.Process.Signal(os.Interrupt) == nil
+	if !interrupted {
+		cmd.Process.Kill()
+	}
 	select {
 	case err := <-waited:
-		if err != nil {
+		if err != nil && interrupted {
 			t.Fatalf("the plugin in debug mode after an interrupt: %v", err)
 		}
 	case <-time.After(10 * time.Second):
@@ -117,7 +121,7 @@ func startDebugPlugin(ctx context.Context, t *testing.T) (*exec.Cmd, handshake.R
 // reports when go-plugin has seen the plugin's exit.
 func useFromGoPluginHost(t *testing.T, rc handshake.Reattach) *goplugin.Client {
 	t.Helper()
-	addr, err := net.ResolveUnixAddr(rc.Addr.Network, rc.Addr.String)
+	addr, err := resolveAddr(rc.Addr.Network, rc.Addr.String)
 	if err != nil {
 		t.Fatal(err)
 	}

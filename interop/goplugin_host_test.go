@@ -14,7 +14,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
 	"os"
 	"os/exec"
 	"os/user"
@@ -168,7 +167,7 @@ func TestGoPluginHostUnixSocketConfig(t *testing.T) {
 	if err != nil {
 		t.Skipf("no name for group %d: %v", os.Getgid(), err)
 	}
-	dir := t.TempDir()
+	dir := testutil.TempDir(t)
 	c, store, b := goPluginHost(t, io.Discard, io.Discard, io.Discard, func(cfg *goplugin.ClientConfig) {
 		cfg.UnixSocketConfig = &goplugin.UnixSocketConfig{TempDir: dir, Group: g.Name}
 	})
@@ -279,13 +278,10 @@ func killQuickly(t *testing.T, c *goplugin.Client, logs *syncBuffer) {
 // TestGoPluginHostLoadsMemoryExample builds the shipped example plugin
 // and runs it under a go-plugin host.
 func TestGoPluginHostLoadsMemoryExample(t *testing.T) {
-	exe := filepath.Join(t.TempDir(), "objectstore-memory")
+	exe := filepath.Join(testutil.TempDir(t), "objectstore-memory")
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	build := exec.CommandContext(ctx, "go", "build", "-o", exe, "github.com/plugkit/plugkit/examples/objectstore/plugins/memory")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	exe = testutil.GoBuild(ctx, t, exe, "github.com/plugkit/plugkit/examples/objectstore/plugins/memory")
 	var logs syncBuffer
 	c := goplugin.NewClient(&goplugin.ClientConfig{
 		HandshakeConfig:  goplugin.HandshakeConfig{ProtocolVersion: 1, MagicCookieKey: "PLUGKIT_EXAMPLE_PLUGIN", MagicCookieValue: "objectstore"},
@@ -389,7 +385,7 @@ func TestGoPluginHostReattachesToPlugkitPlugin(t *testing.T) {
 		},
 	})
 	rc := pc.ReattachConfig()
-	addr, err := net.ResolveUnixAddr(rc.Addr.Network, rc.Addr.String)
+	addr, err := resolveAddr(rc.Addr.Network, rc.Addr.String)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,6 +1,7 @@
 package interop_test
 
 import (
+	"net"
 	"os"
 	"strings"
 	"testing"
@@ -8,6 +9,7 @@ import (
 
 	"go.uber.org/goleak"
 
+	"github.com/plugkit/plugkit/internal/osdep"
 	"github.com/plugkit/plugkit/internal/testutil"
 )
 
@@ -69,3 +71,21 @@ func waitContains(b *syncBuffer, s string, n int) bool {
 
 // syncBuffer is a goroutine-safe log destination.
 type syncBuffer = testutil.Buffer
+
+// defaultNetwork is the network plugins listen on unless told otherwise:
+// unix sockets, but loopback TCP on Windows.
+func defaultNetwork() string {
+	if osdep.UnixSockets {
+		return "unix"
+	}
+	return "tcp"
+}
+
+// resolveAddr is a reattach configuration's address as go-plugin's
+// ReattachConfig takes it: a unix socket, or TCP on Windows.
+func resolveAddr(network, address string) (net.Addr, error) {
+	if network == "tcp" {
+		return net.ResolveTCPAddr(network, address)
+	}
+	return net.ResolveUnixAddr(network, address)
+}

@@ -34,6 +34,7 @@ func contents(t *testing.T, dir string) []string {
 // its plugkit host removes after reaping it, and a directory left by a
 // SIGKILLed host is swept by the next host.
 func TestNoStaleGoPluginSockets(t *testing.T) {
+	testutil.NotOnWindows(t, "socket files in the host's socket directory; Windows plugins listen on TCP")
 	t.Run("version rejection", testNoSocketAfterRejection)
 	t.Run("plugin SIGKILL", testNoSocketAfterPluginKill)
 	t.Run("host SIGKILL", testNextHostSweepsKilledHost)
@@ -42,7 +43,7 @@ func TestNoStaleGoPluginSockets(t *testing.T) {
 // testNoSocketAfterRejection: a go-plugin plugin with no version in common
 // with its host leaves nothing in the socket directory.
 func testNoSocketAfterRejection(t *testing.T) {
-	base := t.TempDir()
+	base := testutil.TempDir(t)
 	cfg := goPluginConfig(t, "gp-store", 1, 7)
 	cfg.Listen.UnixSocketDir = base
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
@@ -59,7 +60,7 @@ func testNoSocketAfterRejection(t *testing.T) {
 // testNoSocketAfterPluginKill: the socket of a SIGKILLed go-plugin plugin,
 // in its private directory, is removed by its host's Close.
 func testNoSocketAfterPluginKill(t *testing.T) {
-	base := t.TempDir()
+	base := testutil.TempDir(t)
 	cfg := goPluginConfig(t, "gp-store", 4)
 	cfg.Listen.UnixSocketDir = base
 	c := startHost(t, cfg)
@@ -127,7 +128,7 @@ func startBlockingHost(t *testing.T, role, which string, env ...string) (*exec.C
 // its directory behind; the next host sweeps it, and leaves nothing of its
 // own after Close.
 func testNextHostSweepsKilledHost(t *testing.T) {
-	base := t.TempDir()
+	base := testutil.TempDir(t)
 	cmd, done, pid := startBlockingHost(t, "pk-host-block", "plugkit", "PLUGKIT_INTEROP_SOCKDIR="+base)
 	cmd.Process.Kill()
 	<-done

@@ -28,6 +28,7 @@ import (
 	objectstorev1 "github.com/plugkit/plugkit/examples/objectstore/gen/objectstore/v1"
 	"github.com/plugkit/plugkit/host"
 	"github.com/plugkit/plugkit/internal/testpki"
+	"github.com/plugkit/plugkit/internal/testutil"
 )
 
 // tlsDirEnv names the directory of PEM files a TLS child reads.
@@ -68,7 +69,7 @@ func ownTLSFromEnv() (*tls.Config, error) {
 // of that CA, or of another CA when foreign).
 func ownPKI(t *testing.T, foreign bool) (string, *tls.Config) {
 	t.Helper()
-	dir := t.TempDir()
+	dir := testutil.TempDir(t)
 	ca, err := testpki.NewCA("interop CA")
 	if err != nil {
 		t.Fatal(err)

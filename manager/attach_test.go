@@ -10,6 +10,7 @@ import (
 	"github.com/plugkit/plugkit/examples/objectstore/backend"
 	objectstorev1 "github.com/plugkit/plugkit/examples/objectstore/gen/objectstore/v1"
 	"github.com/plugkit/plugkit/host"
+	"github.com/plugkit/plugkit/internal/testutil"
 	"github.com/plugkit/plugkit/manager"
 	"github.com/plugkit/plugkit/plugin"
 	"github.com/plugkit/plugkit/plugintest"
@@ -28,7 +29,7 @@ func TestAttach(t *testing.T) {
 	c := plugintest.Start(t, plugin.Config{Versions: map[int]plugin.Register{wire.CatalogProtocolVersion: cat.Register}}, plugintest.Options{})
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	m := manager.New(manager.Config{Sources: []manager.Source{manager.Dirs(t.TempDir())}, Launch: host.Command{Cookie: plugintest.Cookie}})
+	m := manager.New(manager.Config{Sources: []manager.Source{manager.Dirs(testutil.TempDir(t))}, Launch: host.Command{Cookie: plugintest.Cookie}})
 	if err := m.Attach(ctx, "in-process", c); err != nil {
 		t.Fatal(err)
 	}

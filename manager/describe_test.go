@@ -12,6 +12,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	objectstorev2 "github.com/plugkit/plugkit/examples/objectstore/gen/objectstore/v2"
+	"github.com/plugkit/plugkit/internal/testutil"
 	"github.com/plugkit/plugkit/manager"
 )
 
@@ -21,18 +22,18 @@ import (
 // without a kind name are refused at Describe, and the 10 MB answer is
 // neither kept nor cached. Nothing hangs.
 func TestLyingDescribe(t *testing.T) {
-	dir := t.TempDir()
+	dir := testutil.TempDir(t)
 	liar := writePlugin(t, dir, "liar", "liar")
 	writePlugin(t, dir, "huge", "huge")
 	writePlugin(t, dir, "nameless", "nameless")
 	writePlugin(t, dir, "good", "x 1")
-	cache := filepath.Join(t.TempDir(), "cache.json")
+	cache := filepath.Join(testutil.TempDir(t), "cache.json")
 	m := newManager(t, manager.Config{Sources: []manager.Source{manager.Dirs(dir)}, CacheFile: cache})
 
 	reasons := map[string]string{}
 	for _, b := range m.Binaries() {
 		if b.Err != nil {
-			reasons[filepath.Base(b.Path)] = b.Err.Error()
+			reasons[strings.TrimSuffix(filepath.Base(b.Path), ".exe")] = b.Err.Error()
 			if b.Description != nil {
 				t.Errorf("%s: refused, but its description is kept", b.Path)
 			}

@@ -18,6 +18,7 @@ import (
 	catalogv1 "github.com/plugkit/plugkit/gen/plugkit/catalog/v1"
 	"github.com/plugkit/plugkit/host"
 	"github.com/plugkit/plugkit/internal/testpki"
+	"github.com/plugkit/plugkit/internal/testutil"
 )
 
 // sampleDescribe is an honest answer, as package catalog writes it.
@@ -357,7 +358,7 @@ func FuzzParseRemoteCache(f *testing.F) {
 // rebuilt when a remote entry is described, not a nil map written to (a
 // panic that took the host down).
 func TestRemoteCacheOfNull(t *testing.T) {
-	cacheFile := filepath.Join(t.TempDir(), "cache.json")
+	cacheFile := filepath.Join(testutil.TempDir(t), "cache.json")
 	m := New(Config{CacheFile: cacheFile})
 	if err := os.WriteFile(m.remoteCacheFile(), []byte("null"), 0o600); err != nil {
 		t.Fatal(err)
@@ -375,7 +376,7 @@ func TestRemoteCacheOfNull(t *testing.T) {
 // by the time it saves the remote cache leaves the file as it was, the
 // other entries in it, rather than writing its own entries alone.
 func TestRemoteCacheKeptWhenContextEnds(t *testing.T) {
-	m := New(Config{CacheFile: filepath.Join(t.TempDir(), "cache.json")})
+	m := New(Config{CacheFile: filepath.Join(testutil.TempDir(t), "cache.json")})
 	raw, err := protojson.Marshal(sampleDescribe)
 	if err != nil {
 		t.Fatal(err)
@@ -403,7 +404,7 @@ func TestRemoteCacheKeptWhenContextEnds(t *testing.T) {
 // accepts, written again, loads the same entries (TLS or not alike); an
 // entry with "tls" gets a configuration with the certificate and the CA.
 func FuzzLoadRemotes(f *testing.F) {
-	dir := f.TempDir()
+	dir := testutil.TempDir(f)
 	ca, err := testpki.NewCA("remotes CA")
 	if err != nil {
 		f.Fatal(err)

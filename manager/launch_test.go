@@ -10,6 +10,7 @@ import (
 	catalogv1 "github.com/plugkit/plugkit/gen/plugkit/catalog/v1"
 	"github.com/plugkit/plugkit/handshake"
 	"github.com/plugkit/plugkit/host"
+	"github.com/plugkit/plugkit/internal/testutil"
 	"github.com/plugkit/plugkit/manager"
 	"google.golang.org/grpc"
 )
@@ -29,7 +30,7 @@ func TestLaunchSettingsReachEveryStart(t *testing.T) {
 		envs = append(envs, slices.Clone(l.Cmd.Env))
 		return nil
 	})
-	dir := t.TempDir()
+	dir := testutil.TempDir(t)
 	writePlugin(t, dir, "both", "both 1,2 presign")
 	m := newManager(t, manager.Config{
 		Sources: []manager.Source{manager.Dirs(dir)},
@@ -74,7 +75,7 @@ func TestHostTemplateReachesEveryConnection(t *testing.T) {
 		mu.Unlock()
 		return invoke(ctx, method, req, reply, cc, opts...)
 	}
-	dir := t.TempDir()
+	dir := testutil.TempDir(t)
 	writePlugin(t, dir, "both", "both 1,2")
 	m := newManager(t, manager.Config{
 		Sources: []manager.Source{manager.Dirs(dir)},

@@ -1,12 +1,15 @@
 package manager_test
 
 import (
+	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"log/slog"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -38,7 +41,7 @@ var cookie = handshake.Cookie{Key: "PLUGKIT_MANAGER_TEST", Value: "1"}
 const modeEnv = "PLUGKIT_MANAGER_TEST_MODE"
 
 func TestMain(m *testing.M) {
-	if mode := os.Getenv(modeEnv); mode != "" {
+	if mode := cmp.Or(os.Getenv(modeEnv), modeFromFile()); mode != "" {
 		runPlugin(mode)
 		return
 	}
@@ -212,11 +215,49 @@ func writePlugin(t *testing.T, dir, file, mode string) string {
 		t.Fatal(err)
 	}
 	path := filepath.Join(dir, file)
+	if runtime.GOOS == "windows" {
+		return writeWindowsPlugin(t, exe, path, mode)
+	}
 	script := fmt.Sprintf("#!/bin/sh\n%s='%s' GORACE=atexit_sleep_ms=0 exec '%s' \"$@\"\n", modeEnv, mode, exe)
 	if err := os.WriteFile(path, []byte(script), 0o755); err != nil {
 		t.Fatal(err)
 	}
 	return path
+}
+
+// writeWindowsPlugin is writePlugin where no script can set the mode
+// (Windows runs only .exe files): a copy of this test binary named
+// path.exe whose modeSlot holds mode, which modeFromFile reads back. As
+// with the scripts, another mode makes another file.
+func writeWindowsPlugin(t *testing.T, exe, path, mode string) string {
+	t.Helper()
+	if filepath.Ext(path) == "" {
+		path += ".exe"
+	}
+	data, err := os.ReadFile(exe) // a copy: Windows keeps a running binary's links from being removed
+	if err != nil {
+		t.Fatal(err)
+	}
+	i := bytes.Index(data, []byte(modeSlot))
+	if i < 0 || bytes.Count(data, []byte(modeSlot)) != 1 || len(mode) > len(modeSlot)-len(modeSlotPrefix) {
+		t.Fatalf("cannot write mode %q into %s: its mode slot is missing, repeated or too short", mode, exe)
+	}
+	copy(data[i+len(modeSlotPrefix):], mode)
+	writeFile(t, path, string(data), 0o755)
+	return path
+}
+
+// modeSlotPrefix starts modeSlot.
+const modeSlotPrefix = "#plugkit-test-mode:"
+
+// modeSlot is the room in this binary's data where writeWindowsPlugin
+// writes a copy's mode (padded with spaces). A var, so that the program
+// reads its bytes at run time.
+var modeSlot = "#plugkit-test-mode:                                                                "
+
+// modeFromFile is the mode writeWindowsPlugin gave this binary, if any.
+func modeFromFile() string {
+	return strings.TrimSpace(strings.TrimPrefix(modeSlot, modeSlotPrefix))
 }
 
 func writeFile(t *testing.T, path, content string, mode os.FileMode) {
@@ -249,7 +290,8 @@ func ctxT(t *testing.T) context.Context {
 }
 
 func TestDiscoverReportsBadBinariesAndDuplicates(t *testing.T) {
-	d1, d2 := t.TempDir(), t.TempDir()
+	testutil.NotOnWindows(t, "its unusable binaries are shell scripts and a file without the execute bit, which Windows does not have")
+	d1, d2 := testutil.TempDir(t), testutil.TempDir(t)
 	a := writePlugin(t, d1, "a", "x 1,2 presign")
 	writePlugin(t, d1, "b", "y 1")
 	writePlugin(t, d2, "c", "x 1")
@@ -296,7 +338,8 @@ func TestDiscoverReportsBadBinariesAndDuplicates(t *testing.T) {
 // says why the binaries that are there could not be used, instead of
 // leaving the reason in Binaries().
 func TestLookupNamesUnusableBinaries(t *testing.T) {
-	dir := t.TempDir()
+	testutil.NotOnWindows(t, "one unusable binary is a file without the execute bit, which Windows does not have")
+	dir := testutil.TempDir(t)
 	writePlugin(t, dir, "typo", "wrongcookie")
 	writePlugin(t, dir, "plain", "goplugin")
 	writeFile(t, filepath.Join(dir, "notexec"), "#!/bin/sh\n", 0o644)
@@ -332,7 +375,7 @@ func TestLookupNamesUnusableBinaries(t *testing.T) {
 // of claiming the directories were searched; after Discover the same
 // name is found.
 func TestOpenBeforeDiscover(t *testing.T) {
-	dir := t.TempDir()
+	dir := testutil.TempDir(t)
 	writePlugin(t, dir, "both", "both 1,2 presign")
 	m := manager.New(manager.Config{Sources: []manager.Source{manager.Dirs(dir)}, Launch: host.Command{Cookie: cookie}})
 	t.Cleanup(func() { m.Close() })
@@ -360,10 +403,10 @@ func TestOpenBeforeDiscover(t *testing.T) {
 }
 
 func TestCacheSkipsLaunchesUntilABinaryChanges(t *testing.T) {
-	dir := t.TempDir()
+	dir := testutil.TempDir(t)
 	writePlugin(t, dir, "a", "x 1")
 	b := writePlugin(t, dir, "b", "y 2")
-	cache := filepath.Join(t.TempDir(), "cache.json")
+	cache := filepath.Join(testutil.TempDir(t), "cache.json")
 	if m := newManager(t, manager.Config{Sources: []manager.Source{manager.Dirs(dir)}, CacheFile: cache}); m.Launches() != 2 {
 		t.Fatalf("cold discovery: %d launches, want 2", m.Launches())
 	}
@@ -406,7 +449,7 @@ func store(t *testing.T, m *manager.Manager, name string) (*manager.Conn, manage
 }
 
 func TestDispenseLatestFirst(t *testing.T) {
-	dir := t.TempDir()
+	dir := testutil.TempDir(t)
 	writePlugin(t, dir, "both", "both 1,2 presign")
 	writePlugin(t, dir, "old", "old 1")
 	m := newManager(t, manager.Config{Sources: []manager.Source{manager.Dirs(dir)}})
@@ -421,7 +464,7 @@ func TestDispenseLatestFirst(t *testing.T) {
 }
 
 func TestIncompatibleNamesBothSidesAndARelease(t *testing.T) {
-	dir := t.TempDir()
+	dir := testutil.TempDir(t)
 	writePlugin(t, dir, "new", "new 2")
 	ix, err := compat.ParseIndex([]byte(`{"plugins":{"new":[
 		{"version":"1.0.0","manifest":{"version":1,"metadata":{"kinds":{"objectstore":["1.0"]}}}},
@@ -474,7 +517,7 @@ func config(t *testing.T, cl objectstorev2.ObjectStoreClient) string {
 }
 
 func TestRestartAfterCrashReplaysInit(t *testing.T) {
-	dir := t.TempDir()
+	dir := testutil.TempDir(t)
 	writePlugin(t, dir, "p", "p 2")
 	m := newManager(t, manager.Config{Sources: []manager.Source{manager.Dirs(dir)}})
 	conn, _ := store(t, m, "p")
@@ -508,7 +551,7 @@ func waitExited(t *testing.T, conn *manager.Conn) {
 }
 
 func TestCallInFlightDuringCrashFails(t *testing.T) {
-	dir := t.TempDir()
+	dir := testutil.TempDir(t)
 	writePlugin(t, dir, "p", "p 2")
 	m := newManager(t, manager.Config{Sources: []manager.Source{manager.Dirs(dir)}})
 	conn, _ := store(t, m, "p")
@@ -531,7 +574,7 @@ func TestCallInFlightDuringCrashFails(t *testing.T) {
 }
 
 func TestNoRestartAfterClose(t *testing.T) {
-	dir := t.TempDir()
+	dir := testutil.TempDir(t)
 	writePlugin(t, dir, "p", "p 2")
 	m := newManager(t, manager.Config{Sources: []manager.Source{manager.Dirs(dir)}})
 	conn, _ := store(t, m, "p")
@@ -554,7 +597,7 @@ func TestNoRestartAfterClose(t *testing.T) {
 }
 
 func TestCallsRacingRestarts(t *testing.T) {
-	dir := t.TempDir()
+	dir := testutil.TempDir(t)
 	writePlugin(t, dir, "p", "p 2")
 	m := newManager(t, manager.Config{Sources: []manager.Source{manager.Dirs(dir)}})
 	conn, _ := store(t, m, "p")
@@ -608,7 +651,8 @@ func TestCallsRacingRestarts(t *testing.T) {
 }
 
 func TestRestartsGiveUp(t *testing.T) {
-	dir := t.TempDir()
+	testutil.NotOnWindows(t, "it rewrites a plugin binary while it runs, which Windows forbids")
+	dir := testutil.TempDir(t)
 	bin := writePlugin(t, dir, "p", "p 2")
 	m := newManager(t, manager.Config{Sources: []manager.Source{manager.Dirs(dir)}, Restart: manager.RestartPolicy{Max: 2}})
 	conn, _ := store(t, m, "p")
@@ -632,7 +676,8 @@ func TestRestartsGiveUp(t *testing.T) {
 }
 
 func TestPinnedChecksum(t *testing.T) {
-	dir := t.TempDir()
+	testutil.NotOnWindows(t, "it rewrites a plugin binary while it runs, which Windows forbids")
+	dir := testutil.TempDir(t)
 	bin := writePlugin(t, dir, "p", "p 2")
 	m := newManager(t, manager.Config{Sources: []manager.Source{manager.Dirs(dir)}, Pins: map[string]string{"p": strings.Repeat("0", 64)}})
 	var pe *manager.PinError
@@ -662,9 +707,9 @@ func TestPinnedChecksum(t *testing.T) {
 // same size, with its mtime restored, is caught at the next discovery even
 // though the cache's size and mtime still match.
 func TestPinNotTrustedFromCache(t *testing.T) {
-	dir := t.TempDir()
+	dir := testutil.TempDir(t)
 	bin := writePlugin(t, dir, "p", "p 2")
-	cache := filepath.Join(t.TempDir(), "cache.json")
+	cache := filepath.Join(testutil.TempDir(t), "cache.json")
 	first := newManager(t, manager.Config{Sources: []manager.Source{manager.Dirs(dir)}, CacheFile: cache})
 	sum := first.Binaries()[0].SHA256
 	fi, err := os.Stat(bin)
@@ -680,7 +725,7 @@ func TestPinNotTrustedFromCache(t *testing.T) {
 	if err := os.Chtimes(bin, fi.ModTime(), fi.ModTime()); err != nil {
 		t.Fatal(err)
 	}
-	m := newManager(t, manager.Config{Sources: []manager.Source{manager.Dirs(dir)}, CacheFile: cache, Pins: map[string]string{"p": sum}})
+	m := newManager(t, manager.Config{Sources: []manager.Source{manager.Dirs(dir)}, CacheFile: cache, Pins: map[string]string{filepath.Base(bin): sum}})
 	var pe *manager.PinError
 	if bins := m.Binaries(); len(bins) != 1 || !errors.As(bins[0].Err, &pe) {
 		t.Fatalf("a same-size swap with the mtime restored passed the pin on the cache's word: %+v", bins)
@@ -693,7 +738,7 @@ func TestPinNotTrustedFromCache(t *testing.T) {
 // TestMalformedCacheIsRebuilt: a minimal, foreign or broken cache file is
 // ignored with a warning and rebuilt, never a panic.
 func TestMalformedCacheIsRebuilt(t *testing.T) {
-	dir := t.TempDir()
+	dir := testutil.TempDir(t)
 	writePlugin(t, dir, "a", "x 1")
 	for _, content := range []string{
 		`{"version":1}`,
@@ -705,7 +750,7 @@ func TestMalformedCacheIsRebuilt(t *testing.T) {
 		"not json at all",
 		"",
 	} {
-		cache := filepath.Join(t.TempDir(), "cache.json")
+		cache := filepath.Join(testutil.TempDir(t), "cache.json")
 		writeFile(t, cache, content, 0o600)
 		var logs testutil.Buffer
 		m := newManager(t, manager.Config{Sources: []manager.Source{manager.Dirs(dir)}, CacheFile: cache, Host: host.Options{Logger: slog.New(slog.NewTextHandler(&logs, nil))}})
@@ -725,10 +770,10 @@ func TestMalformedCacheIsRebuilt(t *testing.T) {
 // TestSharedCacheKeepsEveryEntry: two managers of different directories
 // that share one cache file do not lose each other's entries.
 func TestSharedCacheKeepsEveryEntry(t *testing.T) {
-	d1, d2 := t.TempDir(), t.TempDir()
+	d1, d2 := testutil.TempDir(t), testutil.TempDir(t)
 	writePlugin(t, d1, "a", "x 1")
 	writePlugin(t, d2, "b", "y 1")
-	cache := filepath.Join(t.TempDir(), "cache.json")
+	cache := filepath.Join(testutil.TempDir(t), "cache.json")
 	var wg sync.WaitGroup
 	for _, d := range []string{d1, d2} {
 		wg.Add(1)
@@ -753,7 +798,7 @@ func TestSharedCacheKeepsEveryEntry(t *testing.T) {
 // TestDiscoverHonoursContextWhileHashing: a huge sparse "binary" must not
 // hold Discover past its deadline.
 func TestDiscoverHonoursContextWhileHashing(t *testing.T) {
-	dir := t.TempDir()
+	dir := testutil.TempDir(t)
 	huge := filepath.Join(dir, "huge")
 	f, err := os.OpenFile(huge, os.O_CREATE|os.O_WRONLY, 0o755)
 	if err != nil {
@@ -785,7 +830,7 @@ func TestDiscoverHonoursContextWhileHashing(t *testing.T) {
 // to every cancelled call). Thirty cancelled streams must take well under
 // the 3 s that 100 ms each would cost.
 func TestCancelledCallsReturnAtOnce(t *testing.T) {
-	dir := t.TempDir()
+	dir := testutil.TempDir(t)
 	writePlugin(t, dir, "p", "p 2")
 	m := newManager(t, manager.Config{Sources: []manager.Source{manager.Dirs(dir)}})
 	conn, _ := store(t, m, "p")

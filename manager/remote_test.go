@@ -15,6 +15,7 @@ import (
 	objectstorev1 "github.com/plugkit/plugkit/examples/objectstore/gen/objectstore/v1"
 	"github.com/plugkit/plugkit/host"
 	"github.com/plugkit/plugkit/internal/remotetest"
+	"github.com/plugkit/plugkit/internal/testutil"
 	"github.com/plugkit/plugkit/manager"
 	"github.com/plugkit/plugkit/plugin"
 	"github.com/plugkit/plugkit/wire"
@@ -33,7 +34,7 @@ func memoryService(t *testing.T, env map[string]string) (string, func() error) {
 }
 
 func TestRemoteEntryDispensesWithAdapter(t *testing.T) {
-	dir := t.TempDir()
+	dir := testutil.TempDir(t)
 	pki, err := remotetest.NewPKI(dir, "127.0.0.1")
 	if err != nil {
 		t.Fatal(err)
@@ -104,7 +105,7 @@ func TestRemoteEntryDispensesWithAdapter(t *testing.T) {
 }
 
 func TestRemoteEntryErrors(t *testing.T) {
-	dir := t.TempDir()
+	dir := testutil.TempDir(t)
 	pki, err := remotetest.NewPKI(dir, "127.0.0.1")
 	if err != nil {
 		t.Fatal(err)

@@ -11,6 +11,7 @@ import (
 	objectstorev1 "github.com/plugkit/plugkit/examples/objectstore/gen/objectstore/v1"
 	objectstorev2 "github.com/plugkit/plugkit/examples/objectstore/gen/objectstore/v2"
 	"github.com/plugkit/plugkit/host"
+	"github.com/plugkit/plugkit/internal/testutil"
 	"github.com/plugkit/plugkit/manager"
 )
 
@@ -35,7 +36,7 @@ func (s *countingSource) Connect(ctx context.Context, m *manager.Manager, b mana
 // the earlier source in Config.Sources, whatever the directories' names,
 // and that a plugin is started through the Source that found it.
 func TestSourcesInOrder(t *testing.T) {
-	early, late := t.TempDir(), t.TempDir()
+	early, late := testutil.TempDir(t), testutil.TempDir(t)
 	win := writePlugin(t, late, "a", "x 1,2")
 	writePlugin(t, early, "b", "x 1")
 	writePlugin(t, early, "c", "y 1")
@@ -85,7 +86,7 @@ func TestNoSources(t *testing.T) {
 // that answered Describe serves the plugin's first use, and that one kept
 // but never used is stopped by Close; without it, each plugin starts twice.
 func TestKeepDescribed(t *testing.T) {
-	dir := t.TempDir()
+	dir := testutil.TempDir(t)
 	writePlugin(t, dir, "a", "a 2")
 	writePlugin(t, dir, "b", "b 2")
 	for _, keep := range []bool{true, false} {

@@ -38,6 +38,7 @@ import (
 	"github.com/plugkit/plugkit/internal/pluginharness"
 	"github.com/plugkit/plugkit/internal/remotetest"
 	"github.com/plugkit/plugkit/internal/testpki"
+	"github.com/plugkit/plugkit/internal/testutil"
 	"github.com/plugkit/plugkit/plugin"
 	"github.com/plugkit/plugkit/wire"
 )
@@ -75,7 +76,7 @@ func stallHandshakes(t *testing.T, addr string, n int) []net.Conn {
 // alive past its drain timeout. The service must exit within the drain
 // timeout plus 1 s, even with a call that outlives the drain.
 func TestServiceExitsWithinDrainDespiteStalledHandshakes(t *testing.T) {
-	pki, err := remotetest.NewPKI(t.TempDir(), "127.0.0.1")
+	pki, err := remotetest.NewPKI(testutil.TempDir(t), "127.0.0.1")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -224,7 +225,7 @@ func heapLive() uint64 {
 // plain health port made 40,009 goroutines and 323 MiB. Streams per
 // connection and connections are capped.
 func TestServiceHealthPortWatchFloodBounded(t *testing.T) {
-	pki, err := remotetest.NewPKI(t.TempDir(), "127.0.0.1")
+	pki, err := remotetest.NewPKI(testutil.TempDir(t), "127.0.0.1")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -363,7 +364,7 @@ func loadClients() {
 // detector the load is scaled down by 4 (15 MiB messages, a 16 MiB
 // maximum, a 64 MiB budget).
 func TestServiceInflightBudgetBoundsMemory(t *testing.T) {
-	pki, err := remotetest.NewPKI(t.TempDir(), "127.0.0.1")
+	pki, err := remotetest.NewPKI(testutil.TempDir(t), "127.0.0.1")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -483,7 +484,8 @@ func (v *secretVolume) write(t *testing.T, files map[string][]byte) {
 // present one of the new CA; a host of the old CA is refused, even with
 // a TLS session ticket from before the rotation.
 func TestServiceRotationWithCallsInFlight(t *testing.T) {
-	pki, err := remotetest.NewPKI(t.TempDir(), "127.0.0.1")
+	testutil.NotOnWindows(t, "it lays out a Kubernetes secret volume, symbolic links swapped by a rename, as Linux's kubelet does")
+	pki, err := remotetest.NewPKI(testutil.TempDir(t), "127.0.0.1")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -563,7 +565,7 @@ func runServiceFromSecretVolume(t *testing.T, pki *remotetest.PKI) (string, *sec
 		}
 		return b
 	}
-	vol := &secretVolume{dir: t.TempDir()}
+	vol := &secretVolume{dir: testutil.TempDir(t)}
 	vol.write(t, map[string][]byte{"tls.crt": read(pki.ServerCert), "tls.key": read(pki.ServerKey), "ca.crt": read(pki.CAFile)})
 	env := map[string]string{
 		plugin.EnvListen: "127.0.0.1:0", plugin.EnvTLSCert: vol.path("tls.crt"),
@@ -617,7 +619,7 @@ func dialUntilServed(ctx context.Context, t *testing.T, addr string, tc *tls.Con
 // cost the service no more than the cap in goroutines, are dropped after
 // the timeout, and a host gets through once they are.
 func TestServiceHandshakeTimeoutAndCap(t *testing.T) {
-	pki, err := remotetest.NewPKI(t.TempDir(), "127.0.0.1")
+	pki, err := remotetest.NewPKI(testutil.TempDir(t), "127.0.0.1")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -845,7 +847,7 @@ func streamMessagesCountOneAtATime(ctx context.Context, t *testing.T, client tes
 // budget, whose frame sniffer then cannot read the client's frames, counts
 // each message at its largest instead of waiting for sizes that never come.
 func TestServiceBudgetWithOwnCredentials(t *testing.T) {
-	pki, err := remotetest.NewPKI(t.TempDir(), "127.0.0.1")
+	pki, err := remotetest.NewPKI(testutil.TempDir(t), "127.0.0.1")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"os"
 	"strings"
+	"syscall"
 	"time"
 )
 
@@ -16,8 +17,9 @@ const hclogTime = "2006-01-02T15:04:05.000000Z07:00"
 
 // processStderr is the plugin process's real standard error. Serve
 // redirects os.Stderr to the stdio stream; logs keep going here, where
-// the host reads them as log records.
-var processStderr io.Writer = os.NewFile(2, "/dev/stderr")
+// the host reads them as log records. syscall.Stderr is 2 on unix and the
+// standard error handle on Windows, where 2 is no handle at all.
+var processStderr io.Writer = os.NewFile(uintptr(syscall.Stderr), "/dev/stderr")
 
 // NewLogger returns a logger that writes hclog's JSON format to the
 // process's standard error, which go-plugin and plugkit hosts turn into

@@ -5,6 +5,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/plugkit/plugkit/internal/testutil"
 )
 
 // pollGone closes its channel once the probe reports the parent gone, and
@@ -48,6 +50,9 @@ func TestPollGoneStopsWithContext(t *testing.T) {
 
 // This process's parent (go test) lives, so the real probe says so.
 func TestParentProbeLiveParent(t *testing.T) {
+	if testutil.UnderWine() {
+		t.Skip("under Wine this test binary's parent is wine's Linux launcher, not a Windows process")
+	}
 	gone, release := parentProbe()
 	defer release()
 	if gone() {

@@ -21,6 +21,7 @@ import (
 	"github.com/plugkit/plugkit/broker"
 	"github.com/plugkit/plugkit/handshake"
 	"github.com/plugkit/plugkit/host"
+	"github.com/plugkit/plugkit/internal/osdep"
 	"github.com/plugkit/plugkit/internal/pluginharness"
 	"github.com/plugkit/plugkit/internal/testutil"
 	"github.com/plugkit/plugkit/plugin"
@@ -86,7 +87,7 @@ func TestPluginExitsWhenItsHostDies(t *testing.T) {
 	}
 	fields := strings.Fields(line)
 	pid, err := strconv.Atoi(fields[0])
-	if err != nil || len(fields) < 2 || !strings.HasPrefix(fields[1], "1|2|unix|") {
+	if err != nil || len(fields) < 2 || !strings.HasPrefix(fields[1], "1|2|"+defaultNetwork()+"|") {
 		t.Fatalf("bare host printed %q", line)
 	}
 	if !testutil.Running(pid) {
@@ -186,4 +187,13 @@ func TestConfigIsSmall(t *testing.T) {
 			t.Errorf("plugin.Config.%s is for in-process tests only: keep it in internal/pluginharness", name)
 		}
 	}
+}
+
+// defaultNetwork is the network plugins listen on unless told otherwise:
+// unix sockets, but loopback TCP on Windows.
+func defaultNetwork() string {
+	if osdep.UnixSockets {
+		return "unix"
+	}
+	return "tcp"
 }

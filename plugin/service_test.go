@@ -22,6 +22,7 @@ import (
 	"github.com/plugkit/plugkit/internal/pluginharness"
 	"github.com/plugkit/plugkit/internal/remotetest"
 	"github.com/plugkit/plugkit/internal/testpki"
+	"github.com/plugkit/plugkit/internal/testutil"
 	"github.com/plugkit/plugkit/plugin"
 	"github.com/plugkit/plugkit/wire"
 )
@@ -48,7 +49,7 @@ func health(ctx context.Context, cc *grpc.ClientConn) (healthpb.HealthCheckRespo
 }
 
 func TestServiceRefusesToStartWithoutTLS(t *testing.T) {
-	pki, err := remotetest.NewPKI(t.TempDir(), "127.0.0.1")
+	pki, err := remotetest.NewPKI(testutil.TempDir(t), "127.0.0.1")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -76,7 +77,7 @@ func TestServiceRefusesToStartWithoutTLS(t *testing.T) {
 }
 
 func TestServiceMutualTLSManyHosts(t *testing.T) {
-	pki, err := remotetest.NewPKI(t.TempDir(), "127.0.0.1")
+	pki, err := remotetest.NewPKI(testutil.TempDir(t), "127.0.0.1")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -117,7 +118,7 @@ func TestServiceInsecureLoopback(t *testing.T) {
 }
 
 func TestServiceDrainsOnStop(t *testing.T) {
-	pki, err := remotetest.NewPKI(t.TempDir(), "127.0.0.1")
+	pki, err := remotetest.NewPKI(testutil.TempDir(t), "127.0.0.1")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -163,7 +164,7 @@ func TestServiceDrainsOnStop(t *testing.T) {
 }
 
 func TestServiceReloadsRotatedCertificates(t *testing.T) {
-	dir := t.TempDir()
+	dir := testutil.TempDir(t)
 	pki, err := remotetest.NewPKI(dir, "127.0.0.1")
 	if err != nil {
 		t.Fatal(err)
@@ -249,7 +250,7 @@ func isTimeout(err error) bool {
 }
 
 func TestServiceHealthPortForProbes(t *testing.T) {
-	pki, err := remotetest.NewPKI(t.TempDir(), "127.0.0.1")
+	pki, err := remotetest.NewPKI(testutil.TempDir(t), "127.0.0.1")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/plugkit/plugkit/internal/testutil"
 	"github.com/plugkit/plugkit/protocheck/load"
 	"github.com/plugkit/plugkit/protocheck/ruleset"
 )
@@ -19,7 +20,7 @@ import (
 func tfpluginPairs(b *testing.B) [][2]string {
 	b.Helper()
 	src := filepath.Join(sharedDir(b), "corpus", "terraform")
-	dir := b.TempDir()
+	dir := testutil.TempDir(b)
 	var pairs [][2]string
 	for _, maj := range []int{5, 6} {
 		for min := 0; min <= 9; min++ {
@@ -80,7 +81,7 @@ func runPairs(b *testing.B, pairs [][2]string, command func(p [2]string) *exec.C
 // included. One op = all 18 pairs.
 func BenchmarkBreakingTfpluginPlugkitCLI(b *testing.B) {
 	pairs := tfpluginPairs(b)
-	bin := filepath.Join(b.TempDir(), "plugkit")
+	bin := filepath.Join(testutil.TempDir(b), "plugkit")
 	build := exec.Command("go", "build", "-o", bin, "github.com/plugkit/plugkit/cmd/plugkit")
 	if out, err := build.CombinedOutput(); err != nil {
 		b.Fatalf("building plugkit: %v\n%s", err, out)

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/plugkit/plugkit/internal/testutil"
 	"github.com/plugkit/plugkit/protocheck/load"
 	"github.com/plugkit/plugkit/protocheck/ruleset"
 )
@@ -135,7 +136,7 @@ func cliRun(tb testing.TB, dir string, name string, args ...string) []byte {
 // buildCommand builds a command of this module into a temporary directory.
 func buildCommand(tb testing.TB, pkg string) string {
 	tb.Helper()
-	bin := filepath.Join(tb.TempDir(), filepath.Base(pkg))
+	bin := filepath.Join(testutil.TempDir(tb), filepath.Base(pkg))
 	build := exec.Command("go", "build", "-o", bin, pkg)
 	if out, err := build.CombinedOutput(); err != nil {
 		tb.Fatalf("building %s: %v\n%s", pkg, err, out)

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/plugkit/plugkit/internal/testutil"
 	"github.com/plugkit/plugkit/protocheck/report"
 )
 
@@ -98,7 +99,7 @@ func TestHistoryReleased(t *testing.T) {
 	if _, err := exec.LookPath("git"); err != nil {
 		t.Skip("git not installed")
 	}
-	repo := t.TempDir()
+	repo := testutil.TempDir(t)
 	proto := filepath.Join(repo, "proto")
 	writeTree(t, proto, map[string]string{
 		"demo1.0.proto": "syntax = \"proto3\";\npackage demo1;\nmessage M { int32 a = 1; }\n",

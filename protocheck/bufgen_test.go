@@ -10,6 +10,8 @@ import (
 	"sort"
 	"strings"
 	"testing"
+
+	"github.com/plugkit/plugkit/internal/testutil"
 )
 
 // bufGoldenPath holds what buf v1.75 reports for every ruleCase, one JSON
@@ -50,7 +52,7 @@ func TestRegenerateBufGolden(t *testing.T) {
 	sort.Strings(names)
 	for _, name := range names {
 		c := byName[name]
-		dir := t.TempDir()
+		dir := testutil.TempDir(t)
 		writeTree(t, filepath.Join(dir, "old"), c.old)
 		writeTree(t, filepath.Join(dir, "new"), c.new)
 		cfg := fmt.Sprintf("version: v2\nbreaking:\n  use: [%s]\n", c.rule)

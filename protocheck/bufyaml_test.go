@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/plugkit/plugkit/internal/testutil"
 	"github.com/plugkit/plugkit/protocheck/bufconfig"
 	"github.com/plugkit/plugkit/protocheck/load"
 	"github.com/plugkit/plugkit/protocheck/report"
@@ -148,7 +149,7 @@ func TestBufConfigErrors(t *testing.T) {
 		})
 	}
 	// A duplicate import path across modules is refused by name.
-	dir := t.TempDir()
+	dir := testutil.TempDir(t)
 	writeTree(t, dir, map[string]string{
 		"buf.yaml":    "version: v2\nmodules:\n  - path: a\n  - path: b\n",
 		"a/x.proto":   "syntax = \"proto3\";\npackage x;\n",
@@ -180,7 +181,7 @@ func TestBufConfigAgainstFile(t *testing.T) {
 		{"  use: [PACKAGE]\n  ignore: [proto/legacy]\n  ignore_unstable_packages: true\n", nil},
 		{"  use: [PACKAGE]\n  ignore_only:\n    FIELD_SAME_TYPE: [proto/legacy]\n", []string{pkgDeleted, kDeleted}},
 	} {
-		dir := t.TempDir()
+		dir := testutil.TempDir(t)
 		yaml := "version: v2\nmodules:\n  - path: proto\nbreaking:\n" + c.breaking
 		writeTree(t, dir, map[string]string{
 			"previous/buf.yaml":                yaml,
@@ -227,7 +228,7 @@ func TestBufConfigGit(t *testing.T) {
 		t.Skip("git not installed")
 	}
 	src := filepath.Join("testdata", "bufcfg", "v2")
-	repo := t.TempDir()
+	repo := testutil.TempDir(t)
 	copyTree := func(from string) {
 		t.Helper()
 		files := map[string]string{}

@@ -12,12 +12,13 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/plugkit/plugkit/internal/testutil"
 	"github.com/plugkit/plugkit/protocheck/load"
 )
 
 func TestLoadBadInput(t *testing.T) {
 	ctx := context.Background()
-	dir := t.TempDir()
+	dir := testutil.TempDir(t)
 	writeTree(t, filepath.Join(dir, "bad"), map[string]string{"a.proto": "syntax = \"proto3\";\npackage a;\nmessage M {\n  int32 a = ;\n}\n"})
 	writeTree(t, filepath.Join(dir, "imp"), map[string]string{"a.proto": "syntax = \"proto3\";\npackage a;\nimport \"missing/dep.proto\";\nmessage M {}\n"})
 	writeTree(t, filepath.Join(dir, "empty"), map[string]string{"README": "no protos"})
@@ -52,7 +53,7 @@ func TestLoadGit(t *testing.T) {
 		t.Skip("git not installed")
 	}
 	ctx := context.Background()
-	repo := t.TempDir()
+	repo := testutil.TempDir(t)
 	writeTree(t, repo, map[string]string{"proto/a/a.proto": "syntax = \"proto3\";\npackage a;\nmessage M { int32 x = 1; }\n", "other.proto": "syntax = \"proto3\";\n"})
 	gitRun(t, repo, "init", "-q", "-b", "main")
 	gitRun(t, repo, "add", ".")
@@ -95,7 +96,7 @@ func TestLoadGitArchiveEntries(t *testing.T) {
 	if _, err := exec.LookPath("git"); err != nil {
 		t.Skip("git not installed")
 	}
-	repo := t.TempDir()
+	repo := testutil.TempDir(t)
 	long := strings.Repeat("deep/", 25) + "l.proto" // beyond the 100 bytes of a ustar name
 	writeTree(t, repo, map[string]string{
 		"proto/a.proto":       "syntax = \"proto3\";\npackage a;\nmessage A {}\n",

@@ -6,6 +6,7 @@ import (
 	"reflect"
 	"testing"
 
+	"github.com/plugkit/plugkit/internal/testutil"
 	"github.com/plugkit/plugkit/protocheck/load"
 	"github.com/plugkit/plugkit/protocheck/ruleset"
 )
@@ -65,7 +66,7 @@ func TestLoadPairSameFindings(t *testing.T) {
 // directory is compiled anew (its import is a new descriptor in each
 // compilation), and that the pair still links and checks.
 func TestLoadPairImportPaths(t *testing.T) {
-	dir := t.TempDir()
+	dir := testutil.TempDir(t)
 	writeTree(t, dir, map[string]string{
 		"inc/dep/dep.proto": "syntax = \"proto3\";\npackage dep;\nmessage D { int32 x = 1; }\n",
 		"old/a.proto":       "syntax = \"proto3\";\npackage a;\nimport \"dep/dep.proto\";\nmessage A { dep.D d = 1; }\n",

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/plugkit/plugkit/internal/testutil"
 	"github.com/plugkit/plugkit/protocheck/load"
 )
 
@@ -15,7 +16,7 @@ import (
 // names it, the missing file and the -I flag, and -I supplies it (issue 21).
 func TestDepsFromBufCache(t *testing.T) {
 	const commit = "0123456789abcdef0123456789abcdef"
-	dir := t.TempDir()
+	dir := testutil.TempDir(t)
 	input := filepath.Join(dir, "in")
 	writeTree(t, input, map[string]string{
 		"buf.yaml": "version: v2\ndeps:\n  - buf.build/acme/dep\n",
@@ -64,7 +65,7 @@ func TestDepsFromBufCache(t *testing.T) {
 // module: its files are the input, the other modules' files are imports
 // (issue 21: plugkit failed to compile it).
 func TestParentWorkspaceModule(t *testing.T) {
-	dir := t.TempDir()
+	dir := testutil.TempDir(t)
 	writeTree(t, dir, map[string]string{
 		"buf.yaml":             "version: v2\nmodules:\n  - path: api\n  - path: third\n",
 		"api/c/v1/x.proto":     "syntax = \"proto3\";\npackage c.v1;\nimport \"dep/d.proto\";\nmessage M { dep.D d = 1; }\n",

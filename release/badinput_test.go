@@ -18,6 +18,7 @@ import (
 	"github.com/plugkit/plugkit/compat"
 	"github.com/plugkit/plugkit/examples/objectstore"
 	"github.com/plugkit/plugkit/internal/registrytest"
+	"github.com/plugkit/plugkit/internal/testutil"
 )
 
 // TestInstallRefusesUnsignedAndUntrusted checks Install refuses a
@@ -32,7 +33,7 @@ func TestInstallRefusesUnsignedAndUntrusted(t *testing.T) {
 	}
 	rel := pushUnsigned(t, repo, "fs", "2.1.0", desc, false)
 	_, trusted := newKey(t)
-	dir := t.TempDir()
+	dir := testutil.TempDir(t)
 	_, err = Install(ctx, repo, rel, Target{Dir: dir, Keys: trusted, Cookie: objectstore.Cookie})
 	if !errors.Is(err, ErrUnsigned) || !strings.Contains(err.Error(), "unsigned") {
 		t.Fatalf("unsigned release: got %v, want ErrUnsigned", err)
@@ -73,7 +74,7 @@ func TestVerifyRefusesContentChangedAfterSigning(t *testing.T) {
 	if rel.Digest != bad.Digest {
 		t.Fatalf("the tag was not moved")
 	}
-	dir := t.TempDir()
+	dir := testutil.TempDir(t)
 	_, err = Install(ctx, repo, rel, Target{Dir: dir, Keys: pub, Cookie: objectstore.Cookie})
 	if !errors.Is(err, ErrTampered) || !strings.Contains(err.Error(), "changed after it was signed") || !strings.Contains(err.Error(), good.Digest.String()) {
 		t.Fatalf("got %v, want ErrTampered naming the signed manifest", err)
@@ -102,7 +103,7 @@ func TestInstallRefusesTamperedLayer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	dir := t.TempDir()
+	dir := testutil.TempDir(t)
 	_, err = Install(ctx, mirror, mrel, Target{Dir: dir, Keys: pub, Cookie: objectstore.Cookie})
 	if !errors.Is(err, ErrTampered) || !strings.Contains(err.Error(), "tampered or corrupt blob") || !strings.Contains(err.Error(), "objectstore-fs") {
 		t.Fatalf("got %v, want ErrTampered naming the binary", err)
@@ -126,7 +127,7 @@ func TestInstallRemovesReleaseWhoseMetadataLies(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	dir := t.TempDir()
+	dir := testutil.TempDir(t)
 	_, err = Install(ctx, repo, chosen, Target{Dir: dir, Keys: pub, Cookie: objectstore.Cookie})
 	var me *MetadataError
 	if !errors.As(err, &me) {
@@ -148,7 +149,7 @@ func TestConcurrentInstallsIntoOneDirectory(t *testing.T) {
 	key, pub := newKey(t)
 	publishExamples(t, repo, key)
 	ctx := testCtx(t)
-	dir := t.TempDir()
+	dir := testutil.TempDir(t)
 	var wg sync.WaitGroup
 	errs := make([]error, 4)
 	for i, v := range []string{"2.1.0", "1.3.0", "2.1.0", "1.3.0"} {
@@ -170,7 +171,7 @@ func TestConcurrentInstallsIntoOneDirectory(t *testing.T) {
 	}
 	assertOnly(t, dir, "objectstore-fs", "objectstore-memory")
 	for _, n := range []string{"fs", "memory"} {
-		if fileSHA(t, filepath.Join(dir, "objectstore-"+n)) != fileSHA(t, pluginBinary(t, n)) {
+		if fileSHA(t, filepath.Join(dir, "objectstore-"+n+exe())) != fileSHA(t, pluginBinary(t, n)) {
 			t.Errorf("objectstore-%s differs from the published binary", n)
 		}
 	}
@@ -280,7 +281,7 @@ func TestInstallWaitsForTheDirectoryLock(t *testing.T) {
 	repo := openRegistry(t, "plugins/fs", nil)
 	ctx := testCtx(t)
 	rel, _, pub := pushFS(t, repo)
-	dir := t.TempDir()
+	dir := testutil.TempDir(t)
 	unlock, err := lockDir(ctx, dir)
 	if err != nil {
 		t.Fatal(err)
@@ -335,7 +336,7 @@ func TestInstallWhoseWriteFailsLeavesNoPartialFile(t *testing.T) {
 		}
 		return &failingWriter{f: f, limit: 1 << 20}, f.Name(), nil
 	}
-	dir := t.TempDir()
+	dir := testutil.TempDir(t)
 	_, err := Install(ctx, repo, rel, Target{Dir: dir, Keys: pub, Cookie: objectstore.Cookie})
 	if !errors.Is(err, syscall.ENOSPC) || !strings.Contains(err.Error(), "nothing was installed") {
 		t.Fatalf("got %v, want ENOSPC and nothing installed", err)
@@ -366,7 +367,7 @@ func TestInstallGivesUpOnAStalledDownload(t *testing.T) {
 	}
 	rel, _, pub := pushFS(t, publisher)
 	stall.Store("/blobs/sha256:" + fileSHA(t, pluginBinary(t, "fs")))
-	dir := t.TempDir()
+	dir := testutil.TempDir(t)
 	_, err = Install(ctx, repo, rel, Target{Dir: dir, Keys: pub, Cookie: objectstore.Cookie})
 	if !errors.Is(err, errStalled) || !strings.Contains(err.Error(), reg.Host) || !strings.Contains(err.Error(), "nothing was installed") {
 		t.Fatalf("got %v, want a stalled download naming %s", err, reg.Host)

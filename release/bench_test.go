@@ -12,6 +12,7 @@ import (
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
 
 	"github.com/plugkit/plugkit/examples/objectstore"
+	"github.com/plugkit/plugkit/internal/testutil"
 )
 
 // BenchmarkInstallVsRawPull measures, in the same iterations, a raw pull
@@ -43,7 +44,7 @@ func BenchmarkInstallVsRawPull(b *testing.B) {
 	stepDone = func(step string) { steps[step] += time.Since(start) }
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		dir := b.TempDir()
+		dir := testutil.TempDir(b)
 		start = time.Now()
 		rawPull(b, repo, layer, filepath.Join(dir, "raw"))
 		raw += time.Since(start)

@@ -9,9 +9,8 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/plugkit/plugkit/internal/testutil"
 	"github.com/sigstore/sigstore/pkg/cryptoutils"
-
-	"github.com/plugkit/plugkit/examples/objectstore"
 )
 
 // TestCosignInterop checks, with a cosign binary named by $COSIGN (built
@@ -26,7 +25,7 @@ func TestCosignInterop(t *testing.T) {
 	}
 	repo := openRegistry(t, "plugins/fs", nil)
 	ctx := testCtx(t)
-	dir := t.TempDir()
+	dir := testutil.TempDir(t)
 	cli := func(args ...string) {
 		t.Helper()
 		cmd := exec.CommandContext(ctx, cosign, args...)

@@ -10,7 +10,6 @@ import (
 	"fmt"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strconv"
@@ -23,6 +22,7 @@ import (
 	"github.com/plugkit/plugkit/examples/objectstore"
 	catalogv1 "github.com/plugkit/plugkit/gen/plugkit/catalog/v1"
 	"github.com/plugkit/plugkit/internal/registrytest"
+	"github.com/plugkit/plugkit/internal/testutil"
 )
 
 var (
@@ -63,10 +63,10 @@ func pluginBinary(t testing.TB, name string) string {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				out, err := exec.CommandContext(ctx, filepath.Join(runtime.GOROOT(), "bin", "go"), "build", "-o", filepath.Join(buildDir, "objectstore-"+n+exe()), "../examples/objectstore/plugins/"+n).CombinedOutput()
+				_, err := testutil.BuildBinary(ctx, filepath.Join(buildDir, "objectstore-"+n+exe()), "../examples/objectstore/plugins/"+n)
 				if err != nil {
 					mu.Lock()
-					buildErr = fmt.Errorf("go build %s: %v\n%s", n, err, out)
+					buildErr = err
 					mu.Unlock()
 				}
 			}()
@@ -93,7 +93,7 @@ var here = runtime.GOOS + "/" + runtime.GOARCH
 // the extra platforms (whose "binaries" are small distinct files).
 func releaseDir(t testing.TB, bin string, extra ...string) string {
 	t.Helper()
-	dir := t.TempDir()
+	dir := testutil.TempDir(t)
 	name := filepath.Base(bin)
 	sub := filepath.Join(dir, strings.ReplaceAll(here, "/", "_"))
 	if err := os.MkdirAll(sub, 0o755); err != nil {
@@ -110,6 +110,9 @@ func releaseDir(t testing.TB, bin string, extra ...string) string {
 		}
 	}
 	for _, p := range extra {
+		if p == here {
+			continue // the tests' extra platforms include windows/amd64: on Windows, keep the real binary
+		}
 		sub := filepath.Join(dir, strings.ReplaceAll(p, "/", "_"))
 		if err := os.MkdirAll(sub, 0o755); err != nil {
 			t.Fatal(err)
@@ -207,7 +210,7 @@ func pushFS(t testing.TB, repo *Repository, extra ...string) (Release, crypto.Si
 // directory and returns the mirror and the directory.
 func mirrorTo(t testing.TB, repo *Repository, version string) (*Repository, string) {
 	t.Helper()
-	layout := t.TempDir()
+	layout := testutil.TempDir(t)
 	mirror, err := Open(LayoutPrefix+layout, Options{})
 	if err != nil {
 		t.Fatal(err)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/plugkit/plugkit/examples/objectstore"
 	"github.com/plugkit/plugkit/host"
+	"github.com/plugkit/plugkit/internal/testutil"
 	"github.com/plugkit/plugkit/manager"
 )
 
@@ -41,7 +42,7 @@ func TestLockRecordsEveryPlatformAndPinsTheManager(t *testing.T) {
 	}
 	var l Lock
 	l.Set(lp)
-	path := filepath.Join(t.TempDir(), "plugkit.lock")
+	path := filepath.Join(testutil.TempDir(t), "plugkit.lock")
 	if err := l.WriteFile(path); err != nil {
 		t.Fatal(err)
 	}
@@ -52,29 +53,29 @@ func TestLockRecordsEveryPlatformAndPinsTheManager(t *testing.T) {
 	if string(back.Bytes()) != string(l.Bytes()) {
 		t.Fatalf("the lock file does not round-trip:\n%s\n---\n%s", l.Bytes(), back.Bytes())
 	}
-	for _, want := range []string{"binary darwin/arm64 objectstore-fs sha256:", "binary " + here + " objectstore-fs sha256:" + fileSHA(t, pluginBinary(t, "fs")), `constraint "~> 2.0"`, "index " + rel.Digest.String()} {
+	for _, want := range []string{"binary darwin/arm64 objectstore-fs" + exe() + " sha256:", "binary " + here + " objectstore-fs" + exe() + " sha256:" + fileSHA(t, pluginBinary(t, "fs")), `constraint "~> 2.0"`, "index " + rel.Digest.String()} {
 		if !strings.Contains(string(l.Bytes()), want) {
 			t.Errorf("lock file lacks %q:\n%s", want, l.Bytes())
 		}
 	}
 
-	dir := t.TempDir()
+	dir := testutil.TempDir(t)
 	if _, err := Install(ctx, repo, rel, Target{Dir: dir, Keys: pub, Cookie: objectstore.Cookie, Locked: back.Find(repo.Source)}); err != nil {
 		t.Fatal(err)
 	}
 	m := manager.New(manager.Config{Sources: []manager.Source{manager.Dirs(dir)}, Launch: host.Command{Cookie: objectstore.Cookie}, Pins: back.Pins()})
 	defer m.Close()
-	if b := m.DescribeBinary(ctx, filepath.Join(dir, "objectstore-fs")); b.Err != nil {
+	if b := m.DescribeBinary(ctx, filepath.Join(dir, "objectstore-fs"+exe())); b.Err != nil {
 		t.Fatalf("the manager refuses the locked binary: %v", b.Err)
 	}
 	raw, err := os.ReadFile(pluginBinary(t, "memory"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(dir, "objectstore-fs"), raw, 0o755); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, "objectstore-fs"+exe()), raw, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if b := m.DescribeBinary(ctx, filepath.Join(dir, "objectstore-fs")); b.Err == nil {
+	if b := m.DescribeBinary(ctx, filepath.Join(dir, "objectstore-fs"+exe())); b.Err == nil {
 		t.Fatal("the manager ran a binary that differs from the locked one")
 	}
 }
@@ -104,7 +105,7 @@ func TestInstallWithLockRefusesMismatch(t *testing.T) {
 		"index":    {wrongIndex, "the tag was moved"},
 		"platform": {noPlatform, "no digest for " + here},
 	} {
-		dir := t.TempDir()
+		dir := testutil.TempDir(t)
 		_, err := Install(ctx, repo, rel, Target{Dir: dir, Keys: pub, Cookie: objectstore.Cookie, Locked: &tc.locked})
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: got %v, want %q", name, err, tc.want)

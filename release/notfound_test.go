@@ -3,6 +3,8 @@ package release
 import (
 	"strings"
 	"testing"
+
+	"github.com/plugkit/plugkit/internal/testutil"
 )
 
 // TestMissingVersionIsNamed asks a registry and a mirror for a release
@@ -12,7 +14,7 @@ func TestMissingVersionIsNamed(t *testing.T) {
 	repo := openRegistry(t, "plugins/fs", nil)
 	pushFS(t, repo)
 	mirror, _ := mirrorTo(t, repo, "2.1.0")
-	empty, err := Open(LayoutPrefix+t.TempDir(), Options{})
+	empty, err := Open(LayoutPrefix+testutil.TempDir(t), Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/plugkit/plugkit/examples/objectstore"
 	"github.com/plugkit/plugkit/internal/registrytest"
 	"github.com/plugkit/plugkit/internal/testpki"
+	"github.com/plugkit/plugkit/internal/testutil"
 )
 
 // TestResolveAmongManyReleasesDownloadsNoBinary publishes 100 releases
@@ -22,7 +23,7 @@ func TestResolveAmongManyReleasesDownloadsNoBinary(t *testing.T) {
 	var c counter
 	repo := openRegistry(t, "plugins/many", &c)
 	ctx := testCtx(t)
-	dir := t.TempDir()
+	dir := testutil.TempDir(t)
 	for i := range 100 {
 		sub := filepath.Join(dir, fmt.Sprint(i), "linux_amd64")
 		if err := os.MkdirAll(sub, 0o755); err != nil {
@@ -65,13 +66,13 @@ func TestInstallFromMirrorAndCacheOffline(t *testing.T) {
 	repo := openRegistry(t, "plugins/fs", &c)
 	ctx := testCtx(t)
 	rel, _, pub := pushFS(t, repo)
-	cache := t.TempDir()
+	cache := testutil.TempDir(t)
 	c.blobGets.Store(0)
-	if _, err := Install(ctx, repo, rel, Target{Dir: t.TempDir(), Keys: pub, Cookie: objectstore.Cookie, Cache: cache}); err != nil {
+	if _, err := Install(ctx, repo, rel, Target{Dir: testutil.TempDir(t), Keys: pub, Cookie: objectstore.Cookie, Cache: cache}); err != nil {
 		t.Fatal(err)
 	}
 	first := c.blobGets.Load()
-	if _, err := Install(ctx, repo, rel, Target{Dir: t.TempDir(), Keys: pub, Cookie: objectstore.Cookie, Cache: cache}); err != nil {
+	if _, err := Install(ctx, repo, rel, Target{Dir: testutil.TempDir(t), Keys: pub, Cookie: objectstore.Cookie, Cache: cache}); err != nil {
 		t.Fatal(err)
 	}
 	// The first install fetches the binary, its manifest's config is not
@@ -85,7 +86,7 @@ func TestInstallFromMirrorAndCacheOffline(t *testing.T) {
 	if err := os.WriteFile(cached, []byte("corrupt"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	inst, err := Install(ctx, repo, rel, Target{Dir: t.TempDir(), Keys: pub, Cookie: objectstore.Cookie, Cache: cache})
+	inst, err := Install(ctx, repo, rel, Target{Dir: testutil.TempDir(t), Keys: pub, Cookie: objectstore.Cookie, Cache: cache})
 	if err != nil {
 		t.Fatalf("install with a corrupt cache entry: %v", err)
 	}
@@ -103,7 +104,7 @@ func TestInstallFromMirrorAndCacheOffline(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	dir := t.TempDir()
+	dir := testutil.TempDir(t)
 	inst, err = Install(ctx, offline, mrel, Target{Dir: dir, Keys: pub, Cookie: objectstore.Cookie})
 	if err != nil {
 		t.Fatal(err)
@@ -144,7 +145,7 @@ func TestRegistryWithTLSAndBasicAuth(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := Install(ctx, repo, rel, Target{Dir: t.TempDir(), Keys: pub, Cookie: objectstore.Cookie}); err != nil {
+	if _, err := Install(ctx, repo, rel, Target{Dir: testutil.TempDir(t), Keys: pub, Cookie: objectstore.Cookie}); err != nil {
 		t.Fatal(err)
 	}
 	anon, err := Open(reg.Host+"/plugins/fs", Options{TLS: opts.TLS})

@@ -12,6 +12,8 @@ import (
 
 	"github.com/plugkit/plugkit/compat"
 	"github.com/plugkit/plugkit/examples/objectstore"
+	"github.com/plugkit/plugkit/internal/osdep"
+	"github.com/plugkit/plugkit/internal/testutil"
 )
 
 // TestResolveChoosesByMajorsAndConstraint publishes the example plugins
@@ -86,7 +88,7 @@ func TestInstallWritesTheVerifiedBinary(t *testing.T) {
 	if got := strings.Join(rel.Platforms, ","); got != strings.Join(sortedPlatforms(here, "darwin/arm64"), ",") {
 		t.Errorf("platforms %s", got)
 	}
-	dir := filepath.Join(t.TempDir(), "plugins")
+	dir := filepath.Join(testutil.TempDir(t), "plugins")
 	inst, err := Install(ctx, repo, rel, Target{Dir: dir, Keys: pub, Cookie: objectstore.Cookie})
 	if err != nil {
 		t.Fatal(err)
@@ -96,7 +98,7 @@ func TestInstallWritesTheVerifiedBinary(t *testing.T) {
 		t.Errorf("installed sha256 %s (reported %s), published %s", got, inst.SHA256, want)
 	}
 	fi, err := os.Stat(inst.Path)
-	if err != nil || fi.Mode().Perm()&0o111 == 0 {
+	if err != nil || (fi.Mode().Perm()&0o111 == 0 && osdep.ExecBits) {
 		t.Errorf("installed binary: %v, mode %v", err, fi.Mode())
 	}
 	assertOnly(t, dir, filepath.Base(inst.Path))
@@ -131,6 +133,11 @@ func assertOnly(t testing.TB, dir string, names ...string) {
 	for _, e := range ents {
 		if e.Name() != lockFileName {
 			got = append(got, e.Name())
+		}
+	}
+	for i := range names {
+		if !strings.HasSuffix(names[i], exe()) {
+			names[i] += exe() // the installed binaries are named .exe on Windows
 		}
 	}
 	if strings.Join(got, ",") != strings.Join(names, ",") {

@@ -19,6 +19,7 @@ import (
 	"github.com/plugkit/plugkit/compat"
 	"github.com/plugkit/plugkit/examples/objectstore"
 	"github.com/plugkit/plugkit/internal/registrytest"
+	"github.com/plugkit/plugkit/internal/testutil"
 )
 
 // TestInstallRunsNoBinaryBeforeItsSignatureIsVerified holds back the
@@ -50,8 +51,8 @@ func TestInstallRunsNoBinaryBeforeItsSignatureIsVerified(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx := testCtx(t)
-	marker := filepath.Join(t.TempDir(), "ran")
-	script := filepath.Join(t.TempDir(), "objectstore-fs"+exe())
+	marker := filepath.Join(testutil.TempDir(t), "ran")
+	script := filepath.Join(testutil.TempDir(t), "objectstore-fs"+exe())
 	if err := os.WriteFile(script, []byte("#!/bin/sh\ntouch '"+marker+"'\n"), 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -69,7 +70,7 @@ func TestInstallRunsNoBinaryBeforeItsSignatureIsVerified(t *testing.T) {
 	}
 	_, trusted := newKey(t)
 	gate.Store(true)
-	dir := t.TempDir()
+	dir := testutil.TempDir(t)
 	_, err = Install(ctx, repo, rel, Target{Dir: dir, Keys: trusted, Cookie: objectstore.Cookie})
 	if _, err := os.Stat(marker); err == nil {
 		t.Error("Install ran the binary of a release whose signature it refused")
@@ -88,7 +89,7 @@ func TestInstallOfALyingReleaseKeepsTheInstalledOne(t *testing.T) {
 	repo := openRegistry(t, "plugins/fs", nil)
 	ctx := testCtx(t)
 	good, key, pub := pushFS(t, repo)
-	dir := t.TempDir()
+	dir := testutil.TempDir(t)
 	inst, err := Install(ctx, repo, good, Target{Dir: dir, Keys: pub, Cookie: objectstore.Cookie})
 	if err != nil {
 		t.Fatal(err)
@@ -135,7 +136,7 @@ func TestInstallRefusesABinarySwappedWhileChecked(t *testing.T) {
 			t.Error(err)
 		}
 	}
-	dir := t.TempDir()
+	dir := testutil.TempDir(t)
 	_, err = Install(ctx, repo, rel, Target{Dir: dir, Keys: pub, Cookie: objectstore.Cookie})
 	if err == nil || !(strings.Contains(err.Error(), "replaced") || errors.Is(err, ErrTampered)) {
 		t.Fatalf("got %v, want an error saying the binary was replaced", err)

@@ -23,7 +23,7 @@ const tfCookie = "TF_PLUGIN_MAGIC_COOKIE=d602bf8f470bc67ca7faa0386276bbdd4330efa
 // TestCallGoPluginProvider calls a provider served by go-plugin itself
 // (terraform-plugin-go's tf6server.Serve), through reflection only.
 func TestCallGoPluginProvider(t *testing.T) {
-	bin := goBuild(t, t.TempDir(), "terraform-provider-fixture", "./testdata/tf6provider")
+	bin := goBuild(t, testutil.TempDir(t), "terraform-provider-fixture", "./testdata/tf6provider")
 	call := func(args ...string) (string, string, int) {
 		t.Helper()
 		var stdout, stderr bytes.Buffer
@@ -114,12 +114,10 @@ func TestCallUsageErrors(t *testing.T) {
 // of one service: --name and --metadata plugkit-name=... pick one, no name
 // gets the catalog's error, and a bare service name lists its methods.
 func TestCallNameAndMetadata(t *testing.T) {
-	bin := filepath.Join(t.TempDir(), "multiname")
+	bin := filepath.Join(testutil.TempDir(t), "multiname")
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	if out, err := exec.CommandContext(ctx, "go", "build", "-o", bin, "./testdata/multiname").CombinedOutput(); err != nil {
-		t.Fatalf("building the multi-name plugin: %v\n%s", err, out)
-	}
+	bin = testutil.GoBuild(ctx, t, bin, "./testdata/multiname")
 	call := func(args ...string) (string, string, int) {
 		t.Helper()
 		var stdout, stderr bytes.Buffer
@@ -154,13 +152,14 @@ func TestCallNameAndMetadata(t *testing.T) {
 // whose call is in flight: the CLI closes the plugin it started (no
 // orphan is left) and exits 130 or 143.
 func TestInterruptClosesPlugins(t *testing.T) {
-	cli, plug := goBuild(t, t.TempDir(), "plugkit", "."), buildMultiname(t)
+	testutil.NotOnWindows(t, "it sends SIGINT and SIGTERM to the CLI; Windows has no signals to send to another process")
+	cli, plug := goBuild(t, testutil.TempDir(t), "plugkit", "."), buildMultiname(t)
 	for _, tc := range []struct {
 		sig  syscall.Signal
 		code int
 	}{{syscall.SIGINT, 130}, {syscall.SIGTERM, 143}} {
 		t.Run(tc.sig.String(), func(t *testing.T) {
-			pidFile := filepath.Join(t.TempDir(), "pid")
+			pidFile := filepath.Join(testutil.TempDir(t), "pid")
 			cmd := exec.Command(cli, "call", plug, "--cookie", exampleCookie, "--name", "a", "--rpc-timeout", "5m",
 				"objectstore.v1.ObjectStore/Get", `{"key":"slow"}`)
 			cmd.Env = append(os.Environ(), "MULTINAME_PIDFILE="+pidFile)
@@ -203,19 +202,15 @@ func TestInterruptClosesPlugins(t *testing.T) {
 // goBuild builds the package pkg into dir/name and returns its path.
 func goBuild(t *testing.T, dir, name, pkg string) string {
 	t.Helper()
-	bin := filepath.Join(dir, name)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	if out, err := exec.CommandContext(ctx, "go", "build", "-o", bin, pkg).CombinedOutput(); err != nil {
-		t.Fatalf("go build %s: %v\n%s", pkg, err, out)
-	}
-	return bin
+	return testutil.GoBuild(ctx, t, filepath.Join(dir, name), pkg)
 }
 
 // buildMultiname builds the multi-name test plugin (testdata/multiname).
 func buildMultiname(t *testing.T) string {
 	t.Helper()
-	return goBuild(t, t.TempDir(), "multiname", "./testdata/multiname")
+	return goBuild(t, testutil.TempDir(t), "multiname", "./testdata/multiname")
 }
 
 // withStdin makes text call's standard input for the rest of the test.
@@ -298,7 +293,7 @@ func TestCallSequence(t *testing.T) {
 // plugkit's); with --reattach, which launches nothing, they are refused.
 func TestPluginArgs(t *testing.T) {
 	bin := buildMultiname(t)
-	argsFile := filepath.Join(t.TempDir(), "args")
+	argsFile := filepath.Join(testutil.TempDir(t), "args")
 	t.Setenv("MULTINAME_ARGSFILE", argsFile)
 	for _, tc := range []struct {
 		args []string

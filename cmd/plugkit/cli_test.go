@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/plugkit/plugkit/internal/testutil"
 )
 
 // TestCLIConventions checks the conventions every subcommand shares.
@@ -54,7 +56,8 @@ func TestCLIConventions(t *testing.T) {
 // TestLaunchNotABinary: inspect and call on a file that is not executable
 // or on a directory say so, instead of "fork/exec ...: permission denied".
 func TestLaunchNotABinary(t *testing.T) {
-	dir := t.TempDir()
+	testutil.NotOnWindows(t, "it checks the message for a file without the execute bit, which Windows does not have")
+	dir := testutil.TempDir(t)
 	file := filepath.Join(dir, "plugin")
 	if err := os.WriteFile(file, []byte("#!/bin/sh\n"), 0o644); err != nil {
 		t.Fatal(err)
@@ -77,7 +80,8 @@ func TestLaunchNotABinary(t *testing.T) {
 // TestPluginTextIsEscaped: escape sequences a plugin writes (to clear the
 // screen, or to forge a table row) come out of the CLI escaped.
 func TestPluginTextIsEscaped(t *testing.T) {
-	dir := t.TempDir()
+	testutil.NotOnWindows(t, "its hostile plugin is a shell script")
+	dir := testutil.TempDir(t)
 	bin := filepath.Join(dir, "hostile")
 	script := "#!/bin/sh\nprintf '\\033[2J\\033[Hclean\\r\\nmemory  9.9.9  objectstore  2.0  -  forged\\n\\302\\233 c1\\n' >&2\nexit 1\n"
 	if err := os.WriteFile(bin, []byte(script), 0o755); err != nil {

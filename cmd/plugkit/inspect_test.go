@@ -10,13 +10,15 @@ import (
 	"testing"
 
 	"github.com/plugkit/plugkit/handshake"
+	"github.com/plugkit/plugkit/internal/osdep"
+	"github.com/plugkit/plugkit/internal/testutil"
 )
 
 // memoryPlugin builds the example memory plugin into the test's
 // temporary directory.
 func memoryPlugin(t *testing.T) string {
 	t.Helper()
-	return goBuild(t, t.TempDir(), "memory", "github.com/plugkit/plugkit/examples/objectstore/plugins/memory")
+	return goBuild(t, testutil.TempDir(t), "memory", "github.com/plugkit/plugkit/examples/objectstore/plugins/memory")
 }
 
 func TestInspectJSON(t *testing.T) {
@@ -30,7 +32,7 @@ func TestInspectJSON(t *testing.T) {
 	if err := json.Unmarshal(stdout.Bytes(), &got); err != nil {
 		t.Fatalf("output is not one JSON object: %v\n%s", err, stdout.String())
 	}
-	if got["protocol_version"] != 1.0 || got["network"] != "unix" || got["protocol"] != "grpc" || got["tls"] != true {
+	if got["protocol_version"] != 1.0 || got["network"] != defaultNetwork() || got["protocol"] != "grpc" || got["tls"] != true {
 		t.Errorf("fields: %v", got)
 	}
 	if pid, _ := got["pid"].(float64); pid <= 0 {
@@ -84,6 +86,9 @@ func TestInspectFailures(t *testing.T) {
 }
 
 func TestDemo(t *testing.T) {
+	if testutil.UnderWine() {
+		t.Skip("the demo builds its plugins with the Go tool, which does not run under Wine")
+	}
 	var stdout, stderr bytes.Buffer
 	if code := run([]string{"demo"}, &stdout, &stderr); code != 0 {
 		t.Fatalf("demo exit %d: %s\n%s", code, stderr.String(), stdout.String())
@@ -110,7 +115,8 @@ func TestDemo(t *testing.T) {
 // prints why plugkit refuses it and what to do (handshake.ErrNetRPC's
 // text), not only the line and "protocol: netrpc".
 func TestInspectNetRPCPlugin(t *testing.T) {
-	bin := filepath.Join(t.TempDir(), "netrpc")
+	testutil.NotOnWindows(t, "its net/rpc plugin is a shell script")
+	bin := filepath.Join(testutil.TempDir(t), "netrpc")
 	script := "#!/bin/sh\necho '1|1|unix|/tmp/x|netrpc'\nexec sleep 30\n"
 	if err := os.WriteFile(bin, []byte(script), 0o755); err != nil {
 		t.Fatal(err)
@@ -126,4 +132,13 @@ func TestInspectNetRPCPlugin(t *testing.T) {
 			t.Errorf("stderr lacks %q:\n%s", want, errs)
 		}
 	}
+}
+
+// defaultNetwork is the network plugins listen on unless told otherwise:
+// unix sockets, but loopback TCP on Windows.
+func defaultNetwork() string {
+	if osdep.UnixSockets {
+		return "unix"
+	}
+	return "tcp"
 }

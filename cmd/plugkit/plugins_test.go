@@ -9,9 +9,11 @@ import (
 	"testing"
 
 	"github.com/plugkit/plugkit/examples/objectstore"
+	"github.com/plugkit/plugkit/internal/testutil"
 )
 
 func TestPluginsListReportsEveryBinary(t *testing.T) {
+	testutil.NotOnWindows(t, "its unusable binaries are a shell script and a file without the execute bit, which Windows does not have")
 	dir := filepath.Dir(memoryPlugin(t))
 	os.WriteFile(filepath.Join(dir, "broken"), []byte("#!/bin/sh\necho 'needs libfoo' >&2\nexit 1\n"), 0o755)
 	os.WriteFile(filepath.Join(dir, "README"), []byte("docs"), 0o644)
@@ -69,7 +71,7 @@ func TestPluginsListReportsEveryBinary(t *testing.T) {
 // or when they hold no binary at all (table and JSON alike).
 func TestPluginsListExitCodes(t *testing.T) {
 	good := filepath.Dir(memoryPlugin(t))
-	bad, empty, empty2 := t.TempDir(), t.TempDir(), t.TempDir()
+	bad, empty, empty2 := testutil.TempDir(t), testutil.TempDir(t), testutil.TempDir(t)
 	os.WriteFile(filepath.Join(bad, "broken"), []byte("#!/bin/sh\necho 'needs libfoo' >&2\nexit 1\n"), 0o755)
 	os.WriteFile(filepath.Join(bad, "README"), []byte("docs"), 0o644)
 	for _, tc := range []struct {

@@ -3,13 +3,15 @@ package main
 import (
 	"strings"
 	"testing"
+
+	"github.com/plugkit/plugkit/internal/testutil"
 )
 
 // TestProtoBreakingCompileErrors: in buf-compatible mode an input that does
 // not compile is a COMPILE finding and exit 100, as in buf; otherwise it is
 // an error on stderr and exit 1.
 func TestProtoBreakingCompileErrors(t *testing.T) {
-	t.Chdir(t.TempDir())
+	t.Chdir(testutil.TempDir(t))
 	writeProto(t, "old/a.proto", "syntax = \"proto3\";\npackage a;\nmessage M {\n  int32 x = 1;\n}\n")
 	writeProto(t, "new/a.proto", "syntax = \"proto3\";\npackage a;\nmessage M {\n  int32 x = 1\n}\n")
 
@@ -35,7 +37,7 @@ func TestProtoBreakingCompileErrors(t *testing.T) {
 // TestProtoBreakingDeprecatedRule: the deprecated buf rule is accepted with
 // a warning on stderr.
 func TestProtoBreakingDeprecatedRule(t *testing.T) {
-	t.Chdir(t.TempDir())
+	t.Chdir(testutil.TempDir(t))
 	writeProto(t, "a/a.proto", "syntax = \"proto3\";\npackage a;\nmessage M {}\n")
 	code, out, errs := runCLI("proto", "breaking", "a", "--against", "a", "--use", "FILE,MESSAGE_SAME_MESSAGE_SET_WIRE_FORMAT")
 	if code != 0 || out != "" || !strings.Contains(errs, "warning: rule MESSAGE_SAME_MESSAGE_SET_WIRE_FORMAT is deprecated") {

@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/plugkit/plugkit/internal/testutil"
 )
 
 func writeProto(t *testing.T, path, src string) {
@@ -27,7 +29,7 @@ func runCLI(args ...string) (int, string, string) {
 }
 
 func TestProtoBreakingCLI(t *testing.T) {
-	dir := t.TempDir()
+	dir := testutil.TempDir(t)
 	t.Chdir(dir)
 	writeProto(t, "old/a.proto", "syntax = \"proto3\";\npackage a;\nmessage M {\n  int32 x = 1;\n  int32 y = 2;\n}\n")
 	writeProto(t, "new/a.proto", "syntax = \"proto3\";\npackage a;\nmessage M {\n  int32 x = 1;\n}\n")
@@ -87,7 +89,7 @@ func TestProtoBreakingGitCLI(t *testing.T) {
 	if _, err := exec.LookPath("git"); err != nil {
 		t.Skip("git not installed")
 	}
-	dir := t.TempDir()
+	dir := testutil.TempDir(t)
 	t.Chdir(dir)
 	git := func(args ...string) {
 		cmd := exec.Command("git", args...)

@@ -11,6 +11,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/plugkit/plugkit/internal/testutil"
 )
 
 // TestReattachDebugPlugin starts the memory plugin in debug mode, as a
@@ -52,7 +54,7 @@ func TestReattachDebugPlugin(t *testing.T) {
 	if err := json.Unmarshal(stdout.Bytes(), &got); err != nil {
 		t.Fatalf("%v: %s", err, stdout.String())
 	}
-	if !got.Reattached || got.Name != "memory" || got.Pid != cmd.Process.Pid || got.ProtocolVersion != 1 || got.TLS || !strings.Contains(strings.Join(got.Services, " "), "objectstore.v1.ObjectStore") {
+	if !got.Reattached || strings.TrimSuffix(got.Name, ".exe") != "memory" || got.Pid != cmd.Process.Pid || got.ProtocolVersion != 1 || got.TLS || !strings.Contains(strings.Join(got.Services, " "), "objectstore.v1.ObjectStore") {
 		t.Errorf("inspect --reattach: %+v", got)
 	}
 
@@ -64,8 +66,8 @@ func TestReattachDebugPlugin(t *testing.T) {
 			t.Errorf("call --reattach %q: exit %d, stdout %q, stderr %q", reattach, code, stdout.String(), stderr.String())
 		}
 	}
-	if err := cmd.Process.Signal(syscall.Signal(0)); err != nil {
-		t.Fatalf("the plugin in debug mode is gone after the CLI closed it: %v", err)
+	if !testutil.Running(cmd.Process.Pid) {
+		t.Fatal("the plugin in debug mode is gone after the CLI closed it")
 	}
 
 	for _, tc := range []struct {

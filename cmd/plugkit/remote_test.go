@@ -11,12 +11,13 @@ import (
 	"github.com/plugkit/plugkit/examples/objectstore/backend"
 	objectstorev1 "github.com/plugkit/plugkit/examples/objectstore/gen/objectstore/v1"
 	"github.com/plugkit/plugkit/internal/remotetest"
+	"github.com/plugkit/plugkit/internal/testutil"
 	"github.com/plugkit/plugkit/plugin"
 	"github.com/plugkit/plugkit/wire"
 )
 
 func TestConnectToAPluginService(t *testing.T) {
-	pki, err := remotetest.NewPKI(t.TempDir(), "127.0.0.1")
+	pki, err := remotetest.NewPKI(testutil.TempDir(t), "127.0.0.1")
 	if err != nil {
 		t.Fatal(err)
 	}

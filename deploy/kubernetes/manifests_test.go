@@ -22,6 +22,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/plugkit/plugkit/internal/remotetest"
+	"github.com/plugkit/plugkit/internal/testutil"
 	"github.com/plugkit/plugkit/plugin"
 	"github.com/plugkit/plugkit/wire"
 )
@@ -280,7 +281,7 @@ func checkDrainBelowGracePeriod(t *testing.T, d *appsv1.Deployment, c corev1.Con
 // that it answers the readiness probe's question.
 func checkRunningServiceAnswersProbe(t *testing.T, c corev1.Container) {
 	t.Helper()
-	pki, err := remotetest.NewPKI(t.TempDir(), "127.0.0.1")
+	pki, err := remotetest.NewPKI(testutil.TempDir(t), "127.0.0.1")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/plugkit/plugkit/examples/greeter"
 	greeterv2 "github.com/plugkit/plugkit/examples/greeter/gen/greeter/v2"
 	"github.com/plugkit/plugkit/host"
+	"github.com/plugkit/plugkit/internal/testutil"
 	"github.com/plugkit/plugkit/manager"
 )
 
@@ -22,8 +23,8 @@ import (
 // fresh directory, as a plugin repository's CI would.
 func buildPlugins(t *testing.T) (pluginDir, cli string) {
 	t.Helper()
-	pluginDir = t.TempDir()
-	cli = filepath.Join(t.TempDir(), "plugkit")
+	pluginDir = testutil.TempDir(t)
+	cli = filepath.Join(testutil.TempDir(t), "plugkit")
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	for out, pkg := range map[string]string{
@@ -31,8 +32,8 @@ func buildPlugins(t *testing.T) (pluginDir, cli string) {
 		filepath.Join(pluginDir, "polyglot"): "./plugins/polyglot",
 		cli:                                  "github.com/plugkit/plugkit/cmd/plugkit",
 	} {
-		if b, err := exec.CommandContext(ctx, "go", "build", "-o", out, pkg).CombinedOutput(); err != nil {
-			t.Fatalf("go build %s: %v\n%s", pkg, err, b)
+		if built := testutil.GoBuild(ctx, t, out, pkg); out == cli {
+			cli = built
 		}
 	}
 	return pluginDir, cli
@@ -57,7 +58,7 @@ func TestGreeterKind(t *testing.T) {
 	}
 	usable := map[string]bool{}
 	for _, b := range m.Binaries() {
-		usable[filepath.Base(b.Path)] = b.Err == nil
+		usable[strings.TrimSuffix(filepath.Base(b.Path), ".exe")] = b.Err == nil
 	}
 	if !usable["hello"] || !usable["polyglot"] || usable["stranger"] {
 		t.Fatalf("usable binaries %v: want hello and polyglot, not stranger", usable)

@@ -3,8 +3,6 @@ package objectstore
 import (
 	"context"
 	"errors"
-	"net"
-	"path/filepath"
 	"reflect"
 	"testing"
 	"time"
@@ -17,6 +15,7 @@ import (
 	"github.com/plugkit/plugkit/examples/objectstore/backend"
 	objectstorev1 "github.com/plugkit/plugkit/examples/objectstore/gen/objectstore/v1"
 	objectstorev2 "github.com/plugkit/plugkit/examples/objectstore/gen/objectstore/v2"
+	"github.com/plugkit/plugkit/internal/testutil"
 )
 
 // serve runs a v1 and a v2 server, each over its own in-memory backend.
@@ -25,13 +24,10 @@ func serve(t *testing.T) *grpc.ClientConn {
 	srv := grpc.NewServer()
 	objectstorev1.RegisterObjectStoreServer(srv, backend.V1{B: backend.NewMemory()})
 	objectstorev2.RegisterObjectStoreServer(srv, backend.V2{B: backend.NewMemory()})
-	ln, err := net.Listen("unix", filepath.Join(t.TempDir(), "s"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	ln, target := testutil.LocalListener(t)
 	go srv.Serve(ln)
 	t.Cleanup(srv.Stop)
-	conn, err := grpc.NewClient("unix://"+ln.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()))
+	conn, err := grpc.NewClient(target, grpc.WithTransportCredentials(insecure.NewCredentials()))
 	if err != nil {
 		t.Fatal(err)
 	}

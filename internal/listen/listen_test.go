@@ -7,10 +7,13 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/plugkit/plugkit/internal/testutil"
 )
 
 func TestUnixIsPrivateAndCleansUp(t *testing.T) {
-	ln, err := Unix(UnixConfig{Dir: t.TempDir()})
+	testutil.NotOnWindows(t, "unix sockets: Windows plugins listen on loopback TCP")
+	ln, err := Unix(UnixConfig{Dir: testutil.TempDir(t)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -36,7 +39,8 @@ func TestUnixIsPrivateAndCleansUp(t *testing.T) {
 }
 
 func TestUnixFallsBackFromALongTempDir(t *testing.T) {
-	long := filepath.Join(t.TempDir(), strings.Repeat("d", 90))
+	testutil.NotOnWindows(t, "unix sockets: Windows plugins listen on loopback TCP")
+	long := filepath.Join(testutil.TempDir(t), strings.Repeat("d", 90))
 	if err := os.MkdirAll(long, 0o700); err != nil {
 		t.Fatal(err)
 	}
@@ -52,7 +56,8 @@ func TestUnixFallsBackFromALongTempDir(t *testing.T) {
 }
 
 func TestUnixRejectsALongExplicitDir(t *testing.T) {
-	long := filepath.Join(t.TempDir(), strings.Repeat("d", 90))
+	testutil.NotOnWindows(t, "unix sockets: Windows plugins listen on loopback TCP")
+	long := filepath.Join(testutil.TempDir(t), strings.Repeat("d", 90))
 	if err := os.MkdirAll(long, 0o700); err != nil {
 		t.Fatal(err)
 	}

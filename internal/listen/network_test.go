@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/plugkit/plugkit/internal/osdep"
+	"github.com/plugkit/plugkit/internal/testutil"
 )
 
 // Both systems' decisions are checked on every system.
@@ -29,7 +30,7 @@ func TestNetwork(t *testing.T) {
 
 // Local listens on this system's default network.
 func TestLocal(t *testing.T) {
-	ln, err := Local(UnixConfig{Dir: t.TempDir()})
+	ln, err := Local(UnixConfig{Dir: testutil.TempDir(t)})
 	if err != nil {
 		t.Fatal(err)
 	}

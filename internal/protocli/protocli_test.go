@@ -4,15 +4,18 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/plugkit/plugkit/internal/testutil"
 )
 
 // writeTree writes files (slash paths to content) below a new temporary
 // directory and returns it.
 func writeTree(t *testing.T, files map[string]string) string {
 	t.Helper()
-	dir := t.TempDir()
+	dir := testutil.TempDir(t)
 	for p, content := range files {
 		full := filepath.Join(dir, filepath.FromSlash(p))
 		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
@@ -42,9 +45,9 @@ func TestAgainstErrorsLabelled(t *testing.T) {
 	cases := []struct {
 		name, input, against, want string
 	}{
-		{"against missing", good, missing, `--against input "` + missing + `": directory does not exist`},
-		{"input missing", missing, good, `plugkit proto breaking: input "` + missing + `": directory does not exist`},
-		{"against does not compile", good, bad, `--against input "` + bad + `" does not compile`},
+		{"against missing", good, missing, `--against input ` + strconv.Quote(missing) + `: directory does not exist`},
+		{"input missing", missing, good, `plugkit proto breaking: input ` + strconv.Quote(missing) + `: directory does not exist`},
+		{"against does not compile", good, bad, `--against input ` + strconv.Quote(bad) + ` does not compile`},
 		{"against git option", good, "#tag=v1,bogus=1", `--against git input "#tag=v1,bogus=1": unknown option`},
 	}
 	for _, c := range cases {

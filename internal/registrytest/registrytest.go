@@ -9,11 +9,13 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"runtime"
 	"testing"
 	"time"
 
 	"github.com/distribution/distribution/v3/configuration"
 	"github.com/distribution/distribution/v3/registry/handlers"
+	"github.com/plugkit/plugkit/internal/testutil"
 	"github.com/sirupsen/logrus"
 	"golang.org/x/crypto/bcrypt"
 
@@ -21,6 +23,7 @@ import (
 	// register themselves by name.
 	_ "github.com/distribution/distribution/v3/registry/auth/htpasswd"
 	_ "github.com/distribution/distribution/v3/registry/storage/driver/filesystem"
+	_ "github.com/distribution/distribution/v3/registry/storage/driver/inmemory"
 )
 
 // Options configures a registry; the zero value is plain HTTP without auth.
@@ -50,12 +53,18 @@ func Start(t testing.TB, opts Options) *Registry {
 	logrus.SetOutput(io.Discard)
 	cfg := &configuration.Configuration{
 		Storage: configuration.Storage{
-			"filesystem": configuration.Parameters{"rootdirectory": t.TempDir()},
+			"filesystem": configuration.Parameters{"rootdirectory": testutil.TempDir(t)},
 			"delete":     configuration.Parameters{"enabled": true},
 			"maintenance": configuration.Parameters{"uploadpurging": map[any]any{
 				"enabled": false,
 			}},
 		},
+	}
+	if runtime.GOOS == "windows" {
+		// The filesystem driver renames files it still holds open, which
+		// Windows refuses ("sharing violation"): keep blobs in memory.
+		delete(cfg.Storage, "filesystem")
+		cfg.Storage["inmemory"] = configuration.Parameters{}
 	}
 	cfg.Log.Level = "error"
 	cfg.HTTP.Secret = "registrytest"
@@ -64,7 +73,7 @@ func Start(t testing.TB, opts Options) *Registry {
 		if err != nil {
 			t.Fatal(err)
 		}
-		path := filepath.Join(t.TempDir(), "htpasswd")
+		path := filepath.Join(testutil.TempDir(t), "htpasswd")
 		if err := os.WriteFile(path, fmt.Appendf(nil, "%s:%s\n", opts.Username, hash), 0o600); err != nil {
 			t.Fatal(err)
 		}

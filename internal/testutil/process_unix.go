@@ -23,3 +23,7 @@ func FileGID(fi fs.FileInfo) int {
 	}
 	return -1
 }
+
+// UnderWine reports whether this program is a Windows one under Wine:
+// never, here.
+func UnderWine() bool { return false }

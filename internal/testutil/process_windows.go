@@ -24,3 +24,10 @@ func Exists(pid int) bool {
 // FileGID returns the group that owns the file fi describes; -1 where
 // files have no unix group (Windows).
 func FileGID(fs.FileInfo) int { return -1 }
+
+// UnderWine reports whether this Windows program runs under Wine (its
+// ntdll exports wine_get_version), for the few tests whose premise Wine
+// does not meet; it never changes what a test asserts on Windows.
+func UnderWine() bool {
+	return windows.NewLazySystemDLL("ntdll.dll").NewProc("wine_get_version").Find() == nil
+}

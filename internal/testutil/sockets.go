@@ -3,11 +3,17 @@ package testutil
 import (
 	"bufio"
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 )
+
+// CountsListeners reports whether Listeners works here: it reads Linux's
+// /proc.
+func CountsListeners() bool { return runtime.GOOS == "linux" }
 
 // Listeners counts the listening unix and TCP sockets process pid holds,
 // from /proc: the sockets whose inode a listening entry of /proc/net/unix
@@ -59,4 +65,24 @@ func SocketFiles(dir string) []string {
 		return nil
 	})
 	return out
+}
+
+// LocalListener listens for a test's in-process server: on a unix socket
+// in a new temporary directory, or on loopback TCP on Windows (where
+// plugins use it, and Wine has no unix sockets). It returns the listener
+// and the gRPC target that reaches it.
+func LocalListener(t testing.TB) (net.Listener, string) {
+	t.Helper()
+	if runtime.GOOS == "windows" {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ln, ln.Addr().String()
+	}
+	ln, err := net.Listen("unix", filepath.Join(TempDir(t), "s"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ln, "unix://" + ln.Addr().String()
 }

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/plugkit/plugkit/internal/testutil"
 	"github.com/plugkit/plugkit/protocheck/ruleset"
 )
 
@@ -75,7 +76,7 @@ func checkLayout(t *testing.T, files map[string][]byte, cfg *Config) {
 // FuzzBufYAML parses buf.yaml files (with a buf.lock beside them): no
 // input panics, and what is accepted is well-formed (checkLayout).
 func FuzzBufYAML(f *testing.F) {
-	f.Setenv("BUF_CACHE_DIR", f.TempDir())
+	f.Setenv("BUF_CACHE_DIR", testutil.TempDir(f))
 	for _, seed := range []struct{ yaml, lock string }{
 		{"version: v2\n", ""},
 		{"version: v2\nmodules:\n  - path: proto\n    excludes: [proto/internal]\n  - path: x\nbreaking:\n  use: [FILE]\n  except: [FIELD_SAME_NAME]\n  ignore: [proto/a.proto]\n  ignore_only:\n    WIRE: [x/y]\n", ""},
@@ -113,7 +114,7 @@ func FuzzBufYAML(f *testing.F) {
 // of their directories: no input panics, and what is accepted is
 // well-formed (checkLayout).
 func FuzzBufWorkYAML(f *testing.F) {
-	f.Setenv("BUF_CACHE_DIR", f.TempDir())
+	f.Setenv("BUF_CACHE_DIR", testutil.TempDir(f))
 	for _, seed := range []struct{ work, mod string }{
 		{"version: v1\ndirectories: [x]\n", "version: v1\nbreaking:\n  use: [FILE]\n"},
 		{"version: v1\ndirectories: [x, y]\n", ""},

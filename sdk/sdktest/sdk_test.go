@@ -353,7 +353,7 @@ func TestNoMutualVersionAsGo(t *testing.T) {
 func TestHostDeathEndsPlugin(t *testing.T) {
 	for _, bin := range []string{"memory", "py-objectstore-v1", "node-objectstore-v1"} {
 		t.Run(bin, func(t *testing.T) {
-			dir := t.TempDir()
+			dir := testutil.TempDir(t)
 			out := filepath.Join(dir, "handshake")
 			// The "host" is a shell that starts the plugin and waits.
 			sh := exec.Command("/bin/sh", "-c", `"$0" >"$1" 2>/dev/null & echo $!; wait`, filepath.Join(pluginDir, bin), out)

@@ -4,12 +4,14 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/plugkit/plugkit/internal/testutil"
 )
 
 // TestWithKept: a regenerated report keeps what follows the marker in the
 // old one, and adds nothing when the old one has no marker.
 func TestWithKept(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "BENCHMARKS.md")
+	path := filepath.Join(testutil.TempDir(t), "BENCHMARKS.md")
 	if got := withKept("# new\n", path); got != "# new\n" {
 		t.Errorf("no old report: %q", got)
 	}

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/plugkit/plugkit/host"
+	"github.com/plugkit/plugkit/internal/testutil"
 	"github.com/plugkit/plugkit/tfserve"
 )
 
@@ -119,7 +120,7 @@ func TestEngineReattach(t *testing.T) {
 
 func reattach(t *testing.T, e engine) {
 	value, cmd := debugProvider(t)
-	itemDir := filepath.Join(t.TempDir(), "items")
+	itemDir := filepath.Join(testutil.TempDir(t), "items")
 	tf := newTerraform(t, e, itemConfig(itemDir, "debugged"))
 	for _, kv := range tf.env {
 		if cli, ok := strings.CutPrefix(kv, "TF_CLI_CONFIG_FILE="); ok {

@@ -17,6 +17,7 @@ import (
 
 	"github.com/plugkit/plugkit/host"
 	"github.com/plugkit/plugkit/internal/reflectcall"
+	"github.com/plugkit/plugkit/internal/testutil"
 	"github.com/plugkit/plugkit/tfserve"
 )
 
@@ -103,7 +104,7 @@ type terraform struct {
 
 func newTerraform(t *testing.T, e engine, config string) *terraform {
 	t.Helper()
-	home := t.TempDir()
+	home := testutil.TempDir(t)
 	cli := filepath.Join(home, "dev.tfrc")
 	rc := fmt.Sprintf("provider_installation {\n  dev_overrides {\n    %q = %q\n  }\n  direct {}\n}\n", "registry.terraform.io/plugkit/demo", binDir)
 	if err := os.WriteFile(cli, []byte(rc), 0o644); err != nil {
@@ -230,7 +231,7 @@ func TestEngineEndToEnd(t *testing.T) {
 }
 
 func endToEnd(t *testing.T, e engine) {
-	itemDir := filepath.Join(t.TempDir(), "items")
+	itemDir := filepath.Join(testutil.TempDir(t), "items")
 	tf := newTerraform(t, e, itemConfig(itemDir, "first"))
 
 	out, _ := tf.run([]int{0}, "plan")
@@ -392,7 +393,7 @@ func TestHostNegotiation(t *testing.T) {
 // (tfplugin5, served by downgrading the v6 provider) with a raw host, and
 // takes the item directory from DEMO_PROVIDER_DIR.
 func TestProtocol5Apply(t *testing.T) {
-	itemDir := t.TempDir()
+	itemDir := testutil.TempDir(t)
 	c := startProvider(t, []int{5}, DirEnv+"="+itemDir)
 	rc := reflectcall.New(c.Conn())
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)

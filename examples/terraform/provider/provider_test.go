@@ -9,6 +9,7 @@ import (
 
 	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
 	"github.com/hashicorp/terraform-plugin-go/tftypes"
+	"github.com/plugkit/plugkit/internal/testutil"
 )
 
 func dynamic(t *testing.T, typ tftypes.Type, v tftypes.Value) *tfprotov6.DynamicValue {
@@ -43,7 +44,7 @@ func summaries(diags []*tfprotov6.Diagnostic) string {
 }
 
 func TestConfigureFromEnvironment(t *testing.T) {
-	dir := filepath.Join(t.TempDir(), "from-env")
+	dir := filepath.Join(testutil.TempDir(t), "from-env")
 	t.Setenv(DirEnv, dir)
 	p := newProvider()
 	resp, _ := p.ConfigureProvider(context.Background(), &tfprotov6.ConfigureProviderRequest{Config: providerConfig(t, nil)})
@@ -77,7 +78,7 @@ func TestValidateResourceConfig(t *testing.T) {
 }
 
 func TestReadImportAndUpgrade(t *testing.T) {
-	dir := t.TempDir()
+	dir := testutil.TempDir(t)
 	p := configured(t, dir)
 	it := item{ID: "0123456789abcdef", Name: "kept"}
 	if err := p.save(it); err != nil {

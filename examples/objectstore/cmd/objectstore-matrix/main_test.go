@@ -6,8 +6,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -15,6 +15,7 @@ import (
 	"github.com/plugkit/plugkit/conformance"
 	"github.com/plugkit/plugkit/examples/objectstore"
 	"github.com/plugkit/plugkit/host"
+	"github.com/plugkit/plugkit/internal/testutil"
 	"github.com/plugkit/plugkit/manager"
 )
 
@@ -43,18 +44,27 @@ func build(t testing.TB, name, pkg string) string {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	if b, err := exec.CommandContext(ctx, "go", "build", "-o", out, pkg).CombinedOutput(); err != nil {
-		t.Fatalf("go build %s: %v\n%s", pkg, err, b)
-	}
-	return out
+	return testutil.GoBuild(ctx, t, out, pkg)
 }
 
 // pluginDir makes a directory holding links to the named builds.
 func pluginDir(t testing.TB, bins map[string]string) string {
 	t.Helper()
-	dir := t.TempDir()
+	dir := testutil.TempDir(t)
 	for name, pkg := range bins {
-		if err := os.Symlink(build(t, name, pkg), filepath.Join(dir, strings.TrimSuffix(name, "-broken"))); err != nil {
+		src := build(t, name, pkg)
+		dst := filepath.Join(dir, strings.TrimSuffix(name, "-broken")+filepath.Ext(src)) // .exe on Windows
+		if runtime.GOOS == "windows" {                                                   // symbolic links there take a privilege (and Wine's do not run)
+			data, err := os.ReadFile(src)
+			if err == nil {
+				err = os.WriteFile(dst, data, 0o755)
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			continue
+		}
+		if err := os.Symlink(src, dst); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -130,7 +140,7 @@ func TestMatrixDemoSet(t *testing.T) {
 			t.Errorf("%s: %d passed, %d failed; want all %d of the v%d suite", k, c.Passed, c.Failed, suites[c.HostMajor], c.HostMajor)
 		}
 	}
-	if c := cells["example.com/fs v2"]; c.Version != "2.1.0" || filepath.Base(c.Binary) != "fs" {
+	if c := cells["example.com/fs v2"]; c.Version != "2.1.0" || strings.TrimSuffix(filepath.Base(c.Binary), ".exe") != "fs" {
 		t.Errorf("fs cell names version %q binary %q", c.Version, c.Binary)
 	}
 
@@ -139,7 +149,11 @@ func TestMatrixDemoSet(t *testing.T) {
 		t.Errorf("text output (exit %d):\n%s", code, text)
 	}
 	code, md, _ := runMatrix(t, "--dir", dir, "--markdown")
-	if code != 0 || !strings.Contains(md, "| `example.com/memory` | 1.3.0 | `memory` | v2 | adapter | 13 | 0 |") {
+	memory := "memory"
+	if runtime.GOOS == "windows" {
+		memory += ".exe"
+	}
+	if code != 0 || !strings.Contains(md, "| `example.com/memory` | 1.3.0 | `"+memory+"` | v2 | adapter | 13 | 0 |") {
 		t.Errorf("markdown output (exit %d):\n%s", code, md)
 	}
 }
@@ -202,10 +216,10 @@ func TestMatrixUsage(t *testing.T) {
 	if code, _, errOut := runMatrix(t); code != 2 || !strings.Contains(errOut, "--dir is required") {
 		t.Errorf("no --dir: exit %d, %q", code, errOut)
 	}
-	if code, _, _ := runMatrix(t, "--dir", t.TempDir(), "--json", "--markdown"); code != 2 {
+	if code, _, _ := runMatrix(t, "--dir", testutil.TempDir(t), "--json", "--markdown"); code != 2 {
 		t.Errorf("--json with --markdown: exit %d, want 2", code)
 	}
-	if code, _, errOut := runMatrix(t, "--dir", t.TempDir()); code != 1 || !strings.Contains(errOut, "no executable files") {
+	if code, _, errOut := runMatrix(t, "--dir", testutil.TempDir(t)); code != 1 || !strings.Contains(errOut, "no executable files") {
 		t.Errorf("empty directory: exit %d, %q", code, errOut)
 	}
 }
@@ -250,7 +264,8 @@ func BenchmarkMatrixDemoSet(b *testing.B) {
 // TestMatrixUnusableBinary: a file that is no plugin fails its cells at
 // "start", with the reason, and the exit status is 1.
 func TestMatrixUnusableBinary(t *testing.T) {
-	dir := t.TempDir()
+	testutil.NotOnWindows(t, "its unusable binary is a shell script")
+	dir := testutil.TempDir(t)
 	if err := os.WriteFile(filepath.Join(dir, "stranger"), []byte("#!/bin/sh\necho 'not an object store' >&2\nexit 3\n"), 0o755); err != nil {
 		t.Fatal(err)
 	}

@@ -1,3 +1,5 @@
+//go:build unix
+
 package manager_test
 
 import (

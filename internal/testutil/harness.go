@@ -1,0 +1,178 @@
+package testutil
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+)
+
+// NotOnWindowsPrefix starts the skip message of NotOnWindows, by which
+// make test-windows (internal/tools/wintest) lists these tests with their
+// reasons.
+const NotOnWindowsPrefix = "does not apply to Windows: "
+
+// NotOnWindows skips the test on Windows, giving reason (one line: what
+// the test needs that Windows lacks, such as unix sockets or unix groups).
+// Elsewhere it does nothing.
+func NotOnWindows(t testing.TB, reason string) {
+	t.Helper()
+	if runtime.GOOS == "windows" {
+		t.Skip(NotOnWindowsPrefix + reason)
+	}
+}
+
+// TempDir is t.TempDir, except on Windows, where the directory is removed
+// file by file at the end of the test: Wine lacks the POSIX-semantics
+// delete that os.RemoveAll uses there, so t.TempDir's cleanup fails under
+// Wine.
+func TempDir(t testing.TB) string {
+	t.Helper()
+	if runtime.GOOS != "windows" {
+		return t.TempDir()
+	}
+	dir, err := os.MkdirTemp("", "plugkit-test-")
+	if err != nil {
+		t.Fatalf("TempDir: %v", err)
+	}
+	t.Cleanup(func() {
+		// A plugin that was just killed may hold a file for a moment.
+		var err error
+		for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+			if err = removeFileByFile(dir); err == nil || time.Now().After(deadline) {
+				break
+			}
+		}
+		if err != nil {
+			t.Errorf("TempDir cleanup: %v", err)
+		}
+	})
+	return dir
+}
+
+// removeFileByFile removes dir and what it holds, deepest first, one
+// os.Remove at a time.
+func removeFileByFile(dir string) error {
+	var paths []string
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return err
+		}
+		paths = append(paths, p)
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	for i := len(paths) - 1; i >= 0; i-- {
+		if err := os.Remove(paths[i]); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return err
+		}
+	}
+	return nil
+}
+
+// PrebuiltEnv names the directory of Windows binaries that make
+// test-windows builds beforehand for GoBuild, since the Go tool does not
+// run under Wine: each main package of the module as its import path with
+// "/" replaced by "_", plus ".exe".
+const PrebuiltEnv = "PLUGKIT_PREBUILT"
+
+// GoBuild builds the main package pkg (an import path, or a path relative
+// to the test's directory, testdata included) into the file out, as `go
+// build -o out pkg`, and returns the file's path: out, with ".exe" added on Windows when out
+// has no extension, since Windows runs only files named so. Under make
+// test-windows, where the Go tool does not run, it copies the binary
+// built beforehand instead.
+func GoBuild(ctx context.Context, t testing.TB, out, pkg string) string {
+	t.Helper()
+	out, err := BuildBinary(ctx, out, pkg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// BuildBinary is GoBuild for callers without a testing.TB (a TestMain, a
+// goroutine of its own): it returns the error instead.
+func BuildBinary(ctx context.Context, out, pkg string) (string, error) {
+	if runtime.GOOS == "windows" && filepath.Ext(out) == "" {
+		out += ".exe"
+	}
+	if dir := os.Getenv(PrebuiltEnv); dir != "" {
+		if err := copyPrebuilt(dir, out, pkg); err != nil {
+			return "", fmt.Errorf("GoBuild %s: %w", pkg, err)
+		}
+		return out, nil
+	}
+	if b, err := exec.CommandContext(ctx, filepath.Join(runtime.GOROOT(), "bin", "go"), "build", "-o", out, pkg).CombinedOutput(); err != nil {
+		return "", fmt.Errorf("go build %s: %v\n%s", pkg, err, b)
+	}
+	return out, nil
+}
+
+// modulePath is the module's import path.
+const modulePath = "github.com/plugkit/plugkit"
+
+// copyPrebuilt copies pkg's binary from dir to out.
+func copyPrebuilt(dir, out, pkg string) error {
+	importPath := pkg
+	if strings.HasPrefix(pkg, ".") {
+		abs, err := filepath.Abs(pkg)
+		if err != nil {
+			return err
+		}
+		root, err := moduleRoot()
+		if err != nil {
+			return err
+		}
+		rel, err := filepath.Rel(root, abs)
+		if err != nil {
+			return err
+		}
+		importPath = modulePath + "/" + filepath.ToSlash(rel)
+	}
+	src, err := os.Open(filepath.Join(dir, strings.ReplaceAll(importPath, "/", "_")+".exe"))
+	if err != nil {
+		return fmt.Errorf("%w (make test-windows builds every main package of the module beforehand)", err)
+	}
+	defer src.Close()
+	if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
+		return err
+	}
+	dst, err := os.OpenFile(out, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o755)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(dst, src); err != nil {
+		dst.Close()
+		return err
+	}
+	return dst.Close()
+}
+
+// moduleRoot finds the directory of go.mod from the working directory up.
+func moduleRoot() (string, error) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return dir, nil
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", errors.New("no go.mod above the working directory")
+		}
+		dir = parent
+	}
+}
