@@ -40,7 +40,7 @@ func (cfg Config) newTracing(ctx context.Context, lookup func(string) (string, b
 		return &tracing{tp: cfg.TracerProvider}
 	}
 	if exporterConfigured(lookup) {
-		exps, err := traceenv.Exporters(ctx, lookup)
+		exps, err := traceenv.Exporters(ctx, lookup, nil) // console: the process's stdout, which the host logs
 		if err != nil {
 			logger.Warn("the plugin's spans are not exported: correct the OTEL_* variables the host passes on, or build the plugin with plugin.Config.TracerProvider", "error", err)
 		} else if len(exps) > 0 {

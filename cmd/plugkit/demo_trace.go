@@ -17,17 +17,17 @@ import (
 
 // demoTracing is the demo's tracing when the environment asks for it
 // (OTEL_TRACES_EXPORTER=console, or otlp, as plugins read it): the
-// host's spans go to that exporter, and the plugins, which get the same
-// OTEL_* variables, export theirs the same way. A console exporter's
-// output from a plugin arrives as the plugin's stdout, which the demo
-// prints as it is, so host and plugin spans of one trace show side by
-// side. It returns the host's telemetry, the logger to use, the root
+// host's spans go to that exporter (a console one writes to out), and
+// the plugins, which get the same OTEL_* variables, export theirs the
+// same way. A console exporter's output from a plugin arrives as the
+// plugin's stdout, which the demo prints to out as it is, so host and
+// plugin spans of one trace show side by side. It returns the host's telemetry, the logger to use, the root
 // span's context and the function that ends it all (flushing the spans).
 func demoTracing(ctx context.Context, logger *slog.Logger, out io.Writer) (host.Telemetry, *slog.Logger, context.Context, func()) {
 	if os.Getenv(traceenv.EnvExporter) == "" {
 		return host.Telemetry{}, logger, ctx, func() {}
 	}
-	exps, err := traceenv.Exporters(ctx, os.LookupEnv)
+	exps, err := traceenv.Exporters(ctx, os.LookupEnv, out)
 	if err != nil {
 		logger.Error("cannot make the exporter; the demo runs without tracing", "error", err)
 	}

@@ -3,6 +3,7 @@ package traceenv
 import (
 	"context"
 	"fmt"
+	"io"
 	"slices"
 	"strings"
 
@@ -82,9 +83,10 @@ func Protocol(lookup func(string) (string, bool)) (string, error) {
 
 // Exporters makes the span exporters the environment names (see Names
 // and Protocol; lookup reads those variables, the exporters themselves
-// read the process's environment for the rest). It returns none, and no
-// error, for OTEL_TRACES_EXPORTER=none. On an error it makes none.
-func Exporters(ctx context.Context, lookup func(string) (string, bool)) ([]sdktrace.SpanExporter, error) {
+// read the process's environment for the rest). The console exporter
+// writes to console, nil meaning the standard output. It returns none,
+// and no error, for OTEL_TRACES_EXPORTER=none. On an error it makes none.
+func Exporters(ctx context.Context, lookup func(string) (string, bool), console io.Writer) ([]sdktrace.SpanExporter, error) {
 	names, err := Names(lookup)
 	if err != nil {
 		return nil, err
@@ -97,7 +99,7 @@ func Exporters(ctx context.Context, lookup func(string) (string, bool)) ([]sdktr
 	}
 	var exps []sdktrace.SpanExporter
 	for _, n := range names {
-		exp, err := newExporter(ctx, n, protocol)
+		exp, err := newExporter(ctx, n, protocol, console)
 		if err != nil {
 			for _, e := range exps {
 				e.Shutdown(ctx)
@@ -110,7 +112,10 @@ func Exporters(ctx context.Context, lookup func(string) (string, bool)) ([]sdktr
 }
 
 // newExporter makes the exporter of one known name.
-func newExporter(ctx context.Context, name, protocol string) (sdktrace.SpanExporter, error) {
+func newExporter(ctx context.Context, name, protocol string, console io.Writer) (sdktrace.SpanExporter, error) {
+	if name == exporterConsole && console != nil {
+		return stdouttrace.New(stdouttrace.WithWriter(console))
+	}
 	if name == exporterConsole {
 		return stdouttrace.New()
 	}

@@ -1,10 +1,13 @@
 package traceenv
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"strings"
 	"testing"
+
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 )
 
 func lookupIn(env map[string]string) func(string) (string, bool) {
@@ -93,7 +96,7 @@ func TestExporters(t *testing.T) {
 		{env: map[string]string{}, want: []string{"otlptracehttp"}},
 		{env: map[string]string{EnvExporter: "console,otlp", EnvTracesProtocol: "grpc"}, want: []string{"stdouttrace", "otlptracegrpc"}},
 	} {
-		exps, err := Exporters(ctx, lookupIn(tc.env))
+		exps, err := Exporters(ctx, lookupIn(tc.env), nil)
 		if err != nil {
 			t.Errorf("%v: %v", tc.env, err)
 			continue
@@ -117,8 +120,25 @@ func TestExporters(t *testing.T) {
 			}
 		}
 	}
-	exps, err := Exporters(ctx, lookupIn(map[string]string{EnvExporter: "console,otlp", EnvProtocol: "http/json"}))
+	exps, err := Exporters(ctx, lookupIn(map[string]string{EnvExporter: "console,otlp", EnvProtocol: "http/json"}), nil)
 	if err == nil || len(exps) != 0 {
 		t.Errorf("http/json: exporters %v, error %v; want none and an error", exps, err)
+	}
+}
+
+// TestConsoleWriter: the console exporter writes its spans to the
+// writer given.
+func TestConsoleWriter(t *testing.T) {
+	var out bytes.Buffer
+	exps, err := Exporters(context.Background(), lookupIn(map[string]string{EnvExporter: "console"}), &out)
+	if err != nil || len(exps) != 1 {
+		t.Fatalf("exporters %v, error %v; want one", exps, err)
+	}
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(exps[0]))
+	_, span := tp.Tracer("test").Start(context.Background(), "written span")
+	span.End()
+	tp.Shutdown(context.Background())
+	if !strings.Contains(out.String(), `"Name":"written span"`) {
+		t.Errorf("console output %q lacks the span", out.String())
 	}
 }
