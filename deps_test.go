@@ -27,31 +27,103 @@ var pluginServerPackages = []string{
 	"google.golang.org/grpc/reflection",
 }
 
+// pluginSidePackages are what a plugin binary links: the plugin side of
+// plugkit, the catalog a plugin serves with, and an example plugin.
+var pluginSidePackages = []string{
+	"github.com/plugkit/plugkit/plugin",
+	"github.com/plugkit/plugkit/catalog",
+	"github.com/plugkit/plugkit/examples/objectstore/plugins/memory",
+}
+
+// unusedExporterPackages are telemetry packages a plugin cannot use: it
+// exports traces only, so no metric or log exporter, no metric or log
+// SDK or protocol, nothing of Prometheus, and not autoexport, which
+// links all of them. Each costs every plugin binary size and start time.
+var unusedExporterPackages = []string{
+	"github.com/prometheus",
+	"go.opentelemetry.io/contrib/exporters/autoexport",
+	"go.opentelemetry.io/contrib/bridges/prometheus",
+	"go.opentelemetry.io/otel/exporters/prometheus",
+	"go.opentelemetry.io/otel/exporters/otlp/otlpmetric",
+	"go.opentelemetry.io/otel/exporters/otlp/otlplog",
+	"go.opentelemetry.io/otel/exporters/stdout/stdoutmetric",
+	"go.opentelemetry.io/otel/exporters/stdout/stdoutlog",
+	"go.opentelemetry.io/otel/sdk/metric",
+	"go.opentelemetry.io/otel/sdk/log",
+	"go.opentelemetry.io/otel/log",
+	"go.opentelemetry.io/proto/otlp/metrics",
+	"go.opentelemetry.io/proto/otlp/logs",
+	"go.opentelemetry.io/proto/otlp/collector/metrics",
+	"go.opentelemetry.io/proto/otlp/collector/logs",
+}
+
+// hostExporterPackages are exporters a host library must not link: a
+// host is given its TracerProvider and MeterProvider, with the exporters
+// the program chose (the Prometheus one in the documentation's example).
+var hostExporterPackages = []string{
+	"github.com/prometheus",
+	"go.opentelemetry.io/contrib/exporters/autoexport",
+	"go.opentelemetry.io/otel/exporters",
+}
+
 // TestHostSideDepsExcludePluginServer fails when a host-side package
 // depends on the plugin's server code, so that every host would link it.
 // Wire facts both sides share belong in package wire, which imports
 // nothing heavy.
 func TestHostSideDepsExcludePluginServer(t *testing.T) {
-	goTool := filepath.Join(runtime.GOROOT(), "bin", "go")
 	for _, pkg := range hostSidePackages {
-		out, err := exec.Command(goTool, "list", "-deps", pkg).Output()
-		if err != nil {
-			var stderr []byte
-			if ee, ok := err.(*exec.ExitError); ok {
-				stderr = ee.Stderr
-			}
-			t.Fatalf("go list -deps %s: %v\n%s", pkg, err, stderr)
+		if bad := depsUnder(t, pkg, pluginServerPackages); len(bad) > 0 {
+			t.Errorf("%s depends on %s, plugin-side server code every host would link: find the import that pulls it in (go list -deps -f '{{.ImportPath}}: {{.Imports}}' %s) and take the shared fact from package wire instead", pkg, strings.Join(bad, ", "), pkg)
 		}
-		deps := strings.Fields(string(out))
-		if len(deps) == 0 {
-			t.Fatalf("go list -deps %s printed nothing", pkg)
+	}
+}
+
+// TestPluginDepsExcludeUnusedExporters fails when a plugin binary links
+// a telemetry package it cannot use (see unusedExporterPackages).
+func TestPluginDepsExcludeUnusedExporters(t *testing.T) {
+	for _, pkg := range pluginSidePackages {
+		if bad := depsUnder(t, pkg, unusedExporterPackages); len(bad) > 0 {
+			t.Errorf("%s depends on %s, which a plugin cannot use (it exports traces only): find the import that pulls them in (go list -deps -f '{{.ImportPath}}: {{.Imports}}' %s) and build the trace exporter with internal/traceenv instead", pkg, strings.Join(bad, ", "), pkg)
 		}
-		for _, dep := range deps {
-			for _, bad := range pluginServerPackages {
-				if dep == bad || strings.HasPrefix(dep, bad+"/") {
-					t.Errorf("%s depends on %s, plugin-side server code every host would link: find the import that pulls it in (go list -deps -f '{{.ImportPath}}: {{.Imports}}' %s) and take the shared fact from package wire instead", pkg, dep, pkg)
-				}
+	}
+}
+
+// TestHostSideDepsExcludeExporters fails when a host-side package links
+// an exporter, which every host program would then carry whatever
+// exporter it chose.
+func TestHostSideDepsExcludeExporters(t *testing.T) {
+	for _, pkg := range hostSidePackages {
+		if bad := depsUnder(t, pkg, hostExporterPackages); len(bad) > 0 {
+			t.Errorf("%s depends on %s: a host library takes the providers the program made and links no exporter; find the import that pulls them in (go list -deps -f '{{.ImportPath}}: {{.Imports}}' %s) and move it into a test or an example", pkg, strings.Join(bad, ", "), pkg)
+		}
+	}
+}
+
+// depsUnder returns the dependencies of pkg (go list -deps, tests
+// excluded) that are one of prefixes or below one.
+func depsUnder(t *testing.T, pkg string, prefixes []string) []string {
+	t.Helper()
+	goTool := filepath.Join(runtime.GOROOT(), "bin", "go")
+	out, err := exec.Command(goTool, "list", "-deps", pkg).Output()
+	if err != nil {
+		var stderr []byte
+		if ee, ok := err.(*exec.ExitError); ok {
+			stderr = ee.Stderr
+		}
+		t.Fatalf("go list -deps %s: %v\n%s", pkg, err, stderr)
+	}
+	deps := strings.Fields(string(out))
+	if len(deps) == 0 {
+		t.Fatalf("go list -deps %s printed nothing", pkg)
+	}
+	var found []string
+	for _, dep := range deps {
+		for _, p := range prefixes {
+			if dep == p || strings.HasPrefix(dep, p+"/") {
+				found = append(found, dep)
+				break
 			}
 		}
 	}
+	return found
 }

@@ -96,13 +96,17 @@ type Config struct {
 	DebugAnnounce func(w io.Writer, name string, r handshake.Reattach) error
 	// TracerProvider receives the spans of the calls the plugin serves
 	// and makes (its brokered callbacks), which join the host's traces.
-	// Nil means one made from the standard OTEL_* environment, which a
-	// tracing plugkit host passes on (OTEL_TRACES_EXPORTER,
-	// OTEL_EXPORTER_OTLP_ENDPOINT, ...; see go.opentelemetry.io/contrib/
-	// exporters/autoexport), flushed when Run returns; without any, the
-	// trace context the host sends still reaches the calls' contexts
-	// (for log records' trace_id), and with no TRACEPARENT either the
-	// plugin traces nothing, at no cost.
+	// Nil means one made from the standard OTEL_* environment for traces,
+	// which a tracing plugkit host passes on: OTEL_TRACES_EXPORTER (otlp,
+	// console or none, or a comma-separated list),
+	// OTEL_EXPORTER_OTLP_TRACES_PROTOCOL or OTEL_EXPORTER_OTLP_PROTOCOL
+	// (grpc or http/protobuf, the default), and what OpenTelemetry's
+	// exporters read themselves (OTEL_EXPORTER_OTLP_ENDPOINT, headers,
+	// timeout, ...), flushed when Run returns. Without an exporter
+	// configured, the trace context the host sends still reaches the
+	// calls' contexts (for log records' trace_id), and with no
+	// TRACEPARENT either the plugin traces nothing, at no cost. Set a
+	// provider of your own for another exporter.
 	TracerProvider trace.TracerProvider
 }
 

@@ -6,7 +6,6 @@ import (
 	"strings"
 	"time"
 
-	"go.opentelemetry.io/contrib/exporters/autoexport"
 	"go.opentelemetry.io/contrib/instrumentation/google.golang.org/grpc/otelgrpc"
 	metricnoop "go.opentelemetry.io/otel/metric/noop"
 	"go.opentelemetry.io/otel/propagation"
@@ -16,6 +15,8 @@ import (
 	tracenoop "go.opentelemetry.io/otel/trace/noop"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/stats"
+
+	"github.com/plugkit/plugkit/internal/traceenv"
 )
 
 // flushTimeout bounds the export of a plugin's last spans when it stops.
@@ -28,21 +29,26 @@ type tracing struct {
 }
 
 // newTracing is the plugin's tracing: Config.TracerProvider; else, when
-// the environment configures a span exporter (OTEL_TRACES_EXPORTER,
-// OTEL_EXPORTER_OTLP_ENDPOINT, OTEL_EXPORTER_OTLP_TRACES_ENDPOINT, as a
-// tracing host passes its own on), an SDK provider exporting there; else,
-// when the host traces (it sets TRACEPARENT), the trace context only, so
-// that log records carry the call's IDs; else none, at no cost.
+// the environment configures a span exporter (see exporterConfigured), an
+// SDK provider exporting there; else, when the host traces (it sets
+// TRACEPARENT), the trace context only, so that log records carry the
+// call's IDs; else none, at no cost. An exporter the environment names
+// but the plugin cannot make is logged, and the plugin serves without
+// exporting spans.
 func (cfg Config) newTracing(ctx context.Context, lookup func(string) (string, bool), logger *slog.Logger) *tracing {
 	if cfg.TracerProvider != nil {
 		return &tracing{tp: cfg.TracerProvider}
 	}
 	if exporterConfigured(lookup) {
-		exp, err := autoexport.NewSpanExporter(ctx)
+		exps, err := traceenv.Exporters(ctx, lookup, nil) // console: the process's stdout, which the host logs
 		if err != nil {
-			logger.Warn("the OTEL_* environment names a span exporter the plugin cannot make; its spans are not exported", "error", err)
-		} else {
-			tp := sdktrace.NewTracerProvider(sdktrace.WithBatcher(exp), sdktrace.WithResource(resource.Default()))
+			logger.Warn("the plugin's spans are not exported: correct the OTEL_* variables the host passes on, or build the plugin with plugin.Config.TracerProvider", "error", err)
+		} else if len(exps) > 0 {
+			opts := []sdktrace.TracerProviderOption{sdktrace.WithResource(resource.Default())}
+			for _, exp := range exps {
+				opts = append(opts, sdktrace.WithBatcher(exp))
+			}
+			tp := sdktrace.NewTracerProvider(opts...)
 			return &tracing{tp: tp, flush: tp.Shutdown}
 		}
 	}
@@ -53,13 +59,17 @@ func (cfg Config) newTracing(ctx context.Context, lookup func(string) (string, b
 }
 
 // exporterConfigured reports whether the environment asks for spans to
-// be exported.
+// be exported: OTEL_TRACES_EXPORTER is set, or an OTLP endpoint is (the
+// exporter then defaults to otlp), and OTEL_SDK_DISABLED is not true.
+// With none of them a plugin makes no exporter, although otlp is the
+// specification's default: a plugin whose host does not trace pays
+// nothing.
 func exporterConfigured(lookup func(string) (string, bool)) bool {
-	if v, _ := lookup("OTEL_TRACES_EXPORTER"); v != "" {
-		return strings.TrimSpace(v) != "none"
+	if v, _ := lookup("OTEL_SDK_DISABLED"); strings.EqualFold(strings.TrimSpace(v), "true") {
+		return false
 	}
-	for _, k := range []string{"OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"} {
-		if v, _ := lookup(k); v != "" {
+	for _, k := range []string{traceenv.EnvExporter, "OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"} {
+		if v, _ := lookup(k); strings.TrimSpace(v) != "" {
 			return true
 		}
 	}

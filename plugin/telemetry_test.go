@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"log/slog"
+	"strings"
 	"testing"
 
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
@@ -13,48 +14,70 @@ import (
 
 // TestTracingFromEnvironment: the plugin's tracing is Config's provider,
 // else an exporting SDK provider when OTEL_* names an exporter, else the
-// trace context alone when the host traces (TRACEPARENT), else none.
+// trace context alone when the host traces (TRACEPARENT), else none. An
+// exporter or protocol the plugin cannot make is a warning saying what
+// to set, and no exporter.
 func TestTracingFromEnvironment(t *testing.T) {
 	own := sdktrace.NewTracerProvider()
 	defer own.Shutdown(context.Background())
+	const endpoint, traceparent = "http://127.0.0.1:1", "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
 	for _, tc := range []struct {
 		name string
 		cfg  Config
 		env  map[string]string
 		want string // "none", "config", "sdk", "context"
+		warn string // in the log, when not empty
 	}{
-		{"nothing", Config{}, nil, "none"},
-		{"exporter none", Config{}, map[string]string{"OTEL_TRACES_EXPORTER": "none", "OTEL_SERVICE_NAME": "x"}, "none"},
-		{"config", Config{TracerProvider: own}, map[string]string{"OTEL_TRACES_EXPORTER": "console"}, "config"},
-		{"console", Config{}, map[string]string{"OTEL_TRACES_EXPORTER": "console"}, "sdk"},
-		{"otlp endpoint", Config{}, map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://127.0.0.1:1"}, "sdk"},
-		{"traceparent only", Config{}, map[string]string{"TRACEPARENT": "00-" + "4bf92f3577b34da6a3ce929d0e0e4736" + "-00f067aa0ba902b7-01"}, "context"},
+		{"nothing", Config{}, nil, "none", ""},
+		{"exporter none", Config{}, map[string]string{"OTEL_TRACES_EXPORTER": "none", "OTEL_SERVICE_NAME": "x"}, "none", ""},
+		{"exporter NONE", Config{}, map[string]string{"OTEL_TRACES_EXPORTER": "NONE"}, "none", ""},
+		{"config", Config{TracerProvider: own}, map[string]string{"OTEL_TRACES_EXPORTER": "console"}, "config", ""},
+		{"console", Config{}, map[string]string{"OTEL_TRACES_EXPORTER": "console"}, "sdk", ""},
+		{"console and otlp", Config{}, map[string]string{"OTEL_TRACES_EXPORTER": "console,otlp", "OTEL_EXPORTER_OTLP_ENDPOINT": endpoint}, "sdk", ""},
+		{"otlp endpoint", Config{}, map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": endpoint}, "sdk", ""},
+		{"otlp grpc", Config{}, map[string]string{"OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": endpoint, "OTEL_EXPORTER_OTLP_PROTOCOL": "grpc"}, "sdk", ""},
+		{"sdk disabled", Config{}, map[string]string{"OTEL_TRACES_EXPORTER": "console", "OTEL_SDK_DISABLED": "true"}, "none", ""},
+		{"traceparent only", Config{}, map[string]string{"TRACEPARENT": traceparent}, "context", ""},
+		{"unknown exporter", Config{}, map[string]string{"OTEL_TRACES_EXPORTER": "zipkin"}, "none", `names the trace exporter \"zipkin\", which plugkit does not build: use otlp, console or none`},
+		{"unknown exporter, host traces", Config{}, map[string]string{"OTEL_TRACES_EXPORTER": "otlp,zipkin", "TRACEPARENT": traceparent}, "context", `\"zipkin\"`},
+		{"unknown protocol", Config{}, map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": endpoint, "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL": "http/json"}, "none", `use grpc or http/protobuf`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			for k, v := range tc.env {
-				t.Setenv(k, v) // autoexport reads the process's environment
+				t.Setenv(k, v) // the exporters read the process's environment
 			}
+			var logs bytes.Buffer
 			lookup := func(k string) (string, bool) { v, ok := tc.env[k]; return v, ok }
-			tr := tc.cfg.newTracing(context.Background(), lookup, slog.New(slog.DiscardHandler))
+			tr := tc.cfg.newTracing(context.Background(), lookup, slog.New(slog.NewJSONHandler(&logs, nil)))
 			defer tr.close()
-			got := "none"
-			switch {
-			case tr == nil:
-			case tr.tp == trace.TracerProvider(own):
-				got = "config"
-			case tr.flush != nil:
-				got = "sdk"
-			default:
-				got = "context"
-			}
-			if got != tc.want {
+			if got := tracingKind(tr, own); got != tc.want {
 				t.Errorf("tracing %s, want %s", got, tc.want)
 			}
-			if got == "none" && (tr.serverOptions() != nil || tr.dialOptions() != nil) {
+			if tr == nil && (tr.serverOptions() != nil || tr.dialOptions() != nil) {
 				t.Error("options installed without tracing")
+			}
+			switch {
+			case tc.warn == "" && logs.Len() > 0:
+				t.Errorf("logged %s", logs.String())
+			case tc.warn != "" && !(strings.Contains(logs.String(), tc.warn) && strings.Contains(logs.String(), "plugin.Config.TracerProvider")):
+				t.Errorf("log %q; want a warning containing %q and naming plugin.Config.TracerProvider", logs.String(), tc.warn)
 			}
 		})
 	}
+}
+
+// tracingKind says which tracing tr is: "none", "config" (own), "sdk" (a
+// provider newTracing made) or "context" (the trace context only).
+func tracingKind(tr *tracing, own trace.TracerProvider) string {
+	switch {
+	case tr == nil:
+		return "none"
+	case tr.tp == own:
+		return "config"
+	case tr.flush != nil:
+		return "sdk"
+	}
+	return "context"
 }
 
 // TestLogRecordCarriesTraceIDs: a record logged with a context that

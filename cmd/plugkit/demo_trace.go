@@ -8,31 +8,37 @@ import (
 	"os"
 	"time"
 
-	"go.opentelemetry.io/contrib/exporters/autoexport"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/plugkit/plugkit/host"
+	"github.com/plugkit/plugkit/internal/traceenv"
 )
 
 // demoTracing is the demo's tracing when the environment asks for it
-// (OTEL_TRACES_EXPORTER=console, or any exporter autoexport knows): the
-// host's spans go to that exporter, and the plugins, which get the same
-// OTEL_* variables, export theirs the same way. A console exporter's
-// output from a plugin arrives as the plugin's stdout, which the demo
-// prints as it is, so host and plugin spans of one trace show side by
-// side. It returns the host's telemetry, the logger to use, the root
+// (OTEL_TRACES_EXPORTER=console, or otlp, as plugins read it): the
+// host's spans go to that exporter (a console one writes to out), and
+// the plugins, which get the same OTEL_* variables, export theirs the
+// same way. A console exporter's output from a plugin arrives as the
+// plugin's stdout, which the demo prints to out as it is, so host and
+// plugin spans of one trace show side by side. It returns the host's telemetry, the logger to use, the root
 // span's context and the function that ends it all (flushing the spans).
 func demoTracing(ctx context.Context, logger *slog.Logger, out io.Writer) (host.Telemetry, *slog.Logger, context.Context, func()) {
-	if v := os.Getenv("OTEL_TRACES_EXPORTER"); v == "" || v == "none" {
+	if os.Getenv(traceenv.EnvExporter) == "" {
 		return host.Telemetry{}, logger, ctx, func() {}
 	}
-	exp, err := autoexport.NewSpanExporter(ctx)
+	exps, err := traceenv.Exporters(ctx, os.LookupEnv, out)
 	if err != nil {
-		logger.Error("OTEL_TRACES_EXPORTER: cannot make the exporter; the demo runs without tracing", "error", err)
+		logger.Error("cannot make the exporter; the demo runs without tracing", "error", err)
+	}
+	if len(exps) == 0 { // an error, or OTEL_TRACES_EXPORTER=none
 		return host.Telemetry{}, logger, ctx, func() {}
 	}
-	tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(exp))
+	var opts []sdktrace.TracerProviderOption
+	for _, exp := range exps {
+		opts = append(opts, sdktrace.WithSyncer(exp))
+	}
+	tp := sdktrace.NewTracerProvider(opts...)
 	ctx, root := tp.Tracer("plugkit demo").Start(ctx, "plugkit demo", trace.WithSpanKind(trace.SpanKindInternal))
 	logger = slog.New(&pluginStdout{Handler: logger.Handler(), out: out})
 	return host.Telemetry{TracerProvider: tp}, logger, ctx, func() {

@@ -1,0 +1,98 @@
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/plugkit/plugkit/internal/testutil"
+)
+
+// consoleSpan is what a test reads of a console exporter's span.
+type consoleSpan struct {
+	Name        string
+	SpanKind    int
+	SpanContext struct{ TraceID, SpanID string }
+	Parent      struct {
+		SpanID string
+		Remote bool
+	}
+	Resource []struct {
+		Key   string
+		Value struct{ Value any }
+	}
+}
+
+// service is the span's service.name.
+func (s consoleSpan) service() string {
+	for _, a := range s.Resource {
+		if a.Key == "service.name" {
+			v, _ := a.Value.Value.(string)
+			return v
+		}
+	}
+	return ""
+}
+
+// spanKindServer and spanKindClient are trace.SpanKind's numbers, as the
+// console exporter writes them.
+const spanKindServer, spanKindClient = 2, 3
+
+// consoleSpans reads the console exporter's spans among the lines of
+// out.
+func consoleSpans(t *testing.T, out string) []consoleSpan {
+	t.Helper()
+	var spans []consoleSpan
+	sc := bufio.NewScanner(strings.NewReader(out))
+	sc.Buffer(nil, 1<<20)
+	for sc.Scan() {
+		var s consoleSpan
+		if json.Unmarshal(sc.Bytes(), &s) == nil && s.SpanContext.SpanID != "" {
+			spans = append(spans, s)
+		}
+	}
+	if err := sc.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return spans
+}
+
+// TestDemoTrace: with OTEL_TRACES_EXPORTER=console the demo prints one
+// trace, rooted at its "plugkit demo" span, made of the host's spans and
+// the plugins' (from their own processes, read from their standard
+// output), a plugin's serving span the child of the host's call.
+func TestDemoTrace(t *testing.T) {
+	if testutil.UnderWine() {
+		t.Skip("the demo builds its plugins with the Go tool, which does not run under Wine")
+	}
+	t.Setenv("OTEL_TRACES_EXPORTER", "console")
+	var stdout, stderr testutil.Buffer
+	if code := run([]string{"demo"}, &stdout, &stderr); code != 0 {
+		t.Fatalf("demo exit %d: %s\n%s", code, stderr.String(), stdout.String())
+	}
+	spans := consoleSpans(t, stdout.String())
+	hostService := ""
+	for _, s := range spans {
+		if s.Name == "plugkit demo" {
+			hostService = s.service()
+		}
+	}
+	clients := map[string]string{} // the host's client spans: ID to name
+	traces, pluginServices := map[string]bool{}, map[string]bool{}
+	for _, s := range spans {
+		traces[s.SpanContext.TraceID] = true
+		if s.service() == hostService && s.SpanKind == spanKindClient {
+			clients[s.SpanContext.SpanID] = s.Name
+		}
+	}
+	for _, s := range spans {
+		if s.service() != hostService && s.SpanKind == spanKindServer && s.Parent.Remote && clients[s.Parent.SpanID] == s.Name {
+			pluginServices[s.service()] = true
+		}
+	}
+	if hostService == "" || len(traces) != 1 || len(pluginServices) == 0 {
+		t.Errorf("root span's service %q, %d traces, plugin services with serving spans children of the host's calls %v; want a root, one trace and some plugins, in %d spans:\n%s",
+			hostService, len(traces), pluginServices, len(spans), stdout.String())
+	}
+}
