@@ -7,27 +7,22 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/plugkit/plugkit/conformance"
 	"github.com/plugkit/plugkit/examples/objectstore"
+	"github.com/plugkit/plugkit/internal/testutil"
 )
 
 // TestCommandRunsTheMatrix runs the matrix command of Command over a v1
 // object store (this test binary, as the plugin) and checks its JSON, the
 // exit status and its usage errors.
 func TestCommandRunsTheMatrix(t *testing.T) {
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir := t.TempDir()
-	script := fmt.Sprintf("#!/bin/sh\n%s=1 GORACE=atexit_sleep_ms=0 exec '%s' \"$@\"\n", pluginEnv, exe)
-	if err := os.WriteFile(filepath.Join(dir, "memory"), []byte(script), 0o755); err != nil {
-		t.Fatal(err)
-	}
+	dir := testutil.TempDir(t)
+	writeTestPlugin(t, filepath.Join(dir, "memory"))
 	mx := conformance.Matrix{Kind: objectstore.Kind, Cookie: objectstore.Cookie, Hosts: objectstore.MatrixHosts(false)}
 	run := func(args ...string) (int, string, string) {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
@@ -57,7 +52,34 @@ func TestCommandRunsTheMatrix(t *testing.T) {
 	if code, _, errOut := run("--dir", dir, "--releases", filepath.Join(dir, "missing.json")); code != 2 || !strings.Contains(errOut, "missing.json") {
 		t.Errorf("missing --releases file: exit %d, %q", code, errOut)
 	}
-	if code, _, errOut := run("--dir", t.TempDir()); code != 1 || !strings.Contains(errOut, "no executable files") {
+	if code, _, errOut := run("--dir", testutil.TempDir(t)); code != 1 || !strings.Contains(errOut, "no executable files") {
 		t.Errorf("empty directory: exit %d, %q", code, errOut)
 	}
+}
+
+// writeTestPlugin makes path a plugin that is this test binary serving an
+// object store v1: a shell script setting pluginEnv, or on Windows, which
+// runs no scripts, a copy of the binary (path.exe) started with pluginEnv
+// set in the environment the host passes on.
+func writeTestPlugin(t *testing.T, path string) {
+	t.Helper()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if runtime.GOOS != "windows" {
+		script := fmt.Sprintf("#!/bin/sh\n%s=1 GORACE=atexit_sleep_ms=0 exec '%s' \"$@\"\n", pluginEnv, exe)
+		if err := os.WriteFile(path, []byte(script), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	data, err := os.ReadFile(exe)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path+".exe", data, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv(pluginEnv, "1")
 }

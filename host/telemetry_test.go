@@ -274,7 +274,7 @@ func TestHostileTraceContextFromPlugin(t *testing.T) {
 // is traced, and the service's serving span is its child.
 func TestTraceCrossesToPluginService(t *testing.T) {
 	tp, exp := newTracer(t)
-	pki, err := remotetest.NewPKI(t.TempDir(), "127.0.0.1")
+	pki, err := remotetest.NewPKI(testutil.TempDir(t), "127.0.0.1")
 	if err != nil {
 		t.Fatal(err)
 	}

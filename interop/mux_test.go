@@ -107,9 +107,13 @@ func TestGoPluginHostMultiplexesPlugkitPlugin(t *testing.T) {
 // multiplexes when asked). The host serves a service the go-plugin plugin
 // dials with GRPCBroker.Dial, and the go-plugin plugin serves one with
 // AcceptAndServe that the host dials, with AutoMTLS and without. While they
-// are in use the only socket is the go-plugin plugin's own (go-plugin keeps
-// it open), the plugin listens on nothing else and the host on nothing at
-// all; without multiplexing the same run makes more.
+// are in use the only socket file is the go-plugin plugin's own, the plugin
+// listens on nothing else and the host on nothing at all; without
+// multiplexing the same run makes more. The plugin's own listener may be
+// gone: go-plugin v1.8.0's multiplexer accepts one connection and then
+// keeps no reference to its listener, which the garbage collector's
+// finalizer closes (the socket file stays), so the plugin listens on at
+// most that one socket.
 func TestPlugkitHostMultiplexesGoPlugin(t *testing.T) {
 	for _, tc := range []struct {
 		mux, noMTLS bool
@@ -157,8 +161,8 @@ func TestPlugkitHostMultiplexesGoPlugin(t *testing.T) {
 				pluginListens := testutil.Listeners(t, c.Pid())
 				hostListens := testutil.Listeners(t, os.Getpid()) - hostBefore
 				if tc.mux {
-					if !slices.Equal(files, []string{c.Address()}) || pluginListens != 1 || hostListens != 0 {
-						t.Errorf("multiplexed, yet socket files %v (want only %s); the plugin listens on %d sockets (want 1), the host on %d more", files, c.Address(), pluginListens, hostListens)
+					if !slices.Equal(files, []string{c.Address()}) || pluginListens > 1 || hostListens != 0 {
+						t.Errorf("multiplexed, yet socket files %v (want only %s); the plugin listens on %d sockets (want its own at most), the host on %d more", files, c.Address(), pluginListens, hostListens)
 					}
 				} else if len(files) < 3 || pluginListens < 2 || hostListens < 1 {
 					t.Errorf("without multiplexing: socket files %v, the plugin listens on %d, the host on %d; want the main and two brokered sockets", files, pluginListens, hostListens)

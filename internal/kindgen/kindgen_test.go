@@ -3,6 +3,7 @@ package kindgen
 import (
 	"context"
 	"go/format"
+	"slices"
 	"strings"
 	"testing"
 
@@ -21,6 +22,7 @@ func compile(t *testing.T, sources map[string]string) []protoreflect.FileDescrip
 		Resolver:       protocompile.WithStandardImports(&protocompile.SourceResolver{Accessor: protocompile.SourceAccessorFromMap(sources)}),
 		SourceInfoMode: protocompile.SourceInfoStandard,
 	}
+	slices.Sort(names)
 	files, err := c.Compile(context.Background(), names...)
 	if err != nil {
 		t.Fatal(err)
@@ -30,6 +32,18 @@ func compile(t *testing.T, sources map[string]string) []protoreflect.FileDescrip
 		out[i] = f
 	}
 	return out
+}
+
+// TestErrorsDoNotDependOnFileOrder gives the generator two packages that
+// claim one major, in both orders: the error must read the same (protoc
+// passes files in the order of its command line).
+func TestErrorsDoNotDependOnFileOrder(t *testing.T) {
+	files := compile(t, map[string]string{"a.proto": kv("acme.kv.v1", "", ""), "b.proto": kv("other.kv.v1", "", "")})
+	_, inOrder := Files(files, "")
+	_, reversed := Files([]protoreflect.FileDescriptor{files[1], files[0]}, "")
+	if inOrder == nil || reversed == nil || inOrder.Error() != reversed.Error() {
+		t.Errorf("files in name order: %v; reversed: %v; want one error", inOrder, reversed)
+	}
 }
 
 // kv builds a kv.v1 file: dirs above the package statement, then an RPC

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -73,6 +74,9 @@ func build(gen *protogen.Plugin) ([]*kind, error) {
 		}
 		files[pkg] = append(files[pkg], f)
 	}
+	// Packages in name order, so that what is generated and each error's
+	// wording do not depend on the order protoc was given the files.
+	slices.Sort(order)
 	var majors []*major
 	for _, pkg := range order {
 		if m := newMajor(pkg, files[pkg], &errs); m != nil {

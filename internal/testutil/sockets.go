@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -17,11 +18,43 @@ func CountsListeners() bool { return runtime.GOOS == "linux" }
 
 // Listeners counts the listening unix and TCP sockets process pid holds,
 // from /proc: the sockets whose inode a listening entry of /proc/net/unix
-// (flag __SO_ACCEPTCON), /proc/net/tcp or tcp6 (state 0A) names.
+// (flag __SO_ACCEPTCON), /proc/net/tcp or tcp6 (state 0A) names. Those
+// files are read in chunks, and an entry can slip between two chunks when
+// other sockets open and close meanwhile, so it reads them again (up to
+// ten times) while one of pid's sockets is in none of them.
 func Listeners(t testing.TB, pid int) int {
 	t.Helper()
-	listening := map[string]bool{}
-	scan := func(file string, match func([]string) (string, bool)) {
+	fds, err := os.ReadDir(fmt.Sprintf("/proc/%d/fd", pid))
+	if err != nil {
+		t.Fatalf("reading the fds of %d: %v", pid, err)
+	}
+	var socks []string
+	for _, fd := range fds {
+		target, err := os.Readlink(fmt.Sprintf("/proc/%d/fd/%s", pid, fd.Name()))
+		if err == nil && strings.HasPrefix(target, "socket:[") {
+			socks = append(socks, strings.Trim(target, "socket:[]"))
+		}
+	}
+	seen, listening := map[string]bool{}, map[string]bool{}
+	for range 10 {
+		scanSockets(seen, listening)
+		if !slices.ContainsFunc(socks, func(s string) bool { return !seen[s] }) {
+			break
+		}
+	}
+	n := 0
+	for _, s := range socks {
+		if listening[s] {
+			n++
+		}
+	}
+	return n
+}
+
+// scanSockets adds the inode of every entry of /proc/net/unix, tcp and
+// tcp6 to seen, and of every listening one to listening.
+func scanSockets(seen, listening map[string]bool) {
+	scan := func(file string, inode, state int, want string) {
 		f, err := os.Open(file)
 		if err != nil {
 			return // no IPv6, say
@@ -30,29 +63,17 @@ func Listeners(t testing.TB, pid int) int {
 		s := bufio.NewScanner(f)
 		s.Scan() // header
 		for s.Scan() {
-			if inode, ok := match(strings.Fields(s.Text())); ok {
-				listening[inode] = true
+			if f := strings.Fields(s.Text()); len(f) > inode {
+				seen[f[inode]] = true
+				if f[state] == want {
+					listening[f[inode]] = true
+				}
 			}
 		}
 	}
-	scan("/proc/net/unix", func(f []string) (string, bool) {
-		return f[6], len(f) >= 7 && f[3] == "00010000"
-	})
-	for _, file := range []string{"/proc/net/tcp", "/proc/net/tcp6"} {
-		scan(file, func(f []string) (string, bool) { return f[9], len(f) >= 10 && f[3] == "0A" })
-	}
-	fds, err := os.ReadDir(fmt.Sprintf("/proc/%d/fd", pid))
-	if err != nil {
-		t.Fatalf("reading the fds of %d: %v", pid, err)
-	}
-	n := 0
-	for _, fd := range fds {
-		target, err := os.Readlink(fmt.Sprintf("/proc/%d/fd/%s", pid, fd.Name()))
-		if err == nil && strings.HasPrefix(target, "socket:[") && listening[strings.Trim(target, "socket:[]")] {
-			n++
-		}
-	}
-	return n
+	scan("/proc/net/unix", 6, 3, "00010000")
+	scan("/proc/net/tcp", 9, 3, "0A")
+	scan("/proc/net/tcp6", 9, 3, "0A")
 }
 
 // SocketFiles lists the socket files below dir.
