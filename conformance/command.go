@@ -35,6 +35,14 @@ func Main(mx Matrix) {
 // Command is Main without the process: it parses args as the command name
 // would, runs mx, writes to stdout and stderr and returns the exit status.
 func Command(ctx context.Context, mx Matrix, name string, args []string, stdout, stderr io.Writer) int {
+	return CommandFlags(ctx, mx, name, args, stdout, stderr, nil)
+}
+
+// CommandFlags is Command for a matrix command with flags of its own:
+// define adds them to fs before args are parsed, and the function it
+// returns changes mx after (objectstore-matrix's --v3 adds a host that
+// way). A nil define adds none.
+func CommandFlags(ctx context.Context, mx Matrix, name string, args []string, stdout, stderr io.Writer, define func(fs *flag.FlagSet) func(*Matrix)) int {
 	usage := name + " --dir DIR [--json | --markdown] [--releases FILE] [--parallel N] [--timeout D]"
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -48,9 +56,21 @@ func Command(ctx context.Context, mx Matrix, name string, args []string, stdout,
 	releases := fs.String("releases", "", "a release index `file` for the advice of incompatible cells")
 	fs.IntVar(&mx.Parallelism, "parallel", mx.Parallelism, "binaries tested at once; 0 means the number of CPUs")
 	timeout := fs.Duration("timeout", 5*time.Minute, "bound on the whole run")
+	apply := func(*Matrix) {}
+	if define != nil {
+		known := map[string]bool{}
+		fs.VisitAll(func(f *flag.Flag) { known[f.Name] = true })
+		apply = define(fs)
+		fs.VisitAll(func(f *flag.Flag) { // the command's own flags, in the usage line too
+			if !known[f.Name] {
+				usage += " [--" + f.Name + "]"
+			}
+		})
+	}
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
+	apply(&mx)
 	if *dir == "" || fs.NArg() > 0 || (*asJSON && *asMarkdown) {
 		fmt.Fprintf(stderr, "%s: --dir is required, takes no arguments, and --json and --markdown exclude each other\nusage: %s\n", name, usage)
 		return 2

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -54,6 +55,37 @@ func TestCommandRunsTheMatrix(t *testing.T) {
 	}
 	if code, _, errOut := run("--dir", testutil.TempDir(t)); code != 1 || !strings.Contains(errOut, "no executable files") {
 		t.Errorf("empty directory: exit %d, %q", code, errOut)
+	}
+}
+
+// TestCommandFlagsOfTheKind: a flag the command defines is parsed with
+// Command's own, named in the usage line, and changes the matrix it runs.
+func TestCommandFlagsOfTheKind(t *testing.T) {
+	dir := testutil.TempDir(t)
+	writeTestPlugin(t, filepath.Join(dir, "memory"))
+	mx := conformance.Matrix{Kind: objectstore.Kind, Cookie: objectstore.Cookie, Hosts: objectstore.MatrixHosts(false)}
+	define := func(fs *flag.FlagSet) func(*conformance.Matrix) {
+		v1Only := fs.Bool("v1-only", false, "test against the v1 host only")
+		return func(mx *conformance.Matrix) {
+			if *v1Only {
+				mx.Hosts = mx.Hosts[1:]
+			}
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	var stdout, stderr bytes.Buffer
+	code := conformance.CommandFlags(ctx, mx, "os-matrix", []string{"--dir", dir, "--json", "--v1-only"}, &stdout, &stderr, define)
+	var cells []conformance.Cell
+	if err := json.Unmarshal(stdout.Bytes(), &cells); err != nil || code != 0 {
+		t.Fatalf("exit %d, %v; stdout %s; stderr %s", code, err, &stdout, &stderr)
+	}
+	if len(cells) != 1 || cells[0].HostMajor != 1 {
+		t.Errorf("cells %+v: want the v1 host's only", cells)
+	}
+	stderr.Reset()
+	if code := conformance.CommandFlags(ctx, mx, "os-matrix", nil, &stdout, &stderr, define); code != 2 || !strings.Contains(stderr.String(), "[--timeout D] [--v1-only]") {
+		t.Errorf("no --dir: exit %d, %q; want 2 and a usage line naming --v1-only", code, &stderr)
 	}
 }
 

@@ -8,13 +8,11 @@ import (
 
 	"go.opentelemetry.io/contrib/instrumentation/google.golang.org/grpc/otelgrpc"
 	metricnoop "go.opentelemetry.io/otel/metric/noop"
-	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/sdk/resource"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/trace"
 	tracenoop "go.opentelemetry.io/otel/trace/noop"
 	"google.golang.org/grpc"
-	"google.golang.org/grpc/stats"
 
 	"github.com/plugkit/plugkit/internal/traceenv"
 )
@@ -80,8 +78,8 @@ func (t *tracing) options() []otelgrpc.Option {
 	return []otelgrpc.Option{
 		otelgrpc.WithTracerProvider(t.tp),
 		otelgrpc.WithMeterProvider(metricnoop.NewMeterProvider()),
-		otelgrpc.WithPropagators(propagation.NewCompositeTextMapPropagator(propagation.TraceContext{}, propagation.Baggage{})),
-		otelgrpc.WithFilter(traceable),
+		otelgrpc.WithPropagators(traceenv.Propagator()),
+		otelgrpc.WithFilter(traceenv.Traceable),
 	}
 }
 
@@ -111,12 +109,6 @@ func (t *tracing) close() {
 	ctx, cancel := context.WithTimeout(context.Background(), flushTimeout)
 	defer cancel()
 	t.flush(ctx)
-}
-
-// traceable leaves out the plumbing streams that live as long as the
-// connection (the broker's, stdio) and the controller.
-func traceable(info *stats.RPCTagInfo) bool {
-	return !strings.HasPrefix(info.FullMethodName, "/plugin.GRPC")
 }
 
 // traceHandler adds the trace and span IDs of the record's context, when

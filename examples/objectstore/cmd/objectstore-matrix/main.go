@@ -15,14 +15,11 @@ package main
 import (
 	"context"
 	"flag"
-	"fmt"
 	"io"
 	"os"
 	"os/signal"
 	"syscall"
-	"time"
 
-	"github.com/plugkit/plugkit/compat"
 	"github.com/plugkit/plugkit/conformance"
 	"github.com/plugkit/plugkit/examples/objectstore"
 )
@@ -34,67 +31,13 @@ func main() {
 	os.Exit(code)
 }
 
-const usage = "objectstore-matrix --dir DIR [--json | --markdown] [--releases FILE] [--v3] [--parallel N] [--timeout D]"
-
+// run is conformance's matrix command over the object-store hosts, with
+// --v3 of its own; the release index defaults to the examples'
+// releases.json.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("objectstore-matrix", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() {
-		fmt.Fprintf(stderr, "usage: %s\n\nflags:\n", usage)
-		fs.PrintDefaults()
-	}
-	dir := fs.String("dir", "", "the `directory` of plugin binaries to test (required); nothing is built")
-	asJSON := fs.Bool("json", false, "print one JSON object per cell (a JSON array)")
-	asMarkdown := fs.Bool("markdown", false, "print a Markdown table, for a CI job summary")
-	releases := fs.String("releases", "", "a release index `file` for the advice of incompatible cells (default: the examples' releases.json)")
-	withV3 := fs.Bool("v3", false, "also test against the v3 preview host")
-	parallel := fs.Int("parallel", 0, "binaries tested at once; 0 means the number of CPUs")
-	timeout := fs.Duration("timeout", 5*time.Minute, "bound on the whole run")
-	if err := fs.Parse(args); err != nil {
-		return 2
-	}
-	if *dir == "" || fs.NArg() > 0 || (*asJSON && *asMarkdown) {
-		fmt.Fprintf(stderr, "objectstore-matrix: --dir is required, takes no arguments, and --json and --markdown exclude each other\nusage: %s\n", usage)
-		return 2
-	}
-	ix := objectstore.Releases()
-	if *releases != "" {
-		var err error
-		if ix, err = compat.LoadIndex(*releases); err != nil {
-			fmt.Fprintf(stderr, "objectstore-matrix: %v\n", err)
-			return 2
-		}
-	}
-	ctx, cancel := context.WithTimeout(ctx, *timeout)
-	defer cancel()
-	mx := conformance.Matrix{
-		Kind:        objectstore.Kind,
-		Cookie:      objectstore.Cookie,
-		Hosts:       objectstore.MatrixHosts(*withV3),
-		Releases:    ix,
-		Parallelism: *parallel,
-	}
-	start := time.Now()
-	cells, err := mx.Run(ctx, *dir)
-	if err != nil {
-		fmt.Fprintf(stderr, "objectstore-matrix: %v\n", err)
-		return 1
-	}
-	switch {
-	case *asJSON:
-		err = conformance.WriteJSON(stdout, cells)
-	case *asMarkdown:
-		err = conformance.WriteMarkdown(stdout, cells)
-	default:
-		err = conformance.WriteText(stdout, cells)
-		fmt.Fprintf(stdout, "\n%d cells in %v\n", len(cells), time.Since(start).Round(time.Millisecond))
-	}
-	if err != nil {
-		fmt.Fprintf(stderr, "objectstore-matrix: %v\n", err)
-		return 1
-	}
-	if conformance.Failing(cells) {
-		return 1
-	}
-	return 0
+	mx := conformance.Matrix{Kind: objectstore.Kind, Cookie: objectstore.Cookie, Releases: objectstore.Releases()}
+	return conformance.CommandFlags(ctx, mx, "objectstore-matrix", args, stdout, stderr, func(fs *flag.FlagSet) func(*conformance.Matrix) {
+		withV3 := fs.Bool("v3", false, "also test against the v3 preview host")
+		return func(mx *conformance.Matrix) { mx.Hosts = objectstore.MatrixHosts(*withV3) }
+	})
 }
