@@ -172,7 +172,7 @@ func (p *process) checkHung(c *host.Client) {
 		return
 	}
 	if errors.Is(ctx.Err(), context.DeadlineExceeded) || status.Code(err) == codes.DeadlineExceeded {
-		p.m.cfg.logger().Error("plugin does not answer its health check; killing it so the next call restarts it", "plugin", p.path, "pid", c.Pid())
+		// The event's ERROR record says it; the next call restarts it.
 		p.m.report(p.event(host.EventHung, c.Pid(), err))
 		c.Kill()
 	}
