@@ -52,21 +52,25 @@ const maxStackLines = 400
 
 // panicText is what the Go runtime wrote about a panic: the message
 // lines from "panic: " (or "fatal error: ") to the first goroutine
-// header, then that goroutine's stack up to the blank line after it.
+// header, then that goroutine's stack up to the blank line after it;
+// each line cut as the tail's are (maxTailLine).
 type panicText struct {
 	state   int // 0 nothing seen, 1 in the message, 2 in the stack, 3 done
 	message []string
 	stack   []string
 }
 
-// add takes one raw line (not JSON) of the plugin's stderr.
-func (p *panicText) add(text string) {
+// add takes one raw line (not JSON) of the plugin's stderr, and reports
+// whether it began a panic report.
+func (p *panicText) add(text string) (began bool) {
 	switch {
 	case p.state == 0 || p.state == 3:
 		if msg, ok := strings.CutPrefix(text, "panic: "); ok {
 			*p = panicText{state: 1, message: []string{msg}}
+			return true
 		} else if strings.HasPrefix(text, "fatal error: ") {
 			*p = panicText{state: 1, message: []string{text}}
+			return true
 		}
 	case p.state == 1 && strings.HasPrefix(text, "goroutine ") && strings.HasSuffix(text, ":"):
 		p.state, p.stack = 2, []string{text}
@@ -79,6 +83,7 @@ func (p *panicText) add(text string) {
 	case p.state == 2 && len(p.stack) < maxStackLines:
 		p.stack = append(p.stack, text)
 	}
+	return false
 }
 
 // panicError is the panic the sink saw, if it saw one with a stack.
@@ -156,38 +161,32 @@ func (s *logSink) line(raw []byte, truncated bool) {
 	if !utf8.ValidString(text) {
 		text = strings.ToValidUTF8(text, "\uFFFD")
 	}
+	kept := text
+	if len(kept) > maxTailLine {
+		kept = strings.ToValidUTF8(kept[:maxTailLine], "") + "... (cut)"
+	}
 	s.mu.Lock()
 	if strings.HasPrefix(text, "{") {
 		// A record of the plugin's logger: the process lives on, and
 		// any panic report before it was not a dying runtime's (which
 		// stops the world to print it).
 		s.panic = panicText{}
-	} else {
-		s.panic.add(text)
+	} else if s.panic.add(kept) {
+		s.panicked = true
 	}
+	if text != "" {
+		s.tail = append(s.tail, kept)
+		if len(s.tail) > tailLines {
+			s.tail = s.tail[len(s.tail)-tailLines:]
+		}
+	}
+	panicked := s.panicked
 	s.mu.Unlock()
 	if text == "" {
 		return
 	}
-	kept := text
-	if len(kept) > maxTailLine {
-		kept = strings.ToValidUTF8(kept[:maxTailLine], "") + "... (cut)"
-	}
-	s.mu.Lock()
-	s.tail = append(s.tail, kept)
-	if len(s.tail) > tailLines {
-		s.tail = s.tail[len(s.tail)-tailLines:]
-	}
-	panicked := s.panicked
-	s.mu.Unlock()
 
 	rec := parseLogLine(text)
-	if !rec.json && (strings.HasPrefix(text, "panic: ") || strings.HasPrefix(text, "fatal error: ")) {
-		s.mu.Lock()
-		s.panicked = true
-		s.mu.Unlock()
-		panicked = true
-	}
 	if panicked && !rec.json {
 		rec.level = slog.LevelError
 	}

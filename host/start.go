@@ -141,7 +141,8 @@ func (c *Client) launchProcess(ctx context.Context, cmd Command, id *automtls.Id
 		return nil, err
 	}
 	x := exec.Command(cmd.Path, cmd.Args...)
-	x.Env = slices.Concat(inherited(cmd, os.Environ()), c.opts.Telemetry.launchEnv(ctx, osEnviron()), cmd.Env, launchEnv(cmd, c.opts.Versions, id, sock.path).Environ())
+	environ := os.Environ()
+	x.Env = slices.Concat(inherited(cmd, environ), c.opts.Telemetry.launchEnv(ctx, environ), cmd.Env, launchEnv(cmd, c.opts.Versions, id, sock.path).Environ())
 	x.Dir = cmd.Dir
 	if cmd.SHA256 != "" {
 		f, err := openPinned(ctx, cmd.Path, cmd.SHA256)

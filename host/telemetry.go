@@ -2,7 +2,6 @@ package host
 
 import (
 	"context"
-	"os"
 	"slices"
 	"strings"
 	"time"
@@ -222,9 +221,6 @@ func (t *Telemetry) launchEnv(ctx context.Context, environ []string) []string {
 	}
 	return env
 }
-
-// osEnviron is the host's environment, a test hook.
-var osEnviron = os.Environ
 
 // startSpan starts the span of a plugin's start, when tracing; its trace
 // context is what the plugin is given as TRACEPARENT.

@@ -2,6 +2,7 @@ package host
 
 import (
 	"context"
+	"log/slog"
 	"slices"
 	"strings"
 	"testing"
@@ -45,6 +46,27 @@ func TestLaunchEnvPassesOTELAndTraceContext(t *testing.T) {
 	for _, kv := range env {
 		if strings.HasPrefix(kv, "SECRET") || strings.HasPrefix(kv, "HOTEL") {
 			t.Errorf("passed %s", kv)
+		}
+	}
+}
+
+// TestPanicTextIsBounded: the stderr sink keeps a panic's stack lines cut
+// as the tail's are, so a plugin cannot make the host hold megabytes of
+// "stack"; the message and the stack are still read.
+func TestPanicTextIsBounded(t *testing.T) {
+	s := newLogSink(slog.New(slog.DiscardHandler), "stderr")
+	long := strings.Repeat("x", maxLogLine-1)
+	s.Write([]byte("panic: boom\n\ngoroutine 7 [running]:\n"))
+	for range 10 {
+		s.Write([]byte(long + "\n"))
+	}
+	pe := s.panicError("p")
+	if pe == nil || pe.Message != "boom" || !strings.HasPrefix(pe.Stack, "goroutine 7 [running]:") {
+		t.Fatalf("panicError = %+v; want message boom and the goroutine's stack", pe)
+	}
+	for _, line := range strings.Split(pe.Stack, "\n") {
+		if len(line) > maxTailLine+len("... (cut)") {
+			t.Fatalf("a stack line of %d bytes kept; want at most %d", len(line), maxTailLine)
 		}
 	}
 }

@@ -99,7 +99,7 @@ func (p *process) event(typ host.EventType, pid int, cause error) host.Event {
 
 // startClient starts the process, or restarts it after a backoff when
 // it ran before. The lock is held.
-func (p *process) startClient(ctx context.Context) (*host.Client, int, error) {
+func (p *process) startClient(ctx context.Context) (c *host.Client, gen int, err error) {
 	if p.restarts > 0 {
 		backoff := cmp.Or(p.m.cfg.Restart.Backoff, DefaultRestartBackoff) << (p.restarts - 1)
 		backoff = min(backoff, DefaultMaxBackoff)
@@ -110,16 +110,12 @@ func (p *process) startClient(ctx context.Context) (*host.Client, int, error) {
 			t.Stop()
 			return nil, 0, fmt.Errorf("waiting %v to restart plugin %s: %w", backoff, p.path, ctx.Err())
 		}
-	}
-	var err error
-	if p.restarts > 0 {
 		var end func(error)
 		ctx, end = p.m.span(ctx, "plugkit.restart", attribute.String("plugkit.binary", p.path), attribute.Int("plugkit.restarts", p.restarts))
 		defer func() { end(err) }()
 	}
 	// A pinned binary is checked by host.Start itself, on the open file
 	// it then executes (Command.SHA256 from hostConfig).
-	var c *host.Client
 	c, err = p.bin.src.Connect(ctx, p.m, p.bin)
 	if err != nil {
 		p.lastErr = err
@@ -176,7 +172,7 @@ func (p *process) checkHung(c *host.Client) {
 		return
 	}
 	if errors.Is(ctx.Err(), context.DeadlineExceeded) || status.Code(err) == codes.DeadlineExceeded {
-		p.m.cfg.logger().Error("plugin does not answer its health check; killing it so the next call restarts it", "plugin", p.path, "pid", c.Pid())
+		// The event's ERROR record says it; the next call restarts it.
 		p.m.report(p.event(host.EventHung, c.Pid(), err))
 		c.Kill()
 	}
