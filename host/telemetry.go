@@ -15,7 +15,8 @@ import (
 	"go.opentelemetry.io/otel/trace"
 	tracenoop "go.opentelemetry.io/otel/trace/noop"
 	"google.golang.org/grpc"
-	"google.golang.org/grpc/stats"
+
+	"github.com/plugkit/plugkit/internal/tracewire"
 )
 
 // Telemetry says where a host reports what its plugins do, on
@@ -130,7 +131,7 @@ func (t *Telemetry) propagator() propagation.TextMapPropagator {
 	if t.Propagator != nil {
 		return t.Propagator
 	}
-	return propagation.NewCompositeTextMapPropagator(propagation.TraceContext{}, propagation.Baggage{})
+	return tracewire.Propagator()
 }
 
 // callAttributesKey is the context key of WithCallAttributes.
@@ -161,7 +162,7 @@ func (t *Telemetry) grpcOptions(name, binary string) []otelgrpc.Option {
 	}
 	opts := []otelgrpc.Option{
 		otelgrpc.WithPropagators(t.propagator()),
-		otelgrpc.WithFilter(traceable),
+		otelgrpc.WithFilter(tracewire.Traceable),
 		otelgrpc.WithMetricAttributes(append(attrs, t.Attributes...)...),
 		otelgrpc.WithMetricAttributesFn(callAttributes),
 	}
@@ -194,12 +195,6 @@ func (t *Telemetry) serverOptions(name, binary string) []grpc.ServerOption {
 		return nil
 	}
 	return []grpc.ServerOption{grpc.StatsHandler(otelgrpc.NewServerHandler(t.grpcOptions(name, binary)...))}
-}
-
-// traceable leaves out the plumbing streams that live as long as the
-// connection (the broker's, stdio) and the controller.
-func traceable(info *stats.RPCTagInfo) bool {
-	return !strings.HasPrefix(info.FullMethodName, "/plugin.GRPC")
 }
 
 // launchEnv is what a traced host passes on to the plugin it launches:

@@ -15,6 +15,7 @@ import (
 	"google.golang.org/grpc"
 
 	"github.com/plugkit/plugkit/internal/traceenv"
+	"github.com/plugkit/plugkit/internal/tracewire"
 )
 
 // flushTimeout bounds the export of a plugin's last spans when it stops.
@@ -78,8 +79,8 @@ func (t *tracing) options() []otelgrpc.Option {
 	return []otelgrpc.Option{
 		otelgrpc.WithTracerProvider(t.tp),
 		otelgrpc.WithMeterProvider(metricnoop.NewMeterProvider()),
-		otelgrpc.WithPropagators(traceenv.Propagator()),
-		otelgrpc.WithFilter(traceenv.Traceable),
+		otelgrpc.WithPropagators(tracewire.Propagator()),
+		otelgrpc.WithFilter(tracewire.Traceable),
 	}
 }
 

@@ -8,7 +8,4 @@
 // go.opentelemetry.io/contrib/exporters/autoexport, it links no metric,
 // log or Prometheus exporter, which a plugin binary cannot use: the
 // plugin side of plugkit exports traces only.
-//
-// It also holds the propagator and the otelgrpc filter that host and
-// plugin share, so that the two sides trace the same calls.
 package traceenv

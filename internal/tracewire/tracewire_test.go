@@ -1,4 +1,4 @@
-package traceenv
+package tracewire
 
 import (
 	"testing"
