@@ -38,7 +38,7 @@ import (
 // bin holds the paths of the built contenders.
 var bin struct {
 	dir                                                   string
-	pkplugin, gpplugin, rawserver, pkhost, gphost, memory string
+	pkplugin, gpplugin, rawserver, pkhost, gphost, rawhost, memory string
 }
 
 // streamMiB is how much one streaming operation downloads, in MiB
@@ -73,13 +73,13 @@ func build(dir string) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "go", "build", "-o", dir+"/",
-		"./testdata/pkplugin", "./testdata/gpplugin", "./testdata/rawserver", "./testdata/pkhost", "./testdata/gphost",
+		"./testdata/pkplugin", "./testdata/gpplugin", "./testdata/rawserver", "./testdata/pkhost", "./testdata/gphost", "./testdata/rawhost",
 		"../examples/objectstore/plugins/memory")
 	if out, err := cmd.CombinedOutput(); err != nil {
 		return fmt.Errorf("building the benchmark binaries: %v\n%s", err, out)
 	}
 	bin.dir = dir
-	for name, p := range map[string]*string{"pkplugin": &bin.pkplugin, "gpplugin": &bin.gpplugin, "rawserver": &bin.rawserver, "pkhost": &bin.pkhost, "gphost": &bin.gphost, "memory": &bin.memory} {
+	for name, p := range map[string]*string{"pkplugin": &bin.pkplugin, "gpplugin": &bin.gpplugin, "rawserver": &bin.rawserver, "pkhost": &bin.pkhost, "gphost": &bin.gphost, "rawhost": &bin.rawhost, "memory": &bin.memory} {
 		*p = filepath.Join(dir, name)
 	}
 	return nil
@@ -521,10 +521,13 @@ func hashFile(path string) error {
 }
 
 // BenchmarkRSS runs the memory hosts: each starts its plugin (AutoMTLS),
-// makes a call, idles and reports both resident set sizes.
+// makes a call, idles and reports both resident set sizes. raw is the
+// plugin's baseline: the same echo service on bare grpc-go with the same
+// mutual TLS (rawserver), started and called by rawhost.
 func BenchmarkRSS(b *testing.B) {
 	for _, side := range []struct{ name, host, plugin string }{
 		{"plugkit", bin.pkhost, bin.pkplugin},
+		{"raw", bin.rawhost, bin.rawserver},
 		{"goplugin", bin.gphost, bin.gpplugin},
 	} {
 		b.Run(side.name, func(b *testing.B) {
