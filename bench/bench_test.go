@@ -37,7 +37,7 @@ import (
 
 // bin holds the paths of the built contenders.
 var bin struct {
-	dir                                                   string
+	dir                                                            string
 	pkplugin, gpplugin, rawserver, pkhost, gphost, rawhost, memory string
 }
 
