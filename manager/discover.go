@@ -11,6 +11,7 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"sort"
 	"strings"
@@ -138,10 +139,13 @@ func binaryPaths(dirs, files []string) ([]string, error) {
 }
 
 // describeFiles describes the binaries at paths, in parallel, and saves
-// the cache. Hashing and launching are two stages with Config.Parallelism
-// slots each: a binary is hashed (each file once, however many paths
-// reach it) while others are launched; a binary's own launch waits for
-// its hash and pin check.
+// the cache. Hashing and launching are two stages with slots of their
+// own (Config.Parallelism launches; as many hashes, at most one per CPU):
+// a binary is hashed (each file once, however many paths reach it) while
+// others are launched. A binary's own launch waits for its hash and pin
+// check: the sum is what the pin is checked against and what the cache
+// records for the file that was described, so it is never taken on
+// trust, even for an unpinned binary whose launch does not need it.
 func (m *Manager) describeFiles(ctx context.Context, paths []string) []Binary {
 	run := m.newDescribeRun(ctx)
 	bins := make([]*Binary, len(paths))
@@ -168,7 +172,7 @@ type describeRun struct {
 
 func (m *Manager) newDescribeRun(ctx context.Context) *describeRun {
 	n := m.cfg.parallelism()
-	return &describeRun{cache: m.loadCache(ctx), hashes: newHashes(n), launch: make(chan struct{}, n)}
+	return &describeRun{cache: m.loadCache(ctx), hashes: newHashes(min(n, runtime.NumCPU())), launch: make(chan struct{}, n)}
 }
 
 // describe stats, hashes (when the cache cannot vouch for the file),
