@@ -318,7 +318,7 @@ func (b *figureSet) discoveryAndMemory() {
 	s := b.s
 	b.add(Figure{Name: "manager_discover_100_cold", Unit: "ms", Plugkit: b.ms("ManagerDiscover/cold"), Baseline: b.ms("ManagerDiscover/floor"),
 		BaselineIs: fmt.Sprintf("floor: hash each distinct file once and run the 100 binaries until they exit, %d at a time", runtime.NumCPU()),
-		Goal: "<= 1.3x floor", Runs: s.runs("ManagerDiscover/cold", "ns/op"),
+		Goal:       "<= 1.3x floor", Runs: s.runs("ManagerDiscover/cold", "ns/op"),
 		Spread: b.spread("ns/op", "ManagerDiscover/cold", "ManagerDiscover/floor")}, atMost(1.3))
 	warmLaunches := s.median("ManagerDiscover/warm", "launches")
 	b.add(Figure{Name: "manager_discover_100_warm", Unit: "ms", Plugkit: b.ms("ManagerDiscover/warm"), Baseline: 50,
