@@ -28,7 +28,9 @@ var notes = map[string]string{
 		"plugins (~half of it exec, page faults and package init, as in the floor; TLS handshake, key generation and gRPC serving the rest) " +
 		"and ~30% in the host (host.Start: TLS handshake, MkdirTemp of the socket directory, key pair; one SHA-256). " +
 		"Two launches per CPU fill the time a launch waits on its plugin. Measured in pairs of the same run (2 shared CPUs): " +
-		"5-10x the floor before (every path hashed, 100 x 22 MB), 2.6x with one hash per file, 2.1-2.2x with two launches per CPU. What is left to cut is in host.Start and the plugin's " +
+		"5-10x the floor before (every path hashed, 100 x 22 MB), 2.6x with one hash per file, 2.1-2.2x with two launches per CPU. It is CPU-bound: a cold Discover took ~1.0 CPU-second " +
+		"(host and plugins, user+sys) against ~0.5 for the floor's 100 runs, so 1.3x needs each launch's work beyond the process " +
+		"itself (both sides) under ~1.5 ms of CPU, against ~5 ms now. What is left to cut is in host.Start and the plugin's " +
 		"start (cold_start_*), not in the manager.",
 	"rss_plugin": "the difference is the plugin's linked code more than its heap: on this kernel (6.x, ext4, large folios) a Go " +
 		"binary's text is resident whole once it runs (/proc/PID/smaps: 6.5 of 6.6 MB of the plugin's text, 5.5 of 5.6 MB of " +
