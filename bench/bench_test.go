@@ -3,14 +3,17 @@ package bench
 import (
 	"bufio"
 	"context"
+	"crypto/sha256"
 	"encoding/base64"
 	"flag"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -34,8 +37,8 @@ import (
 
 // bin holds the paths of the built contenders.
 var bin struct {
-	dir                                                   string
-	pkplugin, gpplugin, rawserver, pkhost, gphost, memory string
+	dir                                                            string
+	pkplugin, gpplugin, rawserver, pkhost, gphost, rawhost, memory string
 }
 
 // streamMiB is how much one streaming operation downloads, in MiB
@@ -70,13 +73,13 @@ func build(dir string) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "go", "build", "-o", dir+"/",
-		"./testdata/pkplugin", "./testdata/gpplugin", "./testdata/rawserver", "./testdata/pkhost", "./testdata/gphost",
+		"./testdata/pkplugin", "./testdata/gpplugin", "./testdata/rawserver", "./testdata/pkhost", "./testdata/gphost", "./testdata/rawhost",
 		"../examples/objectstore/plugins/memory")
 	if out, err := cmd.CombinedOutput(); err != nil {
 		return fmt.Errorf("building the benchmark binaries: %v\n%s", err, out)
 	}
 	bin.dir = dir
-	for name, p := range map[string]*string{"pkplugin": &bin.pkplugin, "gpplugin": &bin.gpplugin, "rawserver": &bin.rawserver, "pkhost": &bin.pkhost, "gphost": &bin.gphost, "memory": &bin.memory} {
+	for name, p := range map[string]*string{"pkplugin": &bin.pkplugin, "gpplugin": &bin.gpplugin, "rawserver": &bin.rawserver, "pkhost": &bin.pkhost, "gphost": &bin.gphost, "rawhost": &bin.rawhost, "memory": &bin.memory} {
 		*p = filepath.Join(dir, name)
 	}
 	return nil
@@ -426,9 +429,14 @@ func discover(b *testing.B, dir, cache string) int64 {
 
 // BenchmarkManagerDiscover measures Discover over 100 plugin binaries:
 // cold (empty cache: every binary launched and described) and warm (the
-// cache file of an earlier run: no launch).
+// cache file of an earlier run: no launch), beside cold's floor.
 func BenchmarkManagerDiscover(b *testing.B) {
 	dir := pluginDir(b)
+	b.Run("floor", func(b *testing.B) {
+		for b.Loop() {
+			discoverFloor(b, dir)
+		}
+	})
 	b.Run("cold", func(b *testing.B) {
 		var launches int64
 		for b.Loop() {
@@ -447,11 +455,79 @@ func BenchmarkManagerDiscover(b *testing.B) {
 	})
 }
 
+// discoverFloor is what a cold Discover of dir cannot do without, with no
+// manager: hash each distinct file once and run every binary (without its
+// cookie: the process starts, runs the Go runtime's start-up and package
+// init, says it is a plugin and exits), as jobs of one pool of NumCPU
+// workers.
+func discoverFloor(b *testing.B, dir string) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		b.Fatal(err)
+	}
+	var jobs []func() error
+	distinct := map[string]bool{}
+	for _, e := range entries {
+		p := filepath.Join(dir, e.Name())
+		real, err := filepath.EvalSymlinks(p)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if !distinct[real] {
+			distinct[real] = true
+			jobs = append(jobs, func() error { return hashFile(real) })
+		}
+		jobs = append(jobs, func() error {
+			if err := exec.Command(p).Run(); err == nil {
+				return fmt.Errorf("%s ran without its cookie", p)
+			} else if _, ok := err.(*exec.ExitError); !ok {
+				return err
+			}
+			return nil
+		})
+	}
+	ch := make(chan func() error)
+	errs := make(chan error, len(jobs))
+	var wg sync.WaitGroup
+	for range runtime.NumCPU() {
+		wg.Go(func() {
+			for job := range ch {
+				errs <- job()
+			}
+		})
+	}
+	for _, job := range jobs {
+		ch <- job
+	}
+	close(ch)
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// hashFile computes the SHA-256 of the file at path.
+func hashFile(path string) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	_, err = io.Copy(sha256.New(), f)
+	return err
+}
+
 // BenchmarkRSS runs the memory hosts: each starts its plugin (AutoMTLS),
-// makes a call, idles and reports both resident set sizes.
+// makes a call, idles and reports both resident set sizes. raw is the
+// plugin's baseline: the same echo service on bare grpc-go with the same
+// mutual TLS (rawserver), started and called by rawhost.
 func BenchmarkRSS(b *testing.B) {
 	for _, side := range []struct{ name, host, plugin string }{
 		{"plugkit", bin.pkhost, bin.pkplugin},
+		{"raw", bin.rawhost, bin.rawserver},
 		{"goplugin", bin.gphost, bin.gpplugin},
 	} {
 		b.Run(side.name, func(b *testing.B) {

@@ -23,6 +23,7 @@ import (
 
 	"github.com/plugkit/plugkit/host"
 	"github.com/plugkit/plugkit/internal/testutil"
+	_ "github.com/plugkit/plugkit/plugin/traceexport" // this binary, run as a plugin, exports its spans
 )
 
 // TestUnknownExporterLeavesPluginServing: when the host's

@@ -63,8 +63,11 @@ type Config struct {
 	// Releases, when set, lets incompatibility errors name the plugin
 	// release to pick (see package compat).
 	Releases *compat.Index
-	// Parallelism bounds how many binaries are described at once; 0 means
-	// the number of CPUs.
+	// Parallelism bounds how many binaries are launched for Describe at
+	// once (and hashed at once, at most one per CPU); 0 means twice the
+	// number of CPUs: a launch spends part of its time waiting on the
+	// plugin's process (its handshake, Describe, its exit), which another
+	// launch fills.
 	Parallelism int
 	// DescribeTimeout bounds one binary's start and Describe; 0 means
 	// DefaultDescribeTimeout.
@@ -135,5 +138,5 @@ func (c *Config) parallelism() int {
 	if c.Parallelism > 0 {
 		return c.Parallelism
 	}
-	return runtime.NumCPU()
+	return 2 * runtime.NumCPU()
 }

@@ -11,6 +11,7 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"sort"
 	"strings"
@@ -137,26 +138,20 @@ func binaryPaths(dirs, files []string) ([]string, error) {
 	return paths, nil
 }
 
-// describeFiles describes the binaries at paths, in parallel
-// (Config.Parallelism), and saves the cache.
+// describeFiles describes the binaries at paths, in parallel, and saves
+// the cache. Hashing and launching are two stages with slots of their
+// own (Config.Parallelism launches; as many hashes, at most one per CPU):
+// a binary is hashed (each file once, however many paths reach it) while
+// others are launched. A binary's own launch waits for its hash and pin
+// check: the sum is what the pin is checked against and what the cache
+// records for the file that was described, so it is never taken on
+// trust, even for an unpinned binary whose launch does not need it.
 func (m *Manager) describeFiles(ctx context.Context, paths []string) []Binary {
-	cache := m.loadCache(ctx)
+	run := m.newDescribeRun(ctx)
 	bins := make([]*Binary, len(paths))
-	sem := make(chan struct{}, m.cfg.parallelism())
 	var wg sync.WaitGroup
 	for i, p := range paths {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			select {
-			case sem <- struct{}{}:
-				defer func() { <-sem }()
-			case <-ctx.Done():
-				bins[i] = &Binary{Path: p, Origin: OriginDir, Err: ctx.Err()}
-				return
-			}
-			bins[i] = m.describe(ctx, p, cache)
-		}()
+		wg.Go(func() { bins[i] = m.describe(ctx, p, run) })
 	}
 	wg.Wait()
 	m.saveCache(ctx, bins)
@@ -167,9 +162,22 @@ func (m *Manager) describeFiles(ctx context.Context, paths []string) []Binary {
 	return out
 }
 
+// describeRun is what the binaries of one Discover share: the cache as
+// it was when Discover began, their hashes, and the launch slots.
+type describeRun struct {
+	cache  map[string]*cacheEntry
+	hashes *hashes
+	launch chan struct{}
+}
+
+func (m *Manager) newDescribeRun(ctx context.Context) *describeRun {
+	n := m.cfg.parallelism()
+	return &describeRun{cache: m.loadCache(ctx), hashes: newHashes(min(n, runtime.NumCPU())), launch: make(chan struct{}, n)}
+}
+
 // describe stats, hashes (when the cache cannot vouch for the file),
 // checks the pin, and launches the binary for Describe when needed.
-func (m *Manager) describe(ctx context.Context, path string, cache map[string]*cacheEntry) *Binary {
+func (m *Manager) describe(ctx context.Context, path string, run *describeRun) *Binary {
 	b := &Binary{Path: path, Origin: OriginDir}
 	fi, err := os.Stat(path)
 	if err != nil {
@@ -187,11 +195,12 @@ func (m *Manager) describe(ctx context.Context, path string, cache map[string]*c
 	}
 	// A cached checksum stands in for hashing only when nothing is
 	// pinned: a same-size swap with the mtime restored must not pass a
-	// pin check on the cache's word.
+	// pin check on the cache's word. (Within one Discover, paths to the
+	// same inode, size and mtime share one hash, pinned or not.)
 	_, pinned := m.pin(path)
-	if ce := cache[path]; !pinned && ce != nil && ce.Size == b.Size && ce.ModTime == b.ModTime.UnixNano() {
+	if ce := run.cache[path]; !pinned && ce != nil && ce.Size == b.Size && ce.ModTime == b.ModTime.UnixNano() {
 		b.SHA256 = ce.SHA256
-	} else if b.SHA256, err = fileSHA256(ctx, path); err != nil {
+	} else if b.SHA256, err = run.hashes.sum(ctx, path, fi); err != nil {
 		b.Err = err
 		return b
 	}
@@ -200,12 +209,19 @@ func (m *Manager) describe(ctx context.Context, path string, cache map[string]*c
 		b.Err = err
 		return b
 	}
-	if ce := cache[path]; ce != nil && ce.SHA256 == b.SHA256 && len(ce.Describe) > 0 {
+	if ce := run.cache[path]; ce != nil && ce.SHA256 == b.SHA256 && len(ce.Describe) > 0 {
 		d := &catalogv1.DescribeResponse{}
 		if protojson.Unmarshal(ce.Describe, d) == nil && checkDescription(d) == nil {
 			b.Description, b.Cached = d, true
 			return b
 		}
+	}
+	select {
+	case run.launch <- struct{}{}:
+		defer func() { <-run.launch }()
+	case <-ctx.Done():
+		b.Err = ctx.Err()
+		return b
 	}
 	b.Description, b.Err = m.launchDescribe(ctx, procKey{OriginDir, path}, func(ctx context.Context) (*host.Client, error) { return m.start(ctx, path, "") })
 	return b
@@ -398,26 +414,6 @@ func fileType(mode fs.FileMode) string {
 // not run. It is host's ChecksumError: the manager's starts go through
 // host.Start with Command.SHA256, which hashes and executes one open file.
 type PinError = host.ChecksumError
-
-// fileSHA256 hashes the file at path, giving up when ctx ends (a huge or
-// endless file must not outlast Discover's deadline).
-func fileSHA256(ctx context.Context, path string) (string, error) {
-	// Not blocking in open: a FIFO put in the binary's place after the
-	// Stat must not hang Discover.
-	f, err := osdep.OpenNoBlock(path)
-	if err != nil {
-		return "", statError(path, err)
-	}
-	defer f.Close()
-	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
-		return "", fmt.Errorf("hashing %s: not a regular file any more: it was replaced while Discover looked at it; run Discover again", path)
-	}
-	sum, err := filehash.SHA256(ctx, f)
-	if err != nil {
-		return "", fmt.Errorf("hashing %s: %w", path, err)
-	}
-	return sum, nil
-}
 
 // maxCacheFile bounds the cache files the manager reads (the binaries'
 // and the remotes' cache): far beyond any honest cache of Describe
@@ -719,7 +715,7 @@ func (m *Manager) Problems() []string {
 // DescribeBinary describes one binary, wherever it is, without adding it
 // to the registry.
 func (m *Manager) DescribeBinary(ctx context.Context, path string) Binary {
-	b := *m.describe(ctx, path, m.loadCache(ctx))
+	b := *m.describe(ctx, path, m.newDescribeRun(ctx))
 	b.src = fileSource{files: []string{path}}
 	return b
 }

@@ -96,8 +96,10 @@ type Config struct {
 	DebugAnnounce func(w io.Writer, name string, r handshake.Reattach) error
 	// TracerProvider receives the spans of the calls the plugin serves
 	// and makes (its brokered callbacks), which join the host's traces.
-	// Nil means one made from the standard OTEL_* environment for traces,
-	// which a tracing plugkit host passes on: OTEL_TRACES_EXPORTER (otlp,
+	// Nil means, in a plugin that imports package plugin/traceexport
+	// (which links the SDK and the exporters), one made from the standard
+	// OTEL_* environment for traces, which a tracing plugkit host passes
+	// on: OTEL_TRACES_EXPORTER (otlp,
 	// console or none, or a comma-separated list),
 	// OTEL_EXPORTER_OTLP_TRACES_PROTOCOL or OTEL_EXPORTER_OTLP_PROTOCOL
 	// (grpc or http/protobuf, the default), and what OpenTelemetry's

@@ -8,13 +8,11 @@ import (
 
 	"go.opentelemetry.io/contrib/instrumentation/google.golang.org/grpc/otelgrpc"
 	metricnoop "go.opentelemetry.io/otel/metric/noop"
-	"go.opentelemetry.io/otel/sdk/resource"
-	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/trace"
 	tracenoop "go.opentelemetry.io/otel/trace/noop"
 	"google.golang.org/grpc"
 
-	"github.com/plugkit/plugkit/internal/traceenv"
+	"github.com/plugkit/plugkit/internal/tracehook"
 	"github.com/plugkit/plugkit/internal/tracewire"
 )
 
@@ -28,8 +26,9 @@ type tracing struct {
 }
 
 // newTracing is the plugin's tracing: Config.TracerProvider; else, when
-// the environment configures a span exporter (see exporterConfigured), an
-// SDK provider exporting there; else, when the host traces (it sets
+// the environment configures a span exporter (see exporterConfigured) and
+// the plugin links the exporters (package plugin/traceexport), an SDK
+// provider exporting there; else, when the host traces (it sets
 // TRACEPARENT), the trace context only, so that log records carry the
 // call's IDs; else none, at no cost. An exporter the environment names
 // but the plugin cannot make is logged, and the plugin serves without
@@ -39,22 +38,35 @@ func (cfg Config) newTracing(ctx context.Context, lookup func(string) (string, b
 		return &tracing{tp: cfg.TracerProvider}
 	}
 	if exporterConfigured(lookup) {
-		exps, err := traceenv.Exporters(ctx, lookup, nil) // console: the process's stdout, which the host logs
-		if err != nil {
-			logger.Warn("the plugin's spans are not exported: correct the OTEL_* variables the host passes on, or build the plugin with plugin.Config.TracerProvider", "error", err)
-		} else if len(exps) > 0 {
-			opts := []sdktrace.TracerProviderOption{sdktrace.WithResource(resource.Default())}
-			for _, exp := range exps {
-				opts = append(opts, sdktrace.WithBatcher(exp))
-			}
-			tp := sdktrace.NewTracerProvider(opts...)
-			return &tracing{tp: tp, flush: tp.Shutdown}
+		if t := exportingTracing(ctx, lookup, logger); t != nil {
+			return t
 		}
 	}
 	if v, _ := lookup("TRACEPARENT"); v != "" {
 		return &tracing{tp: tracenoop.NewTracerProvider()}
 	}
 	return nil
+}
+
+// exportingTracing is a provider exporting where the environment says,
+// or nil, saying why in the log, when it cannot be made.
+func exportingTracing(ctx context.Context, lookup func(string) (string, bool), logger *slog.Logger) *tracing {
+	if tracehook.Provider == nil {
+		if v, _ := lookup(tracehook.EnvExporter); !strings.EqualFold(strings.TrimSpace(v), "none") {
+			logger.Warn("the plugin's spans are not exported: the OTEL_* variables the host passes on ask for it, but the plugin is built without span exporters; " +
+				"import _ \"github.com/plugkit/plugkit/plugin/traceexport\" in its main package, or build it with plugin.Config.TracerProvider")
+		}
+		return nil
+	}
+	tp, flush, err := tracehook.Provider(ctx, lookup)
+	if err != nil {
+		logger.Warn("the plugin's spans are not exported: correct the OTEL_* variables the host passes on, or build the plugin with plugin.Config.TracerProvider", "error", err)
+		return nil
+	}
+	if tp == nil {
+		return nil
+	}
+	return &tracing{tp: tp, flush: flush}
 }
 
 // exporterConfigured reports whether the environment asks for spans to
@@ -67,7 +79,7 @@ func exporterConfigured(lookup func(string) (string, bool)) bool {
 	if v, _ := lookup("OTEL_SDK_DISABLED"); strings.EqualFold(strings.TrimSpace(v), "true") {
 		return false
 	}
-	for _, k := range []string{traceenv.EnvExporter, "OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"} {
+	for _, k := range []string{tracehook.EnvExporter, "OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"} {
 		if v, _ := lookup(k); strings.TrimSpace(v) != "" {
 			return true
 		}

@@ -10,6 +10,9 @@ import (
 
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/trace"
+
+	"github.com/plugkit/plugkit/internal/tracehook"
+	_ "github.com/plugkit/plugkit/plugin/traceexport" // the exporters of the OTEL_* environment
 )
 
 // TestTracingFromEnvironment: the plugin's tracing is Config's provider,
@@ -63,6 +66,38 @@ func TestTracingFromEnvironment(t *testing.T) {
 				t.Errorf("log %q; want a warning containing %q and naming plugin.Config.TracerProvider", logs.String(), tc.warn)
 			}
 		})
+	}
+}
+
+// TestTracingWithoutExporters: a plugin that does not import
+// plugin/traceexport makes no exporter (it links none) however the
+// environment asks, warns that it was built without them and says what to
+// import, and still passes the host's trace context on; with none asked,
+// or OTEL_TRACES_EXPORTER=none, it says nothing.
+func TestTracingWithoutExporters(t *testing.T) {
+	linked := tracehook.Provider
+	tracehook.Provider = nil
+	defer func() { tracehook.Provider = linked }()
+	const traceparent = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
+	for _, tc := range []struct {
+		env   map[string]string
+		want  string // as tracingKind says
+		warns bool
+	}{
+		{map[string]string{"OTEL_TRACES_EXPORTER": "console"}, "none", true},
+		{map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://127.0.0.1:1", "TRACEPARENT": traceparent}, "context", true},
+		{map[string]string{"OTEL_TRACES_EXPORTER": " None "}, "none", false},
+		{map[string]string{"TRACEPARENT": traceparent}, "context", false},
+	} {
+		var logs bytes.Buffer
+		lookup := func(k string) (string, bool) { v, ok := tc.env[k]; return v, ok }
+		tr := Config{}.newTracing(context.Background(), lookup, slog.New(slog.NewJSONHandler(&logs, nil)))
+		if got := tracingKind(tr, nil); got != tc.want {
+			t.Errorf("%v: tracing %s, want %s", tc.env, got, tc.want)
+		}
+		if warned := strings.Contains(logs.String(), `import _ \"github.com/plugkit/plugkit/plugin/traceexport\"`); warned != tc.warns || !tc.warns && logs.Len() > 0 {
+			t.Errorf("%v: log %q; want a warning naming plugin/traceexport: %v", tc.env, logs.String(), tc.warns)
+		}
 	}
 }
 

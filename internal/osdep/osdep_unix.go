@@ -67,3 +67,13 @@ func FileOwner(fi fs.FileInfo) (uid int, ok bool) {
 	}
 	return int(st.Uid), true
 }
+
+// FileID returns the device and inode of the file fi describes; ok is
+// false when fi does not carry them.
+func FileID(fi fs.FileInfo) (dev, ino uint64, ok bool) {
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if !ok {
+		return 0, 0, false
+	}
+	return uint64(st.Dev), uint64(st.Ino), true // Dev is an int32 on darwin
+}

@@ -54,3 +54,8 @@ func OpenNoBlock(path string) (*os.File, error) { return os.Open(path) }
 // FileOwner cannot tell a file's owner as a uid on Windows (whose
 // reattachable plugins listen on loopback TCP): ok is always false.
 func FileOwner(fs.FileInfo) (uid int, ok bool) { return 0, false }
+
+// FileID cannot tell a file's device and inode from its FileInfo on
+// Windows (os.SameFile asks the handle): ok is always false, and callers
+// treat every path as a file of its own.
+func FileID(fs.FileInfo) (dev, ino uint64, ok bool) { return 0, 0, false }

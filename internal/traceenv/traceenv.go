@@ -11,6 +11,8 @@ import (
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
 	"go.opentelemetry.io/otel/exporters/stdout/stdouttrace"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+
+	"github.com/plugkit/plugkit/internal/tracehook"
 )
 
 // The environment variables read here, as the OpenTelemetry
@@ -18,7 +20,7 @@ import (
 const (
 	// EnvExporter names the trace exporters: a comma-separated list of
 	// otlp (the default), console and none.
-	EnvExporter = "OTEL_TRACES_EXPORTER"
+	EnvExporter = tracehook.EnvExporter
 	// EnvTracesProtocol is the OTLP protocol for traces: grpc or
 	// http/protobuf. It takes precedence over EnvProtocol.
 	EnvTracesProtocol = "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL"

@@ -8,6 +8,7 @@ import (
 	"github.com/plugkit/plugkit/examples/objectstore/backend"
 	"github.com/plugkit/plugkit/examples/objectstore/gen/objectstore/v1/objectstorev1plugin"
 	"github.com/plugkit/plugkit/examples/objectstore/gen/objectstore/v2/objectstorev2plugin"
+	_ "github.com/plugkit/plugkit/plugin/traceexport" // spans exported where OTEL_* says (the demo's console)
 )
 
 const version = "2.1.0"

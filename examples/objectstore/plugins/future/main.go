@@ -15,6 +15,7 @@ import (
 	"github.com/plugkit/plugkit/examples/objectstore"
 	objectstorev3 "github.com/plugkit/plugkit/examples/objectstore/gen/objectstore/v3"
 	"github.com/plugkit/plugkit/examples/objectstore/gen/objectstore/v3/objectstorev3plugin"
+	_ "github.com/plugkit/plugkit/plugin/traceexport" // spans exported where OTEL_* says (the demo's console)
 )
 
 const version = "3.0.0"

@@ -5,6 +5,7 @@ import (
 	"github.com/plugkit/plugkit/examples/objectstore"
 	"github.com/plugkit/plugkit/examples/objectstore/backend"
 	"github.com/plugkit/plugkit/examples/objectstore/gen/objectstore/v1/objectstorev1plugin"
+	_ "github.com/plugkit/plugkit/plugin/traceexport" // spans exported where OTEL_* says (the demo's console)
 )
 
 // version is this plugin's release.
