@@ -6,9 +6,9 @@
 //
 //	import _ "github.com/plugkit/plugkit/plugin/traceexport"
 //
-// Without it a plugin links no span exporter, which keeps ~1.5 MB of
-// (the trace SDK and its exporters) out of the binary and out of the memory of every plugin process;
-// it still passes the host's trace context on (TRACEPARENT), so its log
+// Without it a plugin links no span exporter: the trace SDK and its
+// exporters (~1.5 MB) stay out of the binary and out of the memory of
+// every plugin process. Such a plugin still passes the host's trace context on (TRACEPARENT), so its log
 // records carry the call's trace and span IDs, and a plugin that sets
 // plugin.Config.TracerProvider exports through that provider either way.
 // See docs/observability.md.
