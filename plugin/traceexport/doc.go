@@ -8,8 +8,9 @@
 //
 // Without it a plugin links no span exporter: the trace SDK and its
 // exporters (~1.5 MB) stay out of the binary and out of the memory of
-// every plugin process. Such a plugin still passes the host's trace context on (TRACEPARENT), so its log
-// records carry the call's trace and span IDs, and a plugin that sets
-// plugin.Config.TracerProvider exports through that provider either way.
+// every plugin process. Such a plugin still passes the host's trace
+// context on (TRACEPARENT), so its log records carry the call's trace and
+// span IDs, and a plugin that sets plugin.Config.TracerProvider exports
+// through that provider either way.
 // See docs/observability.md.
 package traceexport
