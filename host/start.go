@@ -60,6 +60,7 @@ type Client struct {
 	syncStdout  io.Writer
 	syncStderr  io.Writer
 	endpoints   []string // the endpoints of a plugin service (Dial); nil otherwise
+	rawDial     func(context.Context, string) (net.Conn, error) // a guest's one connection (guest.go); nil otherwise
 
 	bg       sync.WaitGroup // stdio forwarding and the broker stream
 	cancelBG context.CancelFunc
@@ -111,6 +112,9 @@ func (c *Client) start(ctx context.Context, cmd Command) error {
 				return err
 			}
 		}
+	}
+	if wasm, err := c.startWasm(ctx, cmd); wasm { // guest.go
+		return err
 	}
 	if err := CheckExecutable(cmd.Path); err != nil {
 		return &StartError{Name: c.name, Err: err}
@@ -325,6 +329,9 @@ func (c *Client) dialer(ctx context.Context, network, address string) (func(cont
 			}
 		}
 		return conn, err
+	}
+	if c.rawDial != nil {
+		dial = c.rawDial
 	}
 	if c.multiplex {
 		return c.openMux(ctx, dial)
