@@ -59,7 +59,7 @@ type Client struct {
 	brokerGroup string  // the group they are given to
 	syncStdout  io.Writer
 	syncStderr  io.Writer
-	endpoints   []string // the endpoints of a plugin service (Dial); nil otherwise
+	endpoints   []string                                        // the endpoints of a plugin service (Dial); nil otherwise
 	rawDial     func(context.Context, string) (net.Conn, error) // a guest's one connection (guest.go); nil otherwise
 
 	bg       sync.WaitGroup // stdio forwarding and the broker stream

@@ -113,4 +113,3 @@ func announceDebug(cfg Config, out io.Writer, line handshake.Line) error {
 	}
 	return announce(out, name, r)
 }
-

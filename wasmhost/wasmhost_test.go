@@ -35,10 +35,6 @@ var (
 func guestModule(t *testing.T) string {
 	t.Helper()
 	buildOnce.Do(func() {
-		buildDir, buildErr = os.MkdirTemp("", "wasmhost-test")
-		if buildErr != nil {
-			return
-		}
 		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 		defer cancel()
 		guestPath = filepath.Join(buildDir, "guest.wasm")
@@ -52,9 +48,21 @@ func guestModule(t *testing.T) string {
 
 // sharedRuntime compiles the guest once for the tests that need no
 // settings of their own.
-var sharedRuntime = sync.OnceValue(func() *wasmhost.Runtime { return wasmhost.New(wasmhost.Config{}) })
+var sharedRuntime = sync.OnceValue(func() *wasmhost.Runtime { return wasmhost.New(testConfig(wasmhost.Config{})) })
+
+// testConfig is cfg with the test binary's compilation cache, so that
+// each Runtime after the first compiles the guest from the cache.
+func testConfig(cfg wasmhost.Config) wasmhost.Config {
+	cfg.CacheDir = filepath.Join(buildDir, "cache")
+	return cfg
+}
 
 func TestMain(m *testing.M) {
+	var err error
+	if buildDir, err = os.MkdirTemp("", "wasmhost-test"); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
 	code := m.Run()
 	sharedRuntime().Close(context.Background())
 	if buildDir != "" {
@@ -105,7 +113,7 @@ func waitEnded(t *testing.T, rt *wasmhost.Runtime) {
 }
 
 func TestStartCallClose(t *testing.T) {
-	rt := wasmhost.New(wasmhost.Config{})
+	rt := wasmhost.New(testConfig(wasmhost.Config{}))
 	defer rt.Close(context.Background())
 	c := startGuest(t, command(t, rt))
 	if c.Version() != 2 || c.Pid() != 0 || c.TLS() || c.Network() != "stdio" {

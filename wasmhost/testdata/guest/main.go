@@ -12,6 +12,8 @@
 //	spin           for {}
 //	env:NAME       the variable is set
 //
+// PLUGKIT_GUEST_STALL=1 makes it wait forever before its handshake.
+//
 // Init's config "dial" names a broker ID the host serves (a health
 // service; the answer for "host" comes back as the error), "serve" an ID
 // on which the guest serves a health service ("plugin-callback").
@@ -122,6 +124,9 @@ func register(s *grpc.Server, b *broker.Broker) error {
 }
 
 func main() {
+	if os.Getenv("PLUGKIT_GUEST_STALL") != "" {
+		select {} // never handshakes
+	}
 	versions := map[int]plugin.Register{1: register, 2: register}
 	if os.Getenv("PLUGKIT_GUEST_VERSIONS") == "3" {
 		versions = map[int]plugin.Register{3: register}
