@@ -32,7 +32,7 @@ func TestIsolationProbes(t *testing.T) {
 	t.Setenv("PLUGKIT_GUEST_SECRET", "s3cret")
 	t.Setenv("PLUGKIT_GUEST_GIVEN", "yes")
 	rt := wasmhost.New(testConfig(wasmhost.Config{Dirs: []wasmhost.Dir{{HostPath: rw, Writable: true}, {HostPath: ro, GuestPath: "/ro"}}}))
-	defer rt.Close(context.Background())
+	t.Cleanup(func() { rt.Close(context.Background()) }) // after the Clients
 	cmd := command(t, rt)
 	cmd.InheritEnv = []string{"PLUGKIT_GUEST_GIVEN"}
 	c := startGuest(t, cmd)
@@ -69,7 +69,7 @@ func TestIsolationProbes(t *testing.T) {
 // MemoryError, and the runtime starts the next guest as before.
 func TestMemoryLimit(t *testing.T) {
 	rt := wasmhost.New(testConfig(wasmhost.Config{MemoryLimit: 64 << 20}))
-	defer rt.Close(context.Background())
+	t.Cleanup(func() { rt.Close(context.Background()) }) // after the Clients
 	c := startGuest(t, command(t, rt))
 	if err := exists(c, "alloc"); err == nil {
 		t.Fatal("allocating without bound succeeded")
@@ -96,7 +96,7 @@ func TestMemoryLimit(t *testing.T) {
 // after its CPU budget; Close says why, and the host goes on.
 func TestCPUBudget(t *testing.T) {
 	rt := wasmhost.New(testConfig(wasmhost.Config{CPUBudget: 300 * time.Millisecond}))
-	defer rt.Close(context.Background())
+	t.Cleanup(func() { rt.Close(context.Background()) }) // after the Clients
 	c := startGuest(t, command(t, rt))
 	if err := exists(c, "yes"); err != nil {
 		t.Fatal(err)
@@ -122,7 +122,7 @@ func TestCPUBudget(t *testing.T) {
 // the handshake leaves no guest behind.
 func TestGuestDiesWithHost(t *testing.T) {
 	rt := wasmhost.New(testConfig(wasmhost.Config{}))
-	defer rt.Close(context.Background())
+	t.Cleanup(func() { rt.Close(context.Background()) }) // after the Clients
 	idle := startGuest(t, command(t, rt))
 	idle.Close()
 	waitEnded(t, rt)

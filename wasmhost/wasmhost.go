@@ -82,11 +82,12 @@ type Runtime struct {
 	mu       sync.Mutex
 	compiled map[[sha256.Size]byte]wazero.CompiledModule
 	running  atomic.Int32 // guests started and not yet ended
+	guests   map[*guest]struct{}
 }
 
 // New returns a Runtime with cfg.
 func New(cfg Config) *Runtime {
-	return &Runtime{cfg: cfg, compiled: make(map[[sha256.Size]byte]wazero.CompiledModule)}
+	return &Runtime{cfg: cfg, compiled: make(map[[sha256.Size]byte]wazero.CompiledModule), guests: make(map[*guest]struct{})}
 }
 
 // errNotWasm reports a Runtime asked to launch something else.
@@ -151,10 +152,34 @@ func (r *Runtime) compile(ctx context.Context, module []byte) (wazero.CompiledMo
 	return m, nil
 }
 
-// Close ends every guest and releases the compiled modules.
+// closeWait bounds how long Close waits for the guests it stops.
+const closeWait = 2 * time.Second
+
+// errRuntimeClosed is why Close stops the guests still running.
+var errRuntimeClosed = errors.New("wasmhost: the Runtime was closed")
+
+// Close stops the guests still running (close their host.Clients first:
+// a guest waiting for input ends when its Client closes its pipes), waits
+// for them within ctx (at most 2 s), and releases the compiled modules.
 func (r *Runtime) Close(ctx context.Context) error {
 	if r.init() != nil || r.rt == nil {
 		return nil
+	}
+	r.mu.Lock()
+	guests := make([]*guest, 0, len(r.guests))
+	for g := range r.guests {
+		guests = append(guests, g)
+	}
+	r.mu.Unlock()
+	wait := time.NewTimer(closeWait)
+	defer wait.Stop()
+	for _, g := range guests {
+		g.Stop(errRuntimeClosed)
+		select {
+		case <-g.done:
+		case <-wait.C:
+		case <-ctx.Done():
+		}
 	}
 	return r.rt.Close(ctx)
 }
@@ -188,9 +213,17 @@ func (r *Runtime) StartGuest(ctx context.Context, spec host.GuestSpec) (host.Gue
 	runCtx, cancel := context.WithCancelCause(context.Background())
 	g := &guest{done: make(chan struct{}), cancel: cancel, budget: r.cfg.CPUBudget}
 	r.running.Add(1)
+	r.mu.Lock()
+	r.guests[g] = struct{}{}
+	r.mu.Unlock()
 	go func() {
 		defer close(g.done)
 		defer r.running.Add(-1)
+		defer func() {
+			r.mu.Lock()
+			delete(r.guests, g)
+			r.mu.Unlock()
+		}()
 		mod, err := r.rt.InstantiateModule(runCtx, compiled, mc)
 		if mod != nil {
 			mod.Close(context.Background())

@@ -119,7 +119,7 @@ func waitEnded(t *testing.T, rt *wasmhost.Runtime) {
 func TestStartCallClose(t *testing.T) {
 	cache := filepath.Join(buildDir, "cache")
 	rt := wasmhost.New(wasmhost.Config{CacheDir: cache, Interpret: raceEnabled})
-	defer rt.Close(context.Background())
+	t.Cleanup(func() { rt.Close(context.Background()) }) // after the Clients
 	c := startGuest(t, command(t, rt))
 	if c.Version() != 2 || c.Pid() != 0 || c.TLS() || c.Network() != "stdio" {
 		t.Errorf("version %d, pid %d, TLS %v, network %q: want 2, 0, false, stdio", c.Version(), c.Pid(), c.TLS(), c.Network())
@@ -156,7 +156,7 @@ func TestStartCallClose(t *testing.T) {
 		t.Fatalf("the compilation cache %s: %v, %d entries", cache, err, len(entries))
 	}
 	cached := wasmhost.New(wasmhost.Config{CacheDir: cache})
-	defer cached.Close(context.Background())
+	t.Cleanup(func() { cached.Close(context.Background()) })
 	if err := exists(startGuest(t, command(t, cached)), "yes"); err != nil {
 		t.Error(err)
 	}
