@@ -81,7 +81,8 @@ func newClient(opts Options, name string) *Client {
 // AutoMTLS: the host and the plugin each make a throwaway certificate and
 // accept only each other. host.TLS uses the host's own PKI (the plugin
 // serves its own certificate and is asked for no AutoMTLS); host.Plaintext
-// turns TLS off.
+// turns TLS off. A cmd.Path that is a WebAssembly module runs inside this
+// process, through a cmd.Runner that is a GuestRunner (see GuestRunner).
 func Start(ctx context.Context, cmd Command, opts Options) (*Client, error) {
 	if err := opts.check(); err != nil {
 		return nil, err
