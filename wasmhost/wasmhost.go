@@ -4,9 +4,9 @@ import (
 	"bytes"
 	"context"
 	"crypto/rand"
-	"crypto/sha256"
 	"errors"
 	"fmt"
+	"hash/maphash"
 	"io"
 	"os"
 	"path/filepath"
@@ -80,14 +80,15 @@ type Runtime struct {
 	initErr error
 
 	mu       sync.Mutex
-	compiled map[[sha256.Size]byte]wazero.CompiledModule
-	running  atomic.Int32 // guests started and not yet ended
+	seed     maphash.Seed
+	compiled map[uint64][]compiledModule // by maphash of the module
+	running  atomic.Int32                // guests started and not yet ended
 	guests   map[*guest]struct{}
 }
 
 // New returns a Runtime with cfg.
 func New(cfg Config) *Runtime {
-	return &Runtime{cfg: cfg, compiled: make(map[[sha256.Size]byte]wazero.CompiledModule), guests: make(map[*guest]struct{})}
+	return &Runtime{cfg: cfg, seed: maphash.MakeSeed(), compiled: make(map[uint64][]compiledModule), guests: make(map[*guest]struct{})}
 }
 
 // errNotWasm reports a Runtime asked to launch something else.
@@ -138,17 +139,21 @@ func (r *Runtime) compile(ctx context.Context, module []byte) (wazero.CompiledMo
 	if err := r.init(); err != nil {
 		return nil, err
 	}
-	key := sha256.Sum256(module)
+	// A keyed hash finds a module fast (a 30 MB module's SHA-256 would
+	// cost more than its start); the content is compared to be sure.
+	key := maphash.Bytes(r.seed, module)
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if m, ok := r.compiled[key]; ok {
-		return m, nil
+	for _, c := range r.compiled[key] {
+		if bytes.Equal(c.module, module) {
+			return c.compiled, nil
+		}
 	}
 	m, err := r.rt.CompileModule(ctx, module)
 	if err != nil {
 		return nil, fmt.Errorf("wasmhost: compiling the module: %w; is it a wasip1 module (GOOS=wasip1 GOARCH=wasm)?", err)
 	}
-	r.compiled[key] = m
+	r.compiled[key] = append(r.compiled[key], compiledModule{module: module, compiled: m})
 	return m, nil
 }
 
@@ -272,6 +277,12 @@ func (r *Runtime) exitErr(err error, runCtx context.Context, oom *oomWatch) erro
 		return &MemoryError{Limit: limit}
 	}
 	return err
+}
+
+// compiledModule is a module and its compiled form.
+type compiledModule struct {
+	module   []byte
+	compiled wazero.CompiledModule
 }
 
 // guest is one running module.
