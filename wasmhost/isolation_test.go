@@ -121,8 +121,8 @@ func TestCPUBudget(t *testing.T) {
 // that spins (without a budget), and a start whose context ends before
 // the handshake leaves no guest behind.
 func TestGuestDiesWithHost(t *testing.T) {
-	rt := wasmhost.New(testConfig(wasmhost.Config{}))
-	t.Cleanup(func() { rt.Close(context.Background()) }) // after the Clients
+	rt := sharedRuntime()
+	waitEnded(t, rt) // the guests of earlier tests
 	idle := startGuest(t, command(t, rt))
 	idle.Close()
 	waitEnded(t, rt)

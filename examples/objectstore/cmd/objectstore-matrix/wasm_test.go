@@ -21,6 +21,7 @@ import (
 // binary, readable but not executable (a module need not be).
 func buildWasm(t testing.TB, name, pkg string) string {
 	t.Helper()
+	testutil.NotOnWindows(t, "under Wine a guest's reads of its standard input pipe never see the host's data after the handshake: WebAssembly plugins are not yet supported on Windows hosts (see package wasmhost's tests)")
 	out := filepath.Join(binDir, "wasm", name)
 	if _, err := os.Stat(out); err == nil {
 		return out
