@@ -32,7 +32,7 @@ var (
 )
 
 // wasmNotOnWindows is why the guests' tests are not run on Windows.
-const wasmNotOnWindows = "under Wine a guest's reads of its standard input pipe (wazero's Windows poll) never see the host's data after the handshake: WebAssembly plugins are not yet supported on Windows hosts"
+const wasmNotOnWindows = "under Wine wazero serves a guest's reads of its stdin pipe as blocking reads, which stall the single-threaded guest: WebAssembly plugins are not yet supported on Windows hosts (docs/wasm.md)"
 
 // guestModule builds testdata/guest for wasip1, once per test binary.
 func guestModule(t *testing.T) string {
