@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -60,7 +61,7 @@ func echoWasm(b *testing.B) (path, cache string) {
 // startWasm starts the echo guest with rt and makes its first call.
 func startWasm(ctx context.Context, b *testing.B, rt *wasmhost.Runtime) *host.Client {
 	path, _ := echoWasm(b)
-	c, err := host.Start(ctx, host.Command{Path: path, Cookie: echo.Cookie, Runner: rt}, host.Options{Versions: []int{1}, Logger: discard})
+	c, err := host.Start(ctx, host.Command{Path: path, Cookie: echo.Cookie, Runner: rt, Env: guestEnv()}, host.Options{Versions: []int{1}, Logger: discard})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -213,3 +214,7 @@ func BenchmarkWasmIdle(b *testing.B) {
 		}
 	})
 }
+
+// guestEnv is BENCH_GUEST_ENV (space-separated NAME=value pairs, such as
+// GOGC=400), given to the guests.
+func guestEnv() []string { return strings.Fields(os.Getenv("BENCH_GUEST_ENV")) }
