@@ -20,6 +20,7 @@ import (
 	"github.com/plugkit/plugkit/host"
 	"github.com/plugkit/plugkit/internal/osdep"
 	"github.com/plugkit/plugkit/manager"
+	"github.com/plugkit/plugkit/wasmhost"
 )
 
 // Mode is what a Cell found: how the host major used the plugin, or why
@@ -112,9 +113,14 @@ type Matrix struct {
 	Timeout time.Duration
 	// Logger receives the plugins' logs; nil discards them.
 	Logger *slog.Logger
+	// Wasm is what the WebAssembly plugins in the directory may use
+	// (manager.Config.Wasm); the zero value grants them nothing.
+	Wasm wasmhost.Config
 }
 
-// Run tests every executable file in dir against every host major. It
+// Run tests every executable file and WebAssembly module (.wasm, run
+// inside this process: see package wasmhost) in dir against every host
+// major. It
 // builds nothing. Cells are sorted by plugin, version, binary and host
 // major (highest first). The error is for a dir that cannot be read, or
 // holds no plugin of the kind.
@@ -137,12 +143,13 @@ func (mx Matrix) Run(ctx context.Context, dir string) ([]Cell, error) {
 		}
 		// os.Stat follows links: a directory of links to builds works.
 		// Windows has no execute bits: there every regular file counts.
-		if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() && osdep.Executable(fi.Mode()) {
+		// A WebAssembly module (.wasm) need not be executable.
+		if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() && (osdep.Executable(fi.Mode()) || host.IsWasm(p)) {
 			bins = append(bins, p)
 		}
 	}
 	if len(bins) == 0 {
-		return nil, fmt.Errorf("conformance: no executable files in %s: build the plugin releases to test into it", dir)
+		return nil, fmt.Errorf("conformance: no executable files or WebAssembly modules in %s: build the plugin releases to test into it", dir)
 	}
 	par := mx.Parallelism
 	if par <= 0 {
@@ -209,6 +216,7 @@ func (mx Matrix) binary(ctx context.Context, bin string) []Cell {
 		Launch:   host.Command{Cookie: mx.Cookie},
 		Host:     host.Options{Logger: logger},
 		Releases: mx.Releases,
+		Wasm:     mx.Wasm,
 		// The process that answers Describe serves the suites.
 		KeepDescribed: true,
 	})

@@ -117,7 +117,9 @@ type Command struct {
 	SHA256 string
 	// Runner launches the plugin and translates its addresses; nil means
 	// Exec, which runs the binary on this machine. See the sandbox
-	// package for one that isolates the plugin.
+	// package for one that isolates the plugin, and package wasmhost for
+	// a GuestRunner, which runs a Path that is a WebAssembly module
+	// inside this process.
 	Runner Runner
 	// Listen says where the plugin listens and where the host's brokered
 	// servers make their sockets.

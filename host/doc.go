@@ -6,6 +6,11 @@
 // already running, Dial to a plugin that runs as a network service and
 // Connect to one serving in-process.
 //
+// Start also runs a plugin built for WebAssembly (GOOS=wasip1) inside the
+// host's process, when Command.Runner is a GuestRunner (package wasmhost):
+// the same handshake and Client, isolated by the runtime. See
+// docs/wasm.md.
+//
 // Each entry point takes what it reads: Options holds what all four share
 // (versions, Security, name, logger, message size, dial options), Command
 // what only Start reads (the binary, its environment, where it listens,

@@ -1,4 +1,4 @@
-//go:build !linux && !windows
+//go:build !linux && !windows && !wasip1
 
 package host
 

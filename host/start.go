@@ -59,7 +59,8 @@ type Client struct {
 	brokerGroup string  // the group they are given to
 	syncStdout  io.Writer
 	syncStderr  io.Writer
-	endpoints   []string // the endpoints of a plugin service (Dial); nil otherwise
+	endpoints   []string                                        // the endpoints of a plugin service (Dial); nil otherwise
+	rawDial     func(context.Context, string) (net.Conn, error) // a guest's one connection (guest.go); nil otherwise
 
 	bg       sync.WaitGroup // stdio forwarding and the broker stream
 	cancelBG context.CancelFunc
@@ -80,7 +81,8 @@ func newClient(opts Options, name string) *Client {
 // AutoMTLS: the host and the plugin each make a throwaway certificate and
 // accept only each other. host.TLS uses the host's own PKI (the plugin
 // serves its own certificate and is asked for no AutoMTLS); host.Plaintext
-// turns TLS off.
+// turns TLS off. A cmd.Path that is a WebAssembly module runs inside this
+// process, through a cmd.Runner that is a GuestRunner (see GuestRunner).
 func Start(ctx context.Context, cmd Command, opts Options) (*Client, error) {
 	if err := opts.check(); err != nil {
 		return nil, err
@@ -111,6 +113,9 @@ func (c *Client) start(ctx context.Context, cmd Command) error {
 				return err
 			}
 		}
+	}
+	if wasm, err := c.startWasm(ctx, cmd); wasm { // guest.go
+		return err
 	}
 	if err := CheckExecutable(cmd.Path); err != nil {
 		return &StartError{Name: c.name, Err: err}
@@ -325,6 +330,9 @@ func (c *Client) dialer(ctx context.Context, network, address string) (func(cont
 			}
 		}
 		return conn, err
+	}
+	if c.rawDial != nil {
+		dial = c.rawDial
 	}
 	if c.multiplex {
 		return c.openMux(ctx, dial)

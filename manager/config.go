@@ -8,6 +8,7 @@ import (
 
 	"github.com/plugkit/plugkit/compat"
 	"github.com/plugkit/plugkit/host"
+	"github.com/plugkit/plugkit/wasmhost"
 )
 
 // Defaults for Config's zero values.
@@ -56,6 +57,15 @@ type Config struct {
 	// logs a warning naming it, describes every binary afresh, and saves
 	// a regular file in its place (never through the link).
 	CacheFile string
+	// Wasm is what the WebAssembly (wasip1) plugins it finds (.wasm files,
+	// recognised by their content) may use; they run inside this process
+	// (package wasmhost). The zero value grants them nothing but
+	// wasmhost.DefaultMemoryLimit of memory, and keeps their compiled form
+	// beside CacheFile (CacheFile + ".wasm", a directory) unless
+	// Wasm.CacheDir says where. Launch's Runner, Listen and
+	// MultiplexBroker do not apply to them; InheritEnv names the host's
+	// variables they get (none when nil).
+	Wasm wasmhost.Config
 	// Pins maps a plugin binary (its path, or its base name) to the hex
 	// SHA-256 it must have. A binary that does not match is refused before
 	// it runs, at discovery and at every start.

@@ -189,8 +189,8 @@ func (m *Manager) describe(ctx context.Context, path string, run *describeRun) *
 		b.Err = fmt.Errorf("not a regular file (%s): only plugin binaries belong in a plugin directory; move it out", fileType(fi.Mode()))
 		return b
 	}
-	if !osdep.Executable(fi.Mode()) {
-		b.Err = fmt.Errorf("not executable (mode %v): chmod +x it, or move it out of the plugin directory", fi.Mode().Perm())
+	if err := runnable(path, fi.Mode()); err != nil { // wasm.go
+		b.Err = err
 		return b
 	}
 	// A cached checksum stands in for hashing only when nothing is
@@ -221,6 +221,10 @@ func (m *Manager) describe(ctx context.Context, path string, run *describeRun) *
 		defer func() { <-run.launch }()
 	case <-ctx.Done():
 		b.Err = ctx.Err()
+		return b
+	}
+	if err := m.compileWasm(ctx, path); err != nil { // wasm.go: outside DescribeTimeout
+		b.Err = err
 		return b
 	}
 	b.Description, b.Err = m.launchDescribe(ctx, procKey{OriginDir, path}, func(ctx context.Context) (*host.Client, error) { return m.start(ctx, path, "") })
@@ -352,6 +356,7 @@ func (m *Manager) hostConfig(path string) (host.Command, host.Options) {
 	cmd := m.cfg.Launch
 	cmd.Path = path
 	cmd.SHA256, _ = m.pin(path) // host.Start hashes and executes the same open file
+	m.forWasm(&cmd)             // wasm.go
 	opts := m.cfg.Host
 	opts.Versions = []int{wire.CatalogProtocolVersion}
 	opts.Name = "" // host.Start's default: the binary's base name

@@ -35,6 +35,7 @@ type Manager struct {
 	warm          map[procKey]*host.Client // kept by Config.KeepDescribed until first use
 	remoteCacheMu sync.Mutex               // serialises writes of the remote cache (remote.go)
 	cacheWriteMu  sync.Mutex               // serialises writes of the cache file; held without mu
+	wasm          wasmGuests               // the runtime of WebAssembly plugins (wasm.go)
 }
 
 // New returns a Manager. Call Discover before using it.
@@ -157,6 +158,7 @@ func (m *Manager) Close() error {
 		}()
 	}
 	wg.Wait()
+	m.wasm.close()
 	return nil
 }
 

@@ -12,6 +12,9 @@ import (
 // help from it.
 func watchParent(ctx context.Context) <-chan struct{} {
 	gone, release := parentProbe()
+	if gone == nil {
+		return nil // the system cannot tell (a WebAssembly guest)
+	}
 	return pollGone(ctx, parentPollInterval, gone, release)
 }
 

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
 	"os"
 	"slices"
 	"sort"
@@ -261,7 +260,7 @@ func (p *hosted) build(version int, tlsConfig *tls.Config, env handshake.Env) er
 func (p *hosted) announce(line handshake.Line, debug bool) error {
 	out := p.h.Handshake
 	if out == nil {
-		out = os.Stdout
+		out = handshakeOut() // listen_native.go, serve_wasip1.go
 	}
 	var err error
 	if debug {
@@ -422,13 +421,6 @@ func chooseVersion(versions map[int]Register, host []int, logger *slog.Logger) i
 		return slices.Min(mine)
 	}
 	return v
-}
-
-func openListener(env handshake.Env) (net.Listener, error) {
-	if listen.Network(env.Network) == "tcp" {
-		return listen.TCP(env.MinPort, env.MaxPort)
-	}
-	return listen.Unix(listen.UnixConfig{Dir: env.UnixSocketDir, Group: env.UnixSocketGroup})
 }
 
 // shutdownTimeout is ShutdownTimeout or its default.

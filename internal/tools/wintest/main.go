@@ -158,5 +158,20 @@ func prebuild(dir string) error {
 			return errors.New("building the plugins for windows: " + err.Error())
 		}
 	}
+	for _, p := range wasmModules {
+		name := strings.ReplaceAll(p, "/", "_") + ".wasm"
+		cmd := command(context.Background(), "", []string{"GOOS=wasip1", "GOARCH=wasm", "CGO_ENABLED=0"}, "go", "build", "-o", filepath.Join(dir, name), p)
+		if err := runQuiet(cmd); err != nil {
+			return errors.New("building the WebAssembly plugins: " + err.Error())
+		}
+	}
 	return nil
+}
+
+// wasmModules are the plugins tests build for wasip1 (testutil.GoBuildWasm),
+// which run under Wine as they are: one module for every system.
+var wasmModules = []string{
+	"github.com/plugkit/plugkit/wasmhost/testdata/guest",
+	"github.com/plugkit/plugkit/examples/objectstore/plugins/memory",
+	"github.com/plugkit/plugkit/examples/objectstore/plugins/fs",
 }

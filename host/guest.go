@@ -1,0 +1,320 @@
+package host
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/plugkit/plugkit/handshake"
+)
+
+// wasmMagic starts every WebAssembly module: "\0asm".
+var wasmMagic = []byte("\x00asm")
+
+// IsWasm reports whether the file at path is a WebAssembly module (it
+// starts with the magic "\0asm"); false when it cannot be read.
+func IsWasm(path string) bool {
+	f, err := os.Open(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	head := make([]byte, len(wasmMagic))
+	_, err = io.ReadFull(f, head)
+	return err == nil && bytes.Equal(head, wasmMagic)
+}
+
+// A GuestRunner is a Runner that runs a plugin inside the host's process
+// rather than as a process of its own: package wasmhost's Runtime runs
+// WebAssembly (wasip1) modules. With one as Command.Runner, Start runs a
+// Command.Path that is a WebAssembly module (IsWasm) through StartGuest
+// and gives the same Client, handshake and errors as for a binary; the
+// runner's Prepare is called for any other file (wasmhost refuses them).
+//
+// The guest gets no sockets: it writes its handshake line first on its
+// standard output, and then its standard input and output carry the one
+// connection, on which the host always multiplexes the broker
+// (Command.MultiplexBroker is implied). TLS is not used on that
+// connection: it never leaves the process (Options.Security's AutoMTLS
+// does not apply; host.TLS still does, for a guest that serves its own).
+type GuestRunner interface {
+	Runner
+	// StartGuest starts the guest the spec names and returns at once;
+	// the guest runs until it exits or is stopped. ctx bounds only the
+	// start.
+	StartGuest(ctx context.Context, spec GuestSpec) (Guest, error)
+}
+
+// GuestSpec is one start of a guest, as Start hands it to a GuestRunner.
+type GuestSpec struct {
+	// Path is the module's file; Args its arguments after its name.
+	Path string
+	// Module is the module's content, read once by Start (and checked
+	// against Command.SHA256 when set): run this, not the file again.
+	Module []byte
+	Args   []string
+	// Env is the guest's whole environment: the handshake variables,
+	// Command.Env, and the host's variables Command.InheritEnv names
+	// (for a guest, nil names none).
+	Env []string
+	// Stdin, Stdout and Stderr are the guest's standard streams: the
+	// host's ends of pipes, which the host closes to end the guest.
+	Stdin  *os.File
+	Stdout *os.File
+	Stderr *os.File
+}
+
+// Guest is a plugin running inside the host's process.
+type Guest interface {
+	// Done is closed once the guest has ended; Err then says how (nil
+	// after it returned or exited with status 0).
+	Done() <-chan struct{}
+	Err() error
+	// Stop ends the guest at once, for cause; it is safe to call again
+	// and after the guest ended.
+	Stop(cause error)
+	// CPUBudget is how long the guest may keep its one thread busy
+	// without answering the host's health check; past it, the host stops
+	// it (a call that spins forever). 0 means no bound.
+	CPUBudget() time.Duration
+}
+
+// ErrWasmNeedsRuntime reports a WebAssembly module started without a
+// runtime for it.
+var ErrWasmNeedsRuntime = errors.New("it is a WebAssembly module: set Command.Runner to a runtime for it (wasmhost.New), or give the path of a native binary")
+
+// guestEnv is the environment of a guest: the handshake variables, the
+// command's own and only the host's variables InheritEnv names.
+func guestEnv(cmd Command, versions []int) []string {
+	var hostEnv []string
+	if cmd.InheritEnv != nil {
+		hostEnv = inherited(cmd, os.Environ())
+	}
+	env := handshake.Env{Cookie: cmd.Cookie, Versions: versions, Multiplex: true}
+	return slices.Concat(hostEnv, cmd.Env, env.Environ())
+}
+
+// startWasm starts cmd as a guest when it is a WebAssembly module, and
+// reports whether it is one.
+func (c *Client) startWasm(ctx context.Context, cmd Command) (bool, error) {
+	gr, isGuestRunner := cmd.Runner.(GuestRunner)
+	if !IsWasm(cmd.Path) {
+		return false, nil
+	}
+	if !isGuestRunner {
+		return true, &StartError{Name: c.name, Err: fmt.Errorf("%s: %w", cmd.Path, ErrWasmNeedsRuntime)}
+	}
+	return true, c.startGuest(ctx, cmd, gr)
+}
+
+// startGuest is start's work for a module run by gr.
+func (c *Client) startGuest(ctx context.Context, cmd Command, gr GuestRunner) error {
+	c.multiplex = true
+	module, err := readModule(cmd.Path, cmd.SHA256)
+	if err != nil {
+		if ce := (*ChecksumError)(nil); errors.As(err, &ce) {
+			c.rep.report(Event{Type: EventPinRefused, Cause: ce})
+		}
+		return &StartError{Name: c.name, Err: err}
+	}
+	g, err := newGuestPipes(c)
+	if err != nil {
+		return &StartError{Name: c.name, Err: err}
+	}
+	guest, err := gr.StartGuest(ctx, GuestSpec{Path: cmd.Path, Module: module, Args: cmd.Args, Env: guestEnv(cmd, c.opts.Versions), Stdin: g.inR, Stdout: g.outW, Stderr: g.errW})
+	if err != nil {
+		g.closeGuestEnds()
+		g.closeHostEnds()
+		return &StartError{Name: c.name, Err: err}
+	}
+	// The runtime uses the guest's ends until the guest ends; closing
+	// them then ends the host's reads.
+	go func() {
+		<-guest.Done()
+		g.closeGuestEnds()
+	}()
+	life := &guestLife{pipes: g, guest: guest, name: c.name, stopWait: stopTimeout(cmd.Timeouts.Stop)}
+	c.life = life
+	if err := c.connectGuest(ctx, life, timeoutOr(cmd.Timeouts.Start)); err != nil {
+		guest.Stop(err)
+		g.closeHostEnds()
+		<-guest.Done()
+		g.waitStderr()
+		var exit *ExitError
+		if errors.As(err, &exit) {
+			exit.Stderr = g.stderr.lastLines()
+			return exit
+		}
+		return &StartError{Name: c.name, Err: err, Stderr: g.stderr.lastLines()}
+	}
+	c.ready = time.Since(c.started)
+	c.rep.report(Event{Type: EventReady, Major: c.line.AppVersion, Duration: c.ready})
+	go life.watch(c)
+	return nil
+}
+
+// connectGuest reads the guest's handshake within timeout, checks it and
+// connects over the guest's standard input and output.
+func (c *Client) connectGuest(ctx context.Context, life *guestLife, timeout time.Duration) error {
+	text, err := life.readHandshake(ctx, timeout)
+	if err != nil {
+		return err
+	}
+	line, err := handshake.Parse(text)
+	if err != nil {
+		return err
+	}
+	if !slices.Contains(c.opts.Versions, line.AppVersion) {
+		return &handshake.VersionError{Plugin: []int{line.AppVersion}, Host: c.opts.Versions}
+	}
+	if !(line.HasMultiplex && line.Multiplex) {
+		return ErrMultiplexNotSupported
+	}
+	c.rep.report(Event{Type: EventStarted, Major: line.AppVersion})
+	tlsConfig, err := clientTLS(nil, c.opts.Security.ownTLS(), line)
+	if err != nil {
+		return err
+	}
+	line.Network, line.Address = "stdio", c.rep.binary
+	c.line = line
+	c.rawDial = life.pipes.dial
+	return c.connect(ctx, tlsConfig)
+}
+
+// guestPipes are the pipes of a guest's standard streams.
+type guestPipes struct {
+	inR, inW   *os.File // the guest reads inR
+	outR, outW *os.File // the guest writes outW
+	errR, errW *os.File
+	stdout     *bufio.Reader
+	stderr     *logSink
+	stderrDone chan struct{}
+	lineCh     chan lineResult
+	dialed     bool
+}
+
+func newGuestPipes(c *Client) (*guestPipes, error) {
+	var fs [6]*os.File
+	for i := 0; i < len(fs); i += 2 {
+		r, w, err := os.Pipe()
+		if err != nil {
+			for _, f := range fs[:i] {
+				f.Close()
+			}
+			return nil, err
+		}
+		fs[i], fs[i+1] = r, w
+	}
+	g := &guestPipes{inR: fs[0], inW: fs[1], outR: fs[2], outW: fs[3], errR: fs[4], errW: fs[5],
+		stderr: &logSink{logger: c.logger, source: "stderr"}, stderrDone: make(chan struct{}), lineCh: make(chan lineResult, 1)}
+	g.stdout = bufio.NewReader(g.outR)
+	go func() {
+		defer close(g.stderrDone)
+		g.stderr.consume(g.errR)
+	}()
+	go func() {
+		line, complete, err := readLine(g.stdout, maxHandshakeLine)
+		g.lineCh <- lineResult{line, complete, err}
+	}()
+	return g, nil
+}
+
+// closeGuestEnds closes the guest's ends, once the guest has ended.
+func (g *guestPipes) closeGuestEnds() {
+	g.inR.Close()
+	g.outW.Close()
+	g.errW.Close()
+}
+
+// closeHostEnds closes the host's ends: a guest waiting for input reads
+// the end of it, and one writing gets an error.
+func (g *guestPipes) closeHostEnds() {
+	g.inW.Close()
+	g.outR.Close()
+}
+
+// waitStderr waits, briefly, for the guest's standard error to end.
+func (g *guestPipes) waitStderr() {
+	select {
+	case <-g.stderrDone:
+	case <-time.After(drainTimeout):
+	}
+}
+
+// dial returns the guest's connection: its standard output past the
+// handshake line, and its standard input. There is one.
+func (g *guestPipes) dial(context.Context, string) (net.Conn, error) {
+	if g.dialed {
+		return nil, errors.New("the guest's one connection is in use")
+	}
+	g.dialed = true
+	return &pipeConn{r: g.stdout, w: g.inW, closer: g.closeHostEnds}, nil
+}
+
+// pipeConn is a guest's standard output and input as a net.Conn.
+type pipeConn struct {
+	r      io.Reader
+	w      io.Writer
+	closer func()
+}
+
+func (c *pipeConn) Read(p []byte) (int, error)       { return c.r.Read(p) }
+func (c *pipeConn) Write(p []byte) (int, error)      { return c.w.Write(p) }
+func (c *pipeConn) Close() error                     { c.closer(); return nil }
+func (c *pipeConn) LocalAddr() net.Addr              { return guestAddr{} }
+func (c *pipeConn) RemoteAddr() net.Addr             { return guestAddr{} }
+func (c *pipeConn) SetDeadline(time.Time) error      { return nil }
+func (c *pipeConn) SetReadDeadline(time.Time) error  { return nil }
+func (c *pipeConn) SetWriteDeadline(time.Time) error { return nil }
+
+type guestAddr struct{}
+
+func (guestAddr) Network() string { return "stdio" }
+func (guestAddr) String() string  { return "stdio" }
+
+// timeoutOr is the start timeout: d, or the default.
+func timeoutOr(d time.Duration) time.Duration {
+	if d <= 0 {
+		return DefaultStartTimeout
+	}
+	return d
+}
+
+// guestExitState says how a guest ended, in ExitError's words.
+func guestExitState(err error) string {
+	if err == nil {
+		return "exit status 0"
+	}
+	return strings.TrimPrefix(err.Error(), "module closed with ")
+}
+
+// errHandshakeTimeout is the message of a guest that wrote no handshake.
+func errHandshakeTimeout(timeout time.Duration) error {
+	return fmt.Errorf("no complete handshake line within %v: is it built with plugkit's plugin.Serve for GOOS=wasip1, and is the cookie right?", timeout)
+}
+
+// readModule reads a guest's module, checked against the pin when there
+// is one.
+func readModule(path, pin string) ([]byte, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	if pin != "" {
+		sum := sha256.Sum256(b)
+		if got := hex.EncodeToString(sum[:]); !strings.EqualFold(got, pin) {
+			return nil, &ChecksumError{Path: path, Want: strings.ToLower(pin), Got: got}
+		}
+	}
+	return b, nil
+}

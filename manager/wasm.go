@@ -1,0 +1,89 @@
+package manager
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+
+	"github.com/plugkit/plugkit/host"
+	"github.com/plugkit/plugkit/internal/osdep"
+	"github.com/plugkit/plugkit/wasmhost"
+)
+
+// wasmGuests is a Manager's runtime of WebAssembly plugins, made at the
+// first one's start.
+type wasmGuests struct {
+	once sync.Once
+	rt   *wasmhost.Runtime
+}
+
+// runtime returns the runtime, made with cfg (its compiled modules kept
+// beside the cache file, unless cfg says where).
+func (w *wasmGuests) runtime(cfg Config) *wasmhost.Runtime {
+	w.once.Do(func() {
+		wc := cfg.Wasm
+		if wc.CacheDir == "" && cfg.CacheFile != "" {
+			wc.CacheDir = cfg.CacheFile + ".wasm"
+		}
+		w.rt = wasmhost.New(wc)
+	})
+	return w.rt
+}
+
+// close ends the runtime's guests, if it was made.
+func (w *wasmGuests) close() {
+	w.once.Do(func() {}) // none is made after Close
+	if w.rt != nil {
+		w.rt.Close(context.Background())
+	}
+}
+
+// forWasm makes cmd run its Path inside this process when it is a
+// WebAssembly module.
+func (m *Manager) forWasm(cmd *host.Command) {
+	if !host.IsWasm(cmd.Path) {
+		return
+	}
+	if rt := m.wasm.runtime(m.cfg); rt != nil { // nil after Close
+		cmd.Runner = rt
+	}
+}
+
+// compileWasm compiles the WebAssembly module at path, if it is one, so
+// that its start, within DescribeTimeout, does not include the compile (a
+// large module's takes seconds, unless the compilation cache has it).
+func (m *Manager) compileWasm(ctx context.Context, path string) error {
+	if !host.IsWasm(path) {
+		return nil
+	}
+	rt := m.wasm.runtime(m.cfg)
+	if rt == nil {
+		return errors.New("the manager is closed")
+	}
+	module, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	return rt.Compile(ctx, module)
+}
+
+// runnable says, in words a person can act on, why the plugin file at
+// path cannot run: a native binary must be executable; a WebAssembly
+// module need not be, and a file named .wasm must be one.
+func runnable(path string, mode fs.FileMode) error {
+	if host.IsWasm(path) {
+		return nil
+	}
+	if strings.EqualFold(filepath.Ext(path), ".wasm") {
+		return fmt.Errorf("named .wasm but not a WebAssembly module (it does not start with \"\\0asm\"): build it with GOOS=wasip1 GOARCH=wasm go build, or move it out of the plugin directory")
+	}
+	if !osdep.Executable(mode) {
+		return fmt.Errorf("not executable (mode %v): chmod +x it, or move it out of the plugin directory", mode.Perm())
+	}
+	return nil
+}

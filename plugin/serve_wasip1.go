@@ -1,0 +1,154 @@
+//go:build wasip1
+
+package plugin
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net"
+	"os"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/plugkit/plugkit/handshake"
+)
+
+// A WebAssembly (wasip1) guest has no sockets of its own: its host, which
+// runs it in-process, talks to it over its standard input and output.
+// The guest writes the handshake line first on standard output; after it,
+// standard input and output carry one connection, on which the host
+// always multiplexes (yamux) the main gRPC connection and every brokered
+// one. Standard error carries the guest's logs, as a process's does.
+
+// errNeedsMultiplex reports a wasip1 guest whose host did not ask for
+// multiplexing, which its single connection needs.
+var errNeedsMultiplex = errors.New("a WebAssembly (wasip1) plugin serves one connection over its standard input and output, so its host must multiplex it (" + handshake.EnvMultiplexGRPC + "=true): load it with plugkit's host.Start")
+
+// guestStdio is the guest's connection to its host, made once.
+var guestStdio = sync.OnceValue(newStdioListener)
+
+// openListener returns the listener of the guest's one connection.
+func openListener(env handshake.Env) (net.Listener, error) {
+	if !env.Multiplex {
+		return nil, errNeedsMultiplex
+	}
+	return guestStdio(), nil
+}
+
+// handshakeOut is where the handshake line goes: standard output, ahead
+// of the connection, which Accept hands out only once the line is out.
+func handshakeOut() io.Writer { return guestStdio().announcer() }
+
+// stdioListener hands out its one connection once the handshake line is
+// written, and then blocks until closed.
+type stdioListener struct {
+	conn      *stdioConn
+	announced chan struct{}
+	announce  sync.Once
+	accepted  sync.Once
+	closed    chan struct{}
+	closeOnce sync.Once
+}
+
+func newStdioListener() *stdioListener {
+	// Standard input is read through the runtime's poller (poll_oneoff),
+	// so that a read waiting for the host does not stall every other
+	// goroutine of the single-threaded guest. Standard output stays
+	// blocking: the host always drains it.
+	syscall.SetNonblock(0, true)
+	return &stdioListener{
+		conn:      &stdioConn{r: os.NewFile(0, "stdin"), w: os.NewFile(1, "stdout")},
+		announced: make(chan struct{}),
+		closed:    make(chan struct{}),
+	}
+}
+
+// announcer writes the handshake line to standard output and then lets
+// Accept hand out the connection.
+func (l *stdioListener) announcer() io.Writer {
+	return writerFunc(func(p []byte) (int, error) {
+		n, err := l.conn.w.Write(p)
+		l.announce.Do(func() { close(l.announced) })
+		return n, err
+	})
+}
+
+func (l *stdioListener) Accept() (net.Conn, error) {
+	var conn net.Conn
+	l.accepted.Do(func() { conn = l.conn })
+	if conn == nil {
+		<-l.closed
+		return nil, net.ErrClosed
+	}
+	select {
+	case <-l.announced:
+		return conn, nil
+	case <-l.closed:
+		return nil, net.ErrClosed
+	}
+}
+
+// Close stops Accept; the connection it handed out stays open.
+func (l *stdioListener) Close() error {
+	l.closeOnce.Do(func() { close(l.closed) })
+	return nil
+}
+
+func (l *stdioListener) Addr() net.Addr { return stdioAddr{} }
+
+// stdioAddr names the guest's connection. The handshake line says unix,
+// which every host parses; a plugkit host knows better.
+type stdioAddr struct{}
+
+func (stdioAddr) Network() string { return "unix" }
+func (stdioAddr) String() string  { return "stdio" }
+
+// stdioConn is standard input and output as a net.Conn.
+type stdioConn struct {
+	r, w      *os.File
+	closeOnce sync.Once
+}
+
+func (c *stdioConn) Read(p []byte) (int, error)  { return c.r.Read(p) }
+func (c *stdioConn) Write(p []byte) (int, error) { return c.w.Write(p) }
+
+// Close closes both ends: the host sees the connection end.
+func (c *stdioConn) Close() error {
+	c.closeOnce.Do(func() {
+		c.r.Close()
+		c.w.Close()
+	})
+	return nil
+}
+
+func (c *stdioConn) LocalAddr() net.Addr                { return stdioAddr{} }
+func (c *stdioConn) RemoteAddr() net.Addr               { return stdioAddr{} }
+func (c *stdioConn) SetDeadline(t time.Time) error      { return c.r.SetDeadline(t) }
+func (c *stdioConn) SetReadDeadline(t time.Time) error  { return c.r.SetReadDeadline(t) }
+func (c *stdioConn) SetWriteDeadline(t time.Time) error { return nil }
+
+type writerFunc func([]byte) (int, error)
+
+func (f writerFunc) Write(p []byte) (int, error) { return f(p) }
+
+// capture sends what the plugin writes to os.Stdout to standard error
+// instead, where the host reads it as log lines: standard output carries
+// the connection. A guest has no pipes to read it back from.
+func (s *stdioServer) capture() (restore func(), err error) {
+	old := os.Stdout
+	os.Stdout = os.Stderr
+	return func() { os.Stdout = old }, nil
+}
+
+// parentProbe cannot tell: a guest lives inside its host's process and
+// ends with it.
+func parentProbe() (gone func() bool, release func()) { return nil, func() {} }
+
+// serveContext is Serve's context. A guest gets no signals, and must not
+// wait for any: os/signal's receiver keeps a single-threaded guest's
+// scheduler busy, which starves its reads of standard input.
+func serveContext(Config) (context.Context, context.CancelFunc) {
+	return context.WithCancel(context.Background())
+}

@@ -1,0 +1,146 @@
+package wasmhost_test
+
+import (
+	"context"
+	"errors"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/plugkit/plugkit/host"
+	"github.com/plugkit/plugkit/internal/testutil"
+	"github.com/plugkit/plugkit/wasmhost"
+)
+
+// TestIsolationProbes: a guest granted one writable and one read-only
+// directory reads and writes only there; /etc/passwd, a write elsewhere,
+// dialling out and a host variable it was not given all fail, each as
+// the call's error, and the guest (and host) keep answering.
+func TestIsolationProbes(t *testing.T) {
+	rw, ro, outside := t.TempDir(), t.TempDir(), t.TempDir()
+	if err := os.WriteFile(filepath.Join(ro, "data"), []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	t.Setenv("PLUGKIT_GUEST_SECRET", "s3cret")
+	t.Setenv("PLUGKIT_GUEST_GIVEN", "yes")
+	rt := wasmhost.New(testConfig(wasmhost.Config{Dirs: []wasmhost.Dir{{HostPath: rw, Writable: true}, {HostPath: ro, GuestPath: "/ro"}}}))
+	t.Cleanup(func() { rt.Close(context.Background()) }) // after the Clients
+	cmd := command(t, rt)
+	cmd.InheritEnv = []string{"PLUGKIT_GUEST_GIVEN"}
+	c := startGuest(t, cmd)
+
+	for _, key := range []string{"write:" + filepath.Join(rw, "new"), "read:/ro/data", "env:PLUGKIT_GUEST_GIVEN"} {
+		if err := exists(c, key); err != nil {
+			t.Errorf("%s: %v; want it granted", key, err)
+		}
+	}
+	if b, err := os.ReadFile(filepath.Join(rw, "new")); err != nil || string(b) != "guest was here" {
+		t.Errorf("the guest's write in its writable directory: %q %v", b, err)
+	}
+	for _, key := range []string{
+		"read:/etc/passwd",
+		"write:" + filepath.Join(outside, "escaped"),
+		"write:/ro/new",
+		"write:" + filepath.Join(rw, "..", filepath.Base(outside), "escaped"),
+		"dial:" + ln.Addr().String(),
+		"env:PLUGKIT_GUEST_SECRET",
+	} {
+		if err := exists(c, key); err == nil {
+			t.Errorf("%s succeeded; want it refused", key)
+		}
+		if err := exists(c, "yes"); err != nil {
+			t.Fatalf("after %s the guest no longer answers: %v", key, err)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(outside, "escaped")); err == nil {
+		t.Error("the guest wrote outside its directories")
+	}
+}
+
+// TestMemoryLimit: a guest that allocates past its limit ends with a
+// MemoryError, and the runtime starts the next guest as before.
+func TestMemoryLimit(t *testing.T) {
+	rt := wasmhost.New(testConfig(wasmhost.Config{MemoryLimit: 64 << 20}))
+	t.Cleanup(func() { rt.Close(context.Background()) }) // after the Clients
+	c := startGuest(t, command(t, rt))
+	if err := exists(c, "alloc"); err == nil {
+		t.Fatal("allocating without bound succeeded")
+	}
+	<-c.Exited()
+	err := c.Close()
+	var ue *host.UnexpectedExitError
+	var me *wasmhost.MemoryError
+	if !errors.As(err, &ue) || !errors.As(err, &me) || me.Limit != 64<<20 {
+		t.Errorf("Close: %v; want an UnexpectedExitError with a MemoryError of 64 MiB", err)
+	}
+	if !strings.Contains(err.Error(), "out of memory") {
+		t.Errorf("Close: %v; want it to say out of memory", err)
+	}
+	next := startGuest(t, command(t, rt))
+	if err := exists(next, "yes"); err != nil {
+		t.Errorf("the next guest: %v", err)
+	}
+	next.Close()
+	waitEnded(t, rt)
+}
+
+// TestCPUBudget: a call that spins forever costs the guest its life
+// after its CPU budget; Close says why, and the host goes on.
+func TestCPUBudget(t *testing.T) {
+	rt := wasmhost.New(testConfig(wasmhost.Config{CPUBudget: 300 * time.Millisecond}))
+	t.Cleanup(func() { rt.Close(context.Background()) }) // after the Clients
+	c := startGuest(t, command(t, rt))
+	if err := exists(c, "yes"); err != nil {
+		t.Fatal(err)
+	}
+	if err := exists(c, "spin"); err == nil {
+		t.Fatal("a spinning call answered")
+	}
+	<-c.Exited()
+	var be *host.BudgetError
+	if err := c.Close(); !errors.As(err, &be) {
+		t.Errorf("Close: %v; want a BudgetError", err)
+	}
+	next := startGuest(t, command(t, rt))
+	if err := exists(next, "yes"); err != nil {
+		t.Errorf("the next guest: %v", err)
+	}
+	next.Close()
+	waitEnded(t, rt)
+}
+
+// TestGuestDiesWithHost: Close ends a guest that waits for input and one
+// that spins (without a budget), and a start whose context ends before
+// the handshake leaves no guest behind.
+func TestGuestDiesWithHost(t *testing.T) {
+	rt := sharedRuntime()
+	waitEnded(t, rt) // the guests of earlier tests
+	idle := startGuest(t, command(t, rt))
+	idle.Close()
+	waitEnded(t, rt)
+
+	cmd := command(t, rt)
+	cmd.Timeouts.Stop = 200 * time.Millisecond
+	spinning := startGuest(t, cmd)
+	go exists(spinning, "spin")
+	time.Sleep(100 * time.Millisecond) // let the call reach the guest
+	spinning.Close()
+	waitEnded(t, rt)
+
+	cmd = command(t, rt)
+	cmd.Env = []string{"PLUGKIT_GUEST_STALL=1"}
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	if _, err := host.Start(ctx, cmd, host.Options{Versions: []int{1}, Logger: testutil.Logger(t)}); err == nil {
+		t.Fatal("a guest that never handshakes started")
+	}
+	waitEnded(t, rt)
+}

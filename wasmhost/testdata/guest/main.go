@@ -1,0 +1,138 @@
+// Command guest is the WebAssembly test plugin of package wasmhost's
+// tests, built with GOOS=wasip1 GOARCH=wasm. It serves objectstore.v1 with
+// the cookie PLUGKIT_TEST_COOKIE=c00kie, versions 1 and 2 (PLUGKIT_GUEST_VERSIONS=3 makes it
+// speak only 3). Exists runs the probe its key names and answers true
+// when it succeeded; a failure is the call's error:
+//
+//	yes...         true, nothing else
+//	read:PATH      os.ReadFile(PATH)
+//	write:PATH     os.WriteFile(PATH)
+//	dial:ADDR      net.Dial("tcp", ADDR)
+//	alloc          allocate until memory runs out
+//	spin           for {}
+//	env:NAME       the variable is set
+//
+// PLUGKIT_GUEST_STALL=1 makes it wait forever before its handshake.
+//
+// Init's config "dial" names a broker ID the host serves (a health
+// service; the answer for "host" comes back as the error), "serve" an ID
+// on which the guest serves a health service ("plugin-callback").
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"strings"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/health"
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+
+	"github.com/plugkit/plugkit/broker"
+	objectstorev1 "github.com/plugkit/plugkit/examples/objectstore/gen/objectstore/v1"
+	"github.com/plugkit/plugkit/handshake"
+	"github.com/plugkit/plugkit/plugin"
+)
+
+type store struct {
+	objectstorev1.UnimplementedObjectStoreServer
+	broker *broker.Broker
+}
+
+var sink [][]byte
+
+func probe(key string) error {
+	verb, arg, _ := strings.Cut(key, ":")
+	switch verb {
+	case "read":
+		_, err := os.ReadFile(arg)
+		return err
+	case "write":
+		return os.WriteFile(arg, []byte("guest was here"), 0o644)
+	case "dial":
+		c, err := net.Dial("tcp", arg)
+		if err == nil {
+			c.Close()
+		}
+		return err
+	case "alloc":
+		for {
+			sink = append(sink, make([]byte, 8<<20))
+		}
+	case "spin":
+		for {
+		}
+	case "env":
+		if _, ok := os.LookupEnv(arg); !ok {
+			return fmt.Errorf("%s is not set", arg)
+		}
+		return nil
+	case "print":
+		fmt.Println(arg) // standard output carries the connection: this must not break it
+		fmt.Fprintln(os.Stderr, arg)
+		return nil
+	}
+	if strings.HasPrefix(key, "yes") {
+		return nil
+	}
+	return errors.New("no")
+}
+
+func (s *store) Exists(_ context.Context, req *objectstorev1.ExistsRequest) (*objectstorev1.ExistsResponse, error) {
+	if err := probe(req.GetKey()); err != nil {
+		return nil, err
+	}
+	return &objectstorev1.ExistsResponse{Exists: true}, nil
+}
+
+func (s *store) Init(ctx context.Context, req *objectstorev1.InitRequest) (*objectstorev1.InitResponse, error) {
+	if v := req.GetConfig()["serve"]; v != "" {
+		var id uint32
+		fmt.Sscan(v, &id)
+		err := s.broker.Serve(ctx, id, func(srv *grpc.Server) {
+			h := health.NewServer()
+			h.SetServingStatus("plugin-callback", healthpb.HealthCheckResponse_SERVING)
+			healthpb.RegisterHealthServer(srv, h)
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+	if v := req.GetConfig()["dial"]; v != "" {
+		var id uint32
+		fmt.Sscan(v, &id)
+		conn, err := s.broker.Dial(ctx, id)
+		if err != nil {
+			return nil, err
+		}
+		defer conn.Close()
+		resp, err := healthpb.NewHealthClient(conn).Check(ctx, &healthpb.HealthCheckRequest{Service: "host"})
+		if err != nil {
+			return nil, err
+		}
+		return nil, fmt.Errorf("host says %s", resp.GetStatus())
+	}
+	return &objectstorev1.InitResponse{}, nil
+}
+
+func register(s *grpc.Server, b *broker.Broker) error {
+	objectstorev1.RegisterObjectStoreServer(s, &store{broker: b})
+	return nil
+}
+
+func main() {
+	if os.Getenv("PLUGKIT_GUEST_STALL") != "" {
+		select {} // never handshakes
+	}
+	versions := map[int]plugin.Register{1: register, 2: register}
+	if os.Getenv("PLUGKIT_GUEST_VERSIONS") == "3" {
+		versions = map[int]plugin.Register{3: register}
+	}
+	plugin.Serve(plugin.Config{
+		Cookie:   handshake.Cookie{Key: "PLUGKIT_TEST_COOKIE", Value: "c00kie"},
+		Versions: versions,
+	})
+}

@@ -1,0 +1,353 @@
+package wasmhost
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"hash/maphash"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/tetratelabs/wazero"
+	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
+	"github.com/tetratelabs/wazero/sys"
+
+	"github.com/plugkit/plugkit/host"
+)
+
+// DefaultMemoryLimit is a guest's memory limit when Config.MemoryLimit is
+// 0: 512 MiB of linear memory.
+const DefaultMemoryLimit = 512 << 20
+
+// pageSize is the size of a WebAssembly memory page.
+const pageSize = 64 << 10
+
+// Config says what guests may use. The zero value grants nothing but
+// DefaultMemoryLimit of memory and compiles in memory only.
+type Config struct {
+	// Dirs are the host directories a guest sees; none by default, and
+	// then every file access fails.
+	Dirs []Dir
+	// MemoryLimit bounds a guest's linear memory, in bytes (rounded down
+	// to 64 KiB pages); 0 means DefaultMemoryLimit. A guest that needs
+	// more ends with "out of memory" (a *MemoryError) and the host goes
+	// on.
+	MemoryLimit int64
+	// CPUBudget bounds how long a guest may keep its one thread busy (a
+	// call that computes, or spins forever) without answering the host's
+	// health check, which the host sends every CPUBudget; past it the
+	// host stops the guest (host.BudgetError). 0 means no bound.
+	CPUBudget time.Duration
+	// CacheDir is where compiled modules are kept across processes
+	// (wazero's compilation cache): a cold compile of a 30 MB module
+	// takes seconds, a cached one a fraction of that. Empty keeps them
+	// in memory, for the Runtime's life, only.
+	CacheDir string
+	// Interpret runs guests with wazero's interpreter instead of
+	// compiling them to machine code: a module is ready about ten times
+	// sooner (a second, not ten, for a 30 MB one), and its calls run
+	// several times slower. For tests, and for plugins started once and
+	// called little. The compilation cache does not apply.
+	Interpret bool
+}
+
+// Dir grants a guest one host directory.
+type Dir struct {
+	// HostPath is the directory on the host.
+	HostPath string
+	// GuestPath is where the guest sees it; empty means HostPath.
+	GuestPath string
+	// Writable lets the guest create, change and remove files in it;
+	// otherwise it is read-only.
+	Writable bool
+}
+
+// Runtime runs WebAssembly plugins for host.Start (it is a
+// host.GuestRunner). It compiles each module once and keeps it; Close
+// releases it all. A Runtime is safe for concurrent use.
+type Runtime struct {
+	cfg Config
+
+	once    sync.Once
+	rt      wazero.Runtime
+	initErr error
+
+	mu       sync.Mutex
+	seed     maphash.Seed
+	compiled map[uint64][]compiledModule // by maphash of the module
+	running  atomic.Int32                // guests started and not yet ended
+	guests   map[*guest]struct{}
+}
+
+// New returns a Runtime with cfg.
+func New(cfg Config) *Runtime {
+	return &Runtime{cfg: cfg, seed: maphash.MakeSeed(), compiled: make(map[uint64][]compiledModule), guests: make(map[*guest]struct{})}
+}
+
+// errNotWasm reports a Runtime asked to launch something else.
+var errNotWasm = errors.New("wasmhost: the plugin is not a WebAssembly module (no \"\\0asm\" magic): build it with GOOS=wasip1 GOARCH=wasm, or leave Command.Runner unset for a native binary")
+
+// Prepare refuses a native binary: host.Start calls it only for a file
+// that is not a WebAssembly module.
+func (r *Runtime) Prepare(*host.Launch) error { return errNotWasm }
+
+// init makes the wazero runtime, once.
+func (r *Runtime) init() error {
+	r.once.Do(func() {
+		ctx := context.Background()
+		limit := r.cfg.MemoryLimit
+		if limit <= 0 {
+			limit = DefaultMemoryLimit
+		}
+		rc := wazero.NewRuntimeConfig()
+		if r.cfg.Interpret {
+			rc = wazero.NewRuntimeConfigInterpreter()
+		}
+		rc = rc.WithCloseOnContextDone(true).WithMemoryLimitPages(uint32(max(limit/pageSize, 1)))
+		if r.cfg.CacheDir != "" {
+			cache, err := wazero.NewCompilationCacheWithDir(r.cfg.CacheDir)
+			if err != nil {
+				r.initErr = fmt.Errorf("wasmhost: the compilation cache in %s (Config.CacheDir): %w", r.cfg.CacheDir, err)
+				return
+			}
+			rc = rc.WithCompilationCache(cache)
+		}
+		r.rt = wazero.NewRuntimeWithConfig(ctx, rc)
+		if _, err := wasi_snapshot_preview1.Instantiate(ctx, r.rt); err != nil {
+			r.initErr = fmt.Errorf("wasmhost: instantiating WASI: %w", err)
+		}
+	})
+	return r.initErr
+}
+
+// Compile compiles module (kept for the next start of the same content);
+// StartGuest does it when needed, and a manager's Describe does it ahead
+// of the first start.
+func (r *Runtime) Compile(ctx context.Context, module []byte) error {
+	_, err := r.compile(ctx, module)
+	return err
+}
+
+func (r *Runtime) compile(ctx context.Context, module []byte) (wazero.CompiledModule, error) {
+	if err := r.init(); err != nil {
+		return nil, err
+	}
+	// A keyed hash finds a module fast (a 30 MB module's SHA-256 would
+	// cost more than its start); the content is compared to be sure.
+	key := maphash.Bytes(r.seed, module)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, c := range r.compiled[key] {
+		if bytes.Equal(c.module, module) {
+			return c.compiled, nil
+		}
+	}
+	m, err := r.rt.CompileModule(ctx, module)
+	if err != nil {
+		return nil, fmt.Errorf("wasmhost: compiling the module: %w; is it a wasip1 module (GOOS=wasip1 GOARCH=wasm)?", err)
+	}
+	r.compiled[key] = append(r.compiled[key], compiledModule{module: module, compiled: m})
+	return m, nil
+}
+
+// closeWait bounds how long Close waits for the guests it stops.
+const closeWait = 2 * time.Second
+
+// errRuntimeClosed is why Close stops the guests still running.
+var errRuntimeClosed = errors.New("wasmhost: the Runtime was closed")
+
+// Close stops the guests still running (close their host.Clients first:
+// a guest waiting for input ends when its Client closes its pipes), waits
+// for them within ctx (at most 2 s), and releases the compiled modules.
+func (r *Runtime) Close(ctx context.Context) error {
+	if r.init() != nil || r.rt == nil {
+		return nil
+	}
+	r.mu.Lock()
+	guests := make([]*guest, 0, len(r.guests))
+	for g := range r.guests {
+		guests = append(guests, g)
+	}
+	r.mu.Unlock()
+	wait := time.NewTimer(closeWait)
+	defer wait.Stop()
+	for _, g := range guests {
+		g.Stop(errRuntimeClosed)
+		select {
+		case <-g.done:
+		case <-wait.C:
+		case <-ctx.Done():
+		}
+	}
+	return r.rt.Close(ctx)
+}
+
+// StartGuest starts the module spec holds in a goroutine of its own and
+// returns at once.
+func (r *Runtime) StartGuest(ctx context.Context, spec host.GuestSpec) (host.Guest, error) {
+	if !bytes.HasPrefix(spec.Module, []byte("\x00asm")) {
+		return nil, errNotWasm
+	}
+	compiled, err := r.compile(ctx, spec.Module)
+	if err != nil {
+		return nil, err
+	}
+	fsc, err := r.fsConfig()
+	if err != nil {
+		return nil, err
+	}
+	oom := &oomWatch{w: spec.Stderr}
+	mc := wazero.NewModuleConfig().
+		WithName("").
+		WithArgs(append([]string{filepath.Base(spec.Path)}, spec.Args...)...).
+		WithStdin(spec.Stdin).WithStdout(spec.Stdout).WithStderr(oom).
+		WithSysWalltime().WithSysNanotime().WithSysNanosleep().
+		WithRandSource(rand.Reader).
+		WithFSConfig(fsc)
+	for _, kv := range spec.Env {
+		k, v, _ := strings.Cut(kv, "=")
+		mc = mc.WithEnv(k, v)
+	}
+	runCtx, cancel := context.WithCancelCause(context.Background())
+	g := &guest{done: make(chan struct{}), cancel: cancel, budget: r.cfg.CPUBudget}
+	r.running.Add(1)
+	r.mu.Lock()
+	r.guests[g] = struct{}{}
+	r.mu.Unlock()
+	go func() {
+		defer close(g.done)
+		defer r.running.Add(-1)
+		defer func() {
+			r.mu.Lock()
+			delete(r.guests, g)
+			r.mu.Unlock()
+		}()
+		mod, err := r.rt.InstantiateModule(runCtx, compiled, mc)
+		if mod != nil {
+			mod.Close(context.Background())
+		}
+		g.err = r.exitErr(err, runCtx, oom)
+	}()
+	return g, nil
+}
+
+// fsConfig grants Config.Dirs.
+func (r *Runtime) fsConfig() (wazero.FSConfig, error) {
+	fsc := wazero.NewFSConfig()
+	for _, d := range r.cfg.Dirs {
+		fi, err := os.Stat(d.HostPath)
+		if err != nil || !fi.IsDir() {
+			return nil, fmt.Errorf("wasmhost: Config.Dirs: %s is not a directory", d.HostPath)
+		}
+		guestPath := d.GuestPath
+		if guestPath == "" {
+			guestPath = d.HostPath
+		}
+		if d.Writable {
+			fsc = fsc.WithDirMount(d.HostPath, guestPath)
+		} else {
+			fsc = fsc.WithReadOnlyDirMount(d.HostPath, guestPath)
+		}
+	}
+	return fsc, nil
+}
+
+// exitErr is how a guest ended: nil for exit status 0, what Stop was
+// given when it was stopped, a *MemoryError when it ran out of memory.
+func (r *Runtime) exitErr(err error, runCtx context.Context, oom *oomWatch) error {
+	if cause := context.Cause(runCtx); cause != nil && !errors.Is(cause, context.Canceled) {
+		return cause
+	}
+	var exit *sys.ExitError
+	if errors.As(err, &exit) && exit.ExitCode() == 0 {
+		return nil
+	}
+	if oom.seen() {
+		limit := r.cfg.MemoryLimit
+		if limit <= 0 {
+			limit = DefaultMemoryLimit
+		}
+		return &MemoryError{Limit: limit}
+	}
+	return err
+}
+
+// compiledModule is a module and its compiled form.
+type compiledModule struct {
+	module   []byte
+	compiled wazero.CompiledModule
+}
+
+// guest is one running module.
+type guest struct {
+	done   chan struct{}
+	err    error
+	cancel context.CancelCauseFunc
+	budget time.Duration
+}
+
+func (g *guest) Done() <-chan struct{} { return g.done }
+
+func (g *guest) Err() error {
+	select {
+	case <-g.done:
+		return g.err
+	default:
+		return nil
+	}
+}
+
+func (g *guest) Stop(cause error) {
+	if cause == nil {
+		cause = context.Canceled
+	}
+	g.cancel(cause)
+}
+
+func (g *guest) CPUBudget() time.Duration { return g.budget }
+
+// MemoryError reports a guest that ran out of its memory limit.
+type MemoryError struct {
+	// Limit is the limit it reached, in bytes.
+	Limit int64
+}
+
+// Error says what happened and what to do.
+func (e *MemoryError) Error() string {
+	return fmt.Sprintf("the guest ran out of memory: its limit is %d MiB (wasmhost.Config.MemoryLimit); raise it if the plugin needs more", e.Limit>>20)
+}
+
+// oomWatch passes a guest's standard error on and notes the Go runtime's
+// "out of memory" message.
+type oomWatch struct {
+	w    io.Writer
+	mu   sync.Mutex
+	hit  bool
+	tail []byte
+}
+
+var oomText = []byte("out of memory")
+
+func (o *oomWatch) Write(p []byte) (int, error) {
+	o.mu.Lock()
+	buf := append(o.tail, p...)
+	if bytes.Contains(buf, oomText) {
+		o.hit = true
+	}
+	o.tail = append(o.tail[:0], buf[max(0, len(buf)-len(oomText)):]...)
+	o.mu.Unlock()
+	return o.w.Write(p)
+}
+
+func (o *oomWatch) seen() bool {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.hit
+}

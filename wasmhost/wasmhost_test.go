@@ -1,0 +1,231 @@
+package wasmhost_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/health"
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+
+	objectstorev1 "github.com/plugkit/plugkit/examples/objectstore/gen/objectstore/v1"
+	"github.com/plugkit/plugkit/handshake"
+	"github.com/plugkit/plugkit/host"
+	"github.com/plugkit/plugkit/internal/testutil"
+	"github.com/plugkit/plugkit/wasmhost"
+)
+
+var testCookie = handshake.Cookie{Key: "PLUGKIT_TEST_COOKIE", Value: "c00kie"}
+
+var (
+	buildOnce sync.Once
+	guestPath string
+	buildErr  error
+	buildDir  string
+)
+
+// wasmNotOnWindows is why the guests' tests are not run on Windows.
+const wasmNotOnWindows = "under Wine wazero serves a guest's reads of its stdin pipe as blocking reads, which stall the single-threaded guest: WebAssembly plugins are not yet supported on Windows hosts (docs/wasm.md)"
+
+// guestModule builds testdata/guest for wasip1, once per test binary.
+func guestModule(t *testing.T) string {
+	t.Helper()
+	testutil.NotOnWindows(t, wasmNotOnWindows)
+	buildOnce.Do(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+		defer cancel()
+		guestPath = filepath.Join(buildDir, "guest.wasm")
+		buildErr = testutil.BuildWasm(ctx, guestPath, "./testdata/guest")
+	})
+	if buildErr != nil {
+		t.Fatal(buildErr)
+	}
+	return guestPath
+}
+
+// sharedRuntime compiles the guest once for the tests that need no
+// settings of their own.
+var sharedRuntime = sync.OnceValue(func() *wasmhost.Runtime { return wasmhost.New(testConfig(wasmhost.Config{})) })
+
+// testConfig is cfg interpreting the guest: a compile of the 30 MB guest
+// takes seconds (minutes under the race detector), and these tests are
+// about what the guest may do, which the engine does not change.
+func testConfig(cfg wasmhost.Config) wasmhost.Config {
+	cfg.Interpret = true
+	return cfg
+}
+
+func TestMain(m *testing.M) {
+	var err error
+	if buildDir, err = os.MkdirTemp("", "wasmhost-test"); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	code := m.Run()
+	sharedRuntime().Close(context.Background())
+	if buildDir != "" {
+		os.RemoveAll(buildDir)
+	}
+	os.Exit(code)
+}
+
+func command(t *testing.T, rt *wasmhost.Runtime) host.Command {
+	return host.Command{Path: guestModule(t), Cookie: testCookie, Runner: rt}
+}
+
+func startGuest(t *testing.T, cmd host.Command, versions ...int) *host.Client {
+	t.Helper()
+	if len(versions) == 0 {
+		versions = []int{1, 2}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	c, err := host.Start(ctx, cmd, host.Options{Versions: versions, Logger: testutil.Logger(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+func exists(c *host.Client, key string) error {
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	resp, err := objectstorev1.NewObjectStoreClient(c.Conn()).Exists(ctx, &objectstorev1.ExistsRequest{Key: key})
+	if err == nil && !resp.GetExists() {
+		err = errors.New("answered false")
+	}
+	return err
+}
+
+// waitEnded waits for rt to have no guest left.
+func waitEnded(t *testing.T, rt *wasmhost.Runtime) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for wasmhost.Running(rt) != 0 {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d guests still run", wasmhost.Running(rt))
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// TestStartCallClose compiles the guest (interprets it under the race
+// detector) into a compilation cache, and a second Runtime starts it from
+// the cache.
+func TestStartCallClose(t *testing.T) {
+	cache := filepath.Join(buildDir, "cache")
+	rt := wasmhost.New(wasmhost.Config{CacheDir: cache, Interpret: raceEnabled})
+	t.Cleanup(func() { rt.Close(context.Background()) }) // after the Clients
+	c := startGuest(t, command(t, rt))
+	if c.Version() != 2 || c.Pid() != 0 || c.TLS() || c.Network() != "stdio" {
+		t.Errorf("version %d, pid %d, TLS %v, network %q: want 2, 0, false, stdio", c.Version(), c.Pid(), c.TLS(), c.Network())
+	}
+	for i := range 50 {
+		if err := exists(c, fmt.Sprintf("yes-%d", i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := exists(c, "print:hello from the guest"); err != nil {
+		t.Fatalf("a guest writing to its stdout broke the connection: %v", err)
+	}
+	if err := exists(c, "yes"); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := c.Ping(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Close(); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-c.Exited():
+	default:
+		t.Error("Close returned before the guest ended")
+	}
+	waitEnded(t, rt)
+	if raceEnabled {
+		return
+	}
+	if entries, err := os.ReadDir(cache); err != nil || len(entries) == 0 {
+		t.Fatalf("the compilation cache %s: %v, %d entries", cache, err, len(entries))
+	}
+	cached := wasmhost.New(wasmhost.Config{CacheDir: cache})
+	t.Cleanup(func() { cached.Close(context.Background()) })
+	if err := exists(startGuest(t, command(t, cached)), "yes"); err != nil {
+		t.Error(err)
+	}
+}
+
+func TestHandshakeErrors(t *testing.T) {
+	rt := sharedRuntime()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+
+	cmd := command(t, rt)
+	cmd.Cookie.Value = "wrong"
+	_, err := host.Start(ctx, cmd, host.Options{Versions: []int{1}, Logger: testutil.Logger(t)})
+	var exit *host.ExitError
+	if !errors.As(err, &exit) || !strings.Contains(err.Error(), "rejected the magic cookie") {
+		t.Errorf("wrong cookie: %v; want an ExitError saying the cookie was rejected", err)
+	}
+
+	cmd = command(t, rt)
+	cmd.Env = []string{"PLUGKIT_GUEST_VERSIONS=3"}
+	_, err = host.Start(ctx, cmd, host.Options{Versions: []int{1, 2}, Logger: testutil.Logger(t)})
+	var ve *handshake.VersionError
+	if !errors.As(err, &ve) {
+		t.Errorf("no common version: %v; want a handshake.VersionError", err)
+	}
+
+	// A module without a runtime says what to do.
+	_, err = host.Start(ctx, host.Command{Path: guestModule(t), Cookie: testCookie}, host.Options{Versions: []int{1}})
+	if !errors.Is(err, host.ErrWasmNeedsRuntime) {
+		t.Errorf("no runtime: %v; want ErrWasmNeedsRuntime", err)
+	}
+	waitEnded(t, rt)
+}
+
+func TestBrokerCallbacksOverTheMux(t *testing.T) {
+	c := startGuest(t, command(t, sharedRuntime()))
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	store := objectstorev1.NewObjectStoreClient(c.Conn())
+
+	id := c.Broker().NextID()
+	err := c.Broker().Serve(ctx, id, func(s *grpc.Server) {
+		h := health.NewServer()
+		h.SetServingStatus("host", healthpb.HealthCheckResponse_NOT_SERVING)
+		healthpb.RegisterHealthServer(s, h)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = store.Init(ctx, &objectstorev1.InitRequest{Config: map[string]string{"dial": fmt.Sprint(id)}})
+	if !strings.Contains(fmt.Sprint(err), "host says NOT_SERVING") {
+		t.Errorf("guest calling back into the host: %v", err)
+	}
+
+	id = c.Broker().NextID()
+	if _, err := store.Init(ctx, &objectstorev1.InitRequest{Config: map[string]string{"serve": fmt.Sprint(id)}}); err != nil {
+		t.Fatal(err)
+	}
+	conn, err := c.Broker().Dial(ctx, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	resp, err := healthpb.NewHealthClient(conn).Check(ctx, &healthpb.HealthCheckRequest{Service: "plugin-callback"})
+	if err != nil || resp.GetStatus() != healthpb.HealthCheckResponse_SERVING {
+		t.Errorf("host calling the guest's brokered service: %v %v", resp, err)
+	}
+}
