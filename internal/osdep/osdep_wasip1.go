@@ -44,3 +44,7 @@ func OpenNoBlock(path string) (*os.File, error) { return os.Open(path) }
 
 // FileOwner reports no owner: a guest's files carry none.
 func FileOwner(fs.FileInfo) (uid int, ok bool) { return 0, false }
+
+// FileID reports no device and inode: a WebAssembly guest discovers no
+// plugin binaries.
+func FileID(fs.FileInfo) (dev, ino uint64, ok bool) { return 0, 0, false }
