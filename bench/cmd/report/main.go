@@ -3,7 +3,12 @@
 // its baseline and writes BENCHMARKS.md and bench/results.json. Run it
 // from the module root, on a machine as quiet as can be had:
 //
-//	go run ./bench/cmd/report [-count 5] [-benchtime 1s] [-stream-mib 1024]
+//	go run ./bench/cmd/report [-count 5] [-benchtime 1s] [-stream-mib 1024] [-proc-runs 21]
+//
+// Besides the go test benchmarks it times whole processes itself
+// (process.go): each binary's floor, run until it exits from a shell's
+// point of view, and the whole `plugkit inspect` against a go-plugin host
+// doing the same, interleaved, the medians of -proc-runs runs.
 package main
 
 import (
@@ -34,6 +39,7 @@ func main() {
 	jsonOut := flag.String("json", "bench/results.json", "results to write")
 	rawOut := flag.String("raw", "bench/bench.txt", "raw go test output to keep")
 	timeout := flag.Duration("timeout", 90*time.Minute, "deadline of the whole run")
+	procRuns := flag.Int("proc-runs", 21, "runs of each whole-process figure (floors, plugkit inspect), interleaved; 0 skips them")
 	from := flag.String("from", "", "re-render the reports from this saved go test output instead of running the benchmarks (machine lines describe this machine now)")
 	flag.Parse()
 	if *from != "" {
@@ -59,6 +65,14 @@ func main() {
 	args := []string{"test", "-run", "^$", "-bench", *pattern, "-count", "1", "-benchtime", *benchtime, "-timeout", timeout.String(), "./bench/"}
 	var out bytes.Buffer
 	started := time.Now()
+	if *procRuns > 0 {
+		fmt.Fprintf(os.Stderr, "whole processes: %d interleaved runs of each of %d commands\n", *procRuns, len(procCases))
+		lines, err := timeProcesses(ctx, *procRuns)
+		if err != nil {
+			fail(err)
+		}
+		out.Write(lines)
+	}
 	for round := 1; round <= *count; round++ {
 		cmd := exec.CommandContext(ctx, "go", args...)
 		cmd.Env = append(os.Environ(), fmt.Sprintf("BENCH_STREAM_MIB=%d", *streamMiB))
