@@ -49,7 +49,7 @@ func main() {
 		}
 		m := machineInfo()
 		m.LoadBefore, m.LoadAfter, m.Duration = "see the original run", "", "?"
-		m.Command, m.Count = "go run ./bench/cmd/report", *count
+		m.Command, m.Count, m.ProcRuns = "go run ./bench/cmd/report", *count, *procRuns
 		write(raw, m, *streamMiB, *md, *jsonOut)
 		return
 	}
@@ -87,7 +87,7 @@ func main() {
 	m.LoadAfter = loadavg()
 	m.Duration = time.Since(started).Round(time.Second).String()
 	m.Command = "go run ./bench/cmd/report " + strings.Join(os.Args[1:], " ")
-	m.Count = *count
+	m.Count, m.ProcRuns = *count, *procRuns
 	if err := os.WriteFile(*rawOut, out.Bytes(), 0o644); err != nil {
 		fail(err)
 	}
@@ -413,6 +413,8 @@ type machine struct {
 	Duration              string
 	Command               string
 	Count                 int
+	// ProcRuns is how many runs each whole-process figure took.
+	ProcRuns int
 }
 
 func machineInfo() machine {
