@@ -36,37 +36,9 @@ const (
 type sockDir struct {
 	path string
 	lock *os.File
-	// swept is closed when the sweep of the parent directory, made in
-	// the background by the first Start using it, is over.
-	swept <-chan struct{}
 }
 
-var sweptDirs sync.Map // parent directory -> chan struct{}: swept once per process, closed when done
-
-// sweepOnce sweeps parent of dead hosts' directories once per process, in
-// the background: the sweep reads the whole parent (the temporary
-// directory, often large), which the plugin's launch need not wait for.
-// It is safe beside the host's own new directory, as it is beside other
-// hosts': it removes only directories whose .owner lock it can take.
-func sweepOnce(parent string) <-chan struct{} {
-	done := make(chan struct{})
-	v, loaded := sweptDirs.LoadOrStore(parent, done)
-	if !loaded {
-		go func() {
-			defer close(done)
-			SweepDeadHostDirs(parent)
-		}()
-	}
-	return v.(chan struct{})
-}
-
-// waitSwept waits for the sweep newSockDir began, so that Start returns
-// with the dead hosts' directories gone.
-func (d *sockDir) waitSwept() {
-	if d != nil && d.swept != nil {
-		<-d.swept
-	}
-}
+var sweptDirs sync.Map // parent directory -> struct{}: swept once per process
 
 // newSockDir makes a private directory for one plugin under parent (the
 // temporary directory when empty, or /tmp when that path is too long for
@@ -87,7 +59,9 @@ func newSockDir(parent string) (*sockDir, error) {
 	// An explicit parent too long for a socket inside is left to the
 	// plugin, which says so in its own words (PathTooLongError for
 	// plugkit plugins).
-	swept := sweepOnce(parent)
+	if _, done := sweptDirs.LoadOrStore(parent, struct{}{}); !done {
+		SweepDeadHostDirs(parent)
+	}
 	dir, err := os.MkdirTemp(parent, hostDirPrefix)
 	if err != nil {
 		return nil, fmt.Errorf("creating the plugin's socket directory: %w", err)
@@ -108,7 +82,7 @@ func newSockDir(parent string) (*sockDir, error) {
 		os.RemoveAll(dir)
 		return nil, fmt.Errorf("locking the plugin's socket directory %s: %w", dir, err)
 	}
-	return &sockDir{path: dir, lock: f, swept: swept}, nil
+	return &sockDir{path: dir, lock: f}, nil
 }
 
 // remove deletes the directory and everything in it, then drops the lock.
@@ -124,7 +98,7 @@ func (d *sockDir) remove() {
 // whose host is gone (killed before it could clean up), and returns how
 // many it removed. Directories of live hosts, and anything else in
 // parent, are left alone. Start calls it once per parent directory and
-// process, while it launches the plugin, and returns after it is done.
+// process.
 func SweepDeadHostDirs(parent string) int {
 	entries, err := os.ReadDir(parent)
 	if err != nil {

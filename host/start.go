@@ -103,12 +103,19 @@ func Start(ctx context.Context, cmd Command, opts Options) (*Client, error) {
 func (c *Client) start(ctx context.Context, cmd Command) error {
 	c.multiplex = cmd.MultiplexBroker
 	c.syncStdout, c.syncStderr = cmd.Output.SyncStdout, cmd.Output.SyncStderr
-	identity := c.hostIdentity()
+	var id *automtls.Identity
+	if c.opts.Security.mode == modeAutoMTLS {
+		if id = c.opts.Security.id; id == nil {
+			var err error
+			if id, err = automtls.New(); err != nil {
+				return err
+			}
+		}
+	}
 	if err := CheckExecutable(cmd.Path); err != nil {
-		identity()
 		return &StartError{Name: c.name, Err: err}
 	}
-	l, id, err := c.launchProcess(ctx, cmd, identity)
+	l, err := c.launchProcess(ctx, cmd, id)
 	if err != nil {
 		if ce := (*ChecksumError)(nil); errors.As(err, &ce) {
 			c.rep.report(Event{Type: EventPinRefused, Cause: ce})
@@ -118,7 +125,6 @@ func (c *Client) start(ctx context.Context, cmd Command) error {
 	if err := c.connectLaunched(ctx, l, cmp.Or(cmd.Timeouts.Start, DefaultStartTimeout), id); err != nil {
 		return l.fail(c.name, err)
 	}
-	l.sock.waitSwept()
 	c.ready = time.Since(c.started)
 	c.rep.report(Event{Type: EventReady, Pid: c.Pid(), Major: c.line.AppVersion, Duration: c.ready})
 	l.proc.forwarding = true
@@ -127,44 +133,12 @@ func (c *Client) start(ctx context.Context, cmd Command) error {
 	return nil
 }
 
-// hostIdentity returns what waits for the host's AutoMTLS identity (nil
-// without AutoMTLS). A new one's key pair is made in the background, while
-// Start checks the binary and makes the socket directory: its certificate
-// is needed only for the plugin's environment.
-func (c *Client) hostIdentity() func() (*automtls.Identity, error) {
-	if c.opts.Security.mode != modeAutoMTLS {
-		return func() (*automtls.Identity, error) { return nil, nil }
-	}
-	if id := c.opts.Security.id; id != nil {
-		return func() (*automtls.Identity, error) { return id, nil }
-	}
-	var (
-		id   *automtls.Identity
-		err  error
-		done = make(chan struct{})
-	)
-	go func() {
-		defer close(done)
-		id, err = automtls.New()
-	}()
-	return func() (*automtls.Identity, error) {
-		<-done
-		return id, err
-	}
-}
-
 // launchProcess makes the plugin's socket directory and starts its
-// process, through cmd.Runner, with the host's AutoMTLS identity that
-// identity returns; it returns that identity too.
-func (c *Client) launchProcess(ctx context.Context, cmd Command, identity func() (*automtls.Identity, error)) (*launched, *automtls.Identity, error) {
+// process, through cmd.Runner.
+func (c *Client) launchProcess(ctx context.Context, cmd Command, id *automtls.Identity) (*launched, error) {
 	sock, err := newSockDir(cmd.Listen.UnixSocketDir)
-	id, idErr := identity()
 	if err != nil {
-		return nil, nil, err
-	}
-	if idErr != nil {
-		sock.remove()
-		return nil, nil, idErr
+		return nil, err
 	}
 	x := exec.Command(cmd.Path, cmd.Args...)
 	environ := os.Environ()
@@ -174,7 +148,7 @@ func (c *Client) launchProcess(ctx context.Context, cmd Command, identity func()
 		f, err := openPinned(ctx, cmd.Path, cmd.SHA256)
 		if err != nil {
 			sock.remove()
-			return nil, nil, err
+			return nil, err
 		}
 		defer f.Close() // the child has its own copy once started
 		osdep.ExecFile(x, f)
@@ -182,7 +156,7 @@ func (c *Client) launchProcess(ctx context.Context, cmd Command, identity func()
 	launch, err := cmd.prepare(x, sock.path)
 	if err != nil {
 		sock.remove()
-		return nil, nil, err
+		return nil, err
 	}
 	if launch.SocketGroup != "" && sock.path != "" {
 		if err := listen.ShareDir(sock.path, launch.SocketGroup); err != nil {
@@ -192,20 +166,20 @@ func (c *Client) launchProcess(ctx context.Context, cmd Command, identity func()
 				setting = "Launch.SocketGroup (set by Command.Runner)"
 			}
 			launch.release()
-			return nil, nil, fmt.Errorf("%s: %w", setting, err)
+			return nil, fmt.Errorf("%s: %w", setting, err)
 		}
 	}
 	proc, err := startProcess(launch.Cmd, c.logger, stderrCopy(cmd.Output.Stderr, launch.Stderr), launch.Stderr != nil, launch.Exited)
 	if err != nil {
 		sock.remove()
 		launch.release()
-		return nil, nil, fmt.Errorf("starting %s: %w", cmd.Path, err)
+		return nil, fmt.Errorf("starting %s: %w", cmd.Path, err)
 	}
 	c.launch = launch
 	c.brokerDir, c.brokerGroup = sock.path, launch.SocketGroup
 	l := &launched{proc: proc, sock: sock, name: c.name, logger: c.logger, rep: c.rep, stopWait: stopTimeout(cmd.Timeouts.Stop)}
 	c.life = l
-	return l, id, nil
+	return l, nil
 }
 
 // launchEnv is what the handshake variables tell a launched plugin.

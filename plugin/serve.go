@@ -27,7 +27,6 @@ import (
 	"github.com/plugkit/plugkit/broker"
 	"github.com/plugkit/plugkit/handshake"
 	"github.com/plugkit/plugkit/internal/brokerwire"
-	"github.com/plugkit/plugkit/internal/earlykey"
 	"github.com/plugkit/plugkit/internal/goplugin/pluginpb"
 	"github.com/plugkit/plugkit/internal/listen"
 	"github.com/plugkit/plugkit/internal/pluginharness"
@@ -380,7 +379,7 @@ func serverTLS(cfg Config, env handshake.Env) (*tls.Config, []byte, error) {
 	if err != nil {
 		return nil, nil, fmt.Errorf("plugin: %s is set but unusable: %w", handshake.EnvClientCert, err)
 	}
-	id, err := earlykey.Identity() // begun at init (internal/earlykey)
+	id, err := automtls.New()
 	if err != nil {
 		return nil, nil, err
 	}
