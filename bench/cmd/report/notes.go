@@ -13,14 +13,8 @@ var notes = map[string]string{
 	"start_to_first_call_automtls": startNote,
 	"inspect_vs_floors": "inspect is the two floors plus the AutoMTLS start above the plugin's floor (start_to_first_call_automtls), " +
 		"one reflection call and Close (close_cooperative), in that order; see those rows for what bounds each.",
-	"close_cooperative": closeNote,
-	"inspect_vs_goplugin": "bound by the plugkit CLI's own floor (floor_plugkit_cli): most of it is package initialisation " +
-		"(GODEBUG=inittrace=1: ~3.6 ms, almost all third-party: protocompile 0.32 ms, oras-go's registry 0.30 ms, protodesc " +
-		"0.27 ms, oras-go 0.19 ms, genproto annotations 0.16 ms, go-version 0.11 ms, go-digest 0.09 ms, ...; plugkit's own " +
-		"packages under 0.1 ms together), which every subcommand pays because one binary links them all (proto, install, " +
-		"release). Go runs every linked package's init, so only a binary without those libraries would start faster. Above the " +
-		"two floors inspect spends the AutoMTLS start (start_to_first_call_automtls), one reflection call (~0.3 ms) and Close " +
-		"(close_cooperative), each after the other.",
+	"close_cooperative":   closeNote,
+	"inspect_vs_goplugin": inspectNote,
 	"unary_*": "the same grpc-go on both sides: plugkit adds no code to the data path (its connection is a plain " +
 		"*grpc.ClientConn; the broker and stdio streams are idle). A miss of a few percent is the noise of a 2-CPU machine " +
 		"shared with other work (see the load averages and the spread), where host, plugin and the benchmark share two cores.",
@@ -82,14 +76,54 @@ const startNote = "host.Start's steps after the plugin's floor, in order, none w
 	"key pair (~0.35 ms) and its socket directory and listener (~0.5 ms: mkdir, socket, bind, chmod) before the handshake line; " +
 	"then the dial, the mutual TLS 1.3 handshake (two ECDSA signatures and two certificate verifications on code run for the first " +
 	"time in both processes: ~0.9 ms measured in one process), HTTP/2 preface and settings and the health check (together " +
-	"1.6-2.6 ms); the broker and stdio streams open without waiting; the first call ~0.25 ms. Tried without a measurable gain in " +
-	"interleaved pairs: the plugin's key pair made while its listener opens, the host's first probe connection kept as gRPC's " +
-	"first, X25519 alone as key exchange and comparing the peer's certificate bytes instead of verifying it. Neither process runs a " +
-	"garbage collection during start (GODEBUG=gctrace=1), so GC settings are no lever."
+	"1.6-2.6 ms); the broker and stdio streams open without waiting; the first call ~0.25 ms. Neither process runs a " +
+	"garbage collection during start (GODEBUG=gctrace=1), so GC settings are no lever. " + startLevers
+
+// startLevers is what was tried on the start path, each measured as the
+// whole plugkit inspect in 3 x 100 interleaved pairs (old, new) at
+// real-time priority, which stands in for a quiet machine on a shared one
+// (two identical binaries measure 0.998-1.002x that way); medians of the
+// pairs' ratios.
+const startLevers = "Levers measured (whole `plugkit inspect`, 3 x 100 interleaved pairs, median ratio new/old): waiting for " +
+	"the connection to be READY instead of the health check's round trip: 0.973-0.982x (~0.4 ms), not kept: Start must fail " +
+	"with ErrNotServing for a plugin whose health says NOT_SERVING (faults' and host's TestStartFailures), and only that " +
+	"round trip can tell; go-plugin's host makes no health check at start, which is part of why its start is shorter by a " +
+	"round trip. The host's key pair made in the background while the binary is checked and the socket directory made, with " +
+	"the once-per-process sweep of dead hosts' directories in the background too: 1.01x (cpu 1.02x); the plugin's key pair " +
+	"begun by a goroutine at package init when PLUGIN_CLIENT_CERT is set (it overlaps ~1.3 ms of the plugin's own init): " +
+	"1.00x (cpu 1.02x): the extra OS threads Go starts to run the work in parallel cost what the overlap saves in " +
+	"processes that live 15 ms on 2 CPUs, so neither was kept (round one's tries of the same kind measured likewise). " +
+	"The sweep, mkdir and lock of the host's socket directory cost ~0.3 ms once per process (the sweep reads the whole " +
+	"temporary directory); the plugin's own directory inside it ~0.05 ms of its ~0.3 ms listener (socket, bind, chmod). " +
+	"One host identity per process would save a key pair per start after the first (~0.13 ms warm), nothing for a CLI that " +
+	"starts one plugin; it is safe (the plugin only ever gets the certificate, each connection still pins its own plugin's " +
+	"certificate, the key stays in the host), and available today as host.AutoMTLS(id)."
+
+// inspectNote explains inspect_vs_goplugin: where plugkit inspect's time
+// goes above go-plugin's 0.4x, and what the CLI's floor costs.
+const inspectNote = "bound by the two floors (the plugkit CLI's and the plugin's) and the AutoMTLS start, which together " +
+	"are already above 0.4x go-plugin's host. The CLI's floor (floor_plugkit_cli) is mostly package initialisation " +
+	"(GODEBUG=inittrace=1: ~3.5 ms, almost all third-party: protocompile 0.32 ms, oras-go's registry 0.24 ms and oras-go " +
+	"0.22 ms, protodesc's extra 0.25 ms, go-version 0.13 ms, genproto's annotations 0.11 ms, go-digest 0.10 ms, the OTLP " +
+	"exporters' protos ~0.07 ms, yaml 0.03 ms, ...; plugkit's own packages under 0.1 ms together). Go runs every linked " +
+	"package's init, and one binary links every subcommand's libraries (proto, release, install). The ceiling of that lever, " +
+	"measured: a build with only inspect's imports (inspect, call, remote, reattach: ~1.7 ms of init) starts in 0.67x of " +
+	"the full CLI's floor and runs the whole inspect in 0.87x (~2 ms less; 2 x 100 interleaved pairs each), which would " +
+	"bring inspect from ~0.62x of go-plugin's host to ~0.54x, not to 0.4x. The cheap cuts are small and cost behaviour: go-version (0.13 ms) reads the Terraform-style " +
+	"constraints of release and install (\"~> 2.0\", \">= 1.2, < 3\"), which golang.org/x/mod/semver has no parser for; " +
+	"the OTLP exporters are linked for `plugkit demo`'s own spans (OTEL_TRACES_EXPORTER=otlp, docs/observability.md); " +
+	"genproto's annotations come with sigstore's protobuf-specs, which release signing needs. Keeping them out of " +
+	"inspect's process takes a second binary for proto, release and install (as cmd/plugkit-proto already is for proto), " +
+	"which `go install .../cmd/plugkit@VERSION` alone would not install. Above the two floors inspect spends the AutoMTLS " +
+	"start (start_to_first_call_automtls), one reflection call (~0.6 ms, the second call on a new connection) and Close " +
+	"(close_cooperative), each after the other."
 
 // closeNote explains close_cooperative.
 const closeNote = "Close's steps: the Shutdown RPC (~0.15 ms); the plugin ends its broker and stdio streams and stops gracefully " +
 	"(GOAWAY, ping, the host's transport closing: ~0.5 ms); its process exits and the kernel tears it down (~0.5 ms); the host " +
 	"reaps it, closes its connection, drains the plugin's stderr and removes the socket directories (~0.3 ms). The host waits " +
 	"on the exit itself, not on a grace timer; the graceful stop lets the plugin's last output reach the host through its " +
-	"stdio stream."
+	"stdio stream. Closing the host's connection as soon as Shutdown is answered, so that the plugin's graceful stop " +
+	"need not wait for the host to see its GOAWAY, measured 0.993-1.002x of the whole inspect (3 x 100 interleaved pairs), " +
+	"under 0.1 ms, and would cut the stdio stream's last output; not kept. The rest is the plugin's exit (the kernel " +
+	"tearing down a Go process, ~0.5 ms) and the host's reaping, which Close must wait for."
