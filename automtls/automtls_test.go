@@ -126,7 +126,7 @@ func BenchmarkNew(b *testing.B) {
 }
 
 // TestKeyExchangeIsX25519: AutoMTLS agrees on X25519 (not Go's default
-// hybrid X25519MLKEM768, which costs the cold start ~0.2 ms), also with a
+// hybrid X25519MLKEM768, which costs the cold start ~0.4 ms), also with a
 // peer using Go's defaults, as a go-plugin host does, and without a
 // HelloRetryRequest round trip.
 func TestKeyExchangeIsX25519(t *testing.T) {
