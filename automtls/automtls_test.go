@@ -7,12 +7,45 @@ import (
 	"net"
 	"strings"
 	"testing"
+	"time"
 )
 
-// handshake runs a TLS handshake over an in-memory pipe and returns the
-// client's and the server's errors.
-func handshake(client, server *tls.Config) (error, error) {
-	c, s := net.Pipe()
+// connPair returns the two ends of a loopback TCP connection. Unlike
+// net.Pipe's, its writes are buffered, as a real socket's are: a server
+// that refuses the client's certificate writes its alert while the client
+// may still be writing its own flight, which would block both ends of a
+// pipe.
+func connPair(t *testing.T) (net.Conn, net.Conn) {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	accepted := make(chan net.Conn, 1)
+	go func() {
+		s, _ := ln.Accept()
+		accepted <- s
+	}()
+	c, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := <-accepted
+	if s == nil {
+		c.Close()
+		t.Fatal("accepting the loopback connection failed")
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	c.SetDeadline(deadline)
+	s.SetDeadline(deadline)
+	return c, s
+}
+
+// handshake runs a TLS handshake over a loopback connection and returns
+// the client's and the server's errors.
+func handshake(t *testing.T, client, server *tls.Config) (error, error) {
+	c, s := connPair(t)
 	defer c.Close()
 	defer s.Close()
 	errc := make(chan error, 1)
@@ -51,23 +84,23 @@ func TestMutualTLSBetweenTwoIdentities(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if cerr, serr := handshake(host.Config(hostPeer), plugin.Config(pluginPeer)); cerr != nil || serr != nil {
+	if cerr, serr := handshake(t, host.Config(hostPeer), plugin.Config(pluginPeer)); cerr != nil || serr != nil {
 		t.Fatalf("handshake: client %v, server %v", cerr, serr)
 	}
 
 	// A third party with its own certificate is refused by the plugin.
 	stranger, _ := New()
-	if _, serr := handshake(stranger.Config(hostPeer), plugin.Config(pluginPeer)); serr == nil {
+	if _, serr := handshake(t, stranger.Config(hostPeer), plugin.Config(pluginPeer)); serr == nil {
 		t.Error("plugin accepted a client whose certificate is not the host's")
 	}
 	// A client without any certificate is refused too.
 	noCert := host.Config(hostPeer)
 	noCert.Certificates = nil
-	if _, serr := handshake(noCert, plugin.Config(pluginPeer)); serr == nil {
+	if _, serr := handshake(t, noCert, plugin.Config(pluginPeer)); serr == nil {
 		t.Error("plugin accepted a client without a certificate")
 	}
 	// The host refuses a server that is not the plugin it launched.
-	if cerr, _ := handshake(host.Config(hostPeer), stranger.Config(pluginPeer)); cerr == nil {
+	if cerr, _ := handshake(t, host.Config(hostPeer), stranger.Config(pluginPeer)); cerr == nil {
 		t.Error("host accepted a server whose certificate is not the plugin's")
 	}
 }
@@ -89,5 +122,40 @@ func BenchmarkNew(b *testing.B) {
 		if _, err := New(); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// TestKeyExchangeIsX25519: AutoMTLS agrees on X25519 (not Go's default
+// hybrid X25519MLKEM768, which costs the cold start ~0.4 ms), also with a
+// peer using Go's defaults, as a go-plugin host does, and without a
+// HelloRetryRequest round trip.
+func TestKeyExchangeIsX25519(t *testing.T) {
+	host, _ := New()
+	plugin, _ := New()
+	hostCfg, pluginCfg := host.Config(plugin.Leaf), plugin.Config(host.Leaf)
+	defaults := hostCfg.Clone()
+	defaults.CurvePreferences = nil // Go's default key shares, as go-plugin's host sends
+	for _, tc := range []struct {
+		name           string
+		client, server *tls.Config
+	}{
+		{"automtls both sides", hostCfg, pluginCfg},
+		{"default client", defaults, pluginCfg},
+	} {
+		c, s := connPair(t)
+		errc := make(chan error, 1)
+		srv := tls.Server(s, tc.server)
+		go func() { errc <- srv.Handshake() }()
+		cl := tls.Client(c, tc.client)
+		err := cl.Handshake()
+		if serr := <-errc; err != nil || serr != nil {
+			t.Fatalf("%s: handshake: client %v, server %v", tc.name, err, serr)
+		}
+		st := cl.ConnectionState()
+		if st.CurveID != tls.X25519 || st.HelloRetryRequest {
+			t.Errorf("%s: key exchange %v, HelloRetryRequest %v; want X25519 without a retry", tc.name, st.CurveID, st.HelloRetryRequest)
+		}
+		c.Close()
+		s.Close()
 	}
 }

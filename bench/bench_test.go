@@ -14,6 +14,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"runtime/debug"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -355,14 +357,61 @@ func BenchmarkColdStartPlain(b *testing.B) {
 	b.Run("goplugin", func(b *testing.B) { coldGoPlugin(b, false) })
 	b.Run("floor", func(b *testing.B) {
 		for b.Loop() {
-			cmd := exec.Command(bin.pkplugin)
-			if err := cmd.Run(); err == nil {
-				b.Fatal("the plugin ran without its cookie")
-			} else if _, ok := err.(*exec.ExitError); !ok {
-				b.Fatal(err)
-			}
+			runFloor(b)
 		}
 	})
+}
+
+// BenchmarkStartClose measures, interleaved in each iteration so that
+// they share the machine's and this process's state: the floor (the
+// plugkit plugin binary run without its cookie until it exits), host.Start
+// with AutoMTLS until the first echo call is answered, and Close of that
+// cooperative plugin (its Shutdown RPC, its exit, reaped). It reports the
+// median of each in ms: floor-ms, start-ms, close-ms.
+func BenchmarkStartClose(b *testing.B) {
+	debug.FreeOSMemory() // not the heap earlier benchmarks left behind
+	var floor, start, closing []time.Duration
+	for b.Loop() {
+		t := time.Now()
+		runFloor(b)
+		floor = append(floor, time.Since(t))
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		cmd, opts := pkConfig(true)
+		t = time.Now()
+		c, err := host.Start(ctx, cmd, opts)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := echo.Echo(ctx, c.Conn(), []byte("first")); err != nil {
+			b.Fatal(err)
+		}
+		start = append(start, time.Since(t))
+		t = time.Now()
+		if err := c.Close(); err != nil {
+			b.Fatalf("Close: %v", err)
+		}
+		closing = append(closing, time.Since(t))
+		cancel()
+	}
+	b.ReportMetric(medianMS(floor), "floor-ms")
+	b.ReportMetric(medianMS(start), "start-ms")
+	b.ReportMetric(medianMS(closing), "close-ms")
+}
+
+// runFloor runs the plugkit plugin binary without its cookie: it starts,
+// prints that it is a plugin and exits with status 1.
+func runFloor(b *testing.B) {
+	err := exec.Command(bin.pkplugin).Run()
+	if err == nil {
+		b.Fatal("the plugin ran without its cookie")
+	} else if _, ok := err.(*exec.ExitError); !ok {
+		b.Fatal(err)
+	}
+}
+
+func medianMS(d []time.Duration) float64 {
+	slices.Sort(d)
+	return float64(d[len(d)/2]) / 1e6
 }
 
 func coldPlugkit(b *testing.B, tls bool) {

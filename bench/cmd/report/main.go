@@ -3,7 +3,12 @@
 // its baseline and writes BENCHMARKS.md and bench/results.json. Run it
 // from the module root, on a machine as quiet as can be had:
 //
-//	go run ./bench/cmd/report [-count 5] [-benchtime 1s] [-stream-mib 1024]
+//	go run ./bench/cmd/report [-count 5] [-benchtime 1s] [-stream-mib 1024] [-proc-runs 21]
+//
+// Besides the go test benchmarks it times whole processes itself
+// (process.go): each binary's floor, run until it exits from a shell's
+// point of view, and the whole `plugkit inspect` against a go-plugin host
+// doing the same, interleaved, the medians of -proc-runs runs.
 package main
 
 import (
@@ -34,6 +39,7 @@ func main() {
 	jsonOut := flag.String("json", "bench/results.json", "results to write")
 	rawOut := flag.String("raw", "bench/bench.txt", "raw go test output to keep")
 	timeout := flag.Duration("timeout", 90*time.Minute, "deadline of the whole run")
+	procRuns := flag.Int("proc-runs", 21, "runs of each whole-process figure (floors, plugkit inspect), interleaved; 0 skips them")
 	from := flag.String("from", "", "re-render the reports from this saved go test output instead of running the benchmarks (machine lines describe this machine now)")
 	flag.Parse()
 	if *from != "" {
@@ -43,7 +49,7 @@ func main() {
 		}
 		m := machineInfo()
 		m.LoadBefore, m.LoadAfter, m.Duration = "see the original run", "", "?"
-		m.Command, m.Count = "go run ./bench/cmd/report", *count
+		m.Command, m.Count, m.ProcRuns = "go run ./bench/cmd/report", *count, *procRuns
 		write(raw, m, *streamMiB, *md, *jsonOut)
 		return
 	}
@@ -59,6 +65,14 @@ func main() {
 	args := []string{"test", "-run", "^$", "-bench", *pattern, "-count", "1", "-benchtime", *benchtime, "-timeout", timeout.String(), "./bench/"}
 	var out bytes.Buffer
 	started := time.Now()
+	if *procRuns > 0 {
+		fmt.Fprintf(os.Stderr, "whole processes: %d interleaved runs of each of %d commands\n", *procRuns, len(procCases))
+		lines, err := timeProcesses(ctx, *procRuns)
+		if err != nil {
+			fail(err)
+		}
+		out.Write(lines)
+	}
 	for round := 1; round <= *count; round++ {
 		cmd := exec.CommandContext(ctx, "go", args...)
 		cmd.Env = append(os.Environ(), fmt.Sprintf("BENCH_STREAM_MIB=%d", *streamMiB))
@@ -73,7 +87,7 @@ func main() {
 	m.LoadAfter = loadavg()
 	m.Duration = time.Since(started).Round(time.Second).String()
 	m.Command = "go run ./bench/cmd/report " + strings.Join(os.Args[1:], " ")
-	m.Count = *count
+	m.Count, m.ProcRuns = *count, *procRuns
 	if err := os.WriteFile(*rawOut, out.Bytes(), 0o644); err != nil {
 		fail(err)
 	}
@@ -180,6 +194,7 @@ type Figure struct {
 
 func figures(s samples, streamMiB int) []Figure {
 	b := &figureSet{s: s}
+	b.floors()
 	b.coldStart()
 	for _, tls := range []string{"", "-mtls"} {
 		b.transport(tls, streamMiB)
@@ -252,13 +267,53 @@ func (b *figureSet) us(name string) float64 { return b.s.median(name, "ns/op") /
 func atMost(limit float64) func(float64) bool  { return func(r float64) bool { return r <= limit } }
 func atLeast(limit float64) func(float64) bool { return func(r float64) bool { return r >= limit } }
 
+// floors adds the whole-process figures the report times itself
+// (process.go), when it timed them: each binary's floor, and the whole
+// plugkit inspect against the sum of the two floors and against go-plugin.
+func (b *figureSet) floors() {
+	s := b.s
+	const pre = "Process/"
+	if s.runs(pre+"inspect/plugkit", "ns/op") == 0 {
+		return
+	}
+	runs := s.runs(pre+"inspect/plugkit", "ns/op")
+	plugin, cli := b.ms(pre+"floor/pkplugin"), b.ms(pre+"floor/plugkit")
+	b.add(Figure{Name: "floor_plugin", Unit: "ms", Plugkit: plugin, BaselineIs: "none: the plugin binary run without its cookie until it exits",
+		Goal: "reported", Runs: s.runs(pre+"floor/pkplugin", "ns/op"), Spread: b.spread("ns/op", pre+"floor/pkplugin")}, nil)
+	b.add(Figure{Name: "floor_plugkit_cli", Unit: "ms", Plugkit: cli, BaselineIs: "none: plugkit run with an unknown command",
+		Goal: "reported", Runs: s.runs(pre+"floor/plugkit", "ns/op"), Spread: b.spread("ns/op", pre+"floor/plugkit")}, nil)
+	b.add(Figure{Name: "inspect_vs_floors", Unit: "ms", Plugkit: b.ms(pre + "inspect/plugkit"), Baseline: plugin + cli,
+		GoPlugin: gp(b.ms(pre + "inspect/goplugin")), BaselineIs: "floor_plugin + floor_plugkit_cli", Goal: "<= 2x floors", Runs: runs,
+		Spread: b.spread("ns/op", pre+"inspect/plugkit", pre+"floor/pkplugin", pre+"floor/plugkit")}, atMost(2))
+	b.add(Figure{Name: "inspect_vs_goplugin", Unit: "ms", Plugkit: b.ms(pre + "inspect/plugkit"), Baseline: b.ms(pre + "inspect/goplugin"),
+		BaselineIs: "go-plugin v1.8.0 host (bench/testdata/gpinspect)", Goal: "<= 0.4x go-plugin", Runs: runs,
+		Spread: b.spread("ns/op", pre+"inspect/plugkit", pre+"inspect/goplugin")}, atMost(0.4))
+}
+
+// startClose adds host.Start's and Close's figures beside the floor
+// measured in the same iterations (BenchmarkStartClose), when measured.
+func (b *figureSet) startClose() {
+	s := b.s
+	const name = "StartClose"
+	if s.runs(name, "start-ms") == 0 {
+		return
+	}
+	floor := s.median(name, "floor-ms")
+	b.add(Figure{Name: "start_to_first_call_automtls", Unit: "ms", Plugkit: s.median(name, "start-ms"), Baseline: floor + 2,
+		BaselineIs: fmt.Sprintf("floor + 2 ms (floor %.2f ms, same iterations)", floor), Goal: "<= floor + 2 ms", Runs: s.runs(name, "start-ms"),
+		Spread: b.spread("start-ms", name)}, atMost(1))
+	b.add(Figure{Name: "close_cooperative", Unit: "ms", Plugkit: s.median(name, "close-ms"), Baseline: 2,
+		BaselineIs: "the goal, 2 ms", Goal: "<= 2 ms", Runs: s.runs(name, "close-ms"), Spread: b.spread("close-ms", name)}, atMost(1))
+}
+
 func (b *figureSet) coldStart() {
 	s := b.s
+	b.startClose()
 	b.add(Figure{Name: "cold_start_automtls", Unit: "ms", Plugkit: b.ms("ColdStartTLS/plugkit"), Baseline: b.ms("ColdStartTLS/goplugin"),
 		BaselineIs: "go-plugin v1.8.0", Goal: "<= 0.25x go-plugin", Runs: s.runs("ColdStartTLS/plugkit", "ns/op"),
 		Spread: b.spread("ns/op", "ColdStartTLS/plugkit", "ColdStartTLS/goplugin")}, atMost(0.25))
 	b.add(Figure{Name: "cold_start_plain", Unit: "ms", Plugkit: b.ms("ColdStartPlain/plugkit"), Baseline: b.ms("ColdStartPlain/floor"),
-		GoPlugin: gp(b.ms("ColdStartPlain/goplugin")), BaselineIs: "floor: the same binary run until it exits",
+		GoPlugin: gp(b.ms("ColdStartPlain/goplugin")), BaselineIs: "floor: the same binary run until it exits, in the test process",
 		Goal: "<= 1.5x floor", Runs: s.runs("ColdStartPlain/plugkit", "ns/op"), Spread: b.spread("ns/op", "ColdStartPlain/plugkit", "ColdStartPlain/floor")}, atMost(1.5))
 }
 
@@ -361,6 +416,8 @@ type machine struct {
 	Duration              string
 	Command               string
 	Count                 int
+	// ProcRuns is how many runs each whole-process figure took.
+	ProcRuns int
 }
 
 func machineInfo() machine {
