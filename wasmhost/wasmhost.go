@@ -325,7 +325,8 @@ func (e *MemoryError) Error() string {
 }
 
 // oomWatch passes a guest's standard error on and notes the Go runtime's
-// "out of memory" message.
+// messages for memory it could not get: "out of memory" (the heap) and
+// "cannot allocate memory" (its own structures), whichever the guest hit.
 type oomWatch struct {
 	w    io.Writer
 	mu   sync.Mutex
@@ -333,15 +334,23 @@ type oomWatch struct {
 	tail []byte
 }
 
-var oomText = []byte("out of memory")
+// oomTexts are the Go runtime's fatal errors of a guest at its memory
+// limit.
+var oomTexts = [][]byte{[]byte("out of memory"), []byte("cannot allocate memory")}
+
+// oomTail is how much of a write oomWatch keeps for a message split
+// across two writes.
+const oomTail = len("cannot allocate memory")
 
 func (o *oomWatch) Write(p []byte) (int, error) {
 	o.mu.Lock()
 	buf := append(o.tail, p...)
-	if bytes.Contains(buf, oomText) {
-		o.hit = true
+	for _, text := range oomTexts {
+		if bytes.Contains(buf, text) {
+			o.hit = true
+		}
 	}
-	o.tail = append(o.tail[:0], buf[max(0, len(buf)-len(oomText)):]...)
+	o.tail = append(o.tail[:0], buf[max(0, len(buf)-oomTail):]...)
 	o.mu.Unlock()
 	return o.w.Write(p)
 }
