@@ -73,8 +73,10 @@ const cacheVersion = 1
 
 // Discover asks every source of Config.Sources for its plugins:
 // binaries in directories are described in parallel (unchanged binaries
-// come from the cache without a launch), plugin services through their
-// catalog. It then rebuilds the registry. Bad binaries and duplicate
+// come from the cache without a launch; a plugkit catalog plugin writes
+// its description and exits, any other is started and asked over gRPC,
+// on the same process: host.DescribeOrStart), plugin services through
+// their catalog. It then rebuilds the registry. Bad binaries and duplicate
 // names are reported in Binaries and Problems, not as an error: Discover
 // fails only when it cannot do its job at all (no sources, an unreadable
 // directory, a malformed remotes file).
