@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -80,9 +81,11 @@ func TestDescribeWithoutServing(t *testing.T) {
 	writePlugin(t, dir, "liar", "liar")      // plugin.Serve with its own Catalog service
 	writePlugin(t, dir, "plain", "goplugin") // go-plugin: no catalog
 	opts, calls := describeCalls()
-	m := newManager(t, manager.Config{Sources: []manager.Source{manager.Dirs(dir)}, Host: opts})
-	if got := m.Launches(); got != 3 {
-		t.Errorf("Launches() = %d, want 3: one per binary, with no second launch for those that serve", got)
+	var runs atomic.Int32 // processes started, as the Runner sees them
+	runner := host.RunnerFunc(func(*host.Launch) error { runs.Add(1); return nil })
+	m := newManager(t, manager.Config{Sources: []manager.Source{manager.Dirs(dir)}, Host: opts, Launch: host.Command{Runner: runner}})
+	if got, ran := m.Launches(), runs.Load(); got != 3 || ran != 3 {
+		t.Errorf("Launches() = %d, the Runner ran %d processes; want 3: one per binary, with no second launch for those that serve", got, ran)
 	}
 	byName := map[string]manager.Binary{}
 	for _, b := range m.Binaries() {
