@@ -13,6 +13,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
 
 	"github.com/plugkit/plugkit/broker"
 	catalogv1 "github.com/plugkit/plugkit/gen/plugkit/catalog/v1"
@@ -152,8 +153,18 @@ func (c *Catalog) Register(s *grpc.Server, _ *broker.Broker) error {
 }
 
 // Serve serves the catalog as a plugin and exits the process when done,
-// like plugin.Serve.
+// like plugin.Serve. A host that asks only for the description
+// (handshake.EnvDescribe, with the right cookie and the catalog protocol
+// version among those it offers) gets it as one describe line on stdout
+// (handshake.FormatDescribe), and the process exits 0 without serving.
 func Serve(cookie handshake.Cookie, c *Catalog) {
+	if line, ok := c.describeLine(os.LookupEnv, cookie); ok {
+		if _, err := fmt.Fprintln(os.Stdout, line); err != nil {
+			fmt.Fprintln(os.Stderr, "writing the description:", err)
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
 	plugin.Serve(plugin.Config{Cookie: cookie, Versions: map[int]plugin.Register{wire.CatalogProtocolVersion: c.Register}})
 }
 
@@ -168,6 +179,22 @@ func Main(cookie handshake.Cookie, newCatalog func() (*Catalog, error)) {
 		os.Exit(1)
 	}
 	Serve(cookie, c)
+}
+
+// describeLine is the describe line Serve writes instead of serving, when
+// the environment (lookup) asks for it with the right cookie and offers
+// the catalog protocol version; ok is false otherwise, and when the
+// description does not fit in a describe line (then it is served).
+func (c *Catalog) describeLine(lookup func(string) (string, bool), cookie handshake.Cookie) (line string, ok bool) {
+	env, err := handshake.ReadEnv(lookup, cookie)
+	if err != nil || !env.Describe || !slices.Contains(env.Versions, wire.CatalogProtocolVersion) {
+		return "", false // plugin.Serve says what is wrong, as without EnvDescribe
+	}
+	payload, err := proto.Marshal(c.Describe())
+	if err != nil {
+		return "", false
+	}
+	return handshake.FormatDescribe(payload)
 }
 
 type describer struct {

@@ -6,6 +6,9 @@
 //     certificate), see Env;
 //   - the one line the plugin prints on stdout to say where it listens and
 //     what it negotiated, see Line;
+//   - plugkit's describe line, which a catalog plugin asked only for its
+//     description (EnvDescribe) prints instead, and exits without
+//     serving, see FormatDescribe and ParseDescribe;
 //   - the choice of app protocol version, see Negotiate;
 //   - the description of a running plugin a host reattaches to (Terraform's
 //     TF_REATTACH_PROVIDERS), see Reattach.

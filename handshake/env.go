@@ -35,7 +35,7 @@ const (
 // that is itself a plugin does not hand its own handshake to its plugins,
 // and sets those it means.
 var Variables = []string{EnvMinPort, EnvMaxPort, EnvProtocolVersions, EnvClientCert, EnvUnixSocketDir,
-	EnvUnixSocketGroup, EnvMultiplexGRPC, EnvNetwork, EnvListen, EnvTLSCert, EnvTLSKey, EnvTLSClientCA, EnvInsecureLoopback}
+	EnvUnixSocketGroup, EnvMultiplexGRPC, EnvNetwork, EnvDescribe, EnvListen, EnvTLSCert, EnvTLSKey, EnvTLSClientCA, EnvInsecureLoopback}
 
 // Default port range, as go-plugin's host uses.
 const (
@@ -96,6 +96,9 @@ type Env struct {
 	Multiplex bool
 	// Network is "tcp" when the host asks for TCP; empty means unix.
 	Network string
+	// Describe is set when the host asks only for the plugin's
+	// description (EnvDescribe=1).
+	Describe bool
 }
 
 // Environ returns the variables in KEY=VALUE form, for exec.Cmd.Env.
@@ -127,6 +130,9 @@ func (e Env) Environ() []string {
 	}
 	if e.Network != "" {
 		env = append(env, EnvNetwork+"="+e.Network)
+	}
+	if e.Describe {
+		env = append(env, EnvDescribe+"=1")
 	}
 	return env
 }
@@ -186,6 +192,7 @@ func ReadEnv(lookup func(string) (string, bool), want Cookie) (Env, error) {
 		}
 		e.Network = v
 	}
+	e.Describe = lookup1(lookup, EnvDescribe)
 	return e, nil
 }
 
@@ -199,4 +206,10 @@ func portEnv(lookup func(string) (string, bool), key string, def int) (int, erro
 		return 0, fmt.Errorf("%s=%q is not a port number (0-65535)", key, v)
 	}
 	return p, nil
+}
+
+// lookup1 reports whether the variable key is set to "1".
+func lookup1(lookup func(string) (string, bool), key string) bool {
+	v, _ := lookup(key)
+	return v == "1"
 }

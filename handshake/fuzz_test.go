@@ -98,3 +98,26 @@ func FuzzReadEnv(f *testing.F) {
 		}
 	})
 }
+
+// FuzzParseDescribe: ParseDescribe never panics, accepts only lines
+// within MaxDescribeLine, and what it accepts is exactly what
+// FormatDescribe writes for the payload it returns.
+func FuzzParseDescribe(f *testing.F) {
+	for _, s := range []string{"plugkit-describe|1|", "plugkit-describe|1|CgUxLjAuMA==", "plugkit-describe|1|CgUxLjAuMA==\r",
+		"plugkit-describe|2|AA==", "plugkit-describe|1|AB==", "plugkit-describe|1|A\nA==", "plugkit-describe|", "1|5|unix|/p|grpc|"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, line string) {
+		payload, err := ParseDescribe(line)
+		if err != nil {
+			if payload != nil || err.Error() == "" {
+				t.Fatalf("ParseDescribe(%q) = %q with error %v", line, payload, err)
+			}
+			return
+		}
+		back, ok := FormatDescribe(payload)
+		if !ok || back != strings.TrimSuffix(line, "\r") {
+			t.Fatalf("ParseDescribe(%q) = %q, written back as %q, %v", line, payload, back, ok)
+		}
+	})
+}

@@ -148,6 +148,7 @@ func TestEnvRoundTrip(t *testing.T) {
 		UnixSocketGroup: "plugins",
 		Multiplex:       true,
 		Network:         "tcp",
+		Describe:        true,
 	}
 	vars := map[string]string{}
 	for _, kv := range in.Environ() {

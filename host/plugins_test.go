@@ -77,7 +77,7 @@ func runTestPlugin(mode string) {
 	}
 	cfg := plugin.Config{Cookie: testCookie, Versions: map[int]plugin.Register{1: register(1)}}
 	switch mode {
-	case "kv":
+	case "kv", "describer":
 	case "versions":
 		cfg.Versions = map[int]plugin.Register{2: register(2), 3: register(3), 4: register(4)}
 	case "callback":
@@ -205,6 +205,14 @@ func fakePlugin(mode string) bool {
 		rawPlugin(mode)
 	case "knockflood":
 		knockFloodPlugin()
+	case "describer":
+		// Asked for its description, writes it and exits; otherwise
+		// serves as "kv".
+		if os.Getenv(handshake.EnvDescribe) != "1" {
+			return false
+		}
+		line, _ := handshake.FormatDescribe([]byte("described"))
+		fmt.Println(line)
 	default:
 		return false
 	}

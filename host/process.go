@@ -158,6 +158,9 @@ func (p *process) readHandshake(ctx context.Context, timeout time.Duration, name
 			if r.complete {
 				return r.line, nil
 			}
+			if r.err != nil && !errors.Is(r.err, io.EOF) {
+				return "", fmt.Errorf("reading the handshake: %w", r.err)
+			}
 		case <-time.After(100 * time.Millisecond):
 		}
 		return "", p.exitError(name)

@@ -67,6 +67,9 @@ type Client struct {
 
 	closeOnce sync.Once
 	closeErr  error
+
+	describe  bool   // DescribeOrStart: the plugin is asked only for its description
+	described []byte // the payload of its describe line, when it wrote one
 }
 
 // newClient is the Client every entry point starts from.
@@ -101,6 +104,39 @@ func Start(ctx context.Context, cmd Command, opts Options) (*Client, error) {
 	return c, nil
 }
 
+// DescribeOrStart launches the plugin cmd names as Start does (the same
+// Command settings, pin check, Runner and timeouts), and asks it, with
+// handshake.EnvDescribe, only for its description. A plugkit catalog
+// plugin then writes a describe line and exits: DescribeOrStart returns
+// its payload (the protobuf encoding of a catalog.v1 DescribeResponse,
+// for the caller to decode and check) and a nil Client, once the process
+// has exited 0 and is reaped. Any other plugin ignores the variable and
+// answers with its handshake line: that process is connected to as Start
+// connects, and DescribeOrStart returns its Client (Describe it over
+// gRPC, then Close it) and no payload. A WebAssembly cmd.Path is always
+// started.
+func DescribeOrStart(ctx context.Context, cmd Command, opts Options) ([]byte, *Client, error) {
+	if err := opts.check(); err != nil {
+		return nil, nil, err
+	}
+	if err := cmd.check(); err != nil {
+		return nil, nil, err
+	}
+	c := newClient(opts, commandName(opts.Name, cmd.Path))
+	c.rep.binary = cmd.Path
+	c.describe = true
+	ctx, span := opts.Telemetry.startSpan(ctx, c.name, cmd.Path)
+	err := c.start(ctx, cmd)
+	endSpan(span, err)
+	switch {
+	case err != nil:
+		return nil, nil, err
+	case c.described != nil:
+		return c.described, nil, nil
+	}
+	return nil, c, nil
+}
+
 // start is Start's work, within its span.
 func (c *Client) start(ctx context.Context, cmd Command) error {
 	c.multiplex = cmd.MultiplexBroker
@@ -127,7 +163,14 @@ func (c *Client) start(ctx context.Context, cmd Command) error {
 		}
 		return &StartError{Name: c.name, Err: err}
 	}
-	if err := c.connectLaunched(ctx, l, cmp.Or(cmd.Timeouts.Start, DefaultStartTimeout), id); err != nil {
+	text, err := l.proc.readHandshake(ctx, cmp.Or(cmd.Timeouts.Start, DefaultStartTimeout), c.name)
+	if err != nil {
+		return l.fail(c.name, err)
+	}
+	if c.describe && handshake.IsDescribeLine(text) {
+		return c.finishDescribed(ctx, l, text)
+	}
+	if err := c.connectLaunched(ctx, l, text, id); err != nil {
 		return l.fail(c.name, err)
 	}
 	c.ready = time.Since(c.started)
@@ -147,7 +190,9 @@ func (c *Client) launchProcess(ctx context.Context, cmd Command, id *automtls.Id
 	}
 	x := exec.Command(cmd.Path, cmd.Args...)
 	environ := os.Environ()
-	x.Env = slices.Concat(inherited(cmd, environ), c.opts.Telemetry.launchEnv(ctx, environ), cmd.Env, launchEnv(cmd, c.opts.Versions, id, sock.path).Environ())
+	env := launchEnv(cmd, c.opts.Versions, id, sock.path)
+	env.Describe = c.describe
+	x.Env = slices.Concat(inherited(cmd, environ), c.opts.Telemetry.launchEnv(ctx, environ), cmd.Env, env.Environ())
 	x.Dir = cmd.Dir
 	if cmd.SHA256 != "" {
 		f, err := openPinned(ctx, cmd.Path, cmd.SHA256)
@@ -205,13 +250,9 @@ func launchEnv(cmd Command, versions []int, id *automtls.Identity, sockPath stri
 	return env
 }
 
-// connectLaunched reads a launched plugin's handshake within timeout,
-// checks what it says and connects.
-func (c *Client) connectLaunched(ctx context.Context, l *launched, timeout time.Duration, id *automtls.Identity) error {
-	text, err := l.proc.readHandshake(ctx, timeout, c.name)
-	if err != nil {
-		return err
-	}
+// connectLaunched checks what a launched plugin's handshake line (text)
+// says and connects.
+func (c *Client) connectLaunched(ctx context.Context, l *launched, text string, id *automtls.Identity) error {
 	line, err := handshake.Parse(text)
 	if err != nil {
 		return err

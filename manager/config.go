@@ -88,7 +88,10 @@ type Config struct {
 	// plugin running for the plugin's first use, instead of stopping it,
 	// so that a manager that uses every plugin it finds (a test, the
 	// conformance matrix) starts each plugin once. A kept process that is
-	// not used runs until the next Discover or Close.
+	// not used runs until the next Discover or Close. Without it, a
+	// plugkit catalog plugin is described without serving (it writes its
+	// description and exits: see handshake.EnvDescribe), which is
+	// cheaper; with it, every plugin is started and described over gRPC.
 	KeepDescribed bool
 	// Calls bounds the calls made through a Conn whose context carries
 	// no deadline, so that a hung plugin cannot hold a caller forever.

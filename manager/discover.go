@@ -23,6 +23,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/encoding/protojson"
+	"google.golang.org/protobuf/proto"
 
 	catalogv1 "github.com/plugkit/plugkit/gen/plugkit/catalog/v1"
 	"github.com/plugkit/plugkit/host"
@@ -72,8 +73,10 @@ const cacheVersion = 1
 
 // Discover asks every source of Config.Sources for its plugins:
 // binaries in directories are described in parallel (unchanged binaries
-// come from the cache without a launch), plugin services through their
-// catalog. It then rebuilds the registry. Bad binaries and duplicate
+// come from the cache without a launch; a plugkit catalog plugin writes
+// its description and exits, any other is started and asked over gRPC,
+// on the same process: host.DescribeOrStart), plugin services through
+// their catalog. It then rebuilds the registry. Bad binaries and duplicate
 // names are reported in Binaries and Problems, not as an error: Discover
 // fails only when it cannot do its job at all (no sources, an unreadable
 // directory, a malformed remotes file).
@@ -227,21 +230,52 @@ func (m *Manager) describe(ctx context.Context, path string, run *describeRun) *
 		b.Err = err
 		return b
 	}
-	b.Description, b.Err = m.launchDescribe(ctx, procKey{OriginDir, path}, func(ctx context.Context) (*host.Client, error) { return m.start(ctx, path, "") })
+	b.Description, b.Err = m.launchDescribe(ctx, procKey{OriginDir, path}, func(ctx context.Context) (*catalogv1.DescribeResponse, *host.Client, error) {
+		return m.startDescribe(ctx, path)
+	})
 	return b
+}
+
+// startDescribe launches the binary at path for its description. Unless
+// the process is to be kept (Config.KeepDescribed) or is a WebAssembly
+// guest, a plugkit catalog plugin is asked for its description alone
+// (host.DescribeOrStart: no key pair, listener or gRPC; it exits once it
+// has written it); any other plugin, and those, are started and return
+// their Client, for Describe over gRPC.
+func (m *Manager) startDescribe(ctx context.Context, path string) (*catalogv1.DescribeResponse, *host.Client, error) {
+	if m.cfg.KeepDescribed || host.IsWasm(path) {
+		c, err := m.start(ctx, path, "")
+		return nil, c, err
+	}
+	cmd, opts := m.hostConfig(path)
+	payload, c, err := host.DescribeOrStart(ctx, cmd, opts)
+	m.countLaunch(err)
+	if err != nil || c != nil {
+		return nil, c, err
+	}
+	d := &catalogv1.DescribeResponse{}
+	if err := proto.Unmarshal(payload, d); err != nil {
+		return nil, nil, fmt.Errorf("plugin %s: its describe line holds no DescribeResponse: %w; fix the plugin", filepath.Base(path), err)
+	}
+	if err := checkDescription(d); err != nil {
+		return nil, nil, err
+	}
+	return d, nil, nil
 }
 
 // launchDescribe starts a plugin (start) and asks it for its description,
 // within Config.DescribeTimeout. The process is then stopped, or kept
-// for the plugin's first use (Config.KeepDescribed) under key.
-func (m *Manager) launchDescribe(ctx context.Context, key procKey, start func(context.Context) (*host.Client, error)) (d *catalogv1.DescribeResponse, err error) {
+// for the plugin's first use (Config.KeepDescribed) under key. start may
+// return the description itself (the plugin wrote it and exited) instead
+// of a Client.
+func (m *Manager) launchDescribe(ctx context.Context, key procKey, start func(context.Context) (*catalogv1.DescribeResponse, *host.Client, error)) (d *catalogv1.DescribeResponse, err error) {
 	ctx, cancel := context.WithTimeout(ctx, cmp.Or(m.cfg.DescribeTimeout, DefaultDescribeTimeout))
 	defer cancel()
 	ctx, end := m.span(ctx, "plugkit.describe", attribute.String("plugkit.binary", key.path))
 	defer func() { end(err) }()
-	c, err := start(ctx)
-	if err != nil {
-		return nil, err
+	d, c, err := start(ctx)
+	if err != nil || c == nil {
+		return d, err // described without serving (startDescribe), or failed
 	}
 	d, err = DescribeCatalog(ctx, c.Conn())
 	if status.Code(err) == codes.Unimplemented {
@@ -343,11 +377,17 @@ func (m *Manager) start(ctx context.Context, path, version string) (*host.Client
 		opts.Telemetry.Attributes = append(slices.Clip(opts.Telemetry.Attributes), versionAttribute(version))
 	}
 	c, err := host.Start(ctx, cmd, opts)
+	m.countLaunch(err)
+	return c, err
+}
+
+// countLaunch counts a launch that ended in err, unless its pin refused
+// the binary (then it never ran).
+func (m *Manager) countLaunch(err error) {
 	var ce *host.ChecksumError
 	if !errors.As(err, &ce) {
 		m.launches.Add(1)
 	}
-	return c, err
 }
 
 // hostConfig is the launch of the binary at path: Config.Launch and

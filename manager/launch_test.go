@@ -1,7 +1,7 @@
 package manager_test
 
 import (
-	"context"
+	"fmt"
 	"slices"
 	"strings"
 	"sync"
@@ -12,7 +12,6 @@ import (
 	"github.com/plugkit/plugkit/host"
 	"github.com/plugkit/plugkit/internal/testutil"
 	"github.com/plugkit/plugkit/manager"
-	"google.golang.org/grpc"
 )
 
 // TestLaunchSettingsReachEveryStart checks that the manager launches its
@@ -49,6 +48,12 @@ func TestLaunchSettingsReachEveryStart(t *testing.T) {
 	if len(envs) != 2 {
 		t.Fatalf("the runner saw %d launches, want 2 (Describe at Discover, then the process in use)", len(envs))
 	}
+	// The launch for Describe asks for the description alone; the one in
+	// use does not.
+	if describe := handshake.EnvDescribe + "=1"; !slices.Contains(envs[0], describe) || slices.Contains(envs[1], describe) {
+		t.Errorf("%s in the environment of the launch for Describe: %v, of the one in use: %v; want only the first",
+			describe, slices.Contains(envs[0], describe), slices.Contains(envs[1], describe))
+	}
 	for i, env := range envs {
 		joined := strings.Join(env, "\n")
 		if strings.Contains(joined, "PLUGKIT_MANAGER_TEST_SECRET") {
@@ -66,32 +71,37 @@ func TestLaunchSettingsReachEveryStart(t *testing.T) {
 // TestHostTemplateReachesEveryConnection checks that Config.Host reaches
 // the connection of every start, for Describe and for use: its dial
 // options see both calls, while the manager sets the versions itself.
+// Without Config.KeepDescribed a catalog plugin is described without a
+// connection (its describe line), so only the use is seen; with it, the
+// process is described over gRPC and kept for its use.
 func TestHostTemplateReachesEveryConnection(t *testing.T) {
-	var mu sync.Mutex
-	var methods []string
-	record := func(ctx context.Context, method string, req, reply any, cc *grpc.ClientConn, invoke grpc.UnaryInvoker, opts ...grpc.CallOption) error {
-		mu.Lock()
-		methods = append(methods, method)
-		mu.Unlock()
-		return invoke(ctx, method, req, reply, cc, opts...)
+	for _, keep := range []bool{false, true} {
+		t.Run(fmt.Sprintf("KeepDescribed=%v", keep), func(t *testing.T) {
+			opts, calls := describeCalls()
+			// Versions the manager must replace with the catalog's own.
+			opts.Versions = []int{99}
+			dir := testutil.TempDir(t)
+			writePlugin(t, dir, "both", "both 1,2")
+			m := newManager(t, manager.Config{Sources: []manager.Source{manager.Dirs(dir)}, Host: opts, KeepDescribed: keep})
+			conn, _ := store(t, m, "both")
+			initStore(t, conn, map[string]string{"bucket": "b"})
+			want := []string{"/objectstore.v2.ObjectStore/Init"}
+			if keep {
+				want = append([]string{catalogv1.Catalog_Describe_FullMethodName}, want...)
+			}
+			if got := calls(); !slices.Equal(got, want) {
+				t.Errorf("the template's interceptor saw %q, want %q", got, want)
+			}
+			if got := m.Launches(); got != 2-btoi(keep) {
+				t.Errorf("Launches() = %d, want %d", got, 2-btoi(keep))
+			}
+		})
 	}
-	dir := testutil.TempDir(t)
-	writePlugin(t, dir, "both", "both 1,2")
-	m := newManager(t, manager.Config{
-		Sources: []manager.Source{manager.Dirs(dir)},
-		// Versions the manager must replace with the catalog's own.
-		Host: host.Options{Versions: []int{99}, DialOptions: []grpc.DialOption{grpc.WithChainUnaryInterceptor(record)}},
-	})
-	conn, _ := store(t, m, "both")
-	initStore(t, conn, map[string]string{"bucket": "b"})
-	mu.Lock()
-	defer mu.Unlock()
-	// Leave out plugkit's own health checks and shutdowns.
-	methods = slices.DeleteFunc(methods, func(m string) bool {
-		return strings.HasPrefix(m, "/grpc.health.v1.") || strings.HasPrefix(m, "/plugin.")
-	})
-	want := []string{catalogv1.Catalog_Describe_FullMethodName, "/objectstore.v2.ObjectStore/Init"}
-	if !slices.Equal(methods, want) {
-		t.Errorf("the template's interceptor saw %q, want %q", methods, want)
+}
+
+func btoi(b bool) int64 {
+	if b {
+		return 1
 	}
+	return 0
 }

@@ -116,6 +116,13 @@ func runPlugin(mode string) {
 		})
 		os.Exit(0)
 	}
+	if line, ok := rawDescribeLine(mode); ok {
+		fmt.Println(line)
+		if mode == "describe-stays" {
+			time.Sleep(time.Minute) // the host kills it before
+		}
+		os.Exit(0)
+	}
 	if mode == "wrongcookie" {
 		// A catalog plugin built for another cookie value: a newcomer's
 		// typo, or a plugin of another host.

@@ -173,7 +173,10 @@ func (m *Manager) describeRemotes(ctx context.Context, rs []Remote) []Binary {
 
 func (m *Manager) describeRemote(ctx context.Context, r Remote, cache func() map[string]json.RawMessage) *Binary {
 	b := &Binary{Path: r.endpoints(), Origin: OriginRemote, remote: &r}
-	d, err := m.launchDescribe(ctx, procKey{OriginRemote, b.Path}, func(ctx context.Context) (*host.Client, error) { return m.dialRemote(ctx, r) })
+	d, err := m.launchDescribe(ctx, procKey{OriginRemote, b.Path}, func(ctx context.Context) (*catalogv1.DescribeResponse, *host.Client, error) {
+		c, err := m.dialRemote(ctx, r)
+		return nil, c, err
+	})
 	if err != nil {
 		if raw, ok := cache()[r.cacheKey()]; ok {
 			cd := &catalogv1.DescribeResponse{}

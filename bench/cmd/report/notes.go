@@ -21,18 +21,18 @@ var notes = map[string]string{
 	"stream_*":         "as unary_*: identical grpc-go transports; differences are scheduling noise on 2 shared CPUs.",
 	"unary_64KiB_mtls": mtlsNote, "unary_1MiB_mtls": mtlsNote, "stream_1GiB_mtls": mtlsNote, "stream_256MiB_mtls": mtlsNote,
 	"concurrent_16_mtls": mtlsNote, "concurrent_256_mtls": mtlsNote,
-	"manager_discover_100_cold": "bounded by the launches, each a whole plugin start: the host's part of host.Start (a socket directory, " +
-		"a P-256 key pair and certificate, fork/exec, the TLS 1.3 handshake, the HTTP/2 connection), the plugin's start beyond the floor " +
-		"(its key pair, its side of the handshake, serving Describe) and Close (Shutdown, exit, reap); " +
-		"the floor has none of these. Hashing is no longer a part: the 100 paths reach one file, hashed once (same device, inode, " +
-		"size and mtime), while others launch. A profile of Discover (perf across both processes, 2 CPUs) put ~70% of the CPU in the " +
-		"plugins (~half of it exec, page faults and package init, as in the floor; TLS handshake, key generation and gRPC serving the rest) " +
-		"and ~30% in the host (host.Start: TLS handshake, MkdirTemp of the socket directory, key pair; one SHA-256). " +
-		"Two launches per CPU fill the time a launch waits on its plugin. Measured in pairs of the same run (2 shared CPUs): " +
-		"5-10x the floor before (every path hashed, 100 x 22 MB), 2.6x with one hash per file, 2.1-2.2x with two launches per CPU. It is CPU-bound: a cold Discover took ~1.0 CPU-second " +
-		"(host and plugins, user+sys) against ~0.5 for the floor's 100 runs, so 1.3x needs each launch's work beyond the process " +
-		"itself (both sides) under ~1.5 ms of CPU, against ~5 ms now. What is left to cut is in host.Start and the plugin's " +
-		"start (cold_start_*), not in the manager.",
+	"manager_discover_100_cold": "bounded by the launches, each now a describe-only run: the manager sets PLUGKIT_DESCRIBE=1 " +
+		"(handshake.EnvDescribe), and the plugin (catalog.Main) checks its cookie and the offered versions, writes its description " +
+		"as one line (plugkit-describe|1|base64 of the DescribeResponse) and exits 0: no key pair, socket, listener, TLS, HTTP/2, " +
+		"health check, Describe RPC or Shutdown on either side. What is left beyond the floor is the host's part of the launch " +
+		"(a P-256 key pair and certificate and a socket directory, kept so that a plugin that ignores the variable -- an older " +
+		"plugkit plugin, a Python or Node SDK plugin, a go-plugin plugin -- is connected to on that same process, with no second " +
+		"launch), reading and checking the line, and the reap. Hashing is no longer a part: the 100 paths reach one file, hashed " +
+		"once (same device, inode, size and mtime), while others launch; two launches per CPU fill the time a launch waits on its " +
+		"plugin. Measured in pairs of the same run (2 shared CPUs, interleaved, -count 4 -benchtime 2x): 5-10x the floor with every " +
+		"path hashed, 2.6x with one hash per file, 2.0-2.1x with two launches per CPU and a whole host.Start, Describe and Close " +
+		"per binary (~5 ms of CPU per launch beyond the process), 1.09-1.15x (median 1.10x) describing without serving. " +
+		"Config.KeepDescribed (the process kept for its first use) and .wasm plugins still take the whole start.",
 	"rss_plugin": "the difference is the plugin's linked code more than its heap: on this kernel (6.x, ext4, large folios) a Go " +
 		"binary's text is resident whole once it runs (/proc/PID/smaps: 6.5 of 6.6 MB of the plugin's text, 5.5 of 5.6 MB of " +
 		"grpc-go's), so every linked package costs its size in RSS whether it runs or not. Until the trace SDK and the span exporters " +
@@ -80,8 +80,8 @@ var about = []string{
 		"control in grpc-go (and by AES-GCM in the `-mtls` rows).",
 	"**concurrent_N**: 16-byte echo calls from N goroutines sharing one connection, calls per second.",
 	"**manager_discover_100_cold**: `manager.Discover` over 100 symlinks of the example objectstore plugin with an empty cache: " +
-		"the one file they reach is hashed once (SHA-256 of a 22 MB binary) and each path is launched for Describe, two per CPU at " +
-		"a time. Baseline, its floor in the same run (`ManagerDiscover/floor`): hash each distinct file once and run the 100 " +
+		"the one file they reach is hashed once (SHA-256 of a 22 MB binary) and each path is launched for its description " +
+		"(PLUGKIT_DESCRIBE=1: the plugin writes it and exits, without serving), two per CPU at a time. Baseline, its floor in the same run (`ManagerDiscover/floor`): hash each distinct file once and run the 100 " +
 		"binaries without their cookie (each starts, says it is a plugin and exits), as jobs of one pool of NumCPU workers, " +
 		"without the manager.",
 	"**manager_discover_100_warm**: the same with the cache file of an earlier Discover: stat each binary, no hash, no launch.",
