@@ -2,6 +2,8 @@ package wasmhost_test
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"os"
@@ -227,5 +229,88 @@ func TestBrokerCallbacksOverTheMux(t *testing.T) {
 	resp, err := healthpb.NewHealthClient(conn).Check(ctx, &healthpb.HealthCheckRequest{Service: "plugin-callback"})
 	if err != nil || resp.GetStatus() != healthpb.HealthCheckResponse_SERVING {
 		t.Errorf("host calling the guest's brokered service: %v %v", resp, err)
+	}
+}
+
+// copyGuest copies the guest's module into a file of the test's own.
+func copyGuest(t *testing.T) (path string, module []byte) {
+	t.Helper()
+	module, err := os.ReadFile(guestModule(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	path = filepath.Join(t.TempDir(), "guest.wasm")
+	if err := os.WriteFile(path, module, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path, module
+}
+
+// TestUnchangedModuleNotReread: a start of an unpinned module whose file
+// is unchanged neither reads it nor compares it again; a changed time
+// makes the next start read it.
+func TestUnchangedModuleNotReread(t *testing.T) {
+	rt := sharedRuntime()
+	path, _ := copyGuest(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	before := wasmhost.Reads(rt)
+	cmd := command(t, rt)
+	cmd.Path = path
+	for range 2 {
+		if err := exists(startGuest(t, cmd), "yes"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := wasmhost.Reads(rt) - before; n != 1 {
+		t.Errorf("the module file was read %d times by the runtime for two starts of the unchanged file; want 1", n)
+	}
+	later := time.Now().Add(time.Hour)
+	if err := os.Chtimes(path, later, later); err != nil {
+		t.Fatal(err)
+	}
+	if err := rt.CompileFile(ctx, path); err != nil {
+		t.Fatal(err)
+	}
+	if n := wasmhost.Reads(rt) - before; n != 2 {
+		t.Errorf("the module file was read %d times after its time changed; want 2", n)
+	}
+}
+
+// TestPinnedModuleAlwaysChecked: a module rewritten in place with its
+// modification time restored does not pass the pin of its old content.
+func TestPinnedModuleAlwaysChecked(t *testing.T) {
+	rt := sharedRuntime()
+	path, module := copyGuest(t)
+	sum := sha256.Sum256(module)
+	cmd := command(t, rt)
+	cmd.Path, cmd.SHA256 = path, hex.EncodeToString(sum[:])
+	if err := exists(startGuest(t, cmd), "yes"); err != nil {
+		t.Fatal(err)
+	}
+	fi, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = f.WriteAt([]byte{module[len(module)-1] ^ 0xff}, int64(len(module)-1))
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chtimes(path, fi.ModTime(), fi.ModTime()); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	_, err = host.Start(ctx, cmd, host.Options{Versions: []int{1, 2}, Logger: testutil.Logger(t)})
+	var ce *host.ChecksumError
+	if !errors.As(err, &ce) {
+		t.Fatalf("a module changed in place with its time restored, started with the old pin: %v; want a host.ChecksumError", err)
 	}
 }
