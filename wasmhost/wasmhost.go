@@ -407,15 +407,24 @@ type oomWatch struct {
 	tail []byte
 }
 
-var oomText = []byte("out of memory")
+// oomTexts are the Go runtime's words for memory it cannot get: "out of
+// memory" from the heap, "cannot allocate memory" from its own
+// allocations (which one a guest hits depends on where it was).
+var oomTexts = [][]byte{[]byte("out of memory"), []byte("runtime: cannot allocate memory")}
+
+// oomTail is how much of a write oomWatch keeps, to find the words
+// across two writes.
+const oomTail = len("runtime: cannot allocate memory")
 
 func (o *oomWatch) Write(p []byte) (int, error) {
 	o.mu.Lock()
 	buf := append(o.tail, p...)
-	if bytes.Contains(buf, oomText) {
-		o.hit = true
+	for _, text := range oomTexts {
+		if bytes.Contains(buf, text) {
+			o.hit = true
+		}
 	}
-	o.tail = append(o.tail[:0], buf[max(0, len(buf)-len(oomText)):]...)
+	o.tail = append(o.tail[:0], buf[max(0, len(buf)-oomTail):]...)
 	o.mu.Unlock()
 	return o.w.Write(p)
 }
