@@ -40,27 +40,44 @@ const wasmNotOnWindows = "under Wine wazero serves a guest's reads of its stdin 
 func guestModule(t *testing.T) string {
 	t.Helper()
 	testutil.NotOnWindows(t, wasmNotOnWindows)
-	buildOnce.Do(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-		defer cancel()
-		guestPath = filepath.Join(buildDir, "guest.wasm")
-		buildErr = testutil.BuildWasm(ctx, guestPath, "./testdata/guest")
-	})
-	if buildErr != nil {
-		t.Fatal(buildErr)
+	if err := buildGuest(); err != nil {
+		t.Fatal(err)
 	}
 	return guestPath
 }
 
-// sharedRuntime compiles the guest once for the tests that need no
-// settings of their own.
+// guestCache is the compilation cache holding the guest compiled, or ""
+// when there is none (testutil.CompiledWasm).
+var guestCache string
+
+// buildGuest builds the guest and compiles it into guestCache, once.
+func buildGuest() error {
+	buildOnce.Do(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+		defer cancel()
+		guestPath = filepath.Join(buildDir, "guest.wasm")
+		if buildErr = testutil.BuildWasm(ctx, guestPath, "./testdata/guest"); buildErr == nil {
+			guestCache = testutil.CompiledWasm(ctx, guestPath)
+		}
+	})
+	return buildErr
+}
+
+// sharedRuntime runs the guest for the tests that need no settings of
+// their own.
 var sharedRuntime = sync.OnceValue(func() *wasmhost.Runtime { return wasmhost.New(testConfig(wasmhost.Config{})) })
 
-// testConfig is cfg interpreting the guest: a compile of the 30 MB guest
-// takes seconds (minutes under the race detector), and these tests are
-// about what the guest may do, which the engine does not change.
+// testConfig is cfg running the guest compiled from the tests' own
+// compilation cache (filled outside the race detector, under which
+// wazero's compiler takes minutes over the 30 MB guest), or interpreted
+// when there is no cache: these tests are about what the guest may do,
+// which the engine does not change.
 func testConfig(cfg wasmhost.Config) wasmhost.Config {
-	cfg.Interpret = true
+	buildGuest()
+	if guestCache == "" {
+		cfg.Interpret = true
+	}
+	cfg.CacheDir = guestCache
 	return cfg
 }
 
