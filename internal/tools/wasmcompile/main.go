@@ -4,7 +4,10 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"io/fs"
 	"os"
+	"path/filepath"
+	"time"
 
 	"github.com/tetratelabs/wazero"
 )
@@ -16,10 +19,30 @@ func main() {
 		fmt.Fprintln(os.Stderr, "usage: wasmcompile -cache DIR MODULE.wasm...")
 		os.Exit(2)
 	}
+	prune(*cache, time.Now().Add(-pruneAge))
 	if err := compile(*cache, flag.Args()); err != nil {
 		fmt.Fprintln(os.Stderr, "wasmcompile:", err)
 		os.Exit(1)
 	}
+}
+
+// pruneAge is how long an entry of the cache lives: each is about three
+// times its module's size (some 90 MB for a Go plugin), and every change to
+// a test guest makes a new one.
+const pruneAge = 72 * time.Hour
+
+// prune removes the cache's entries written before old (a module still in
+// use is compiled again, once).
+func prune(dir string, old time.Time) {
+	filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return nil
+		}
+		if fi, err := d.Info(); err == nil && fi.ModTime().Before(old) {
+			os.Remove(path)
+		}
+		return nil
+	})
 }
 
 // compile compiles each module into the cache in dir.
