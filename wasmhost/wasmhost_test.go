@@ -34,7 +34,7 @@ var (
 )
 
 // wasmNotOnWindows is why the guests' tests are not run on Windows.
-const wasmNotOnWindows = "under Wine wazero v1.12.0 serves a guest's reads of its stdin pipe as blocking ReadFile calls (its non-blocking path needs isNonblock in internal/sysfs/nonblock_windows.go to see a named pipe, then readFd's PeekNamedPipe in file_windows.go, and _poll in poll_windows.go), which stall the single-threaded guest: WebAssembly plugins are not yet supported on Windows hosts (docs/wasm.md)"
+const wasmNotOnWindows = "under Wine GetFileInformationByHandle fails on a pipe, so wazero v1.12.0's statHandle (internal/sysfs/stat_windows.go) fails and isNonblock (nonblock_windows.go) treats the guest's non-blocking stdin pipe as blocking: osFile.Read does a blocking ReadFile that stalls the single-threaded guest; WebAssembly plugins are not yet supported on Windows hosts (docs/wasm.md)"
 
 // guestModule builds testdata/guest for wasip1, once per test binary.
 func guestModule(t *testing.T) string {
