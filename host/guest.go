@@ -59,8 +59,10 @@ type GuestRunner interface {
 type GuestSpec struct {
 	// Path is the module's file; Args its arguments after its name.
 	Path string
-	// Module is the module's content, read once by Start (and checked
-	// against Command.SHA256 when set): run this, not the file again.
+	// Module is the module's content when Command.SHA256 pins it: Start
+	// read it and checked it, so run this, not the file again. It is nil
+	// for an unpinned module: the runner reads Path (and may skip that
+	// when the file is unchanged since it last read it).
 	Module []byte
 	Args   []string
 	// Env is the guest's whole environment: the handshake variables,
@@ -120,7 +122,7 @@ func (c *Client) startWasm(ctx context.Context, cmd Command) (bool, error) {
 // startGuest is start's work for a module run by gr.
 func (c *Client) startGuest(ctx context.Context, cmd Command, gr GuestRunner) error {
 	c.multiplex = true
-	module, err := readModule(cmd.Path, cmd.SHA256)
+	module, err := readPinnedModule(cmd.Path, cmd.SHA256)
 	if err != nil {
 		if ce := (*ChecksumError)(nil); errors.As(err, &ce) {
 			c.rep.report(Event{Type: EventPinRefused, Cause: ce})
@@ -303,18 +305,19 @@ func errHandshakeTimeout(timeout time.Duration) error {
 	return fmt.Errorf("no complete handshake line within %v: is it built with plugkit's plugin.Serve for GOOS=wasip1, and is the cookie right?", timeout)
 }
 
-// readModule reads a guest's module, checked against the pin when there
-// is one.
-func readModule(path, pin string) ([]byte, error) {
+// readPinnedModule reads a guest's module, checked against the pin, when
+// there is one; the runner reads an unpinned one.
+func readPinnedModule(path, pin string) ([]byte, error) {
+	if pin == "" {
+		return nil, nil
+	}
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err
 	}
-	if pin != "" {
-		sum := sha256.Sum256(b)
-		if got := hex.EncodeToString(sum[:]); !strings.EqualFold(got, pin) {
-			return nil, &ChecksumError{Path: path, Want: strings.ToLower(pin), Got: got}
-		}
+	sum := sha256.Sum256(b)
+	if got := hex.EncodeToString(sum[:]); !strings.EqualFold(got, pin) {
+		return nil, &ChecksumError{Path: path, Want: strings.ToLower(pin), Got: got}
 	}
 	return b, nil
 }

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -65,11 +64,7 @@ func (m *Manager) compileWasm(ctx context.Context, path string) error {
 	if rt == nil {
 		return errors.New("the manager is closed")
 	}
-	module, err := os.ReadFile(path)
-	if err != nil {
-		return err
-	}
-	return rt.Compile(ctx, module)
+	return rt.CompileFile(ctx, path)
 }
 
 // runnable says, in words a person can act on, why the plugin file at

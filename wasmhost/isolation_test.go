@@ -81,7 +81,7 @@ func TestMemoryLimit(t *testing.T) {
 	if !errors.As(err, &ue) || !errors.As(err, &me) || me.Limit != 64<<20 {
 		t.Errorf("Close: %v; want an UnexpectedExitError with a MemoryError of 64 MiB", err)
 	}
-	if !strings.Contains(err.Error(), "out of memory") {
+	if !strings.Contains(err.Error(), "ran out of memory") {
 		t.Errorf("Close: %v; want it to say out of memory", err)
 	}
 	next := startGuest(t, command(t, rt))

@@ -82,13 +82,15 @@ type Runtime struct {
 	mu       sync.Mutex
 	seed     maphash.Seed
 	compiled map[uint64][]compiledModule // by maphash of the module
+	files    map[string]fileModule       // by the path StartGuest read
+	reads    atomic.Int32                // module files read (a test hook)
 	running  atomic.Int32                // guests started and not yet ended
 	guests   map[*guest]struct{}
 }
 
 // New returns a Runtime with cfg.
 func New(cfg Config) *Runtime {
-	return &Runtime{cfg: cfg, seed: maphash.MakeSeed(), compiled: make(map[uint64][]compiledModule), guests: make(map[*guest]struct{})}
+	return &Runtime{cfg: cfg, seed: maphash.MakeSeed(), compiled: make(map[uint64][]compiledModule), files: make(map[string]fileModule), guests: make(map[*guest]struct{})}
 }
 
 // errNotWasm reports a Runtime asked to launch something else.
@@ -157,6 +159,66 @@ func (r *Runtime) compile(ctx context.Context, module []byte) (wazero.CompiledMo
 	return m, nil
 }
 
+// CompileFile compiles the module in the file at path, as Compile does,
+// and notes the file: a start of the same file, unpinned and unchanged
+// since (the same file, size and modification time), neither reads it
+// again nor compares its content.
+func (r *Runtime) CompileFile(ctx context.Context, path string) error {
+	_, err := r.compileFile(ctx, path)
+	return err
+}
+
+// compileFile is the compiled module in the file at path: the one
+// compiled for it before when the file is unchanged, else read and
+// compiled (or found by its content).
+func (r *Runtime) compileFile(ctx context.Context, path string) (wazero.CompiledModule, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	r.mu.Lock()
+	fm, ok := r.files[path]
+	r.mu.Unlock()
+	if ok && unchanged(fm.info, fi) {
+		return fm.compiled, nil
+	}
+	r.reads.Add(1)
+	module := make([]byte, fi.Size())
+	if _, err := io.ReadFull(f, module); err != nil {
+		return nil, fmt.Errorf("reading %s: %w", path, err)
+	}
+	if !bytes.HasPrefix(module, wasmMagic) {
+		return nil, errNotWasm
+	}
+	compiled, err := r.compile(ctx, module)
+	if err != nil {
+		return nil, err
+	}
+	r.mu.Lock()
+	r.files[path] = fileModule{info: fi, compiled: compiled}
+	r.mu.Unlock()
+	return compiled, nil
+}
+
+// unchanged reports whether b is the file a was, as it was: the same file
+// (device and inode), size and modification time. A file rewritten in
+// place with its time restored passes; a pin (Command.SHA256) does not
+// rely on this.
+func unchanged(a, b os.FileInfo) bool {
+	return os.SameFile(a, b) && a.Size() == b.Size() && a.ModTime().Equal(b.ModTime())
+}
+
+// fileModule is the compiled module of a file, and the file as it was.
+type fileModule struct {
+	info     os.FileInfo
+	compiled wazero.CompiledModule
+}
+
 // closeWait bounds how long Close waits for the guests it stops.
 const closeWait = 2 * time.Second
 
@@ -192,10 +254,7 @@ func (r *Runtime) Close(ctx context.Context) error {
 // StartGuest starts the module spec holds in a goroutine of its own and
 // returns at once.
 func (r *Runtime) StartGuest(ctx context.Context, spec host.GuestSpec) (host.Guest, error) {
-	if !bytes.HasPrefix(spec.Module, []byte("\x00asm")) {
-		return nil, errNotWasm
-	}
-	compiled, err := r.compile(ctx, spec.Module)
+	compiled, err := r.guestModule(ctx, spec)
 	if err != nil {
 		return nil, err
 	}
@@ -237,6 +296,21 @@ func (r *Runtime) StartGuest(ctx context.Context, spec host.GuestSpec) (host.Gue
 	}()
 	return g, nil
 }
+
+// guestModule is the compiled module spec names: its Module, or its
+// Path's content when Module is nil (an unpinned start).
+func (r *Runtime) guestModule(ctx context.Context, spec host.GuestSpec) (wazero.CompiledModule, error) {
+	if spec.Module == nil {
+		return r.compileFile(ctx, spec.Path)
+	}
+	if !bytes.HasPrefix(spec.Module, wasmMagic) {
+		return nil, errNotWasm
+	}
+	return r.compile(ctx, spec.Module)
+}
+
+// wasmMagic starts every WebAssembly module.
+var wasmMagic = []byte("\x00asm")
 
 // fsConfig grants Config.Dirs.
 func (r *Runtime) fsConfig() (wazero.FSConfig, error) {
@@ -325,8 +399,7 @@ func (e *MemoryError) Error() string {
 }
 
 // oomWatch passes a guest's standard error on and notes the Go runtime's
-// messages for memory it could not get: "out of memory" (the heap) and
-// "cannot allocate memory" (its own structures), whichever the guest hit.
+// messages for memory it could not get (oomTexts).
 type oomWatch struct {
 	w    io.Writer
 	mu   sync.Mutex
@@ -334,13 +407,14 @@ type oomWatch struct {
 	tail []byte
 }
 
-// oomTexts are the Go runtime's fatal errors of a guest at its memory
-// limit.
-var oomTexts = [][]byte{[]byte("out of memory"), []byte("cannot allocate memory")}
+// oomTexts are the Go runtime's words for memory it cannot get: "out of
+// memory" from the heap, "cannot allocate memory" from its own
+// allocations (which one a guest hits depends on where it was).
+var oomTexts = [][]byte{[]byte("out of memory"), []byte("runtime: cannot allocate memory")}
 
-// oomTail is how much of a write oomWatch keeps for a message split
+// oomTail is how much of a write oomWatch keeps, to find the words
 // across two writes.
-const oomTail = len("cannot allocate memory")
+const oomTail = len("runtime: cannot allocate memory")
 
 func (o *oomWatch) Write(p []byte) (int, error) {
 	o.mu.Lock()

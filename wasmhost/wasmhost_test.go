@@ -2,6 +2,8 @@ package wasmhost_test
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"os"
@@ -32,33 +34,50 @@ var (
 )
 
 // wasmNotOnWindows is why the guests' tests are not run on Windows.
-const wasmNotOnWindows = "under Wine wazero serves a guest's reads of its stdin pipe as blocking reads, which stall the single-threaded guest: WebAssembly plugins are not yet supported on Windows hosts (docs/wasm.md)"
+const wasmNotOnWindows = "under Wine GetFileInformationByHandle fails on a pipe, so wazero v1.12.0's statHandle (internal/sysfs/stat_windows.go) fails and isNonblock (nonblock_windows.go) treats the guest's non-blocking stdin pipe as blocking: osFile.Read does a blocking ReadFile that stalls the single-threaded guest; WebAssembly plugins are not yet supported on Windows hosts (docs/wasm.md)"
 
 // guestModule builds testdata/guest for wasip1, once per test binary.
 func guestModule(t *testing.T) string {
 	t.Helper()
 	testutil.NotOnWindows(t, wasmNotOnWindows)
-	buildOnce.Do(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-		defer cancel()
-		guestPath = filepath.Join(buildDir, "guest.wasm")
-		buildErr = testutil.BuildWasm(ctx, guestPath, "./testdata/guest")
-	})
-	if buildErr != nil {
-		t.Fatal(buildErr)
+	if err := buildGuest(); err != nil {
+		t.Fatal(err)
 	}
 	return guestPath
 }
 
-// sharedRuntime compiles the guest once for the tests that need no
-// settings of their own.
+// guestCache is the compilation cache holding the guest compiled, or ""
+// when there is none (testutil.CompiledWasm).
+var guestCache string
+
+// buildGuest builds the guest and compiles it into guestCache, once.
+func buildGuest() error {
+	buildOnce.Do(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+		defer cancel()
+		guestPath = filepath.Join(buildDir, "guest.wasm")
+		if buildErr = testutil.BuildWasm(ctx, guestPath, "./testdata/guest"); buildErr == nil {
+			guestCache = testutil.CompiledWasm(ctx, guestPath)
+		}
+	})
+	return buildErr
+}
+
+// sharedRuntime runs the guest for the tests that need no settings of
+// their own.
 var sharedRuntime = sync.OnceValue(func() *wasmhost.Runtime { return wasmhost.New(testConfig(wasmhost.Config{})) })
 
-// testConfig is cfg interpreting the guest: a compile of the 30 MB guest
-// takes seconds (minutes under the race detector), and these tests are
-// about what the guest may do, which the engine does not change.
+// testConfig is cfg running the guest compiled from the tests' own
+// compilation cache (filled outside the race detector, under which
+// wazero's compiler takes minutes over the 30 MB guest), or interpreted
+// when there is no cache: these tests are about what the guest may do,
+// which the engine does not change.
 func testConfig(cfg wasmhost.Config) wasmhost.Config {
-	cfg.Interpret = true
+	buildGuest()
+	if guestCache == "" {
+		cfg.Interpret = true
+	}
+	cfg.CacheDir = guestCache
 	return cfg
 }
 
@@ -227,5 +246,88 @@ func TestBrokerCallbacksOverTheMux(t *testing.T) {
 	resp, err := healthpb.NewHealthClient(conn).Check(ctx, &healthpb.HealthCheckRequest{Service: "plugin-callback"})
 	if err != nil || resp.GetStatus() != healthpb.HealthCheckResponse_SERVING {
 		t.Errorf("host calling the guest's brokered service: %v %v", resp, err)
+	}
+}
+
+// copyGuest copies the guest's module into a file of the test's own.
+func copyGuest(t *testing.T) (path string, module []byte) {
+	t.Helper()
+	module, err := os.ReadFile(guestModule(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	path = filepath.Join(t.TempDir(), "guest.wasm")
+	if err := os.WriteFile(path, module, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path, module
+}
+
+// TestUnchangedModuleNotReread: a start of an unpinned module whose file
+// is unchanged neither reads it nor compares it again; a changed time
+// makes the next start read it.
+func TestUnchangedModuleNotReread(t *testing.T) {
+	rt := sharedRuntime()
+	path, _ := copyGuest(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	before := wasmhost.Reads(rt)
+	cmd := command(t, rt)
+	cmd.Path = path
+	for range 2 {
+		if err := exists(startGuest(t, cmd), "yes"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := wasmhost.Reads(rt) - before; n != 1 {
+		t.Errorf("the module file was read %d times by the runtime for two starts of the unchanged file; want 1", n)
+	}
+	later := time.Now().Add(time.Hour)
+	if err := os.Chtimes(path, later, later); err != nil {
+		t.Fatal(err)
+	}
+	if err := rt.CompileFile(ctx, path); err != nil {
+		t.Fatal(err)
+	}
+	if n := wasmhost.Reads(rt) - before; n != 2 {
+		t.Errorf("the module file was read %d times after its time changed; want 2", n)
+	}
+}
+
+// TestPinnedModuleAlwaysChecked: a module rewritten in place with its
+// modification time restored does not pass the pin of its old content.
+func TestPinnedModuleAlwaysChecked(t *testing.T) {
+	rt := sharedRuntime()
+	path, module := copyGuest(t)
+	sum := sha256.Sum256(module)
+	cmd := command(t, rt)
+	cmd.Path, cmd.SHA256 = path, hex.EncodeToString(sum[:])
+	if err := exists(startGuest(t, cmd), "yes"); err != nil {
+		t.Fatal(err)
+	}
+	fi, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = f.WriteAt([]byte{module[len(module)-1] ^ 0xff}, int64(len(module)-1))
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chtimes(path, fi.ModTime(), fi.ModTime()); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	_, err = host.Start(ctx, cmd, host.Options{Versions: []int{1, 2}, Logger: testutil.Logger(t)})
+	var ce *host.ChecksumError
+	if !errors.As(err, &ce) {
+		t.Fatalf("a module changed in place with its time restored, started with the old pin: %v; want a host.ChecksumError", err)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"runtime/debug"
 	"strings"
 	"testing"
 )
@@ -60,4 +61,60 @@ func copyPrebuiltWasm(dir, out, pkg string) error {
 		return fmt.Errorf("%w (make test-windows builds the WebAssembly test plugins beforehand)", err)
 	}
 	return os.WriteFile(out, b, 0o644)
+}
+
+// CompiledWasm compiles the modules (files) into a wazero compilation
+// cache kept across test runs under os.UserCacheDir(), and returns its
+// directory: a wasmhost.Config with it as CacheDir then starts them
+// compiled without compiling them. The compile runs in a process of its
+// own built without the race detector (internal/tools/wasmcompile),
+// where it takes seconds, not minutes; a warm cache makes it a few reads.
+// It returns "" when it cannot (no Go tool, as under make test-windows):
+// interpret the modules then.
+func CompiledWasm(ctx context.Context, modules ...string) string {
+	if os.Getenv(PrebuiltEnv) != "" {
+		return ""
+	}
+	base, err := os.UserCacheDir()
+	if err != nil {
+		return ""
+	}
+	dir := filepath.Join(base, "plugkit-test", "wasm")
+	root, err := moduleRoot()
+	if err != nil {
+		return ""
+	}
+	// wazero keys its cache by its version, which it reads from the
+	// binary's build information: a test binary has none ("dev"), the
+	// tool has it. The tool is told the test binary's.
+	ldflags := "-ldflags=-X=github.com/tetratelabs/wazero/internal/version.version=" + wazeroVersion()
+	args := append([]string{"run", ldflags, "./internal/tools/wasmcompile", "-cache", dir}, modules...)
+	cmd := exec.CommandContext(ctx, filepath.Join(runtime.GOROOT(), "bin", "go"), args...)
+	cmd.Dir = root
+	if b, err := cmd.CombinedOutput(); err != nil {
+		fmt.Fprintf(os.Stderr, "testutil.CompiledWasm: %v\n%s", err, b)
+		return ""
+	}
+	return dir
+}
+
+// wazeroVersion is the version wazero sees in this binary, found as it
+// finds it (internal/version): its module's version in the build
+// information, or "dev".
+func wazeroVersion() string {
+	v := ""
+	if info, ok := debug.ReadBuildInfo(); ok {
+		for _, dep := range info.Deps {
+			if strings.Contains(dep.Path, "github.com/tetratelabs/wazero") {
+				v = dep.Version
+			}
+		}
+		if v == "" || v == "(devel)" {
+			v = info.Main.Version
+		}
+	}
+	if v == "" || v == "(devel)" {
+		return "dev"
+	}
+	return v
 }

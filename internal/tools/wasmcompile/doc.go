@@ -1,0 +1,12 @@
+// Command wasmcompile compiles WebAssembly modules into a wazero
+// compilation cache:
+//
+//	go run ./internal/tools/wasmcompile -cache DIR MODULE.wasm...
+//
+// Tests built with -race run it (testutil.CompiledWasm) because wazero's
+// compiler, built with the race detector, takes minutes over a 30 MB Go
+// module; built without it, seconds. The cache is keyed by each module's
+// content, the wazero version and the CPU, so the race-built test then
+// loads the compiled module from it in a fraction of a second. Entries
+// older than three days are removed (each is some 90 MB).
+package main
