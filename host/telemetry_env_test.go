@@ -42,7 +42,7 @@ func TestUnknownExporterLeavesPluginServing(t *testing.T) {
 	cfg.Telemetry = host.Telemetry{TracerProvider: tp}
 	c := start(t, cfg)
 	root, err := tracedInit(t, tp, c, serveHealth(t, c))
-	hostCall := spanOf(t, exp.GetSpans(), root.TraceID(), "objectstore.v1.ObjectStore/Init", trace.SpanKindClient)
+	hostCall := spanOf(t, exp, root.TraceID(), "objectstore.v1.ObjectStore/Init", trace.SpanKindClient)
 	want := fmt.Sprintf("trace=%s span=%s traceparent=true service=traced-test-plugin callback=host says SERVING", root.TraceID(), hostCall.SpanContext.SpanID())
 	if msg := status.Convert(err).Message(); msg != want {
 		t.Fatalf("Init: %q\nwant %q", msg, want)
@@ -150,7 +150,7 @@ func TestPluginExportsOverOTLP(t *testing.T) {
 			cfg.Telemetry = host.Telemetry{TracerProvider: tp}
 			c := start(t, cfg)
 			root, _ := tracedInit(t, tp, c, serveHealth(t, c))
-			hostCall := spanOf(t, exp.GetSpans(), root.TraceID(), "objectstore.v1.ObjectStore/Init", trace.SpanKindClient)
+			hostCall := spanOf(t, exp, root.TraceID(), "objectstore.v1.ObjectStore/Init", trace.SpanKindClient)
 			if err := c.Close(); err != nil {
 				t.Fatalf("Close: %v", err) // the plugin flushes its spans as it stops
 			}

@@ -83,19 +83,28 @@ func tracedInit(t *testing.T, tp trace.TracerProvider, c *host.Client, id uint32
 }
 
 // spanOf finds the span of trace named name of kind, or fails.
-func spanOf(t *testing.T, spans tracetest.SpanStubs, tr trace.TraceID, name string, kind trace.SpanKind) tracetest.SpanStub {
+func spanOf(t *testing.T, exp *tracetest.InMemoryExporter, tr trace.TraceID, name string, kind trace.SpanKind) tracetest.SpanStub {
 	t.Helper()
-	for _, s := range spans {
-		if s.SpanContext.TraceID() == tr && s.Name == name && s.SpanKind == kind {
-			return s
+	// A server span ends once its answer is written, so the caller may
+	// hold the answer a moment before the span reaches the exporter.
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		spans := exp.GetSpans()
+		for _, s := range spans {
+			if s.SpanContext.TraceID() == tr && s.Name == name && s.SpanKind == kind {
+				return s
+			}
 		}
+		if time.Now().After(deadline) {
+			var have []string
+			for _, s := range spans {
+				have = append(have, fmt.Sprintf("%s(%s, trace %s)", s.Name, s.SpanKind, s.SpanContext.TraceID()))
+			}
+			t.Fatalf("no %s span %q in trace %s within 5s; spans: %s", kind, name, tr, strings.Join(have, ", "))
+			return tracetest.SpanStub{}
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
-	var have []string
-	for _, s := range spans {
-		have = append(have, fmt.Sprintf("%s(%s, trace %s)", s.Name, s.SpanKind, s.SpanContext.TraceID()))
-	}
-	t.Fatalf("no %s span %q in trace %s; spans: %s", kind, name, tr, strings.Join(have, ", "))
-	return tracetest.SpanStub{}
 }
 
 // TestTraceCrossesPluginAndCallback: one trace from a host call through
@@ -113,12 +122,11 @@ func TestTraceCrossesPluginAndCallback(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "trace="+root.TraceID().String()) || !strings.Contains(err.Error(), "callback=host says SERVING") {
 		t.Fatalf("Init: %v; want the plugin to see trace %s and the callback to succeed", err, root.TraceID())
 	}
-	spans := exp.GetSpans()
 	tr := root.TraceID()
-	hostCall := spanOf(t, spans, tr, "objectstore.v1.ObjectStore/Init", trace.SpanKindClient)
-	pluginCall := spanOf(t, spans, tr, "objectstore.v1.ObjectStore/Init", trace.SpanKindServer)
-	pluginCallback := spanOf(t, spans, tr, "grpc.health.v1.Health/Check", trace.SpanKindClient)
-	hostCallback := spanOf(t, spans, tr, "grpc.health.v1.Health/Check", trace.SpanKindServer)
+	hostCall := spanOf(t, exp, tr, "objectstore.v1.ObjectStore/Init", trace.SpanKindClient)
+	pluginCall := spanOf(t, exp, tr, "objectstore.v1.ObjectStore/Init", trace.SpanKindServer)
+	pluginCallback := spanOf(t, exp, tr, "grpc.health.v1.Health/Check", trace.SpanKindClient)
+	hostCallback := spanOf(t, exp, tr, "grpc.health.v1.Health/Check", trace.SpanKindServer)
 	for _, link := range []struct {
 		what          string
 		child, parent trace.SpanContext
@@ -155,7 +163,7 @@ func TestTraceReachesLaunchedPlugin(t *testing.T) {
 			cfg.Telemetry = host.Telemetry{TracerProvider: tp}
 			c := start(t, cfg)
 			root, err := tracedInit(t, tp, c, serveHealth(t, c))
-			hostCall := spanOf(t, exp.GetSpans(), root.TraceID(), "objectstore.v1.ObjectStore/Init", trace.SpanKindClient)
+			hostCall := spanOf(t, exp, root.TraceID(), "objectstore.v1.ObjectStore/Init", trace.SpanKindClient)
 			want := fmt.Sprintf("trace=%s span=%s traceparent=true service=traced-test-plugin callback=host says SERVING", root.TraceID(), hostCall.SpanContext.SpanID())
 			if msg := status.Convert(err).Message(); msg != want {
 				t.Fatalf("Init: %q\nwant %q", msg, want)
@@ -163,7 +171,7 @@ func TestTraceReachesLaunchedPlugin(t *testing.T) {
 			// The plugin has no exporter: its spans pass the context on
 			// unrecorded, so the host's brokered serving is the child of
 			// the host's call.
-			hostCallback := spanOf(t, exp.GetSpans(), root.TraceID(), "grpc.health.v1.Health/Check", trace.SpanKindServer)
+			hostCallback := spanOf(t, exp, root.TraceID(), "grpc.health.v1.Health/Check", trace.SpanKindServer)
 			if hostCallback.Parent.SpanID() != hostCall.SpanContext.SpanID() {
 				t.Errorf("callback's parent %s, want the host's call %s", hostCallback.Parent.SpanID(), hostCall.SpanContext.SpanID())
 			}
@@ -264,7 +272,7 @@ func TestHostileTraceContextFromPlugin(t *testing.T) {
 	if root, err = tracedInit(t, tp, c, serveHealth(t, c)); err != nil {
 		t.Fatalf("Init after the flood: %v", err)
 	}
-	hostCall := spanOf(t, exp.GetSpans(), root.TraceID(), "objectstore.v1.ObjectStore/Init", trace.SpanKindClient)
+	hostCall := spanOf(t, exp, root.TraceID(), "objectstore.v1.ObjectStore/Init", trace.SpanKindClient)
 	if hostCall.Parent.SpanID() != root.SpanID() {
 		t.Errorf("the host's call after the flood has parent %s, want %s", hostCall.Parent.SpanID(), root.SpanID())
 	}
@@ -295,8 +303,8 @@ func TestTraceCrossesToPluginService(t *testing.T) {
 		t.Fatal(err)
 	}
 	tr := root.SpanContext().TraceID()
-	call := spanOf(t, exp.GetSpans(), tr, "grpc.testing.TestService/UnaryCall", trace.SpanKindClient)
-	served := spanOf(t, exp.GetSpans(), tr, "grpc.testing.TestService/UnaryCall", trace.SpanKindServer)
+	call := spanOf(t, exp, tr, "grpc.testing.TestService/UnaryCall", trace.SpanKindClient)
+	served := spanOf(t, exp, tr, "grpc.testing.TestService/UnaryCall", trace.SpanKindServer)
 	if call.Parent.SpanID() != root.SpanContext().SpanID() || served.Parent.SpanID() != call.SpanContext.SpanID() || !served.Parent.IsRemote() {
 		t.Errorf("parents: call %s (want root %s), served %s (want the call %s, remote)", call.Parent.SpanID(), root.SpanContext().SpanID(), served.Parent.SpanID(), call.SpanContext.SpanID())
 	}
