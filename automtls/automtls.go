@@ -97,8 +97,10 @@ func (id *Identity) Config(peer *x509.Certificate) *tls.Config {
 		// socket (loopback TCP on Windows) takes the privileges that read
 		// both processes' memory anyway. A peer that offers both, as a
 		// go-plugin host or plugin does, agrees on X25519 without a
-		// further round trip.
-		CurvePreferences: []tls.CurveID{tls.X25519},
+		// further round trip. P-256 comes second for peers without
+		// X25519: gRPC's C core (the Python SDK's plugins) offers P-256
+		// only, and agrees on it after one HelloRetryRequest.
+		CurvePreferences: []tls.CurveID{tls.X25519, tls.CurveP256},
 	}
 }
 

@@ -158,4 +158,21 @@ func TestKeyExchangeIsX25519(t *testing.T) {
 		c.Close()
 		s.Close()
 	}
+	// A plugin whose TLS offers P-256 only (gRPC's C core: the Python
+	// SDK) still gets a connection, on P-256.
+	p256 := pluginCfg.Clone()
+	p256.CurvePreferences = []tls.CurveID{tls.CurveP256}
+	c, s := connPair(t)
+	defer c.Close()
+	defer s.Close()
+	errc := make(chan error, 1)
+	go func() { errc <- tls.Server(s, p256).Handshake() }()
+	cl := tls.Client(c, hostCfg)
+	err := cl.Handshake()
+	if serr := <-errc; err != nil || serr != nil {
+		t.Fatalf("P-256-only plugin: handshake: client %v, server %v", err, serr)
+	}
+	if got := cl.ConnectionState().CurveID; got != tls.CurveP256 {
+		t.Errorf("P-256-only plugin: key exchange %v, want P-256", got)
+	}
 }
