@@ -9,7 +9,7 @@
 //
 // plugkit uses ECDSA P-256 keys. go-plugin uses P-521, which costs about
 // 30 ms per side to generate; any key Go's TLS accepts interoperates.
-// The key exchange is X25519 alone, not Go's default hybrid
-// X25519MLKEM768: see Identity.Config for why, and a go-plugin peer,
-// which offers both, agrees on X25519.
+// The key exchange is X25519 (P-256 for a peer without it), not Go's
+// default hybrid X25519MLKEM768: see Identity.Config for why. A go-plugin
+// peer, which offers both, agrees on X25519.
 package automtls

@@ -109,7 +109,7 @@ const startNote = "host.Start's steps after the plugin's floor, in order, none w
 // (two identical binaries measure 0.998-1.002x that way); medians of the
 // pairs' ratios.
 const startLevers = "Levers measured (whole `plugkit inspect`, 3 x 100 interleaved pairs, median ratio new/old). Kept: X25519 " +
-	"alone as AutoMTLS's key exchange instead of Go's default hybrid X25519MLKEM768 (package automtls says why that is " +
+	"(P-256 second, for the Python SDK's gRPC core) as AutoMTLS's key exchange instead of Go's default hybrid X25519MLKEM768 (package automtls says why that is " +
 	"safe for a host and its own child): 0.971-0.979x, ~0.4 ms of the TLS handshake's key generation, encapsulation and " +
 	"first-use self-tests in both processes. Tried: Ed25519 certificates instead of ECDSA P-256: 1.086x (slower). Waiting for " +
 	"the connection to be READY instead of the health check's round trip: 0.973-0.982x (~0.4 ms), not kept: Start must fail " +
