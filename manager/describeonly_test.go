@@ -89,7 +89,7 @@ func TestDescribeWithoutServing(t *testing.T) {
 	}
 	byName := map[string]manager.Binary{}
 	for _, b := range m.Binaries() {
-		byName[filepath.Base(b.Path)] = b
+		byName[strings.TrimSuffix(filepath.Base(b.Path), ".exe")] = b // Windows plugins keep their .exe
 	}
 	fast := byName["fast"]
 	if fast.Err != nil || len(fast.Description.GetKinds()) != 1 || len(fast.Description.GetKinds()[0].GetMajors()) != 2 {

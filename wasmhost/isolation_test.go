@@ -20,7 +20,7 @@ import (
 // dialling out and a host variable it was not given all fail, each as
 // the call's error, and the guest (and host) keep answering.
 func TestIsolationProbes(t *testing.T) {
-	rw, ro, outside := t.TempDir(), t.TempDir(), t.TempDir()
+	rw, ro, outside := testutil.TempDir(t), testutil.TempDir(t), testutil.TempDir(t)
 	if err := os.WriteFile(filepath.Join(ro, "data"), []byte("x"), 0o644); err != nil {
 		t.Fatal(err)
 	}

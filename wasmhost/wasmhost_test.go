@@ -256,7 +256,7 @@ func copyGuest(t *testing.T) (path string, module []byte) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	path = filepath.Join(t.TempDir(), "guest.wasm")
+	path = filepath.Join(testutil.TempDir(t), "guest.wasm")
 	if err := os.WriteFile(path, module, 0o644); err != nil {
 		t.Fatal(err)
 	}
