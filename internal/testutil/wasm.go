@@ -30,8 +30,8 @@ func BuildWasm(ctx context.Context, out, pkg string) error {
 	if dir := os.Getenv(PrebuiltEnv); dir != "" {
 		return copyPrebuiltWasm(dir, out, pkg)
 	}
-	// grpcnotrace leaves out grpc's golang.org/x/net/trace (net/http,
-	// html/template), which a guest never uses: a quarter of the module,
+	// grpcnotrace leaves out grpc's golang.org/x/net/trace (html/template,
+	// text/template), which a guest never uses: a quarter of the module,
 	// as docs/wasm.md recommends to plugin authors.
 	cmd := exec.CommandContext(ctx, filepath.Join(runtime.GOROOT(), "bin", "go"), "build", "-tags", "grpcnotrace", "-o", out, pkg)
 	cmd.Env = append(os.Environ(), "GOOS=wasip1", "GOARCH=wasm")
