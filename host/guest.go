@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/plugkit/plugkit/handshake"
+	"github.com/plugkit/plugkit/internal/framejoin"
 )
 
 // wasmMagic starts every WebAssembly module: "\0asm".
@@ -260,7 +261,7 @@ func (g *guestPipes) dial(context.Context, string) (net.Conn, error) {
 		return nil, errors.New("the guest's one connection is in use")
 	}
 	g.dialed = true
-	return &pipeConn{r: g.stdout, w: g.inW, closer: g.closeHostEnds}, nil
+	return &pipeConn{r: g.stdout, w: &framejoin.Writer{W: g.inW}, closer: g.closeHostEnds}, nil
 }
 
 // pipeConn is a guest's standard output and input as a net.Conn.

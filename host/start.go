@@ -141,6 +141,11 @@ func DescribeOrStart(ctx context.Context, cmd Command, opts Options) ([]byte, *C
 func (c *Client) start(ctx context.Context, cmd Command) error {
 	c.multiplex = cmd.MultiplexBroker
 	c.syncStdout, c.syncStderr = cmd.Output.SyncStdout, cmd.Output.SyncStderr
+	// A guest's transport is its own stdio pipes, where AutoMTLS does not
+	// apply, so the key pair is made only for a process.
+	if wasm, err := c.startWasm(ctx, cmd); wasm { // guest.go
+		return err
+	}
 	var id *automtls.Identity
 	if c.opts.Security.mode == modeAutoMTLS {
 		if id = c.opts.Security.id; id == nil {
@@ -149,9 +154,6 @@ func (c *Client) start(ctx context.Context, cmd Command) error {
 				return err
 			}
 		}
-	}
-	if wasm, err := c.startWasm(ctx, cmd); wasm { // guest.go
-		return err
 	}
 	if err := CheckExecutable(cmd.Path); err != nil {
 		return &StartError{Name: c.name, Err: err}

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/plugkit/plugkit/handshake"
+	"github.com/plugkit/plugkit/internal/framejoin"
 )
 
 // A WebAssembly (wasip1) guest has no sockets of its own: its host, which
@@ -59,7 +60,7 @@ func newStdioListener() *stdioListener {
 	// blocking: the host always drains it.
 	syscall.SetNonblock(0, true)
 	return &stdioListener{
-		conn:      &stdioConn{r: os.NewFile(0, "stdin"), w: os.NewFile(1, "stdout")},
+		conn:      newStdioConn(os.NewFile(0, "stdin"), os.NewFile(1, "stdout")),
 		announced: make(chan struct{}),
 		closed:    make(chan struct{}),
 	}
@@ -105,14 +106,21 @@ type stdioAddr struct{}
 func (stdioAddr) Network() string { return "unix" }
 func (stdioAddr) String() string  { return "stdio" }
 
-// stdioConn is standard input and output as a net.Conn.
+// stdioConn is standard input and output as a net.Conn. Its writes go
+// through out, which sends each yamux data frame with one write to the
+// host rather than two.
 type stdioConn struct {
 	r, w      *os.File
+	out       *framejoin.Writer
 	closeOnce sync.Once
 }
 
+func newStdioConn(r, w *os.File) *stdioConn {
+	return &stdioConn{r: r, w: w, out: &framejoin.Writer{W: w}}
+}
+
 func (c *stdioConn) Read(p []byte) (int, error)  { return c.r.Read(p) }
-func (c *stdioConn) Write(p []byte) (int, error) { return c.w.Write(p) }
+func (c *stdioConn) Write(p []byte) (int, error) { return c.out.Write(p) }
 
 // Close closes both ends: the host sees the connection end.
 func (c *stdioConn) Close() error {

@@ -160,7 +160,7 @@ func prebuild(dir string) error {
 	}
 	for _, p := range wasmModules {
 		name := strings.ReplaceAll(p, "/", "_") + ".wasm"
-		cmd := command(context.Background(), "", []string{"GOOS=wasip1", "GOARCH=wasm", "CGO_ENABLED=0"}, "go", "build", "-o", filepath.Join(dir, name), p)
+		cmd := command(context.Background(), "", []string{"GOOS=wasip1", "GOARCH=wasm", "CGO_ENABLED=0"}, "go", "build", "-tags", "grpcnotrace", "-o", filepath.Join(dir, name), p)
 		if err := runQuiet(cmd); err != nil {
 			return errors.New("building the WebAssembly plugins: " + err.Error())
 		}
