@@ -3,6 +3,7 @@ package host
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -148,7 +149,7 @@ func (c *Client) startGuest(ctx context.Context, cmd Command, gr GuestRunner) er
 	}()
 	life := &guestLife{pipes: g, guest: guest, name: c.name, stopWait: stopTimeout(cmd.Timeouts.Stop)}
 	c.life = life
-	if err := c.connectGuest(ctx, life, timeoutOr(cmd.Timeouts.Start)); err != nil {
+	if err := c.connectGuest(ctx, life, cmp.Or(cmd.Timeouts.Start, DefaultStartTimeout)); err != nil {
 		guest.Stop(err)
 		g.closeHostEnds()
 		<-guest.Done()
@@ -284,14 +285,6 @@ type guestAddr struct{}
 
 func (guestAddr) Network() string { return "stdio" }
 func (guestAddr) String() string  { return "stdio" }
-
-// timeoutOr is the start timeout: d, or the default.
-func timeoutOr(d time.Duration) time.Duration {
-	if d <= 0 {
-		return DefaultStartTimeout
-	}
-	return d
-}
 
 // guestExitState says how a guest ended, in ExitError's words.
 func guestExitState(err error) string {

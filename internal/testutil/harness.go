@@ -124,23 +124,11 @@ const modulePath = "github.com/plugkit/plugkit"
 
 // copyPrebuilt copies pkg's binary from dir to out.
 func copyPrebuilt(dir, out, pkg string) error {
-	importPath := pkg
-	if strings.HasPrefix(pkg, ".") {
-		abs, err := filepath.Abs(pkg)
-		if err != nil {
-			return err
-		}
-		root, err := moduleRoot()
-		if err != nil {
-			return err
-		}
-		rel, err := filepath.Rel(root, abs)
-		if err != nil {
-			return err
-		}
-		importPath = modulePath + "/" + filepath.ToSlash(rel)
+	name, err := prebuiltName(pkg, ".exe")
+	if err != nil {
+		return err
 	}
-	src, err := os.Open(filepath.Join(dir, strings.ReplaceAll(importPath, "/", "_")+".exe"))
+	src, err := os.Open(filepath.Join(dir, name))
 	if err != nil {
 		return fmt.Errorf("%w (make test-windows builds every main package of the module beforehand)", err)
 	}
@@ -157,6 +145,29 @@ func copyPrebuilt(dir, out, pkg string) error {
 		return err
 	}
 	return dst.Close()
+}
+
+// prebuiltName is the file name make test-windows gives the build of
+// the main package pkg (an import path, or a path starting with "."):
+// its import path with "/" replaced by "_", plus ext.
+func prebuiltName(pkg, ext string) (string, error) {
+	importPath := pkg
+	if strings.HasPrefix(pkg, ".") {
+		abs, err := filepath.Abs(pkg)
+		if err != nil {
+			return "", err
+		}
+		root, err := moduleRoot()
+		if err != nil {
+			return "", err
+		}
+		rel, err := filepath.Rel(root, abs)
+		if err != nil {
+			return "", err
+		}
+		importPath = modulePath + "/" + filepath.ToSlash(rel)
+	}
+	return strings.ReplaceAll(importPath, "/", "_") + ext, nil
 }
 
 // moduleRoot finds the directory of go.mod from the working directory up.

@@ -43,23 +43,11 @@ func BuildWasm(ctx context.Context, out, pkg string) error {
 
 // copyPrebuiltWasm copies pkg's module from dir to out.
 func copyPrebuiltWasm(dir, out, pkg string) error {
-	importPath := pkg
-	if strings.HasPrefix(pkg, ".") {
-		root, err := moduleRoot()
-		if err != nil {
-			return err
-		}
-		abs, err := filepath.Abs(pkg)
-		if err != nil {
-			return err
-		}
-		rel, err := filepath.Rel(root, abs)
-		if err != nil {
-			return err
-		}
-		importPath = modulePath + "/" + filepath.ToSlash(rel)
+	name, err := prebuiltName(pkg, ".wasm")
+	if err != nil {
+		return err
 	}
-	b, err := os.ReadFile(filepath.Join(dir, strings.ReplaceAll(importPath, "/", "_")+".wasm"))
+	b, err := os.ReadFile(filepath.Join(dir, name))
 	if err != nil {
 		return fmt.Errorf("%w (make test-windows builds the WebAssembly test plugins beforehand)", err)
 	}
