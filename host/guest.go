@@ -33,8 +33,12 @@ func IsWasm(path string) bool {
 	defer f.Close()
 	head := make([]byte, len(wasmMagic))
 	_, err = io.ReadFull(f, head)
-	return err == nil && bytes.Equal(head, wasmMagic)
+	return err == nil && IsWasmModule(head)
 }
+
+// IsWasmModule reports whether module, a file's content, is a WebAssembly
+// module: it starts with the magic "\0asm".
+func IsWasmModule(module []byte) bool { return bytes.HasPrefix(module, wasmMagic) }
 
 // A GuestRunner is a Runner that runs a plugin inside the host's process
 // rather than as a process of its own: package wasmhost's Runtime runs

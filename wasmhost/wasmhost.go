@@ -192,7 +192,7 @@ func (r *Runtime) compileFile(ctx context.Context, path string) (wazero.Compiled
 	if _, err := io.ReadFull(f, module); err != nil {
 		return nil, fmt.Errorf("reading %s: %w", path, err)
 	}
-	if !bytes.HasPrefix(module, wasmMagic) {
+	if !host.IsWasmModule(module) {
 		return nil, errNotWasm
 	}
 	compiled, err := r.compile(ctx, module)
@@ -303,14 +303,11 @@ func (r *Runtime) guestModule(ctx context.Context, spec host.GuestSpec) (wazero.
 	if spec.Module == nil {
 		return r.compileFile(ctx, spec.Path)
 	}
-	if !bytes.HasPrefix(spec.Module, wasmMagic) {
+	if !host.IsWasmModule(spec.Module) {
 		return nil, errNotWasm
 	}
 	return r.compile(ctx, spec.Module)
 }
-
-// wasmMagic starts every WebAssembly module.
-var wasmMagic = []byte("\x00asm")
 
 // fsConfig grants Config.Dirs.
 func (r *Runtime) fsConfig() (wazero.FSConfig, error) {
