@@ -43,8 +43,8 @@ func connPair(t *testing.T) (net.Conn, net.Conn) {
 }
 
 // handshake runs a TLS handshake over a loopback connection and returns
-// the client's and the server's errors.
-func handshake(t *testing.T, client, server *tls.Config) (error, error) {
+// the client's connection state and the client's and the server's errors.
+func handshake(t *testing.T, client, server *tls.Config) (tls.ConnectionState, error, error) {
 	c, s := connPair(t)
 	defer c.Close()
 	defer s.Close()
@@ -63,8 +63,9 @@ func handshake(t *testing.T, client, server *tls.Config) (error, error) {
 	if err == nil {
 		_, err = io.ReadFull(cl, make([]byte, 1))
 	}
+	st := cl.ConnectionState()
 	c.Close()
-	return err, <-errc
+	return st, err, <-errc
 }
 
 func TestMutualTLSBetweenTwoIdentities(t *testing.T) {
@@ -84,23 +85,23 @@ func TestMutualTLSBetweenTwoIdentities(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if cerr, serr := handshake(t, host.Config(hostPeer), plugin.Config(pluginPeer)); cerr != nil || serr != nil {
+	if _, cerr, serr := handshake(t, host.Config(hostPeer), plugin.Config(pluginPeer)); cerr != nil || serr != nil {
 		t.Fatalf("handshake: client %v, server %v", cerr, serr)
 	}
 
 	// A third party with its own certificate is refused by the plugin.
 	stranger, _ := New()
-	if _, serr := handshake(t, stranger.Config(hostPeer), plugin.Config(pluginPeer)); serr == nil {
+	if _, _, serr := handshake(t, stranger.Config(hostPeer), plugin.Config(pluginPeer)); serr == nil {
 		t.Error("plugin accepted a client whose certificate is not the host's")
 	}
 	// A client without any certificate is refused too.
 	noCert := host.Config(hostPeer)
 	noCert.Certificates = nil
-	if _, serr := handshake(t, noCert, plugin.Config(pluginPeer)); serr == nil {
+	if _, _, serr := handshake(t, noCert, plugin.Config(pluginPeer)); serr == nil {
 		t.Error("plugin accepted a client without a certificate")
 	}
 	// The host refuses a server that is not the plugin it launched.
-	if cerr, _ := handshake(t, host.Config(hostPeer), stranger.Config(pluginPeer)); cerr == nil {
+	if _, cerr, _ := handshake(t, host.Config(hostPeer), stranger.Config(pluginPeer)); cerr == nil {
 		t.Error("host accepted a server whose certificate is not the plugin's")
 	}
 }
@@ -142,37 +143,23 @@ func TestKeyExchangeIsX25519(t *testing.T) {
 		{"automtls both sides", hostCfg, pluginCfg},
 		{"default client", defaults, pluginCfg},
 	} {
-		c, s := connPair(t)
-		errc := make(chan error, 1)
-		srv := tls.Server(s, tc.server)
-		go func() { errc <- srv.Handshake() }()
-		cl := tls.Client(c, tc.client)
-		err := cl.Handshake()
-		if serr := <-errc; err != nil || serr != nil {
+		st, err, serr := handshake(t, tc.client, tc.server)
+		if err != nil || serr != nil {
 			t.Fatalf("%s: handshake: client %v, server %v", tc.name, err, serr)
 		}
-		st := cl.ConnectionState()
 		if st.CurveID != tls.X25519 || st.HelloRetryRequest {
 			t.Errorf("%s: key exchange %v, HelloRetryRequest %v; want X25519 without a retry", tc.name, st.CurveID, st.HelloRetryRequest)
 		}
-		c.Close()
-		s.Close()
 	}
 	// A plugin whose TLS offers P-256 only (gRPC's C core: the Python
 	// SDK) still gets a connection, on P-256.
 	p256 := pluginCfg.Clone()
 	p256.CurvePreferences = []tls.CurveID{tls.CurveP256}
-	c, s := connPair(t)
-	defer c.Close()
-	defer s.Close()
-	errc := make(chan error, 1)
-	go func() { errc <- tls.Server(s, p256).Handshake() }()
-	cl := tls.Client(c, hostCfg)
-	err := cl.Handshake()
-	if serr := <-errc; err != nil || serr != nil {
+	st, err, serr := handshake(t, hostCfg, p256)
+	if err != nil || serr != nil {
 		t.Fatalf("P-256-only plugin: handshake: client %v, server %v", err, serr)
 	}
-	if got := cl.ConnectionState().CurveID; got != tls.CurveP256 {
+	if got := st.CurveID; got != tls.CurveP256 {
 		t.Errorf("P-256-only plugin: key exchange %v, want P-256", got)
 	}
 }

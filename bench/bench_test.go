@@ -401,12 +401,20 @@ func BenchmarkStartClose(b *testing.B) {
 // runFloor runs the plugkit plugin binary without its cookie: it starts,
 // prints that it is a plugin and exits with status 1.
 func runFloor(b *testing.B) {
-	err := exec.Command(bin.pkplugin).Run()
-	if err == nil {
-		b.Fatal("the plugin ran without its cookie")
-	} else if _, ok := err.(*exec.ExitError); !ok {
+	if err := runWithoutCookie(bin.pkplugin); err != nil {
 		b.Fatal(err)
 	}
+}
+
+// runWithoutCookie runs the plugin binary at path without its cookie,
+// until it exits; it is an error that the plugin ran or could not start.
+func runWithoutCookie(path string) error {
+	if err := exec.Command(path).Run(); err == nil {
+		return fmt.Errorf("%s ran without its cookie", path)
+	} else if _, ok := err.(*exec.ExitError); !ok {
+		return err
+	}
+	return nil
 }
 
 func medianMS(d []time.Duration) float64 {
@@ -526,14 +534,7 @@ func discoverFloor(b *testing.B, dir string) {
 			distinct[real] = true
 			jobs = append(jobs, func() error { return hashFile(real) })
 		}
-		jobs = append(jobs, func() error {
-			if err := exec.Command(p).Run(); err == nil {
-				return fmt.Errorf("%s ran without its cookie", p)
-			} else if _, ok := err.(*exec.ExitError); !ok {
-				return err
-			}
-			return nil
-		})
+		jobs = append(jobs, func() error { return runWithoutCookie(p) })
 	}
 	ch := make(chan func() error)
 	errs := make(chan error, len(jobs))

@@ -38,17 +38,12 @@ func describeCatalog(t *testing.T) *catalog.Catalog {
 // 20 s (it served) is killed and fails the test.
 func runServe(t *testing.T, env ...string) (string, string, int) {
 	t.Helper()
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, exe, "-test.run=^TestServeDescribesWithoutServing$")
-	cmd.Env = append(os.Environ(), append([]string{describeEnv + "=1"}, env...)...)
+	cmd := serveCommand(ctx, t, env)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	err = cmd.Run()
+	err := cmd.Run()
 	var exit *exec.ExitError
 	switch {
 	case ctx.Err() != nil:
@@ -100,12 +95,7 @@ func TestServeDescribesWithoutServing(t *testing.T) {
 // returns the first line it writes on stdout, then kills it.
 func firstLine(t *testing.T, env ...string) string {
 	t.Helper()
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command(exe, "-test.run=^TestServeDescribesWithoutServing$")
-	cmd.Env = append(os.Environ(), append([]string{describeEnv + "=1"}, env...)...)
+	cmd := serveCommand(context.Background(), t, env)
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -127,4 +117,17 @@ func firstLine(t *testing.T, env ...string) string {
 		t.Fatal("no line on stdout within 20 s")
 		return ""
 	}
+}
+
+// serveCommand is the test binary run to serve describeCatalog with
+// catalog.Serve, with env added, killed when ctx ends.
+func serveCommand(ctx context.Context, t *testing.T, env []string) *exec.Cmd {
+	t.Helper()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.CommandContext(ctx, exe, "-test.run=^TestServeDescribesWithoutServing$")
+	cmd.Env = append(os.Environ(), append([]string{describeEnv + "=1"}, env...)...)
+	return cmd
 }

@@ -15,9 +15,12 @@ import (
 // handshake line, and the host carries on with that process as usual.
 const EnvDescribe = "PLUGKIT_DESCRIBE"
 
-// DescribePrefix starts a describe line: the format's name and version,
-// then the payload.
-const DescribePrefix = "plugkit-describe|1|"
+// DescribePrefix, "plugkit-describe|1|", starts a describe line: the
+// format's name and version, then the payload.
+const DescribePrefix = describeName + "1|"
+
+// describeName starts a describe line of any version.
+const describeName = "plugkit-describe|"
 
 // MaxDescribeLine bounds a describe line, newline excluded, and so the
 // first line a host reads from a plugin. A description whose line would
@@ -37,7 +40,7 @@ func FormatDescribe(payload []byte) (line string, ok bool) {
 // IsDescribeLine reports whether a plugin's first stdout line claims to
 // be a describe line (of any version), as opposed to a handshake line.
 func IsDescribeLine(line string) bool {
-	return strings.HasPrefix(line, "plugkit-describe|")
+	return strings.HasPrefix(line, describeName)
 }
 
 // ParseDescribe reads a describe line (FormatDescribe's form, a trailing

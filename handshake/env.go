@@ -192,7 +192,8 @@ func ReadEnv(lookup func(string) (string, bool), want Cookie) (Env, error) {
 		}
 		e.Network = v
 	}
-	e.Describe = lookup1(lookup, EnvDescribe)
+	v, _ := lookup(EnvDescribe)
+	e.Describe = v == "1"
 	return e, nil
 }
 
@@ -206,10 +207,4 @@ func portEnv(lookup func(string) (string, bool), key string, def int) (int, erro
 		return 0, fmt.Errorf("%s=%q is not a port number (0-65535)", key, v)
 	}
 	return p, nil
-}
-
-// lookup1 reports whether the variable key is set to "1".
-func lookup1(lookup func(string) (string, bool), key string) bool {
-	v, _ := lookup(key)
-	return v == "1"
 }

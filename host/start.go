@@ -87,6 +87,13 @@ func newClient(opts Options, name string) *Client {
 // turns TLS off. A cmd.Path that is a WebAssembly module runs inside this
 // process, through a cmd.Runner that is a GuestRunner (see GuestRunner).
 func Start(ctx context.Context, cmd Command, opts Options) (*Client, error) {
+	return startCommand(ctx, cmd, opts, false)
+}
+
+// startCommand is Start's and DescribeOrStart's work: it checks cmd and
+// opts and starts the plugin within its span; describe asks the plugin
+// only for its description (handshake.EnvDescribe).
+func startCommand(ctx context.Context, cmd Command, opts Options, describe bool) (*Client, error) {
 	if err := opts.check(); err != nil {
 		return nil, err
 	}
@@ -95,6 +102,7 @@ func Start(ctx context.Context, cmd Command, opts Options) (*Client, error) {
 	}
 	c := newClient(opts, commandName(opts.Name, cmd.Path))
 	c.rep.binary = cmd.Path
+	c.describe = describe
 	ctx, span := opts.Telemetry.startSpan(ctx, c.name, cmd.Path)
 	err := c.start(ctx, cmd)
 	endSpan(span, err)
@@ -116,18 +124,7 @@ func Start(ctx context.Context, cmd Command, opts Options) (*Client, error) {
 // gRPC, then Close it) and no payload. A WebAssembly cmd.Path is always
 // started.
 func DescribeOrStart(ctx context.Context, cmd Command, opts Options) ([]byte, *Client, error) {
-	if err := opts.check(); err != nil {
-		return nil, nil, err
-	}
-	if err := cmd.check(); err != nil {
-		return nil, nil, err
-	}
-	c := newClient(opts, commandName(opts.Name, cmd.Path))
-	c.rep.binary = cmd.Path
-	c.describe = true
-	ctx, span := opts.Telemetry.startSpan(ctx, c.name, cmd.Path)
-	err := c.start(ctx, cmd)
-	endSpan(span, err)
+	c, err := startCommand(ctx, cmd, opts, true)
 	switch {
 	case err != nil:
 		return nil, nil, err

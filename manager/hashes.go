@@ -111,20 +111,24 @@ func fileSHA256(ctx context.Context, path string, same func(fs.FileInfo) bool) (
 		return "", statError(path, err)
 	}
 	defer f.Close()
-	changed := fmt.Errorf("hashing %s: the file changed while Discover looked at it (replaced or written): run Discover again once it is in place", path)
 	fi, err := f.Stat()
 	if err != nil || !fi.Mode().IsRegular() {
 		return "", fmt.Errorf("hashing %s: not a regular file any more: it was replaced while Discover looked at it; run Discover again", path)
 	}
 	if !same(fi) {
-		return "", changed
+		return "", changedError(path)
 	}
 	sum, err := filehash.SHA256(ctx, f)
 	if err != nil {
 		return "", fmt.Errorf("hashing %s: %w", path, err)
 	}
 	if fi, err := f.Stat(); err != nil || !same(fi) {
-		return "", changed
+		return "", changedError(path)
 	}
 	return sum, nil
+}
+
+// changedError says that the file at path changed while it was hashed.
+func changedError(path string) error {
+	return fmt.Errorf("hashing %s: the file changed while Discover looked at it (replaced or written): run Discover again once it is in place", path)
 }

@@ -273,10 +273,10 @@ func atLeast(limit float64) func(float64) bool { return func(r float64) bool { r
 func (b *figureSet) floors() {
 	s := b.s
 	const pre = "Process/"
-	if s.runs(pre+"inspect/plugkit", "ns/op") == 0 {
+	runs := s.runs(pre+"inspect/plugkit", "ns/op")
+	if runs == 0 {
 		return
 	}
-	runs := s.runs(pre+"inspect/plugkit", "ns/op")
 	plugin, cli := b.ms(pre+"floor/pkplugin"), b.ms(pre+"floor/plugkit")
 	b.add(Figure{Name: "floor_plugin", Unit: "ms", Plugkit: plugin, BaselineIs: "none: the plugin binary run without its cookie until it exits",
 		Goal: "reported", Runs: s.runs(pre+"floor/pkplugin", "ns/op"), Spread: b.spread("ns/op", pre+"floor/pkplugin")}, nil)
