@@ -15,8 +15,8 @@ import (
 // handshake line, and the host carries on with that process as usual.
 const EnvDescribe = "PLUGKIT_DESCRIBE"
 
-// DescribePrefix, "plugkit-describe|1|", starts a describe line: the
-// format's name and version, then the payload.
+// DescribePrefix starts a describe line: the format's name and version,
+// then the payload.
 const DescribePrefix = describeName + "1|"
 
 // describeName starts a describe line of any version.
