@@ -17,10 +17,7 @@ const EnvDescribe = "PLUGKIT_DESCRIBE"
 
 // DescribePrefix starts a describe line: the format's name and version,
 // then the payload.
-const DescribePrefix = describeName + "1|"
-
-// describeName starts a describe line of any version.
-const describeName = "plugkit-describe|"
+const DescribePrefix = "plugkit-describe|1|"
 
 // MaxDescribeLine bounds a describe line, newline excluded, and so the
 // first line a host reads from a plugin. A description whose line would
@@ -40,7 +37,7 @@ func FormatDescribe(payload []byte) (line string, ok bool) {
 // IsDescribeLine reports whether a plugin's first stdout line claims to
 // be a describe line (of any version), as opposed to a handshake line.
 func IsDescribeLine(line string) bool {
-	return strings.HasPrefix(line, describeName)
+	return strings.HasPrefix(line, "plugkit-describe|")
 }
 
 // ParseDescribe reads a describe line (FormatDescribe's form, a trailing
