@@ -96,6 +96,13 @@ func New(cfg Config) *Runtime {
 // errNotWasm reports a Runtime asked to launch something else.
 var errNotWasm = errors.New("wasmhost: the plugin is not a WebAssembly module (no \"\\0asm\" magic): build it with GOOS=wasip1 GOARCH=wasm, or leave Command.Runner unset for a native binary")
 
+// newRuntimeMu serialises wazero.NewCompilationCacheWithDir and
+// wazero.NewRuntimeWithConfig: in wazero v1.12.0 both read, and set on
+// first use, a package variable (its version string) without a lock, a
+// data race between two Runtimes made at the same time (seen under -race
+// in objectstore-matrix's TestMatrixWasm).
+var newRuntimeMu sync.Mutex
+
 // Prepare refuses a native binary: host.Start calls it only for a file
 // that is not a WebAssembly module.
 func (r *Runtime) Prepare(*host.Launch) error { return errNotWasm }
@@ -114,14 +121,18 @@ func (r *Runtime) init() error {
 		}
 		rc = rc.WithCloseOnContextDone(true).WithMemoryLimitPages(uint32(max(limit/pageSize, 1)))
 		if r.cfg.CacheDir != "" {
+			newRuntimeMu.Lock()
 			cache, err := wazero.NewCompilationCacheWithDir(r.cfg.CacheDir)
+			newRuntimeMu.Unlock()
 			if err != nil {
 				r.initErr = fmt.Errorf("wasmhost: the compilation cache in %s (Config.CacheDir): %w", r.cfg.CacheDir, err)
 				return
 			}
 			rc = rc.WithCompilationCache(cache)
 		}
+		newRuntimeMu.Lock()
 		r.rt = wazero.NewRuntimeWithConfig(ctx, rc)
+		newRuntimeMu.Unlock()
 		if _, err := wasi_snapshot_preview1.Instantiate(ctx, r.rt); err != nil {
 			r.initErr = fmt.Errorf("wasmhost: instantiating WASI: %w", err)
 		}
