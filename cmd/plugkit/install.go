@@ -92,7 +92,7 @@ func runInstall(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(stderr, "install", err)
 	}
-	fmt.Fprintf(stdout, "installed %s v%s (%s majors %v, %s) as %s, sha256:%s\n", repo.Source, rel.Version, *kind, rel.Majors(*kind), inst.Platform, inst.Path, inst.SHA256)
+	fmt.Fprintf(stdout, "installed %s v%s (%s majors %v) as %s%s, sha256:%s\n", repo.Source, rel.Version, *kind, rel.Majors(*kind), inst.Path, moduleNote(inst), inst.SHA256)
 	if *lockFile != "" && target.Locked == nil {
 		if err := lockInstalled(ctx, repo, rel, pubs, *constraint, lock, *lockFile); err != nil {
 			return fail(stderr, "install", err)
@@ -111,6 +111,15 @@ func lockInstalled(ctx context.Context, repo *release.Repository, rel release.Re
 	}
 	lock.Set(lp)
 	return lock.WriteFile(lockFile)
+}
+
+// moduleNote says an installed binary is the release's WebAssembly
+// module.
+func moduleNote(inst release.Installed) string {
+	if inst.Platform != release.PlatformWasm {
+		return ""
+	}
+	return " (the WebAssembly module, " + release.PlatformWasm + ")"
 }
 
 // wasmUses are --wasm's values.
