@@ -374,3 +374,38 @@ func TestLyingModuleRefused(t *testing.T) {
 		t.Errorf("the lying module was not removed: %v", names)
 	}
 }
+
+// TestWasmUseChoosesThePlatform: each Target.Wasm choice against
+// releases with a native build for this machine, a module, both or
+// neither; a refusal names what the release has and what to do.
+func TestWasmUseChoosesThePlatform(t *testing.T) {
+	repo := &Repository{Source: "registry.example/plugins/memory"}
+	rel := func(platforms ...string) Release {
+		r := Release{Version: "1.3.0", manifests: map[string]ocispec.Descriptor{}}
+		for _, p := range platforms {
+			r.manifests[p] = ocispec.Descriptor{Digest: digest.FromString(p)}
+			r.Platforms = append(r.Platforms, p)
+		}
+		return r
+	}
+	both, native, module, neither := rel(here, PlatformWasm), rel(here), rel(PlatformWasm), rel("plan9/mips")
+	for _, tc := range []struct {
+		use  WasmUse
+		rel  Release
+		want string // a platform, or part of the error
+	}{
+		{WasmFallback, both, here}, {WasmFallback, native, here}, {WasmFallback, module, PlatformWasm},
+		{WasmFallback, neither, "no binary for " + here + " and no WebAssembly module (it has plan9/mips)"},
+		{WasmPrefer, both, PlatformWasm}, {WasmPrefer, native, here}, {WasmPrefer, module, PlatformWasm},
+		{WasmOnly, both, PlatformWasm}, {WasmOnly, module, PlatformWasm}, {WasmOnly, native, "has no WebAssembly module"},
+		{WasmNever, both, here}, {WasmNever, native, here}, {WasmNever, module, "only a WebAssembly module (wasip1/wasm): allow it"},
+	} {
+		got, err := tc.use.platform(repo, tc.rel)
+		if err != nil {
+			got = err.Error()
+		}
+		if !strings.Contains(got, tc.want) || (err != nil) != strings.Contains(tc.want, " ") {
+			t.Errorf("Wasm %d, release of %v: got %q, want %q", tc.use, tc.rel.Platforms, got, tc.want)
+		}
+	}
+}
