@@ -54,6 +54,7 @@ type Binary struct {
 
 	src    Source  // the source that found it, which connects to it
 	remote *Remote // a remote plugin's entry (remoteSource)
+	wasm   bool    // a WebAssembly module (runnable), run by the manager's runtime
 }
 
 // cacheEntry is one binary in the cache file.
@@ -192,7 +193,7 @@ func (m *Manager) describe(ctx context.Context, path string, run *describeRun) *
 		b.Err = fmt.Errorf("not a regular file (%s): only plugin binaries belong in a plugin directory; move it out", fileType(fi.Mode()))
 		return b
 	}
-	if err := runnable(path, fi.Mode()); err != nil { // wasm.go
+	if b.wasm, err = runnable(path, fi.Mode()); err != nil { // wasm.go
 		b.Err = err
 		return b
 	}
@@ -226,12 +227,12 @@ func (m *Manager) describe(ctx context.Context, path string, run *describeRun) *
 		b.Err = ctx.Err()
 		return b
 	}
-	if err := m.compileWasm(ctx, path); err != nil { // wasm.go: outside DescribeTimeout
+	if err := m.compileWasm(ctx, path, b.wasm); err != nil { // wasm.go: outside DescribeTimeout
 		b.Err = err
 		return b
 	}
 	b.Description, b.Err = m.launchDescribe(ctx, procKey{OriginDir, path}, func(ctx context.Context) (*catalogv1.DescribeResponse, *host.Client, error) {
-		return m.startDescribe(ctx, path)
+		return m.startDescribe(ctx, path, b.wasm)
 	})
 	return b
 }
@@ -241,13 +242,14 @@ func (m *Manager) describe(ctx context.Context, path string, run *describeRun) *
 // guest, a plugkit catalog plugin is asked for its description alone
 // (host.DescribeOrStart: no key pair, listener or gRPC; it exits once it
 // has written it); any other plugin, and those, are started and return
-// their Client, for Describe over gRPC.
-func (m *Manager) startDescribe(ctx context.Context, path string) (*catalogv1.DescribeResponse, *host.Client, error) {
-	if m.cfg.KeepDescribed || host.IsWasm(path) {
-		c, err := m.start(ctx, path, "")
+// their Client, for Describe over gRPC. wasm says the file is a
+// WebAssembly module (runnable).
+func (m *Manager) startDescribe(ctx context.Context, path string, wasm bool) (*catalogv1.DescribeResponse, *host.Client, error) {
+	if m.cfg.KeepDescribed || wasm {
+		c, err := m.start(ctx, path, "", wasm)
 		return nil, c, err
 	}
-	cmd, opts := m.hostConfig(path)
+	cmd, opts := m.hostConfig(path, false)
 	payload, c, err := host.DescribeOrStart(ctx, cmd, opts)
 	m.countLaunch(err)
 	if err != nil || c != nil {
@@ -370,9 +372,10 @@ func checkDescription(d *catalogv1.DescribeResponse) error {
 
 // start launches the binary at path, counting the launch unless its pin
 // refused it (then it never ran); version is the plugin's release
-// version, when known, for its telemetry.
-func (m *Manager) start(ctx context.Context, path, version string) (*host.Client, error) {
-	cmd, opts := m.hostConfig(path)
+// version, when known, for its telemetry; wasm says it is a WebAssembly
+// module (runnable).
+func (m *Manager) start(ctx context.Context, path, version string, wasm bool) (*host.Client, error) {
+	cmd, opts := m.hostConfig(path, wasm)
 	if version != "" {
 		opts.Telemetry.Attributes = append(slices.Clip(opts.Telemetry.Attributes), versionAttribute(version))
 	}
@@ -390,13 +393,14 @@ func (m *Manager) countLaunch(err error) {
 	}
 }
 
-// hostConfig is the launch of the binary at path: Config.Launch and
-// Config.Host with what the manager sets itself.
-func (m *Manager) hostConfig(path string) (host.Command, host.Options) {
+// hostConfig is the launch of the binary at path (a WebAssembly module
+// when wasm): Config.Launch and Config.Host with what the manager sets
+// itself.
+func (m *Manager) hostConfig(path string, wasm bool) (host.Command, host.Options) {
 	cmd := m.cfg.Launch
 	cmd.Path = path
 	cmd.SHA256, _ = m.pin(path) // host.Start hashes and executes the same open file
-	m.forWasm(&cmd)             // wasm.go
+	m.forWasm(&cmd, wasm)       // wasm.go
 	opts := m.cfg.Host
 	opts.Versions = []int{wire.CatalogProtocolVersion}
 	opts.Name = "" // host.Start's default: the binary's base name

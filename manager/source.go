@@ -78,7 +78,7 @@ func (s fileSource) Find(ctx context.Context, m *Manager) ([]Binary, error) {
 }
 
 func (fileSource) Connect(ctx context.Context, m *Manager, b Binary) (*host.Client, error) {
-	return m.start(ctx, b.Path, b.Description.GetPluginVersion())
+	return m.start(ctx, b.Path, b.Description.GetPluginVersion(), b.wasm)
 }
 
 // Remotes is the source of plugin services (see Remote). A Remote that

@@ -43,9 +43,9 @@ func (w *wasmGuests) close() {
 }
 
 // forWasm makes cmd run its Path inside this process when it is a
-// WebAssembly module.
-func (m *Manager) forWasm(cmd *host.Command) {
-	if !host.IsWasm(cmd.Path) {
+// WebAssembly module (wasm, as runnable found).
+func (m *Manager) forWasm(cmd *host.Command, wasm bool) {
+	if !wasm {
 		return
 	}
 	if rt := m.wasm.runtime(m.cfg); rt != nil { // nil after Close
@@ -53,11 +53,12 @@ func (m *Manager) forWasm(cmd *host.Command) {
 	}
 }
 
-// compileWasm compiles the WebAssembly module at path, if it is one, so
-// that its start, within DescribeTimeout, does not include the compile (a
-// large module's takes seconds, unless the compilation cache has it).
-func (m *Manager) compileWasm(ctx context.Context, path string) error {
-	if !host.IsWasm(path) {
+// compileWasm compiles the WebAssembly module at path, if it is one
+// (wasm), so that its start, within DescribeTimeout, does not include the
+// compile (a large module's takes seconds, unless the compilation cache
+// has it).
+func (m *Manager) compileWasm(ctx context.Context, path string, wasm bool) error {
+	if !wasm {
 		return nil
 	}
 	rt := m.wasm.runtime(m.cfg)
@@ -67,18 +68,20 @@ func (m *Manager) compileWasm(ctx context.Context, path string) error {
 	return rt.CompileFile(ctx, path)
 }
 
-// runnable says, in words a person can act on, why the plugin file at
-// path cannot run: a native binary must be executable; a WebAssembly
-// module need not be, and a file named .wasm must be one.
-func runnable(path string, mode fs.FileMode) error {
+// runnable reports whether the plugin file at path is a WebAssembly
+// module (read once here, and passed on to compileWasm, startDescribe and
+// start through Binary), and says, in words a person can act on, why it
+// cannot run: a native binary must be executable; a WebAssembly module
+// need not be, and a file named .wasm must be one.
+func runnable(path string, mode fs.FileMode) (wasm bool, err error) {
 	if host.IsWasm(path) {
-		return nil
+		return true, nil
 	}
 	if strings.EqualFold(filepath.Ext(path), ".wasm") {
-		return fmt.Errorf("named .wasm but not a WebAssembly module (it does not start with \"\\0asm\"): build it with GOOS=wasip1 GOARCH=wasm go build, or move it out of the plugin directory")
+		return false, fmt.Errorf("named .wasm but not a WebAssembly module (it does not start with \"\\0asm\"): build it with GOOS=wasip1 GOARCH=wasm go build, or move it out of the plugin directory")
 	}
 	if !osdep.Executable(mode) {
-		return fmt.Errorf("not executable (mode %v): chmod +x it, or move it out of the plugin directory", mode.Perm())
+		return false, fmt.Errorf("not executable (mode %v): chmod +x it, or move it out of the plugin directory", mode.Perm())
 	}
-	return nil
+	return false, nil
 }

@@ -36,14 +36,66 @@ type Target struct {
 	// image layout): a binary found there is not downloaded again.
 	Cache string
 	// Locked, when set, is the lock file's entry for the plugin: the
-	// release and this platform's binary must have its digests.
+	// release and the binary installed (this platform's, or the
+	// WebAssembly module's) must have its digests.
 	Locked *LockedPlugin
+	// Wasm says when the release's WebAssembly module (PlatformWasm) is
+	// installed instead of this machine's native binary; the zero value,
+	// WasmFallback, only when the release has no native binary for it.
+	Wasm WasmUse
+	// WasmCache is a wazero compilation cache directory
+	// (wasmhost.Config.CacheDir) the module is compiled into for its
+	// Describe check: give the one the host's manager uses
+	// (manager.Config.Wasm.CacheDir, or its CacheFile + ".wasm") and its
+	// first start finds the module compiled. Empty checks the module with
+	// wazero's interpreter: about a second for a 25 MB module, against
+	// several to compile it.
+	WasmCache string
+}
+
+// WasmUse says when Install installs a release's WebAssembly module
+// (PlatformWasm) rather than this machine's native binary.
+type WasmUse int
+
+// The choices of Target.Wasm.
+const (
+	// WasmFallback installs this machine's native binary when the
+	// release has one, else its module.
+	WasmFallback WasmUse = iota
+	// WasmPrefer installs the module when the release has one, else this
+	// machine's native binary.
+	WasmPrefer
+	// WasmOnly installs the module, and refuses a release without one.
+	WasmOnly
+	// WasmNever installs this machine's native binary only.
+	WasmNever
+)
+
+// platform is the platform of rel that Install installs with use on this
+// machine: its native build's or PlatformWasm.
+func (use WasmUse) platform(repo *Repository, rel Release) (string, error) {
+	native, module := rel.manifests[hostPlatform].Digest != "", rel.manifests[PlatformWasm].Digest != ""
+	switch {
+	case use == WasmOnly && !module:
+		return "", fmt.Errorf("%s:%s has no WebAssembly module (%s; it has %s): install its native binary, or ask the publisher for a module", repo.Source, rel.Version, PlatformWasm, strings.Join(rel.Platforms, ", "))
+	case use == WasmOnly, use == WasmPrefer && module, use == WasmFallback && module && !native:
+		return PlatformWasm, nil
+	case native:
+		return hostPlatform, nil
+	case use == WasmNever && module:
+		return "", fmt.Errorf("%s:%s has no binary for %s, only a WebAssembly module (%s): allow it (release.WasmFallback, plugkit install --wasm fallback), or ask the publisher for a build", repo.Source, rel.Version, hostPlatform, PlatformWasm)
+	}
+	return "", fmt.Errorf("%s:%s has no binary for %s and no WebAssembly module (it has %s): ask the publisher for a build", repo.Source, rel.Version, hostPlatform, strings.Join(rel.Platforms, ", "))
 }
 
 // Installed is an installed release.
 type Installed struct {
-	// Path is the installed binary.
+	// Path is the installed binary (NAME.wasm for a WebAssembly
+	// module).
 	Path string
+	// Platform is the platform of the binary installed: this machine's,
+	// or PlatformWasm.
+	Platform string
 	// SHA256 is its hex SHA-256, for manager.Config.Pins.
 	SHA256 string
 	// Release is what was installed.
@@ -81,7 +133,9 @@ func summary(d *catalogv1.DescribeResponse) string {
 	return fmt.Sprintf("version %q, %s", d.GetPluginVersion(), strings.Join(parts, "; "))
 }
 
-// Install installs this platform's binary of rel into t.Dir: it verifies
+// Install installs this platform's binary of rel into t.Dir (or its
+// WebAssembly module, as t.Wasm says; a manager with Config.Wasm runs it
+// from there): it verifies
 // the release's signature against t.Keys, downloads the binary (or takes
 // it from t.Cache) checking its digest against the signed manifest into a
 // temporary file, starts it for its Describe answer, and installs it
@@ -104,7 +158,11 @@ func Install(ctx context.Context, repo *Repository, rel Release, t Target) (Inst
 		return Installed{}, err
 	}
 	defer unlock()
-	st, layer, err := fetchVerified(ctx, repo, rel, t)
+	platform, err := t.Wasm.platform(repo, rel)
+	if err != nil {
+		return Installed{}, err
+	}
+	st, layer, err := fetchVerified(ctx, repo, rel, t, platform)
 	if err != nil {
 		return Installed{}, err
 	}
@@ -113,7 +171,7 @@ func Install(ctx context.Context, repo *Repository, rel Release, t Target) (Inst
 	if beforeDescribe != nil {
 		beforeDescribe(st.tmp)
 	}
-	served, err := describeStaged(ctx, st, t.Cookie, layer.Digest.Encoded())
+	served, err := describeStaged(ctx, st, t.Cookie, layer.Digest.Encoded(), t.WasmCache)
 	stepDone("described")
 	if err == nil && !proto.Equal(served, rel.Description) {
 		err = &MetadataError{Source: repo.Source, Version: rel.Version, Path: st.path, Claimed: rel.Description, Served: served}
@@ -130,7 +188,7 @@ func Install(ctx context.Context, repo *Repository, rel Release, t Target) (Inst
 	if t.Cache != "" {
 		cacheBinary(ctx, t.Cache, layer, st.path)
 	}
-	return Installed{Path: st.path, SHA256: layer.Digest.Encoded(), Release: rel}, nil
+	return Installed{Path: st.path, Platform: platform, SHA256: layer.Digest.Encoded(), Release: rel}, nil
 }
 
 // stepDone marks the end of one of Install's steps; the benchmark sets it
@@ -144,7 +202,7 @@ var beforeDescribe func(tmp string)
 // fetchVerified checks the release's signature while it reads the
 // platform manifest and downloads the binary into a temporary file; a
 // failed signature check cancels the download and is the error returned.
-func fetchVerified(ctx context.Context, repo *Repository, rel Release, t Target) (*staged, ocispec.Descriptor, error) {
+func fetchVerified(ctx context.Context, repo *Repository, rel Release, t Target, platform string) (*staged, ocispec.Descriptor, error) {
 	vctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	verified := make(chan error, 1)
@@ -155,7 +213,7 @@ func fetchVerified(ctx context.Context, repo *Repository, rel Release, t Target)
 		}
 		verified <- err
 	}()
-	st, layer, err := fetchBinary(vctx, repo, rel, t)
+	st, layer, err := fetchBinary(vctx, repo, rel, t, platform)
 	if verr := <-verified; verr != nil {
 		if err == nil {
 			st.discard()
@@ -165,15 +223,15 @@ func fetchVerified(ctx context.Context, repo *Repository, rel Release, t Target)
 	return st, layer, err
 }
 
-// fetchBinary reads rel's manifest for this platform, checks its binary
+// fetchBinary reads rel's manifest for platform, checks its binary
 // against the lock file and downloads it into a temporary file in t.Dir.
-func fetchBinary(ctx context.Context, repo *Repository, rel Release, t Target) (*staged, ocispec.Descriptor, error) {
-	layer, err := binaryLayer(ctx, repo, rel, hostPlatform)
+func fetchBinary(ctx context.Context, repo *Repository, rel Release, t Target, platform string) (*staged, ocispec.Descriptor, error) {
+	layer, err := binaryLayer(ctx, repo, rel, platform)
 	if err != nil {
 		return nil, layer, err
 	}
 	if t.Locked != nil {
-		if err := t.Locked.check(hostPlatform, layer.Digest); err != nil {
+		if err := t.Locked.check(platform, layer.Digest); err != nil {
 			return nil, layer, err
 		}
 	}
@@ -192,14 +250,18 @@ func binaryLayer(ctx context.Context, repo *Repository, rel Release, platform st
 	if err != nil {
 		return ocispec.Descriptor{}, err
 	}
+	mediaType := platformBinary{platform: platform}.layerType()
 	var m ocispec.Manifest
-	if err := json.Unmarshal(raw, &m); err != nil || len(m.Layers) != 1 || m.Layers[0].MediaType != MediaTypeBinary {
-		return ocispec.Descriptor{}, fmt.Errorf("%s:%s: the %s manifest does not hold one %s layer: republish the release with plugkit release push", repo.Source, rel.Version, platform, MediaTypeBinary)
+	if err := json.Unmarshal(raw, &m); err != nil || len(m.Layers) != 1 || m.Layers[0].MediaType != mediaType {
+		return ocispec.Descriptor{}, fmt.Errorf("%s:%s: the %s manifest does not hold one %s layer: republish the release with plugkit release push", repo.Source, rel.Version, platform, mediaType)
 	}
 	l := m.Layers[0]
 	name := l.Annotations[ocispec.AnnotationTitle]
 	if name == "" || name != filepath.Base(name) || name == "." || name == ".." || strings.ContainsAny(name, `/\`) || strings.HasPrefix(name, ".") {
 		return ocispec.Descriptor{}, fmt.Errorf("%s:%s: the %s binary's file name %q is not a plain file name: republish the release", repo.Source, rel.Version, platform, name)
+	}
+	if platform == PlatformWasm && !strings.HasSuffix(name, ".wasm") {
+		return ocispec.Descriptor{}, fmt.Errorf("%s:%s: the WebAssembly module's file name %q does not end in .wasm: republish the release", repo.Source, rel.Version, name)
 	}
 	if l.Digest.Algorithm() != digest.SHA256 {
 		return ocispec.Descriptor{}, fmt.Errorf("%s:%s: the %s binary's digest %s is not SHA-256", repo.Source, rel.Version, platform, l.Digest)

@@ -257,14 +257,15 @@ func (l *Lock) Set(p LockedPlugin) {
 	sort.Slice(l.Plugins, func(i, j int) bool { return l.Plugins[i].Source < l.Plugins[j].Source })
 }
 
-// Pins returns manager.Config.Pins for this machine's platform: each
-// locked binary's file name mapped to its hex SHA-256, so that the
-// manager refuses a binary that differs from the locked one.
+// Pins returns manager.Config.Pins for this machine's platform and the
+// WebAssembly modules (PlatformWasm, NAME.wasm): each locked binary's
+// file name mapped to its hex SHA-256, so that the manager refuses a
+// binary that differs from the locked one.
 func (l *Lock) Pins() map[string]string {
 	pins := map[string]string{}
 	for _, p := range l.Plugins {
 		for _, b := range p.Binaries {
-			if b.Platform == hostPlatform {
+			if b.Platform == hostPlatform || b.Platform == PlatformWasm {
 				pins[b.Name] = b.Digest.Encoded()
 			}
 		}

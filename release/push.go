@@ -23,6 +23,7 @@ import (
 	"github.com/plugkit/plugkit/compat"
 	catalogv1 "github.com/plugkit/plugkit/gen/plugkit/catalog/v1"
 	"github.com/plugkit/plugkit/handshake"
+	"github.com/plugkit/plugkit/host"
 )
 
 // Media types and annotations of a release.
@@ -31,6 +32,14 @@ const (
 	ArtifactType = "application/vnd.plugkit.plugin.v1"
 	// MediaTypeBinary is the media type of a platform's binary layer.
 	MediaTypeBinary = "application/vnd.plugkit.plugin.binary.v1"
+	// MediaTypeWasm is the media type of the layer of a release's
+	// WebAssembly module (PlatformWasm): the standard application/wasm,
+	// as the Wasm OCI artifact layout also uses.
+	MediaTypeWasm = "application/wasm"
+	// PlatformWasm is the platform, OS/ARCH, of a release's WebAssembly
+	// (wasip1) module, one for every machine: Go's GOOS and GOARCH, as
+	// OCI platforms follow them.
+	PlatformWasm = "wasip1/wasm"
 	// AnnotationDescribe holds, on a release's index, the binary's
 	// Describe answer as protojson.
 	AnnotationDescribe = "dev.plugkit.describe"
@@ -53,12 +62,17 @@ type Publication struct {
 	// Cookie is the plugin's magic cookie, to start this platform's
 	// binary for its Describe answer.
 	Cookie handshake.Cookie
+	// WasmCache is a wazero compilation cache directory
+	// (wasmhost.Config.CacheDir) for a release described through its
+	// WebAssembly module (one without a binary for this machine); empty
+	// runs the module with wazero's interpreter instead.
+	WasmCache string
 }
 
 // Push publishes and signs one release: it starts this platform's binary
-// of p.Dir for its Describe answer, pushes every platform's binary and
-// the index that holds them and the answer, tags it p.Version and signs
-// its digest.
+// of p.Dir (or, when it has none, its WebAssembly module) for its
+// Describe answer, pushes every platform's binary and the index that
+// holds them and the answer, tags it p.Version and signs its digest.
 func Push(ctx context.Context, repo *Repository, p Publication) (Release, error) {
 	if p.Key == nil {
 		return Release{}, errors.New("push: no signing key: give a PEM private key (--key; see LoadPrivateKey); hosts refuse unsigned releases")
@@ -67,16 +81,7 @@ func Push(ctx context.Context, repo *Repository, p Publication) (Release, error)
 	if err != nil {
 		return Release{}, err
 	}
-	var local string
-	for _, b := range bins {
-		if b.platform == hostPlatform {
-			local = b.path
-		}
-	}
-	if local == "" {
-		return Release{}, fmt.Errorf("push: %s has no binary for this machine's platform %s (%s/%s_%s/NAME): it is started for the release's Describe answer", p.Dir, hostPlatform, p.Dir, runtime.GOOS, runtime.GOARCH)
-	}
-	desc, err := describeBinary(ctx, local, p.Cookie)
+	desc, err := describeRelease(ctx, p, bins)
 	if err != nil {
 		return Release{}, fmt.Errorf("push: %w", err)
 	}
@@ -93,13 +98,65 @@ func Push(ctx context.Context, repo *Repository, p Publication) (Release, error)
 	return rel, nil
 }
 
+// describeRelease returns the Describe answer of the release in bins:
+// this machine's binary's, else the WebAssembly module's.
+func describeRelease(ctx context.Context, p Publication, bins []platformBinary) (*catalogv1.DescribeResponse, error) {
+	var local, module string
+	for _, b := range bins {
+		switch b.platform {
+		case hostPlatform:
+			local = b.path
+		case PlatformWasm:
+			module = b.path
+		}
+	}
+	switch {
+	case local != "":
+		return describeBinary(ctx, local, p.Cookie)
+	case module == "":
+		return nil, fmt.Errorf("%s has no binary for this machine's platform %s (%s/%s_%s/NAME) and no WebAssembly module (%s/wasip1_wasm/NAME.wasm): one is started for the release's Describe answer", p.Dir, hostPlatform, p.Dir, runtime.GOOS, runtime.GOARCH, p.Dir)
+	case p.Cookie.Key == "":
+		return nil, fmt.Errorf("describe %s: no magic cookie: set the plugin's handshake cookie (--cookie KEY=VALUE)", module)
+	}
+	d, err := describeModule(ctx, host.Command{Path: module, Cookie: p.Cookie}, p.WasmCache)
+	if err != nil {
+		return nil, fmt.Errorf("describe %s: %w", module, err)
+	}
+	return d, nil
+}
+
 // platformBinary is one platform's binary in a release directory.
 type platformBinary struct {
 	platform string // "linux/amd64"
 	path     string
 }
 
-// scanDir reads DIR/OS_ARCH/NAME.
+// layerType is the media type of the binary's layer.
+func (b platformBinary) layerType() string {
+	if b.platform == PlatformWasm {
+		return MediaTypeWasm
+	}
+	return MediaTypeBinary
+}
+
+// checkModule refuses a module outside DIR/wasip1_wasm/NAME.wasm and
+// anything else inside it: install chooses by platform, and the manager
+// runs a module by its content.
+func checkModule(b platformBinary) error {
+	module := host.IsWasm(b.path)
+	switch {
+	case b.platform != PlatformWasm && module:
+		return fmt.Errorf("push: %s is a WebAssembly module in the directory of the native platform %s: put it in wasip1_wasm/%s.wasm (one module serves every platform)", b.path, b.platform, strings.TrimSuffix(filepath.Base(b.path), ".wasm"))
+	case b.platform == PlatformWasm && !module:
+		return fmt.Errorf("push: %s is not a WebAssembly module (it does not start with \"\\0asm\"): build it with GOOS=wasip1 GOARCH=wasm go build -o wasip1_wasm/NAME.wasm", b.path)
+	case b.platform == PlatformWasm && !strings.HasSuffix(b.path, ".wasm"):
+		return fmt.Errorf("push: the WebAssembly module %s must be named NAME.wasm: it is installed under that name beside native binaries", b.path)
+	}
+	return nil
+}
+
+// scanDir reads DIR/OS_ARCH/NAME; a WebAssembly module is
+// DIR/wasip1_wasm/NAME.wasm.
 func scanDir(dir string) ([]platformBinary, error) {
 	ents, err := os.ReadDir(dir)
 	if err != nil {
@@ -118,7 +175,11 @@ func scanDir(dir string) ([]platformBinary, error) {
 		if len(files) != 1 || !files[0].Type().IsRegular() {
 			return nil, fmt.Errorf("push: %s holds %d entries: it must hold exactly one binary file", filepath.Join(dir, e.Name()), len(files))
 		}
-		out = append(out, platformBinary{platform: goos + "/" + goarch, path: filepath.Join(dir, e.Name(), files[0].Name())})
+		b := platformBinary{platform: goos + "/" + goarch, path: filepath.Join(dir, e.Name(), files[0].Name())}
+		if err := checkModule(b); err != nil {
+			return nil, err
+		}
+		out = append(out, b)
 	}
 	if len(out) == 0 {
 		return nil, fmt.Errorf("push: %s is empty: put each platform's binary in %s/OS_ARCH/NAME", dir, dir)
@@ -186,7 +247,7 @@ func pushPlatform(ctx context.Context, repo *Repository, b platformBinary) (ocis
 	if err != nil {
 		return ocispec.Descriptor{}, fmt.Errorf("push: %w", err)
 	}
-	layer := ocispec.Descriptor{MediaType: MediaTypeBinary, Digest: dg, Size: size,
+	layer := ocispec.Descriptor{MediaType: b.layerType(), Digest: dg, Size: size,
 		Annotations: map[string]string{ocispec.AnnotationTitle: filepath.Base(b.path)}}
 	exists, err := repo.target.Exists(ctx, layer)
 	if err != nil {

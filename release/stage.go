@@ -19,8 +19,10 @@ import (
 // rather than by its path with the host hashing it again (the pin).
 const execByFD = osdep.ExecOpenFile
 
-// hostPlatform is this machine's platform, OS/ARCH, as releases name it.
-const hostPlatform = runtime.GOOS + "/" + runtime.GOARCH
+// hostPlatform is this machine's platform, OS/ARCH, as releases name it;
+// a variable for the tests, which install on a machine without a native
+// build (another platform).
+var hostPlatform = runtime.GOOS + "/" + runtime.GOARCH
 
 // copyBuffer is how much of a download copyHashed holds at once, in
 // hashBuffers pieces.
@@ -45,6 +47,9 @@ const copyBuffer = 1 << 20
 // starts against the digest instead (Command.SHA256), as before.
 type staged struct {
 	path, tmp string
+	// module is set for a WebAssembly module (MediaTypeWasm): it is
+	// run in a wasmhost.Runtime, and need not be executable.
+	module bool
 	// ro is the read-only descriptor of the written file (execByFD).
 	ro *os.File
 }
@@ -68,7 +73,7 @@ func stage(path string, r io.Reader, l ocispec.Descriptor) (_ *staged, err error
 	if err != nil {
 		return nil, fmt.Errorf("install: %w", err)
 	}
-	st := &staged{path: path, tmp: tmp}
+	st := &staged{path: path, tmp: tmp, module: l.MediaType == MediaTypeWasm}
 	defer func() {
 		if err != nil {
 			w.Close()
@@ -140,7 +145,8 @@ func copyHashed(w io.Writer, r io.Reader) (int64, []byte, error) {
 	return n, <-sum, err
 }
 
-// seal makes the written file executable and closes w: where execByFD, it
+// seal makes the written file executable (readable, for a module) and
+// closes w: where execByFD, it
 // first opens the read-only descriptor the binary is started through and
 // checks it is the file written; elsewhere it syncs before closing.
 func (st *staged) seal(w io.WriteCloser) error {
@@ -148,7 +154,11 @@ func (st *staged) seal(w io.WriteCloser) error {
 	if !ok {
 		return w.Close()
 	}
-	if err := f.Chmod(0o755); err != nil {
+	mode := os.FileMode(0o755)
+	if st.module {
+		mode = 0o644
+	}
+	if err := f.Chmod(mode); err != nil {
 		return fmt.Errorf("install: %w", err)
 	}
 	if execByFD {

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"context"
+	"crypto"
 	"fmt"
 	"io"
 	"slices"
@@ -21,7 +23,7 @@ func init() {
 }
 
 func runInstall(args []string, stdout, stderr io.Writer) int {
-	const usage = "plugkit install SOURCE --kind KIND --majors 1,2 [--constraint \"~> 2.0\"] --dir DIR --key PUB --cookie KEY=VALUE [--lock FILE] [--cache DIR] [--plain-http] [--ca-file FILE]\n\nSOURCE is REGISTRY/REPO, or oci-layout:DIR for a mirror. With --lock, a plugin the lock file lists installs exactly its locked release; any other is resolved and added to it."
+	const usage = "plugkit install SOURCE --kind KIND --majors 1,2 [--constraint \"~> 2.0\"] --dir DIR --key PUB --cookie KEY=VALUE [--lock FILE] [--cache DIR] [--wasm fallback|prefer|only|never] [--wasm-cache DIR] [--plain-http] [--ca-file FILE]\n\nSOURCE is REGISTRY/REPO, or oci-layout:DIR for a mirror. With --lock, a plugin the lock file lists installs exactly its locked release; any other is resolved and added to it. A release's WebAssembly module (wasip1/wasm) is installed as NAME.wasm when it has no binary for this machine, or as --wasm says."
 	fs := newFlagSet("install", usage, stderr)
 	kind := fs.String("kind", "", "the plugin `kind` the host uses")
 	majors := fs.String("majors", "", "the majors of the kind the host speaks, a comma `list`")
@@ -31,6 +33,8 @@ func runInstall(args []string, stdout, stderr io.Writer) int {
 	cookie := fs.String("cookie", "", "the plugin's magic cookie, `KEY=VALUE`")
 	lockFile := fs.String("lock", "", "the lock `file` to follow and update")
 	cache := fs.String("cache", "", "a content-addressed cache `directory` of downloaded binaries")
+	wasm := fs.String("wasm", "fallback", "when to install the release's WebAssembly module: fallback (when it has no binary for this machine), prefer, only or never")
+	wasmCache := fs.String("wasm-cache", "", "the compilation cache `directory` of the host's WebAssembly plugins (its manager's Wasm.CacheDir): the module is compiled into it for its check; without it, the check interprets the module")
 	var reg registryFlags
 	reg.register(fs)
 	pos, err := parseArgs(fs, args)
@@ -41,9 +45,13 @@ func runInstall(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "plugkit install: SOURCE, --kind, --majors, --dir, --key and --cookie are required\nusage: %s\n", usage)
 		return 2
 	}
-	ms, err := handshake.ParseVersions(*majors)
+	use, err := parseWasmUse(*wasm)
+	ms, merr := handshake.ParseVersions(*majors)
+	if err == nil && merr != nil {
+		err = fmt.Errorf("--majors: %w", merr)
+	}
 	if err != nil {
-		return fail(stderr, "install", fmt.Errorf("--majors: %w", err))
+		return fail(stderr, "install", err)
 	}
 	c, err := handshake.ParseCookie(*cookie)
 	if err != nil {
@@ -65,7 +73,7 @@ func runInstall(args []string, stdout, stderr io.Writer) int {
 			return fail(stderr, "install", err)
 		}
 	}
-	target := release.Target{Dir: *dir, Keys: pubs, Cookie: c, Cache: *cache, Locked: lock.Find(repo.Source)}
+	target := release.Target{Dir: *dir, Keys: pubs, Cookie: c, Cache: *cache, Locked: lock.Find(repo.Source), Wasm: use, WasmCache: *wasmCache}
 	var rel release.Release
 	if target.Locked != nil {
 		rel, err = release.Fetch(ctx, repo, target.Locked.Version)
@@ -84,19 +92,46 @@ func runInstall(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(stderr, "install", err)
 	}
-	fmt.Fprintf(stdout, "installed %s v%s (%s majors %v) as %s, sha256:%s\n", repo.Source, rel.Version, *kind, rel.Majors(*kind), inst.Path, inst.SHA256)
+	fmt.Fprintf(stdout, "installed %s v%s (%s majors %v) as %s%s, sha256:%s\n", repo.Source, rel.Version, *kind, rel.Majors(*kind), inst.Path, moduleNote(inst), inst.SHA256)
 	if *lockFile != "" && target.Locked == nil {
-		lp, err := release.LockRelease(ctx, repo, rel, pubs, *constraint, nil, nil)
-		if err != nil {
-			return fail(stderr, "install", err)
-		}
-		lock.Set(lp)
-		if err := lock.WriteFile(*lockFile); err != nil {
+		if err := lockInstalled(ctx, repo, rel, pubs, *constraint, lock, *lockFile); err != nil {
 			return fail(stderr, "install", err)
 		}
 		fmt.Fprintf(stdout, "locked %s v%s for %s in %s\n", repo.Source, rel.Version, strings.Join(rel.Platforms, ", "), *lockFile)
 	}
 	return 0
+}
+
+// lockInstalled adds the release installed to the lock file, every
+// platform's digest.
+func lockInstalled(ctx context.Context, repo *release.Repository, rel release.Release, pubs []crypto.PublicKey, constraint string, lock *release.Lock, lockFile string) error {
+	lp, err := release.LockRelease(ctx, repo, rel, pubs, constraint, nil, nil)
+	if err != nil {
+		return err
+	}
+	lock.Set(lp)
+	return lock.WriteFile(lockFile)
+}
+
+// moduleNote says an installed binary is the release's WebAssembly
+// module.
+func moduleNote(inst release.Installed) string {
+	if inst.Platform != release.PlatformWasm {
+		return ""
+	}
+	return " (the WebAssembly module, " + release.PlatformWasm + ")"
+}
+
+// wasmUses are --wasm's values.
+var wasmUses = map[string]release.WasmUse{"fallback": release.WasmFallback, "prefer": release.WasmPrefer, "only": release.WasmOnly, "never": release.WasmNever}
+
+// parseWasmUse reads --wasm.
+func parseWasmUse(s string) (release.WasmUse, error) {
+	use, ok := wasmUses[s]
+	if !ok {
+		return 0, fmt.Errorf("--wasm %q: want fallback (the module when the release has no binary for this machine), prefer, only or never", s)
+	}
+	return use, nil
 }
 
 // lockedFits refuses the release a lock file locks when this host cannot

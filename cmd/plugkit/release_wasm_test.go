@@ -1,0 +1,76 @@
+package main
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/plugkit/plugkit/internal/registrytest"
+	"github.com/plugkit/plugkit/internal/testutil"
+	"github.com/plugkit/plugkit/release"
+)
+
+// TestReleaseWasmCLI: release push publishes DIR/wasip1_wasm/NAME.wasm
+// beside the native build; install --wasm only installs the module
+// (compiled into --wasm-cache for its check) and locks it with every
+// platform; lock --platform wasip1/wasm records the module alone; an
+// unknown --wasm is refused.
+func TestReleaseWasmCLI(t *testing.T) {
+	testutil.NotOnWindows(t, "WebAssembly guests do not run under Wine yet (docs/wasm.md)")
+	reg := registrytest.Start(t, registrytest.Options{})
+	work := testutil.TempDir(t)
+	keyFile, pubFile, err := demoKeys(work)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dist := filepath.Join(work, "dist")
+	goBuild(t, filepath.Join(dist, runtime.GOOS+"_"+runtime.GOARCH), "objectstore-memory", "../../examples/objectstore/plugins/memory")
+	module := filepath.Join(dist, "wasip1_wasm", "objectstore-memory.wasm")
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+	if err := os.MkdirAll(filepath.Dir(module), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	testutil.GoBuildWasm(ctx, t, module, "../../examples/objectstore/plugins/memory")
+	cache := testutil.CompiledWasm(ctx, module) // "" interprets the module: slow under -race, still correct
+
+	src := reg.Host + "/plugins/memory"
+	const cookie = "PLUGKIT_EXAMPLE_PLUGIN=objectstore"
+	out := mustRun(t, 0, "release", "push", dist, "--ref", src+":1.3.0", "--key", keyFile, "--cookie", cookie, "--plain-http", "--wasm-cache", cache)
+	if !strings.Contains(out, release.PlatformWasm) {
+		t.Errorf("push: %s; want the platform %s listed", out, release.PlatformWasm)
+	}
+	dir, lockFile := filepath.Join(work, "plugins"), filepath.Join(work, "plugkit.lock")
+	common := []string{src, "--kind", "objectstore", "--majors", "1", "--dir", dir, "--key", pubFile, "--cookie", cookie, "--plain-http", "--lock", lockFile}
+	out = mustRun(t, 1, append(common, "--wasm", "sometimes")...)
+	if !strings.Contains(out, `--wasm "sometimes"`) {
+		t.Errorf("--wasm sometimes: %s", out)
+	}
+	out = mustRun(t, 0, append(common, "--wasm", "only", "--wasm-cache", cache)...)
+	if !strings.Contains(out, "objectstore-memory.wasm") || !strings.Contains(out, release.PlatformWasm) {
+		t.Errorf("install --wasm only: %s", out)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "objectstore-memory.wasm")); err != nil {
+		t.Errorf("install --wasm only: %v", err)
+	}
+	lock, err := release.ReadLock(lockFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if lp := lock.Find(src); lp == nil || len(lp.Binaries) != 2 || !strings.Contains(string(lock.Bytes()), "binary wasip1/wasm objectstore-memory.wasm sha256:") {
+		t.Errorf("lock file after install:\n%s", lock.Bytes())
+	}
+	lock2 := filepath.Join(work, "module.lock")
+	mustRun(t, 0, "lock", "--lock", lock2, "--key", pubFile, "--platform", release.PlatformWasm, src, "--kind", "objectstore", "--majors", "1", "--plain-http")
+	l2, err := release.ReadLock(lock2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if lp := l2.Find(src); lp == nil || len(lp.Binaries) != 1 || lp.Binaries[0].Platform != release.PlatformWasm {
+		t.Errorf("lock --platform wasip1/wasm:\n%s", l2.Bytes())
+	}
+}
