@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"hash/maphash"
 	"io"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -16,10 +17,12 @@ import (
 	"time"
 
 	"github.com/tetratelabs/wazero"
+	"github.com/tetratelabs/wazero/experimental/sysfs"
 	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
 	"github.com/tetratelabs/wazero/sys"
 
 	"github.com/plugkit/plugkit/host"
+	"github.com/plugkit/plugkit/internal/guestconn"
 )
 
 // DefaultMemoryLimit is a guest's memory limit when Config.MemoryLimit is
@@ -237,7 +240,7 @@ const closeWait = 2 * time.Second
 var errRuntimeClosed = errors.New("wasmhost: the Runtime was closed")
 
 // Close stops the guests still running (close their host.Clients first:
-// a guest waiting for input ends when its Client closes its pipes), waits
+// a guest waiting for input ends when its Client closes its connection), waits
 // for them within ctx (at most 2 s), and releases the compiled modules.
 func (r *Runtime) Close(ctx context.Context) error {
 	if r.init() != nil || r.rt == nil {
@@ -273,11 +276,16 @@ func (r *Runtime) StartGuest(ctx context.Context, spec host.GuestSpec) (host.Gue
 	if err != nil {
 		return nil, err
 	}
+	// The guest's connection to the host: a file of its own (mounted
+	// last, so Dirs keep their descriptors), which plugin.Serve opens and
+	// makes its descriptor 0, the one poll_oneoff waits on.
+	conn := guestconn.New()
+	fsc = fsc.(sysfs.FSConfig).WithSysFSMount(newConnFS(conn), guestconn.Dir)
 	oom := &oomWatch{w: spec.Stderr}
 	mc := wazero.NewModuleConfig().
 		WithName("").
 		WithArgs(append([]string{filepath.Base(spec.Path)}, spec.Args...)...).
-		WithStdin(spec.Stdin).WithStdout(spec.Stdout).WithStderr(oom).
+		WithStdout(spec.Stdout).WithStderr(oom).
 		WithSysWalltime().WithSysNanotime().WithSysNanosleep().
 		WithRandSource(rand.Reader).
 		WithFSConfig(fsc)
@@ -286,13 +294,14 @@ func (r *Runtime) StartGuest(ctx context.Context, spec host.GuestSpec) (host.Gue
 		mc = mc.WithEnv(k, v)
 	}
 	runCtx, cancel := context.WithCancelCause(context.Background())
-	g := &guest{done: make(chan struct{}), cancel: cancel, budget: r.cfg.CPUBudget}
+	g := &guest{done: make(chan struct{}), cancel: cancel, budget: r.cfg.CPUBudget, conn: conn}
 	r.running.Add(1)
 	r.mu.Lock()
 	r.guests[g] = struct{}{}
 	r.mu.Unlock()
 	go func() {
 		defer close(g.done)
+		defer conn.Close()
 		defer r.running.Add(-1)
 		defer func() {
 			r.mu.Lock()
@@ -373,6 +382,7 @@ type guest struct {
 	err    error
 	cancel context.CancelCauseFunc
 	budget time.Duration
+	conn   *guestconn.Pipe
 }
 
 func (g *guest) Done() <-chan struct{} { return g.done }
@@ -391,7 +401,12 @@ func (g *guest) Stop(cause error) {
 		cause = context.Canceled
 	}
 	g.cancel(cause)
+	// A guest waiting in poll_oneoff is in the host's code, where the
+	// cancelled context does not reach: closing its connection wakes it.
+	g.conn.Close()
 }
+
+func (g *guest) Conn() net.Conn { return g.conn.Host() }
 
 func (g *guest) CPUBudget() time.Duration { return g.budget }
 
