@@ -21,7 +21,6 @@ import (
 // binary, readable but not executable (a module need not be).
 func buildWasm(t testing.TB, name, pkg string) string {
 	t.Helper()
-	testutil.NotOnWindows(t, "under Wine GetFileInformationByHandle fails on a pipe, so wazero v1.12.0's statHandle (internal/sysfs/stat_windows.go) fails and isNonblock (nonblock_windows.go) treats the guest's non-blocking stdin pipe as blocking: osFile.Read does a blocking ReadFile that stalls the single-threaded guest; WebAssembly plugins are not yet supported on Windows hosts (docs/wasm.md)")
 	out := filepath.Join(binDir, "wasm", name)
 	if _, err := os.Stat(out); err == nil {
 		return out
