@@ -22,7 +22,9 @@ type connFS struct {
 	opened atomic.Bool
 }
 
-func newConnFS(p *guestconn.Pipe) *connFS { return &connFS{file: &connFile{p: p}} }
+func newConnFS(p *guestconn.Pipe, polls *atomic.Int64) *connFS {
+	return &connFS{file: &connFile{p: p, polls: polls}}
+}
 
 func (c *connFS) OpenFile(path string, _ experimentalsys.Oflag, _ fs.FileMode) (experimentalsys.File, experimentalsys.Errno) {
 	switch path {
@@ -50,7 +52,9 @@ func (c *connFS) Stat(path string) (wazerosys.Stat_t, experimentalsys.Errno) {
 func (c *connFS) Lstat(path string) (wazerosys.Stat_t, experimentalsys.Errno) { return c.Stat(path) }
 
 // connDir is connFS's directory.
-type connDir struct{ experimentalsys.UnimplementedFile }
+type connDir struct {
+	experimentalsys.UnimplementedFile
+}
 
 func (connDir) IsDir() (bool, experimentalsys.Errno) { return true, 0 }
 
@@ -69,6 +73,7 @@ type connFile struct {
 	experimentalsys.UnimplementedFile
 	p        *guestconn.Pipe
 	nonblock atomic.Bool
+	polls    *atomic.Int64 // Poll's calls (a test hook)
 }
 
 // connFile is a PollableFile: poll_oneoff waits on it when it is the
@@ -117,6 +122,7 @@ func (f *connFile) Poll(flag experimentalsys.Pflag, timeoutMillis int32) (bool, 
 	if flag != experimentalsys.POLLIN {
 		return false, experimentalsys.ENOTSUP
 	}
+	f.polls.Add(1)
 	timeout := time.Duration(timeoutMillis) * time.Millisecond
 	if timeoutMillis < 0 {
 		timeout = -1

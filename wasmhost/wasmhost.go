@@ -280,7 +280,8 @@ func (r *Runtime) StartGuest(ctx context.Context, spec host.GuestSpec) (host.Gue
 	// last, so Dirs keep their descriptors), which plugin.Serve opens and
 	// makes its descriptor 0, the one poll_oneoff waits on.
 	conn := guestconn.New()
-	fsc = fsc.(sysfs.FSConfig).WithSysFSMount(newConnFS(conn), guestconn.Dir)
+	g := &guest{done: make(chan struct{}), budget: r.cfg.CPUBudget, conn: conn}
+	fsc = fsc.(sysfs.FSConfig).WithSysFSMount(newConnFS(conn, &g.polls), guestconn.Dir)
 	oom := &oomWatch{w: spec.Stderr}
 	mc := wazero.NewModuleConfig().
 		WithName("").
@@ -294,7 +295,7 @@ func (r *Runtime) StartGuest(ctx context.Context, spec host.GuestSpec) (host.Gue
 		mc = mc.WithEnv(k, v)
 	}
 	runCtx, cancel := context.WithCancelCause(context.Background())
-	g := &guest{done: make(chan struct{}), cancel: cancel, budget: r.cfg.CPUBudget, conn: conn}
+	g.cancel = cancel
 	r.running.Add(1)
 	r.mu.Lock()
 	r.guests[g] = struct{}{}
@@ -383,6 +384,7 @@ type guest struct {
 	cancel context.CancelCauseFunc
 	budget time.Duration
 	conn   *guestconn.Pipe
+	polls  atomic.Int64 // the guest's waits for input (a test hook)
 }
 
 func (g *guest) Done() <-chan struct{} { return g.done }
