@@ -179,7 +179,7 @@ func (c *Client) startGuest(ctx context.Context, cmd Command, gr GuestRunner) er
 }
 
 // connectGuest reads the guest's handshake within timeout, checks it and
-// connects over the guest's standard input and output.
+// connects over the guest's connection.
 func (c *Client) connectGuest(ctx context.Context, life *guestLife, timeout time.Duration) error {
 	text, err := life.readHandshake(ctx, timeout)
 	if err != nil {

@@ -65,7 +65,9 @@ type Config struct {
 type Dir struct {
 	// HostPath is the directory on the host.
 	HostPath string
-	// GuestPath is where the guest sees it; empty means HostPath.
+	// GuestPath is where the guest sees it; empty means HostPath. A
+	// guest's paths are "/"-separated: on Windows, set it (a C:\ path
+	// is no guest's).
 	GuestPath string
 	// Writable lets the guest create, change and remove files in it;
 	// otherwise it is read-only.
