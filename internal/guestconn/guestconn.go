@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"net"
+	"runtime"
 	"sync"
 	"time"
 )
@@ -69,7 +70,20 @@ func (p *Pipe) WaitReadable(timeout time.Duration) bool { return p.toGuest.waitR
 
 // Write sends b to the host, waiting while the host has a full buffer's
 // worth still to read; ErrClosed once the connection is closed.
-func (p *Pipe) Write(b []byte) (int, error) { return p.toHost.write(b) }
+//
+// A host goroutine woken by the write would run only once the writing
+// goroutine (the guest's one thread) blocks, or after another processor
+// steals it some microseconds later: Go queues a woken goroutine to run
+// next on the waker's processor. Write yields then, so that the host
+// reads the guest's answer while the guest goes on (on another processor
+// when there is one).
+func (p *Pipe) Write(b []byte) (int, error) {
+	n, woke, err := p.toHost.write(b)
+	if woke {
+		runtime.Gosched()
+	}
+	return n, err
+}
 
 // half is one direction of a Pipe.
 type half struct {
@@ -82,13 +96,16 @@ type half struct {
 
 func (h *half) init() { h.wake = make(chan struct{}) }
 
-// changed wakes the waiters; h.mu is held.
-func (h *half) changed() {
-	if h.waiting {
-		close(h.wake)
-		h.wake = make(chan struct{})
-		h.waiting = false
+// changed wakes the waiters, and reports whether there were any; h.mu
+// is held.
+func (h *half) changed() bool {
+	if !h.waiting {
+		return false
 	}
+	close(h.wake)
+	h.wake = make(chan struct{})
+	h.waiting = false
+	return true
 }
 
 // waitChan is the channel to wait on for the next change; h.mu is held.
@@ -159,7 +176,8 @@ func (h *half) waitReadable(timeout time.Duration) bool {
 	}
 }
 
-func (h *half) write(b []byte) (int, error) {
+// write appends b, and reports whether it woke a reader.
+func (h *half) write(b []byte) (n int, woke bool, err error) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	for !h.closed && h.buf.Len() >= bufLimit {
@@ -169,18 +187,20 @@ func (h *half) write(b []byte) (int, error) {
 		h.mu.Lock()
 	}
 	if h.closed {
-		return 0, ErrClosed
+		return 0, false, ErrClosed
 	}
 	h.buf.Write(b)
-	h.changed()
-	return len(b), nil
+	return len(b), h.changed(), nil
 }
 
 // hostConn is the host's end of a Pipe.
 type hostConn struct{ p *Pipe }
 
 func (c *hostConn) Read(b []byte) (int, error)  { return c.p.toHost.read(b) }
-func (c *hostConn) Write(b []byte) (int, error) { return c.p.toGuest.write(b) }
+func (c *hostConn) Write(b []byte) (int, error) {
+	n, _, err := c.p.toGuest.write(b)
+	return n, err
+}
 func (c *hostConn) Close() error                { return c.p.Close() }
 
 // The connection has no deadlines: the host's yamux session sets none,
