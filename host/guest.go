@@ -17,7 +17,6 @@ import (
 	"time"
 
 	"github.com/plugkit/plugkit/handshake"
-	"github.com/plugkit/plugkit/internal/framejoin"
 )
 
 // wasmMagic starts every WebAssembly module: "\0asm".
@@ -279,31 +278,17 @@ func (g *guestPipes) dial(context.Context, string) (net.Conn, error) {
 		return nil, errors.New("the guest's one connection is in use")
 	}
 	g.dialed = true
-	return &pipeConn{r: g.conn, w: &framejoin.Writer{W: g.conn}, closer: g.closeHostEnds}, nil
+	return &pipeConn{Conn: g.conn, closer: g.closeHostEnds}, nil
 }
 
-// pipeConn is a guest's connection as the host uses it: its writes join
-// each yamux data frame's header and body (one wake of the guest, not
-// two), and closing it closes the guest's standard output too.
+// pipeConn is a guest's connection as the host uses it: closing it
+// closes the guest's standard output too.
 type pipeConn struct {
-	r      io.Reader
-	w      io.Writer
+	net.Conn
 	closer func()
 }
 
-func (c *pipeConn) Read(p []byte) (int, error)       { return c.r.Read(p) }
-func (c *pipeConn) Write(p []byte) (int, error)      { return c.w.Write(p) }
-func (c *pipeConn) Close() error                     { c.closer(); return nil }
-func (c *pipeConn) LocalAddr() net.Addr              { return guestAddr{} }
-func (c *pipeConn) RemoteAddr() net.Addr             { return guestAddr{} }
-func (c *pipeConn) SetDeadline(time.Time) error      { return nil }
-func (c *pipeConn) SetReadDeadline(time.Time) error  { return nil }
-func (c *pipeConn) SetWriteDeadline(time.Time) error { return nil }
-
-type guestAddr struct{}
-
-func (guestAddr) Network() string { return "stdio" }
-func (guestAddr) String() string  { return "stdio" }
+func (c *pipeConn) Close() error { c.closer(); return nil }
 
 // guestExitState says how a guest ended, in ExitError's words.
 func guestExitState(err error) string {

@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"github.com/plugkit/plugkit/handshake"
-	"github.com/plugkit/plugkit/internal/framejoin"
 	"github.com/plugkit/plugkit/internal/guestconn"
 )
 
@@ -157,22 +156,19 @@ type stdioAddr struct{}
 func (stdioAddr) Network() string { return "unix" }
 func (stdioAddr) String() string  { return "stdio" }
 
-// stdioConn is the host connection as a net.Conn. Its writes go through
-// out, which sends each yamux data frame with one write to the host
-// rather than two. w is standard output, which carries the handshake
-// line only.
+// stdioConn is the host connection, r, as a net.Conn; w is standard
+// output, which carries the handshake line only.
 type stdioConn struct {
 	r, w      *os.File
-	out       *framejoin.Writer
 	closeOnce sync.Once
 }
 
 func newStdioConn(conn, stdout *os.File) *stdioConn {
-	return &stdioConn{r: conn, w: stdout, out: &framejoin.Writer{W: conn}}
+	return &stdioConn{r: conn, w: stdout}
 }
 
 func (c *stdioConn) Read(p []byte) (int, error)  { return c.r.Read(p) }
-func (c *stdioConn) Write(p []byte) (int, error) { return c.out.Write(p) }
+func (c *stdioConn) Write(p []byte) (int, error) { return c.r.Write(p) }
 
 // Close closes both ends: the host sees the connection end.
 func (c *stdioConn) Close() error {

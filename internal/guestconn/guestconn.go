@@ -196,12 +196,12 @@ func (h *half) write(b []byte) (n int, woke bool, err error) {
 // hostConn is the host's end of a Pipe.
 type hostConn struct{ p *Pipe }
 
-func (c *hostConn) Read(b []byte) (int, error)  { return c.p.toHost.read(b) }
+func (c *hostConn) Read(b []byte) (int, error) { return c.p.toHost.read(b) }
 func (c *hostConn) Write(b []byte) (int, error) {
 	n, _, err := c.p.toGuest.write(b)
 	return n, err
 }
-func (c *hostConn) Close() error                { return c.p.Close() }
+func (c *hostConn) Close() error { return c.p.Close() }
 
 // The connection has no deadlines: the host's yamux session sets none,
 // and closing it ends every wait.
@@ -211,8 +211,8 @@ func (c *hostConn) SetWriteDeadline(time.Time) error { return nil }
 func (c *hostConn) LocalAddr() net.Addr              { return addr{} }
 func (c *hostConn) RemoteAddr() net.Addr             { return addr{} }
 
-// addr names the connection.
+// addr names the connection, as a guest's always was.
 type addr struct{}
 
 func (addr) Network() string { return "stdio" }
-func (addr) String() string  { return "guest" }
+func (addr) String() string  { return "stdio" }
