@@ -32,7 +32,7 @@ var errNeedsMultiplex = errors.New("a WebAssembly (wasip1) plugin serves one con
 
 // errNoConn reports a guest started by something other than a plugkit
 // host, which gives it no connection.
-var errNoConn = errors.New("a plugkit WebAssembly (wasip1) plugin talks to its host over the connection plugkit's host gives it (" + guestconn.Dir + "/" + guestconn.Name + "), which this runtime does not: load it with plugkit's host.Start and a wasmhost.Runtime")
+var errNoConn = errors.New("a plugkit WebAssembly (wasip1) plugin talks to its host over the connection plugkit's host gives it (" + guestconn.Dir + "/" + guestconn.Name + "), which this runtime does not: load it with plugkit's host.Start and a wasmhost.Runtime, of this plugin's plugkit release or later (older ones talked to guests over standard input and output)")
 
 // guestStdio is the guest's connection to its host, made once.
 var guestStdio = sync.OnceValues(newStdioListener)
