@@ -28,7 +28,7 @@ import (
 
 // errNeedsMultiplex reports a wasip1 guest whose host did not ask for
 // multiplexing, which its single connection needs.
-var errNeedsMultiplex = errors.New("a WebAssembly (wasip1) plugin serves one connection over its standard input and output, so its host must multiplex it (" + handshake.EnvMultiplexGRPC + "=true): load it with plugkit's host.Start")
+var errNeedsMultiplex = errors.New("a WebAssembly (wasip1) plugin serves the one connection its host gives it, so its host must multiplex it (" + handshake.EnvMultiplexGRPC + "=true): load it with plugkit's host.Start")
 
 // errNoConn reports a guest started by something other than a plugkit
 // host, which gives it no connection.
