@@ -17,7 +17,6 @@ import (
 	"time"
 
 	"github.com/plugkit/plugkit/handshake"
-	"github.com/plugkit/plugkit/internal/framejoin"
 )
 
 // wasmMagic starts every WebAssembly module: "\0asm".
@@ -47,12 +46,13 @@ func IsWasmModule(module []byte) bool { return bytes.HasPrefix(module, wasmMagic
 // and gives the same Client, handshake and errors as for a binary; the
 // runner's Prepare is called for any other file (wasmhost refuses them).
 //
-// The guest gets no sockets: it writes its handshake line first on its
-// standard output, and then its standard input and output carry the one
-// connection, on which the host always multiplexes the broker
-// (Command.MultiplexBroker is implied). TLS is not used on that
-// connection: it never leaves the process (Options.Security's AutoMTLS
-// does not apply; host.TLS still does, for a guest that serves its own).
+// The guest gets no sockets: it writes its handshake line on its standard
+// output, and then talks to the host over the one connection its runner
+// gives it (Guest.Conn), an in-memory one, on which the host always
+// multiplexes the broker (Command.MultiplexBroker is implied). TLS is not
+// used on that connection: it never leaves the process (Options.Security's
+// AutoMTLS does not apply; host.TLS still does, for a guest that serves
+// its own).
 type GuestRunner interface {
 	Runner
 	// StartGuest starts the guest the spec names and returns at once;
@@ -75,21 +75,26 @@ type GuestSpec struct {
 	// Command.Env, and the host's variables Command.InheritEnv names
 	// (for a guest, nil names none).
 	Env []string
-	// Stdin, Stdout and Stderr are the guest's standard streams: the
-	// host's ends of pipes, which the host closes to end the guest.
-	Stdin  *os.File
+	// Stdout and Stderr are the guest's standard output, which carries
+	// its handshake line, and standard error, its logs: the host's ends
+	// of pipes. Its standard input is empty; its connection to the host
+	// is Guest.Conn.
 	Stdout *os.File
 	Stderr *os.File
 }
 
 // Guest is a plugin running inside the host's process.
 type Guest interface {
+	// Conn is the host's end of the guest's one connection, whose other
+	// end the guest serves on; closing it ends the guest's waits for
+	// input at once.
+	Conn() net.Conn
 	// Done is closed once the guest has ended; Err then says how (nil
 	// after it returned or exited with status 0).
 	Done() <-chan struct{}
 	Err() error
-	// Stop ends the guest at once, for cause; it is safe to call again
-	// and after the guest ended.
+	// Stop ends the guest at once, for cause, even one waiting for
+	// input; it is safe to call again and after the guest ended.
 	Stop(cause error)
 	// CPUBudget is how long the guest may keep its one thread busy
 	// without answering the host's health check; past it, the host stops
@@ -139,12 +144,13 @@ func (c *Client) startGuest(ctx context.Context, cmd Command, gr GuestRunner) er
 	if err != nil {
 		return &StartError{Name: c.name, Err: err}
 	}
-	guest, err := gr.StartGuest(ctx, GuestSpec{Path: cmd.Path, Module: module, Args: cmd.Args, Env: guestEnv(cmd, c.opts.Versions), Stdin: g.inR, Stdout: g.outW, Stderr: g.errW})
+	guest, err := gr.StartGuest(ctx, GuestSpec{Path: cmd.Path, Module: module, Args: cmd.Args, Env: guestEnv(cmd, c.opts.Versions), Stdout: g.outW, Stderr: g.errW})
 	if err != nil {
 		g.closeGuestEnds()
 		g.closeHostEnds()
 		return &StartError{Name: c.name, Err: err}
 	}
+	g.conn = guest.Conn()
 	// The runtime uses the guest's ends until the guest ends; closing
 	// them then ends the host's reads.
 	go func() {
@@ -172,7 +178,7 @@ func (c *Client) startGuest(ctx context.Context, cmd Command, gr GuestRunner) er
 }
 
 // connectGuest reads the guest's handshake within timeout, checks it and
-// connects over the guest's standard input and output.
+// connects over the guest's connection.
 func (c *Client) connectGuest(ctx context.Context, life *guestLife, timeout time.Duration) error {
 	text, err := life.readHandshake(ctx, timeout)
 	if err != nil {
@@ -199,9 +205,10 @@ func (c *Client) connectGuest(ctx context.Context, life *guestLife, timeout time
 	return c.connect(ctx, tlsConfig)
 }
 
-// guestPipes are the pipes of a guest's standard streams.
+// guestPipes are the pipes of a guest's standard output and error, and
+// its connection.
 type guestPipes struct {
-	inR, inW   *os.File // the guest reads inR
+	conn       net.Conn // the host's end of the guest's connection
 	outR, outW *os.File // the guest writes outW
 	errR, errW *os.File
 	stdout     *bufio.Reader
@@ -212,7 +219,7 @@ type guestPipes struct {
 }
 
 func newGuestPipes(c *Client) (*guestPipes, error) {
-	var fs [6]*os.File
+	var fs [4]*os.File
 	for i := 0; i < len(fs); i += 2 {
 		r, w, err := os.Pipe()
 		if err != nil {
@@ -223,7 +230,7 @@ func newGuestPipes(c *Client) (*guestPipes, error) {
 		}
 		fs[i], fs[i+1] = r, w
 	}
-	g := &guestPipes{inR: fs[0], inW: fs[1], outR: fs[2], outW: fs[3], errR: fs[4], errW: fs[5],
+	g := &guestPipes{outR: fs[0], outW: fs[1], errR: fs[2], errW: fs[3],
 		stderr: &logSink{logger: c.logger, source: "stderr"}, stderrDone: make(chan struct{}), lineCh: make(chan lineResult, 1)}
 	g.stdout = bufio.NewReader(g.outR)
 	go func() {
@@ -233,13 +240,17 @@ func newGuestPipes(c *Client) (*guestPipes, error) {
 	go func() {
 		line, complete, err := readLine(g.stdout, maxHandshakeLine)
 		g.lineCh <- lineResult{line, complete, err}
+		// Past its handshake line, a guest's standard output is logs
+		// (plugin.Serve sends os.Stdout to standard error anyway).
+		if err == nil {
+			(&logSink{logger: c.logger, source: "stdout"}).consume(g.stdout)
+		}
 	}()
 	return g, nil
 }
 
 // closeGuestEnds closes the guest's ends, once the guest has ended.
 func (g *guestPipes) closeGuestEnds() {
-	g.inR.Close()
 	g.outW.Close()
 	g.errW.Close()
 }
@@ -247,7 +258,9 @@ func (g *guestPipes) closeGuestEnds() {
 // closeHostEnds closes the host's ends: a guest waiting for input reads
 // the end of it, and one writing gets an error.
 func (g *guestPipes) closeHostEnds() {
-	g.inW.Close()
+	if g.conn != nil {
+		g.conn.Close()
+	}
 	g.outR.Close()
 }
 
@@ -259,36 +272,23 @@ func (g *guestPipes) waitStderr() {
 	}
 }
 
-// dial returns the guest's connection: its standard output past the
-// handshake line, and its standard input. There is one.
+// dial returns the guest's connection. There is one.
 func (g *guestPipes) dial(context.Context, string) (net.Conn, error) {
 	if g.dialed {
 		return nil, errors.New("the guest's one connection is in use")
 	}
 	g.dialed = true
-	return &pipeConn{r: g.stdout, w: &framejoin.Writer{W: g.inW}, closer: g.closeHostEnds}, nil
+	return &pipeConn{Conn: g.conn, closer: g.closeHostEnds}, nil
 }
 
-// pipeConn is a guest's standard output and input as a net.Conn.
+// pipeConn is a guest's connection as the host uses it: closing it
+// closes the guest's standard output too.
 type pipeConn struct {
-	r      io.Reader
-	w      io.Writer
+	net.Conn
 	closer func()
 }
 
-func (c *pipeConn) Read(p []byte) (int, error)       { return c.r.Read(p) }
-func (c *pipeConn) Write(p []byte) (int, error)      { return c.w.Write(p) }
-func (c *pipeConn) Close() error                     { c.closer(); return nil }
-func (c *pipeConn) LocalAddr() net.Addr              { return guestAddr{} }
-func (c *pipeConn) RemoteAddr() net.Addr             { return guestAddr{} }
-func (c *pipeConn) SetDeadline(time.Time) error      { return nil }
-func (c *pipeConn) SetReadDeadline(time.Time) error  { return nil }
-func (c *pipeConn) SetWriteDeadline(time.Time) error { return nil }
-
-type guestAddr struct{}
-
-func (guestAddr) Network() string { return "stdio" }
-func (guestAddr) String() string  { return "stdio" }
+func (c *pipeConn) Close() error { c.closer(); return nil }
 
 // guestExitState says how a guest ended, in ExitError's words.
 func guestExitState(err error) string {

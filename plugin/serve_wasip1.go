@@ -5,6 +5,7 @@ package plugin
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"os"
@@ -13,34 +14,50 @@ import (
 	"time"
 
 	"github.com/plugkit/plugkit/handshake"
-	"github.com/plugkit/plugkit/internal/framejoin"
+	"github.com/plugkit/plugkit/internal/guestconn"
 )
 
 // A WebAssembly (wasip1) guest has no sockets of its own: its host, which
-// runs it in-process, talks to it over its standard input and output.
-// The guest writes the handshake line first on standard output; after it,
-// standard input and output carry one connection, on which the host
-// always multiplexes (yamux) the main gRPC connection and every brokered
-// one. Standard error carries the guest's logs, as a process's does.
+// runs it in-process, gives it one connection as a file (guestconn.Dir,
+// guestconn.Name), which the guest makes its descriptor 0: wazero's
+// poll_oneoff waits for input on descriptor 0 only. The guest writes the
+// handshake line on standard output; then the connection carries the
+// main gRPC connection and every brokered one, which the host always
+// multiplexes (yamux). Standard error carries the guest's logs, as a
+// process's does.
 
 // errNeedsMultiplex reports a wasip1 guest whose host did not ask for
 // multiplexing, which its single connection needs.
-var errNeedsMultiplex = errors.New("a WebAssembly (wasip1) plugin serves one connection over its standard input and output, so its host must multiplex it (" + handshake.EnvMultiplexGRPC + "=true): load it with plugkit's host.Start")
+var errNeedsMultiplex = errors.New("a WebAssembly (wasip1) plugin serves the one connection its host gives it, so its host must multiplex it (" + handshake.EnvMultiplexGRPC + "=true): load it with plugkit's host.Start")
+
+// errNoConn reports a guest started by something other than a plugkit
+// host, which gives it no connection.
+var errNoConn = errors.New("a plugkit WebAssembly (wasip1) plugin talks to its host over the connection plugkit's host gives it (" + guestconn.Dir + "/" + guestconn.Name + "), which this runtime does not: load it with plugkit's host.Start and a wasmhost.Runtime, of this plugin's plugkit release or later (older ones talked to guests over standard input and output)")
 
 // guestStdio is the guest's connection to its host, made once.
-var guestStdio = sync.OnceValue(newStdioListener)
+var guestStdio = sync.OnceValues(newStdioListener)
 
 // openListener returns the listener of the guest's one connection.
 func openListener(env handshake.Env) (net.Listener, error) {
 	if !env.Multiplex {
 		return nil, errNeedsMultiplex
 	}
-	return guestStdio(), nil
+	l, err := guestStdio()
+	if err != nil {
+		return nil, err
+	}
+	return l, nil
 }
 
 // handshakeOut is where the handshake line goes: standard output, ahead
 // of the connection, which Accept hands out only once the line is out.
-func handshakeOut() io.Writer { return guestStdio().announcer() }
+func handshakeOut() io.Writer {
+	l, err := guestStdio()
+	if err != nil {
+		return os.Stdout // openListener failed already; not reached
+	}
+	return l.announcer()
+}
 
 // stdioListener hands out its one connection once the handshake line is
 // written, and then blocks until closed.
@@ -53,18 +70,51 @@ type stdioListener struct {
 	closeOnce sync.Once
 }
 
-func newStdioListener() *stdioListener {
-	// Standard input is read through the runtime's poller (poll_oneoff),
-	// so that a read waiting for the host does not stall every other
-	// goroutine of the single-threaded guest. Standard output stays
-	// blocking: the host always drains it.
-	syscall.SetNonblock(0, true)
+func newStdioListener() (*stdioListener, error) {
+	conn, err := openConn()
+	if err != nil {
+		return nil, err
+	}
 	return &stdioListener{
-		conn:      newStdioConn(os.NewFile(0, "stdin"), os.NewFile(1, "stdout")),
+		conn:      newStdioConn(conn, os.NewFile(1, "stdout")),
 		announced: make(chan struct{}),
 		closed:    make(chan struct{}),
-	}
+	}, nil
 }
+
+// openConn opens the guest's connection and makes it descriptor 0, in
+// place of standard input: wazero's poll_oneoff waits for input on
+// descriptor 0 only (any other non-blocking one it reports ready at once,
+// a busy loop). It is read through the runtime's poller, so that a read
+// waiting for the host does not stall every other goroutine of the
+// single-threaded guest.
+func openConn() (*os.File, error) {
+	// Standard input is one of the runtime's stdio descriptors, which
+	// fd_renumber does not replace: close it first (the file then
+	// usually opens as 0 anyway, the lowest free descriptor).
+	syscall.Close(0)
+	fd, err := syscall.Open(guestconn.Dir+"/"+guestconn.Name, syscall.O_RDWR, 0)
+	if err != nil {
+		return nil, fmt.Errorf("%w (%v)", errNoConn, err)
+	}
+	if fd != 0 {
+		if errno := fdRenumber(int32(fd), 0); errno != 0 {
+			syscall.Close(fd)
+			return nil, fmt.Errorf("making the host connection descriptor 0: %w", syscall.Errno(errno))
+		}
+	}
+	if err := syscall.SetNonblock(0, true); err != nil {
+		return nil, fmt.Errorf("making the host connection non-blocking: %w", err)
+	}
+	return os.NewFile(0, guestconn.Name), nil
+}
+
+// fdRenumber is WASI's fd_renumber: it moves descriptor from to to,
+// closing what to was.
+//
+//go:wasmimport wasi_snapshot_preview1 fd_renumber
+//go:noescape
+func fdRenumber(from, to int32) uint32
 
 // announcer writes the handshake line to standard output and then lets
 // Accept hand out the connection.
@@ -106,21 +156,19 @@ type stdioAddr struct{}
 func (stdioAddr) Network() string { return "unix" }
 func (stdioAddr) String() string  { return "stdio" }
 
-// stdioConn is standard input and output as a net.Conn. Its writes go
-// through out, which sends each yamux data frame with one write to the
-// host rather than two.
+// stdioConn is the host connection, r, as a net.Conn; w is standard
+// output, which carries the handshake line only.
 type stdioConn struct {
 	r, w      *os.File
-	out       *framejoin.Writer
 	closeOnce sync.Once
 }
 
-func newStdioConn(r, w *os.File) *stdioConn {
-	return &stdioConn{r: r, w: w, out: &framejoin.Writer{W: w}}
+func newStdioConn(conn, stdout *os.File) *stdioConn {
+	return &stdioConn{r: conn, w: stdout}
 }
 
 func (c *stdioConn) Read(p []byte) (int, error)  { return c.r.Read(p) }
-func (c *stdioConn) Write(p []byte) (int, error) { return c.out.Write(p) }
+func (c *stdioConn) Write(p []byte) (int, error) { return c.r.Write(p) }
 
 // Close closes both ends: the host sees the connection end.
 func (c *stdioConn) Close() error {

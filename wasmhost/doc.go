@@ -14,5 +14,8 @@
 // fails), only the environment the host gives it (the handshake variables,
 // Command.Env, and the host's variables Command.InheritEnv names), a
 // memory limit (Config.MemoryLimit) and, when set, a CPU budget per call
-// (Config.CPUBudget). See docs/wasm.md.
+// (Config.CPUBudget). A guest's connection to its host is in memory: a
+// file the Runtime mounts for it (a preopen of its own), which plugin.Serve
+// makes its descriptor 0 and waits on without any OS pipe or system call,
+// on every system. See docs/wasm.md.
 package wasmhost

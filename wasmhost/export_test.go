@@ -5,3 +5,15 @@ func Running(r *Runtime) int { return int(r.running.Load()) }
 
 // Reads is how many module files r read.
 func Reads(r *Runtime) int { return int(r.reads.Load()) }
+
+// Polls is how many times r's running guests waited for input
+// (poll_oneoff on their connection).
+func Polls(r *Runtime) int64 {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var n int64
+	for g := range r.guests {
+		n += g.polls.Load()
+	}
+	return n
+}

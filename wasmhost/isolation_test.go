@@ -1,11 +1,14 @@
 package wasmhost_test
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"net"
 	"os"
+	"path"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -31,13 +34,20 @@ func TestIsolationProbes(t *testing.T) {
 	defer ln.Close()
 	t.Setenv("PLUGKIT_GUEST_SECRET", "s3cret")
 	t.Setenv("PLUGKIT_GUEST_GIVEN", "yes")
-	rt := wasmhost.New(testConfig(wasmhost.Config{Dirs: []wasmhost.Dir{{HostPath: rw, Writable: true}, {HostPath: ro, GuestPath: "/ro"}}}))
+	// The guest sees rw where the host does, except on Windows, whose
+	// paths (C:\...) are not a guest's.
+	rwGuest := ""
+	if runtime.GOOS == "windows" {
+		rwGuest = "/rw"
+	}
+	rt := wasmhost.New(testConfig(wasmhost.Config{Dirs: []wasmhost.Dir{{HostPath: rw, GuestPath: rwGuest, Writable: true}, {HostPath: ro, GuestPath: "/ro"}}}))
+	rwInGuest := cmp.Or(rwGuest, rw)
 	t.Cleanup(func() { rt.Close(context.Background()) }) // after the Clients
 	cmd := command(t, rt)
 	cmd.InheritEnv = []string{"PLUGKIT_GUEST_GIVEN"}
 	c := startGuest(t, cmd)
 
-	for _, key := range []string{"write:" + filepath.Join(rw, "new"), "read:/ro/data", "env:PLUGKIT_GUEST_GIVEN"} {
+	for _, key := range []string{"write:" + path.Join(filepath.ToSlash(rwInGuest), "new"), "read:/ro/data", "env:PLUGKIT_GUEST_GIVEN"} {
 		if err := exists(c, key); err != nil {
 			t.Errorf("%s: %v; want it granted", key, err)
 		}
@@ -49,7 +59,7 @@ func TestIsolationProbes(t *testing.T) {
 		"read:/etc/passwd",
 		"write:" + filepath.Join(outside, "escaped"),
 		"write:/ro/new",
-		"write:" + filepath.Join(rw, "..", filepath.Base(outside), "escaped"),
+		"write:" + path.Join(filepath.ToSlash(rwInGuest), "..", filepath.Base(outside), "escaped"),
 		"dial:" + ln.Addr().String(),
 		"env:PLUGKIT_GUEST_SECRET",
 	} {

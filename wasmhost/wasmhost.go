@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"hash/maphash"
 	"io"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -16,10 +17,12 @@ import (
 	"time"
 
 	"github.com/tetratelabs/wazero"
+	"github.com/tetratelabs/wazero/experimental/sysfs"
 	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
 	"github.com/tetratelabs/wazero/sys"
 
 	"github.com/plugkit/plugkit/host"
+	"github.com/plugkit/plugkit/internal/guestconn"
 )
 
 // DefaultMemoryLimit is a guest's memory limit when Config.MemoryLimit is
@@ -62,7 +65,9 @@ type Config struct {
 type Dir struct {
 	// HostPath is the directory on the host.
 	HostPath string
-	// GuestPath is where the guest sees it; empty means HostPath.
+	// GuestPath is where the guest sees it; empty means HostPath. A
+	// guest's paths are "/"-separated: on Windows, set it (a C:\ path
+	// is no guest's).
 	GuestPath string
 	// Writable lets the guest create, change and remove files in it;
 	// otherwise it is read-only.
@@ -237,7 +242,7 @@ const closeWait = 2 * time.Second
 var errRuntimeClosed = errors.New("wasmhost: the Runtime was closed")
 
 // Close stops the guests still running (close their host.Clients first:
-// a guest waiting for input ends when its Client closes its pipes), waits
+// a guest waiting for input ends when its Client closes its connection), waits
 // for them within ctx (at most 2 s), and releases the compiled modules.
 func (r *Runtime) Close(ctx context.Context) error {
 	if r.init() != nil || r.rt == nil {
@@ -273,11 +278,17 @@ func (r *Runtime) StartGuest(ctx context.Context, spec host.GuestSpec) (host.Gue
 	if err != nil {
 		return nil, err
 	}
+	// The guest's connection to the host: a file of its own (mounted
+	// last, so Dirs keep their descriptors), which plugin.Serve opens and
+	// makes its descriptor 0, the one poll_oneoff waits on.
+	conn := guestconn.New()
+	g := &guest{done: make(chan struct{}), budget: r.cfg.CPUBudget, conn: conn}
+	fsc = fsc.(sysfs.FSConfig).WithSysFSMount(newConnFS(conn, &g.polls), guestconn.Dir)
 	oom := &oomWatch{w: spec.Stderr}
 	mc := wazero.NewModuleConfig().
 		WithName("").
 		WithArgs(append([]string{filepath.Base(spec.Path)}, spec.Args...)...).
-		WithStdin(spec.Stdin).WithStdout(spec.Stdout).WithStderr(oom).
+		WithStdout(spec.Stdout).WithStderr(oom).
 		WithSysWalltime().WithSysNanotime().WithSysNanosleep().
 		WithRandSource(rand.Reader).
 		WithFSConfig(fsc)
@@ -286,13 +297,14 @@ func (r *Runtime) StartGuest(ctx context.Context, spec host.GuestSpec) (host.Gue
 		mc = mc.WithEnv(k, v)
 	}
 	runCtx, cancel := context.WithCancelCause(context.Background())
-	g := &guest{done: make(chan struct{}), cancel: cancel, budget: r.cfg.CPUBudget}
+	g.cancel = cancel
 	r.running.Add(1)
 	r.mu.Lock()
 	r.guests[g] = struct{}{}
 	r.mu.Unlock()
 	go func() {
 		defer close(g.done)
+		defer conn.Close()
 		defer r.running.Add(-1)
 		defer func() {
 			r.mu.Lock()
@@ -373,6 +385,8 @@ type guest struct {
 	err    error
 	cancel context.CancelCauseFunc
 	budget time.Duration
+	conn   *guestconn.Pipe
+	polls  atomic.Int64 // the guest's waits for input (a test hook)
 }
 
 func (g *guest) Done() <-chan struct{} { return g.done }
@@ -391,7 +405,12 @@ func (g *guest) Stop(cause error) {
 		cause = context.Canceled
 	}
 	g.cancel(cause)
+	// A guest waiting in poll_oneoff is in the host's code, where the
+	// cancelled context does not reach: closing its connection wakes it.
+	g.conn.Close()
 }
+
+func (g *guest) Conn() net.Conn { return g.conn.Host() }
 
 func (g *guest) CPUBudget() time.Duration { return g.budget }
 

@@ -1,5 +1,7 @@
 // Command wintest runs plugkit's tests as Windows programs under Wine:
-// `make test-windows` runs it from the repository's root.
+// `make test-windows` runs it from the repository's root over every
+// package; package patterns run only those (`go run
+// ./internal/tools/wintest -run TestX ./wasmhost/`).
 //
 // It installs nothing. It needs wine (Debian: wine and wine64, Wine 8) and a MinGW
 // cross compiler (Debian: gcc-mingw-w64-x86-64), and then:
