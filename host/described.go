@@ -38,3 +38,32 @@ func (c *Client) finishDescribed(ctx context.Context, l *launched, text string) 
 	c.described = payload
 	return nil
 }
+
+// finishDescribedGuest is finishDescribed for a guest (GuestRunner): it
+// waits for the guest to end with status 0 within its stop timeout, and
+// stops one that stays. The caller stops a guest on the error returned.
+func (c *Client) finishDescribedGuest(ctx context.Context, l *guestLife, text string) error {
+	payload, err := handshake.ParseDescribe(text)
+	if err != nil {
+		return err
+	}
+	c.rep.report(Event{Type: EventStarted})
+	t := time.NewTimer(l.stopWait)
+	defer t.Stop()
+	select {
+	case <-l.guest.Done():
+	case <-t.C:
+		return fmt.Errorf("wrote its description but did not exit within %v; stopped it: fix the plugin", l.stopWait)
+	case <-ctx.Done():
+		return fmt.Errorf("waiting for the plugin to exit after its description: %w", ctx.Err())
+	}
+	if err := l.guest.Err(); err != nil {
+		return l.exitError()
+	}
+	l.stopping.Store(true)
+	l.pipes.closeHostEnds()
+	l.pipes.waitStderr()
+	c.rep.report(Event{Type: EventExited, Duration: time.Since(c.started)})
+	c.described = payload
+	return nil
+}

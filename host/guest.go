@@ -107,13 +107,14 @@ type Guest interface {
 var ErrWasmNeedsRuntime = errors.New("it is a WebAssembly module: set Command.Runner to a runtime for it (wasmhost.New), or give the path of a native binary")
 
 // guestEnv is the environment of a guest: the handshake variables, the
-// command's own and only the host's variables InheritEnv names.
-func guestEnv(cmd Command, versions []int) []string {
+// command's own and only the host's variables InheritEnv names; describe
+// asks only for its description (handshake.EnvDescribe).
+func guestEnv(cmd Command, versions []int, describe bool) []string {
 	var hostEnv []string
 	if cmd.InheritEnv != nil {
 		hostEnv = inherited(cmd, os.Environ())
 	}
-	env := handshake.Env{Cookie: cmd.Cookie, Versions: versions, Multiplex: true}
+	env := handshake.Env{Cookie: cmd.Cookie, Versions: versions, Multiplex: true, Describe: describe}
 	return slices.Concat(hostEnv, cmd.Env, env.Environ())
 }
 
@@ -144,7 +145,7 @@ func (c *Client) startGuest(ctx context.Context, cmd Command, gr GuestRunner) er
 	if err != nil {
 		return &StartError{Name: c.name, Err: err}
 	}
-	guest, err := gr.StartGuest(ctx, GuestSpec{Path: cmd.Path, Module: module, Args: cmd.Args, Env: guestEnv(cmd, c.opts.Versions), Stdout: g.outW, Stderr: g.errW})
+	guest, err := gr.StartGuest(ctx, GuestSpec{Path: cmd.Path, Module: module, Args: cmd.Args, Env: guestEnv(cmd, c.opts.Versions, c.describe), Stdout: g.outW, Stderr: g.errW})
 	if err != nil {
 		g.closeGuestEnds()
 		g.closeHostEnds()
@@ -159,17 +160,17 @@ func (c *Client) startGuest(ctx context.Context, cmd Command, gr GuestRunner) er
 	}()
 	life := &guestLife{pipes: g, guest: guest, name: c.name, stopWait: stopTimeout(cmd.Timeouts.Stop)}
 	c.life = life
-	if err := c.connectGuest(ctx, life, cmp.Or(cmd.Timeouts.Start, DefaultStartTimeout)); err != nil {
-		guest.Stop(err)
-		g.closeHostEnds()
-		<-guest.Done()
-		g.waitStderr()
-		var exit *ExitError
-		if errors.As(err, &exit) {
-			exit.Stderr = g.stderr.lastLines()
-			return exit
+	text, err := life.readHandshake(ctx, cmp.Or(cmd.Timeouts.Start, DefaultStartTimeout))
+	if err == nil && c.describe && handshake.IsDescribeLine(text) {
+		err = c.finishDescribedGuest(ctx, life, text) // described.go
+		if err == nil {
+			return nil
 		}
-		return &StartError{Name: c.name, Err: err, Stderr: g.stderr.lastLines()}
+	} else if err == nil {
+		err = c.connectGuest(ctx, life, text)
+	}
+	if err != nil {
+		return life.fail(c.name, err)
 	}
 	c.ready = time.Since(c.started)
 	c.rep.report(Event{Type: EventReady, Major: c.line.AppVersion, Duration: c.ready})
@@ -177,13 +178,9 @@ func (c *Client) startGuest(ctx context.Context, cmd Command, gr GuestRunner) er
 	return nil
 }
 
-// connectGuest reads the guest's handshake within timeout, checks it and
-// connects over the guest's connection.
-func (c *Client) connectGuest(ctx context.Context, life *guestLife, timeout time.Duration) error {
-	text, err := life.readHandshake(ctx, timeout)
-	if err != nil {
-		return err
-	}
+// connectGuest checks the guest's handshake line (text) and connects over
+// the guest's connection.
+func (c *Client) connectGuest(ctx context.Context, life *guestLife, text string) error {
 	line, err := handshake.Parse(text)
 	if err != nil {
 		return err

@@ -57,6 +57,22 @@ func (l *guestLife) readHandshake(ctx context.Context, timeout time.Duration) (s
 	}
 }
 
+// fail stops a guest whose start failed with err, and returns the error
+// Start gives for it, with what the guest wrote on its standard error.
+func (l *guestLife) fail(name string, err error) error {
+	g := l.pipes
+	l.guest.Stop(err)
+	g.closeHostEnds()
+	<-l.guest.Done()
+	g.waitStderr()
+	var exit *ExitError
+	if errors.As(err, &exit) {
+		exit.Stderr = g.stderr.lastLines()
+		return exit
+	}
+	return &StartError{Name: name, Err: err, Stderr: g.stderr.lastLines()}
+}
+
 // exitError is the ExitError of a guest that ended before its handshake.
 func (l *guestLife) exitError() error {
 	l.pipes.waitStderr()

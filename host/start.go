@@ -121,8 +121,9 @@ func startCommand(ctx context.Context, cmd Command, opts Options, describe bool)
 // has exited 0 and is reaped. Any other plugin ignores the variable and
 // answers with its handshake line: that process is connected to as Start
 // connects, and DescribeOrStart returns its Client (Describe it over
-// gRPC, then Close it) and no payload. A WebAssembly cmd.Path is always
-// started.
+// gRPC, then Close it) and no payload. A WebAssembly cmd.Path (run by a
+// GuestRunner) is asked the same way: a catalog guest writes its
+// description and ends without serving, or the guest is connected to.
 func DescribeOrStart(ctx context.Context, cmd Command, opts Options) ([]byte, *Client, error) {
 	c, err := startCommand(ctx, cmd, opts, true)
 	switch {

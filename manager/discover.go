@@ -238,18 +238,18 @@ func (m *Manager) describe(ctx context.Context, path string, run *describeRun) *
 }
 
 // startDescribe launches the binary at path for its description. Unless
-// the process is to be kept (Config.KeepDescribed) or is a WebAssembly
-// guest, a plugkit catalog plugin is asked for its description alone
+// the process is to be kept (Config.KeepDescribed), a plugkit catalog
+// plugin, native or WebAssembly, is asked for its description alone
 // (host.DescribeOrStart: no key pair, listener or gRPC; it exits once it
-// has written it); any other plugin, and those, are started and return
-// their Client, for Describe over gRPC. wasm says the file is a
+// has written it); any other plugin, and a kept one, is started and
+// returns its Client, for Describe over gRPC. wasm says the file is a
 // WebAssembly module (runnable).
 func (m *Manager) startDescribe(ctx context.Context, path string, wasm bool) (*catalogv1.DescribeResponse, *host.Client, error) {
-	if m.cfg.KeepDescribed || wasm {
+	if m.cfg.KeepDescribed {
 		c, err := m.start(ctx, path, "", wasm)
 		return nil, c, err
 	}
-	cmd, opts := m.hostConfig(path, false)
+	cmd, opts := m.hostConfig(path, wasm)
 	payload, c, err := host.DescribeOrStart(ctx, cmd, opts)
 	m.countLaunch(err)
 	if err != nil || c != nil {

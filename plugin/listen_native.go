@@ -7,6 +7,8 @@ import (
 	"net"
 	"os"
 
+	"google.golang.org/grpc"
+
 	"github.com/plugkit/plugkit/handshake"
 	"github.com/plugkit/plugkit/internal/listen"
 )
@@ -20,6 +22,10 @@ func openListener(env handshake.Env) (net.Listener, error) {
 	}
 	return listen.Unix(listen.UnixConfig{Dir: env.UnixSocketDir, Group: env.UnixSocketGroup})
 }
+
+// platformServerOptions are the gRPC server options a plugin process
+// adds to its own: none (serve_wasip1.go has a guest's).
+func platformServerOptions() []grpc.ServerOption { return nil }
 
 // handshakeOut is where the handshake line goes: standard output.
 func handshakeOut() io.Writer { return os.Stdout }

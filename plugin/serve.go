@@ -239,6 +239,7 @@ func (p *hosted) build(version int, tlsConfig *tls.Config, env handshake.Env) er
 	if tlsConfig != nil {
 		opts = append(opts, grpc.Creds(credentials.NewTLS(tlsConfig)))
 	}
+	opts = append(opts, platformServerOptions()...) // listen_native.go, serve_wasip1.go
 	opts = append(opts, p.cfg.ServerOptions...)
 	opts = append(opts, p.tracing.serverOptions()...)
 	srv, hs, err := p.cfg.newServer(version, opts, serverParts{

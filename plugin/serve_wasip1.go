@@ -13,6 +13,8 @@ import (
 	"syscall"
 	"time"
 
+	"google.golang.org/grpc"
+
 	"github.com/plugkit/plugkit/handshake"
 	"github.com/plugkit/plugkit/internal/guestconn"
 )
@@ -208,3 +210,15 @@ func parentProbe() (gone func() bool, release func()) { return nil, func() {} }
 func serveContext(Config) (context.Context, context.CancelFunc) {
 	return context.WithCancel(context.Background())
 }
+
+// platformServerOptions are the gRPC server options of a guest: a few
+// stream workers serve calls on goroutines they keep, where grpc-go
+// starts one per call otherwise, which Go's single-threaded wasm port
+// pays for on every call. A call that finds every worker busy still gets
+// a goroutine of its own, so a call that waits holds up no other.
+func platformServerOptions() []grpc.ServerOption {
+	return []grpc.ServerOption{grpc.NumStreamWorkers(guestStreamWorkers)}
+}
+
+// guestStreamWorkers is how many stream workers a guest keeps.
+const guestStreamWorkers = 4

@@ -13,6 +13,10 @@
 //	env:NAME       the variable is set
 //
 // PLUGKIT_GUEST_STALL=1 makes it wait forever before its handshake.
+// PLUGKIT_GUEST_DESCRIBE makes it answer a describe request
+// (handshake.EnvDescribe) with the describe line of the payload
+// "described", as catalog.Serve does: "exit" then exits 0, "stay" waits
+// forever, "fail" exits 3; without it, it ignores the request and serves.
 //
 // Init's config "dial" names a broker ID the host serves (a health
 // service; the answer for "host" comes back as the error), "serve" an ID
@@ -26,6 +30,7 @@ import (
 	"net"
 	"os"
 	"strings"
+	"time"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/health"
@@ -123,7 +128,28 @@ func register(s *grpc.Server, b *broker.Broker) error {
 	return nil
 }
 
+// describe answers a describe request the way PLUGKIT_GUEST_DESCRIBE
+// says, if there is one.
+func describe() {
+	mode := os.Getenv("PLUGKIT_GUEST_DESCRIBE")
+	if mode == "" || os.Getenv(handshake.EnvDescribe) != "1" {
+		return
+	}
+	line, _ := handshake.FormatDescribe([]byte("described"))
+	fmt.Println(line)
+	switch mode {
+	case "stay":
+		for {
+			time.Sleep(10 * time.Millisecond) // select{} would be a deadlock the runtime ends; a long sleep is not stopped at once
+		}
+	case "fail":
+		os.Exit(3)
+	}
+	os.Exit(0)
+}
+
 func main() {
+	describe()
 	if os.Getenv("PLUGKIT_GUEST_STALL") != "" {
 		select {} // never handshakes
 	}

@@ -7,11 +7,15 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"google.golang.org/grpc"
+
 	"github.com/plugkit/plugkit/conformance"
 	"github.com/plugkit/plugkit/examples/objectstore"
+	catalogv1 "github.com/plugkit/plugkit/gen/plugkit/catalog/v1"
 	"github.com/plugkit/plugkit/host"
 	"github.com/plugkit/plugkit/internal/testutil"
 	"github.com/plugkit/plugkit/manager"
@@ -119,8 +123,9 @@ func TestMatrixWasm(t *testing.T) {
 }
 
 // TestManagerWasm: a manager discovers a .wasm beside a binary in a
-// plugin directory, describes it, dispenses it through the adapter, and says what to do with
-// a .wasm file that is not a module.
+// plugin directory, describes it (by its describe line, as the binary:
+// no Describe call over gRPC), dispenses it through the adapter, and says
+// what to do with a .wasm file that is not a module.
 func TestManagerWasm(t *testing.T) {
 	dir := pluginDir(t, map[string]string{"fs": "../../plugins/fs"})
 	copyInto(t, dir, buildWasm(t, "memory.wasm", "../../plugins/memory"))
@@ -130,11 +135,22 @@ func TestManagerWasm(t *testing.T) {
 	cacheFile := filepath.Join(testutil.TempDir(t), "cache.json")
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
+	var describeCalls atomic.Int32
+	count := func(ctx context.Context, method string, req, reply any, cc *grpc.ClientConn, invoke grpc.UnaryInvoker, opts ...grpc.CallOption) error {
+		if method == catalogv1.Catalog_Describe_FullMethodName {
+			describeCalls.Add(1)
+		}
+		return invoke(ctx, method, req, reply, cc, opts...)
+	}
 	m := manager.New(manager.Config{Sources: []manager.Source{manager.Dirs(dir)}, Launch: host.Command{Cookie: objectstore.Cookie}, CacheFile: cacheFile,
+		Host: host.Options{DialOptions: []grpc.DialOption{grpc.WithChainUnaryInterceptor(count)}},
 		Wasm: wasmConfig(filepath.Join(dir, "memory.wasm"))})
 	defer m.Close()
 	if err := m.Discover(ctx); err != nil {
 		t.Fatal(err)
+	}
+	if n := describeCalls.Load(); n != 0 {
+		t.Errorf("%d Describe calls over gRPC during Discover; want 0: catalog plugins, memory.wasm too, write their description", n)
 	}
 	for _, b := range m.Binaries() {
 		switch filepath.Base(b.Path) {
