@@ -397,8 +397,9 @@ func TestWasmUseChoosesThePlatform(t *testing.T) {
 		{WasmFallback, both, here}, {WasmFallback, native, here}, {WasmFallback, module, PlatformWasm},
 		{WasmFallback, neither, "no binary for " + here + " and no WebAssembly module (it has plan9/mips)"},
 		{WasmPrefer, both, PlatformWasm}, {WasmPrefer, native, here}, {WasmPrefer, module, PlatformWasm},
-		{WasmOnly, both, PlatformWasm}, {WasmOnly, module, PlatformWasm}, {WasmOnly, native, "has no WebAssembly module"},
-		{WasmNever, both, here}, {WasmNever, native, here}, {WasmNever, module, "only a WebAssembly module (wasip1/wasm): allow it"},
+		{WasmOnly, both, PlatformWasm}, {WasmOnly, module, PlatformWasm}, {WasmOnly, native, "has no WebAssembly module (" + PlatformWasm + "; it has " + here + "): install its native binary"},
+		{WasmOnly, neither, "no binary for " + here + " and no WebAssembly module (it has plan9/mips): ask the publisher"},
+		{WasmNever, both, here}, {WasmNever, native, here}, {WasmNever, module, "only a WebAssembly module (" + PlatformWasm + "): allow it"},
 	} {
 		got, err := tc.use.platform(repo, tc.rel)
 		if err != nil {

@@ -78,7 +78,7 @@ func runInstall(args []string, stdout, stderr io.Writer) int {
 	if target.Locked != nil {
 		rel, err = release.Fetch(ctx, repo, target.Locked.Version)
 	} else {
-		rel, err = release.Resolve(ctx, repo, release.Selection{Requirement: compat.Requirement{Kind: *kind, Majors: ms}, Constraint: *constraint})
+		rel, err = release.Resolve(ctx, repo, release.Selection{Requirement: compat.Requirement{Kind: *kind, Majors: ms}, Constraint: *constraint, Platforms: use.Platforms()})
 	}
 	if err != nil {
 		return fail(stderr, "install", err)
