@@ -22,10 +22,6 @@ import (
 	"github.com/plugkit/plugkit/wasmhost"
 )
 
-// wasmNotOnWindows is why the tests that run a guest are skipped on
-// Windows.
-const wasmNotOnWindows = "WebAssembly guests do not run under Wine yet: wazero v1.12.0 reads a guest's non-blocking stdin pipe as blocking there (docs/wasm.md)"
-
 // moduleName is the file name of the memory example plugin's module in
 // the tests' releases.
 const moduleName = "objectstore-memory.wasm"
@@ -43,7 +39,6 @@ var wasmBuild struct {
 // nothing, which under the race detector takes minutes.
 func memoryModule(t testing.TB) (path, cache string) {
 	t.Helper()
-	testutil.NotOnWindows(t, wasmNotOnWindows)
 	pluginBinary(t, "memory") // makes buildDir
 	wasmBuild.once.Do(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)

@@ -20,7 +20,6 @@ import (
 // platform; lock --platform wasip1/wasm records the module alone; an
 // unknown --wasm is refused.
 func TestReleaseWasmCLI(t *testing.T) {
-	testutil.NotOnWindows(t, "WebAssembly guests do not run under Wine yet (docs/wasm.md)")
 	reg := registrytest.Start(t, registrytest.Options{})
 	work := testutil.TempDir(t)
 	keyFile, pubFile, err := demoKeys(work)
@@ -45,7 +44,7 @@ func TestReleaseWasmCLI(t *testing.T) {
 		t.Errorf("push: %s; want the platform %s listed", out, release.PlatformWasm)
 	}
 	dir, lockFile := filepath.Join(work, "plugins"), filepath.Join(work, "plugkit.lock")
-	common := []string{src, "--kind", "objectstore", "--majors", "1", "--dir", dir, "--key", pubFile, "--cookie", cookie, "--plain-http", "--lock", lockFile}
+	common := []string{"install", src, "--kind", "objectstore", "--majors", "1", "--dir", dir, "--key", pubFile, "--cookie", cookie, "--plain-http", "--lock", lockFile}
 	out = mustRun(t, 1, append(common, "--wasm", "sometimes")...)
 	if !strings.Contains(out, `--wasm "sometimes"`) {
 		t.Errorf("--wasm sometimes: %s", out)
@@ -71,6 +70,34 @@ func TestReleaseWasmCLI(t *testing.T) {
 		t.Fatal(err)
 	}
 	if lp := l2.Find(src); lp == nil || len(lp.Binaries) != 1 || lp.Binaries[0].Platform != release.PlatformWasm {
-		t.Errorf("lock --platform wasip1/wasm:\n%s", l2.Bytes())
+		t.Errorf("lock --platform %s:\n%s", release.PlatformWasm, l2.Bytes())
+	}
+	passOverNativeOnly(t, work, src, cache, keyFile, pubFile)
+}
+
+// passOverNativeOnly pushes release 2.1.0 (the fs example plugin, which
+// also speaks major 1) with only a binary for this machine beside 1.3.0
+// (binary and module): install --wasm only passes over it and installs
+// 1.3.0's module, or, when the constraint leaves only 2.1.0, fails naming
+// it, what it has and what to do; lock --platform wasip1/wasm also locks
+// 1.3.0.
+func passOverNativeOnly(t *testing.T, work, src, cache, keyFile, pubFile string) {
+	here := runtime.GOOS + "/" + runtime.GOARCH
+	dist := filepath.Join(work, "dist-2.1.0")
+	goBuild(t, filepath.Join(dist, strings.ReplaceAll(here, "/", "_")), "objectstore-fs", "../../examples/objectstore/plugins/fs")
+	const cookie = "PLUGKIT_EXAMPLE_PLUGIN=objectstore"
+	mustRun(t, 0, "release", "push", dist, "--ref", src+":2.1.0", "--key", keyFile, "--cookie", cookie, "--plain-http")
+	only := []string{"install", src, "--kind", "objectstore", "--majors", "1", "--dir", filepath.Join(work, "modules"), "--key", pubFile, "--cookie", cookie, "--plain-http", "--wasm", "only", "--wasm-cache", cache}
+	if out := mustRun(t, 0, only...); !strings.Contains(out, " v1.3.0 ") || !strings.Contains(out, ".wasm") {
+		t.Errorf("install --wasm only: %s; want v1.3.0's module, 2.1.0 (no module) passed over", out)
+	}
+	out := mustRun(t, 1, append(only, "--constraint", ">= 2.0")...)
+	for _, want := range []string{"Skipped: v2.1.0 (it has " + here + ")", "--wasm fallback"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("install --wasm only --constraint \">= 2.0\": %s; want it to say %q", out, want)
+		}
+	}
+	if out := mustRun(t, 0, "lock", "--lock", filepath.Join(work, "modules.lock"), "--key", pubFile, "--platform", release.PlatformWasm, src, "--kind", "objectstore", "--majors", "1", "--plain-http"); !strings.Contains(out, " v1.3.0 for "+release.PlatformWasm) {
+		t.Errorf("lock --platform %s: %s; want v1.3.0, 2.1.0 (no module) passed over", release.PlatformWasm, out)
 	}
 }
