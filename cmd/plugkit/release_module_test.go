@@ -15,10 +15,12 @@ import (
 )
 
 // TestReleaseWasmCLI: release push publishes DIR/wasip1_wasm/NAME.wasm
-// beside the native build; install --wasm only installs the module
-// (compiled into --wasm-cache for its check) and locks it with every
-// platform; lock --platform wasip1/wasm records the module alone; an
-// unknown --wasm is refused.
+// beside the native build (1.3.0); install --wasm only passes over a newer
+// release without a module (2.1.0, the fs plugin's binary alone), installs
+// 1.3.0's module (compiled into --wasm-cache for its check) and locks it
+// with every platform; with a constraint leaving only 2.1.0 it fails
+// naming it, what it has and what to do; lock --platform wasip1/wasm
+// records 1.3.0's module alone; an unknown --wasm is refused.
 func TestReleaseWasmCLI(t *testing.T) {
 	reg := registrytest.Start(t, registrytest.Options{})
 	work := testutil.TempDir(t)
@@ -26,8 +28,9 @@ func TestReleaseWasmCLI(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	here := runtime.GOOS + "/" + runtime.GOARCH
 	dist := filepath.Join(work, "dist")
-	goBuild(t, filepath.Join(dist, runtime.GOOS+"_"+runtime.GOARCH), "objectstore-memory", "../../examples/objectstore/plugins/memory")
+	goBuild(t, filepath.Join(dist, strings.ReplaceAll(here, "/", "_")), "objectstore-memory", "../../examples/objectstore/plugins/memory")
 	module := filepath.Join(dist, "wasip1_wasm", "objectstore-memory.wasm")
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
@@ -43,15 +46,24 @@ func TestReleaseWasmCLI(t *testing.T) {
 	if !strings.Contains(out, release.PlatformWasm) {
 		t.Errorf("push: %s; want the platform %s listed", out, release.PlatformWasm)
 	}
+	newer := filepath.Join(work, "dist-2.1.0")
+	goBuild(t, filepath.Join(newer, strings.ReplaceAll(here, "/", "_")), "objectstore-fs", "../../examples/objectstore/plugins/fs")
+	mustRun(t, 0, "release", "push", newer, "--ref", src+":2.1.0", "--key", keyFile, "--cookie", cookie, "--plain-http")
 	dir, lockFile := filepath.Join(work, "plugins"), filepath.Join(work, "plugkit.lock")
 	common := []string{"install", src, "--kind", "objectstore", "--majors", "1", "--dir", dir, "--key", pubFile, "--cookie", cookie, "--plain-http", "--lock", lockFile}
 	out = mustRun(t, 1, append(common, "--wasm", "sometimes")...)
 	if !strings.Contains(out, `--wasm "sometimes"`) {
 		t.Errorf("--wasm sometimes: %s", out)
 	}
+	out = mustRun(t, 1, append(common, "--wasm", "only", "--constraint", ">= 2.0")...)
+	for _, want := range []string{"Skipped: v2.1.0 (it has " + here + ")", "--wasm fallback"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("install --wasm only --constraint \">= 2.0\": %s; want it to say %q", out, want)
+		}
+	}
 	out = mustRun(t, 0, append(common, "--wasm", "only", "--wasm-cache", cache)...)
-	if !strings.Contains(out, "objectstore-memory.wasm") || !strings.Contains(out, release.PlatformWasm) {
-		t.Errorf("install --wasm only: %s", out)
+	if !strings.Contains(out, " v1.3.0 ") || !strings.Contains(out, "objectstore-memory.wasm") || !strings.Contains(out, release.PlatformWasm) {
+		t.Errorf("install --wasm only: %s; want v1.3.0's module, 2.1.0 (no module) passed over", out)
 	}
 	if _, err := os.Stat(filepath.Join(dir, "objectstore-memory.wasm")); err != nil {
 		t.Errorf("install --wasm only: %v", err)
@@ -60,7 +72,7 @@ func TestReleaseWasmCLI(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if lp := lock.Find(src); lp == nil || len(lp.Binaries) != 2 || !strings.Contains(string(lock.Bytes()), "binary wasip1/wasm objectstore-memory.wasm sha256:") {
+	if lp := lock.Find(src); lp == nil || len(lp.Binaries) != 2 || !strings.Contains(string(lock.Bytes()), "binary "+release.PlatformWasm+" objectstore-memory.wasm sha256:") {
 		t.Errorf("lock file after install:\n%s", lock.Bytes())
 	}
 	lock2 := filepath.Join(work, "module.lock")
@@ -69,35 +81,7 @@ func TestReleaseWasmCLI(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if lp := l2.Find(src); lp == nil || len(lp.Binaries) != 1 || lp.Binaries[0].Platform != release.PlatformWasm {
-		t.Errorf("lock --platform %s:\n%s", release.PlatformWasm, l2.Bytes())
-	}
-	passOverNativeOnly(t, work, src, cache, keyFile, pubFile)
-}
-
-// passOverNativeOnly pushes release 2.1.0 (the fs example plugin, which
-// also speaks major 1) with only a binary for this machine beside 1.3.0
-// (binary and module): install --wasm only passes over it and installs
-// 1.3.0's module, or, when the constraint leaves only 2.1.0, fails naming
-// it, what it has and what to do; lock --platform wasip1/wasm also locks
-// 1.3.0.
-func passOverNativeOnly(t *testing.T, work, src, cache, keyFile, pubFile string) {
-	here := runtime.GOOS + "/" + runtime.GOARCH
-	dist := filepath.Join(work, "dist-2.1.0")
-	goBuild(t, filepath.Join(dist, strings.ReplaceAll(here, "/", "_")), "objectstore-fs", "../../examples/objectstore/plugins/fs")
-	const cookie = "PLUGKIT_EXAMPLE_PLUGIN=objectstore"
-	mustRun(t, 0, "release", "push", dist, "--ref", src+":2.1.0", "--key", keyFile, "--cookie", cookie, "--plain-http")
-	only := []string{"install", src, "--kind", "objectstore", "--majors", "1", "--dir", filepath.Join(work, "modules"), "--key", pubFile, "--cookie", cookie, "--plain-http", "--wasm", "only", "--wasm-cache", cache}
-	if out := mustRun(t, 0, only...); !strings.Contains(out, " v1.3.0 ") || !strings.Contains(out, ".wasm") {
-		t.Errorf("install --wasm only: %s; want v1.3.0's module, 2.1.0 (no module) passed over", out)
-	}
-	out := mustRun(t, 1, append(only, "--constraint", ">= 2.0")...)
-	for _, want := range []string{"Skipped: v2.1.0 (it has " + here + ")", "--wasm fallback"} {
-		if !strings.Contains(out, want) {
-			t.Errorf("install --wasm only --constraint \">= 2.0\": %s; want it to say %q", out, want)
-		}
-	}
-	if out := mustRun(t, 0, "lock", "--lock", filepath.Join(work, "modules.lock"), "--key", pubFile, "--platform", release.PlatformWasm, src, "--kind", "objectstore", "--majors", "1", "--plain-http"); !strings.Contains(out, " v1.3.0 for "+release.PlatformWasm) {
-		t.Errorf("lock --platform %s: %s; want v1.3.0, 2.1.0 (no module) passed over", release.PlatformWasm, out)
+	if lp := l2.Find(src); lp == nil || lp.Version != "1.3.0" || len(lp.Binaries) != 1 || lp.Binaries[0].Platform != release.PlatformWasm {
+		t.Errorf("lock --platform %s: want 1.3.0's module, 2.1.0 (no module) passed over:\n%s", release.PlatformWasm, l2.Bytes())
 	}
 }
