@@ -9,7 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/plugkit/plugkit/internal/registrytest"
 	"github.com/plugkit/plugkit/internal/testutil"
 	"github.com/plugkit/plugkit/release"
 )
@@ -22,12 +21,7 @@ import (
 // naming it, what it has and what to do; lock --platform wasip1/wasm
 // records 1.3.0's module alone; an unknown --wasm is refused.
 func TestReleaseWasmCLI(t *testing.T) {
-	reg := registrytest.Start(t, registrytest.Options{})
-	work := testutil.TempDir(t)
-	keyFile, pubFile, err := demoKeys(work)
-	if err != nil {
-		t.Fatal(err)
-	}
+	registry, work, keyFile, pubFile := releaseWork(t)
 	here := runtime.GOOS + "/" + runtime.GOARCH
 	dist := filepath.Join(work, "dist")
 	goBuild(t, filepath.Join(dist, strings.ReplaceAll(here, "/", "_")), "objectstore-memory", "../../examples/objectstore/plugins/memory")
@@ -40,7 +34,7 @@ func TestReleaseWasmCLI(t *testing.T) {
 	testutil.GoBuildWasm(ctx, t, module, "../../examples/objectstore/plugins/memory")
 	cache := testutil.CompiledWasm(ctx, module) // "" interprets the module: slow under -race, still correct
 
-	src := reg.Host + "/plugins/memory"
+	src := registry + "/plugins/memory"
 	const cookie = "PLUGKIT_EXAMPLE_PLUGIN=objectstore"
 	out := mustRun(t, 0, "release", "push", dist, "--ref", src+":1.3.0", "--key", keyFile, "--cookie", cookie, "--plain-http", "--wasm-cache", cache)
 	if !strings.Contains(out, release.PlatformWasm) {
