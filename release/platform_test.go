@@ -61,7 +61,7 @@ func TestResolveSkipsReleasesWithoutABuildHere(t *testing.T) {
 		{WasmPrefer.Platforms(), "", "2.0.0"},
 		{WasmOnly.Platforms(), "", "2.0.0"},
 		{WasmNever.Platforms(), "", "1.0.0"},
-		{WasmFallback.Platforms(), "~> 3.0", "has a build for " + here + " or " + PlatformWasm + ". Skipped: v3.0.0 (it has " + other + ")|Ask the publisher for a build for this machine.\n"},
+		{WasmFallback.Platforms(), "~> 3.0", "has a build for " + here + " or " + PlatformWasm + ". Skipped: v3.0.0 (it has " + other + ")|Ask the publisher for a build for " + here + " or " + PlatformWasm + ".\n"},
 		{WasmNever.Platforms(), ">= 2.0", "and the constraint \">= 2.0\" has a build for " + here + ". Skipped: v3.0.0 (it has " + other + "); v2.0.0 (it has " + PlatformWasm + ")|--wasm fallback"},
 		{WasmOnly.Platforms(), "< 2.0", "Skipped: v1.0.0 (it has " + strings.Join(slices.Sorted(slices.Values([]string{here, other})), ", ") + ")|--wasm fallback"},
 	} {

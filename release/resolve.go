@@ -195,7 +195,7 @@ func (e *NoFitError) skippedMessage() string {
 		fmt.Fprintf(&b, "v%s (it has %s)", r.Version, strings.Join(r.Platforms, ", "))
 		other = other || r.has([]string{hostPlatform, PlatformWasm})
 	}
-	b.WriteString(".\nAsk the publisher for a build for this machine")
+	fmt.Fprintf(&b, ".\nAsk the publisher for a build for %s", strings.Join(e.Selection.Platforms, " or "))
 	if other {
 		b.WriteString(", or install what the release has (release.WasmFallback, plugkit install --wasm fallback)")
 	}
