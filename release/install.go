@@ -71,18 +71,36 @@ const (
 	WasmNever
 )
 
+// Platforms returns the platforms of a release that Install, with use,
+// installs on this machine, the preferred first: its native build's
+// (OS/ARCH) and PlatformWasm, or one of them. Give them to
+// Selection.Platforms so that Resolve passes over a release Install
+// would refuse.
+func (use WasmUse) Platforms() []string {
+	switch use {
+	case WasmPrefer:
+		return []string{PlatformWasm, hostPlatform}
+	case WasmOnly:
+		return []string{PlatformWasm}
+	case WasmNever:
+		return []string{hostPlatform}
+	}
+	return []string{hostPlatform, PlatformWasm}
+}
+
 // platform is the platform of rel that Install installs with use on this
-// machine: its native build's or PlatformWasm.
+// machine: the first of use.Platforms() that rel has.
 func (use WasmUse) platform(repo *Repository, rel Release) (string, error) {
-	native, module := rel.manifests[hostPlatform].Digest != "", rel.manifests[PlatformWasm].Digest != ""
+	for _, p := range use.Platforms() {
+		if rel.has([]string{p}) {
+			return p, nil
+		}
+	}
+	native, module := rel.has([]string{hostPlatform}), rel.has([]string{PlatformWasm})
 	switch {
-	case use == WasmOnly && !module:
-		return "", fmt.Errorf("%s:%s has no WebAssembly module (%s; it has %s): install its native binary, or ask the publisher for a module", repo.Source, rel.Version, PlatformWasm, strings.Join(rel.Platforms, ", "))
-	case use == WasmOnly, use == WasmPrefer && module, use == WasmFallback && module && !native:
-		return PlatformWasm, nil
-	case native:
-		return hostPlatform, nil
-	case use == WasmNever && module:
+	case use == WasmOnly && native:
+		return "", fmt.Errorf("%s:%s has no WebAssembly module (%s; it has %s): install its native binary (release.WasmFallback, plugkit install --wasm fallback), or ask the publisher for a module", repo.Source, rel.Version, PlatformWasm, strings.Join(rel.Platforms, ", "))
+	case use == WasmNever && module && !native:
 		return "", fmt.Errorf("%s:%s has no binary for %s, only a WebAssembly module (%s): allow it (release.WasmFallback, plugkit install --wasm fallback), or ask the publisher for a build", repo.Source, rel.Version, hostPlatform, PlatformWasm)
 	}
 	return "", fmt.Errorf("%s:%s has no binary for %s and no WebAssembly module (it has %s): ask the publisher for a build", repo.Source, rel.Version, hostPlatform, strings.Join(rel.Platforms, ", "))

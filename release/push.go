@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"runtime"
 	"sort"
 	"strings"
 
@@ -52,7 +51,9 @@ const maxManifest = 4 << 20
 type Publication struct {
 	// Dir holds one binary per platform: Dir/OS_ARCH/NAME, e.g.
 	// dist/linux_amd64/objectstore-fs and
-	// dist/windows_amd64/objectstore-fs.exe.
+	// dist/windows_amd64/objectstore-fs.exe; it may also hold one
+	// WebAssembly module for every platform (PlatformWasm),
+	// Dir/wasip1_wasm/NAME.wasm.
 	Dir string
 	// Version is the release's tag; it must equal the plugin version the
 	// binary's Describe reports.
@@ -60,7 +61,7 @@ type Publication struct {
 	// Key signs the release (see Sign); LoadPrivateKey reads a PEM file.
 	Key crypto.Signer
 	// Cookie is the plugin's magic cookie, to start this platform's
-	// binary for its Describe answer.
+	// binary (or, without one, the module) for its Describe answer.
 	Cookie handshake.Cookie
 	// WasmCache is a wazero compilation cache directory
 	// (wasmhost.Config.CacheDir) for a release described through its
@@ -114,7 +115,7 @@ func describeRelease(ctx context.Context, p Publication, bins []platformBinary) 
 	case local != "":
 		return describeBinary(ctx, local, p.Cookie)
 	case module == "":
-		return nil, fmt.Errorf("%s has no binary for this machine's platform %s (%s/%s_%s/NAME) and no WebAssembly module (%s/wasip1_wasm/NAME.wasm): one is started for the release's Describe answer", p.Dir, hostPlatform, p.Dir, runtime.GOOS, runtime.GOARCH, p.Dir)
+		return nil, fmt.Errorf("%s has no binary for this machine's platform %s (%s/%s/NAME) and no WebAssembly module (%s/%s/NAME.wasm): one is started for the release's Describe answer", p.Dir, hostPlatform, p.Dir, platformDir(hostPlatform), p.Dir, platformDir(PlatformWasm))
 	case p.Cookie.Key == "":
 		return nil, fmt.Errorf("describe %s: no magic cookie: set the plugin's handshake cookie (--cookie KEY=VALUE)", module)
 	}
@@ -124,6 +125,10 @@ func describeRelease(ctx context.Context, p Publication, bins []platformBinary) 
 	}
 	return d, nil
 }
+
+// platformDir is the directory of a release directory (Publication.Dir)
+// that holds platform's binary: OS_ARCH, as Go's GOOS and GOARCH.
+func platformDir(platform string) string { return strings.ReplaceAll(platform, "/", "_") }
 
 // platformBinary is one platform's binary in a release directory.
 type platformBinary struct {
@@ -146,9 +151,9 @@ func checkModule(b platformBinary) error {
 	module := host.IsWasm(b.path)
 	switch {
 	case b.platform != PlatformWasm && module:
-		return fmt.Errorf("push: %s is a WebAssembly module in the directory of the native platform %s: put it in wasip1_wasm/%s.wasm (one module serves every platform)", b.path, b.platform, strings.TrimSuffix(filepath.Base(b.path), ".wasm"))
+		return fmt.Errorf("push: %s is a WebAssembly module in the directory of the native platform %s: put it in %s/%s.wasm (one module serves every platform)", b.path, b.platform, platformDir(PlatformWasm), strings.TrimSuffix(filepath.Base(b.path), ".wasm"))
 	case b.platform == PlatformWasm && !module:
-		return fmt.Errorf("push: %s is not a WebAssembly module (it does not start with \"\\0asm\"): build it with GOOS=wasip1 GOARCH=wasm go build -o wasip1_wasm/NAME.wasm", b.path)
+		return fmt.Errorf("push: %s is not a WebAssembly module (it does not start with \"\\0asm\"): build it with GOOS=wasip1 GOARCH=wasm go build -o %s/NAME.wasm", b.path, platformDir(PlatformWasm))
 	case b.platform == PlatformWasm && !strings.HasSuffix(b.path, ".wasm"):
 		return fmt.Errorf("push: the WebAssembly module %s must be named NAME.wasm: it is installed under that name beside native binaries", b.path)
 	}

@@ -7,6 +7,7 @@ import (
 	"io"
 	"slices"
 	"sort"
+	"strings"
 
 	version "github.com/hashicorp/go-version"
 	"github.com/opencontainers/go-digest"
@@ -135,6 +136,13 @@ type Selection struct {
 	// Constraint limits versions, Terraform style: "~> 2.0",
 	// ">= 1.2, < 3". Empty allows every version.
 	Constraint string
+	// Platforms, when set, passes over a release without a build for
+	// any of them (OS/ARCH, or PlatformWasm for its WebAssembly module),
+	// as Terraform passes over a provider version without a package
+	// for the machine: give Target.Wasm.Platforms() to resolve the
+	// newest release Install can install here. Empty selects
+	// regardless of platform (plugkit lock, which installs nothing).
+	Platforms []string
 }
 
 // NoFitError says no release fits a Selection, and which release to
@@ -149,12 +157,20 @@ type NoFitError struct {
 	Constrained string
 	// Compatible lists the releases and the compatible ones.
 	Compatible compat.Result
+	// Skipped lists, newest first, the releases that meet the
+	// requirement and the constraint but were passed over for having a
+	// build for none of Selection.Platforms.
+	Skipped []Release
 }
 
 // Error names the latest compatible release and the constraint that
 // selects it, or the earliest when every compatible release is newer
-// than what the constraint selects.
+// than what the constraint selects; when releases were skipped for
+// their platforms, it names them and what each has instead.
 func (e *NoFitError) Error() string {
+	if len(e.Skipped) > 0 {
+		return e.skippedMessage()
+	}
 	if e.Selection.Constraint == "" {
 		return e.Compatible.Message("")
 	}
@@ -162,9 +178,49 @@ func (e *NoFitError) Error() string {
 		e.Source, e.Selection.Constraint, e.Selection.Requirement, e.Compatible.Message(e.Constrained))
 }
 
+// skippedMessage says which releases fit but have no build for
+// Selection.Platforms, and what to do.
+func (e *NoFitError) skippedMessage() string {
+	var b strings.Builder
+	meets := e.Selection.Requirement.String()
+	if e.Selection.Constraint != "" {
+		meets = fmt.Sprintf("%s and the constraint %q", meets, e.Selection.Constraint)
+	}
+	fmt.Fprintf(&b, "No release of %s that meets %s has a build for %s. Skipped: ", e.Source, meets, strings.Join(e.Selection.Platforms, " or "))
+	other := false // a skipped release has this machine's build or a module, which another Target.Wasm installs
+	for i, r := range e.Skipped {
+		if i > 0 {
+			b.WriteString("; ")
+		}
+		fmt.Fprintf(&b, "v%s (it has %s)", r.Version, strings.Join(r.Platforms, ", "))
+		other = other || r.has([]string{hostPlatform, PlatformWasm})
+	}
+	fmt.Fprintf(&b, ".\nAsk the publisher for a build for %s", strings.Join(e.Selection.Platforms, " or "))
+	if other {
+		b.WriteString(", or install what the release has (release.WasmFallback, plugkit install --wasm fallback)")
+	}
+	b.WriteString(".\n")
+	return b.String()
+}
+
+// has says whether r has a build for one of platforms (any, when there
+// are none).
+func (r Release) has(platforms []string) bool {
+	if len(platforms) == 0 {
+		return true
+	}
+	for _, p := range platforms {
+		if r.manifests[p].Digest != "" {
+			return true
+		}
+	}
+	return false
+}
+
 // Resolve picks the newest release of the repository that speaks one of
-// the selection's majors and meets its constraint, reading metadata only.
-// When none does, the error is a *NoFitError.
+// the selection's majors, meets its constraint and has a build for one
+// of its platforms, reading metadata only. When none does, the error is
+// a *NoFitError, which names the releases skipped for their platforms.
 func Resolve(ctx context.Context, repo *Repository, sel Selection) (Release, error) {
 	var cons version.Constraints
 	if sel.Constraint != "" {
@@ -183,24 +239,37 @@ func Resolve(ctx context.Context, repo *Repository, sel Selection) (Release, err
 	}
 	ix := &compat.Index{Plugins: map[string][]compat.Release{}}
 	constrained := ""
+	var skipped []Release
 	for _, r := range rels { // newest first
-		ix.Plugins[repo.Source] = append(ix.Plugins[repo.Source], r.compat())
+		installable := r.has(sel.Platforms)
+		if installable { // the advice names only releases this machine can install
+			ix.Plugins[repo.Source] = append(ix.Plugins[repo.Source], r.compat())
+		}
 		v, err := version.NewVersion(r.Version)
 		if err != nil || (cons != nil && !cons.Check(v)) {
 			continue
 		}
-		if sel.Requirement.Compatible(r.compat()) {
+		switch {
+		case !sel.Requirement.Compatible(r.compat()):
+			if constrained == "" && cons != nil && installable {
+				constrained = r.Version
+			}
+		case !installable:
+			skipped = append(skipped, r)
+		default:
 			return r, nil
 		}
-		if constrained == "" && cons != nil {
-			constrained = r.Version
+	}
+	if len(ix.Plugins) == 0 { // no release has the platforms: advise on them all
+		for _, r := range rels {
+			ix.Plugins[repo.Source] = append(ix.Plugins[repo.Source], r.compat())
 		}
 	}
 	res, err := ix.Resolve(repo.Source, sel.Requirement)
 	if err != nil {
 		return Release{}, err
 	}
-	return Release{}, &NoFitError{Source: repo.Source, Selection: sel, Constrained: constrained, Compatible: res}
+	return Release{}, &NoFitError{Source: repo.Source, Selection: sel, Constrained: constrained, Compatible: res, Skipped: skipped}
 }
 
 // compat returns the release as package compat sees it: for each kind,

@@ -23,7 +23,7 @@ func init() {
 }
 
 func runInstall(args []string, stdout, stderr io.Writer) int {
-	const usage = "plugkit install SOURCE --kind KIND --majors 1,2 [--constraint \"~> 2.0\"] --dir DIR --key PUB --cookie KEY=VALUE [--lock FILE] [--cache DIR] [--wasm fallback|prefer|only|never] [--wasm-cache DIR] [--plain-http] [--ca-file FILE]\n\nSOURCE is REGISTRY/REPO, or oci-layout:DIR for a mirror. With --lock, a plugin the lock file lists installs exactly its locked release; any other is resolved and added to it. A release's WebAssembly module (wasip1/wasm) is installed as NAME.wasm when it has no binary for this machine, or as --wasm says."
+	const usage = "plugkit install SOURCE --kind KIND --majors 1,2 [--constraint \"~> 2.0\"] --dir DIR --key PUB --cookie KEY=VALUE [--lock FILE] [--cache DIR] [--wasm fallback|prefer|only|never] [--wasm-cache DIR] [--plain-http] [--ca-file FILE]\n\nSOURCE is REGISTRY/REPO, or oci-layout:DIR for a mirror. With --lock, a plugin the lock file lists installs exactly its locked release; any other is resolved and added to it. The newest release that fits and has a build for this machine (or a WebAssembly module, as --wasm allows) is chosen; newer ones without are passed over. A release's WebAssembly module (" + release.PlatformWasm + ") is installed as NAME.wasm when it has no binary for this machine, or as --wasm says."
 	fs := newFlagSet("install", usage, stderr)
 	kind := fs.String("kind", "", "the plugin `kind` the host uses")
 	majors := fs.String("majors", "", "the majors of the kind the host speaks, a comma `list`")
@@ -33,8 +33,8 @@ func runInstall(args []string, stdout, stderr io.Writer) int {
 	cookie := fs.String("cookie", "", "the plugin's magic cookie, `KEY=VALUE`")
 	lockFile := fs.String("lock", "", "the lock `file` to follow and update")
 	cache := fs.String("cache", "", "a content-addressed cache `directory` of downloaded binaries")
-	wasm := fs.String("wasm", "fallback", "when to install the release's WebAssembly module: fallback (when it has no binary for this machine), prefer, only or never")
-	wasmCache := fs.String("wasm-cache", "", "the compilation cache `directory` of the host's WebAssembly plugins (its manager's Wasm.CacheDir): the module is compiled into it for its check; without it, the check interprets the module")
+	wasm := fs.String("wasm", "fallback", "`when` to install a release's WebAssembly module ("+release.PlatformWasm+") rather than its binary for this machine: fallback (when it has no such binary), prefer (whenever it has a module), only (a module or nothing) or never (the binary or nothing)")
+	wasmCache := fs.String("wasm-cache", "", "the compilation cache `directory` of the host's WebAssembly plugins (manager.Config.Wasm.CacheDir, by default its CacheFile + \".wasm\"): a module installed is compiled into it for its check, and the host's first start finds it compiled; without it, the check interprets the module")
 	var reg registryFlags
 	reg.register(fs)
 	pos, err := parseArgs(fs, args)
@@ -78,7 +78,7 @@ func runInstall(args []string, stdout, stderr io.Writer) int {
 	if target.Locked != nil {
 		rel, err = release.Fetch(ctx, repo, target.Locked.Version)
 	} else {
-		rel, err = release.Resolve(ctx, repo, release.Selection{Requirement: compat.Requirement{Kind: *kind, Majors: ms}, Constraint: *constraint})
+		rel, err = release.Resolve(ctx, repo, release.Selection{Requirement: compat.Requirement{Kind: *kind, Majors: ms}, Constraint: *constraint, Platforms: use.Platforms()})
 	}
 	if err != nil {
 		return fail(stderr, "install", err)

@@ -18,11 +18,11 @@ func init() {
 }
 
 func runLock(args []string, stdout, stderr io.Writer) int {
-	const usage = "plugkit lock --lock FILE --key PUB [--platform linux/amd64,darwin/arm64,wasip1/wasm] [SOURCE --kind KIND --majors 1,2 [--constraint C]] [--plain-http] [--ca-file FILE]\n\nWithout SOURCE, every plugin of the lock file gets the platforms named (all its release has, when none is). With SOURCE not yet locked, its newest fitting release is locked without installing it."
+	const usage = "plugkit lock --lock FILE --key PUB [--platform linux/amd64,darwin/arm64," + release.PlatformWasm + "] [SOURCE --kind KIND --majors 1,2 [--constraint C]] [--plain-http] [--ca-file FILE]\n\nWithout SOURCE, every plugin of the lock file gets the platforms named (all its release has, when none is). With SOURCE not yet locked, its newest fitting release (that has one of the platforms named) is locked without installing it."
 	fs := newFlagSet("lock", usage, stderr)
 	lockFile := fs.String("lock", "", "the lock `file`")
 	keys := fs.String("key", "", "the publishers' public key `files` (PEM), comma separated")
-	platforms := fs.String("platform", "", "the `platforms` to record, OS/ARCH, comma separated (wasip1/wasm: the WebAssembly module)")
+	platforms := fs.String("platform", "", "the `platforms` to record, OS/ARCH, comma separated ("+release.PlatformWasm+": the WebAssembly module)")
 	kind := fs.String("kind", "", "for SOURCE: the plugin `kind`")
 	majors := fs.String("majors", "", "for SOURCE: the majors the host speaks, a comma `list`")
 	constraint := fs.String("constraint", "", "for SOURCE: a version `constraint`")
@@ -75,7 +75,7 @@ func runLock(args []string, stdout, stderr io.Writer) int {
 			if perr != nil {
 				return fail(stderr, "lock", fmt.Errorf("--majors: %w", perr))
 			}
-			rel, err = release.Resolve(ctx, repo, release.Selection{Requirement: compat.Requirement{Kind: *kind, Majors: ms}, Constraint: *constraint})
+			rel, err = release.Resolve(ctx, repo, release.Selection{Requirement: compat.Requirement{Kind: *kind, Majors: ms}, Constraint: *constraint, Platforms: plats})
 		}
 		if err != nil {
 			return fail(stderr, "lock", err)

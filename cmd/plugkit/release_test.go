@@ -12,19 +12,28 @@ import (
 	"github.com/plugkit/plugkit/release"
 )
 
+// releaseWork starts a loopback registry and writes a signing key pair
+// (demoKeys) into a new work directory: the registry's host, the
+// directory, and the private and public key files.
+func releaseWork(t *testing.T) (registry, work, keyFile, pubFile string) {
+	t.Helper()
+	reg := registrytest.Start(t, registrytest.Options{})
+	work = testutil.TempDir(t)
+	keyFile, pubFile, err := demoKeys(work)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return reg.Host, work, keyFile, pubFile
+}
+
 // TestReleasePushInstallLock drives the CLI end to end against a
 // loopback registry: push two example plugins as releases signed with a
 // PEM key, install by majors and constraint with a lock file, add a
 // platform with plugkit lock, reinstall from the lock, and print the
 // no-fit message for a major no release speaks.
 func TestReleasePushInstallLock(t *testing.T) {
-	reg := registrytest.Start(t, registrytest.Options{})
-	work := testutil.TempDir(t)
-	keyFile, pubFile, err := demoKeys(work)
-	if err != nil {
-		t.Fatal(err)
-	}
-	src := reg.Host + "/plugins/objectstore"
+	registry, work, keyFile, pubFile := releaseWork(t)
+	src := registry + "/plugins/objectstore"
 	const cookie = "PLUGKIT_EXAMPLE_PLUGIN=objectstore"
 	for name, v := range map[string]string{"memory": "1.3.0", "fs": "2.1.0"} {
 		dist := filepath.Join(work, "dist-"+name)
