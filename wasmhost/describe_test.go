@@ -44,6 +44,7 @@ func TestDescribeOrStartGuest(t *testing.T) {
 	if err == nil || c != nil || !strings.Contains(err.Error(), "did not exit") {
 		t.Errorf("DescribeOrStart of a guest that stays after its description: %v, %v; want an error saying it did not exit", c, err)
 	}
+	waitEnded(t, rt) // it sleeps for an hour: stopped, its sleep ends at once
 
 	cmd.Env = []string{"PLUGKIT_GUEST_DESCRIBE=fail"}
 	_, c, err = host.DescribeOrStart(ctx, cmd, opts)

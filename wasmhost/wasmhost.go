@@ -285,19 +285,19 @@ func (r *Runtime) StartGuest(ctx context.Context, spec host.GuestSpec) (host.Gue
 	g := &guest{done: make(chan struct{}), budget: r.cfg.CPUBudget, conn: conn}
 	fsc = fsc.(sysfs.FSConfig).WithSysFSMount(newConnFS(conn, &g.polls), guestconn.Dir)
 	oom := &oomWatch{w: spec.Stderr}
+	runCtx, cancel := context.WithCancelCause(context.Background())
+	g.cancel = cancel
 	mc := wazero.NewModuleConfig().
 		WithName("").
 		WithArgs(append([]string{filepath.Base(spec.Path)}, spec.Args...)...).
 		WithStdout(spec.Stdout).WithStderr(oom).
-		WithSysWalltime().WithSysNanotime().WithSysNanosleep().
+		WithSysWalltime().WithSysNanotime().WithNanosleep(sleepUntilDone(runCtx)).
 		WithRandSource(rand.Reader).
 		WithFSConfig(fsc)
 	for _, kv := range spec.Env {
 		k, v, _ := strings.Cut(kv, "=")
 		mc = mc.WithEnv(k, v)
 	}
-	runCtx, cancel := context.WithCancelCause(context.Background())
-	g.cancel = cancel
 	r.running.Add(1)
 	r.mu.Lock()
 	r.guests[g] = struct{}{}
@@ -318,6 +318,21 @@ func (r *Runtime) StartGuest(ctx context.Context, spec host.GuestSpec) (host.Gue
 		g.err = r.exitErr(err, runCtx, oom)
 	}()
 	return g, nil
+}
+
+// sleepUntilDone is a guest's sleep (poll_oneoff with only a timer, as
+// time.Sleep asks for), which ends early when ctx does: wazero's own
+// sleep ignores the context, so a guest asleep would outlive Stop by the
+// rest of its sleep.
+func sleepUntilDone(ctx context.Context) sys.Nanosleep {
+	return func(ns int64) {
+		t := time.NewTimer(time.Duration(ns))
+		defer t.Stop()
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+		}
+	}
 }
 
 // guestModule is the compiled module spec names: its Module, or its
