@@ -192,8 +192,8 @@ type writerFunc func([]byte) (int, error)
 func (f writerFunc) Write(p []byte) (int, error) { return f(p) }
 
 // capture sends what the plugin writes to os.Stdout to standard error
-// instead, where the host reads it as log lines: standard output carries
-// the connection. A guest has no pipes to read it back from.
+// instead, where the host reads it as log lines: a guest has no pipes of
+// its own to read it back from and forward over the stdio service.
 func (s *stdioServer) capture() (restore func(), err error) {
 	old := os.Stdout
 	os.Stdout = os.Stderr
@@ -206,7 +206,7 @@ func parentProbe() (gone func() bool, release func()) { return nil, func() {} }
 
 // serveContext is Serve's context. A guest gets no signals, and must not
 // wait for any: os/signal's receiver keeps a single-threaded guest's
-// scheduler busy, which starves its reads of standard input.
+// scheduler busy, which starves its reads of its connection.
 func serveContext(Config) (context.Context, context.CancelFunc) {
 	return context.WithCancel(context.Background())
 }
