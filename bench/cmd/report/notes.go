@@ -32,7 +32,7 @@ var notes = map[string]string{
 		"plugin. Measured in pairs of the same run (2 shared CPUs, interleaved, -count 4 -benchtime 2x): 5-10x the floor with every " +
 		"path hashed, 2.6x with one hash per file, 2.0-2.1x with two launches per CPU and a whole host.Start, Describe and Close " +
 		"per binary (~5 ms of CPU per launch beyond the process), 1.09-1.15x (median 1.10x) describing without serving. " +
-		"Config.KeepDescribed (the process kept for its first use) and .wasm plugins still take the whole start.",
+		"Config.KeepDescribed (the process kept for its first use) still takes the whole start; a .wasm plugin is described the same way (0.7x of a whole start in pairs: the guest still pays its instantiation and package init).",
 	"rss_plugin": "the difference is the plugin's linked code more than its heap: on this kernel (6.x, ext4, large folios) a Go " +
 		"binary's text is resident whole once it runs (/proc/PID/smaps: 6.5 of 6.6 MB of the plugin's text, 5.5 of 5.6 MB of " +
 		"grpc-go's), so every linked package costs its size in RSS whether it runs or not. Until the trace SDK and the span exporters " +
