@@ -32,9 +32,13 @@ import (
 // multiplexing, which its single connection needs.
 var errNeedsMultiplex = errors.New("a WebAssembly (wasip1) plugin serves the one connection its host gives it, so its host must multiplex it (" + handshake.EnvMultiplexGRPC + "=true): load it with plugkit's host.Start")
 
+// runWithPlugkit is what to do when the guest's connection cannot be
+// set up: the runtime is not the one it was built for.
+const runWithPlugkit = "load it with plugkit's host.Start and a wasmhost.Runtime, of this plugin's plugkit release or later"
+
 // errNoConn reports a guest started by something other than a plugkit
 // host, which gives it no connection.
-var errNoConn = errors.New("a plugkit WebAssembly (wasip1) plugin talks to its host over the connection plugkit's host gives it (" + guestconn.Dir + "/" + guestconn.Name + "), which this runtime does not: load it with plugkit's host.Start and a wasmhost.Runtime, of this plugin's plugkit release or later (older ones talked to guests over standard input and output)")
+var errNoConn = errors.New("a plugkit WebAssembly (wasip1) plugin talks to its host over the connection plugkit's host gives it (" + guestconn.Dir + "/" + guestconn.Name + "), which this runtime does not: " + runWithPlugkit + " (older ones talked to guests over standard input and output)")
 
 // guestStdio is the guest's connection to its host, made once.
 var guestStdio = sync.OnceValues(newStdioListener)
@@ -102,11 +106,11 @@ func openConn() (*os.File, error) {
 	if fd != 0 {
 		if errno := fdRenumber(int32(fd), 0); errno != 0 {
 			syscall.Close(fd)
-			return nil, fmt.Errorf("making the host connection descriptor 0: %w", syscall.Errno(errno))
+			return nil, fmt.Errorf("making the host connection descriptor 0: %w: %s", syscall.Errno(errno), runWithPlugkit)
 		}
 	}
 	if err := syscall.SetNonblock(0, true); err != nil {
-		return nil, fmt.Errorf("making the host connection non-blocking: %w", err)
+		return nil, fmt.Errorf("making the host connection non-blocking: %w: %s", err, runWithPlugkit)
 	}
 	return os.NewFile(0, guestconn.Name), nil
 }

@@ -254,14 +254,17 @@ func (r *Runtime) Close(ctx context.Context) error {
 		guests = append(guests, g)
 	}
 	r.mu.Unlock()
-	wait := time.NewTimer(closeWait)
-	defer wait.Stop()
 	for _, g := range guests {
 		g.Stop(errRuntimeClosed)
+	}
+	// One deadline for all: a timer's channel fires once, so each guest
+	// waited on after it would be waited on for ever.
+	wait, cancel := context.WithTimeout(ctx, closeWait)
+	defer cancel()
+	for _, g := range guests {
 		select {
 		case <-g.done:
-		case <-wait.C:
-		case <-ctx.Done():
+		case <-wait.Done():
 		}
 	}
 	return r.rt.Close(ctx)

@@ -25,7 +25,8 @@ const bufLimit = 1 << 20
 // ErrWouldBlock reports a TryRead that found nothing to read yet.
 var ErrWouldBlock = errors.New("guestconn: nothing to read yet")
 
-// ErrClosed reports a write to, or a wait on, a closed connection.
+// ErrClosed reports a write to a closed connection, or one that waited
+// for room and saw the connection close.
 var ErrClosed = errors.New("guestconn: the connection is closed")
 
 // Pipe is one connection: Host is the host's end, Guest the guest's.

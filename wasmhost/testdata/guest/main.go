@@ -76,7 +76,7 @@ func probe(key string) error {
 		}
 		return nil
 	case "print":
-		fmt.Println(arg) // standard output carries the connection: this must not break it
+		fmt.Println(arg) // after the handshake line, standard output is logs: this must reach them
 		fmt.Fprintln(os.Stderr, arg)
 		return nil
 	}
@@ -148,6 +148,13 @@ func describe() {
 
 func main() {
 	describe()
+	if path := os.Getenv("PLUGKIT_GUEST_READ"); path != "" {
+		// Reads a file before anything else, saying so first: a FIFO
+		// nobody opens for writing keeps it in the host's open, where a
+		// cancelled context does not reach.
+		fmt.Println("reading")
+		os.ReadFile(path)
+	}
 	if os.Getenv("PLUGKIT_GUEST_STALL") != "" {
 		select {} // never handshakes
 	}
