@@ -7,36 +7,17 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"time"
 
-	"github.com/hashicorp/go-hclog"
-	goplugin "github.com/hashicorp/go-plugin"
 	"google.golang.org/grpc"
 
 	"github.com/plugkit/plugkit/bench/internal/echo"
+	"github.com/plugkit/plugkit/bench/internal/gpecho"
 	"github.com/plugkit/plugkit/bench/internal/rss"
 )
 
-type echoPlugin struct {
-	goplugin.NetRPCUnsupportedPlugin
-}
-
-func (echoPlugin) GRPCServer(*goplugin.GRPCBroker, *grpc.Server) error { return nil }
-
-func (echoPlugin) GRPCClient(_ context.Context, _ *goplugin.GRPCBroker, c *grpc.ClientConn) (any, error) {
-	return c, nil
-}
-
 func main() {
-	client := goplugin.NewClient(&goplugin.ClientConfig{
-		HandshakeConfig:  goplugin.HandshakeConfig{ProtocolVersion: 1, MagicCookieKey: echo.Cookie.Key, MagicCookieValue: echo.Cookie.Value},
-		Plugins:          goplugin.PluginSet{echo.PluginName: echoPlugin{}},
-		Cmd:              exec.Command(os.Args[1]),
-		AllowedProtocols: []goplugin.Protocol{goplugin.ProtocolGRPC},
-		AutoMTLS:         true,
-		Logger:           hclog.NewNullLogger(),
-	})
+	client := gpecho.NewClient(os.Args[1])
 	defer client.Kill()
 	rpc, err := client.Client()
 	if err != nil {

@@ -10,40 +10,22 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"time"
 
-	"github.com/hashicorp/go-hclog"
 	goplugin "github.com/hashicorp/go-plugin"
 	"google.golang.org/grpc"
 	reflectionpb "google.golang.org/grpc/reflection/grpc_reflection_v1"
 
 	"github.com/plugkit/plugkit/bench/internal/echo"
+	"github.com/plugkit/plugkit/bench/internal/gpecho"
 )
-
-type echoPlugin struct {
-	goplugin.NetRPCUnsupportedPlugin
-}
-
-func (echoPlugin) GRPCServer(*goplugin.GRPCBroker, *grpc.Server) error { return nil }
-
-func (echoPlugin) GRPCClient(_ context.Context, _ *goplugin.GRPCBroker, c *grpc.ClientConn) (any, error) {
-	return c, nil
-}
 
 func main() {
 	if len(os.Args) != 2 {
 		fmt.Fprintln(os.Stderr, "usage: gpinspect PLUGIN (the go-plugin echo plugin, bench/testdata/gpplugin)")
 		os.Exit(2)
 	}
-	client := goplugin.NewClient(&goplugin.ClientConfig{
-		HandshakeConfig:  goplugin.HandshakeConfig{ProtocolVersion: 1, MagicCookieKey: echo.Cookie.Key, MagicCookieValue: echo.Cookie.Value},
-		Plugins:          goplugin.PluginSet{echo.PluginName: echoPlugin{}},
-		Cmd:              exec.Command(os.Args[1]),
-		AllowedProtocols: []goplugin.Protocol{goplugin.ProtocolGRPC},
-		AutoMTLS:         true,
-		Logger:           hclog.NewNullLogger(),
-	})
+	client := gpecho.NewClient(os.Args[1])
 	err := inspect(client)
 	client.Kill()
 	if err != nil {
