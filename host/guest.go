@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/plugkit/plugkit/handshake"
+	"github.com/plugkit/plugkit/internal/guestconn"
 )
 
 // wasmMagic starts every WebAssembly module: "\0asm".
@@ -196,7 +197,7 @@ func (c *Client) connectGuest(ctx context.Context, life *guestLife, text string)
 	if err != nil {
 		return err
 	}
-	line.Network, line.Address = "stdio", c.rep.binary
+	line.Network, line.Address = guestconn.Network, c.rep.binary
 	c.line = line
 	c.rawDial = life.pipes.dial
 	return c.connect(ctx, tlsConfig)

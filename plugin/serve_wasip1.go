@@ -160,7 +160,7 @@ func (l *stdioListener) Addr() net.Addr { return stdioAddr{} }
 type stdioAddr struct{}
 
 func (stdioAddr) Network() string { return "unix" }
-func (stdioAddr) String() string  { return "stdio" }
+func (stdioAddr) String() string  { return guestconn.Network }
 
 // stdioConn is the host connection, r, as a net.Conn; w is standard
 // output, which carries the handshake line only.

@@ -18,6 +18,10 @@ const (
 	Name = "conn"
 )
 
+// Network is the network name of a guest's connection: the host's
+// Client.Network, and both ends' addresses.
+const Network = "stdio"
+
 // bufLimit is how much one direction holds before its writer waits for
 // the reader, as a pipe's buffer does.
 const bufLimit = 1 << 20
@@ -215,5 +219,5 @@ func (c *hostConn) RemoteAddr() net.Addr             { return addr{} }
 // addr names the connection, as a guest's always was.
 type addr struct{}
 
-func (addr) Network() string { return "stdio" }
-func (addr) String() string  { return "stdio" }
+func (addr) Network() string { return Network }
+func (addr) String() string  { return Network }
