@@ -334,3 +334,51 @@ func TestGrantSwapDirForSymlink(t *testing.T) {
 	})
 	f.untouched(t)
 }
+
+// TestGrantSwapRace: while the guest reads d/secret in its grant over
+// and over, the host swaps d between a directory and a symlink to a
+// directory outside (as a second guest or process sharing the grant
+// could): the guest reads the file inside, or fails, and never reads the
+// one outside.
+func TestGrantSwapRace(t *testing.T) {
+	f := newEscapeFixture(t)
+	inside := filepath.Join(f.rw, "inside")
+	if err := os.Mkdir(inside, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(inside, "secret"), []byte("inside"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	d, link := filepath.Join(f.rw, "d"), filepath.Join(f.rw, "link")
+	symlinkOrSkip(t, f.outside, link)
+	stop := make(chan struct{})
+	swapped := make(chan int)
+	go func() {
+		n := 0
+		defer func() { swapped <- n }()
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			// d is the directory, then the symlink, then neither.
+			os.Rename(inside, d)
+			os.Rename(d, inside)
+			os.Rename(link, d)
+			os.Rename(d, link)
+			n++
+		}
+	}()
+	got := fsProbe(t, f.config(), "readn:3000=/rw/d/secret")
+	close(stop)
+	if n := <-swapped; n == 0 {
+		t.Fatal("the host never swapped the directory")
+	}
+	r := got["readn:3000=/rw/d/secret"]
+	if strings.Contains(r, "host secret") {
+		t.Errorf("the guest read the host's file outside its grant through a swapped directory: %s", r)
+	}
+	t.Logf("the guest read: %s", r)
+	f.untouched(t)
+}

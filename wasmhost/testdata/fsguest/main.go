@@ -18,6 +18,7 @@
 //	symlink:TARGET=LINK  os.Symlink
 //	link:OLD=NEW         os.Link
 //	rename:OLD=NEW       os.Rename
+//	readn:N=PATH         os.ReadFile N times: the distinct contents read
 package main
 
 import (
@@ -25,6 +26,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"sort"
 	"strings"
 	"syscall"
 	"time"
@@ -95,6 +97,21 @@ func run(op string) (string, error) {
 		return "", os.Link(a, b)
 	case "rename":
 		return "", os.Rename(a, b)
+	case "readn":
+		var n int
+		fmt.Sscan(a, &n)
+		seen := map[string]bool{}
+		for range n {
+			if data, err := os.ReadFile(b); err == nil {
+				seen[fmt.Sprintf("%q", data)] = true
+			}
+		}
+		contents := make([]string, 0, len(seen))
+		for c := range seen {
+			contents = append(contents, c)
+		}
+		sort.Strings(contents)
+		return strings.Join(contents, ","), nil
 	}
 	return "", errors.New("unknown operation")
 }
