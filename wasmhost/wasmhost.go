@@ -61,7 +61,9 @@ type Config struct {
 	Interpret bool
 }
 
-// Dir grants a guest one host directory.
+// Dir grants a guest one host directory. Every path the guest names
+// there resolves beneath HostPath: one through a symbolic link that
+// points out of it fails with EPERM.
 type Dir struct {
 	// HostPath is the directory on the host.
 	HostPath string
