@@ -159,7 +159,7 @@ var up = strings.Repeat("../", 40)
 // is listed, read or changed, and symlinks inside the grant still work.
 func TestGrantSymlinkEscape(t *testing.T) {
 	f := newEscapeFixture(t)
-	symlinkOrSkip(t, "mine", filepath.Join(f.rw, "probe")) // the guest's go through the host's os.Symlink
+	symlinkOrSkip(t, "mine", filepath.Join(f.rw, "probe"))  // the guest's go through the host's os.Symlink
 	out := path.Join("/rw/up", filepath.ToSlash(f.outside)) // the outside directory, through the link
 	if runtime.GOOS == "windows" {
 		out = "/rw/up/" + strings.TrimPrefix(filepath.ToSlash(f.outside), filepath.VolumeName(f.outside)+"/")
