@@ -109,6 +109,16 @@
 //     and buf.work.yaml, certificates), each with its seed corpus, which
 //     make test runs as ordinary tests.
 //     8. build outputs in git: the root package's TestNoBuildOutputsTracked.
+//   - the attacks of issue 36 (untrusted plugins stay inside), each point
+//     with the tests that failed before its fix:
+//     8. symlinks out of a WebAssembly guest's grant: wasmhost's
+//     TestGrantSymlinkEscape (a guest-made ../../.. link: listing, reading,
+//     writing, changing, renaming and linking through it; chains; a link
+//     in the middle of a path; absolute targets), TestGrantHostSymlinks
+//     (the host's links in read-only and writable grants; EROFS),
+//     TestGrantSwapDirForSymlink and TestGrantSwapRace (a directory swapped
+//     for a link out, between calls and during 3000 reads), and
+//     TestIsolationSymlinks (the real guest, through host.Start).
 //   - many calls from many goroutines: TestManyCalls (20,000 calls from 100
 //     goroutines; goroutines, open files and heap of the host, and the
 //     plugin's open files, back to baseline); make soak runs

@@ -154,3 +154,52 @@ func TestGuestDiesWithHost(t *testing.T) {
 	}
 	waitEnded(t, rt)
 }
+
+// TestIsolationSymlinks: symlinks out of a guest's grants, left by the
+// host in a read-only grant or found in a writable one (a guest could
+// make the same), lead nowhere: reading and writing through them fails
+// with "operation not permitted" (EPERM), a write in the read-only grant
+// with "read-only file system" (EROFS), and the file outside is
+// untouched.
+func TestIsolationSymlinks(t *testing.T) {
+	rw, ro, outside := testutil.TempDir(t), testutil.TempDir(t), testutil.TempDir(t)
+	secret := filepath.Join(outside, "secret")
+	if err := os.WriteFile(secret, []byte("host secret"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(ro, "data"), []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(outside, filepath.Join(ro, "etc")); err != nil {
+		if runtime.GOOS == "windows" {
+			t.Skipf("this host makes no symbolic links: %v", err)
+		}
+		t.Fatal(err)
+	}
+	if err := os.Symlink(strings.Repeat("../", 40), filepath.Join(rw, "up")); err != nil {
+		t.Fatal(err)
+	}
+	through := "/rw/up/" + strings.TrimPrefix(filepath.ToSlash(outside), filepath.VolumeName(outside)+"/")
+	rt := wasmhost.New(testConfig(wasmhost.Config{Dirs: []wasmhost.Dir{{HostPath: rw, GuestPath: "/rw", Writable: true}, {HostPath: ro, GuestPath: "/ro"}}}))
+	t.Cleanup(func() { rt.Close(context.Background()) }) // after the Clients
+	c := startGuest(t, command(t, rt))
+	if err := exists(c, "read:/ro/data"); err != nil {
+		t.Errorf("read:/ro/data: %v; want it granted", err)
+	}
+	for _, probe := range []struct{ key, want string }{
+		{"read:/ro/etc/secret", "operation not permitted"},
+		{"read:" + through + "/secret", "operation not permitted"},
+		{"write:" + through + "/escaped", "operation not permitted"},
+		{"write:/ro/etc/escaped", "read-only file system"},
+	} {
+		if err := exists(c, probe.key); err == nil || !strings.Contains(strings.ToLower(err.Error()), probe.want) {
+			t.Errorf("%s: %v; want %s", probe.key, err, probe.want)
+		}
+	}
+	if b, err := os.ReadFile(secret); err != nil || string(b) != "host secret" {
+		t.Errorf("the host's file outside the grants: %q %v", b, err)
+	}
+	if ents, _ := os.ReadDir(outside); len(ents) != 1 {
+		t.Errorf("the guest wrote beside the host's file outside its grants: %d entries", len(ents))
+	}
+}

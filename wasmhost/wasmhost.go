@@ -61,7 +61,9 @@ type Config struct {
 	Interpret bool
 }
 
-// Dir grants a guest one host directory.
+// Dir grants a guest one host directory. Every path the guest names
+// there resolves beneath HostPath: one through a symbolic link that
+// points out of it fails with EPERM.
 type Dir struct {
 	// HostPath is the directory on the host.
 	HostPath string
@@ -277,7 +279,7 @@ func (r *Runtime) StartGuest(ctx context.Context, spec host.GuestSpec) (host.Gue
 	if err != nil {
 		return nil, err
 	}
-	fsc, err := r.fsConfig()
+	fsc, closeFS, err := r.fsConfig()
 	if err != nil {
 		return nil, err
 	}
@@ -307,6 +309,7 @@ func (r *Runtime) StartGuest(ctx context.Context, spec host.GuestSpec) (host.Gue
 	r.mu.Unlock()
 	go func() {
 		defer close(g.done)
+		defer closeFS()
 		defer conn.Close()
 		defer r.running.Add(-1)
 		defer func() {
@@ -350,25 +353,30 @@ func (r *Runtime) guestModule(ctx context.Context, spec host.GuestSpec) (wazero.
 	return r.compile(ctx, spec.Module)
 }
 
-// fsConfig grants Config.Dirs.
-func (r *Runtime) fsConfig() (wazero.FSConfig, error) {
-	fsc := wazero.NewFSConfig()
-	for _, d := range r.cfg.Dirs {
-		fi, err := os.Stat(d.HostPath)
-		if err != nil || !fi.IsDir() {
-			return nil, fmt.Errorf("wasmhost: Config.Dirs: %s is not a directory", d.HostPath)
+// fsConfig grants Config.Dirs, each beneath its directory (grantFS);
+// call closeFS when the guest has ended.
+func (r *Runtime) fsConfig() (fsc wazero.FSConfig, closeFS func(), err error) {
+	fsc = wazero.NewFSConfig()
+	var grants []*grantFS
+	closeFS = func() {
+		for _, g := range grants {
+			g.close()
 		}
+	}
+	for _, d := range r.cfg.Dirs {
+		g, err := openGrant(d)
+		if err != nil {
+			closeFS()
+			return nil, nil, fmt.Errorf("wasmhost: Config.Dirs: %s is not a directory (%v)", d.HostPath, err)
+		}
+		grants = append(grants, g)
 		guestPath := d.GuestPath
 		if guestPath == "" {
 			guestPath = d.HostPath
 		}
-		if d.Writable {
-			fsc = fsc.WithDirMount(d.HostPath, guestPath)
-		} else {
-			fsc = fsc.WithReadOnlyDirMount(d.HostPath, guestPath)
-		}
+		fsc = fsc.(sysfs.FSConfig).WithSysFSMount(g, guestPath)
 	}
-	return fsc, nil
+	return fsc, closeFS, nil
 }
 
 // exitErr is how a guest ended: nil for exit status 0, what Stop was

@@ -172,6 +172,7 @@ func prebuild(dir string) error {
 // which run under Wine as they are: one module for every system.
 var wasmModules = []string{
 	"github.com/plugkit/plugkit/wasmhost/testdata/guest",
+	"github.com/plugkit/plugkit/wasmhost/testdata/fsguest",
 	"github.com/plugkit/plugkit/examples/objectstore/plugins/memory",
 	"github.com/plugkit/plugkit/examples/objectstore/plugins/fs",
 }
