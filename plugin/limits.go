@@ -4,8 +4,10 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"slices"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"golang.org/x/net/netutil"
@@ -20,7 +22,9 @@ const (
 	EnvHandshakeTimeout = "PLUGKIT_HANDSHAKE_TIMEOUT"
 	// EnvMaxConnections caps the connections the service holds at once.
 	EnvMaxConnections = "PLUGKIT_MAX_CONNECTIONS"
-	// EnvMaxHandshakes caps the connections in their handshake at once.
+	// EnvMaxHandshakes caps the connections in their handshake at once;
+	// a new one takes the place of the oldest that has sent nothing yet
+	// (or else of the oldest).
 	EnvMaxHandshakes = "PLUGKIT_MAX_HANDSHAKES"
 	// EnvMaxStreams caps the concurrent calls on one connection.
 	EnvMaxStreams = "PLUGKIT_MAX_STREAMS"
@@ -37,8 +41,10 @@ const (
 	// DefaultMaxConnections caps a service's connections: one or a few
 	// per host, for hundreds of hosts.
 	DefaultMaxConnections = 1024
-	// DefaultMaxHandshakes caps the connections in their handshake; more
-	// wait, unaccepted, in the kernel's listen queue.
+	// DefaultMaxHandshakes caps the connections in their handshake; a new
+	// one takes the place of the oldest that has sent nothing yet (or
+	// else of the oldest), so that idle connections never keep a host
+	// waiting.
 	DefaultMaxHandshakes = 128
 	// DefaultMaxStreams caps the concurrent calls of one connection; a
 	// gRPC client queues the calls above it.
@@ -80,7 +86,9 @@ type ServiceLimits struct {
 	// DefaultMaxConnections.
 	MaxConnections int
 	// MaxHandshakes caps the connections in their handshake at once
-	// (EnvMaxHandshakes); 0 means DefaultMaxHandshakes.
+	// (EnvMaxHandshakes): a new connection beyond it takes the place of
+	// the oldest that has sent nothing yet, or else of the oldest; 0
+	// means DefaultMaxHandshakes.
 	MaxHandshakes int
 	// MaxStreams caps the concurrent calls on one connection, streams
 	// included (EnvMaxStreams); 0 means DefaultMaxStreams.
@@ -158,26 +166,34 @@ func (l ServiceLimits) resolve(lookup func(string) (string, bool), maxMsg int) (
 // all of them when the drain's deadline passes. A gRPC server waits, in
 // Stop and GracefulStop, for every connection's handshake to end.
 //
+// Accept never waits for a handshake to end: when the connections in
+// their handshake are at the cap, a new one takes the place of the oldest
+// that has sent nothing yet, or else of the oldest. A flood of idle
+// connections (Slowloris) thus holds no more than the cap, for no longer
+// than it takes the cap's worth of newer connections to come, and never
+// stands between a host and the service: a host sends its first bytes at
+// once, and all the idle ones are older. (A per-address bound would not
+// help: behind a NAT or a proxy, or on loopback, every client shares one
+// address.)
+//
 // A connection's handshake ends when the server's stats handler
 // (connStats) sees it begin serving.
 type limitListener struct {
 	net.Listener
-	sniff      bool          // follow each client's frames (frameSniffer)
-	plain      bool          // and no TLS: here, not in sniffCreds
-	handshakes chan struct{} // one token per connection in its handshake
-	done       chan struct{}
-	closeOnce  sync.Once
+	sniff         bool // follow each client's frames (frameSniffer)
+	plain         bool // and no TLS: here, not in sniffCreds
+	maxHandshakes int
 
-	mu    sync.Mutex
-	conns map[string]*limitConn
+	mu      sync.Mutex
+	conns   map[string]*limitConn
+	pending []*limitConn // the connections in their handshake, oldest first
 }
 
 func newLimitListener(ln net.Listener, maxConns, maxHandshakes int) *limitListener {
 	return &limitListener{
-		Listener:   netutil.LimitListener(ln, maxConns),
-		handshakes: make(chan struct{}, maxHandshakes),
-		done:       make(chan struct{}),
-		conns:      make(map[string]*limitConn),
+		Listener:      netutil.LimitListener(ln, maxConns),
+		maxHandshakes: maxHandshakes,
+		conns:         make(map[string]*limitConn),
 	}
 }
 
@@ -185,43 +201,46 @@ func connKey(remote, local net.Addr) string {
 	return remote.String() + " " + local.String()
 }
 
-// Accept waits for a handshake slot, then for a connection (and for a
-// connection slot, in netutil's listener).
+// Accept waits for a connection (and for a connection slot, in netutil's
+// listener), and makes room for its handshake.
 func (l *limitListener) Accept() (net.Conn, error) {
-	select {
-	case l.handshakes <- struct{}{}:
-	case <-l.done:
-		return nil, net.ErrClosed
-	}
 	c, err := l.Listener.Accept()
 	if err != nil {
-		<-l.handshakes
 		return nil, err
 	}
 	lc := &limitConn{Conn: c, l: l, key: connKey(c.RemoteAddr(), c.LocalAddr()), handshaking: true}
 	if l.sniff {
 		lc.sniffer, lc.plain = newFrameSniffer(), l.plain
 	}
+	var evicted *limitConn
 	l.mu.Lock()
+	if len(l.pending) >= l.maxHandshakes {
+		evicted = l.pending[0]
+		for _, p := range l.pending {
+			if !p.heard.Load() {
+				evicted = p
+				break
+			}
+		}
+		evicted.dropPendingLocked()
+	}
 	l.conns[lc.key] = lc
+	l.pending = append(l.pending, lc)
 	l.mu.Unlock()
+	if evicted != nil {
+		evicted.Close()
+	}
 	return lc, nil
 }
 
-func (l *limitListener) Close() error {
-	l.closeOnce.Do(func() { close(l.done) })
-	return l.Listener.Close()
-}
-
-// handshakeDone frees the handshake slot of the connection named by key,
-// and returns the connection.
+// handshakeDone ends the handshake of the connection named by key, and
+// returns the connection.
 func (l *limitListener) handshakeDone(key string) *limitConn {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	c := l.conns[key]
-	if c != nil && c.handshaking {
-		c.handshaking = false
-		<-l.handshakes
+	if c != nil {
+		c.dropPendingLocked()
 	}
 	return c
 }
@@ -245,7 +264,8 @@ type limitConn struct {
 	net.Conn
 	l           *limitListener
 	key         string
-	handshaking bool // guarded by l.mu
+	handshaking bool        // guarded by l.mu
+	heard       atomic.Bool // the client sent a byte
 	closeOnce   sync.Once
 	// sniffer follows the client's HTTP/2 frames: here, on a plain-text
 	// connection; on a TLS one, in the connection sniffCreds returns.
@@ -255,10 +275,22 @@ type limitConn struct {
 
 func (c *limitConn) Read(p []byte) (int, error) {
 	n, err := c.Conn.Read(p)
+	if n > 0 && !c.heard.Load() {
+		c.heard.Store(true)
+	}
 	if c.plain {
 		c.sniffer.read(p[:n])
 	}
 	return n, err
+}
+
+// dropPendingLocked ends c's handshake in its listener, whose mu is held.
+func (c *limitConn) dropPendingLocked() {
+	if !c.handshaking {
+		return
+	}
+	c.handshaking = false
+	c.l.pending = slices.DeleteFunc(c.l.pending, func(p *limitConn) bool { return p == c })
 }
 
 func (c *limitConn) Close() error {
@@ -268,10 +300,7 @@ func (c *limitConn) Close() error {
 		if c.l.conns[c.key] == c {
 			delete(c.l.conns, c.key)
 		}
-		if c.handshaking {
-			c.handshaking = false
-			<-c.l.handshakes
-		}
+		c.dropPendingLocked()
 		c.l.mu.Unlock()
 	})
 	return err
