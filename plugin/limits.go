@@ -67,10 +67,21 @@ const (
 // The health port (EnvHealthListen) serves probes: a few connections, one
 // small call each.
 const (
-	healthMaxConnections = 64
-	healthMaxStreams     = 8
-	healthMaxMessageSize = 4 << 10
+	healthMaxConnections    = 64
+	healthMaxStreams        = 8
+	healthMaxMessageSize    = 4 << 10
+	healthMaxHeaderListSize = 8 << 10
 )
+
+// maxHeaderListSize bounds a call's headers on a service's port, as HTTP/2
+// counts them (name, value and 32 bytes per field; gRPC's own default is
+// 16 MiB): gRPC Java's and C core's bound. gRPC decodes a connection's
+// headers one call at a time, and refuses a call whose headers are larger
+// (RST_STREAM) without keeping them; those it keeps, it keeps for the
+// call's life, and they count against the in-flight budget. So headers
+// take at most the budget plus, while decoded, MaxConnections times this
+// twice (32 MiB by default).
+const maxHeaderListSize = 16 << 10
 
 // ServiceLimits bounds what the hosts of a plugin service (EnvListen) may
 // hold of it, so that a flood of connections, calls or bytes is refused
@@ -104,10 +115,18 @@ type ServiceLimits struct {
 	// is read, first come first served, for as long as its deadline
 	// allows; only a flow-control window (1 MiB) of it is received
 	// meanwhile, and a call waiting for its client's next message holds
-	// no room. When the requests in flight and those waiting take the
-	// whole budget, new calls are refused with codes.ResourceExhausted. 0
-	// means DefaultMaxInflightBytes; it must be at least three times the
-	// maximum message size, so that any message can be read.
+	// no room. A gzip message takes its size plus twice what it can
+	// decode to (at most 1032 times its size, deflate's bound, and at most
+	// the maximum message size); a message of another compression, its
+	// size plus twice the maximum message size. A call's headers (at most
+	// 16 KiB, as HTTP/2 counts them) take twice their size for the call's
+	// whole life. One connection's calls hold at most a quarter of the
+	// budget (or the room one message takes, when that is more); its
+	// other calls wait. When the requests in flight and those waiting take
+	// the whole budget, or the connection's share, new calls are refused
+	// with codes.ResourceExhausted. 0 means DefaultMaxInflightBytes; it
+	// must be at least three times the maximum message size, so that any
+	// message can be read.
 	MaxInflightBytes int64
 }
 
@@ -315,9 +334,12 @@ type connStats struct {
 }
 
 func (h connStats) TagConn(ctx context.Context, info *stats.ConnTagInfo) context.Context {
+	// The connection's streams' contexts derive from this one.
 	if c := h.ln.handshakeDone(connKey(info.RemoteAddr, info.LocalAddr)); c != nil && c.sniffer != nil {
-		// The connection's streams' contexts derive from this one.
 		ctx = context.WithValue(ctx, snifferKey{}, c.sniffer)
+	}
+	if h.budget != nil {
+		ctx = context.WithValue(ctx, shareKey{}, h.budget.newShare())
 	}
 	return ctx
 }
@@ -335,6 +357,9 @@ func (h connStats) HandleRPC(ctx context.Context, s stats.RPCStats) {
 		return
 	}
 	switch s := s.(type) {
+	case *stats.InHeader:
+		// Before Begin, in the call's goroutine.
+		cb.takeHeader(ctx, s.Compression)
 	case *stats.Begin:
 		// A call that is not client-streaming reads its one request
 		// message right after this, in this goroutine: wait for room.
