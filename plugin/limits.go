@@ -10,7 +10,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"golang.org/x/net/netutil"
 	"google.golang.org/grpc/stats"
 )
 
@@ -179,15 +178,16 @@ func (l ServiceLimits) resolve(lookup func(string) (string, bool), maxMsg int) (
 	return l, nil
 }
 
-// limitListener caps the connections a server holds (netutil's
-// LimitListener) and those in their handshake, and can close them: the
+// limitListener caps the connections a server holds and those in their
+// handshake, and can close them: the
 // ones still in their handshake when a drain starts (they carry no call),
 // all of them when the drain's deadline passes. A gRPC server waits, in
 // Stop and GracefulStop, for every connection's handshake to end.
 //
 // Accept never waits for a handshake to end: when the connections in
 // their handshake are at the cap, a new one takes the place of the oldest
-// that has sent nothing yet, or else of the oldest. A flood of idle
+// that has sent nothing yet (nothing read, nothing waiting to be read),
+// or else of the oldest. A flood of idle
 // connections (Slowloris) thus holds no more than the cap, for no longer
 // than it takes the cap's worth of newer connections to come, and never
 // stands between a host and the service: a host sends its first bytes at
@@ -202,6 +202,9 @@ type limitListener struct {
 	sniff         bool // follow each client's frames (frameSniffer)
 	plain         bool // and no TLS: here, not in sniffCreds
 	maxHandshakes int
+	slots         chan struct{} // one token per connection held
+	done          chan struct{}
+	closeOnce     sync.Once
 
 	mu      sync.Mutex
 	conns   map[string]*limitConn
@@ -210,8 +213,10 @@ type limitListener struct {
 
 func newLimitListener(ln net.Listener, maxConns, maxHandshakes int) *limitListener {
 	return &limitListener{
-		Listener:      netutil.LimitListener(ln, maxConns),
+		Listener:      ln,
 		maxHandshakes: maxHandshakes,
+		slots:         make(chan struct{}, maxConns),
+		done:          make(chan struct{}),
 		conns:         make(map[string]*limitConn),
 	}
 }
@@ -220,11 +225,17 @@ func connKey(remote, local net.Addr) string {
 	return remote.String() + " " + local.String()
 }
 
-// Accept waits for a connection (and for a connection slot, in netutil's
-// listener), and makes room for its handshake.
+// Accept waits for a connection slot, then for a connection, and makes
+// room for its handshake.
 func (l *limitListener) Accept() (net.Conn, error) {
+	select {
+	case l.slots <- struct{}{}:
+	case <-l.done:
+		return nil, net.ErrClosed
+	}
 	c, err := l.Listener.Accept()
 	if err != nil {
+		<-l.slots
 		return nil, err
 	}
 	lc := &limitConn{Conn: c, l: l, key: connKey(c.RemoteAddr(), c.LocalAddr()), handshaking: true}
@@ -236,10 +247,15 @@ func (l *limitListener) Accept() (net.Conn, error) {
 	if len(l.pending) >= l.maxHandshakes {
 		evicted = l.pending[0]
 		for _, p := range l.pending {
-			if !p.heard.Load() {
-				evicted = p
-				break
+			if p.heard.Load() {
+				continue
 			}
+			if hasSent(p.Conn) {
+				p.heard.Store(true)
+				continue
+			}
+			evicted = p
+			break
 		}
 		evicted.dropPendingLocked()
 	}
@@ -250,6 +266,11 @@ func (l *limitListener) Accept() (net.Conn, error) {
 		evicted.Close()
 	}
 	return lc, nil
+}
+
+func (l *limitListener) Close() error {
+	l.closeOnce.Do(func() { close(l.done) })
+	return l.Listener.Close()
 }
 
 // handshakeDone ends the handshake of the connection named by key, and
@@ -321,6 +342,7 @@ func (c *limitConn) Close() error {
 		}
 		c.dropPendingLocked()
 		c.l.mu.Unlock()
+		<-c.l.slots
 	})
 	return err
 }
