@@ -84,6 +84,17 @@ func TestServiceServesHostBesideIdleConnections(t *testing.T) {
 	}
 }
 
+// dialPlain is a client of a plain-text service at addr.
+func dialPlain(t *testing.T, addr string) *grpc.ClientConn {
+	t.Helper()
+	cc, err := grpc.NewClient("passthrough:///"+addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cc.Close() })
+	return cc
+}
+
 // serviceMain is the role of the test binary that runs a service on its
 // own, for its memory to be measured alone: plain text on loopback, the
 // address printed on standard output; it runs until killed.
@@ -278,11 +289,7 @@ func TestServiceRefusesHugeHeaders(t *testing.T) {
 	if peak > 200<<20 {
 		t.Errorf("the service's peak RSS is %d MiB, want under 200 MiB: the headers are not bounded", peak>>20)
 	}
-	cc, err := grpc.NewClient("passthrough:///"+addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cc.Close()
+	cc := dialPlain(t, addr)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	if st, _, err := health(ctx, cc); err != nil || st != healthpb.HealthCheckResponse_SERVING {
@@ -301,15 +308,7 @@ func TestServiceRefusesHugeHeaders(t *testing.T) {
 func TestServiceCompressedRequestsDoNotStarveOthers(t *testing.T) {
 	env := map[string]string{plugin.EnvListen: "127.0.0.1:0", plugin.EnvInsecureLoopback: "1"}
 	addr, _ := runService(t, env, plugin.Config{Versions: testService(&budgetService{})})
-	dial := func() testgrpc.TestServiceClient {
-		cc, err := grpc.NewClient("passthrough:///"+addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { cc.Close() })
-		return testgrpc.NewTestServiceClient(cc)
-	}
-	hostile, host := dial(), dial()
+	hostile, host := testgrpc.NewTestServiceClient(dialPlain(t, addr)), testgrpc.NewTestServiceClient(dialPlain(t, addr))
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	stop := make(chan struct{})
@@ -359,11 +358,7 @@ func TestServiceHeadersCountAgainstBudget(t *testing.T) {
 	env := map[string]string{plugin.EnvListen: "127.0.0.1:0", plugin.EnvInsecureLoopback: "1",
 		plugin.EnvMaxInflightBytes: strconv.Itoa(3 * maxMsg)}
 	addr, _ := runService(t, env, plugin.Config{MaxMessageSize: maxMsg})
-	cc, err := grpc.NewClient("passthrough:///"+addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cc.Close()
+	cc := dialPlain(t, addr)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	watch := func(ctx context.Context) error {
@@ -416,15 +411,7 @@ func TestServiceConnectionShareOfBudget(t *testing.T) {
 		plugin.EnvMaxInflightBytes: strconv.Itoa(32 * maxMsg)}
 	svc := &budgetService{held: make(chan struct{}, 64), release: make(chan struct{})}
 	addr, _ := runService(t, env, plugin.Config{MaxMessageSize: maxMsg, Versions: testService(svc)})
-	dial := func() testgrpc.TestServiceClient {
-		cc, err := grpc.NewClient("passthrough:///"+addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { cc.Close() })
-		return testgrpc.NewTestServiceClient(cc)
-	}
-	hostile, host := dial(), dial()
+	hostile, host := testgrpc.NewTestServiceClient(dialPlain(t, addr)), testgrpc.NewTestServiceClient(dialPlain(t, addr))
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	var wg sync.WaitGroup
