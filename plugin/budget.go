@@ -36,21 +36,22 @@ const readCopies = 3
 // for a unary or server-streaming call, the stream interceptor's RecvMsg
 // for each message of a client stream), the call waits for the next
 // message's prefix and then for room for readCopies times its size
-// (compressed: its size plus twice the maximum message size, the most it
-// may decode to); once the message is decoded, it counts its decoded size
-// until the call ends or asks for its next message.
+// (compressed: its size plus twice the most it may decode to); once the
+// message is decoded, it counts its decoded size until the call ends or
+// asks for its next message.
 //
-// A gzip message's decoded size is bounded by its compressed size: deflate
-// emits at most 258 bytes for two bits (deflateMaxRatio), so a compressed
-// message of n bytes takes n plus twice min(maximum message size,
-// deflateMaxRatio×n); another compressor's takes n plus twice the maximum
-// message size.
+// What a compressed message may decode to: for gzip, bounded by its
+// compressed size, as deflate emits at most 258 bytes for two bits
+// (deflateMaxRatio), so a gzip message of n bytes takes n plus twice
+// min(maximum message size, deflateMaxRatio×n); for another compressor,
+// the maximum message size. The compression is the call's grpc-encoding,
+// which the stats handler's InHeader gives before Begin.
 //
 // A call's headers count too (headerCost), from the moment the tap admits
 // the call until it ends: gRPC keeps them, as the call's metadata, for the
 // call's whole life. A connection's calls, headers and messages, hold at
-// most a share of the budget (connShare): one client cannot take the whole
-// of it from the others.
+// most a share of the budget (share, connShares): one client cannot take
+// the whole of it from the others.
 type budget struct {
 	limit   int64 // bytes
 	maxMsg  int64
@@ -201,8 +202,8 @@ func (b *budget) tap(ctx context.Context, info *tap.Info) (context.Context, erro
 	if s != nil {
 		if used, queued := s.used.Load(), s.queued.Load(); used+queued+hdr > s.limit {
 			return nil, status.Errorf(codes.ResourceExhausted,
-				"plugin service: this connection's requests in flight (%d MiB) and waiting (%d MiB) take its whole share (%d MiB, a quarter) of the service's memory budget (%s): retry later with backoff, send fewer or smaller requests at once, or have the operator raise %s",
-				used>>20, queued>>20, s.limit>>20, EnvMaxInflightBytes, EnvMaxInflightBytes)
+				"plugin service: this connection's requests in flight (%d MiB) and waiting (%d MiB) take its whole share (%d MiB) of the service's memory budget of %d MiB (%s): retry later with backoff, send fewer or smaller requests at once, or have the operator raise %s",
+				used>>20, queued>>20, s.limit>>20, b.limit>>20, EnvMaxInflightBytes, EnvMaxInflightBytes)
 		}
 	}
 	if used, queued := b.used.Load(), b.queued.Load(); used+queued+hdr > b.limit {
@@ -343,6 +344,9 @@ func (cb *callBudget) drop() {
 	n := cb.inSem - cb.pending
 	if cb.headerHeld {
 		n -= cb.header
+	}
+	if n <= 0 {
+		return
 	}
 	cb.inSem -= n
 	cb.b.release(cb.share, n)
