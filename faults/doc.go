@@ -119,6 +119,19 @@
 //     TestGrantSwapDirForSymlink and TestGrantSwapRace (a directory swapped
 //     for a link out, between calls and during 3000 reads), and
 //     TestIsolationSymlinks (the real guest, through host.Start).
+//   - the attacks of issue 37, each point with the tests that failed
+//     before its fix:
+//     5. Slowloris: plugin's TestServiceServesHostBesideIdleConnections
+//     (1,000 idle connections, silent or stalled after a TLS record
+//     header, beside a host's call).
+//     6. headers outside the budget: plugin's TestServiceRefusesHugeHeaders
+//     (72 Health/Watch calls with 8 MiB of headers; the service's peak RSS
+//     measured in its own process), TestServiceHeadersCountAgainstBudget.
+//   - the attacks of issue 43, each point with the tests that failed
+//     before its fix:
+//     2. compressed requests starving a service's other clients: plugin's
+//     TestServiceCompressedRequestsDoNotStarveOthers (16 streams of tiny
+//     gzip requests), TestServiceConnectionShareOfBudget.
 //   - many calls from many goroutines: TestManyCalls (20,000 calls from 100
 //     goroutines; goroutines, open files and heap of the host, and the
 //     plugin's open files, back to baseline); make soak runs

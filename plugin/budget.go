@@ -12,6 +12,7 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials"
+	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 	"google.golang.org/grpc/tap"
 )
@@ -35,9 +36,22 @@ const readCopies = 3
 // for a unary or server-streaming call, the stream interceptor's RecvMsg
 // for each message of a client stream), the call waits for the next
 // message's prefix and then for room for readCopies times its size
-// (compressed: its size plus twice the maximum message size, the most it
-// may decode to); once the message is decoded, it counts its decoded size
-// until the call ends or asks for its next message.
+// (compressed: its size plus twice the most it may decode to); once the
+// message is decoded, it counts its decoded size until the call ends or
+// asks for its next message.
+//
+// What a compressed message may decode to: for gzip, bounded by its
+// compressed size, as deflate emits at most 258 bytes for two bits
+// (deflateMaxRatio), so a gzip message of n bytes takes n plus twice
+// min(maximum message size, deflateMaxRatio×n); for another compressor,
+// the maximum message size. The compression is the call's grpc-encoding,
+// which the stats handler's InHeader gives before Begin.
+//
+// A call's headers count too (headerCost), from the moment the tap admits
+// the call until it ends: gRPC keeps them, as the call's metadata, for the
+// call's whole life. A connection's calls, headers and messages, hold at
+// most a share of the budget (share, connShares): one client cannot take
+// the whole of it from the others.
 type budget struct {
 	limit   int64 // bytes
 	maxMsg  int64
@@ -51,22 +65,81 @@ func newBudget(limit int64, maxMsg int) *budget {
 	return &budget{limit: limit, maxMsg: int64(maxMsg), maxCost: readCopies * int64(maxMsg), sem: semaphore.NewWeighted(limit)}
 }
 
-func (b *budget) acquire(ctx context.Context, n int64) error {
+// deflateMaxRatio bounds what a deflate (gzip) stream decodes to, per
+// byte: a length-distance pair of 258 bytes coded in two bits.
+const deflateMaxRatio = 1032
+
+// connShares is how many connections it takes to fill the budget: one
+// connection's calls hold at most a quarter of it (or the room one
+// message takes, when that is more).
+const connShares = 4
+
+// headerCopies is how many times gRPC holds a call's headers: the
+// decoded fields, kept as the call's metadata, and the maps and slices
+// around them.
+const headerCopies = 2
+
+// share is one connection's share of the budget.
+type share struct {
+	sem    *semaphore.Weighted
+	limit  int64
+	used   atomic.Int64
+	queued atomic.Int64
+}
+
+func (b *budget) newShare() *share {
+	n := max(b.limit/connShares, min(b.maxCost, b.limit))
+	return &share{sem: semaphore.NewWeighted(n), limit: n}
+}
+
+func (s *share) release(n int64) {
+	if s != nil && n > 0 {
+		s.used.Add(-n)
+		s.sem.Release(n)
+	}
+}
+
+// acquire waits for n bytes of the connection's share s (nil: none), then
+// of the budget.
+func (b *budget) acquire(ctx context.Context, s *share, n int64) error {
+	if s != nil {
+		s.queued.Add(n)
+		err := s.sem.Acquire(ctx, n)
+		s.queued.Add(-n)
+		if err != nil {
+			return err
+		}
+		s.used.Add(n)
+	}
 	b.queued.Add(n)
 	err := b.sem.Acquire(ctx, n)
 	b.queued.Add(-n)
 	if err != nil {
+		s.release(n)
 		return err
 	}
 	b.used.Add(n)
 	return nil
 }
 
-func (b *budget) release(n int64) {
+func (b *budget) release(s *share, n int64) {
 	if n > 0 {
 		b.used.Add(-n)
 		b.sem.Release(n)
+		s.release(n)
 	}
+}
+
+// headerCost is the room a call's headers take: their size as HTTP/2
+// counts it (name, value and 32 bytes per field), headerCopies times.
+func headerCost(md metadata.MD) int64 {
+	var n int64
+	for k, vs := range md {
+		for _, v := range vs {
+			n += int64(len(k) + len(v) + 32)
+		}
+	}
+	return headerCopies * n
 }
 
 type callBudgetKey struct{}
@@ -77,22 +150,28 @@ type msgSize struct {
 	compressed bool
 }
 
-// cost is the room reading and decoding the message takes: none for one
-// above the maximum size, which gRPC refuses without reading it.
-func (m msgSize) cost(b *budget) int64 {
+// cost is the room reading and decoding the message takes, compressed
+// with compression: none for one above the maximum size, which gRPC
+// refuses without reading it.
+func (m msgSize) cost(b *budget, compression string) int64 {
 	if m.n > b.maxMsg {
 		return 0
 	}
-	// Both are at most maxCost, as m.n is at most maxMsg.
-	if m.compressed {
+	// All are at most maxCost, as m.n is at most maxMsg.
+	switch {
+	case !m.compressed:
+		return readCopies * m.n
+	case compression == "gzip":
+		return m.n + 2*min(b.maxMsg, deflateMaxRatio*m.n)
+	default:
 		return m.n + 2*b.maxMsg
 	}
-	return readCopies * m.n
 }
 
 // callBudget is one call's share of the budget.
 type callBudget struct {
 	b      *budget
+	share  *share        // the connection's, or nil
 	sn     *frameSniffer // nil: sizes unknown, each message costs maxCost
 	stream uint32        // the call's stream, in sn
 
@@ -102,25 +181,43 @@ type callBudget struct {
 	prefixN  int
 	bodyLeft int64
 
-	mu      sync.Mutex
-	sizes   []msgSize     // messages announced by their prefix, not yet read
-	eos     bool          // the client sent its last message
-	wake    chan struct{} // closed, and replaced, when sizes or eos change
-	inSem   int64         // bytes this call holds in b.sem
-	pending int64         // of inSem, the reservation for the message being read
-	ended   bool
+	mu          sync.Mutex
+	sizes       []msgSize     // messages announced by their prefix, not yet read
+	eos         bool          // the client sent its last message
+	wake        chan struct{} // closed, and replaced, when sizes or eos change
+	inSem       int64         // bytes this call holds in b.sem
+	pending     int64         // of inSem, the reservation for the message being read
+	header      int64         // the headers' cost (headerCost)
+	headerHeld  bool          // of inSem, header is the headers'; else counted as queued
+	compression string        // the client's grpc-encoding
+	ended       bool
 }
 
 // tap refuses a call when the requests in flight and those waiting for
 // room take the whole budget, and otherwise attaches the call's account,
 // which is settled when the call's context ends, however the call ends.
-func (b *budget) tap(ctx context.Context, _ *tap.Info) (context.Context, error) {
-	if used, queued := b.used.Load(), b.queued.Load(); used+queued >= b.limit {
+func (b *budget) tap(ctx context.Context, info *tap.Info) (context.Context, error) {
+	hdr := headerCost(info.Header)
+	s, _ := ctx.Value(shareKey{}).(*share)
+	if s != nil {
+		if used, queued := s.used.Load(), s.queued.Load(); used+queued+hdr > s.limit {
+			return nil, status.Errorf(codes.ResourceExhausted,
+				"plugin service: this connection's requests in flight (%d MiB) and waiting (%d MiB) take its whole share (%d MiB) of the service's memory budget of %d MiB (%s): retry later with backoff, send fewer or smaller requests at once, or have the operator raise %s",
+				used>>20, queued>>20, s.limit>>20, b.limit>>20, EnvMaxInflightBytes, EnvMaxInflightBytes)
+		}
+	}
+	if used, queued := b.used.Load(), b.queued.Load(); used+queued+hdr > b.limit {
 		return nil, status.Errorf(codes.ResourceExhausted,
 			"plugin service: the requests in flight (%d MiB) and those waiting (%d MiB) take its whole memory budget of %d MiB (%s): retry later with backoff, send smaller messages, or have the operator raise %s",
 			used>>20, queued>>20, b.limit>>20, EnvMaxInflightBytes, EnvMaxInflightBytes)
 	}
-	cb := &callBudget{b: b, wake: make(chan struct{})}
+	// The headers count as waiting until the call's goroutine takes
+	// their room (takeHeader).
+	cb := &callBudget{b: b, share: s, header: hdr, wake: make(chan struct{})}
+	b.queued.Add(hdr)
+	if s != nil {
+		s.queued.Add(hdr)
+	}
 	// The tap runs on the connection's reader goroutine, right after the
 	// framer read this stream's headers.
 	if sn, _ := ctx.Value(snifferKey{}).(*frameSniffer); sn != nil && sn.following() {
@@ -129,6 +226,44 @@ func (b *budget) tap(ctx context.Context, _ *tap.Info) (context.Context, error) 
 	}
 	context.AfterFunc(ctx, cb.end)
 	return context.WithValue(ctx, callBudgetKey{}, cb), nil
+}
+
+// takeHeader waits for room for the call's headers, and records the
+// compression of its messages: the call's goroutine calls it first.
+func (cb *callBudget) takeHeader(ctx context.Context, compression string) {
+	cb.mu.Lock()
+	if cb.ended || cb.headerHeld {
+		cb.mu.Unlock()
+		return
+	}
+	cb.headerHeld, cb.compression = true, compression
+	cb.unqueueHeaderLocked()
+	cb.mu.Unlock()
+	if cb.header == 0 {
+		return
+	}
+	if err := cb.b.acquire(ctx, cb.share, cb.header); err != nil {
+		cb.mu.Lock()
+		cb.header = 0 // never held
+		cb.mu.Unlock()
+		return
+	}
+	cb.mu.Lock()
+	defer cb.mu.Unlock()
+	if cb.ended {
+		cb.b.release(cb.share, cb.header)
+		return
+	}
+	cb.inSem += cb.header
+}
+
+// unqueueHeaderLocked takes the headers' cost out of the bytes counted as
+// waiting (the tap's count).
+func (cb *callBudget) unqueueHeaderLocked() {
+	cb.b.queued.Add(-cb.header)
+	if cb.share != nil {
+		cb.share.queued.Add(-cb.header)
+	}
 }
 
 // reserveNext waits for the next message's size, then for room to read
@@ -159,20 +294,26 @@ func (cb *callBudget) reserveNext(ctx context.Context) {
 			cb.mu.Unlock()
 			return // no message comes
 		}
-		cost = cb.sizes[0].cost(cb.b)
+		cost = cb.sizes[0].cost(cb.b, cb.compression)
 		cb.sizes = cb.sizes[1:]
 	}
+	// Never more than the call could ever get beside its own headers.
+	room := cb.b.limit
+	if cb.share != nil {
+		room = cb.share.limit
+	}
+	cost = min(cost, room-cb.header)
 	cb.mu.Unlock()
-	if cost == 0 {
+	if cost <= 0 {
 		return
 	}
-	if err := cb.b.acquire(ctx, cost); err != nil {
+	if err := cb.b.acquire(ctx, cb.share, cost); err != nil {
 		return
 	}
 	cb.mu.Lock()
 	defer cb.mu.Unlock()
 	if cb.ended {
-		cb.b.release(cost)
+		cb.b.release(cb.share, cost)
 		return
 	}
 	cb.inSem += cost
@@ -187,13 +328,13 @@ func (cb *callBudget) received(n int64) {
 		return
 	}
 	n = min(n, cb.pending)
-	cb.b.release(cb.pending - n)
+	cb.b.release(cb.share, cb.pending-n)
 	cb.inSem -= cb.pending - n
 	cb.pending = 0
 }
 
 // drop releases the messages decoded so far: a client-streaming handler
-// asks for the next one.
+// asks for the next one. The headers stay.
 func (cb *callBudget) drop() {
 	cb.mu.Lock()
 	defer cb.mu.Unlock()
@@ -201,8 +342,14 @@ func (cb *callBudget) drop() {
 		return
 	}
 	n := cb.inSem - cb.pending
+	if cb.headerHeld {
+		n -= cb.header
+	}
+	if n <= 0 {
+		return
+	}
 	cb.inSem -= n
-	cb.b.release(n)
+	cb.b.release(cb.share, n)
 }
 
 // end settles the call when its context ends.
@@ -213,7 +360,11 @@ func (cb *callBudget) end() {
 		return
 	}
 	cb.ended = true
-	cb.b.release(cb.inSem)
+	if !cb.headerHeld {
+		cb.headerHeld = true
+		cb.unqueueHeaderLocked()
+	}
+	cb.b.release(cb.share, cb.inSem)
 	cb.inSem, cb.pending = 0, 0
 	if cb.sn != nil {
 		cb.sn.unregister(cb)
@@ -278,6 +429,9 @@ func (s budgetStream) RecvMsg(m any) error {
 }
 
 type snifferKey struct{}
+
+// shareKey is the context key of a connection's share of the budget.
+type shareKey struct{}
 
 // frameSniffer follows the frames a client sends on one connection, as
 // gRPC's framer reads them, for the budget: which stream's headers came

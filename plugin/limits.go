@@ -4,11 +4,12 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"slices"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
-	"golang.org/x/net/netutil"
 	"google.golang.org/grpc/stats"
 )
 
@@ -20,7 +21,9 @@ const (
 	EnvHandshakeTimeout = "PLUGKIT_HANDSHAKE_TIMEOUT"
 	// EnvMaxConnections caps the connections the service holds at once.
 	EnvMaxConnections = "PLUGKIT_MAX_CONNECTIONS"
-	// EnvMaxHandshakes caps the connections in their handshake at once.
+	// EnvMaxHandshakes caps the connections in their handshake at once;
+	// a new one takes the place of the oldest that has sent nothing yet
+	// (or else of the oldest).
 	EnvMaxHandshakes = "PLUGKIT_MAX_HANDSHAKES"
 	// EnvMaxStreams caps the concurrent calls on one connection.
 	EnvMaxStreams = "PLUGKIT_MAX_STREAMS"
@@ -37,8 +40,10 @@ const (
 	// DefaultMaxConnections caps a service's connections: one or a few
 	// per host, for hundreds of hosts.
 	DefaultMaxConnections = 1024
-	// DefaultMaxHandshakes caps the connections in their handshake; more
-	// wait, unaccepted, in the kernel's listen queue.
+	// DefaultMaxHandshakes caps the connections in their handshake; a new
+	// one takes the place of the oldest that has sent nothing yet (or
+	// else of the oldest), so that idle connections never keep a host
+	// waiting.
 	DefaultMaxHandshakes = 128
 	// DefaultMaxStreams caps the concurrent calls of one connection; a
 	// gRPC client queues the calls above it.
@@ -61,10 +66,21 @@ const (
 // The health port (EnvHealthListen) serves probes: a few connections, one
 // small call each.
 const (
-	healthMaxConnections = 64
-	healthMaxStreams     = 8
-	healthMaxMessageSize = 4 << 10
+	healthMaxConnections    = 64
+	healthMaxStreams        = 8
+	healthMaxMessageSize    = 4 << 10
+	healthMaxHeaderListSize = 8 << 10
 )
+
+// maxHeaderListSize bounds a call's headers on a service's port, as HTTP/2
+// counts them (name, value and 32 bytes per field; gRPC's own default is
+// 16 MiB): gRPC Java's and C core's bound. gRPC decodes a connection's
+// headers one call at a time, and refuses a call whose headers are larger
+// (RST_STREAM) without keeping them; those it keeps, it keeps for the
+// call's life, and they count against the in-flight budget. So headers
+// take at most the budget plus, while decoded, MaxConnections times this
+// twice (32 MiB by default).
+const maxHeaderListSize = 16 << 10
 
 // ServiceLimits bounds what the hosts of a plugin service (EnvListen) may
 // hold of it, so that a flood of connections, calls or bytes is refused
@@ -80,7 +96,9 @@ type ServiceLimits struct {
 	// DefaultMaxConnections.
 	MaxConnections int
 	// MaxHandshakes caps the connections in their handshake at once
-	// (EnvMaxHandshakes); 0 means DefaultMaxHandshakes.
+	// (EnvMaxHandshakes): a new connection beyond it takes the place of
+	// the oldest that has sent nothing yet, or else of the oldest; 0
+	// means DefaultMaxHandshakes.
 	MaxHandshakes int
 	// MaxStreams caps the concurrent calls on one connection, streams
 	// included (EnvMaxStreams); 0 means DefaultMaxStreams.
@@ -96,10 +114,18 @@ type ServiceLimits struct {
 	// is read, first come first served, for as long as its deadline
 	// allows; only a flow-control window (1 MiB) of it is received
 	// meanwhile, and a call waiting for its client's next message holds
-	// no room. When the requests in flight and those waiting take the
-	// whole budget, new calls are refused with codes.ResourceExhausted. 0
-	// means DefaultMaxInflightBytes; it must be at least three times the
-	// maximum message size, so that any message can be read.
+	// no room. A gzip message takes its size plus twice what it can
+	// decode to (at most 1032 times its size, deflate's bound, and at most
+	// the maximum message size); a message of another compression, its
+	// size plus twice the maximum message size. A call's headers (at most
+	// 16 KiB, as HTTP/2 counts them) take twice their size for the call's
+	// whole life. One connection's calls hold at most a quarter of the
+	// budget (or the room one message takes, when that is more); its
+	// other calls wait. When the requests in flight and those waiting take
+	// the whole budget, or the connection's share, new calls are refused
+	// with codes.ResourceExhausted. 0 means DefaultMaxInflightBytes; it
+	// must be at least three times the maximum message size, so that any
+	// message can be read.
 	MaxInflightBytes int64
 }
 
@@ -152,32 +178,46 @@ func (l ServiceLimits) resolve(lookup func(string) (string, bool), maxMsg int) (
 	return l, nil
 }
 
-// limitListener caps the connections a server holds (netutil's
-// LimitListener) and those in their handshake, and can close them: the
+// limitListener caps the connections a server holds and those in their
+// handshake, and can close them: the
 // ones still in their handshake when a drain starts (they carry no call),
 // all of them when the drain's deadline passes. A gRPC server waits, in
 // Stop and GracefulStop, for every connection's handshake to end.
+//
+// Accept never waits for a handshake to end: when the connections in
+// their handshake are at the cap, a new one takes the place of the oldest
+// that has sent nothing yet (nothing read, nothing waiting to be read),
+// or else of the oldest. A flood of idle
+// connections (Slowloris) thus holds no more than the cap, for no longer
+// than it takes the cap's worth of newer connections to come, and never
+// stands between a host and the service: a host sends its first bytes at
+// once, and all the idle ones are older. (A per-address bound would not
+// help: behind a NAT or a proxy, or on loopback, every client shares one
+// address.)
 //
 // A connection's handshake ends when the server's stats handler
 // (connStats) sees it begin serving.
 type limitListener struct {
 	net.Listener
-	sniff      bool          // follow each client's frames (frameSniffer)
-	plain      bool          // and no TLS: here, not in sniffCreds
-	handshakes chan struct{} // one token per connection in its handshake
-	done       chan struct{}
-	closeOnce  sync.Once
+	sniff         bool // follow each client's frames (frameSniffer)
+	plain         bool // and no TLS: here, not in sniffCreds
+	maxHandshakes int
+	slots         chan struct{} // one token per connection held
+	done          chan struct{}
+	closeOnce     sync.Once
 
-	mu    sync.Mutex
-	conns map[string]*limitConn
+	mu      sync.Mutex
+	conns   map[string]*limitConn
+	pending []*limitConn // the connections in their handshake, oldest first
 }
 
 func newLimitListener(ln net.Listener, maxConns, maxHandshakes int) *limitListener {
 	return &limitListener{
-		Listener:   netutil.LimitListener(ln, maxConns),
-		handshakes: make(chan struct{}, maxHandshakes),
-		done:       make(chan struct{}),
-		conns:      make(map[string]*limitConn),
+		Listener:      ln,
+		maxHandshakes: maxHandshakes,
+		slots:         make(chan struct{}, maxConns),
+		done:          make(chan struct{}),
+		conns:         make(map[string]*limitConn),
 	}
 }
 
@@ -185,26 +225,46 @@ func connKey(remote, local net.Addr) string {
 	return remote.String() + " " + local.String()
 }
 
-// Accept waits for a handshake slot, then for a connection (and for a
-// connection slot, in netutil's listener).
+// Accept waits for a connection slot, then for a connection, and makes
+// room for its handshake.
 func (l *limitListener) Accept() (net.Conn, error) {
 	select {
-	case l.handshakes <- struct{}{}:
+	case l.slots <- struct{}{}:
 	case <-l.done:
 		return nil, net.ErrClosed
 	}
 	c, err := l.Listener.Accept()
 	if err != nil {
-		<-l.handshakes
+		<-l.slots
 		return nil, err
 	}
 	lc := &limitConn{Conn: c, l: l, key: connKey(c.RemoteAddr(), c.LocalAddr()), handshaking: true}
 	if l.sniff {
 		lc.sniffer, lc.plain = newFrameSniffer(), l.plain
 	}
+	var evicted *limitConn
 	l.mu.Lock()
+	if len(l.pending) >= l.maxHandshakes {
+		evicted = l.pending[0]
+		for _, p := range l.pending {
+			if p.heard.Load() {
+				continue
+			}
+			if hasSent(p.Conn) {
+				p.heard.Store(true)
+				continue
+			}
+			evicted = p
+			break
+		}
+		evicted.dropPendingLocked()
+	}
 	l.conns[lc.key] = lc
+	l.pending = append(l.pending, lc)
 	l.mu.Unlock()
+	if evicted != nil {
+		evicted.Close()
+	}
 	return lc, nil
 }
 
@@ -213,15 +273,14 @@ func (l *limitListener) Close() error {
 	return l.Listener.Close()
 }
 
-// handshakeDone frees the handshake slot of the connection named by key,
-// and returns the connection.
+// handshakeDone ends the handshake of the connection named by key, and
+// returns the connection.
 func (l *limitListener) handshakeDone(key string) *limitConn {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	c := l.conns[key]
-	if c != nil && c.handshaking {
-		c.handshaking = false
-		<-l.handshakes
+	if c != nil {
+		c.dropPendingLocked()
 	}
 	return c
 }
@@ -245,7 +304,8 @@ type limitConn struct {
 	net.Conn
 	l           *limitListener
 	key         string
-	handshaking bool // guarded by l.mu
+	handshaking bool        // guarded by l.mu
+	heard       atomic.Bool // the client sent a byte
 	closeOnce   sync.Once
 	// sniffer follows the client's HTTP/2 frames: here, on a plain-text
 	// connection; on a TLS one, in the connection sniffCreds returns.
@@ -255,10 +315,22 @@ type limitConn struct {
 
 func (c *limitConn) Read(p []byte) (int, error) {
 	n, err := c.Conn.Read(p)
+	if n > 0 && !c.heard.Load() {
+		c.heard.Store(true)
+	}
 	if c.plain {
 		c.sniffer.read(p[:n])
 	}
 	return n, err
+}
+
+// dropPendingLocked ends c's handshake in its listener, whose mu is held.
+func (c *limitConn) dropPendingLocked() {
+	if !c.handshaking {
+		return
+	}
+	c.handshaking = false
+	c.l.pending = slices.DeleteFunc(c.l.pending, func(p *limitConn) bool { return p == c })
 }
 
 func (c *limitConn) Close() error {
@@ -268,11 +340,9 @@ func (c *limitConn) Close() error {
 		if c.l.conns[c.key] == c {
 			delete(c.l.conns, c.key)
 		}
-		if c.handshaking {
-			c.handshaking = false
-			<-c.l.handshakes
-		}
+		c.dropPendingLocked()
 		c.l.mu.Unlock()
+		<-c.l.slots
 	})
 	return err
 }
@@ -286,9 +356,12 @@ type connStats struct {
 }
 
 func (h connStats) TagConn(ctx context.Context, info *stats.ConnTagInfo) context.Context {
+	// The connection's streams' contexts derive from this one.
 	if c := h.ln.handshakeDone(connKey(info.RemoteAddr, info.LocalAddr)); c != nil && c.sniffer != nil {
-		// The connection's streams' contexts derive from this one.
 		ctx = context.WithValue(ctx, snifferKey{}, c.sniffer)
+	}
+	if h.budget != nil {
+		ctx = context.WithValue(ctx, shareKey{}, h.budget.newShare())
 	}
 	return ctx
 }
@@ -306,6 +379,9 @@ func (h connStats) HandleRPC(ctx context.Context, s stats.RPCStats) {
 		return
 	}
 	switch s := s.(type) {
+	case *stats.InHeader:
+		// Before Begin, in the call's goroutine.
+		cb.takeHeader(ctx, s.Compression)
 	case *stats.Begin:
 		// A call that is not client-streaming reads its one request
 		// message right after this, in this goroutine: wait for room.

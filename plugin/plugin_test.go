@@ -44,6 +44,9 @@ func TestMain(m *testing.M) {
 	case "load-clients":
 		loadClients() // limits_test.go
 		return
+	case "service":
+		serviceMain() // netattack_test.go
+		return
 	}
 	goleak.VerifyTestMain(m, goleak.IgnoreTopFunction("github.com/plugkit/plugkit/host.spawner")) // the thread every plugin is forked from
 }

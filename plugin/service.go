@@ -176,6 +176,7 @@ func (cfg Config) serviceOptions(set settings, ln *limitListener) []grpc.ServerO
 	header := metadata.Pairs(wire.VersionHeader, strconv.Itoa(set.version))
 	opts := []grpc.ServerOption{
 		grpc.MaxRecvMsgSize(set.maxMsg), grpc.MaxSendMsgSize(set.maxMsg),
+		grpc.MaxHeaderListSize(maxHeaderListSize),
 		grpc.ConnectionTimeout(set.limits.HandshakeTimeout),
 		grpc.MaxConcurrentStreams(set.limits.MaxStreams),
 		grpc.StaticStreamWindowSize(streamWindow), grpc.StaticConnWindowSize(connWindow),
@@ -214,6 +215,7 @@ func serveProbes(addr string, limits ServiceLimits, hs *health.Server, draining 
 	ln := newLimitListener(l, healthMaxConnections, min(limits.MaxHandshakes, healthMaxConnections))
 	srv := grpc.NewServer(
 		grpc.MaxRecvMsgSize(healthMaxMessageSize),
+		grpc.MaxHeaderListSize(healthMaxHeaderListSize),
 		grpc.ConnectionTimeout(limits.HandshakeTimeout),
 		grpc.MaxConcurrentStreams(healthMaxStreams),
 		grpc.StatsHandler(connStats{ln: ln}),
