@@ -109,6 +109,20 @@
 //     and buf.work.yaml, certificates), each with its seed corpus, which
 //     make test runs as ordinary tests.
 //     8. build outputs in git: the root package's TestNoBuildOutputsTracked.
+//   - the attacks of issue 36 (untrusted plugins stay inside), each point
+//     with the tests that prove it:
+//     2. shared memory past a rootless memory limit (MAP_SHARED|MAP_ANONYMOUS,
+//     memfd, MAP_SHARED of /dev/zero, System V shm): sandbox's
+//     TestSandboxMemoryLimitSharedMemory (refused under RLIMIT_DATA, killed
+//     by the cgroup as root) and sandbox/internal/trampoline's
+//     TestSeccompRefusesSharedMemory.
+//     5. the socket directory: sandbox's TestSandboxSocketDirBounded (300 MiB
+//     written there), TestSandboxBrokerListenersBounded (10,000 brokered
+//     listeners) and BenchmarkCloseManyListeners (Close's time).
+//     7. the cause of death at Close: sandbox's
+//     TestSandboxCloseReportsMemoryLimit (Close at once after the memory
+//     limit, root and rootless) and wasmhost's TestCloseReportsCauseAtOnce
+//     (MemoryError and host.BudgetError).
 //   - many calls from many goroutines: TestManyCalls (20,000 calls from 100
 //     goroutines; goroutines, open files and heap of the host, and the
 //     plugin's open files, back to baseline); make soak runs
