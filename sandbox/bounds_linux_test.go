@@ -154,10 +154,7 @@ func TestSandboxMemoryLimitSharedMemory(t *testing.T) {
 }
 
 func testSandboxMemoryLimitSharedMemory(t *testing.T) {
-	limit := int64(256 << 20)
-	if rootless() {
-		limit = rlimitMemory()
-	}
+	limit := memoryLimit(256 << 20)
 	r := sandbox.Runner{Limits: sandbox.Limits{Memory: limit}}
 	for _, kind := range []string{"anon", "memfd", "zero", "sysv"} {
 		c := startSandboxed(t, r)
@@ -168,7 +165,11 @@ func testSandboxMemoryLimitSharedMemory(t *testing.T) {
 		}
 		if err != nil {
 			// Killed: by its cgroup's limit, which says so.
-			<-c.Exited()
+			select {
+			case <-c.Exited():
+			case <-time.After(20 * time.Second):
+				t.Fatalf("%s: the plugin still runs after its call failed", kind)
+			}
 			var mem *sandbox.MemoryLimitError
 			if cerr := c.Close(); !errors.As(cerr, &mem) {
 				t.Errorf("%s: the plugin died: %v; want it killed by its memory limit", kind, cerr)
@@ -186,6 +187,15 @@ func testSandboxMemoryLimitSharedMemory(t *testing.T) {
 	}
 }
 
+// memoryLimit is the memory limit a test gives a plugin: cgroup, the
+// limit given; rootless, rlimitMemory.
+func memoryLimit(cgroup int64) int64 {
+	if rootless() {
+		return rlimitMemory()
+	}
+	return cgroup
+}
+
 // A plugin killed by its memory limit is reported so by the Close that
 // follows at once, without waiting for Exited: the host's Close must not
 // race the detection of the cause. Several times, as the race was lost
@@ -195,10 +205,7 @@ func TestSandboxCloseReportsMemoryLimit(t *testing.T) {
 }
 
 func testSandboxCloseReportsMemoryLimit(t *testing.T) {
-	limit := int64(128 << 20)
-	if rootless() {
-		limit = rlimitMemory()
-	}
+	limit := memoryLimit(128 << 20)
 	r := sandbox.Runner{Limits: sandbox.Limits{Memory: limit}}
 	for i := range 4 {
 		c := startSandboxed(t, r)
