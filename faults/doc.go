@@ -111,6 +111,18 @@
 //     8. build outputs in git: the root package's TestNoBuildOutputsTracked.
 //   - the attacks of issue 36 (untrusted plugins stay inside), each point
 //     with the tests that failed before its fix:
+//     2. shared memory past a rootless memory limit (MAP_SHARED|MAP_ANONYMOUS,
+//     memfd, MAP_SHARED of /dev/zero, System V shm): sandbox's
+//     TestSandboxMemoryLimitSharedMemory (refused under RLIMIT_DATA, killed
+//     by the cgroup as root) and sandbox/internal/trampoline's
+//     TestSeccompRefusesSharedMemory.
+//     5. the socket directory: sandbox's TestSandboxSocketDirBounded (300 MiB
+//     written there), TestSandboxBrokerListenersBounded (10,000 brokered
+//     listeners) and BenchmarkCloseManyListeners (Close's time).
+//     7. the cause of death at Close: sandbox's
+//     TestSandboxCloseReportsMemoryLimit (Close at once after the memory
+//     limit, root and rootless) and wasmhost's TestCloseReportsCauseAtOnce
+//     (MemoryError and host.BudgetError).
 //     8. symlinks out of a WebAssembly guest's grant: wasmhost's
 //     TestGrantSymlinkEscape (a guest-made ../../.. link: listing, reading,
 //     writing, changing, renaming and linking through it; chains; a link

@@ -155,6 +155,15 @@ func (l *launched) stop(c *Client) error {
 	if stage == stoppedSIGKILL {
 		c.logger.Warn("plugin did not stop when asked; killed it", "after", time.Since(start).Round(time.Millisecond))
 	}
+	// A plugin that died of a limit just before Close (or while Close
+	// asked it to stop) is reported with that cause, as if it had died
+	// before Close: the runner's judgement (Launch.Exited) is in, since the
+	// process was reaped. Only the host's own SIGKILL is no cause of the
+	// plugin's: a limit that kills with the same signal cannot be told
+	// from it then.
+	if l.proc.cause != nil && stage != stoppedSIGKILL {
+		return l.reportDeath()
+	}
 	l.reportStopped()
 	return nil
 }

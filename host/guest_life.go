@@ -115,13 +115,23 @@ func (l *guestLife) stop(c *Client) error {
 	case <-l.guest.Done():
 	case <-time.After(l.stopWait):
 		c.logger.Warn("plugin did not stop when asked; stopped it")
-		l.guest.Stop(errors.New("host: the guest did not stop within its stop timeout"))
+		l.guest.Stop(errGuestStopTimeout)
 		<-l.guest.Done()
+	}
+	// A guest that ended of a cause of its own (its memory limit, its
+	// CPU budget, a trap) just before Close, or while Close asked it to
+	// stop, is reported with it, as if it had ended before Close.
+	if err := l.guest.Err(); guestCause(err) != nil && !errors.Is(err, errGuestStopTimeout) {
+		return l.reportDeath(c)
 	}
 	l.pipes.waitStderr()
 	c.rep.report(Event{Type: EventExited, Duration: time.Since(c.started)})
 	return nil
 }
+
+// errGuestStopTimeout is the cause Close stops a guest with when it does
+// not end within its stop timeout: Close's own, not the guest's.
+var errGuestStopTimeout = errors.New("host: the guest did not stop within its stop timeout")
 
 func (l *guestLife) kill() {
 	l.stopping.Store(true)
@@ -162,7 +172,9 @@ func (l *guestLife) watchBudget(c *Client, budget time.Duration) {
 		ctx, cancel := context.WithTimeout(context.Background(), budget)
 		err := c.checkHealth(ctx)
 		cancel()
-		if err != nil && ctx.Err() != nil && !l.stopping.Load() {
+		// A budget passed while Close runs is still the guest's cause:
+		// Close reports it.
+		if err != nil && ctx.Err() != nil {
 			l.guest.Stop(&BudgetError{Name: l.name, Budget: budget})
 			l.pipes.closeHostEnds()
 			<-l.guest.Done()

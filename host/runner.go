@@ -75,6 +75,13 @@ type Launch struct {
 	// SocketDir and dial the host's, and sets PLUGIN_UNIX_SOCKET_GROUP in
 	// Cmd.Env to the same (the plugin gives its own sockets to it).
 	SocketGroup string
+	// HostSocketDir, when set, returns where the host reaches SocketDir
+	// once the plugin's process runs, for a runner that gives the plugin
+	// a directory of its own at SocketDir's path (a bounded tmpfs in its
+	// mount namespace, reached through /proc/PID/root): the host's
+	// brokered servers make their sockets there, and PluginToHost and
+	// HostToPlugin translate between the two. Nil: SocketDir itself.
+	HostSocketDir func() string
 	// PluginToHost translates the addresses the plugin announces (its
 	// handshake line and its brokered services) into addresses the host
 	// can dial. Nil leaves them unchanged.

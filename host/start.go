@@ -227,6 +227,9 @@ func (c *Client) launchProcess(ctx context.Context, cmd Command, id *automtls.Id
 	}
 	c.launch = launch
 	c.brokerDir, c.brokerGroup = sock.path, launch.SocketGroup
+	if launch.HostSocketDir != nil && sock.path != "" {
+		c.brokerDir = launch.HostSocketDir()
+	}
 	l := &launched{proc: proc, sock: sock, name: c.name, logger: c.logger, rep: c.rep, stopWait: stopTimeout(cmd.Timeouts.Stop)}
 	c.life = l
 	return l, nil

@@ -75,7 +75,10 @@
 //     a Go program, which reserves hundreds of MiB of address space at
 //     start, dies at once under any AS limit a plugin would be given
 //     ("failed to reserve page summary memory", measured with Go 1.26).
-//     It refuses a CPU limit, saying so: a share needs a cgroup's cpu
+//     RLIMIT_DATA does not count shared memory, so the seccomp filter
+//     then refuses every MAP_SHARED mapping, memfd_create and System V
+//     shared memory (EPERM), and RLIMIT_STACK bounds the main stack by
+//     the same figure. It refuses a CPU limit, saying so: a share needs a cgroup's cpu
 //     controller, and RLIMIT_CPU bounds total seconds, which is no share.
 //   - Open files are always RLIMIT_NOFILE, and CPUTime, a total of
 //     processor time rather than a share, RLIMIT_CPU; a plugin killed for
@@ -120,11 +123,13 @@
 //     nothing else, not even the host's loopback listeners.
 //   - Its own mount namespace, in which every mount is read-only, except:
 //     a private, empty tmpfs on /tmp (TMPDIR is set to /tmp); the
-//     directory Runner.Writable, at its own path; and the plugin's socket
-//     directory (host.Launch.SocketDir), also at its own path. The host
-//     and the plugin both see that directory, so the plugin's unix socket
-//     and the host's brokered sockets are shared through it and no
-//     address needs translating. It starts in host.Command.Dir, or with
+//     directory Runner.Writable, at its own path; and, at the path of the
+//     plugin's socket directory (host.Launch.SocketDir), a tmpfs of its
+//     own, of 1 MiB and 4096 inodes (about 2000 brokered listeners),
+//     which the host reaches through the plugin's /proc/PID/root
+//     (host.Launch.HostSocketDir): the plugin's unix socket and the host's
+//     brokered sockets are shared through it, their addresses translated
+//     between the two views. It starts in host.Command.Dir, or with
 //     that empty in the host's working directory, unless the private /tmp
 //     hides it: then in Runner.Writable, else in /.
 //   - A /dev of its own: a read-only tmpfs holding null, zero, full,

@@ -15,10 +15,14 @@ type Limits struct {
 	// kernel kills a plugin that passes it. Elsewhere (rootless hosts) it
 	// is RLIMIT_DATA, for each of the plugin's processes: the private
 	// writable memory it maps (a Go plugin's heap and stacks, a C
-	// program's malloc arenas), not the files it maps nor the address
-	// space it only reserves; an allocation past it fails, and a plugin
-	// that dies of that is reported as such when it said so on its
-	// standard error (see MemoryLimitError). Count more than the heap:
+	// program's malloc arenas), not the address space it only reserves;
+	// an allocation past it fails, and a plugin that dies of that is
+	// reported as such when it said so on its standard error (see
+	// MemoryLimitError). RLIMIT_DATA does not count shared memory, so
+	// there the seccomp filter refuses (EPERM) every MAP_SHARED mapping,
+	// memfd_create and System V shared memory: a plugin that needs them
+	// needs a root host's cgroup. The main thread's stack (RLIMIT_STACK)
+	// is bounded by the same figure. Count more than the heap:
 	// threads' stacks (8 MiB each in a cgo program), and the race
 	// detector's shadow memory, several times the heap. Either way the host reports a *MemoryLimitError as
 	// the Cause of the plugin's exit error.

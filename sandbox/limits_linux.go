@@ -110,7 +110,7 @@ func (r Runner) applyLimits(l *host.Launch, sp *trampoline.Spec, e Enforcement) 
 		sp.NProc = r.Limits.Processes
 	}
 	if e.Memory == ByRlimit {
-		sp.Data = r.Limits.Memory
+		sp.Data, sp.NoSharedMemory = r.Limits.Memory, true
 		watchOOM(l, r.Limits.Memory)
 	}
 	if e.CPUTime == ByRlimit {

@@ -185,7 +185,49 @@ func (r Runner) Prepare(l *host.Launch) error {
 	isolate(l.Cmd, p.mode)
 	l.PluginToHost = refuseTCP("the plugin listens on TCP inside the sandbox, on its own loopback, which the host cannot reach: let it use a unix socket (leave host.Command.Listen.Network empty)")
 	l.HostToPlugin = refuseTCP("the host announced a TCP address to a sandboxed plugin, which has no network: brokered services must use unix sockets")
+	if sp.SocketDir != "" {
+		socketView(l, sp.SocketDir)
+	}
 	return nil
+}
+
+// socketView lets the host reach the plugin's socket directory, dir, a
+// tmpfs in the plugin's mount namespace (trampoline.SocketDirSize and
+// SocketDirInodes bound it): through /proc/PID/root of the plugin's
+// process, under the same path. The plugin's addresses in dir (or under
+// the host's name for it) translate to that view; the host's brokered
+// servers listen there, and their addresses translate back.
+func socketView(l *host.Launch, dir string) {
+	named := filepath.Clean(l.SocketDir)
+	root := func() string { return "/proc/" + strconv.Itoa(l.Cmd.Process.Pid) + "/root" }
+	under := func(path, d string) (string, bool) {
+		rest, ok := strings.CutPrefix(path, d+"/")
+		return rest, ok
+	}
+	toHost, toPlugin := l.PluginToHost, l.HostToPlugin
+	l.HostSocketDir = func() string { return root() + dir }
+	l.PluginToHost = func(network, address string) (string, string, error) {
+		network, address, err := toHost(network, address)
+		if err != nil {
+			return "", "", err
+		}
+		for _, d := range []string{dir, named} {
+			if rest, ok := under(address, d); ok {
+				return network, root() + dir + "/" + rest, nil
+			}
+		}
+		return network, address, nil
+	}
+	l.HostToPlugin = func(network, address string) (string, string, error) {
+		network, address, err := toPlugin(network, address)
+		if err != nil {
+			return "", "", err
+		}
+		if rest, ok := under(address, root()+dir); ok {
+			return network, dir + "/" + rest, nil
+		}
+		return network, address, nil
+	}
 }
 
 // user returns the user and group the plugin runs as in mode: a root
@@ -227,7 +269,11 @@ func (r Runner) view(l *host.Launch, sp *trampoline.Spec) error {
 		if err != nil {
 			return fmt.Errorf("sandbox: the plugin's socket directory: %w", err)
 		}
-		sp.Keep = append(sp.Keep, dir)
+		if sp.Mode == trampoline.LandlockOnly {
+			sp.Keep = append(sp.Keep, dir) // no mount namespace: the host's
+		} else {
+			sp.SocketDir = dir // a tmpfs of its own (socketView)
+		}
 	}
 	if sp.Dir == "" {
 		wd, err := os.Getwd()

@@ -92,6 +92,9 @@ func restrictFS(sp Spec) error {
 	writable := sp.Keep
 	if sp.Mode != LandlockOnly {
 		writable = append(writable[:len(writable):len(writable)], "/tmp") // the private tmpfs
+		if sp.SocketDir != "" {
+			writable = append(writable, sp.SocketDir) // its own tmpfs too
+		}
 	}
 	for _, dir := range writable {
 		if err := add(dir, fs); err != nil {

@@ -110,11 +110,19 @@ func policy() (seccomp.Policy, error) {
 }
 
 // loadSeccomp installs the plugin's filter on the calling thread, which
-// executes the plugin next; no_new_privs is already set.
-func loadSeccomp() error {
+// executes the plugin next; no_new_privs is already set. With
+// sp.NoSharedMemory it refuses shared memory too (refuseSharedMemory).
+func loadSeccomp(sp Spec) error {
 	p, err := policy()
 	if err != nil {
 		return err
+	}
+	if sp.NoSharedMemory {
+		info, err := arch.GetInfo("")
+		if err != nil {
+			return err
+		}
+		p = refuseSharedMemory(p, info)
 	}
 	return seccomp.LoadFilter(seccomp.Filter{NoNewPrivs: true, Policy: p})
 }

@@ -28,6 +28,14 @@ type Spec struct {
 	// CPU, when not 0, is the plugin's RLIMIT_CPU in seconds, soft and
 	// hard.
 	CPU int64 `json:",omitempty"`
+	// NoSharedMemory makes the seccomp filter refuse the shared memory
+	// RLIMIT_DATA does not count (refuseSharedMemory): set with Data.
+	NoSharedMemory bool `json:",omitempty"`
+	// SocketDir, in the modes with a mount namespace, is the plugin's
+	// socket directory (a real path): the trampoline mounts a small tmpfs
+	// of the plugin's own there (SocketDirSize, SocketDirInodes), which
+	// the host reaches through /proc/PID/root.
+	SocketDir string `json:",omitempty"`
 }
 
 // Mode is how the trampoline isolates the plugin.
@@ -45,4 +53,12 @@ const (
 	// LandlockOnly: no namespace; the trampoline restricts the plugin
 	// with Landlock (and seccomp) alone, as the host's user.
 	LandlockOnly
+)
+
+// The bounds of the plugin's socket directory (Spec.SocketDir): room for
+// sockets and the directories they sit in (each brokered listener takes
+// two inodes), and little for anything else (sockets take no pages).
+const (
+	SocketDirSize   = 1 << 20
+	SocketDirInodes = 4096
 )

@@ -90,7 +90,7 @@ func run(js string) error {
 			return err
 		}
 	}
-	if err := loadSeccomp(); err != nil {
+	if err := loadSeccomp(sp); err != nil {
 		return fmt.Errorf("installing the seccomp filter: %w", err)
 	}
 	path, env := "/proc/self/fd/"+strconv.Itoa(exe), os.Environ()
@@ -100,6 +100,15 @@ func run(js string) error {
 		lim := syscall.Rlimit{Cur: uint64(sp.Data), Max: uint64(sp.Data)}
 		if err := syscall.Setrlimit(syscall.RLIMIT_DATA, &lim); err != nil {
 			return fmt.Errorf("setting RLIMIT_DATA to %d: %w", sp.Data, err)
+		}
+		// The main thread's stack is no data: bound it by the same, where
+		// it is not bound lower already.
+		var stack syscall.Rlimit
+		if err := syscall.Getrlimit(syscall.RLIMIT_STACK, &stack); err == nil && stack.Max > uint64(sp.Data) {
+			stack = syscall.Rlimit{Cur: min(stack.Cur, uint64(sp.Data)), Max: uint64(sp.Data)}
+			if err := syscall.Setrlimit(syscall.RLIMIT_STACK, &stack); err != nil {
+				return fmt.Errorf("setting RLIMIT_STACK to %d: %w", sp.Data, err)
+			}
 		}
 	}
 	err = syscall.Exec(path, os.Args, env)
@@ -153,6 +162,9 @@ func buildView(sp Spec) (exe int, err error) {
 	if err := bindWritable(sp.Keep, keep); err != nil {
 		return -1, err
 	}
+	if err := mountSocketDir(sp); err != nil {
+		return -1, err
+	}
 	if err := mountDev(devs); err != nil {
 		return -1, fmt.Errorf("making the minimal /dev: %w", err)
 	}
@@ -186,6 +198,25 @@ func bindWritable(dirs []string, fds []int) error {
 			return fmt.Errorf("making %s writable: %w", dir, err)
 		}
 		syscall.Close(fds[i])
+	}
+	return nil
+}
+
+// mountSocketDir mounts the plugin's socket directory, a tmpfs of its
+// own, bounded, at sp.SocketDir: the host's directory of that name stays
+// out of the plugin's reach, and the host reaches this one through the
+// plugin's /proc/PID/root. The plugin's user owns it (the host, as root
+// or as that same user, may enter it too).
+func mountSocketDir(sp Spec) error {
+	if sp.SocketDir == "" {
+		return nil
+	}
+	if err := os.MkdirAll(sp.SocketDir, 0o700); err != nil {
+		return fmt.Errorf("making the mount point %s: %w", sp.SocketDir, err)
+	}
+	opts := fmt.Sprintf("mode=0700,uid=%d,gid=%d,size=%d,nr_inodes=%d", sp.UID, sp.GID, SocketDirSize, SocketDirInodes)
+	if err := syscall.Mount("tmpfs", sp.SocketDir, "tmpfs", syscall.MS_NOSUID|syscall.MS_NODEV|syscall.MS_NOEXEC, opts); err != nil {
+		return fmt.Errorf("mounting the socket directory %s: %w", sp.SocketDir, err)
 	}
 	return nil
 }
