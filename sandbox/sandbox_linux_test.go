@@ -45,6 +45,10 @@ func TestMain(m *testing.M) {
 		runHost()
 		return
 	}
+	if os.Getenv(ttyHostEnv) != "" {
+		runTTYHost()
+		return
+	}
 	code := m.Run()
 	for _, f := range cleanups {
 		f()
@@ -110,7 +114,9 @@ func config(tb testing.TB, r sandbox.Runner) launchConfig {
 
 func startSandboxed(t *testing.T, r sandbox.Runner) *host.Client {
 	t.Helper()
-	requireSandbox(t)
+	if _, err := r.Check(); err != nil {
+		t.Fatal(err)
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	c, err := config(t, r).start(ctx)

@@ -109,12 +109,22 @@ func policy() (seccomp.Policy, error) {
 	}, nil
 }
 
-// loadSeccomp installs the plugin's filter on the calling thread, which
-// executes the plugin next; no_new_privs is already set.
-func loadSeccomp() error {
+// loadSeccomp installs the plugin's filters on the calling thread, which
+// executes the plugin next: the policy, then the rules on arguments of
+// mode (argPolicies); no_new_privs is already set.
+func loadSeccomp(mode Mode) error {
 	p, err := policy()
 	if err != nil {
 		return err
 	}
-	return seccomp.LoadFilter(seccomp.Filter{NoNewPrivs: true, Policy: p})
+	args, err := argPolicies(mode)
+	if err != nil {
+		return err
+	}
+	for _, p := range append([]seccomp.Policy{p}, args...) {
+		if err := seccomp.LoadFilter(seccomp.Filter{NoNewPrivs: true, Policy: p}); err != nil {
+			return err
+		}
+	}
+	return nil
 }
