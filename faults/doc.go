@@ -109,6 +109,19 @@
 //     and buf.work.yaml, certificates), each with its seed corpus, which
 //     make test runs as ordinary tests.
 //     8. build outputs in git: the root package's TestNoBuildOutputsTracked.
+//   - the attacks of issue 36 (untrusted plugins stay inside), each in its
+//     package's own tests (sandbox's, rootless as uid 65534):
+//     1. the host's terminal (TIOCSTI, TIOCSPGRP, /dev/tty, the host's pts)
+//     in root, rootless and LandlockOnly modes, through a pty the test
+//     makes: sandbox's TestSandboxHostTerminal; the filter's arguments:
+//     sandbox/internal/trampoline's TestSeccompArgRules.
+//     3. set-user-ID files in a grant, grants nosuid and nodev:
+//     TestSandboxGrantNoSetID.
+//     4. the host user's supplementary groups: TestSandboxRootlessGroups.
+//     6. the host's environment: TestSandboxEnvironment.
+//     Also: UDP out of LandlockOnly mode: TestSandboxLandlockOnly; vsock and
+//     other socket families: TestSandboxSocketFamilies; the cgroup view:
+//     TestSandboxCgroupView.
 //   - many calls from many goroutines: TestManyCalls (20,000 calls from 100
 //     goroutines; goroutines, open files and heap of the host, and the
 //     plugin's open files, back to baseline); make soak runs

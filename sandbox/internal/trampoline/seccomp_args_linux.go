@@ -59,13 +59,22 @@ func socketFamilies(mode Mode) []uint64 {
 
 // argRules returns the rules of the plugin in mode.
 func argRules(mode Mode) []argRule {
+	// An ioctl command is 32 bits, which the kernel reads from the low
+	// half of the argument. Programs leave the upper half 0, or, with a C
+	// library that takes the command as an int (musl), all ones when the
+	// command's bit 31 is set, which no command here has: each is refused
+	// with either upper half, and any other upper half is no program's.
+	const signExtended = 0xffffffff00000000
 	var tty []seccomp.ArgumentConditions
 	for _, c := range stealTerminal {
-		tty = append(tty, seccomp.ArgumentConditions{{Argument: 1, Operation: seccomp.Equal, Value: c}})
+		tty = append(tty,
+			seccomp.ArgumentConditions{{Argument: 1, Operation: seccomp.Equal, Value: c}},
+			seccomp.ArgumentConditions{{Argument: 1, Operation: seccomp.Equal, Value: c | signExtended}})
 	}
-	// An ioctl command is 32 bits: one with upper bits set is no
-	// program's, and would pass the checks above.
-	tty = append(tty, seccomp.ArgumentConditions{{Argument: 1, Operation: seccomp.GreaterThan, Value: 0xffffffff}})
+	tty = append(tty, seccomp.ArgumentConditions{
+		{Argument: 1, Operation: seccomp.GreaterThan, Value: 0xffffffff},
+		{Argument: 1, Operation: seccomp.LessThan, Value: signExtended},
+	})
 	var family seccomp.ArgumentConditions
 	for _, f := range socketFamilies(mode) {
 		family = append(family, seccomp.Condition{Argument: 0, Operation: seccomp.NotEqual, Value: f})

@@ -51,7 +51,11 @@ func TestSeccompArgRules(t *testing.T) {
 		{LandlockOnly, "ioctl", []uint64{0, unix.TIOCSPGRP}, eperm},
 		{Root, "ioctl", []uint64{0, unix.TIOCSCTTY}, eperm},
 		{Root, "ioctl", []uint64{0, unix.TIOCLINUX}, eperm},
+		{Root, "ioctl", []uint64{0, unix.TIOCSTI | 0xffffffff00000000}, eperm},
+		{Root, "ioctl", []uint64{0, unix.TIOCSTI | 0x7fffffff00000000}, eperm},
 		{Root, "ioctl", []uint64{0, unix.TIOCGWINSZ}, allow},
+		{Root, "ioctl", []uint64{0, 0xffffffff80086601}, allow}, // FS_IOC_GETFLAGS through musl's int
+		{Root, "ioctl", []uint64{0, 0x80086601}, allow},
 		{Root, "ioctl", []uint64{0, unix.TIOCINQ}, allow},
 		{Root, "socket", []uint64{unix.AF_UNIX}, allow},
 		{Root, "socket", []uint64{unix.AF_INET}, allow},
