@@ -3,7 +3,6 @@ package trampoline
 import (
 	"testing"
 
-	"golang.org/x/net/bpf"
 	"golang.org/x/sys/unix"
 )
 
@@ -25,15 +24,7 @@ func TestSeccompArgRules(t *testing.T) {
 		}
 		out := verdictAllow
 		for _, p := range pols {
-			insts, err := p.Assemble()
-			if err != nil {
-				t.Fatal(err)
-			}
-			vm, err := bpf.NewVM(insts)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if v := verdict(t, vm, native, nr, args...); v != verdictAllow {
+			if v := verdict(t, policyVM(t, p), native, nr, args...); v != verdictAllow {
 				out = v
 			}
 		}
