@@ -204,7 +204,11 @@ func (c *Client) launchProcess(ctx context.Context, cmd Command, id *automtls.Id
 		defer f.Close() // the child has its own copy once started
 		osdep.ExecFile(x, f)
 	}
-	launch, err := cmd.prepare(x, sock.path, len(hostEnv))
+	unnamed := 0
+	if cmd.InheritEnv == nil {
+		unnamed = len(hostEnv)
+	}
+	launch, err := cmd.prepare(x, sock.path, unnamed)
 	if err != nil {
 		sock.remove()
 		return nil, err

@@ -141,8 +141,8 @@
 //     terminal of the shell that ran the host nor take its foreground.
 //   - An environment of its own: host.Command.Env, the handshake
 //     variables, the trace context, TMPDIR, and of the host's own
-//     variables only those Runner.InheritEnv names (Runner.InheritAllEnv
-//     passes all of them, secrets included).
+//     variables only those host.Command.InheritEnv or Runner.InheritEnv
+//     names (Runner.InheritAllEnv passes all of them, secrets included).
 //   - Its own PID namespace, in which it is process 1 with a /proc of its
 //     own: it sees none of the host's processes and cannot signal them.
 //     The host still sees and stops it by its host process ID, in its own

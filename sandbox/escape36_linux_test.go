@@ -90,18 +90,19 @@ func testSandboxEnvironment(t *testing.T, r sandbox.Runner) {
 	if !contains(env, "PLUGKIT_TEST_NAMED=named") || contains(env, "PLUGKIT_TEST_SECRET_TOKEN=s3cret") {
 		t.Errorf("with InheritEnv %q, the plugin's environment is %q; want PLUGKIT_TEST_NAMED and no PLUGKIT_TEST_SECRET_TOKEN", named.InheritEnv, env)
 	}
+	// What host.Command.InheritEnv names, it gets too, and nothing else
+	// of the host's.
+	cfg := config(t, r)
+	cfg.InheritEnv = []string{"PLUGKIT_TEST_NAMED"}
+	env = strings.Split(do(t, startCfg(t, cfg), "env"), "\n")
+	if !contains(env, "PLUGKIT_TEST_NAMED=named") || contains(env, "PLUGKIT_TEST_SECRET_TOKEN=s3cret") {
+		t.Errorf("with host.Command.InheritEnv %q, the plugin's environment is %q; want PLUGKIT_TEST_NAMED and no PLUGKIT_TEST_SECRET_TOKEN", cfg.InheritEnv, env)
+	}
 	// A variable of host.Command.Env is the plugin's, even where the host
 	// has one of that name it does not pass.
-	cfg := config(t, r)
+	cfg = config(t, r)
 	cfg.Env = append(cfg.Env, "PLUGKIT_TEST_SECRET_TOKEN=given")
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	given, err := cfg.start(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer given.Close()
-	if env := strings.Split(do(t, given, "env"), "\n"); !contains(env, "PLUGKIT_TEST_SECRET_TOKEN=given") || contains(env, "PLUGKIT_TEST_SECRET_TOKEN=s3cret") {
+	if env := strings.Split(do(t, startCfg(t, cfg), "env"), "\n"); !contains(env, "PLUGKIT_TEST_SECRET_TOKEN=given") || contains(env, "PLUGKIT_TEST_SECRET_TOKEN=s3cret") {
 		t.Errorf("with the variable in host.Command.Env, the plugin's environment is %q; want PLUGKIT_TEST_SECRET_TOKEN=given alone", env)
 	}
 	// Opted in, all of it.

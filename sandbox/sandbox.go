@@ -58,17 +58,18 @@ type Runner struct {
 	Minimum Isolation
 	// Limits bound what the plugin consumes; the zero value sets none.
 	Limits Limits
-	// InheritEnv names the only variables of the host's own environment
-	// the plugin gets (of those host.Command.InheritEnv lets through).
-	// Nil passes none: a sandboxed plugin starts from host.Command.Env,
-	// the handshake variables, the trace context and TMPDIR alone, so
-	// that no secret of the host's (a cloud credential, a token) reaches
-	// it unless named here.
+	// InheritEnv names variables of the host's own environment the
+	// plugin gets, besides those host.Command.InheritEnv names. A
+	// sandboxed plugin gets no variable of the host's that neither names:
+	// where host.Command.InheritEnv is nil (the host's whole environment,
+	// for an unsandboxed plugin), it starts from host.Command.Env, the
+	// handshake variables, the trace context, TMPDIR and what InheritEnv
+	// names alone, so that no secret of the host's (a cloud credential, a
+	// token) reaches it unless named.
 	InheritEnv []string
-	// InheritAllEnv passes the host's whole environment (what
-	// host.Command.InheritEnv lets through), secrets included, as an
-	// unsandboxed plugin gets it: opt in only for a plugin trusted with
-	// them.
+	// InheritAllEnv passes the host's whole environment, secrets
+	// included, where host.Command.InheritEnv is nil, as an unsandboxed
+	// plugin gets it: opt in only for a plugin trusted with them.
 	InheritAllEnv bool
 	// KeepGroups accepts that a plugin keeps the supplementary groups of
 	// the host's user where the sandbox cannot drop them: in the rootless
@@ -207,10 +208,11 @@ func (r Runner) Prepare(l *host.Launch) error {
 }
 
 // environment returns the plugin's environment: of the launch's, the
-// host's own variables (Launch.Inherited; all of a nil Cmd.Env) that
-// InheritEnv names, or all with InheritAllEnv, and the rest as it is.
+// host's variables passed unnamed (Launch.Unnamed; all of a nil Cmd.Env)
+// that InheritEnv names, or all with InheritAllEnv, and the rest as it
+// is.
 func (r Runner) environment(l *host.Launch) []string {
-	env, n := l.Cmd.Env, l.Inherited
+	env, n := l.Cmd.Env, l.Unnamed
 	if env == nil {
 		env = os.Environ()
 		n = len(env)
