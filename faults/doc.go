@@ -111,14 +111,22 @@
 //     8. build outputs in git: the root package's TestNoBuildOutputsTracked.
 //   - the attacks of issue 36 (untrusted plugins stay inside), each point
 //     with the tests that failed before its fix:
+//     1. the host's terminal (TIOCSTI, TIOCSPGRP, /dev/tty, the host's pts)
+//     in root, rootless and LandlockOnly modes, through a pty the test
+//     makes: sandbox's TestSandboxHostTerminal; the filter's arguments:
+//     sandbox/internal/trampoline's TestSeccompArgRules.
 //     2. shared memory past a rootless memory limit (MAP_SHARED|MAP_ANONYMOUS,
 //     memfd, MAP_SHARED of /dev/zero, System V shm): sandbox's
 //     TestSandboxMemoryLimitSharedMemory (refused under RLIMIT_DATA, killed
 //     by the cgroup as root) and sandbox/internal/trampoline's
 //     TestSeccompRefusesSharedMemory.
+//     3. set-user-ID files in a grant, grants nosuid and nodev:
+//     TestSandboxGrantNoSetID.
+//     4. the host user's supplementary groups: TestSandboxRootlessGroups.
 //     5. the socket directory: sandbox's TestSandboxSocketDirBounded (300 MiB
 //     written there), TestSandboxBrokerListenersBounded (10,000 brokered
 //     listeners) and BenchmarkCloseManyListeners (Close's time).
+//     6. the host's environment: TestSandboxEnvironment.
 //     7. the cause of death at Close: sandbox's
 //     TestSandboxCloseReportsMemoryLimit (Close at once after the memory
 //     limit, root and rootless) and wasmhost's TestCloseReportsCauseAtOnce
@@ -131,6 +139,9 @@
 //     TestGrantSwapDirForSymlink and TestGrantSwapRace (a directory swapped
 //     for a link out, between calls and during 3000 reads), and
 //     TestIsolationSymlinks (the real guest, through host.Start).
+//     Also: UDP out of LandlockOnly mode: TestSandboxLandlockOnly; vsock and
+//     other socket families: TestSandboxSocketFamilies; the cgroup view:
+//     TestSandboxCgroupView.
 //   - the attacks of issue 37, each point with the tests that failed
 //     before its fix:
 //     5. Slowloris: plugin's TestServiceServesHostBesideIdleConnections

@@ -11,13 +11,14 @@ import (
 // for plugins that do not watch their parent themselves (plugkit plugins
 // do), and puts the plugin in a process group of its own, so that what it
 // starts is stopped with it. Other attributes a Runner set (namespaces)
-// are kept.
+// are kept; a Runner that asked for a session of the plugin's own
+// (Setsid, which also makes its process group) keeps it.
 func setProcAttr(cmd *exec.Cmd) {
 	if cmd.SysProcAttr == nil {
 		cmd.SysProcAttr = &syscall.SysProcAttr{}
 	}
 	cmd.SysProcAttr.Pdeathsig = syscall.SIGKILL
-	cmd.SysProcAttr.Setpgid = true
+	cmd.SysProcAttr.Setpgid = !cmd.SysProcAttr.Setsid
 }
 
 // Pdeathsig fires when the thread that forked the child exits, not when

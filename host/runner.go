@@ -61,6 +61,15 @@ type Launch struct {
 	// (process group, death signal) after Prepare; on Linux it keeps
 	// whatever else the runner put in SysProcAttr (namespaces).
 	Cmd *exec.Cmd
+	// Unnamed is how many of Cmd.Env's first entries are the host's own
+	// variables passed without being named: its whole environment, which
+	// Start passes when Command.InheritEnv is nil (0 when it names the
+	// variables). The entries after them are the plugin's own or named:
+	// the variables Command.InheritEnv names, Command.Env, the trace
+	// context and the handshake variables. A runner that starts the
+	// plugin from a clean environment (sandbox.Runner) drops the unnamed
+	// ones it does not name itself.
+	Unnamed int
 	// SocketDir is the plugin's private directory on the host's side:
 	// PLUGIN_UNIX_SOCKET_DIR, where the plugin makes its socket and the
 	// host's brokered servers make theirs. A runner that isolates the
@@ -108,12 +117,12 @@ type Launch struct {
 }
 
 // prepare runs the Command's runner on cmd.
-func (c *Command) prepare(cmd *exec.Cmd, socketDir string) (*Launch, error) {
+func (c *Command) prepare(cmd *exec.Cmd, socketDir string, unnamed int) (*Launch, error) {
 	r := c.Runner
 	if r == nil {
 		r = Exec
 	}
-	l := &Launch{Cmd: cmd, SocketDir: socketDir, SocketGroup: c.Listen.UnixSocketGroup}
+	l := &Launch{Cmd: cmd, Unnamed: unnamed, SocketDir: socketDir, SocketGroup: c.Listen.UnixSocketGroup}
 	if err := r.Prepare(l); err != nil {
 		return nil, fmt.Errorf("preparing the launch (Command.Runner): %w", err)
 	}

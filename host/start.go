@@ -192,7 +192,8 @@ func (c *Client) launchProcess(ctx context.Context, cmd Command, id *automtls.Id
 	environ := os.Environ()
 	env := launchEnv(cmd, c.opts.Versions, id, sock.path)
 	env.Describe = c.describe
-	x.Env = slices.Concat(inherited(cmd, environ), c.opts.Telemetry.launchEnv(ctx, environ), cmd.Env, env.Environ())
+	hostEnv := inherited(cmd, environ)
+	x.Env = slices.Concat(hostEnv, c.opts.Telemetry.launchEnv(ctx, environ), cmd.Env, env.Environ())
 	x.Dir = cmd.Dir
 	if cmd.SHA256 != "" {
 		f, err := openPinned(ctx, cmd.Path, cmd.SHA256)
@@ -203,7 +204,11 @@ func (c *Client) launchProcess(ctx context.Context, cmd Command, id *automtls.Id
 		defer f.Close() // the child has its own copy once started
 		osdep.ExecFile(x, f)
 	}
-	launch, err := cmd.prepare(x, sock.path)
+	unnamed := 0
+	if cmd.InheritEnv == nil {
+		unnamed = len(hostEnv)
+	}
+	launch, err := cmd.prepare(x, sock.path, unnamed)
 	if err != nil {
 		sock.remove()
 		return nil, err

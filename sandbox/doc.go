@@ -34,15 +34,19 @@
 //     file system, private /tmp, minimal /dev (bound device nodes: a
 //     user namespace may not make them), masked /proc, no capabilities and
 //     seccomp filter, and runs as the host's user (Runner.UID and GID must
-//     be 0 then: only root may become another user).
+//     be 0 then: only root may become another user). The host's user must
+//     have no supplementary group, unless Runner.KeepGroups accepts that
+//     the plugin keeps them: only a privileged process may drop them.
 //   - Landlock alone (Runner.Minimum LandlockOnly, accepted only when
 //     asked for): where user namespaces are off, the plugin runs as the
 //     host's user, in the host's namespaces, with no_new_privs, no
 //     capabilities, the seccomp filter, and Landlock rules: it may read
-//     and execute files everywhere but write only its Writable directory,
-//     its socket directory and the devices of the minimal /dev (TMPDIR is
-//     Writable, or the socket directory); with Landlock ABI 4 it may
-//     neither listen on nor dial TCP; with ABI 6 it may not signal
+//     and execute files everywhere but under /dev (the host's terminals),
+//     whose minimal set of devices it may read and write, and write only
+//     its Writable directory and its socket directory (TMPDIR is
+//     Writable, or the socket directory); the seccomp filter refuses it IP
+//     sockets (no TCP, UDP or ICMP), and with Landlock ABI 4 TCP is
+//     refused besides; with ABI 6 it may not signal
 //     processes outside its sandbox nor reach abstract unix sockets
 //     outside it. It still sees the host's processes, /tmp and network
 //     interfaces.
@@ -131,11 +135,19 @@
 //     brokered sockets are shared through it, their addresses translated
 //     between the two views. It starts in host.Command.Dir, or with
 //     that empty in the host's working directory, unless the private /tmp
-//     hides it: then in Runner.Writable, else in /.
+//     hides it: then in Runner.Writable, else in /. The writable
+//     directories are mounted nosuid and nodev.
 //   - A /dev of its own: a read-only tmpfs holding null, zero, full,
-//     random, urandom and tty (the host's devices, bound) and the links
-//     fd, stdin, stdout and stderr into /proc/self/fd. No disk, no
-//     /dev/kmsg, no /dev/shm, no pseudo-terminals.
+//     random and urandom (the host's devices, bound) and the links fd,
+//     stdin, stdout and stderr into /proc/self/fd. No disk, no /dev/kmsg,
+//     no /dev/shm, no /dev/tty, no pseudo-terminals.
+//   - A session of its own, in every mode (as bwrap --new-session makes
+//     one): no controlling terminal, so that it can neither type into the
+//     terminal of the shell that ran the host nor take its foreground.
+//   - An environment of its own: host.Command.Env, the handshake
+//     variables, the trace context, TMPDIR, and of the host's own
+//     variables only those host.Command.InheritEnv or Runner.InheritEnv
+//     names (Runner.InheritAllEnv passes all of them, secrets included).
 //   - Its own PID namespace, in which it is process 1 with a /proc of its
 //     own: it sees none of the host's processes and cannot signal them.
 //     The host still sees and stops it by its host process ID, in its own
@@ -154,7 +166,8 @@
 //   - Its own UTS, IPC and cgroup namespaces: the host name starts as
 //     the host's but is a copy the plugin cannot set; the host's System V
 //     shared memory, semaphores and message queues and its POSIX message
-//     queues are out of reach; its cgroup is the root of its view.
+//     queues are out of reach; its cgroup is the root of its view (the
+//     trampoline makes the cgroup namespace once in its cgroups).
 //   - No capabilities: the bounding, permitted, effective, inheritable and
 //     ambient sets are emptied and no_new_privs is set before the plugin
 //     runs, so it cannot remount, leave its namespaces, or gain privileges
@@ -174,7 +187,16 @@
 //     library falls back to clone, whose flags the filter sees. Calls
 //     made through another architecture's interface (the 32-bit one of
 //     an amd64 or arm64 kernel) and calls the filter's table does not
-//     name answer EPERM too. The filter is assembled by
+//     name answer EPERM too. Further filters, one per call, refuse
+//     arguments: the ioctls that take a terminal (TIOCSTI, TIOCSPGRP,
+//     TIOCSCTTY, TIOCLINUX, whatever the argument's upper 32 bits, which
+//     the kernel ignores);
+//     sockets (and socketpairs) of any family but unix, netlink and, in
+//     the namespace modes, IP (vsock, AF_ALG, packet...); the set-user-ID
+//     and set-group-ID bits in chmod, fchmod, fchmodat, fchmodat2, creat,
+//     open, openat, mknod and mknodat, so that no file the plugin leaves
+//     runs as its user for another; openat2, whose mode the filter cannot
+//     see, answers ENOSYS. The filters are assembled by
 //     github.com/elastic/go-seccomp-bpf for amd64 and arm64 (and the
 //     other architectures it knows); where it has none, the plugin
 //     fails to start, and says why.
@@ -211,8 +233,8 @@
 //
 // Go cannot run code in a child between fork and exec, and the mounts must
 // be made inside the child's new namespaces. So Prepare rewrites the
-// launch to run the host's own binary (/proc/self/exe) in new mount,
-// network, PID, UTS, IPC and cgroup namespaces, with the plugin's path,
+// launch to run the host's own binary (/proc/self/exe) in a new session
+// and new mount, network, PID, UTS and IPC namespaces, with the plugin's path,
 // the directories to keep writable, the working directory and the user in
 // the environment variable PLUGKIT_SANDBOX_INIT. The init function of
 // sandbox/internal/trampoline, which this package imports, sees that
@@ -220,7 +242,8 @@
 // golang.org/x/sys, internal/osdep and the seccomp assembler alone, so it
 // runs before the host's heavier packages (gRPC, protobuf) initialize, and
 // before main. It
-// removes the variable, joins the plugin's cgroups (Runner.Limits),
+// removes the variable, joins the plugin's cgroups (Runner.Limits) and
+// only then makes its cgroup namespace,
 // checks that it really is in namespaces of its own (and refuses
 // otherwise, so that setting the variable by mistake can never remount
 // the host's file system; rootless, it compares them with the host's,

@@ -51,13 +51,11 @@ func TestSandboxLandlockOnly(t *testing.T) {
 }
 
 func testSandboxLandlockOnly(t *testing.T) {
-	sysctl := t.TempDir()
-	if err := os.MkdirAll(filepath.Join(sysctl, "user"), 0o755); err != nil {
+	sysctl, err := userNamespacesOff()
+	if err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(sysctl, "user", "max_user_namespaces"), []byte("0\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	t.Cleanup(func() { os.RemoveAll(sysctl) })
 	saved := *sandbox.SysctlDir
 	*sandbox.SysctlDir = sysctl
 	t.Cleanup(func() { *sandbox.SysctlDir = saved })
@@ -112,8 +110,21 @@ func testSandboxLandlockOnly(t *testing.T) {
 			conn.Close()
 		}
 	}()
-	if got := do(t, c, "dial "+ln.Addr().String()); !strings.Contains(got, "permission denied") {
-		t.Errorf("dialing the host's TCP listener: %q; want permission denied (Landlock ABI 4)", got)
+	if got := do(t, c, "dial "+ln.Addr().String()); !strings.Contains(got, "socket: operation not permitted") {
+		t.Errorf("dialing the host's TCP listener: %q; want operation not permitted (the seccomp filter refuses IP sockets; Landlock ABI 4 would refuse the connection)", got)
+	}
+	// Issue 36: nor UDP, which Landlock does not bound.
+	udp, err := net.ListenPacket("udp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer udp.Close()
+	if got := do(t, c, "udp "+udp.LocalAddr().String()); !strings.Contains(got, "socket: operation not permitted") {
+		t.Errorf("sending UDP to the host's %s: %q; want operation not permitted (the seccomp filter)", udp.LocalAddr(), got)
+	}
+	udp.SetReadDeadline(time.Now().Add(100 * time.Millisecond)) // a datagram sent went out before the answer
+	if n, from, err := udp.ReadFrom(make([]byte, 64)); err == nil {
+		t.Errorf("the host received %d bytes of UDP from %v, sent by the plugin", n, from)
 	}
 	if got := do(t, c, "signal "+strconv.Itoa(os.Getpid())); got != "operation not permitted" {
 		t.Errorf("signalling the host: %q; want operation not permitted (Landlock ABI 6 scope)", got)

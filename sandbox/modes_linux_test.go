@@ -27,6 +27,57 @@ const (
 	rootlessUID  = sandbox.Nobody
 )
 
+// allModes runs test as a subtest in each mode with the Runner of that
+// mode: bothModes, and LandlockOnly in the rootless copy of this test
+// binary, with user namespaces off (userNamespacesOff).
+func allModes(t *testing.T, test func(t *testing.T, r sandbox.Runner)) {
+	bothModes(t, func(t *testing.T) { test(t, sandbox.Runner{}) })
+	t.Run(landlockOnlyMode, func(t *testing.T) {
+		if !rootless() {
+			runRootless(t)
+			return
+		}
+		test(t, landlockOnlyRunner(t))
+	})
+}
+
+// landlockOnlyRunner turns user namespaces off for this test (in the
+// sandbox's view of the sysctls) and returns a Runner that accepts
+// Landlock alone.
+func landlockOnlyRunner(t *testing.T) sandbox.Runner {
+	t.Helper()
+	dir, err := userNamespacesOff()
+	if err != nil {
+		t.Fatal(err)
+	}
+	saved := *sandbox.SysctlDir
+	*sandbox.SysctlDir = dir
+	t.Cleanup(func() {
+		*sandbox.SysctlDir = saved
+		os.RemoveAll(dir)
+	})
+	r := sandbox.Runner{Minimum: sandbox.LandlockOnly}
+	// KeepGroups: the level alone, whatever the host's groups (those of
+	// TestSandboxRootlessGroups are refused).
+	if got, err := (sandbox.Runner{Minimum: r.Minimum, KeepGroups: true}).Check(); err != nil || got != sandbox.LandlockOnly {
+		t.Fatalf("Check: %v, %v; want LandlockOnly", got, err)
+	}
+	return r
+}
+
+// userNamespacesOff makes a directory of sysctls (for sandbox.SysctlDir)
+// in which unprivileged user namespaces are off.
+func userNamespacesOff() (string, error) {
+	dir, err := os.MkdirTemp("", "plugkit-sysctl-")
+	if err != nil {
+		return "", err
+	}
+	if err := os.MkdirAll(filepath.Join(dir, "user"), 0o755); err != nil {
+		return "", err
+	}
+	return dir, os.WriteFile(filepath.Join(dir, "user", "max_user_namespaces"), []byte("0\n"), 0o644)
+}
+
 // rootless reports whether this process runs the host side of the
 // rootless mode (it is not root).
 func rootless() bool { return os.Geteuid() != 0 }
@@ -102,6 +153,13 @@ func copyFile(from, to string, mode os.FileMode) error {
 // this binary as rootlessUID, and fails t with its output if it fails.
 func runRootless(t *testing.T) {
 	t.Helper()
+	runRootlessWith(t, nil)
+}
+
+// runRootlessWith is runRootless with the supplementary groups given
+// and the variables env added to the environment.
+func runRootlessWith(t *testing.T, groups []uint32, env ...string) {
+	t.Helper()
 	exe, err := rootlessBinary()
 	if err != nil {
 		t.Fatalf("copying the test binary for the rootless mode: %v", err)
@@ -114,8 +172,8 @@ func runRootless(t *testing.T) {
 	defer cancel()
 	cmd := exec.CommandContext(ctx, exe, "-test.run="+strings.Join(parts, "/"), "-test.count=1", "-test.v", "-test.timeout=55s")
 	cmd.Dir = filepath.Dir(exe)
-	cmd.Env = append(os.Environ(), "HOME=/", "GORACE=atexit_sleep_ms=0")
-	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: rootlessUID, Gid: rootlessUID}}
+	cmd.Env = append(append(os.Environ(), "HOME=/", "GORACE=atexit_sleep_ms=0"), env...)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: rootlessUID, Gid: rootlessUID, Groups: groups}}
 	out, err := cmd.CombinedOutput()
 	var exit *exec.ExitError
 	switch {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -57,6 +58,27 @@ type Runner struct {
 	Minimum Isolation
 	// Limits bound what the plugin consumes; the zero value sets none.
 	Limits Limits
+	// InheritEnv names variables of the host's own environment the
+	// plugin gets, besides those host.Command.InheritEnv names. A
+	// sandboxed plugin gets no variable of the host's that neither names:
+	// where host.Command.InheritEnv is nil (the host's whole environment,
+	// for an unsandboxed plugin), it starts from host.Command.Env, the
+	// handshake variables, the trace context, TMPDIR and what InheritEnv
+	// names alone, so that no secret of the host's (a cloud credential, a
+	// token) reaches it unless named.
+	InheritEnv []string
+	// InheritAllEnv passes the host's whole environment, secrets
+	// included, where host.Command.InheritEnv is nil, as an unsandboxed
+	// plugin gets it: opt in only for a plugin trusted with them.
+	InheritAllEnv bool
+	// KeepGroups accepts that a plugin keeps the supplementary groups of
+	// the host's user where the sandbox cannot drop them: in the rootless
+	// and LandlockOnly modes, where only a privileged process may change
+	// its groups. Without it, such a host whose user has supplementary
+	// groups is refused (Check and Prepare say so), for the files and
+	// sockets open to those groups (docker's socket, say) would be the
+	// plugin's. A root host always drops them.
+	KeepGroups bool
 }
 
 // Isolation is a level of isolation, from the weakest to the strongest.
@@ -165,10 +187,7 @@ func (r Runner) Prepare(l *host.Launch) error {
 	if err != nil {
 		return err
 	}
-	env := l.Cmd.Env
-	if env == nil {
-		env = os.Environ()
-	}
+	env := r.environment(l)
 	tmp := "/tmp"
 	if p.mode == trampoline.LandlockOnly && len(sp.Keep) > 0 {
 		tmp = sp.Keep[0] // the host's /tmp is not the plugin's to write
@@ -228,6 +247,28 @@ func socketView(l *host.Launch, dir string) {
 		}
 		return network, address, nil
 	}
+}
+
+// environment returns the plugin's environment: of the launch's, the
+// host's variables passed unnamed (Launch.Unnamed; all of a nil Cmd.Env)
+// that InheritEnv names, or all with InheritAllEnv, and the rest as it
+// is.
+func (r Runner) environment(l *host.Launch) []string {
+	env, n := l.Cmd.Env, l.Unnamed
+	if env == nil {
+		env = os.Environ()
+		n = len(env)
+	}
+	n = min(max(n, 0), len(env))
+	out := make([]string, 0, len(env))
+	for i, kv := range env {
+		k, _, _ := strings.Cut(kv, "=")
+		if i < n && !r.InheritAllEnv && !slices.Contains(r.InheritEnv, k) {
+			continue
+		}
+		out = append(out, kv)
+	}
+	return out
 }
 
 // user returns the user and group the plugin runs as in mode: a root

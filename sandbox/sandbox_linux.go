@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -66,7 +67,29 @@ func (r Runner) plan() (plan, error) {
 	case minimum == NamespacesAndLandlock && llErr != nil:
 		return p, fmt.Errorf("sandbox: Runner.Minimum NamespacesAndLandlock needs Landlock: %v; set Runner.Minimum to sandbox.Namespaces to do without it", llErr)
 	}
+	if p.mode != trampoline.Root && !r.KeepGroups {
+		if err := noGroups(p.level); err != nil {
+			return p, err
+		}
+	}
 	return p, nil
+}
+
+// noGroups refuses a host whose user has supplementary groups, which a
+// plugin of the rootless and LandlockOnly modes (level) would keep: the
+// kernel lets only a process with CAP_SETGID drop them, and in a user
+// namespace only one whose group map a privileged process wrote.
+func noGroups(level Isolation) error {
+	groups, err := os.Getgroups()
+	if err != nil {
+		return fmt.Errorf("sandbox: reading the host's supplementary groups: %w", err)
+	}
+	egid := os.Getegid()
+	groups = slices.DeleteFunc(groups, func(g int) bool { return g == egid })
+	if len(groups) == 0 {
+		return nil
+	}
+	return fmt.Errorf("sandbox: the host runs as user %d with the supplementary groups %v, which a plugin would keep in this host's mode (%v): only a privileged process may drop them, and files and sockets open to those groups (docker's socket, say) would be the plugin's. Run the host as root, or as a user without supplementary groups (a service user), or set Runner.KeepGroups to accept them", os.Geteuid(), groups, level)
 }
 
 // userNamespaces says whether this user may make a user namespace, and
@@ -145,22 +168,25 @@ func privileged() error {
 	return nil
 }
 
-// isolate makes cmd start in new mount, network, PID, UTS (host name),
-// IPC (System V and POSIX message queues, shared memory, semaphores) and
-// cgroup namespaces; in mode UserNS owned by a new user namespace in
-// which the host's user and group map to themselves and the trampoline
-// keeps, through the exec, the capabilities it needs there; in mode
-// LandlockOnly, in none.
+// isolate makes cmd start in a session of its own, without the host's
+// controlling terminal (as bwrap --new-session does), in every mode; and,
+// but in mode LandlockOnly, in new mount, network, PID, UTS (host name)
+// and IPC (System V and POSIX message queues, shared memory, semaphores)
+// namespaces (the trampoline makes the cgroup namespace once it is in
+// its cgroup); in mode UserNS owned by a new user namespace in which the
+// host's user and group map to themselves and the trampoline keeps,
+// through the exec, the capabilities it needs there.
 func isolate(cmd *exec.Cmd, mode trampoline.Mode) {
-	if mode == trampoline.LandlockOnly {
-		return
-	}
 	if cmd.SysProcAttr == nil {
 		cmd.SysProcAttr = &syscall.SysProcAttr{}
 	}
 	a := cmd.SysProcAttr
+	a.Setsid = true
+	if mode == trampoline.LandlockOnly {
+		return
+	}
 	a.Cloneflags |= syscall.CLONE_NEWNS | syscall.CLONE_NEWNET | syscall.CLONE_NEWPID |
-		syscall.CLONE_NEWUTS | syscall.CLONE_NEWIPC | syscall.CLONE_NEWCGROUP
+		syscall.CLONE_NEWUTS | syscall.CLONE_NEWIPC
 	if mode == trampoline.UserNS {
 		a.Cloneflags |= syscall.CLONE_NEWUSER
 		a.UidMappings = []syscall.SysProcIDMap{{ContainerID: os.Geteuid(), HostID: os.Geteuid(), Size: 1}}

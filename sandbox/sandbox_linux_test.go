@@ -45,6 +45,10 @@ func TestMain(m *testing.M) {
 		runHost()
 		return
 	}
+	if os.Getenv(ttyHostEnv) != "" {
+		runTTYHost()
+		return
+	}
 	code := m.Run()
 	for _, f := range cleanups {
 		f()
@@ -110,10 +114,19 @@ func config(tb testing.TB, r sandbox.Runner) launchConfig {
 
 func startSandboxed(t *testing.T, r sandbox.Runner) *host.Client {
 	t.Helper()
-	requireSandbox(t)
+	return startCfg(t, config(t, r))
+}
+
+// startCfg starts the plugin cfg describes in its sandbox.Runner, within
+// 20 s, and closes it when the test ends.
+func startCfg(t *testing.T, cfg launchConfig) *host.Client {
+	t.Helper()
+	if _, err := cfg.Runner.(sandbox.Runner).Check(); err != nil {
+		t.Fatal(err)
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	c, err := config(t, r).start(ctx)
+	c, err := cfg.start(ctx)
 	if err != nil {
 		t.Fatalf("Start in the sandbox: %v", err)
 	}

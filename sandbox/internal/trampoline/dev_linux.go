@@ -10,8 +10,9 @@ import (
 
 // devices are the device files of the sandbox's /dev, bound from the
 // host's: what programs expect to find, and nothing that reaches the
-// hardware or the kernel's log (/dev/kmsg).
-var devices = []string{"full", "null", "random", "tty", "urandom", "zero"}
+// hardware, the kernel's log (/dev/kmsg) or a terminal (/dev/tty: the
+// plugin has no controlling terminal).
+var devices = []string{"full", "null", "random", "urandom", "zero"}
 
 // devLinks are the symbolic links of the sandbox's /dev.
 var devLinks = map[string]string{

@@ -2,6 +2,7 @@ package trampoline
 
 import (
 	"fmt"
+	"os"
 	"syscall"
 	"unsafe"
 
@@ -48,6 +49,43 @@ func handledFS(abi int) uint64 {
 	return fs
 }
 
+// readable adds the rules that let the plugin read and execute: under /
+// in the namespace modes, whose /dev is the sandbox's own; in
+// LandlockOnly mode, where /dev is the host's, under every entry of /
+// but /dev, whose devices of devices are added apart: the host's
+// terminals (/dev/pts, reached through /proc/PID/fd too) are not the
+// plugin's to read. Only / itself may be listed.
+func readable(mode Mode, add func(path string, access uint64) error) error {
+	if mode != LandlockOnly {
+		return add("/", llRead)
+	}
+	if err := add("/", unix.LANDLOCK_ACCESS_FS_READ_DIR); err != nil {
+		return err
+	}
+	entries, err := os.ReadDir("/")
+	if err != nil {
+		return fmt.Errorf("listing / for the Landlock rules: %w", err)
+	}
+	for _, e := range entries {
+		path := "/" + e.Name()
+		if path == "/dev" {
+			continue
+		}
+		fi, err := os.Stat(path)
+		if err != nil {
+			continue // a dangling link, or what the host's user cannot reach: nothing to grant
+		}
+		access := uint64(llRead)
+		if !fi.IsDir() {
+			access = llRead &^ unix.LANDLOCK_ACCESS_FS_READ_DIR // a file's rule holds file rights only
+		}
+		if err := add(path, access); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // restrictFS restricts the calling thread, and the plugin it executes
 // next, with Landlock: it may read and execute everywhere, write only in
 // the directories of sp.Keep (and its private /tmp, in the namespace
@@ -86,7 +124,7 @@ func restrictFS(sp Spec) error {
 		}
 		return nil
 	}
-	if err := add("/", llRead); err != nil {
+	if err := readable(sp.Mode, add); err != nil {
 		return err
 	}
 	writable := sp.Keep

@@ -109,9 +109,10 @@ func policy() (seccomp.Policy, error) {
 	}, nil
 }
 
-// loadSeccomp installs the plugin's filter on the calling thread, which
-// executes the plugin next; no_new_privs is already set. With
-// sp.NoSharedMemory it refuses shared memory too (refuseSharedMemory).
+// loadSeccomp installs the plugin's filters on the calling thread, which
+// executes the plugin next: the policy (refusing shared memory too with
+// sp.NoSharedMemory: refuseSharedMemory), then the rules on arguments of
+// sp.Mode (argPolicies); no_new_privs is already set.
 func loadSeccomp(sp Spec) error {
 	p, err := policy()
 	if err != nil {
@@ -124,5 +125,14 @@ func loadSeccomp(sp Spec) error {
 		}
 		p = refuseSharedMemory(p, info)
 	}
-	return seccomp.LoadFilter(seccomp.Filter{NoNewPrivs: true, Policy: p})
+	args, err := argPolicies(sp.Mode)
+	if err != nil {
+		return err
+	}
+	for _, p := range append([]seccomp.Policy{p}, args...) {
+		if err := seccomp.LoadFilter(seccomp.Filter{NoNewPrivs: true, Policy: p}); err != nil {
+			return err
+		}
+	}
+	return nil
 }

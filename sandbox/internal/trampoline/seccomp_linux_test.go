@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"testing"
 
+	seccomp "github.com/elastic/go-seccomp-bpf"
 	"github.com/elastic/go-seccomp-bpf/arch"
 	"golang.org/x/net/bpf"
 	"golang.org/x/sys/unix"
@@ -45,6 +46,17 @@ func seccompVM(t *testing.T) (*bpf.VM, *arch.Info) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	vm := policyVM(t, p)
+	info, err := arch.GetInfo("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return vm, info
+}
+
+// policyVM assembles p and loads it into x/net/bpf's virtual machine.
+func policyVM(t *testing.T, p seccomp.Policy) *bpf.VM {
+	t.Helper()
 	insts, err := p.Assemble()
 	if err != nil {
 		t.Fatal(err)
@@ -53,11 +65,7 @@ func seccompVM(t *testing.T) (*bpf.VM, *arch.Info) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	info, err := arch.GetInfo("")
-	if err != nil {
-		t.Fatal(err)
-	}
-	return vm, info
+	return vm
 }
 
 // The filter's answers, as verdict returns them.

@@ -43,8 +43,8 @@ type Mode int
 
 const (
 	// Root: the host is root; the trampoline starts as root in new mount,
-	// network, PID, UTS, IPC and cgroup namespaces and becomes the plugin's
-	// user (Spec.UID, Spec.GID).
+	// network, PID, UTS and IPC namespaces, makes its cgroup namespace once
+	// in its cgroups, and becomes the plugin's user (Spec.UID, Spec.GID).
 	Root Mode = iota
 	// UserNS: the host is not root; the trampoline starts as the host's
 	// user, with capabilities only in a new user namespace owning the

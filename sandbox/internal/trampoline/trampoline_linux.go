@@ -53,6 +53,13 @@ func run(js string) error {
 			return fmt.Errorf("joining the plugin's cgroup: %w", err)
 		}
 	}
+	if sp.Mode != LandlockOnly {
+		// Only now, in its cgroups: they are the root of its view
+		// (/proc/self/cgroup), as container runtimes make it.
+		if err := syscall.Unshare(syscall.CLONE_NEWCGROUP); err != nil {
+			return fmt.Errorf("making the plugin's cgroup namespace: %w", err)
+		}
+	}
 	watch, err := checkIsolated(sp)
 	if err != nil {
 		return err
@@ -184,8 +191,8 @@ func buildView(sp Spec) (exe int, err error) {
 }
 
 // bindWritable binds each directory of dirs, through the descriptor
-// opened before /tmp was replaced (fds), back at its path, writable, and
-// closes the descriptor.
+// opened before /tmp was replaced (fds), back at its path, writable,
+// nosuid and nodev, and closes the descriptor.
 func bindWritable(dirs []string, fds []int) error {
 	for i, dir := range dirs {
 		if err := os.MkdirAll(dir, 0o755); err != nil {
@@ -194,8 +201,11 @@ func bindWritable(dirs []string, fds []int) error {
 		if err := syscall.Mount("/proc/self/fd/"+strconv.Itoa(fds[i]), dir, "", syscall.MS_BIND, ""); err != nil {
 			return fmt.Errorf("binding %s: %w", dir, err)
 		}
-		if err := setReadOnly(dir, false, false); err != nil {
-			return fmt.Errorf("making %s writable: %w", dir, err)
+		// Writable, and neither set-user-ID files nor devices there
+		// take effect.
+		attr := mountAttr{set: mountAttrNosuid | mountAttrNodev, clr: mountAttrRdonly}
+		if err := setMountAttr(dir, attr, false); err != nil {
+			return fmt.Errorf("making %s writable, nosuid and nodev: %w", dir, err)
 		}
 		syscall.Close(fds[i])
 	}
@@ -302,6 +312,8 @@ const (
 	atRecursive     = 0x8000
 	atNoAutomount   = 0x800
 	mountAttrRdonly = 0x1
+	mountAttrNosuid = 0x2
+	mountAttrNodev  = 0x4
 )
 
 type mountAttr struct {
@@ -311,15 +323,21 @@ type mountAttr struct {
 // setReadOnly sets (ro) or clears the read-only flag of the mount at path,
 // and of every mount under it when recursive.
 func setReadOnly(path string, ro, recursive bool) error {
-	p, err := syscall.BytePtrFromString(path)
-	if err != nil {
-		return err
-	}
 	var attr mountAttr
 	if ro {
 		attr.set = mountAttrRdonly
 	} else {
 		attr.clr = mountAttrRdonly
+	}
+	return setMountAttr(path, attr, recursive)
+}
+
+// setMountAttr sets and clears the flags attr names on the mount at path,
+// and on every mount under it when recursive.
+func setMountAttr(path string, attr mountAttr, recursive bool) error {
+	p, err := syscall.BytePtrFromString(path)
+	if err != nil {
+		return err
 	}
 	flags := atNoAutomount
 	if recursive {
