@@ -10,8 +10,16 @@
 // (a client stream's messages, while they are decoded). A message that does
 // not fit is not decoded: a unary or server-streaming call ends with
 // RESOURCE_EXHAUSTED at once, a client stream with INTERNAL (grpc-js's
-// answer to a deserializer that throws). What the budget cannot bound:
-// messages grpc-js is still receiving, each at most the maximum message size.
+// answer to a deserializer that throws).
+//
+// A message's size is not known before grpc-js reads it, so a read (from
+// the call's request for a message until that message is decoded) reserves
+// the most one may take, READ_COPIES times the maximum message size, as a
+// Go service does when it cannot see sizes: the budget allows
+// max(1, floor(budget / that)) reads at once (one by default), in turn.
+// A call waiting for its turn has its HTTP/2 stream paused, so it holds no
+// more than a flow-control window (64 KiB). So a plugin's requests take at
+// most the budget plus those reads (448 MiB by default).
 
 const grpc = require('@grpc/grpc-js');
 
@@ -22,9 +30,11 @@ const READ_COPIES = 3;
 const REFUSED = Symbol('plugkit.refused');
 
 class Budget {
-  constructor(limit) {
+  constructor(limit, maxMessageSize) {
     this.limit = limit;
     this.used = 0;
+    this.reads = Math.max(1, Math.floor(limit / (READ_COPIES * maxMessageSize))); // free read turns
+    this.waiting = []; // calls waiting for a turn, first come first served
     this.charges = new WeakMap(); // decoded request -> its bytes
     this.leftovers = new FinalizationRegistry((n) => this.give(n));
   }
@@ -69,6 +79,77 @@ class Budget {
       this.charges.set(msg, n);
       this.leftovers.register(msg, n, msg);
       return msg;
+    };
+  }
+
+  // readTurn runs start when a read may begin, and returns the function
+  // that ends the read (once; also when the call ends before it starts).
+  readTurn(start) {
+    let state = 'waiting';
+    const begin = () => {
+      state = 'reading';
+      start();
+    };
+    if (this.reads > 0) {
+      this.reads--;
+      begin();
+    } else {
+      this.waiting.push(begin);
+    }
+    return () => {
+      if (state === 'waiting') {
+        const i = this.waiting.indexOf(begin);
+        if (i >= 0) this.waiting.splice(i, 1);
+      } else if (state === 'reading') {
+        const next = this.waiting.shift();
+        if (next) next();
+        else this.reads++;
+      }
+      state = 'done';
+    };
+  }
+
+  // interceptor is the grpc-js server interceptor that makes each read of
+  // a request message wait for its turn.
+  interceptor() {
+    const budget = this;
+    return (method, call) => {
+      let end = null;
+      const done = () => {
+        if (end) end();
+        end = null;
+      };
+      const ic = new grpc.ServerInterceptingCall(call, {
+        start(next) {
+          next(new grpc.ServerListenerBuilder()
+            .withOnReceiveMessage((msg, nextMsg) => {
+              done();
+              nextMsg(msg);
+            })
+            .withOnReceiveHalfClose((nextHalf) => {
+              done();
+              nextHalf();
+            })
+            .withOnCancel(() => done())
+            .build());
+        },
+        sendStatus(st, nextStatus) {
+          done();
+          nextStatus(st);
+        },
+      });
+      let reads = 0;
+      ic.startRead = () => {
+        done();
+        // A unary request's second read only takes its half-close (grpc-js
+        // refuses a second message).
+        if (reads++ > 0 && !method.requestStream) {
+          call.startRead();
+          return;
+        }
+        end = budget.readTurn(() => call.startRead());
+      };
+      return ic;
     };
   }
 

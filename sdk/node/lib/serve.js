@@ -395,11 +395,12 @@ class Plugin {
       creds = grpc.ServerCredentials.createSsl(Buffer.from(clientCert), [{ private_key: identity.keyPem, cert_chain: identity.certPem }], true);
     }
 
+    const budget = new Budget(env.maxInflight, MAX_MESSAGE_SIZE);
     const server = new grpc.Server({
       'grpc.max_receive_message_length': MAX_MESSAGE_SIZE,
       'grpc.max_send_message_length': MAX_MESSAGE_SIZE,
+      interceptors: [budget.interceptor()],
     });
-    const budget = new Budget(env.maxInflight);
     const addService = server.addService.bind(server);
     server.addService = (def, impl) => addService(...budget.wrap(def, impl));
     const stdio = new Stdio();
