@@ -16,7 +16,9 @@
 // the call's request for a message until that message is decoded) reserves
 // the most one may take, READ_COPIES times the maximum message size, as a
 // Go service does when it cannot see sizes: the budget allows
-// max(1, floor(budget / that)) reads at once (one by default), in turn.
+// max(1, floor(budget / that)) reads at once (one by default), in turn;
+// a unary or server-streaming call's request only (a client stream's next
+// message may never come, and must not hold the turn meanwhile).
 // A call waiting for its turn has its HTTP/2 stream paused, so it holds no
 // more than a flow-control window (64 KiB). So a plugin's requests take at
 // most the budget plus those reads (448 MiB by default).
@@ -114,6 +116,10 @@ class Budget {
   interceptor() {
     const budget = this;
     return (method, call) => {
+      // A client stream's next message may come much later, or never:
+      // its reads do not wait for a turn (each message is charged while
+      // decoded).
+      if (method.requestStream) return call;
       let end = null;
       const done = () => {
         if (end) end();
@@ -141,9 +147,9 @@ class Budget {
       let reads = 0;
       ic.startRead = () => {
         done();
-        // A unary request's second read only takes its half-close (grpc-js
-        // refuses a second message).
-        if (reads++ > 0 && !method.requestStream) {
+        // The second read only takes the half-close (grpc-js refuses a
+        // second message).
+        if (reads++ > 0) {
           call.startRead();
           return;
         }

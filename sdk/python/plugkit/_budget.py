@@ -8,12 +8,22 @@ what parsing holds meanwhile); once decoded, the message counts its own size
 until its handler returns (for a client stream, until it is decoded). A
 message that does not fit is not decoded: its call ends with
 RESOURCE_EXHAUSTED at once (grpcio's deserializer runs on its polling
-thread, which must not wait). What the budget cannot bound: messages gRPC is
-still reading, at most one per worker thread (MAX_WORKERS), each at most the
-maximum message size."""
+thread, which must not wait).
+
+A message's size is not known before gRPC reads it, so the read of a unary
+or server-streaming call's request (from the worker thread's request for it
+until it is decoded) reserves the most one may take, READ_COPIES times the
+maximum message size, as a Go service does when it cannot see sizes: the
+budget allows max(1, budget // that) such reads at once (one by default),
+in turn; the others wait in their worker thread before gRPC reads anything
+of their message (GatedExecutor). A client stream's messages do not wait (the
+next may come much later, or never): each is charged while decoded. So the
+requests of unary and server-streaming calls take at most the budget plus
+those reads (448 MiB by default)."""
 
 import threading
 import weakref
+from concurrent import futures
 
 import grpc
 
@@ -46,10 +56,20 @@ class _Charged:
 class Budget:
     """The bytes the requests in flight may take, over all calls."""
 
-    def __init__(self, limit):
+    def __init__(self, limit, max_message_size):
         self.limit = limit
         self.used = 0
         self._lock = threading.Lock()
+        self._turns = threading.Semaphore(max(1, limit // (READ_COPIES * max_message_size)))
+
+    def in_turn(self, read):
+        """Returns read, made to wait for its turn."""
+
+        def gated():
+            with self._turns:
+                return read()
+
+        return gated
 
     def take(self, n):
         with self._lock:
@@ -140,3 +160,22 @@ class BudgetHandler(grpc.GenericRpcHandler):
 
     def service(self, handler_call_details):
         return self.budget.wrap(self.inner.service(handler_call_details))
+
+
+# grpcio's functions that a worker runs for a call: (rpc_event, state,
+# behaviour, argument_thunk, ...); the thunk reads the request.
+_IN_POOL = ("_unary_response_in_pool", "_stream_response_in_pool")
+
+
+class GatedExecutor(futures.ThreadPoolExecutor):
+    """grpcio's worker threads, whose reads of a request wait for their turn
+    in budget."""
+
+    def __init__(self, budget, **kwargs):
+        super().__init__(**kwargs)
+        self.budget = budget
+
+    def submit(self, fn, *args, **kwargs):
+        if getattr(fn, "__name__", "") in _IN_POOL and len(args) >= 4 and callable(args[3]):
+            args = args[:3] + (self.budget.in_turn(args[3]),) + args[4:]
+        return super().submit(fn, *args, **kwargs)

@@ -12,12 +12,11 @@ import signal
 import sys
 import tempfile
 import threading
-from concurrent import futures
 
 import grpc
 
 from . import _automtls
-from ._budget import DEFAULT_MAX_INFLIGHT_BYTES, ENV_MAX_INFLIGHT_BYTES, READ_COPIES, Budget, BudgetHandler
+from ._budget import DEFAULT_MAX_INFLIGHT_BYTES, ENV_MAX_INFLIGHT_BYTES, READ_COPIES, Budget, BudgetHandler, GatedExecutor
 from ._catalog import CATALOG_SERVICE, PROTOCOL_VERSION, _q, service_handler
 from ._log import Logger
 from ._services import (
@@ -303,12 +302,16 @@ class Plugin:
             )
 
         logging.getLogger().addHandler(_LogHandler(self.logger))
+        budget = Budget(env.max_inflight, MAX_MESSAGE_SIZE)
         server = grpc.server(
-            futures.ThreadPoolExecutor(max_workers=MAX_WORKERS, thread_name_prefix="plugkit"),
+            GatedExecutor(budget, max_workers=MAX_WORKERS, thread_name_prefix="plugkit"),
             options=[
                 ("grpc.max_receive_message_length", MAX_MESSAGE_SIZE),
                 ("grpc.max_send_message_length", MAX_MESSAGE_SIZE),
                 ("grpc.so_reuseport", 0),
+                # A call waiting for its turn (GatedExecutor) holds no more than
+                # the initial stream window: no windows grown by BDP probes.
+                ("grpc.http2.bdp_probe", 0),
             ],
         )
         self.server = server
@@ -326,7 +329,6 @@ class Plugin:
             served.append(pkg + ".ServerReflection")
         for pkg in ("grpc.reflection.v1", "grpc.reflection.v1alpha"):
             handlers.append(service_handler(pkg + ".ServerReflection", Reflection(pkg, served)))
-        budget = Budget(env.max_inflight)
         server.add_generic_rpc_handlers(tuple(BudgetHandler(h, budget) for h in handlers))
 
         network, address = self._listen(server, creds, env)
