@@ -155,6 +155,10 @@
 //     2. compressed requests starving a service's other clients: plugin's
 //     TestServiceCompressedRequestsDoNotStarveOthers (16 streams of tiny
 //     gzip requests), TestServiceConnectionShareOfBudget.
+//     6. the SDKs against a hostile host: sdk/python's test_inflight_budget
+//     and MalformedEnvTest, sdk/node's "the in-flight budget refuses ..."
+//     and "a malformed environment ..." (make test-sdk), and sdktest's
+//     TestMalformedEnvironmentAsGo (Go, Python and Node plugins alike).
 //   - many calls from many goroutines: TestManyCalls (20,000 calls from 100
 //     goroutines; goroutines, open files and heap of the host, and the
 //     plugin's open files, back to baseline); make soak runs
