@@ -1,0 +1,322 @@
+package release
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/opencontainers/go-digest"
+	specs "github.com/opencontainers/image-spec/specs-go"
+	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
+	"google.golang.org/protobuf/encoding/protojson"
+
+	"github.com/plugkit/plugkit/compat"
+	"github.com/plugkit/plugkit/examples/objectstore"
+	catalogv1 "github.com/plugkit/plugkit/gen/plugkit/catalog/v1"
+)
+
+// fakeRepo is the repository a hostile registry serves.
+const fakeRepo = "acme/hostile"
+
+// hostileRegistry serves h on a loopback listener as a registry and opens
+// fakeRepo on it, with opts (PlainHTTP is set).
+func hostileRegistry(t testing.TB, opts Options, h http.HandlerFunc) *Repository {
+	t.Helper()
+	srv := httptest.NewServer(h)
+	t.Cleanup(srv.Close)
+	opts.PlainHTTP = true
+	repo, err := Open(strings.TrimPrefix(srv.URL, "http://")+"/"+fakeRepo, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return repo
+}
+
+// serveManifest answers a manifest GET or HEAD with raw.
+func serveManifest(w http.ResponseWriter, r *http.Request, mediaType string, raw []byte) {
+	w.Header().Set("Content-Type", mediaType)
+	w.Header().Set("Docker-Content-Digest", digest.FromBytes(raw).String())
+	w.Header().Set("Content-Length", strconv.Itoa(len(raw)))
+	if r.Method != http.MethodHead {
+		w.Write(raw)
+	}
+}
+
+// notFound answers as a registry does for what it does not hold.
+func notFound(w http.ResponseWriter) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusNotFound)
+	w.Write([]byte(`{"errors":[{"code":"MANIFEST_UNKNOWN","message":"manifest unknown"}]}`))
+}
+
+// fakeRelease is a release built in memory: its index, and this machine's
+// manifest, whose one layer claims layerSize bytes.
+type fakeRelease struct {
+	index, manifest []byte
+	layer           ocispec.Descriptor
+}
+
+func newFakeRelease(t testing.TB, desc *catalogv1.DescribeResponse, layerSize int64, padding int) fakeRelease {
+	t.Helper()
+	layer := ocispec.Descriptor{MediaType: MediaTypeBinary, Digest: digest.FromString("a layer of " + strconv.FormatInt(layerSize, 10)), Size: layerSize,
+		Annotations: map[string]string{ocispec.AnnotationTitle: "objectstore-fs"}}
+	m := ocispec.Manifest{Versioned: specs.Versioned{SchemaVersion: 2}, MediaType: ocispec.MediaTypeImageManifest, ArtifactType: ArtifactType,
+		Config: ocispec.DescriptorEmptyJSON, Layers: []ocispec.Descriptor{layer}}
+	manifest, err := json.Marshal(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	goos, goarch, _ := strings.Cut(hostPlatform, "/")
+	meta, err := protojson.Marshal(desc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	idx := ocispec.Index{Versioned: specs.Versioned{SchemaVersion: 2}, MediaType: ocispec.MediaTypeImageIndex, ArtifactType: ArtifactType,
+		Manifests: []ocispec.Descriptor{{MediaType: ocispec.MediaTypeImageManifest, Digest: digest.FromBytes(manifest), Size: int64(len(manifest)),
+			Platform: &ocispec.Platform{OS: goos, Architecture: goarch}}},
+		Annotations: map[string]string{AnnotationDescribe: string(meta), ocispec.AnnotationVersion: desc.GetPluginVersion()}}
+	if padding > 0 {
+		idx.Annotations["padding"] = strings.Repeat("x", padding)
+	}
+	index, err := json.Marshal(idx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fakeRelease{index: index, manifest: manifest, layer: layer}
+}
+
+// TestInstallDownloadsNothingBeforeTheSignatureVerifies: a registry holds
+// back the signature of an unsigned release whose manifest claims a 10 GB
+// binary, and streams that binary as fast as it is read. Install must
+// refuse the release as unsigned without asking for a byte of the binary:
+// only the index and manifests are read before the signature over the
+// index verifies.
+func TestInstallDownloadsNothingBeforeTheSignatureVerifies(t *testing.T) {
+	fake := newFakeRelease(t, fakeDescription("2.1.0", 2), 10<<30, 0)
+	var blobGets atomic.Int64
+	blobAsked := make(chan struct{})
+	repo := hostileRegistry(t, Options{}, func(w http.ResponseWriter, r *http.Request) {
+		switch p := r.URL.Path; {
+		case p == "/v2/"+fakeRepo+"/manifests/2.1.0":
+			serveManifest(w, r, ocispec.MediaTypeImageIndex, fake.index)
+		case p == "/v2/"+fakeRepo+"/manifests/"+digest.FromBytes(fake.manifest).String():
+			serveManifest(w, r, ocispec.MediaTypeImageManifest, fake.manifest)
+		case strings.HasSuffix(p, ".sig"):
+			// Held back until the binary is asked for, or 3 s.
+			select {
+			case <-blobAsked:
+			case <-time.After(3 * time.Second):
+			case <-r.Context().Done():
+			}
+			notFound(w)
+		case p == "/v2/"+fakeRepo+"/blobs/"+fake.layer.Digest.String():
+			if blobGets.Add(1) == 1 {
+				close(blobAsked)
+			}
+			w.Header().Set("Content-Length", strconv.FormatInt(fake.layer.Size, 10))
+			zeros := make([]byte, 1<<20)
+			for r.Context().Err() == nil {
+				if _, err := w.Write(zeros); err != nil {
+					return
+				}
+			}
+		default:
+			notFound(w)
+		}
+	})
+	ctx := testCtx(t)
+	rel, err := Fetch(ctx, repo, "2.1.0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, pub := newKey(t)
+	dir := t.TempDir()
+	_, err = Install(ctx, repo, rel, Target{Dir: dir, Keys: pub, Cookie: objectstore.Cookie})
+	if !errors.Is(err, ErrUnsigned) {
+		t.Fatalf("install: %v, want ErrUnsigned", err)
+	}
+	if n := blobGets.Load(); n != 0 {
+		t.Errorf("the 10 GB binary of an unsigned release was asked for %d time(s) before the signature was checked", n)
+	}
+	assertOnly(t, dir)
+}
+
+// TestInstallRefusesADowngradeByRetagging: a registry serves the signed
+// 1.3.0 release under the tag 9.0.0 (its signature covers the index, not
+// the tag). Resolve picks 9.0.0 as the newest; install must refuse it as
+// tampered, naming both versions, and install nothing.
+func TestInstallRefusesADowngradeByRetagging(t *testing.T) {
+	repo := openRegistry(t, "acme/objectstore", nil)
+	key, pub := newKey(t)
+	ctx := testCtx(t)
+	old, err := Push(ctx, repo, Publication{Dir: releaseDir(t, pluginBinary(t, "memory")), Version: "1.3.0", Key: key, Cookie: objectstore.Cookie})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := repo.target.Tag(ctx, ocispec.Descriptor{MediaType: ocispec.MediaTypeImageIndex, Digest: old.Digest, Size: int64(len(fetchIndex(t, repo, old)))}, "9.0.0"); err != nil {
+		t.Fatal(err)
+	}
+	rel, err := Resolve(ctx, repo, Selection{Requirement: requirement(1)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rel.Version != "9.0.0" {
+		t.Fatalf("resolved %s, want the re-tagged 9.0.0", rel.Version)
+	}
+	dir := t.TempDir()
+	_, err = Install(ctx, repo, rel, Target{Dir: dir, Keys: pub, Cookie: objectstore.Cookie})
+	if !errors.Is(err, ErrTampered) || !strings.Contains(err.Error(), "9.0.0") || !strings.Contains(err.Error(), "1.3.0") {
+		t.Fatalf("install of 1.3.0 tagged 9.0.0: %v, want ErrTampered naming both versions", err)
+	}
+	assertOnly(t, dir)
+	if _, err := LockRelease(ctx, repo, rel, pub, "", nil, nil); !errors.Is(err, ErrTampered) {
+		t.Fatalf("lock of 1.3.0 tagged 9.0.0: %v, want ErrTampered", err)
+	}
+}
+
+// endlessTags answers every tag list page with one more page of n tags
+// and a link to the next, forever; it counts the pages served.
+func endlessTags(n int, pages *atomic.Int64) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/v2/"+fakeRepo+"/tags/list" {
+			notFound(w)
+			return
+		}
+		p := pages.Add(1)
+		tags := make([]string, n)
+		for i := range tags {
+			tags[i] = fmt.Sprintf("0.%d.%d", p, i)
+		}
+		w.Header().Set("Link", fmt.Sprintf(`</v2/%s/tags/list?last=0.%d.0&n=%d>; rel="next"`, fakeRepo, p, n))
+		w.Header().Set("Content-Type", "application/json")
+		json.NewEncoder(w).Encode(map[string]any{"name": fakeRepo, "tags": tags})
+	}
+}
+
+// TestResolveBoundsTagListing: endless tag pagination, with full pages
+// and with empty ones, ends at the bound on tags or on pages, with an
+// error naming the registry, the bound and the setting that raises it.
+func TestResolveBoundsTagListing(t *testing.T) {
+	for _, c := range []struct {
+		name, setting string
+		perPage       int
+	}{
+		{"full pages", "MaxTags", 1000},
+		{"empty pages", "MaxTagPages", 0},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			var pages atomic.Int64
+			repo := hostileRegistry(t, Options{}, endlessTags(c.perPage, &pages))
+			_, err := Resolve(testCtx(t), repo, Selection{Requirement: requirement(1)})
+			if !errors.Is(err, ErrLimit) || !strings.Contains(err.Error(), repo.Source) || !strings.Contains(err.Error(), c.setting) {
+				t.Fatalf("resolve against endless tag pages: %v, want ErrLimit naming %s and %s", err, repo.Source, c.setting)
+			}
+			if n := pages.Load(); n > DefaultMaxTagPages+1 {
+				t.Errorf("%d pages read, more than the bound of %d", n, DefaultMaxTagPages)
+			}
+		})
+	}
+}
+
+// TestResolveBoundsIndexBytes: 150 tags each serving a 3.9 MB index
+// (under the bound on one index) end at the bound on the bytes of all
+// indexes; an index over the bound on one is refused, naming it.
+func TestResolveBoundsIndexBytes(t *testing.T) {
+	fake := newFakeRelease(t, fakeDescription("2.1.0", 2), 1000, 3_900_000)
+	var served atomic.Int64
+	tags := make([]string, 150)
+	for i := range tags {
+		tags[i] = fmt.Sprintf("1.0.%d", i)
+	}
+	handler := func(w http.ResponseWriter, r *http.Request) {
+		switch p := r.URL.Path; {
+		case p == "/v2/"+fakeRepo+"/tags/list":
+			w.Header().Set("Content-Type", "application/json")
+			json.NewEncoder(w).Encode(map[string]any{"name": fakeRepo, "tags": tags})
+		case strings.HasPrefix(p, "/v2/"+fakeRepo+"/manifests/1.0."):
+			served.Add(int64(len(fake.index)))
+			serveManifest(w, r, ocispec.MediaTypeImageIndex, fake.index)
+		default:
+			notFound(w)
+		}
+	}
+	repo := hostileRegistry(t, Options{}, handler)
+	_, err := Resolve(testCtx(t), repo, Selection{Requirement: requirement(2)})
+	if !errors.Is(err, ErrLimit) || !strings.Contains(err.Error(), repo.Source) || !strings.Contains(err.Error(), "MaxMetadataBytes") {
+		t.Fatalf("resolve against 150 indexes of 3.9 MB: %v, want ErrLimit naming %s and MaxMetadataBytes", err, repo.Source)
+	}
+	// Reads in flight when the bound is reached may finish.
+	if n := served.Load(); n > DefaultMaxMetadataBytes+int64(listParallelism+1)*int64(len(fake.index)) {
+		t.Errorf("%d bytes of indexes served, far more than the bound of %d", n, DefaultMaxMetadataBytes)
+	}
+
+	small := hostileRegistry(t, Options{MaxIndexBytes: 1 << 20}, handler)
+	_, err = Fetch(testCtx(t), small, "1.0.0")
+	if !errors.Is(err, ErrLimit) || !strings.Contains(err.Error(), "MaxIndexBytes") || !strings.Contains(err.Error(), small.Source) {
+		t.Fatalf("fetch of a 3.9 MB index with MaxIndexBytes 1 MiB: %v, want ErrLimit naming %s and MaxIndexBytes", err, small.Source)
+	}
+}
+
+// TestResolveBoundsTime: a registry that answers every tag page slowly
+// and forever meets the bound on the time listing takes.
+func TestResolveBoundsTime(t *testing.T) {
+	var pages atomic.Int64
+	slow := endlessTags(1, &pages)
+	repo := hostileRegistry(t, Options{MetadataTimeout: time.Second, MaxTagPages: 1 << 30, MaxTags: 1 << 30}, func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-time.After(50 * time.Millisecond):
+		case <-r.Context().Done():
+			return
+		}
+		slow(w, r)
+	})
+	_, err := Resolve(testCtx(t), repo, Selection{Requirement: requirement(1)})
+	if !errors.Is(err, ErrLimit) || !strings.Contains(err.Error(), repo.Source) || !strings.Contains(err.Error(), "MetadataTimeout") {
+		t.Fatalf("resolve against slow endless pages: %v, want ErrLimit naming %s and MetadataTimeout", err, repo.Source)
+	}
+}
+
+// TestInstallLockFileIsNotFollowed: a symbolic link planted at the
+// directory's .plugkit-install.lock, pointing to a file that does not
+// exist, must not make install create that file.
+func TestInstallLockFileIsNotFollowed(t *testing.T) {
+	dir := t.TempDir()
+	target := filepath.Join(t.TempDir(), "created-through-the-link")
+	if err := os.Symlink(target, filepath.Join(dir, lockFileName)); err != nil {
+		t.Skipf("no symbolic links here: %v", err)
+	}
+	_, err := lockDir(testCtx(t), dir)
+	if err == nil || !strings.Contains(err.Error(), "symbolic link") {
+		t.Errorf("lock through a planted link: %v, want a refusal naming the link", err)
+	}
+	if _, err := os.Lstat(target); err == nil {
+		t.Errorf("locking %s created %s through the link", dir, target)
+	}
+}
+
+// requirement is kind objectstore at majors.
+func requirement(majors ...int) compat.Requirement {
+	return compat.Requirement{Kind: objectstore.Kind, Majors: majors}
+}
+
+// TestParseLockRefusesNamesThatAreNotPlain: a hand-edited lock file may
+// not name a binary with a directory, a hidden name, or control or
+// bidirectional formatting characters.
+func TestParseLockRefusesNamesThatAreNotPlain(t *testing.T) {
+	for _, name := range []string{"../../x", "sub/fs", `..\x`, ".plugkit-install.lock", "fs\x1b[2J", "fs\u202egpj.exe", ".."} {
+		text := "lock-version 1\nplugin r.example/fs\n\tversion 2.1.0\n\tindex sha256:" + hex64 + "\n\tbinary linux/amd64 " + name + " sha256:" + hex64 + "\n"
+		_, err := ParseLock("plugkit.lock", []byte(text))
+		if err == nil || !strings.Contains(err.Error(), "plugkit.lock:5: binary:") || !strings.Contains(err.Error(), "not a plain file name") {
+			t.Errorf("binary named %q: got %v, want plugkit.lock:5 refusing a name that is not plain", name, err)
+		}
+	}
+}
