@@ -1,9 +1,18 @@
 package release
 
 import (
+	"crypto"
+	"crypto/ecdsa"
+	"crypto/ed25519"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/rsa"
+	"crypto/x509"
 	"encoding/json"
+	"encoding/pem"
 	"errors"
 	"fmt"
+	"math/big"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -17,6 +26,7 @@ import (
 	"github.com/opencontainers/go-digest"
 	specs "github.com/opencontainers/image-spec/specs-go"
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
+	"github.com/sigstore/sigstore/pkg/signature"
 	"google.golang.org/protobuf/encoding/protojson"
 
 	"github.com/plugkit/plugkit/compat"
@@ -318,5 +328,109 @@ func TestParseLockRefusesNamesThatAreNotPlain(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), "plugkit.lock:5: binary:") || !strings.Contains(err.Error(), "not a plain file name") {
 			t.Errorf("binary named %q: got %v, want plugkit.lock:5 refusing a name that is not plain", name, err)
 		}
+	}
+}
+
+// signedDigest signs a made-up manifest digest in repo with key, as
+// cosign would, and returns the digest.
+func signedDigest(t testing.TB, repo *Repository, key crypto.Signer) digest.Digest {
+	t.Helper()
+	signer, err := signature.LoadSigner(key, crypto.SHA256)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := digest.FromString(fmt.Sprintf("a release signed by a %T", key))
+	if err := signWith(testCtx(t), repo, d, signer); err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
+// TestKeyPolicy: a release signed with a weak key (RSA-1024) is refused
+// even when the key is trusted, and so is an RSA-512 key, each with a
+// message saying why (not "signed by another key"); ECDSA P-256 and
+// P-384, Ed25519 and RSA-2048 are trusted. LoadPublicKeys refuses a weak
+// key's file, naming it.
+func TestKeyPolicy(t *testing.T) {
+	repo := openRegistry(t, "acme/keys", nil)
+	ctx := testCtx(t)
+	rsa1024, err := rsa.GenerateKey(rand.Reader, 1024)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := signedDigest(t, repo, rsa1024)
+	for name, k := range map[string]crypto.PublicKey{
+		"RSA-1024": rsa1024.Public(),
+		"RSA-512":  &rsa.PublicKey{N: new(big.Int).Lsh(big.NewInt(1), 511).Add(new(big.Int).Lsh(big.NewInt(1), 511), big.NewInt(1)), E: 65537},
+	} {
+		err := Verify(ctx, repo, d, []crypto.PublicKey{k})
+		if err == nil || errors.Is(err, ErrUntrustedKey) || !strings.Contains(err.Error(), "2048") || !strings.Contains(err.Error(), "weak") {
+			t.Errorf("a release verified with a trusted %s key: %v, want a refusal of the weak key saying why", name, err)
+		}
+	}
+	p384, _ := ecdsa.GenerateKey(elliptic.P384(), rand.Reader)
+	_, ed, _ := ed25519.GenerateKey(rand.Reader)
+	rsa2048, err := rsa.GenerateKey(rand.Reader, 2048)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p256, _ := newKey(t)
+	for name, k := range map[string]crypto.Signer{"P-256": p256, "P-384": p384, "Ed25519": ed, "RSA-2048": rsa2048} {
+		if err := Verify(ctx, repo, signedDigest(t, repo, k), []crypto.PublicKey{k.Public()}); err != nil {
+			t.Errorf("a release signed with a trusted %s key: %v", name, err)
+		}
+	}
+
+	der, err := x509.MarshalPKIXPublicKey(rsa1024.Public())
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "weak.pub")
+	if err := os.WriteFile(path, pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: der}), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := LoadPublicKeys(path); err == nil || !strings.Contains(err.Error(), path) || !strings.Contains(err.Error(), "1024 bits") {
+		t.Errorf("LoadPublicKeys of an RSA-1024 key: %v, want a refusal naming the file and the key's size", err)
+	}
+}
+
+// TestSignaturePayloadFetchedOnce: a signature manifest whose 50 layers
+// all name one payload makes Verify fetch that payload once.
+func TestSignaturePayloadFetchedOnce(t *testing.T) {
+	var c counter
+	repo := openRegistry(t, "acme/sigs", &c)
+	ctx := testCtx(t)
+	d := digest.FromString("a release")
+	payload := []byte(`{"critical":{"identity":{"docker-reference":"x"},"image":{"docker-manifest-digest":"` + d.String() + `"},"type":"cosign container image signature"}}`)
+	layer := ocispec.Descriptor{MediaType: MediaTypeSimpleSigning, Digest: digest.FromBytes(payload), Size: int64(len(payload)),
+		Annotations: map[string]string{AnnotationSignature: "bm90IGEgc2lnbmF0dXJl"}}
+	if err := pushBytes(ctx, repo, layer, payload); err != nil {
+		t.Fatal(err)
+	}
+	if err := pushBytes(ctx, repo, ocispec.DescriptorEmptyJSON, ocispec.DescriptorEmptyJSON.Data); err != nil {
+		t.Fatal(err)
+	}
+	m := ocispec.Manifest{Versioned: specs.Versioned{SchemaVersion: 2}, MediaType: ocispec.MediaTypeImageManifest, Config: ocispec.DescriptorEmptyJSON}
+	for range 50 {
+		m.Layers = append(m.Layers, layer)
+	}
+	raw, err := json.Marshal(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	md := ocispec.Descriptor{MediaType: ocispec.MediaTypeImageManifest, Digest: digest.FromBytes(raw), Size: int64(len(raw))}
+	if err := pushBytes(ctx, repo, md, raw); err != nil {
+		t.Fatal(err)
+	}
+	if err := repo.target.Tag(ctx, md, signatureTag(d)); err != nil {
+		t.Fatal(err)
+	}
+	before := c.blobGets.Load()
+	_, pub := newKey(t)
+	if err := Verify(ctx, repo, d, pub); !errors.Is(err, ErrUntrustedKey) {
+		t.Fatalf("verify: %v, want ErrUntrustedKey", err)
+	}
+	if n := c.blobGets.Load() - before; n != 1 {
+		t.Errorf("the payload named by 50 layers was fetched %d times, want once", n)
 	}
 }
