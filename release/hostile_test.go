@@ -14,10 +14,8 @@ import (
 	"fmt"
 	"math/big"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -27,82 +25,10 @@ import (
 	specs "github.com/opencontainers/image-spec/specs-go"
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
 	"github.com/sigstore/sigstore/pkg/signature"
-	"google.golang.org/protobuf/encoding/protojson"
 
 	"github.com/plugkit/plugkit/compat"
 	"github.com/plugkit/plugkit/examples/objectstore"
-	catalogv1 "github.com/plugkit/plugkit/gen/plugkit/catalog/v1"
 )
-
-// fakeRepo is the repository a hostile registry serves.
-const fakeRepo = "acme/hostile"
-
-// hostileRegistry serves h on a loopback listener as a registry and opens
-// fakeRepo on it, with opts (PlainHTTP is set).
-func hostileRegistry(t testing.TB, opts Options, h http.HandlerFunc) *Repository {
-	t.Helper()
-	srv := httptest.NewServer(h)
-	t.Cleanup(srv.Close)
-	opts.PlainHTTP = true
-	repo, err := Open(strings.TrimPrefix(srv.URL, "http://")+"/"+fakeRepo, opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return repo
-}
-
-// serveManifest answers a manifest GET or HEAD with raw.
-func serveManifest(w http.ResponseWriter, r *http.Request, mediaType string, raw []byte) {
-	w.Header().Set("Content-Type", mediaType)
-	w.Header().Set("Docker-Content-Digest", digest.FromBytes(raw).String())
-	w.Header().Set("Content-Length", strconv.Itoa(len(raw)))
-	if r.Method != http.MethodHead {
-		w.Write(raw)
-	}
-}
-
-// notFound answers as a registry does for what it does not hold.
-func notFound(w http.ResponseWriter) {
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(http.StatusNotFound)
-	w.Write([]byte(`{"errors":[{"code":"MANIFEST_UNKNOWN","message":"manifest unknown"}]}`))
-}
-
-// fakeRelease is a release built in memory: its index, and this machine's
-// manifest, whose one layer claims layerSize bytes.
-type fakeRelease struct {
-	index, manifest []byte
-	layer           ocispec.Descriptor
-}
-
-func newFakeRelease(t testing.TB, desc *catalogv1.DescribeResponse, layerSize int64, padding int) fakeRelease {
-	t.Helper()
-	layer := ocispec.Descriptor{MediaType: MediaTypeBinary, Digest: digest.FromString("a layer of " + strconv.FormatInt(layerSize, 10)), Size: layerSize,
-		Annotations: map[string]string{ocispec.AnnotationTitle: "objectstore-fs"}}
-	m := ocispec.Manifest{Versioned: specs.Versioned{SchemaVersion: 2}, MediaType: ocispec.MediaTypeImageManifest, ArtifactType: ArtifactType,
-		Config: ocispec.DescriptorEmptyJSON, Layers: []ocispec.Descriptor{layer}}
-	manifest, err := json.Marshal(m)
-	if err != nil {
-		t.Fatal(err)
-	}
-	goos, goarch, _ := strings.Cut(hostPlatform, "/")
-	meta, err := protojson.Marshal(desc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	idx := ocispec.Index{Versioned: specs.Versioned{SchemaVersion: 2}, MediaType: ocispec.MediaTypeImageIndex, ArtifactType: ArtifactType,
-		Manifests: []ocispec.Descriptor{{MediaType: ocispec.MediaTypeImageManifest, Digest: digest.FromBytes(manifest), Size: int64(len(manifest)),
-			Platform: &ocispec.Platform{OS: goos, Architecture: goarch}}},
-		Annotations: map[string]string{AnnotationDescribe: string(meta), ocispec.AnnotationVersion: desc.GetPluginVersion()}}
-	if padding > 0 {
-		idx.Annotations["padding"] = strings.Repeat("x", padding)
-	}
-	index, err := json.Marshal(idx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return fakeRelease{index: index, manifest: manifest, layer: layer}
-}
 
 // TestInstallDownloadsNothingBeforeTheSignatureVerifies: a registry holds
 // back the signature of an unsigned release whose manifest claims a 10 GB
@@ -113,36 +39,13 @@ func newFakeRelease(t testing.TB, desc *catalogv1.DescribeResponse, layerSize in
 func TestInstallDownloadsNothingBeforeTheSignatureVerifies(t *testing.T) {
 	fake := newFakeRelease(t, fakeDescription("2.1.0", 2), 10<<30, 0)
 	var blobGets atomic.Int64
-	blobAsked := make(chan struct{})
-	repo := hostileRegistry(t, Options{}, func(w http.ResponseWriter, r *http.Request) {
-		switch p := r.URL.Path; {
-		case p == "/v2/"+fakeRepo+"/manifests/2.1.0":
-			serveManifest(w, r, ocispec.MediaTypeImageIndex, fake.index)
-		case p == "/v2/"+fakeRepo+"/manifests/"+digest.FromBytes(fake.manifest).String():
-			serveManifest(w, r, ocispec.MediaTypeImageManifest, fake.manifest)
-		case strings.HasSuffix(p, ".sig"):
-			// Held back until the binary is asked for, or 3 s.
-			select {
-			case <-blobAsked:
-			case <-time.After(3 * time.Second):
-			case <-r.Context().Done():
-			}
-			notFound(w)
-		case p == "/v2/"+fakeRepo+"/blobs/"+fake.layer.Digest.String():
-			if blobGets.Add(1) == 1 {
-				close(blobAsked)
-			}
-			w.Header().Set("Content-Length", strconv.FormatInt(fake.layer.Size, 10))
-			zeros := make([]byte, 1<<20)
-			for r.Context().Err() == nil {
-				if _, err := w.Write(zeros); err != nil {
-					return
-				}
-			}
-		default:
-			notFound(w)
+	// The signature is held back until the binary is asked for, or 3 s.
+	repo := hostileRegistry(t, Options{}, unsignedHugeRelease(fake, func(r *http.Request) {
+		deadline := time.Now().Add(3 * time.Second)
+		for blobGets.Load() == 0 && time.Now().Before(deadline) && r.Context().Err() == nil {
+			time.Sleep(10 * time.Millisecond)
 		}
-	})
+	}, &blobGets))
 	ctx := testCtx(t)
 	rel, err := Fetch(ctx, repo, "2.1.0")
 	if err != nil {
@@ -167,8 +70,9 @@ func TestInstallDownloadsNothingBeforeTheSignatureVerifies(t *testing.T) {
 func TestInstallRefusesADowngradeByRetagging(t *testing.T) {
 	repo := openRegistry(t, "acme/objectstore", nil)
 	key, pub := newKey(t)
+	dir := releaseDir(t, pluginBinary(t, "memory")) // built before the test's deadline starts
 	ctx := testCtx(t)
-	old, err := Push(ctx, repo, Publication{Dir: releaseDir(t, pluginBinary(t, "memory")), Version: "1.3.0", Key: key, Cookie: objectstore.Cookie})
+	old, err := Push(ctx, repo, Publication{Dir: dir, Version: "1.3.0", Key: key, Cookie: objectstore.Cookie})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -182,7 +86,7 @@ func TestInstallRefusesADowngradeByRetagging(t *testing.T) {
 	if rel.Version != "9.0.0" {
 		t.Fatalf("resolved %s, want the re-tagged 9.0.0", rel.Version)
 	}
-	dir := t.TempDir()
+	dir = t.TempDir()
 	_, err = Install(ctx, repo, rel, Target{Dir: dir, Keys: pub, Cookie: objectstore.Cookie})
 	if !errors.Is(err, ErrTampered) || !strings.Contains(err.Error(), "9.0.0") || !strings.Contains(err.Error(), "1.3.0") {
 		t.Fatalf("install of 1.3.0 tagged 9.0.0: %v, want ErrTampered naming both versions", err)
@@ -190,25 +94,6 @@ func TestInstallRefusesADowngradeByRetagging(t *testing.T) {
 	assertOnly(t, dir)
 	if _, err := LockRelease(ctx, repo, rel, pub, "", nil, nil); !errors.Is(err, ErrTampered) {
 		t.Fatalf("lock of 1.3.0 tagged 9.0.0: %v, want ErrTampered", err)
-	}
-}
-
-// endlessTags answers every tag list page with one more page of n tags
-// and a link to the next, forever; it counts the pages served.
-func endlessTags(n int, pages *atomic.Int64) http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path != "/v2/"+fakeRepo+"/tags/list" {
-			notFound(w)
-			return
-		}
-		p := pages.Add(1)
-		tags := make([]string, n)
-		for i := range tags {
-			tags[i] = fmt.Sprintf("0.%d.%d", p, i)
-		}
-		w.Header().Set("Link", fmt.Sprintf(`</v2/%s/tags/list?last=0.%d.0&n=%d>; rel="next"`, fakeRepo, p, n))
-		w.Header().Set("Content-Type", "application/json")
-		json.NewEncoder(w).Encode(map[string]any{"name": fakeRepo, "tags": tags})
 	}
 }
 
@@ -243,22 +128,7 @@ func TestResolveBoundsTagListing(t *testing.T) {
 func TestResolveBoundsIndexBytes(t *testing.T) {
 	fake := newFakeRelease(t, fakeDescription("2.1.0", 2), 1000, 3_900_000)
 	var served atomic.Int64
-	tags := make([]string, 150)
-	for i := range tags {
-		tags[i] = fmt.Sprintf("1.0.%d", i)
-	}
-	handler := func(w http.ResponseWriter, r *http.Request) {
-		switch p := r.URL.Path; {
-		case p == "/v2/"+fakeRepo+"/tags/list":
-			w.Header().Set("Content-Type", "application/json")
-			json.NewEncoder(w).Encode(map[string]any{"name": fakeRepo, "tags": tags})
-		case strings.HasPrefix(p, "/v2/"+fakeRepo+"/manifests/1.0."):
-			served.Add(int64(len(fake.index)))
-			serveManifest(w, r, ocispec.MediaTypeImageIndex, fake.index)
-		default:
-			notFound(w)
-		}
-	}
+	handler := manyIndexes(fake, 150, &served)
 	repo := hostileRegistry(t, Options{}, handler)
 	_, err := Resolve(testCtx(t), repo, Selection{Requirement: requirement(2)})
 	if !errors.Is(err, ErrLimit) || !strings.Contains(err.Error(), repo.Source) || !strings.Contains(err.Error(), "MaxMetadataBytes") {
