@@ -73,10 +73,10 @@ func newFakeRelease(t testing.TB, desc *catalogv1.DescribeResponse, layerSize in
 		t.Fatal(err)
 	}
 	goos, goarch, _ := strings.Cut(hostPlatform, "/")
-	if padding > 0 { // names of 8 bytes, 11 with their quotes and comma
+	if padding > 0 { // names of 8 bytes, 13 or 14 in the index (escaped quotes, comma, a space)
 		desc = proto.Clone(desc).(*catalogv1.DescribeResponse)
 		m := desc.Kinds[0].Majors[0]
-		for i := range padding / 11 {
+		for i := range padding / 14 {
 			m.Names = append(m.Names, fmt.Sprintf("n%07d", i))
 		}
 	}

@@ -160,8 +160,10 @@ func summary(d *catalogv1.DescribeResponse) string {
 // temporary file, starts it for its Describe answer, and installs it
 // (fsync, rename) under a lock on the directory only if that answer is the
 // release's metadata; otherwise it removes it (a *MetadataError). The
-// signature check runs beside the download; the binary is started only
-// once both succeeded, and is never usable under its name before.
+// signature check runs beside the read of the platform's manifest, and
+// the download starts only once it succeeded and the signed metadata's
+// version is the tag's (else ErrTampered); the binary is never usable
+// under its name before it is installed.
 func Install(ctx context.Context, repo *Repository, rel Release, t Target) (Installed, error) {
 	if t.Locked != nil && t.Locked.Index != rel.Digest {
 		return Installed{}, fmt.Errorf("%s:%s is %s, the lock file has %s: %w; the tag was moved to other content. If the new content is trusted, delete the plugin's entry from the lock file and install again", repo.Source, rel.Version, rel.Digest, t.Locked.Index, ErrLockMismatch)

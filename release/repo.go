@@ -40,7 +40,7 @@ const (
 	DefaultMaxIndexBytes = 4 << 20
 	// DefaultMaxMetadataBytes bounds the bytes of all the indexes that
 	// listing a repository's releases reads.
-	DefaultMaxMetadataBytes = 64 << 20
+	DefaultMaxMetadataBytes = 16 << 20
 	// DefaultMetadataTimeout bounds the time listing a repository's
 	// releases takes: its tags and every release's index.
 	DefaultMetadataTimeout = 2 * time.Minute
