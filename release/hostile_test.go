@@ -37,7 +37,7 @@ import (
 // only the index and manifests are read before the signature over the
 // index verifies.
 func TestInstallDownloadsNothingBeforeTheSignatureVerifies(t *testing.T) {
-	fake := newFakeRelease(t, fakeDescription("2.1.0", 2), 10<<30, 0)
+	fake := newFakeRelease(t, fakeDescription("2.1.0", 2), 10<<30, 0, 0)
 	var blobGets atomic.Int64
 	// The signature is held back until the binary is asked for, or 3 s.
 	repo := hostileRegistry(t, Options{}, unsignedHugeRelease(fake, func(r *http.Request) {
@@ -126,7 +126,7 @@ func TestResolveBoundsTagListing(t *testing.T) {
 // (under the bound on one index) end at the bound on the bytes of all
 // indexes; an index over the bound on one is refused, naming it.
 func TestResolveBoundsIndexBytes(t *testing.T) {
-	fake := newFakeRelease(t, fakeDescription("2.1.0", 2), 1000, 3_900_000)
+	fake := newFakeRelease(t, fakeDescription("2.1.0", 2), 1000, 3_900_000, 64)
 	var served atomic.Int64
 	handler := manyIndexes(fake, 150, &served)
 	repo := hostileRegistry(t, Options{}, handler)

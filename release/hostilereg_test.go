@@ -60,9 +60,10 @@ type fakeRelease struct {
 	layer           ocispec.Descriptor
 }
 
-// newFakeRelease builds a release claiming desc; padding > 0 adds that
-// many bytes of names to its Describe answer.
-func newFakeRelease(t testing.TB, desc *catalogv1.DescribeResponse, layerSize int64, padding int) fakeRelease {
+// newFakeRelease builds a release claiming desc; padding > 0 adds about
+// that many bytes of names of nameLen bytes (8 or more) to its Describe
+// answer: the shorter the names, the more a parsed index costs.
+func newFakeRelease(t testing.TB, desc *catalogv1.DescribeResponse, layerSize int64, padding, nameLen int) fakeRelease {
 	t.Helper()
 	layer := ocispec.Descriptor{MediaType: MediaTypeBinary, Digest: digest.FromString("a layer of " + strconv.FormatInt(layerSize, 10)), Size: layerSize,
 		Annotations: map[string]string{ocispec.AnnotationTitle: "objectstore-fs"}}
@@ -73,11 +74,11 @@ func newFakeRelease(t testing.TB, desc *catalogv1.DescribeResponse, layerSize in
 		t.Fatal(err)
 	}
 	goos, goarch, _ := strings.Cut(hostPlatform, "/")
-	if padding > 0 { // names of 8 bytes, 13 or 14 in the index (escaped quotes, comma, a space)
+	if padding > 0 { // each name takes nameLen+6 bytes in the index at most (escaped quotes, comma, a space)
 		desc = proto.Clone(desc).(*catalogv1.DescribeResponse)
 		m := desc.Kinds[0].Majors[0]
-		for i := range padding / 14 {
-			m.Names = append(m.Names, fmt.Sprintf("n%07d", i))
+		for i := range padding / (nameLen + 6) {
+			m.Names = append(m.Names, fmt.Sprintf("n%0*d", nameLen-1, i))
 		}
 	}
 	meta, err := protojson.Marshal(desc)

@@ -58,11 +58,11 @@ func TestHostileRegistryCost(t *testing.T) {
 		}},
 		{"150 tags of a 3.9 MB index", "2", func(t *testing.T) (string, crypto.PublicKey) {
 			var served atomic.Int64
-			return hostileRegistry(t, Options{}, manyIndexes(newFakeRelease(t, fakeDescription("1.0.0", 2), 1000, 3_900_000), 150, &served)).Source, pub[0]
+			return hostileRegistry(t, Options{}, manyIndexes(newFakeRelease(t, fakeDescription("1.0.0", 2), 1000, 3_900_000, 8), 150, &served)).Source, pub[0]
 		}},
 		{"unsigned 10 GB layer, signature held back 20 s", "2", func(t *testing.T) (string, crypto.PublicKey) {
 			var gets atomic.Int64
-			return hostileRegistry(t, Options{}, unsignedHugeRelease(newFakeRelease(t, fakeDescription("2.1.0", 2), 10<<30, 0), func(r *http.Request) {
+			return hostileRegistry(t, Options{}, unsignedHugeRelease(newFakeRelease(t, fakeDescription("2.1.0", 2), 10<<30, 0, 0), func(r *http.Request) {
 				select {
 				case <-time.After(20 * time.Second):
 				case <-r.Context().Done():
