@@ -85,7 +85,9 @@ func LoadPrivateKey(path string) (crypto.Signer, error) {
 }
 
 // LoadPublicKeys reads PEM public keys (cosign.pub), one per file, for
-// Verify.
+// Verify; a key the key policy does not trust (an RSA key under
+// MinRSABits, an ECDSA key on a curve other than P-256, P-384 or P-521,
+// any kind but ECDSA, Ed25519 and RSA) is an error saying why.
 func LoadPublicKeys(paths ...string) ([]crypto.PublicKey, error) {
 	var out []crypto.PublicKey
 	for _, p := range paths {
