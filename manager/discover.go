@@ -405,6 +405,9 @@ func (m *Manager) hostConfig(path string, wasm bool) (host.Command, host.Options
 	opts.Versions = []int{wire.CatalogProtocolVersion}
 	opts.Name = "" // host.Start's default: the binary's base name
 	opts.Logger = m.cfg.logger()
+	// Whether the plugin answered a failed call tells its own error from
+	// a crash without waiting (process.observe).
+	opts.DialOptions = append(slices.Clip(opts.DialOptions), answerDialOption)
 	return cmd, opts
 }
 
