@@ -2,6 +2,7 @@ package plugin
 
 import (
 	"context"
+	"os"
 	"time"
 )
 
@@ -9,35 +10,35 @@ import (
 // this one is gone, or ctx ends. How a dead parent shows is the system's
 // business (parentProbe: re-parenting on unix, the parent's process
 // handle on Windows); polling it works whatever the host is and needs no
-// help from it.
-func watchParent(ctx context.Context) <-chan struct{} {
-	gone, release := parentProbe()
+// help from it. A plugin a host launched watches from its start instead
+// (atStart); this is for a Run without that watch.
+func watchParent(ctx context.Context, lookup func(string) (string, bool)) <-chan struct{} {
+	gone, release := parentProbe(lookup)
 	if gone == nil {
 		return nil // the system cannot tell (a WebAssembly guest)
 	}
-	return pollGone(ctx, parentPollInterval, gone, release)
+	return pollGone(ctx, parentPollInterval, nil, gone, release)
 }
 
-// pollGone calls gone every interval until it reports true, and then
-// closes the returned channel, or until ctx ends. release runs once the
-// polling stops, either way.
-func pollGone(ctx context.Context, interval time.Duration, gone func() bool, release func()) <-chan struct{} {
+// pollGone calls gone at once, then every interval and whenever wake
+// delivers (nil: never), until it reports true, and then closes the
+// returned channel, or until ctx ends. release runs once the polling
+// stops, either way.
+func pollGone(ctx context.Context, interval time.Duration, wake <-chan os.Signal, gone func() bool, release func()) <-chan struct{} {
 	ch := make(chan struct{})
 	go func() {
 		defer release()
 		t := time.NewTicker(interval)
 		defer t.Stop()
-		for {
+		for !gone() {
 			select {
 			case <-ctx.Done():
 				return
 			case <-t.C:
-				if gone() {
-					close(ch)
-					return
-				}
+			case <-wake:
 			}
 		}
+		close(ch)
 	}()
 	return ch
 }
