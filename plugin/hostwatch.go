@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 
 	"github.com/plugkit/plugkit/handshake"
+	"github.com/plugkit/plugkit/wire"
 )
 
 // EnvHostPID is where a host may pass its process id to the plugin it
@@ -19,7 +20,7 @@ import (
 // a wrapper (a shell script, a sandbox) finds the host alive, and watches
 // its own parent. Hosts that do not set it (go-plugin's) lose nothing:
 // the plugin then watches the parent it finds at its start.
-const EnvHostPID = "PLUGKIT_HOST_PID"
+const EnvHostPID = wire.EnvHostPID
 
 // atStart watches the host from this program's start (a package
 // variable's initialiser runs before main), when a host launched it: a
