@@ -109,6 +109,19 @@
 //     and buf.work.yaml, certificates), each with its seed corpus, which
 //     make test runs as ordinary tests.
 //     8. build outputs in git: the root package's TestNoBuildOutputsTracked.
+//   - the attacks of issue 37 (a hostile registry, idle clients, a dying
+//     host), each point with the tests that prove it:
+//     7. a host killed at any step of the handshake: plugin's
+//     TestPluginExitsWhenItsHostDiesAtEveryStep (four steps, 20 kills each,
+//     six at once); host's TestWithHostPID.
+//     8. no wait on a plugin's own error answer: manager's
+//     TestAnsweredErrorsDoNotWait; BenchmarkCallErrorPath compares the
+//     Internal and OK paths.
+//   - the attacks of issue 43 (a hostile plugin against its host), each
+//     point with the tests that prove it:
+//     3. duplicate names across binaries: manager's
+//     TestDuplicateNamesOneProblemPerPair, TestDescribeNamesCapped and
+//     FuzzDescribe; BenchmarkDuplicateNames.
 //   - many calls from many goroutines: TestManyCalls (20,000 calls from 100
 //     goroutines; goroutines, open files and heap of the host, and the
 //     plugin's open files, back to baseline); make soak runs
