@@ -113,7 +113,8 @@
 //     host), each point with the tests that prove it:
 //     7. a host killed at any step of the handshake: plugin's
 //     TestPluginExitsWhenItsHostDiesAtEveryStep (four steps, 20 kills each,
-//     six at once); host's TestWithHostPID.
+//     six at once); host's TestWithHostPID; the SDKs (make test-sdk):
+//     sdk/sdktest's TestPluginOfADeadHostExits.
 //     8. no wait on a plugin's own error answer: manager's
 //     TestAnsweredErrorsDoNotWait; BenchmarkCallErrorPath compares the
 //     Internal and OK paths.
