@@ -10,17 +10,7 @@ import (
 	"sync/atomic"
 
 	"github.com/plugkit/plugkit/handshake"
-	"github.com/plugkit/plugkit/wire"
 )
-
-// EnvHostPID is where a host may pass its process id to the plugin it
-// launches. A plugin whose parent, when it starts, is not that process
-// and who finds that process gone knows that its host died before the
-// plugin could start watching it, and exits at once. A plugin run through
-// a wrapper (a shell script, a sandbox) finds the host alive, and watches
-// its own parent. Hosts that do not set it (go-plugin's) lose nothing:
-// the plugin then watches the parent it finds at its start.
-const EnvHostPID = wire.EnvHostPID
 
 // atStart watches the host from this program's start (a package
 // variable's initialiser runs before main), when a host launched it: a
