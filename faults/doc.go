@@ -162,11 +162,21 @@
 //     6. headers outside the budget: plugin's TestServiceRefusesHugeHeaders
 //     (72 Health/Watch calls with 8 MiB of headers; the service's peak RSS
 //     measured in its own process), TestServiceHeadersCountAgainstBudget.
+//     7. a host killed at any step of the handshake: plugin's
+//     TestPluginExitsWhenItsHostDiesAtEveryStep (four steps, 20 kills each,
+//     six at once); host's TestWithHostPID; the SDKs (make test-sdk):
+//     sdk/sdktest's TestPluginOfADeadHostExits.
+//     8. no wait on a plugin's own error answer: manager's
+//     TestAnsweredErrorsDoNotWait; BenchmarkCallErrorPath compares the
+//     Internal and OK paths.
 //   - the attacks of issue 43, each point with the tests that failed
 //     before its fix:
 //     2. compressed requests starving a service's other clients: plugin's
 //     TestServiceCompressedRequestsDoNotStarveOthers (16 streams of tiny
 //     gzip requests), TestServiceConnectionShareOfBudget.
+//     3. duplicate names across binaries: manager's
+//     TestDuplicateNamesOneProblemPerPair, TestDescribeNamesCapped and
+//     FuzzDescribe; BenchmarkDuplicateNames.
 //     7. key policy: release's TestKeyPolicy (RSA-1024 and RSA-512 refused
 //     saying why; P-256, P-384, Ed25519 and RSA-2048 trusted); each payload
 //     fetched once: TestSignaturePayloadFetchedOnce; bidirectional controls
