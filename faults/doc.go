@@ -109,6 +109,14 @@
 //     and buf.work.yaml, certificates), each with its seed corpus, which
 //     make test runs as ordinary tests.
 //     8. build outputs in git: the root package's TestNoBuildOutputsTracked.
+//   - the attacks of issue 36 (untrusted plugins stay inside), each point
+//     with the tests that prove it:
+//     9. tiny modules that kill or freeze the host: wasmhost's
+//     TestLocalsBombRefused, TestTableGrowBombRefused,
+//     TestManyFunctionsRefused, TestNestedBlocksRefused,
+//     TestCompileHonoursContext, TestGuestMemoryHostCost (each in a child
+//     process) and TestModuleSizeLimit; manager's
+//     TestDiscoverRefusesModuleBomb.
 //   - many calls from many goroutines: TestManyCalls (20,000 calls from 100
 //     goroutines; goroutines, open files and heap of the host, and the
 //     plugin's open files, back to baseline); make soak runs

@@ -129,7 +129,7 @@ func (r *Runtime) init() error {
 		if r.cfg.Interpret {
 			rc = wazero.NewRuntimeConfigInterpreter()
 		}
-		rc = rc.WithCloseOnContextDone(true).WithMemoryLimitPages(uint32(max(limit/pageSize, 1)))
+		rc = rc.WithCloseOnContextDone(true).WithMemoryLimitPages(uint32(min(max(limit/pageSize, 1), 1<<16))) // 4 GiB at most: a limit above only lets tables grow
 		if r.cfg.CacheDir != "" {
 			newRuntimeMu.Lock()
 			cache, err := wazero.NewCompilationCacheWithDir(r.cfg.CacheDir)
