@@ -57,50 +57,49 @@ func runBomb(t *testing.T, name string) string {
 	return last
 }
 
+// wantBomb runs the bomb name and checks that its outcome starts with
+// prefix (want says it in words).
+func wantBomb(t *testing.T, name, prefix, want string) {
+	t.Helper()
+	if got := runBomb(t, name); !strings.HasPrefix(got, prefix) {
+		t.Errorf("got %q, want %s", got, want)
+	}
+}
+
 func tail(b []byte) []byte { return b[max(0, len(b)-2000):] }
 
 // TestLocalsBombRefused: a 56-byte module declaring 4 billion locals is
 // refused at compile with a *LimitError; the host lives (it had died of
 // Go's fatal out-of-memory error).
 func TestLocalsBombRefused(t *testing.T) {
-	if got := runBomb(t, "locals"); !strings.HasPrefix(got, "refused Limits.Locals") {
-		t.Errorf("got %q, want refused by Limits.Locals", got)
-	}
+	wantBomb(t, "locals", "refused Limits.Locals", "refused by Limits.Locals")
 }
 
 // TestTableGrowBombRefused: a module that grows a table of no maximum by
 // 2^27 entries (1 GiB of host memory) under MemoryLimit 4 MiB is refused
 // before it runs, counted against MemoryLimit.
 func TestTableGrowBombRefused(t *testing.T) {
-	if got := runBomb(t, "table"); !strings.HasPrefix(got, "refused MemoryLimit") {
-		t.Errorf("got %q, want refused by MemoryLimit", got)
-	}
+	wantBomb(t, "table", "refused MemoryLimit", "refused by MemoryLimit")
 }
 
 // TestManyFunctionsRefused: a module of a million functions (21 s of
 // compile) is refused before it is compiled.
 func TestManyFunctionsRefused(t *testing.T) {
-	if got := runBomb(t, "functions"); !strings.HasPrefix(got, "refused Limits.Functions") {
-		t.Errorf("got %q, want refused by Limits.Functions", got)
-	}
+	wantBomb(t, "functions", "refused Limits.Functions", "refused by Limits.Functions")
 }
 
 // TestNestedBlocksRefused: a function of 300,000 nested blocks (900 KB;
 // minutes of compile, whatever the context said) is refused before it is
 // compiled. (The 3 MB one is past Limits.FunctionSize too.)
 func TestNestedBlocksRefused(t *testing.T) {
-	if got := runBomb(t, "nested"); !strings.HasPrefix(got, "refused Limits.Blocks") {
-		t.Errorf("got %q, want refused by Limits.Blocks", got)
-	}
+	wantBomb(t, "nested", "refused Limits.Blocks", "refused by Limits.Blocks")
 }
 
 // TestCompileHonoursContext: a module inside every limit whose compile
 // takes long (functions of many blocks) stops at the context's deadline
 // with its error, rather than when the compile ends.
 func TestCompileHonoursContext(t *testing.T) {
-	if got := runBomb(t, "slow"); !strings.HasPrefix(got, "stopped") {
-		t.Errorf("got %q, want the compile stopped by its context", got)
-	}
+	wantBomb(t, "slow", "stopped", "the compile stopped by its context")
 }
 
 // TestGuestMemoryHostCost: a guest that grows its memory to its limit

@@ -20,15 +20,34 @@ import (
 // Config.MemoryLimit less what the module's tables may take, so that
 // tables and memory together stay within MemoryLimit.
 
-// memoryAllocator makes guestMemory of at most limit bytes.
-type memoryAllocator struct{ limit uint64 }
+// memoryAllocator makes guestMemory of at most limit bytes, for the
+// guest whose goroutine closes done when it ends.
+type memoryAllocator struct {
+	limit uint64
+	done  <-chan struct{}
+}
 
 // Allocate reserves min(maximum, limit) bytes (wazero asks for the
 // initial capacity, ignored here, and the memory's maximum).
 func (a memoryAllocator) Allocate(_, maximum uint64) experimental.LinearMemory {
 	size := min(maximum, a.limit)
 	m := &guestMemory{limit: size}
-	m.buf, m.free = reserveMemory(size)
+	buf, free := reserveMemory(size)
+	m.buf = buf
+	if free != nil {
+		// wazero frees a module's memory when the module is closed, which
+		// Runtime.Close does while a guest may still run (waiting in a
+		// host call, say): unmapped then, its next access would crash the
+		// host. The mapping goes once the guest's goroutine has ended.
+		m.free = func() {
+			select {
+			case <-a.done:
+				free()
+			default:
+				go func() { <-a.done; free() }()
+			}
+		}
+	}
 	return m
 }
 
@@ -142,12 +161,13 @@ func (e errCompileTimeout) Error() string {
 	return fmt.Sprintf("it took longer than %v (wasmhost.Config.CompileTimeout): raise it for a module you trust, or set Config.CacheDir so that it is compiled once", e.timeout)
 }
 
-// withMemory is ctx with the allocator of the guest's memory: at most
-// MemoryLimit less what the module's tables may take.
-func (r *Runtime) withMemory(ctx context.Context, compiled wazero.CompiledModule) context.Context {
+// withMemory is ctx with the allocator of the memory of the guest whose
+// goroutine closes done: at most MemoryLimit less what the module's
+// tables may take.
+func (r *Runtime) withMemory(ctx context.Context, compiled wazero.CompiledModule, done <-chan struct{}) context.Context {
 	r.mu.Lock()
 	tables := r.shapes[compiled].tableBytes
 	r.mu.Unlock()
 	limit := uint64(r.memoryLimit() / pageSize * pageSize)
-	return experimental.WithMemoryAllocator(ctx, memoryAllocator{limit: limit - min(tables, limit)})
+	return experimental.WithMemoryAllocator(ctx, memoryAllocator{limit: limit - min(tables, limit), done: done})
 }

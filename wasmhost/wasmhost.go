@@ -325,7 +325,7 @@ func (r *Runtime) StartGuest(ctx context.Context, spec host.GuestSpec) (host.Gue
 			delete(r.guests, g)
 			r.mu.Unlock()
 		}()
-		mod, err := r.rt.InstantiateModule(r.withMemory(runCtx, compiled), compiled, mc) // limits.go
+		mod, err := r.rt.InstantiateModule(r.withMemory(runCtx, compiled, g.done), compiled, mc) // limits.go
 		if mod != nil {
 			mod.Close(context.Background())
 		}
