@@ -396,58 +396,60 @@ func validateCode(r *reader, l Limits, s *moduleShape) error {
 // read inline: a 30 MB module is read in a few tens of milliseconds.
 func countBlocks(r *reader, limit int) (int, error) {
 	blocks := 0
-	b := r.b
-	for r.pos < len(b) && r.err == nil {
-		op := b[r.pos]
-		r.pos++
+	b, pos := r.b, r.pos // locals in the loop: it reads every byte of the code
+	for pos < len(b) {
+		op := b[pos]
+		pos++
 		switch {
 		case op >= 0x45 && op <= 0xc4, op == 0x0b, op == 0x1a, op == 0x1b, op == 0x0f:
 			// no immediate
 		case op >= 0x20 && op <= 0x24, op == 0x0c, op == 0x0d, op == 0x10, op == 0x41, op == 0x42:
-			r.skipLEB()
+			pos = skipLEB(b, pos)
 		case op >= 0x28 && op <= 0x3e:
-			if r.pos < len(b) && b[r.pos]&0x40 != 0 {
-				r.skipLEB()
-				r.skipLEB() // a memory index
-			} else {
-				r.skipLEB()
+			if pos < len(b) && b[pos]&0x40 != 0 {
+				pos = skipLEB(b, pos) // a memory index follows the alignment
 			}
-			r.skipLEB()
-		case op == 0x02, op == 0x03, op == 0x04, op == 0x06, op == 0x1f: // block, loop, if, try, try_table
-			blocks++
-			if blocks > limit {
-				return blocks, &LimitError{What: "blocks in one function", Have: uint64(blocks), Limit: uint64(limit), Field: "Limits.Blocks"}
-			}
-			r.blockType()
-			if op == 0x1f {
-				for range r.u32() {
-					if kind := r.byte(); kind < 2 {
+			pos = skipLEB(b, skipLEB(b, pos))
+		default:
+			r.pos = pos
+			if op == 0x02 || op == 0x03 || op == 0x04 || op == 0x06 || op == 0x1f { // block, loop, if, try, try_table
+				blocks++
+				if blocks > limit {
+					return blocks, &LimitError{What: "blocks in one function", Have: uint64(blocks), Limit: uint64(limit), Field: "Limits.Blocks"}
+				}
+				r.blockType()
+				if op == 0x1f {
+					for range r.u32() {
+						if kind := r.byte(); kind < 2 {
+							r.u32()
+						}
 						r.u32()
 					}
-					r.u32()
 				}
+			} else {
+				r.immediates(op)
 			}
-		default:
-			r.immediates(op)
+			if r.err != nil {
+				return blocks, r.fail("the code")
+			}
+			pos = r.pos
 		}
 	}
-	if r.err != nil {
+	if pos > len(b) {
+		r.err = errTruncated(r.err)
 		return blocks, r.fail("the code")
 	}
+	r.pos = pos
 	return blocks, nil
 }
 
-// skipLEB skips a LEB128 number (wazero checks its length when it
-// decodes the code).
-func (r *reader) skipLEB() {
-	for r.pos < len(r.b) && r.b[r.pos]&0x80 != 0 {
-		r.pos++
+// skipLEB is the position after the LEB128 number at pos (wazero checks
+// its length when it decodes the code); past len(b) when it is cut.
+func skipLEB(b []byte, pos int) int {
+	for pos < len(b) && b[pos]&0x80 != 0 {
+		pos++
 	}
-	if r.pos >= len(r.b) {
-		r.err = errTruncated(r.err)
-		return
-	}
-	r.pos++
+	return pos + 1
 }
 
 // immediates skips the immediates of the instruction op, which r has
