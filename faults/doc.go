@@ -139,6 +139,12 @@
 //     TestGrantSwapDirForSymlink and TestGrantSwapRace (a directory swapped
 //     for a link out, between calls and during 3000 reads), and
 //     TestIsolationSymlinks (the real guest, through host.Start).
+//     9. tiny modules that kill or freeze the host: wasmhost's
+//     TestLocalsBombRefused, TestTableGrowBombRefused,
+//     TestManyFunctionsRefused, TestNestedBlocksRefused,
+//     TestCompileHonoursContext, TestGuestMemoryHostCost (each in a child
+//     process) and TestModuleSizeLimit; manager's
+//     TestDiscoverRefusesModuleBomb.
 //     Also: UDP out of LandlockOnly mode: TestSandboxLandlockOnly; vsock and
 //     other socket families: TestSandboxSocketFamilies; the cgroup view:
 //     TestSandboxCgroupView.
