@@ -139,26 +139,58 @@
 //     TestGrantSwapDirForSymlink and TestGrantSwapRace (a directory swapped
 //     for a link out, between calls and during 3000 reads), and
 //     TestIsolationSymlinks (the real guest, through host.Start).
+//     9. tiny modules that kill or freeze the host: wasmhost's
+//     TestLocalsBombRefused, TestTableGrowBombRefused,
+//     TestManyFunctionsRefused, TestNestedBlocksRefused,
+//     TestCompileHonoursContext, TestGuestMemoryHostCost (each in a child
+//     process) and TestModuleSizeLimit; manager's
+//     TestDiscoverRefusesModuleBomb.
 //     Also: UDP out of LandlockOnly mode: TestSandboxLandlockOnly; vsock and
 //     other socket families: TestSandboxSocketFamilies; the cgroup view:
 //     TestSandboxCgroupView.
 //   - the attacks of issue 37, each point with the tests that failed
 //     before its fix:
+//     1. a downgrade by re-tagging (the signed 1.3.0 served as 9.0.0):
+//     release's TestInstallRefusesADowngradeByRetagging (install and lock).
+//     2. bytes before trust (an unsigned 10 GB layer, the signature held
+//     back): release's TestInstallDownloadsNothingBeforeTheSignatureVerifies.
+//     3. unbounded metadata: release's TestResolveBoundsTagListing (endless
+//     pages, full and empty), TestResolveBoundsIndexBytes (150 tags of a
+//     3.9 MB index; one index over its bound), TestResolveBoundsTime; the
+//     flags: cmd/plugkit's TestReleasePushInstallLock (--max-tags). The
+//     costs before and after: release's TestHostileRegistryCost.
+//     4. the install lock file through a planted link: release's
+//     TestInstallLockFileIsNotFollowed; lock-file binary names that are not
+//     plain file names: TestParseLockRefusesNamesThatAreNotPlain.
 //     5. Slowloris: plugin's TestServiceServesHostBesideIdleConnections
 //     (1,000 idle connections, silent or stalled after a TLS record
 //     header, beside a host's call).
 //     6. headers outside the budget: plugin's TestServiceRefusesHugeHeaders
 //     (72 Health/Watch calls with 8 MiB of headers; the service's peak RSS
 //     measured in its own process), TestServiceHeadersCountAgainstBudget.
+//     7. a host killed at any step of the handshake: plugin's
+//     TestPluginExitsWhenItsHostDiesAtEveryStep (four steps, 20 kills each,
+//     six at once); host's TestWithHostPID; the SDKs (make test-sdk):
+//     sdk/sdktest's TestPluginOfADeadHostExits.
+//     8. no wait on a plugin's own error answer: manager's
+//     TestAnsweredErrorsDoNotWait; BenchmarkCallErrorPath compares the
+//     Internal and OK paths.
 //   - the attacks of issue 43, each point with the tests that failed
 //     before its fix:
 //     2. compressed requests starving a service's other clients: plugin's
 //     TestServiceCompressedRequestsDoNotStarveOthers (16 streams of tiny
 //     gzip requests), TestServiceConnectionShareOfBudget.
+//     3. duplicate names across binaries: manager's
+//     TestDuplicateNamesOneProblemPerPair, TestDescribeNamesCapped and
+//     FuzzDescribe; BenchmarkDuplicateNames.
 //     6. the SDKs against a hostile host: sdk/python's test_inflight_budget
 //     and MalformedEnvTest, sdk/node's "the in-flight budget refuses ..."
 //     and "a malformed environment ..." (make test-sdk), and sdktest's
 //     TestMalformedEnvironmentAsGo (Go, Python and Node plugins alike).
+//     7. key policy: release's TestKeyPolicy (RSA-1024 and RSA-512 refused
+//     saying why; P-256, P-384, Ed25519 and RSA-2048 trusted); each payload
+//     fetched once: TestSignaturePayloadFetchedOnce; bidirectional controls
+//     escaped: cmd/plugkit's TestPluginTextIsEscaped.
 //   - many calls from many goroutines: TestManyCalls (20,000 calls from 100
 //     goroutines; goroutines, open files and heap of the host, and the
 //     plugin's open files, back to baseline); make soak runs

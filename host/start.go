@@ -13,6 +13,7 @@ import (
 	"os"
 	"os/exec"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -192,7 +193,9 @@ func (c *Client) launchProcess(ctx context.Context, cmd Command, id *automtls.Id
 	environ := os.Environ()
 	env := launchEnv(cmd, c.opts.Versions, id, sock.path)
 	env.Describe = c.describe
-	hostEnv := inherited(cmd, environ)
+	// Without the host's own PLUGKIT_HOST_PID (it may be a plugin itself),
+	// so that unnamed below counts what reaches the plugin.
+	hostEnv := withHostPID(inherited(cmd, environ), false)
 	x.Env = slices.Concat(hostEnv, c.opts.Telemetry.launchEnv(ctx, environ), cmd.Env, env.Environ())
 	x.Dir = cmd.Dir
 	if cmd.SHA256 != "" {
@@ -208,6 +211,7 @@ func (c *Client) launchProcess(ctx context.Context, cmd Command, id *automtls.Id
 	if cmd.InheritEnv == nil {
 		unnamed = len(hostEnv)
 	}
+	x.Env = withHostPID(x.Env, cmd.Runner == nil)
 	launch, err := cmd.prepare(x, sock.path, unnamed)
 	if err != nil {
 		sock.remove()
@@ -238,6 +242,19 @@ func (c *Client) launchProcess(ctx context.Context, cmd Command, id *automtls.Id
 	l := &launched{proc: proc, sock: sock, name: c.name, logger: c.logger, rep: c.rep, stopWait: stopTimeout(cmd.Timeouts.Stop)}
 	c.life = l
 	return l, nil
+}
+
+// withHostPID drops from env the host pid it inherited (the host may
+// itself be a plugin), and, when the plugin runs directly as this
+// process's child (direct: no Runner, whose wrapper or namespaces would
+// stand between them), names this process in wire.EnvHostPID: a plugin
+// that starts after its host died, re-parented, then knows it.
+func withHostPID(env []string, direct bool) []string {
+	env = slices.DeleteFunc(env, func(kv string) bool { return strings.HasPrefix(kv, wire.EnvHostPID+"=") })
+	if direct {
+		env = append(env, wire.EnvHostPID+"="+strconv.Itoa(os.Getpid()))
+	}
+	return env
 }
 
 // launchEnv is what the handshake variables tell a launched plugin.

@@ -97,8 +97,9 @@ func (c *Conn) Invoke(ctx context.Context, method string, args, reply any, opts 
 	if err != nil {
 		return c.deadlineSpent(ctx, d, method, err)
 	}
-	err = named{cc: cl.Conn(), name: c.name}.Invoke(c.metered(ctx), method, args, reply, opts...)
-	return c.deadlineSpent(ctx, d, method, c.explain(method, c.p.observe(ctx, cl, method, err)))
+	callCtx, ans := withAnswer(c.metered(ctx))
+	err = named{cc: cl.Conn(), name: c.name}.Invoke(callCtx, method, args, reply, opts...)
+	return c.deadlineSpent(ctx, d, method, c.explain(method, c.p.observe(ctx, cl, method, err, ans)))
 }
 
 // NewStream opens a stream. A ctx without a deadline gets the manager's
@@ -110,17 +111,18 @@ func (c *Conn) NewStream(ctx context.Context, desc *grpc.StreamDesc, method stri
 		cancel()
 		return nil, c.deadlineSpent(ctx, d, method, err)
 	}
-	s, err := named{cc: cl.Conn(), name: c.name}.NewStream(c.metered(ctx), desc, method, opts...)
+	callCtx, ans := withAnswer(c.metered(ctx))
+	s, err := named{cc: cl.Conn(), name: c.name}.NewStream(callCtx, desc, method, opts...)
 	if err != nil {
 		cancel()
-		return nil, c.deadlineSpent(ctx, d, method, c.explain(method, c.p.observe(ctx, cl, method, err)))
+		return nil, c.deadlineSpent(ctx, d, method, c.explain(method, c.p.observe(ctx, cl, method, err, ans)))
 	}
 	if d > 0 {
 		// gRPC ends the stream's context when the stream ends; the
 		// deadline's timer goes with it.
 		context.AfterFunc(s.Context(), cancel)
 	}
-	return &observedStream{ClientStream: s, ctx: ctx, conn: c, c: cl, method: method}, nil
+	return &observedStream{ClientStream: s, ctx: ctx, conn: c, c: cl, method: method, ans: ans}, nil
 }
 
 // callContext gives ctx the deadline of Config.Calls for this Conn's kind
@@ -189,6 +191,7 @@ type observedStream struct {
 	conn   *Conn
 	c      *host.Client
 	method string
+	ans    *answer // whether the plugin answered the stream
 }
 
 func (s *observedStream) RecvMsg(m any) error {
@@ -196,7 +199,7 @@ func (s *observedStream) RecvMsg(m any) error {
 	if err == nil || errors.Is(err, io.EOF) {
 		return err
 	}
-	return s.conn.explain(s.method, s.conn.p.observe(s.ctx, s.c, s.method, err))
+	return s.conn.explain(s.method, s.conn.p.observe(s.ctx, s.c, s.method, err, s.ans))
 }
 
 // Pid is the process ID of the plugin process serving the Conn now, or 0

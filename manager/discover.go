@@ -324,6 +324,13 @@ func (m *Manager) dropWarmLocked() []*host.Client {
 // neither kept in memory nor cached.
 const maxDescribe = 1 << 20
 
+// MaxDescribeNames bounds the implementation names one Describe answer
+// may hold, counted over all its kinds and majors: a catalog names a few,
+// a hundred at most; an answer naming more is refused as malformed. With
+// it, what Discover keeps of the answers (the registry, the duplicate
+// problems) stays within a small constant times the bytes of the answers.
+const MaxDescribeNames = 10000
+
 // DescribeCatalog asks a catalog plugin on cc for its description, as
 // Discover does: at most 1 MiB of it (a bigger answer is refused, not
 // kept), checked to make sense (kinds named, majors from 1, names present).
@@ -348,6 +355,15 @@ func DescribeCatalog(ctx context.Context, cc grpc.ClientConnInterface) (*catalog
 func checkDescription(d *catalogv1.DescribeResponse) error {
 	bad := func(format string, args ...any) error {
 		return fmt.Errorf("Describe: the answer is malformed: %s; fix the plugin's catalog", fmt.Sprintf(format, args...))
+	}
+	total := 0
+	for _, k := range d.GetKinds() {
+		for _, maj := range k.GetMajors() {
+			total += len(maj.GetNames())
+		}
+	}
+	if total > MaxDescribeNames {
+		return bad("it names %d implementations, more than the %d one answer may (manager.MaxDescribeNames); split the plugin's catalog over several binaries", total, MaxDescribeNames)
 	}
 	for i, k := range d.GetKinds() {
 		if k.GetName() == "" {
@@ -405,6 +421,9 @@ func (m *Manager) hostConfig(path string, wasm bool) (host.Command, host.Options
 	opts.Versions = []int{wire.CatalogProtocolVersion}
 	opts.Name = "" // host.Start's default: the binary's base name
 	opts.Logger = m.cfg.logger()
+	// Whether the plugin answered a failed call tells its own error from
+	// a crash without waiting (process.observe).
+	opts.DialOptions = append(slices.Clip(opts.DialOptions), answerDialOption)
 	return cmd, opts
 }
 
@@ -688,37 +707,89 @@ type regKey struct{ kind, name string }
 
 // buildRegistry maps (kind, name) to binaries in precedence order: the
 // order of Config.Sources, then each source's own order. Later duplicates
-// are reported in problems.
+// are reported in problems: one problem per pair of binaries, with the
+// count of (kind, name) pairs both claim and the first few of them, so
+// that problems stay as many as pairs of binaries whatever the answers
+// claim.
 func (m *Manager) buildRegistry() {
 	m.registry = map[regKey]*entry{}
 	m.problems = nil
-	order := m.binaries
-	for _, b := range order {
+	type pair struct{ used, other *Binary }
+	dups := map[pair]*duplicates{}
+	var pairs []pair
+	for _, b := range m.binaries {
 		if b.Err != nil {
 			continue
 		}
 		for _, k := range mergeKinds(b.Description.GetKinds()) {
-			names := map[string]bool{}
+			var names []string
 			for _, maj := range k.GetMajors() {
-				for _, n := range maj.GetNames() {
-					names[n] = true
-				}
+				names = append(names, maj.GetNames()...)
 			}
-			for n := range names {
+			slices.Sort(names)
+			for _, n := range slices.Compact(names) {
 				key := regKey{k.GetName(), n}
-				if prev, dup := m.registry[key]; dup {
-					if prev.binary != b {
-						m.problems = append(m.problems, fmt.Sprintf("duplicate: %s %q is in both %s and %s; using %s (earlier source in Config.Sources, earlier directory, then lexical order)",
-							key.kind, key.name, prev.binary.Path, b.Path, prev.binary.Path))
-					}
+				prev, dup := m.registry[key]
+				if !dup {
+					m.registry[key] = &entry{binary: b, kind: k}
 					continue
 				}
-				m.registry[key] = &entry{binary: b, kind: k}
+				if prev.binary == b {
+					continue
+				}
+				p := pair{prev.binary, b}
+				d := dups[p]
+				if d == nil {
+					d = &duplicates{}
+					dups[p] = d
+					pairs = append(pairs, p)
+				}
+				d.add(key)
 			}
 		}
 	}
+	for _, p := range pairs {
+		m.problems = append(m.problems, dups[p].problem(p.used.Path, p.other.Path))
+	}
 	sort.Strings(m.problems)
 	m.addAttachedLocked()
+}
+
+// duplicateExamples is how many of the (kind, name) pairs two binaries
+// both claim their problem names.
+const duplicateExamples = 3
+
+// duplicates are the (kind, name) pairs one binary claims that an earlier
+// one already has: their count, and the first few.
+type duplicates struct {
+	count    int
+	examples []regKey
+}
+
+func (d *duplicates) add(key regKey) {
+	d.count++
+	if len(d.examples) < duplicateExamples {
+		d.examples = append(d.examples, key)
+	}
+}
+
+// problem says which binary is used for the pairs both claim.
+func (d *duplicates) problem(used, other string) string {
+	const why = "(earlier source in Config.Sources, earlier directory, then lexical order)"
+	if d.count == 1 {
+		key := d.examples[0]
+		return fmt.Sprintf("duplicate: %s %q is in both %s and %s; using %s %s", key.kind, key.name, used, other, used, why)
+	}
+	var ex []string
+	for _, key := range d.examples {
+		ex = append(ex, fmt.Sprintf("%s %q", key.kind, key.name))
+	}
+	more := ""
+	if d.count > len(d.examples) {
+		more = ", ..."
+	}
+	return fmt.Sprintf("duplicate: %d (kind, name) pairs are in both %s and %s (%s%s); using %s for all of them %s",
+		d.count, used, other, strings.Join(ex, ", "), more, used, why)
 }
 
 // mergeKinds returns one Kind for each kind name, holding the majors of
@@ -754,7 +825,8 @@ func (m *Manager) Binaries() []Binary {
 }
 
 // Problems returns what the last Discover found wrong beyond single
-// binaries, such as duplicate names.
+// binaries, such as duplicate names: one problem for each pair of
+// binaries that claim the same (kind, name) pairs, with their count.
 func (m *Manager) Problems() []string {
 	m.mu.Lock()
 	defer m.mu.Unlock()

@@ -101,8 +101,15 @@ func (c *configBackend) Get(key string) ([]byte, error) {
 		defer c.mu.Unlock()
 		return []byte(c.config), nil
 	}
+	if key == internalKey {
+		return nil, errors.New("the backend failed, as asked") // Internal, the plugin's own answer
+	}
 	return c.Memory.Get(key)
 }
+
+// internalKey is the key a test plugin's Get answers with Internal,
+// living on.
+const internalKey = "__internal__"
 
 // runPlugin serves a catalog plugin: mode is "NAME MAJORS [CAPS]", e.g.
 // "x 1,2 presign", or "plain" for a plugin without a catalog.
@@ -215,7 +222,7 @@ func (goPluginStore) GRPCClient(context.Context, *goplugin.GRPCBroker, *grpc.Cli
 
 // writePlugin writes an executable script into dir that runs this test
 // binary as a plugin in mode.
-func writePlugin(t *testing.T, dir, file, mode string) string {
+func writePlugin(t testing.TB, dir, file, mode string) string {
 	t.Helper()
 	exe, err := os.Executable()
 	if err != nil {
@@ -236,7 +243,7 @@ func writePlugin(t *testing.T, dir, file, mode string) string {
 // (Windows runs only .exe files): a copy of this test binary named
 // path.exe whose modeSlot holds mode, which modeFromFile reads back. As
 // with the scripts, another mode makes another file.
-func writeWindowsPlugin(t *testing.T, exe, path, mode string) string {
+func writeWindowsPlugin(t testing.TB, exe, path, mode string) string {
 	t.Helper()
 	if filepath.Ext(path) == "" {
 		path += ".exe"
@@ -267,14 +274,14 @@ func modeFromFile() string {
 	return strings.TrimSpace(strings.TrimPrefix(modeSlot, modeSlotPrefix))
 }
 
-func writeFile(t *testing.T, path, content string, mode os.FileMode) {
+func writeFile(t testing.TB, path, content string, mode os.FileMode) {
 	t.Helper()
 	if err := os.WriteFile(path, []byte(content), mode); err != nil {
 		t.Fatal(err)
 	}
 }
 
-func newManager(t *testing.T, cfg manager.Config) *manager.Manager {
+func newManager(t testing.TB, cfg manager.Config) *manager.Manager {
 	t.Helper()
 	cfg.Launch.Cookie = cookie
 	if cfg.Restart.Backoff == 0 {
@@ -290,7 +297,7 @@ func newManager(t *testing.T, cfg manager.Config) *manager.Manager {
 	return m
 }
 
-func ctxT(t *testing.T) context.Context {
+func ctxT(t testing.TB) context.Context {
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	t.Cleanup(cancel)
 	return ctx
@@ -439,7 +446,7 @@ func TestCacheSkipsLaunchesUntilABinaryChanges(t *testing.T) {
 
 // store dispenses a v2 client for name (v1 plugins are wrapped so that
 // their calls still work: the test only uses v1 calls on them).
-func store(t *testing.T, m *manager.Manager, name string) (*manager.Conn, manager.Info) {
+func store(t testing.TB, m *manager.Manager, name string) (*manager.Conn, manager.Info) {
 	t.Helper()
 	type pair struct {
 		conn *manager.Conn

@@ -130,11 +130,16 @@ func (p *process) startClient(ctx context.Context) (c *host.Client, gen int, err
 	return c, p.gen, nil
 }
 
-// observe looks at a failed call: a crash is logged and wrapped (the
-// process gets 100 ms to be seen exiting); a call that timed out makes the
-// process prove it is alive within Config.Restart.HungCheck, or be killed so that the
-// next call restarts it. A call the caller cancelled returns at once.
-func (p *process) observe(ctx context.Context, c *host.Client, method string, err error) error {
+// observe looks at a failed call: a crash is logged and wrapped; a call
+// that timed out makes the process prove it is alive within
+// Config.Restart.HungCheck, or be killed so that the next call restarts
+// it. A call the caller cancelled, and one the plugin answered (ans: its
+// status, whatever the code, is its answer), return at once. Only a call
+// whose connection broke waits, for the process's exit (c.Exited), to
+// tell a crash from a connection the plugin lives on after: at most
+// exitWait, and never for a plugin without a process here (attached,
+// remote).
+func (p *process) observe(ctx context.Context, c *host.Client, method string, err error, ans *answer) error {
 	if err == nil {
 		return nil
 	}
@@ -148,21 +153,44 @@ func (p *process) observe(ctx context.Context, c *host.Client, method string, er
 	}
 	switch status.Code(err) {
 	case codes.Unavailable, codes.Canceled, codes.Internal:
-		select {
-		case <-c.Exited():
+		if ans.answered() || c.Exited() == nil {
+			return err
+		}
+		if exitSeen(ctx, c.Exited()) {
 			// Close, on a process that has exited, only cleans up and
 			// says how it ended (the restart closes it again: a no-op).
 			if exitErr := c.Close(); exitErr != nil {
 				return fmt.Errorf("plugin %s (pid %d) died during %s; the call failed and was not retried; the next call restarts the plugin: %w (%w)", p.path, c.Pid(), method, err, exitErr)
 			}
 			return fmt.Errorf("plugin %s (pid %d) died during %s; the call failed and was not retried; the next call restarts the plugin: %w", p.path, c.Pid(), method, err)
-		case <-time.After(100 * time.Millisecond):
 		}
 	case codes.DeadlineExceeded:
 		go p.checkHung(c)
 	}
 	return err
 }
+
+// exitSeen waits for exited to close, for at most exitWait and while
+// ctx lives, and reports whether it did. exitWaitHook, when a test sets
+// it, is told of every wait.
+func exitSeen(ctx context.Context, exited <-chan struct{}) bool {
+	if exitWaitHook != nil {
+		exitWaitHook()
+	}
+	t := time.NewTimer(exitWait)
+	defer t.Stop()
+	select {
+	case <-exited:
+		return true
+	case <-t.C:
+	case <-ctx.Done():
+	}
+	return false
+}
+
+// exitWaitHook is nil but in tests, which see through it that a call
+// waited for its plugin's exit.
+var exitWaitHook func()
 
 func (p *process) checkHung(c *host.Client) {
 	ctx, cancel := context.WithTimeout(context.Background(), cmp.Or(p.m.cfg.Restart.HungCheck, DefaultHungCheck))

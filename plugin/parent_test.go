@@ -14,7 +14,7 @@ import (
 func TestPollGoneReportsGone(t *testing.T) {
 	var calls atomic.Int32
 	released := make(chan struct{})
-	ch := pollGone(context.Background(), time.Millisecond, func() bool { return calls.Add(1) >= 3 }, func() { close(released) })
+	ch := pollGone(context.Background(), time.Millisecond, nil, func() bool { return calls.Add(1) >= 3 }, func() { close(released) })
 	select {
 	case <-ch:
 	case <-time.After(10 * time.Second):
@@ -34,7 +34,7 @@ func TestPollGoneReportsGone(t *testing.T) {
 func TestPollGoneStopsWithContext(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	released := make(chan struct{})
-	ch := pollGone(ctx, time.Millisecond, func() bool { return false }, func() { close(released) })
+	ch := pollGone(ctx, time.Millisecond, nil, func() bool { return false }, func() { close(released) })
 	cancel()
 	select {
 	case <-released:
@@ -53,7 +53,7 @@ func TestParentProbeLiveParent(t *testing.T) {
 	if testutil.UnderWine() {
 		t.Skip("under Wine this test binary's parent is wine's Linux launcher, not a Windows process")
 	}
-	gone, release := parentProbe()
+	gone, release := parentProbe(func(string) (string, bool) { return "", false })
 	defer release()
 	if gone() {
 		t.Fatal("parentProbe reports the live parent gone")

@@ -38,6 +38,12 @@ func TestMain(m *testing.M) {
 	case "bare-host":
 		bareHost()
 		return
+	case "step-host":
+		stepHost() // hostdeath_test.go
+		return
+	case "slow-plugin":
+		slowPluginMain() // hostdeath_test.go
+		return
 	case "debug-host":
 		debugHost()
 		return

@@ -176,6 +176,10 @@ func runHosted(ctx context.Context, cfg Config, h pluginharness.Harness, logger 
 	if debug {
 		h.KeepStdio, h.NoParentWatch = true, true
 	}
+	// The watch of the host begun at the start (atStart) now ends in an
+	// orderly stop (wait) rather than an exit.
+	hostGone, unclaim := atStart.claim(h.NoParentWatch)
+	defer unclaim()
 	version := chooseVersion(cfg.Versions, env.Versions, logger)
 	tlsConfig, serverCert, err := serverTLS(cfg, env)
 	if err != nil {
@@ -222,7 +226,7 @@ func runHosted(ctx context.Context, cfg Config, h pluginharness.Harness, logger 
 		defer restore()
 	}
 	logger.Debug("plugin serving", "network", line.Network, "address", line.Address, "version", version, "tls", tlsConfig != nil)
-	return p.wait(ctx, served)
+	return p.wait(ctx, served, hostGone)
 }
 
 // build makes the broker and the server, with the services of version.
@@ -279,13 +283,13 @@ func (p *hosted) announce(line handshake.Line, debug bool) error {
 }
 
 // wait serves until the host asks to stop, ctx ends, the parent process
-// dies or the server fails, and stops the server accordingly.
-func (p *hosted) wait(ctx context.Context, served <-chan error) error {
-	var parentGone <-chan struct{}
-	if !p.h.NoParentWatch {
+// dies (parentGone, from the watch begun at the start; nil without one)
+// or the server fails, and stops the server accordingly.
+func (p *hosted) wait(ctx context.Context, served <-chan error, parentGone <-chan struct{}) error {
+	if parentGone == nil && !p.h.NoParentWatch {
 		watchCtx, cancel := context.WithCancel(ctx)
 		defer cancel()
-		parentGone = watchParent(watchCtx)
+		parentGone = watchParent(watchCtx, p.h.LookupEnv)
 	}
 	// The broker and stdio streams live as long as the connection; end them
 	// first, so that a graceful stop waits only for the host's own calls.

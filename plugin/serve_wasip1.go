@@ -206,7 +206,9 @@ func (s *stdioServer) capture() (restore func(), err error) {
 
 // parentProbe cannot tell: a guest lives inside its host's process and
 // ends with it.
-func parentProbe() (gone func() bool, release func()) { return nil, func() {} }
+func parentProbe(func(string) (string, bool)) (gone func() bool, release func()) {
+	return nil, func() {}
+}
 
 // serveContext is Serve's context. A guest gets no signals, and must not
 // wait for any: os/signal's receiver keeps a single-threaded guest's
@@ -226,3 +228,12 @@ func platformServerOptions() []grpc.ServerOption {
 
 // guestStreamWorkers is how many stream workers a guest keeps.
 const guestStreamWorkers = 4
+
+// atStart is nil: a guest has no host process of its own to watch.
+var atStart *startWatch
+
+// startWatch is the watch of the host begun at the start, which a guest
+// never has.
+type startWatch struct{}
+
+func (*startWatch) claim(bool) (gone <-chan struct{}, unclaim func()) { return nil, func() {} }

@@ -91,16 +91,21 @@ var describeTimeout = manager.DefaultDescribeTimeout
 func describe(ctx context.Context, cmd host.Command) (*catalogv1.DescribeResponse, error) {
 	dctx, cancel := context.WithTimeout(ctx, describeTimeout)
 	defer cancel()
+	late := func(err error) error {
+		if err != nil && ctx.Err() == nil && dctx.Err() != nil {
+			return fmt.Errorf("the plugin did not start and answer Describe within %v, as the manager requires: fix the plugin (%w)", describeTimeout, err)
+		}
+		return err
+	}
 	c, err := host.Start(dctx, cmd, host.Options{Versions: []int{wire.CatalogProtocolVersion}})
 	if err != nil {
-		return nil, err
+		// The deadline may run out during the start itself (its health
+		// check, on a loaded machine): name it there too.
+		return nil, late(err)
 	}
 	defer c.Close()
 	d, err := manager.DescribeCatalog(dctx, c.Conn())
-	if err != nil && ctx.Err() == nil && dctx.Err() != nil {
-		return nil, fmt.Errorf("the plugin did not start and answer Describe within %v, as the manager requires: fix the plugin (%w)", describeTimeout, err)
-	}
-	return d, err
+	return d, late(err)
 }
 
 // execFile is a host.Runner that executes the open file f instead of the

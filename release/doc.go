@@ -15,8 +15,11 @@
 // or whose content differs from what was signed, checks that the
 // downloaded binary's own Describe agrees with the metadata it was chosen
 // by, and only then installs it atomically (temporary file, fsync,
-// rename). A Lock records every platform's digest, and
-// Lock.Pins turns it into manager.Config.Pins.
+// rename). Nothing of a binary is read before the signature verifies, a
+// signed release served under another version's tag is refused, and what
+// a registry may send while releases are listed is bounded (Options:
+// tags, pages, index bytes, time; ErrLimit). A Lock records every
+// platform's digest, and Lock.Pins turns it into manager.Config.Pins.
 //
 // A release may also carry one WebAssembly (wasip1) module for every
 // platform, under the platform PlatformWasm with a MediaTypeWasm layer.

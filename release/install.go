@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+	"unicode"
 
 	"github.com/opencontainers/go-digest"
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
@@ -159,8 +160,10 @@ func summary(d *catalogv1.DescribeResponse) string {
 // temporary file, starts it for its Describe answer, and installs it
 // (fsync, rename) under a lock on the directory only if that answer is the
 // release's metadata; otherwise it removes it (a *MetadataError). The
-// signature check runs beside the download; the binary is started only
-// once both succeeded, and is never usable under its name before.
+// signature check runs beside the read of the platform's manifest, and
+// the download starts only once it succeeded and the signed metadata's
+// version is the tag's (else ErrTampered); the binary is never usable
+// under its name before it is installed.
 func Install(ctx context.Context, repo *Repository, rel Release, t Target) (Installed, error) {
 	if t.Locked != nil && t.Locked.Index != rel.Digest {
 		return Installed{}, fmt.Errorf("%s:%s is %s, the lock file has %s: %w; the tag was moved to other content. If the new content is trusted, delete the plugin's entry from the lock file and install again", repo.Source, rel.Version, rel.Digest, t.Locked.Index, ErrLockMismatch)
@@ -218,8 +221,12 @@ var stepDone = func(step string) {}
 var beforeDescribe func(tmp string)
 
 // fetchVerified checks the release's signature while it reads the
-// platform manifest and downloads the binary into a temporary file; a
-// failed signature check cancels the download and is the error returned.
+// platform manifest (its digest is in the index the signature covers),
+// and only once the signature verified checks that the signed release is
+// the version it is tagged (a downgrade by re-tagging is ErrTampered) and
+// downloads the binary into a temporary file: nothing of a binary is read
+// from a registry before then. A failed signature check cancels the
+// manifest's read and is the error returned.
 func fetchVerified(ctx context.Context, repo *Repository, rel Release, t Target, platform string) (*staged, ocispec.Descriptor, error) {
 	vctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
@@ -231,21 +238,17 @@ func fetchVerified(ctx context.Context, repo *Repository, rel Release, t Target,
 		}
 		verified <- err
 	}()
-	st, layer, err := fetchBinary(vctx, repo, rel, t, platform)
-	if verr := <-verified; verr != nil {
-		if err == nil {
-			st.discard()
-		}
+	layer, err := binaryLayer(vctx, repo, rel, platform)
+	if err != nil {
+		cancel(err) // the release is refused whatever its signature
+	}
+	if verr := <-verified; verr != nil && context.Cause(vctx) == verr { // the signature failed first
 		return nil, layer, verr
 	}
-	return st, layer, err
-}
-
-// fetchBinary reads rel's manifest for platform, checks its binary
-// against the lock file and downloads it into a temporary file in t.Dir.
-func fetchBinary(ctx context.Context, repo *Repository, rel Release, t Target, platform string) (*staged, ocispec.Descriptor, error) {
-	layer, err := binaryLayer(ctx, repo, rel, platform)
 	if err != nil {
+		return nil, layer, err
+	}
+	if err := signedVersion(repo, rel); err != nil {
 		return nil, layer, err
 	}
 	if t.Locked != nil {
@@ -255,6 +258,17 @@ func fetchBinary(ctx context.Context, repo *Repository, rel Release, t Target, p
 	}
 	st, err := download(ctx, repo, layer, filepath.Join(t.Dir, layer.Annotations[ocispec.AnnotationTitle]), t.Cache)
 	return st, layer, err
+}
+
+// signedVersion refuses a release whose signed metadata is of another
+// version than its tag: push tags a release with the plugin's own
+// version, so a registry serving a signed release under another tag
+// (1.3.0 as 9.0.0) is downgrading it.
+func signedVersion(repo *Repository, rel Release) error {
+	if v := rel.Description.GetPluginVersion(); strings.TrimPrefix(v, "v") != strings.TrimPrefix(rel.Version, "v") {
+		return fmt.Errorf("%s:%s: %w: the signed release is version %q, served under the tag %s: the registry re-tagged another release (a downgrade); install a version by its own tag, and tell the registry's operator", repo.Source, rel.Version, ErrTampered, v, rel.Version)
+	}
+	return nil
 }
 
 // binaryLayer reads the release's manifest for platform and returns its
@@ -275,7 +289,7 @@ func binaryLayer(ctx context.Context, repo *Repository, rel Release, platform st
 	}
 	l := m.Layers[0]
 	name := l.Annotations[ocispec.AnnotationTitle]
-	if name == "" || name != filepath.Base(name) || name == "." || name == ".." || strings.ContainsAny(name, `/\`) || strings.HasPrefix(name, ".") {
+	if !plainName(name) {
 		return ocispec.Descriptor{}, fmt.Errorf("%s:%s: the %s binary's file name %q is not a plain file name: republish the release", repo.Source, rel.Version, platform, name)
 	}
 	if platform == PlatformWasm && !strings.HasSuffix(name, ".wasm") {
@@ -285,6 +299,15 @@ func binaryLayer(ctx context.Context, repo *Repository, rel Release, platform st
 		return ocispec.Descriptor{}, fmt.Errorf("%s:%s: the %s binary's digest %s is not SHA-256", repo.Source, rel.Version, platform, l.Digest)
 	}
 	return l, nil
+}
+
+// plainName says whether name is a plain file name to install a binary
+// as: no directory, not hidden (the temporary and lock files are dot
+// files), and nothing unprintable (control or bidirectional formatting
+// characters).
+func plainName(name string) bool {
+	return name != "" && name == filepath.Base(name) && !strings.ContainsAny(name, `/\`) && !strings.HasPrefix(name, ".") &&
+		!strings.ContainsFunc(name, func(r rune) bool { return !unicode.IsPrint(r) })
 }
 
 // download copies the blob l into a temporary file beside path, from

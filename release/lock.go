@@ -146,6 +146,9 @@ func (p *lockParser) parse(n int, line string) string {
 		if slices.ContainsFunc(p.cur.Binaries, func(b LockedBinary) bool { return b.Platform == fields[0] }) {
 			return fmt.Sprintf("plugin %s has a second binary line for %s", p.cur.Source, fields[0])
 		}
+		if !plainName(fields[1]) {
+			return fmt.Sprintf("binary: %q is not a plain file name (no directory, not hidden, printable)", fields[1])
+		}
 		d, err := parseDigest(fields[2:])
 		if err != nil {
 			return "binary: " + err.Error()
@@ -296,6 +299,9 @@ func LockRelease(ctx context.Context, repo *Repository, rel Release, keys []cryp
 		return LockedPlugin{}, fmt.Errorf("%s:%s is %s, the lock file has %s: %w; the tag was moved", repo.Source, rel.Version, rel.Digest, prev.Index, ErrLockMismatch)
 	}
 	if err := Verify(ctx, repo, rel.Digest, keys); err != nil {
+		return LockedPlugin{}, err
+	}
+	if err := signedVersion(repo, rel); err != nil {
 		return LockedPlugin{}, err
 	}
 	p := LockedPlugin{Source: repo.Source, Version: rel.Version, Constraint: constraint, Index: rel.Digest}

@@ -2,10 +2,13 @@ package release
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"time"
+
+	"github.com/plugkit/plugkit/internal/osdep"
 )
 
 // lockFileName is the file in a plugin directory that installs lock.
@@ -22,9 +25,18 @@ func lockDir(ctx context.Context, dir string) (func(), error) {
 	ctx, cancel := context.WithTimeout(ctx, maxLockWait)
 	defer cancel()
 	path := filepath.Join(dir, lockFileName)
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o644)
+	// Not through a symbolic link: one planted there would make install
+	// create or lock a file elsewhere, as root when it runs as root.
+	f, err := osdep.OpenNoFollow(path, os.O_CREATE|os.O_RDWR, 0o644)
+	if errors.Is(err, osdep.ErrSymlink) {
+		return nil, fmt.Errorf("install: lock %s: it is a symbolic link, which install does not follow: remove it (install creates the file)", path)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("install: lock %s: %w", dir, err)
+	}
+	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+		f.Close()
+		return nil, fmt.Errorf("install: lock %s: it is not a regular file: remove it (install creates the file)", path)
 	}
 	for {
 		ok, err := tryLock(f)

@@ -30,7 +30,27 @@ const (
 	// DefaultResponseTimeout bounds the wait for a registry's response
 	// headers to one request.
 	DefaultResponseTimeout = 30 * time.Second
+	// DefaultMaxTags bounds the tags (of any kind: a signed release has
+	// two) that listing a repository's releases reads.
+	DefaultMaxTags = 10000
+	// DefaultMaxTagPages bounds the pages of the tag list that listing a
+	// repository's releases reads.
+	DefaultMaxTagPages = 1000
+	// DefaultMaxIndexBytes bounds one release's index.
+	DefaultMaxIndexBytes = 4 << 20
+	// DefaultMaxMetadataBytes bounds the bytes of all the indexes that
+	// listing a repository's releases reads.
+	DefaultMaxMetadataBytes = 16 << 20
+	// DefaultMetadataTimeout bounds the time listing a repository's
+	// releases takes: its tags and every release's index.
+	DefaultMetadataTimeout = 2 * time.Minute
 )
+
+// ErrLimit: a registry's answers exceed one of the bounds of Options
+// (MaxTags, MaxTagPages, MaxIndexBytes, MaxMetadataBytes,
+// MetadataTimeout). The error names the registry, the bound and the
+// setting that raises it.
+var ErrLimit = errors.New("the registry's answers exceed a bound")
 
 // LayoutPrefix marks a source that is an OCI image-layout directory (a
 // mirror) rather than a registry repository: "oci-layout:/srv/mirror".
@@ -56,6 +76,21 @@ type Options struct {
 	// for each further piece of a download's body; 0 means
 	// DefaultResponseTimeout.
 	ResponseTimeout time.Duration
+	// MaxTags bounds the tags listing the releases reads; 0 means
+	// DefaultMaxTags.
+	MaxTags int
+	// MaxTagPages bounds the pages of the tag list listing the releases
+	// reads; 0 means DefaultMaxTagPages.
+	MaxTagPages int
+	// MaxIndexBytes bounds one release's index; 0 means
+	// DefaultMaxIndexBytes.
+	MaxIndexBytes int64
+	// MaxMetadataBytes bounds the bytes of all the indexes listing the
+	// releases reads; 0 means DefaultMaxMetadataBytes.
+	MaxMetadataBytes int64
+	// MetadataTimeout bounds the time listing the releases takes (List,
+	// Resolve); 0 means DefaultMetadataTimeout.
+	MetadataTimeout time.Duration
 }
 
 // Repository holds a plugin's releases: a repository on a registry, or an
@@ -67,6 +102,43 @@ type Repository struct {
 	tags   registry.TagLister
 	// stall bounds a download's wait for its next bytes.
 	stall time.Duration
+	// limits bound what listing the releases reads.
+	limits limits
+}
+
+// limits are Options' bounds on what listing the releases reads, with
+// the defaults applied.
+type limits struct {
+	tags, pages  int
+	index, total int64
+	time         time.Duration
+}
+
+// limits returns o's bounds, the defaults for its zero values.
+func (o Options) limits() limits {
+	l := limits{tags: o.MaxTags, pages: o.MaxTagPages, index: o.MaxIndexBytes, total: o.MaxMetadataBytes, time: o.MetadataTimeout}
+	if l.tags <= 0 {
+		l.tags = DefaultMaxTags
+	}
+	if l.pages <= 0 {
+		l.pages = DefaultMaxTagPages
+	}
+	if l.index <= 0 {
+		l.index = DefaultMaxIndexBytes
+	}
+	if l.total <= 0 {
+		l.total = DefaultMaxMetadataBytes
+	}
+	if l.time <= 0 {
+		l.time = DefaultMetadataTimeout
+	}
+	return l
+}
+
+// overLimit says what of r's exceeds the bound of the setting (an
+// Options field) and flag (plugkit's), and how to raise it.
+func (r *Repository) overLimit(what string, bound any, setting, flag string) error {
+	return fmt.Errorf("%s: %s, more than the bound of %v (%w): if the repository is trusted to be that large, raise release.Options.%s (plugkit --%s)", r.Source, what, bound, ErrLimit, setting, flag)
 }
 
 // Open opens a repository: "REGISTRY/REPO" on a registry, or
@@ -78,7 +150,7 @@ func Open(source string, opts Options) (*Repository, error) {
 		if err != nil {
 			return nil, fmt.Errorf("open the OCI image layout %s: %w", dir, err)
 		}
-		return &Repository{Source: source, target: store, tags: store}, nil
+		return &Repository{Source: source, target: store, tags: store, limits: opts.limits()}, nil
 	}
 	if strings.Contains(source, "@") || strings.Contains(source[strings.LastIndex(source, "/")+1:], ":") {
 		return nil, fmt.Errorf("source %q names a tag or digest: give the repository alone, REGISTRY/REPO (the version is chosen by Resolve or the lock file)", source)
@@ -88,12 +160,13 @@ func Open(source string, opts Options) (*Repository, error) {
 		return nil, fmt.Errorf("source %q is not REGISTRY/REPO: %w", source, err)
 	}
 	repo.PlainHTTP = opts.PlainHTTP
+	repo.MaxMetadataBytes = max(opts.limits().index, maxManifest) // a tag list page too
 	repo.Client = &auth.Client{
 		Client:     &http.Client{Transport: opts.transport()},
 		Credential: opts.Credential,
 		Cache:      auth.NewCache(),
 	}
-	return &Repository{Source: source, target: repo, tags: repo, stall: opts.responseTimeout()}, nil
+	return &Repository{Source: source, target: repo, tags: repo, stall: opts.responseTimeout(), limits: opts.limits()}, nil
 }
 
 // ParseRef splits "REGISTRY/REPO:VERSION" into the repository and the

@@ -3,11 +3,13 @@ package release
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"slices"
 	"sort"
 	"strings"
+	"sync/atomic"
 
 	version "github.com/hashicorp/go-version"
 	"github.com/opencontainers/go-digest"
@@ -51,6 +53,13 @@ func newRelease(v string, d digest.Digest, idx ocispec.Index, desc *catalogv1.De
 
 // Fetch reads the release tagged version, metadata only.
 func Fetch(ctx context.Context, repo *Repository, tag string) (Release, error) {
+	return readIndex(ctx, repo, tag, nil)
+}
+
+// readIndex reads the release tagged version; the index's bytes are
+// added to total, when given, and must keep it within
+// Options.MaxMetadataBytes.
+func readIndex(ctx context.Context, repo *Repository, tag string, total *atomic.Int64) (Release, error) {
 	fctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	d, rc, err := oras.Fetch(fctx, repo.target, tag, oras.DefaultFetchOptions)
@@ -61,12 +70,16 @@ func Fetch(ctx context.Context, repo *Repository, tag string) (Release, error) {
 		return Release{}, repo.wrap("fetch release "+tag, err)
 	}
 	defer rc.Close()
-	raw, err := io.ReadAll(io.LimitReader(stallGuard(rc, repo.stall, cancel), maxManifest+1))
+	lim := repo.limits
+	raw, err := io.ReadAll(io.LimitReader(stallGuard(rc, repo.stall, cancel), lim.index+1))
 	if err != nil {
 		return Release{}, repo.wrap("read release "+tag, err)
 	}
-	if len(raw) > maxManifest {
-		return Release{}, fmt.Errorf("%s: release %s: the index is larger than %d bytes: it is not a plugkit release", repo.Source, tag, maxManifest)
+	if int64(len(raw)) > lim.index {
+		return Release{}, repo.overLimit("the index of release "+tag+" is larger", fmt.Sprintf("%d bytes", lim.index), "MaxIndexBytes", "max-index-bytes")
+	}
+	if total != nil && total.Add(int64(len(raw))) > lim.total {
+		return Release{}, repo.overLimit("the indexes of its releases add up to more bytes", fmt.Sprintf("%d bytes", lim.total), "MaxMetadataBytes", "max-metadata-bytes")
 	}
 	got := digest.FromBytes(raw)
 	if d.Digest != "" && d.Digest != got {
@@ -93,10 +106,23 @@ const listParallelism = 8
 
 // List reads every release of the repository: each tag that is a
 // semantic version, newest first. It reads one index per tag, up to 8 at
-// once, and no binary.
+// once, and no binary, within the bounds of the repository's Options on
+// tags, pages of tags, bytes per index and in all, and time; an answer
+// beyond one is an error wrapping ErrLimit.
 func List(ctx context.Context, repo *Repository) ([]Release, error) {
+	lim := repo.limits
+	ctx, cancel := context.WithTimeoutCause(ctx, lim.time, repo.overLimit("listing its releases (tags and indexes) takes longer", lim.time, "MetadataTimeout", "metadata-timeout"))
+	defer cancel()
 	var tags []string
+	pages, seen := 0, 0
 	err := repo.tags.Tags(ctx, "", func(ts []string) error {
+		pages, seen = pages+1, seen+len(ts)
+		if pages > lim.pages {
+			return repo.overLimit("its tag list runs to more pages", fmt.Sprintf("%d pages", lim.pages), "MaxTagPages", "max-tag-pages")
+		}
+		if seen > lim.tags {
+			return repo.overLimit("its tag list holds more tags", fmt.Sprintf("%d tags", lim.tags), "MaxTags", "max-tags")
+		}
 		for _, t := range ts {
 			if _, err := compat.ParseSemver(t); err == nil {
 				tags = append(tags, t)
@@ -105,20 +131,21 @@ func List(ctx context.Context, repo *Repository) ([]Release, error) {
 		return nil
 	})
 	if err != nil {
-		return nil, repo.wrap("list tags", err)
+		return nil, limitOr(ctx, err, repo.wrap("list tags", err))
 	}
 	out := make([]Release, len(tags))
+	var total atomic.Int64
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(listParallelism)
 	for i, t := range tags {
 		g.Go(func() error {
-			r, err := Fetch(gctx, repo, t)
+			r, err := readIndex(gctx, repo, t, &total)
 			out[i] = r
 			return err
 		})
 	}
 	if err := g.Wait(); err != nil {
-		return nil, err
+		return nil, limitOr(ctx, err, err)
 	}
 	sort.Slice(out, func(i, j int) bool {
 		a, _ := compat.ParseSemver(out[i].Version)
@@ -126,6 +153,18 @@ func List(ctx context.Context, repo *Repository) ([]Release, error) {
 		return a.Compare(b) > 0
 	})
 	return out, nil
+}
+
+// limitOr returns err when it is a bound's, else the bound ctx ended
+// by (MetadataTimeout), else other.
+func limitOr(ctx context.Context, err, other error) error {
+	if errors.Is(err, ErrLimit) {
+		return err
+	}
+	if cause := context.Cause(ctx); errors.Is(cause, ErrLimit) {
+		return cause
+	}
+	return other
 }
 
 // Selection is what Resolve chooses by: the host's kind and majors, and

@@ -5,7 +5,9 @@ import (
 	"context"
 	"crypto"
 	"crypto/ecdsa"
+	"crypto/ed25519"
 	"crypto/elliptic"
+	"crypto/rsa"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
@@ -83,7 +85,9 @@ func LoadPrivateKey(path string) (crypto.Signer, error) {
 }
 
 // LoadPublicKeys reads PEM public keys (cosign.pub), one per file, for
-// Verify.
+// Verify; a key the key policy does not trust (an RSA key under
+// MinRSABits, an ECDSA key on a curve other than P-256, P-384 or P-521,
+// any kind but ECDSA, Ed25519 and RSA) is an error saying why.
 func LoadPublicKeys(paths ...string) ([]crypto.PublicKey, error) {
 	var out []crypto.PublicKey
 	for _, p := range paths {
@@ -95,9 +99,42 @@ func LoadPublicKeys(paths ...string) ([]crypto.PublicKey, error) {
 		if err != nil {
 			return nil, fmt.Errorf("trusted key %s: not a PEM public key (%v): give cosign's cosign.pub or openssl pkey -pubout's output", p, err)
 		}
+		if err := trustable(k); err != nil {
+			return nil, fmt.Errorf("trusted key %s: %w", p, err)
+		}
 		out = append(out, k)
 	}
 	return out, nil
+}
+
+// MinRSABits is the size under which an RSA key is not trusted.
+const MinRSABits = 2048
+
+// trustable says why Verify does not trust k, or nil. The policy: push
+// signs with ECDSA P-256 (cosign's default); a release is trusted when
+// signed by an ECDSA key on P-256, P-384 or P-521, an Ed25519 key, or
+// an RSA key of MinRSABits or more (the keys cosign verifies, cloud
+// KMS keys among them). Smaller RSA keys can be factored (NIST SP
+// 800-131A has disallowed them for signatures since 2014), and anything
+// else is no key cosign makes.
+func trustable(k crypto.PublicKey) error {
+	const advice = "ask the publisher for an ECDSA P-256 key (openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256), what plugkit release push signs with"
+	switch k := k.(type) {
+	case *ecdsa.PublicKey:
+		switch k.Curve {
+		case elliptic.P256(), elliptic.P384(), elliptic.P521():
+			return nil
+		}
+		return fmt.Errorf("an ECDSA key on the curve %s is not trusted (only P-256, P-384 and P-521 are): %s", k.Curve.Params().Name, advice)
+	case ed25519.PublicKey:
+		return nil
+	case *rsa.PublicKey:
+		if n := k.N.BitLen(); n < MinRSABits {
+			return fmt.Errorf("an RSA key of %d bits is too weak to trust: RSA keys under %d bits can be factored (NIST SP 800-131A disallows them for signatures); %s", n, MinRSABits, advice)
+		}
+		return nil
+	}
+	return fmt.Errorf("a %T key is not trusted (only ECDSA P-256, P-384 and P-521, Ed25519, and RSA of %d bits or more are): %s", k, MinRSABits, advice)
 }
 
 // Sign signs the manifest d of the repository the way `cosign sign --key`
@@ -112,6 +149,11 @@ func Sign(ctx context.Context, repo *Repository, d digest.Digest, key crypto.Sig
 	if err != nil {
 		return fmt.Errorf("sign: %w", err)
 	}
+	return signWith(ctx, repo, d, signer)
+}
+
+// signWith signs and pushes the simple-signing payload of d with signer.
+func signWith(ctx context.Context, repo *Repository, d digest.Digest, signer signature.Signer) error {
 	var p simpleSigning
 	p.Critical.Identity.DockerReference = strings.TrimPrefix(repo.Source, LayoutPrefix)
 	p.Critical.Image.DockerManifestDigest = d.String()
@@ -160,7 +202,10 @@ func Verify(ctx context.Context, repo *Repository, d digest.Digest, keys []crypt
 		return errors.New("verify: no trusted key: give the publisher's public key (--key cosign.pub)")
 	}
 	var verifiers []signature.Verifier
-	for _, k := range keys {
+	for i, k := range keys {
+		if err := trustable(k); err != nil {
+			return fmt.Errorf("verify: trusted key %d of %d: %w", i+1, len(keys), err)
+		}
 		v, err := signature.LoadVerifier(k, crypto.SHA256)
 		if err != nil {
 			return fmt.Errorf("verify: trusted key: %w", err)
@@ -185,6 +230,7 @@ func Verify(ctx context.Context, repo *Repository, d digest.Digest, keys []crypt
 		return fmt.Errorf("%s@%s: %w: the signature manifest is unreadable: %v", repo.Source, d, ErrUnsigned, err)
 	}
 	var tampered error
+	payloads := map[digest.Digest][]byte{} // each fetched once, however many layers name it
 	for _, l := range m.Layers {
 		if l.MediaType != MediaTypeSimpleSigning {
 			continue
@@ -193,9 +239,12 @@ func Verify(ctx context.Context, repo *Repository, d digest.Digest, keys []crypt
 		if err != nil {
 			continue
 		}
-		payload, err := fetchSmall(ctx, repo, l)
-		if err != nil {
-			return err
+		payload, ok := payloads[l.Digest]
+		if !ok {
+			if payload, err = fetchSmall(ctx, repo, l); err != nil {
+				return err
+			}
+			payloads[l.Digest] = payload
 		}
 		trusted := false
 		for _, v := range verifiers {

@@ -59,6 +59,13 @@ type Config struct {
 	// several times slower. For tests, and for plugins started once and
 	// called little. The compilation cache does not apply.
 	Interpret bool
+	// Limits bound what a module may declare (its size, functions,
+	// locals, blocks), checked before it is compiled; the zero value
+	// takes the defaults, which a Go module is well inside.
+	Limits Limits
+	// CompileTimeout bounds a module's compile, and the context given to
+	// Compile or host.Start bounds it too; 0 means DefaultCompileTimeout.
+	CompileTimeout time.Duration
 }
 
 // Dir grants a guest one host directory. Every path the guest names
@@ -88,16 +95,17 @@ type Runtime struct {
 
 	mu       sync.Mutex
 	seed     maphash.Seed
-	compiled map[uint64][]compiledModule // by maphash of the module
-	files    map[string]fileModule       // by the path StartGuest read
-	reads    atomic.Int32                // module files read (a test hook)
-	running  atomic.Int32                // guests started and not yet ended
+	compiled map[uint64][]compiledModule           // by maphash of the module
+	shapes   map[wazero.CompiledModule]moduleShape // what validate found (limits.go)
+	files    map[string]fileModule                 // by the path StartGuest read
+	reads    atomic.Int32                          // module files read (a test hook)
+	running  atomic.Int32                          // guests started and not yet ended
 	guests   map[*guest]struct{}
 }
 
 // New returns a Runtime with cfg.
 func New(cfg Config) *Runtime {
-	return &Runtime{cfg: cfg, seed: maphash.MakeSeed(), compiled: make(map[uint64][]compiledModule), files: make(map[string]fileModule), guests: make(map[*guest]struct{})}
+	return &Runtime{cfg: cfg, seed: maphash.MakeSeed(), compiled: make(map[uint64][]compiledModule), shapes: make(map[wazero.CompiledModule]moduleShape), files: make(map[string]fileModule), guests: make(map[*guest]struct{})}
 }
 
 // errNotWasm reports a Runtime asked to launch something else.
@@ -118,15 +126,12 @@ func (r *Runtime) Prepare(*host.Launch) error { return errNotWasm }
 func (r *Runtime) init() error {
 	r.once.Do(func() {
 		ctx := context.Background()
-		limit := r.cfg.MemoryLimit
-		if limit <= 0 {
-			limit = DefaultMemoryLimit
-		}
+		limit := r.memoryLimit()
 		rc := wazero.NewRuntimeConfig()
 		if r.cfg.Interpret {
 			rc = wazero.NewRuntimeConfigInterpreter()
 		}
-		rc = rc.WithCloseOnContextDone(true).WithMemoryLimitPages(uint32(max(limit/pageSize, 1)))
+		rc = rc.WithCloseOnContextDone(true).WithMemoryLimitPages(uint32(min(max(limit/pageSize, 1), 1<<16))) // 4 GiB at most: a limit above only lets tables grow
 		if r.cfg.CacheDir != "" {
 			newRuntimeMu.Lock()
 			cache, err := wazero.NewCompilationCacheWithDir(r.cfg.CacheDir)
@@ -162,18 +167,24 @@ func (r *Runtime) compile(ctx context.Context, module []byte) (wazero.CompiledMo
 	// A keyed hash finds a module fast (a 30 MB module's SHA-256 would
 	// cost more than its start); the content is compared to be sure.
 	key := maphash.Bytes(r.seed, module)
+	if m := r.findCompiled(key, module); m != nil {
+		return m, nil
+	}
+	// Not under r.mu: other guests start while a module compiles.
+	m, shape, err := r.compileBounded(ctx, module) // limits.go
+	if err != nil {
+		return nil, err
+	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	for _, c := range r.compiled[key] {
-		if bytes.Equal(c.module, module) {
+		if bytes.Equal(c.module, module) { // compiled meanwhile
+			m.Close(context.Background())
 			return c.compiled, nil
 		}
 	}
-	m, err := r.rt.CompileModule(ctx, module)
-	if err != nil {
-		return nil, fmt.Errorf("wasmhost: compiling the module: %w; is it a wasip1 module (GOOS=wasip1 GOARCH=wasm)?", err)
-	}
 	r.compiled[key] = append(r.compiled[key], compiledModule{module: module, compiled: m})
+	r.shapes[m] = shape
 	return m, nil
 }
 
@@ -317,7 +328,7 @@ func (r *Runtime) StartGuest(ctx context.Context, spec host.GuestSpec) (host.Gue
 			delete(r.guests, g)
 			r.mu.Unlock()
 		}()
-		mod, err := r.rt.InstantiateModule(runCtx, compiled, mc)
+		mod, err := r.rt.InstantiateModule(r.withMemory(runCtx, compiled, g.done), compiled, mc) // limits.go
 		if mod != nil {
 			mod.Close(context.Background())
 		}
@@ -390,11 +401,7 @@ func (r *Runtime) exitErr(err error, runCtx context.Context, oom *oomWatch) erro
 		return nil
 	}
 	if oom.seen() {
-		limit := r.cfg.MemoryLimit
-		if limit <= 0 {
-			limit = DefaultMemoryLimit
-		}
-		return &MemoryError{Limit: limit}
+		return &MemoryError{Limit: r.memoryLimit()}
 	}
 	return err
 }

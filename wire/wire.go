@@ -24,3 +24,9 @@ const CatalogProtocolVersion = 1
 // send or receive by default: 64 MiB, against gRPC's own 4 MiB, which
 // Terraform schemas and object-store chunks outgrow.
 const DefaultMaxMessageSize = 64 << 20
+
+// EnvHostPID is the environment variable in which a host passes its
+// process id to a plugin it runs directly (no Runner between them): a
+// plugin that starts after its host already died, re-parented, tells so
+// from it (see plugin.EnvHostPID).
+const EnvHostPID = "PLUGKIT_HOST_PID"

@@ -78,12 +78,14 @@ func TestLaunchNotABinary(t *testing.T) {
 }
 
 // TestPluginTextIsEscaped: escape sequences a plugin writes (to clear the
-// screen, or to forge a table row) come out of the CLI escaped.
+// screen, or to forge a table row) and bidirectional controls (to show
+// text in another order than it has, "fs\u202egpj.exe") come out of the
+// CLI escaped.
 func TestPluginTextIsEscaped(t *testing.T) {
 	testutil.NotOnWindows(t, "its hostile plugin is a shell script")
 	dir := testutil.TempDir(t)
 	bin := filepath.Join(dir, "hostile")
-	script := "#!/bin/sh\nprintf '\\033[2J\\033[Hclean\\r\\nmemory  9.9.9  objectstore  2.0  -  forged\\n\\302\\233 c1\\n' >&2\nexit 1\n"
+	script := "#!/bin/sh\nprintf '\\033[2J\\033[Hclean\\r\\nmemory  9.9.9  objectstore  2.0  -  forged\\n\\302\\233 c1\\nfs\\342\\200\\256gpj.exe \\342\\201\\246isolate\\342\\201\\251 \\342\\200\\217rlm \\330\\234alm\\n' >&2\nexit 1\n"
 	if err := os.WriteFile(bin, []byte(script), 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -95,10 +97,10 @@ func TestPluginTextIsEscaped(t *testing.T) {
 		var stdout, stderr bytes.Buffer
 		run(args, &stdout, &stderr)
 		all := stdout.String() + stderr.String()
-		if strings.ContainsAny(all, "\x1b\r\u009b") {
+		if strings.ContainsAny(all, "\x1b\r\u009b\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069\u200e\u200f\u061c") {
 			t.Errorf("%v printed raw control characters: %q", args, all)
 		}
-		if !strings.Contains(all, `\x1b[2J`) || !strings.Contains(all, `\u009b`) {
+		if !strings.Contains(all, `\x1b[2J`) || !strings.Contains(all, `\u009b`) || !strings.Contains(all, `fs\u202egpj.exe \u2066isolate\u2069 \u200frlm \u061calm`) {
 			t.Errorf("%v does not show the escaped sequences: %q", args, all)
 		}
 		for _, line := range strings.Split(all, "\n") {

@@ -178,6 +178,14 @@ func (p *pluginFlags) start(cmd, path string, verbose bool, stderr io.Writer) (*
 	return client, 0
 }
 
+// unprintable says whether safe escapes r: a control character, or a
+// bidirectional control (Unicode's embeddings, overrides and isolates,
+// U+202A-U+202E and U+2066-U+2069, and the marks U+200E, U+200F and
+// U+061C).
+func unprintable(r rune) bool {
+	return unicode.IsControl(r) || (r >= 0x202a && r <= 0x202e) || (r >= 0x2066 && r <= 0x2069) || r == 0x200e || r == 0x200f || r == 0x061c
+}
+
 // reportError prints err as one line of reason, followed by the plugin's
 // last stderr lines when there are any, with control characters escaped.
 func reportError(w io.Writer, prefix string, err error) {
@@ -199,17 +207,20 @@ func oneLine(err error) string {
 }
 
 // safe escapes the control characters in s (ANSI escape sequences, C1
-// controls, carriage returns, tabs), so that text a plugin wrote (stderr
-// lines, Describe answers, service names) cannot clear the screen, move
-// the cursor or forge lines and table cells in the CLI's output.
+// controls, carriage returns, tabs) and the bidirectional controls, so
+// that text a plugin or a registry wrote (stderr lines, Describe answers,
+// service names, file names) cannot clear the screen, move the cursor,
+// forge lines and table cells, or show its characters in another order
+// than they have (a name "fs" U+202E "gpj.exe" shown as "fsexe.jpg") in
+// the CLI's output.
 func safe(s string) string {
-	if !strings.ContainsFunc(s, unicode.IsControl) {
+	if !strings.ContainsFunc(s, unprintable) {
 		return s
 	}
 	var b strings.Builder
 	for _, r := range s {
 		switch {
-		case !unicode.IsControl(r):
+		case !unprintable(r):
 			b.WriteRune(r)
 		case r < 0x80:
 			fmt.Fprintf(&b, "\\x%02x", r)

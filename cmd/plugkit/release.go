@@ -32,19 +32,27 @@ type registryFlags struct {
 	plainHTTP bool
 	caFile    string
 	timeout   time.Duration
+	// limits bound what listing a repository's releases reads.
+	limits release.Options
 }
 
 func (r *registryFlags) register(fs *flag.FlagSet) {
 	fs.BoolVar(&r.plainHTTP, "plain-http", false, "talk HTTP, not HTTPS, to the registry (a registry on loopback)")
 	fs.StringVar(&r.caFile, "ca-file", "", "PEM `file` of the CA certificates the registry's certificate is checked against (default: the system's)")
 	fs.DurationVar(&r.timeout, "timeout", 10*time.Minute, "give up after this `duration`")
+	fs.IntVar(&r.limits.MaxTags, "max-tags", release.DefaultMaxTags, "read at most this `many` tags of the repository (a signed release has two)")
+	fs.IntVar(&r.limits.MaxTagPages, "max-tag-pages", release.DefaultMaxTagPages, "read at most this `many` pages of the repository's tag list")
+	fs.Int64Var(&r.limits.MaxIndexBytes, "max-index-bytes", release.DefaultMaxIndexBytes, "refuse a release's index larger than this many `bytes`")
+	fs.Int64Var(&r.limits.MaxMetadataBytes, "max-metadata-bytes", release.DefaultMaxMetadataBytes, "read at most this many `bytes` of release indexes in all")
+	fs.DurationVar(&r.limits.MetadataTimeout, "metadata-timeout", release.DefaultMetadataTimeout, "give up listing the releases (tags and indexes) after this `duration`")
 }
 
 // options returns the registry options: credentials from
 // PLUGKIT_REGISTRY_USERNAME and PLUGKIT_REGISTRY_PASSWORD, else from the
 // docker configuration (docker login).
 func (r *registryFlags) options() (release.Options, error) {
-	opts := release.Options{PlainHTTP: r.plainHTTP}
+	opts := r.limits
+	opts.PlainHTTP = r.plainHTTP
 	if r.caFile != "" {
 		pem, err := os.ReadFile(r.caFile)
 		if err != nil {

@@ -85,6 +85,12 @@ func TestReleasePushInstallLock(t *testing.T) {
 			t.Errorf("no-fit message lacks %q:\n%s", want, out)
 		}
 	}
+	// The bounds on a registry's answers are flags: four tags exceed
+	// --max-tags 3, and the error says which flag raises it.
+	out = mustRun(t, 1, "install", src, "--kind", "objectstore", "--majors", "1", "--max-tags", "3", "--dir", testutil.TempDir(t), "--key", pubFile, "--cookie", cookie, "--plain-http")
+	if !strings.Contains(out, src+": its tag list holds more tags") || !strings.Contains(out, "plugkit --max-tags") {
+		t.Errorf("install with --max-tags 3 of 4 tags:\n%s", out)
+	}
 	out = mustRun(t, 1, "install", src, "--kind", "objectstore", "--majors", "2", "--constraint", "~> 1.0", "--dir", testutil.TempDir(t), "--key", pubFile, "--cookie", cookie, "--plain-http")
 	if !strings.Contains(out, `version = "~> 2.1.0"`) {
 		t.Errorf("constraint no-fit message lacks the constraint that selects 2.1.0:\n%s", out)

@@ -399,6 +399,31 @@ func TestHostDeathEndsPlugin(t *testing.T) {
 	}
 }
 
+// TestPluginOfADeadHostExits: a plugin that starts after its host died
+// (PLUGKIT_HOST_PID names a process that no longer exists, and its parent
+// is another) exits by itself, in Go, Python and Node alike: the watch
+// compares with what the plugin found at its start, not after the
+// handshake.
+func TestPluginOfADeadHostExits(t *testing.T) {
+	gone := exec.Command("/bin/true")
+	if err := gone.Run(); err != nil {
+		t.Fatal(err)
+	}
+	for _, bin := range []string{"memory", "py-objectstore-v1", "node-objectstore-v1"} {
+		t.Run(bin, func(t *testing.T) {
+			dir := testutil.TempDir(t)
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			// The plugin's parent is a shell that waits for it.
+			sh := exec.CommandContext(ctx, "/bin/sh", "-c", `"$0" >/dev/null 2>&1`, filepath.Join(pluginDir, bin))
+			sh.Env = []string{"PATH=" + os.Getenv("PATH"), cookieFlag(), "PLUGIN_PROTOCOL_VERSIONS=1", "PLUGIN_UNIX_SOCKET_DIR=" + dir, "PLUGKIT_HOST_PID=" + strconv.Itoa(gone.Process.Pid)}
+			if err := sh.Run(); ctx.Err() != nil {
+				t.Fatalf("%s still ran 30 s after it started with its host gone (%v)", bin, err)
+			}
+		})
+	}
+}
+
 // TestLoopbackTCP: asked for TCP (PLUGKIT_NETWORK=tcp, a port range), the
 // SDKs' plugins listen on loopback inside the range, with AutoMTLS, and
 // stop when closed.

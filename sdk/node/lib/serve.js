@@ -29,6 +29,35 @@ const MAX_UNIX_PATH = 103;
 const MAX_MESSAGE_SIZE = 64 << 20;
 const SHUTDOWN_GRACE_MS = 1500;
 const PARENT_POLL_MS = 100;
+const ENV_HOST_PID = 'PLUGKIT_HOST_PID'; // a plugkit host's pid, when it runs the plugin directly
+
+// The parent this process had at its start (this module's load), which the
+// watch compares with: a host may die at any step of the handshake, before
+// serve even begins.
+const PARENT_AT_START = process.ppid;
+
+// hostGoneBeforeStart: the host that named itself in PLUGKIT_HOST_PID is
+// not the parent this process started with and no longer exists: it died
+// before this process could record it.
+function hostGoneBeforeStart(env, parent) {
+  const pid = Number(env[ENV_HOST_PID]);
+  if (!Number.isInteger(pid) || pid <= 0 || pid === parent) return false;
+  let stat;
+  try {
+    stat = fs.readFileSync(`/proc/${pid}/stat`);
+  } catch (err) {
+    if (err.code === 'ENOENT') return true;
+    try {
+      process.kill(pid, 0);
+    } catch (e) {
+      return e.code === 'ESRCH';
+    }
+    return false;
+  }
+  const i = stat.lastIndexOf(')');
+  const state = i >= 0 ? String.fromCharCode(stat[i + 2]) : '';
+  return state === 'Z' || state === 'X';
+}
 const PLUGIN_HEALTH = 'plugin';
 const SERVING = 1;
 const NOT_SERVING = 2;
@@ -419,10 +448,13 @@ class Plugin {
     process.on('SIGINT', () => {}); // the host decides when its plugins stop
     let watch = null;
     if (this.parentWatch) {
-      const parent = process.ppid;
-      watch = setInterval(() => {
-        if (process.ppid !== parent) this.life.requestStop('parent');
-      }, PARENT_POLL_MS);
+      const parent = PARENT_AT_START;
+      const goneBefore = hostGoneBeforeStart(this.env, parent);
+      const look = () => {
+        if (goneBefore || process.ppid !== parent) this.life.requestStop('parent');
+      };
+      look();
+      watch = setInterval(look, PARENT_POLL_MS);
     }
 
     // Straight to the file descriptor: nothing to flush.

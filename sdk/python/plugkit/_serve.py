@@ -45,6 +45,39 @@ MAX_MESSAGE_SIZE = 64 << 20
 MAX_WORKERS = 32
 SHUTDOWN_GRACE = 1.5  # seconds in-flight calls get after a stop request
 PARENT_POLL = 0.1  # seconds between two looks at the parent process
+ENV_HOST_PID = "PLUGKIT_HOST_PID"  # a plugkit host's pid, when it runs the plugin directly
+
+# The parent this process had at its start (this module's import), which
+# the watch compares with: a host may die at any step of the handshake,
+# before serve even begins.
+PARENT_AT_START = os.getppid()
+
+
+def _host_gone_before_start(environ, parent):
+    """Whether the host that named itself in PLUGKIT_HOST_PID is not the
+    parent this process started with and no longer exists: it died before
+    this process could record it."""
+    try:
+        pid = int(environ.get(ENV_HOST_PID, ""))
+    except ValueError:
+        return False
+    if pid <= 0 or pid == parent:
+        return False
+    try:
+        with open("/proc/%d/stat" % pid, "rb") as f:
+            stat = f.read()
+    except FileNotFoundError:
+        return True
+    except OSError:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return True
+        except OSError:
+            pass
+        return False
+    i = stat.rfind(b")")
+    return i >= 0 and stat[i + 2:i + 3] in (b"Z", b"X")
 
 
 class PluginError(Exception):
@@ -367,12 +400,15 @@ class Plugin:
         return 0
 
     def _watch_parent(self):
-        parent = os.getppid()
+        parent = PARENT_AT_START
+        gone_before = _host_gone_before_start(self.env, parent)
 
         def watch():
-            while not self.life.stop.wait(PARENT_POLL):
-                if os.getppid() != parent:
+            while True:
+                if gone_before or os.getppid() != parent:
                     self.life.request_stop("parent")
+                    return
+                if self.life.stop.wait(PARENT_POLL):
                     return
 
         threading.Thread(target=watch, name="plugkit-parent-watch", daemon=True).start()

@@ -1,0 +1,56 @@
+package plugin
+
+import (
+	"bytes"
+	"os"
+	"os/signal"
+	"strconv"
+	"syscall"
+)
+
+// deathSignalNumber is the signal the kernel sends this process when its
+// parent goes (PR_SET_PDEATHSIG): a real-time signal nothing else uses,
+// caught, never fatal. The kernel sends it when the parent *thread* that
+// forked this process exits, which a host's thread may well do while the
+// host lives on (a Go host's goroutine locked to its thread, a thread
+// pool of another language's host): so the signal only wakes the watch,
+// which then checks that this process was re-parented. SIGKILL, as
+// runc and bubblewrap use for children they fork themselves, would kill
+// a plugin whose host merely ended a thread.
+const deathSignalNumber = syscall.Signal(40)
+
+// deathSignal asks the kernel to signal this process as soon as its
+// parent dies, and returns the channel that receives it; disarm undoes
+// both. A failure leaves the poll alone to watch.
+func deathSignal() (wake <-chan os.Signal, disarm func()) {
+	ch := make(chan os.Signal, 1)
+	signal.Notify(ch, deathSignalNumber)
+	if err := prctl(syscall.PR_SET_PDEATHSIG, uintptr(deathSignalNumber)); err != nil {
+		signal.Stop(ch)
+		return nil, func() {}
+	}
+	return ch, func() {
+		prctl(syscall.PR_SET_PDEATHSIG, 0)
+		signal.Stop(ch)
+	}
+}
+
+func prctl(option int, arg uintptr) error {
+	if _, _, errno := syscall.RawSyscall6(syscall.SYS_PRCTL, uintptr(option), arg, 0, 0, 0, 0); errno != 0 {
+		return errno
+	}
+	return nil
+}
+
+// hostExists reports whether process pid exists and has not exited: a
+// host killed but not yet reaped by its own parent is a zombie, and gone.
+func hostExists(pid int) bool {
+	stat, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return false
+	}
+	// The state follows the command name, in parentheses, which may hold
+	// any byte.
+	i := bytes.LastIndexByte(stat, ')')
+	return i < 0 || i+2 >= len(stat) || (stat[i+2] != 'Z' && stat[i+2] != 'X')
+}
