@@ -107,6 +107,16 @@ class ServeTest(unittest.TestCase):
         proc.terminate()
         self.assertEqual(proc.wait(timeout=10), 0)
 
+    def test_reads_wait_in_grpcio_workers(self):
+        # GatedExecutor recognizes grpcio's worker functions by name: a
+        # grpcio that renames them would read every request at once.
+        import grpc._server
+
+        from plugkit import _budget
+
+        for name in _budget._IN_POOL:
+            self.assertTrue(callable(getattr(grpc._server, name, None)), name)
+
 
 def _varint(n):
     out = b""
