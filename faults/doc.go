@@ -183,6 +183,10 @@
 //     3. duplicate names across binaries: manager's
 //     TestDuplicateNamesOneProblemPerPair, TestDescribeNamesCapped and
 //     FuzzDescribe; BenchmarkDuplicateNames.
+//     6. the SDKs against a hostile host: sdk/python's test_inflight_budget
+//     and MalformedEnvTest, sdk/node's "the in-flight budget refuses ..."
+//     and "a malformed environment ..." (make test-sdk), and sdktest's
+//     TestMalformedEnvironmentAsGo (Go, Python and Node plugins alike).
 //     7. key policy: release's TestKeyPolicy (RSA-1024 and RSA-512 refused
 //     saying why; P-256, P-384, Ed25519 and RSA-2048 trusted); each payload
 //     fetched once: TestSignaturePayloadFetchedOnce; bidirectional controls

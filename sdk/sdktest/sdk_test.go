@@ -17,6 +17,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/plugkit/plugkit/conformance"
 	"github.com/plugkit/plugkit/examples/objectstore"
@@ -482,5 +484,51 @@ func TestStdioReachesTheHost(t *testing.T) {
 				time.Sleep(10 * time.Millisecond)
 			}
 		})
+	}
+}
+
+// TestMalformedEnvironmentAsGo: a malformed value of a variable the host
+// sets stops a Python, Node or Go plugin alike: status 1, nothing on
+// standard output, and one line on standard error that names the variable
+// and quotes its value, escaped (valid UTF-8, no control characters).
+// PLUGKIT_MAX_INFLIGHT_BYTES is the SDKs' only: a hosted Go plugin has no
+// in-flight budget (a Go plugin service reads it, see plugin.ServiceLimits).
+func TestMalformedEnvironmentAsGo(t *testing.T) {
+	cases := []struct {
+		key, value, quoted string // quoted: the value as the line shows it ("" for a value not UTF-8)
+		sdkOnly            bool
+	}{
+		{key: "PLUGIN_MIN_PORT", value: "abc", quoted: `"abc"`},
+		{key: "PLUGIN_MAX_PORT", value: "70000", quoted: `"70000"`},
+		{key: "PLUGIN_MIN_PORT", value: "\x1b]0;owned\x07", quoted: `"\x1b]0;owned\a"`},
+		{key: "PLUGIN_MAX_PORT", value: "\xff\xfe"},
+		{key: "PLUGIN_UNIX_SOCKET_GROUP", value: "no-such-group-plugkit", quoted: `"no-such-group-plugkit"`},
+		{key: "PLUGIN_PROTOCOL_VERSIONS", value: "1,x\x1b[2J", quoted: `"1,x\x1b[2J"`},
+		{key: "PLUGKIT_MAX_INFLIGHT_BYTES", value: "lots", quoted: `"lots"`, sdkOnly: true},
+	}
+	bins := []string{"memory"}
+	for _, ex := range examples {
+		bins = append(bins, ex.file)
+	}
+	for _, bin := range bins {
+		for _, c := range cases {
+			if c.sdkOnly && bin == "memory" {
+				continue
+			}
+			t.Run(bin+"/"+c.key+"="+strconv.Quote(c.value), func(t *testing.T) {
+				dir, err := os.MkdirTemp("", "env") // short: a unix socket's path is at most 103 bytes
+				if err != nil {
+					t.Fatal(err)
+				}
+				t.Cleanup(func() { os.RemoveAll(dir) })
+				out, code := run(t, filepath.Join(pluginDir, bin), objectstore.Cookie.Key+"="+objectstore.Cookie.Value,
+					"PLUGIN_PROTOCOL_VERSIONS=1", "PLUGIN_UNIX_SOCKET_DIR="+dir, c.key+"="+c.value)
+				line, rest, _ := strings.Cut(out, "\n")
+				if code != 1 || rest != "" || !strings.Contains(line, c.key) || !utf8.ValidString(line) ||
+					strings.ContainsFunc(line, unicode.IsControl) || !strings.Contains(line, c.quoted) {
+					t.Errorf("exited %d with\n%q\nwant status 1 and one line naming %s with its value quoted as %s, no control characters", code, out, c.key, c.quoted)
+				}
+			})
+		}
 	}
 }

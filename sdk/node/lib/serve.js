@@ -11,6 +11,7 @@ const path = require('path');
 const grpc = require('@grpc/grpc-js');
 
 const { newIdentity } = require('./automtls');
+const { Budget, DEFAULT_MAX_INFLIGHT_BYTES, ENV_MAX_INFLIGHT_BYTES, READ_COPIES } = require('./budget');
 const { PROTOCOL_VERSION, CATALOG_SERVICE, status } = require('./catalog');
 const { Logger } = require('./log');
 const { REGISTRY } = require('./proto');
@@ -20,6 +21,8 @@ const ENV_CLIENT_CERT = 'PLUGIN_CLIENT_CERT';
 const ENV_UNIX_SOCKET_DIR = 'PLUGIN_UNIX_SOCKET_DIR';
 const ENV_UNIX_SOCKET_GROUP = 'PLUGIN_UNIX_SOCKET_GROUP';
 const ENV_NETWORK = 'PLUGKIT_NETWORK';
+const ENV_MIN_PORT = 'PLUGIN_MIN_PORT';
+const ENV_MAX_PORT = 'PLUGIN_MAX_PORT';
 
 const CORE_VERSION = 1;
 const MAX_UNIX_PATH = 103;
@@ -72,9 +75,52 @@ function cookieNotice(key) {
 
 // formatVersions writes versions as Go prints an []int: "[5 6]".
 const formatVersions = (vs) => '[' + [...vs].sort((a, b) => a - b).join(' ') + ']';
-// goQuote quotes a string as Go's %q does for the strings quoted here
-// (JSON escapes control characters too).
-const goQuote = (s) => JSON.stringify(String(s));
+// goQuote quotes a string as Go's %q does: control and other unprintable
+// characters escaped. (Node reads an environment value that is not UTF-8
+// with U+FFFD for each bad byte: that is written \ufffd.)
+const goQuote = (s) => '"' + String(s).replace(/[\\"]|[\p{C}\p{Zl}\p{Zp}\ufffd]/gu, (c) => {
+  const esc = { '\\': '\\\\', '"': '\\"', '\n': '\\n', '\r': '\\r', '\t': '\\t', '\x07': '\\a', '\b': '\\b', '\f': '\\f', '\v': '\\v' }[c];
+  if (esc) return esc;
+  const o = c.codePointAt(0);
+  if (o < 0x80) return '\\x' + o.toString(16).padStart(2, '0');
+  if (o <= 0xffff) return '\\u' + o.toString(16).padStart(4, '0');
+  return '\\U' + o.toString(16).padStart(8, '0');
+}) + '"';
+
+// portEnv reads a port variable as Go's handshake.ReadEnv does; unset or
+// empty means 0 (any free port).
+function portEnv(env, key) {
+  const v = env[key] || '';
+  if (!v) return 0;
+  if (!/^[+-]?[0-9]+$/.test(v) || Number(v) < 0 || Number(v) > 65535) throw new PluginError(`${key}=${goQuote(v)} is not a port number (0-65535)`);
+  return Number(v);
+}
+
+// inflightEnv is the in-flight budget, from PLUGKIT_MAX_INFLIGHT_BYTES as a
+// Go plugin service reads it: 256 MiB unless set.
+function inflightEnv(env) {
+  const v = env[ENV_MAX_INFLIGHT_BYTES] || '';
+  if (!v) return Math.max(DEFAULT_MAX_INFLIGHT_BYTES, READ_COPIES * MAX_MESSAGE_SIZE);
+  if (!/^[+-]?[0-9]+$/.test(v) || !(Number(v) > 0) || !Number.isSafeInteger(Number(v))) throw new PluginError(`${ENV_MAX_INFLIGHT_BYTES}=${goQuote(v)}: want a positive integer`);
+  return Number(v);
+}
+
+// readEnv reads and checks the environment a host sets before anything
+// starts: a malformed value is a PluginError naming its variable.
+function readEnv(env) {
+  const e = {};
+  e.versions = env[ENV_PROTOCOL_VERSIONS] !== undefined ? parseVersions(env[ENV_PROTOCOL_VERSIONS]) : [];
+  e.minPort = portEnv(env, ENV_MIN_PORT);
+  e.maxPort = portEnv(env, ENV_MAX_PORT);
+  if (e.maxPort && e.minPort > e.maxPort) throw new PluginError(`${ENV_MIN_PORT}=${e.minPort} is above ${ENV_MAX_PORT}=${e.maxPort}; the port range is empty`);
+  e.network = env[ENV_NETWORK] || '';
+  if (!['', 'unix', 'tcp'].includes(e.network)) throw new PluginError(`${ENV_NETWORK}=${goQuote(e.network)}: want unix or tcp`);
+  const group = env[ENV_UNIX_SOCKET_GROUP] || '';
+  e.socketGid = !group ? null : /^[0-9]+$/.test(group) ? Number(group) : groupId(group);
+  e.socketDir = env[ENV_UNIX_SOCKET_DIR] || '';
+  e.maxInflight = inflightEnv(env);
+  return e;
+}
 
 // parseVersions reads a comma list such as "5,6", as Go's
 // handshake.ParseVersions.
@@ -315,19 +361,19 @@ class Plugin {
     try {
       return await this.serve();
     } catch (e) {
-      fs.writeSync(2, `plugin: ${e.message}\n`);
+      // One line, never a stack.
+      fs.writeSync(2, `plugin: ${e instanceof PluginError ? e.message : goQuote(`${e.name}: ${e.message}`).slice(1, -1)}\n`);
       return 1;
     } finally {
       if (this.sockDir) fs.rmSync(this.sockDir, { recursive: true, force: true });
     }
   }
 
-  async listen(server, creds) {
+  async listen(server, creds, env) {
     const bind = (addr) => new Promise((resolve, reject) => server.bindAsync(addr, creds, (err, port) => (err ? reject(err) : resolve(port))));
-    const network = this.env[ENV_NETWORK] || '';
-    if (network === 'tcp') {
-      const lo = Number(this.env.PLUGIN_MIN_PORT || 0);
-      const hi = Number(this.env.PLUGIN_MAX_PORT || 0);
+    if (env.network === 'tcp') {
+      const lo = env.minPort;
+      const hi = env.maxPort;
       for (let p = hi ? lo : 0; p <= hi; p++) {
         try {
           return ['tcp', `127.0.0.1:${await bind(`127.0.0.1:${p}`)}`];
@@ -335,22 +381,30 @@ class Plugin {
           // taken: try the next port
         }
       }
-      throw new PluginError(`no free TCP port in ${lo}-${hi}`);
+      throw new PluginError(`no free TCP port in ${lo}-${hi} (${ENV_MIN_PORT}, ${ENV_MAX_PORT})`);
     }
-    if (network !== '' && network !== 'unix') throw new PluginError(`${ENV_NETWORK}=${goQuote(network)}: want unix or tcp`);
-    const parent = this.env[ENV_UNIX_SOCKET_DIR] || os.tmpdir();
-    this.sockDir = fs.mkdtempSync(path.join(parent, 'plugkit-'));
+    const parent = env.socketDir || os.tmpdir();
+    try {
+      this.sockDir = fs.mkdtempSync(path.join(parent, 'plugkit-'));
+    } catch (e) {
+      throw new PluginError(`creating the socket directory in ${goQuote(parent)} (${ENV_UNIX_SOCKET_DIR}): ${e.code || e.message}`);
+    }
     const sock = path.join(this.sockDir, 'plugin.sock');
     if (sock.length > MAX_UNIX_PATH) {
       throw new PluginError(`unix socket path ${goQuote(sock)} is ${sock.length} bytes, over the ${MAX_UNIX_PATH}-byte limit of unix sockets; set PLUGIN_UNIX_SOCKET_DIR (or TMPDIR) to a shorter directory such as /tmp`);
     }
     await bind('unix:' + sock);
-    const group = this.env[ENV_UNIX_SOCKET_GROUP] || '';
-    if (!group) {
+    const gid = env.socketGid;
+    if (gid === null) {
       fs.chmodSync(sock, 0o600);
     } else {
-      const gid = /^\d+$/.test(group) ? Number(group) : groupId(group);
-      for (const p of [this.sockDir, sock]) fs.chownSync(p, -1, gid);
+      for (const p of [this.sockDir, sock]) {
+        try {
+          fs.chownSync(p, -1, gid);
+        } catch (e) {
+          throw new PluginError(`giving ${goQuote(p)} to group ${gid} (${ENV_UNIX_SOCKET_GROUP}): ${e.code} (the host must be root or a member of the group)`);
+        }
+      }
       fs.chmodSync(this.sockDir, 0o750);
       fs.chmodSync(sock, 0o660);
     }
@@ -358,8 +412,8 @@ class Plugin {
   }
 
   async serve() {
-    const host = this.env[ENV_PROTOCOL_VERSIONS] !== undefined ? parseVersions(this.env[ENV_PROTOCOL_VERSIONS]) : [];
-    const version = chooseVersion([PROTOCOL_VERSION], host, this.logger);
+    const env = readEnv(this.env);
+    const version = chooseVersion([PROTOCOL_VERSION], env.versions, this.logger);
 
     let creds = grpc.ServerCredentials.createInsecure();
     let identity = null;
@@ -370,10 +424,14 @@ class Plugin {
       creds = grpc.ServerCredentials.createSsl(Buffer.from(clientCert), [{ private_key: identity.keyPem, cert_chain: identity.certPem }], true);
     }
 
+    const budget = new Budget(env.maxInflight, MAX_MESSAGE_SIZE);
     const server = new grpc.Server({
       'grpc.max_receive_message_length': MAX_MESSAGE_SIZE,
       'grpc.max_send_message_length': MAX_MESSAGE_SIZE,
+      interceptors: [budget.interceptor()],
     });
+    const addService = server.addService.bind(server);
+    server.addService = (def, impl) => addService(...budget.wrap(def, impl));
     const stdio = new Stdio();
     const served = [CATALOG_SERVICE, ...this.catalog.groups.map((g) => g.service)];
     const own = ownServices(this.life, stdio, served);
@@ -381,7 +439,7 @@ class Plugin {
     for (const [name, impl] of Object.entries(own)) server.addService(REGISTRY.service(name), impl);
     this.catalog.addTo(server);
 
-    const [network, address] = await this.listen(server, creds);
+    const [network, address] = await this.listen(server, creds, env);
 
     const stopped = new Promise((resolve) => {
       this.life.onStop = resolve;

@@ -196,3 +196,57 @@ test('plain text without PLUGIN_CLIENT_CERT, and SIGTERM stops it', async (t) =>
   assert.strictEqual(await exited, 0);
   assert.deepStrictEqual(fs.readdirSync(dir), []);
 });
+
+test('the in-flight budget refuses a request that does not fit with RESOURCE_EXHAUSTED', async (t) => {
+  const { f, proc, exited } = await start(t, { PLUGKIT_MAX_INFLIGHT_BYTES: String(3 << 20) });
+  const c = new grpc.Client('unix:' + f[3], grpc.credentials.createInsecure(), { 'grpc.max_send_message_length': 8 << 20 });
+  // A DescribeRequest with an unknown field 15 of n bytes.
+  const junk = (n) => {
+    const len = [];
+    for (let v = n; ; v >>>= 7) {
+      if (v < 0x80) {
+        len.push(v);
+        break;
+      }
+      len.push((v & 0x7f) | 0x80);
+    }
+    return Buffer.concat([Buffer.from([0x7a, ...len]), Buffer.alloc(n)]);
+  };
+  const describe = (n) => new Promise((resolve, reject) => c.makeUnaryRequest('/plugkit.catalog.v1.Catalog/Describe', (b) => b, (b) => b, junk(n), { deadline: Date.now() + 30000 }, (err, resp) => (err ? reject(err) : resolve(resp))));
+  await describe(512 << 10);
+  await assert.rejects(describe(2 << 20), (err) => {
+    assert.strictEqual(err.code, grpc.status.RESOURCE_EXHAUSTED, err.details);
+    assert.match(err.details, /PLUGKIT_MAX_INFLIGHT_BYTES/);
+    return true;
+  });
+  await describe(512 << 10); // the refused request's room is back
+  c.close();
+  proc.kill('SIGTERM');
+  assert.strictEqual(await exited, 0);
+});
+
+test('a malformed environment stops the plugin with one line naming the variable', () => {
+  const { spawnSync } = require('child_process');
+  const cases = [
+    ['PLUGIN_MIN_PORT', 'abc', 'PLUGIN_MIN_PORT="abc" is not a port number (0-65535)'],
+    ['PLUGIN_MAX_PORT', '70000', 'PLUGIN_MAX_PORT="70000" is not a port number (0-65535)'],
+    ['PLUGIN_MIN_PORT', '\x1b[2J', 'PLUGIN_MIN_PORT="\\x1b[2J" is not a port number (0-65535)'],
+    ['PLUGIN_UNIX_SOCKET_GROUP', 'no-such-group-plugkit', 'socket group "no-such-group-plugkit" (PLUGIN_UNIX_SOCKET_GROUP): no such group'],
+    ['PLUGKIT_MAX_INFLIGHT_BYTES', 'lots', 'PLUGKIT_MAX_INFLIGHT_BYTES="lots": want a positive integer'],
+    ['PLUGIN_UNIX_SOCKET_DIR', '/nonexistent/\x07', '"/nonexistent/\\a" (PLUGIN_UNIX_SOCKET_DIR)'],
+  ];
+  for (const [key, value, want] of cases) {
+    const p = spawnSync(process.execPath, [path.join(__dirname, '..', 'examples', 'objectstore_v1.js')], {
+      env: { ...process.env, PLUGKIT_EXAMPLE_PLUGIN: 'objectstore', PLUGIN_PROTOCOL_VERSIONS: '1', [key]: value },
+      stdio: ['ignore', 'pipe', 'pipe'],
+      timeout: 30000,
+    });
+    const stderr = p.stderr.toString();
+    assert.strictEqual(p.status, 1, `${key}: ${stderr}`);
+    assert.strictEqual(p.stdout.length, 0, key);
+    const lines = stderr.split('\n').filter((l) => l);
+    assert.strictEqual(lines.length, 1, stderr);
+    assert.ok(lines[0].includes(want), `${key}: ${lines[0]}`);
+    assert.doesNotMatch(lines[0], /[\x00-\x1f\x7f]/);
+  }
+});

@@ -2,7 +2,6 @@
 routing of each call to the implementation its metadata names, as the Go
 package catalog does."""
 
-import json
 
 import grpc
 
@@ -18,9 +17,30 @@ NAME_KEY = "plugkit-name"
 CATALOG_SERVICE = "plugkit.catalog.v1.Catalog"
 
 
+_GO_ESCAPES = {"\a": "\\a", "\b": "\\b", "\f": "\\f", "\n": "\\n", "\r": "\\r", "\t": "\\t", "\v": "\\v", '"': '\\"', "\\": "\\\\"}
+
+
 def _q(s):
-    """Quotes a string as Go's %q does for the plain strings used here."""
-    return json.dumps(s, ensure_ascii=False)
+    """Quotes a string as Go's %q does: control and other unprintable
+    characters escaped, and the bytes of a value that is not UTF-8 (an
+    environment variable's, which Python holds as surrogates) as \\xNN."""
+    out = ['"']
+    for ch in s:
+        o = ord(ch)
+        if ch in _GO_ESCAPES:
+            out.append(_GO_ESCAPES[ch])
+        elif 0xDC80 <= o <= 0xDCFF:
+            out.append("\\x%02x" % (o - 0xDC00))
+        elif ch.isprintable():
+            out.append(ch)
+        elif o < 0x80:
+            out.append("\\x%02x" % o)
+        elif o <= 0xFFFF:
+            out.append("\\u%04x" % o)
+        else:
+            out.append("\\U%08x" % o)
+    out.append('"')
+    return "".join(out)
 
 
 class Implementation:

@@ -6,16 +6,17 @@ import base64
 import grp
 import logging
 import os
+import re
 import shutil
 import signal
 import sys
 import tempfile
 import threading
-from concurrent import futures
 
 import grpc
 
 from . import _automtls
+from ._budget import DEFAULT_MAX_INFLIGHT_BYTES, ENV_MAX_INFLIGHT_BYTES, READ_COPIES, Budget, BudgetHandler, GatedExecutor
 from ._catalog import CATALOG_SERVICE, PROTOCOL_VERSION, _q, service_handler
 from ._log import Logger
 from ._services import (
@@ -41,6 +42,7 @@ ENV_MAX_PORT = "PLUGIN_MAX_PORT"
 CORE_VERSION = 1
 MAX_UNIX_PATH = 103
 MAX_MESSAGE_SIZE = 64 << 20
+MAX_WORKERS = 32
 SHUTDOWN_GRACE = 1.5  # seconds in-flight calls get after a stop request
 PARENT_POLL = 0.1  # seconds between two looks at the parent process
 ENV_HOST_PID = "PLUGKIT_HOST_PID"  # a plugkit host's pid, when it runs the plugin directly
@@ -90,6 +92,65 @@ def cookie_notice(key):
         "Its host program starts it when it needs it (the host sets %s). "
         "To look inside it, run: plugkit inspect PATH --cookie %s=VALUE" % (key, key)
     )
+
+
+def port_env(env, key):
+    """Reads a port variable as Go's handshake.ReadEnv does; unset or empty
+    means 0 (any free port)."""
+    v = env.get(key, "")
+    if not v:
+        return 0
+    if not re.fullmatch(r"[+-]?[0-9]+", v, re.ASCII) or not 0 <= int(v) <= 65535:
+        raise PluginError("%s=%s is not a port number (0-65535)" % (key, _q(v)))
+    return int(v)
+
+
+def socket_group(env):
+    """The group id PLUGIN_UNIX_SOCKET_GROUP names (a name or a number), or
+    None when it is unset."""
+    group = env.get(ENV_UNIX_SOCKET_GROUP, "")
+    if not group:
+        return None
+    if re.fullmatch(r"[0-9]+", group, re.ASCII):
+        return int(group)
+    try:
+        return grp.getgrnam(group).gr_gid
+    except (KeyError, UnicodeError, ValueError):
+        raise PluginError("socket group %s (%s): no such group" % (_q(group), ENV_UNIX_SOCKET_GROUP)) from None
+
+
+def inflight_env(env):
+    """The in-flight budget, from PLUGKIT_MAX_INFLIGHT_BYTES as a Go plugin
+    service reads it: 256 MiB unless set."""
+    v = env.get(ENV_MAX_INFLIGHT_BYTES, "")
+    if not v:
+        return max(DEFAULT_MAX_INFLIGHT_BYTES, READ_COPIES * MAX_MESSAGE_SIZE)
+    if not re.fullmatch(r"[+-]?[0-9]+", v, re.ASCII) or int(v) <= 0 or int(v) >= 1 << 63:
+        raise PluginError("%s=%s: want a positive integer" % (ENV_MAX_INFLIGHT_BYTES, _q(v)))
+    return int(v)
+
+
+class Env:
+    """The environment a host sets, read and checked before anything
+    starts: a malformed value is a PluginError naming its variable."""
+
+    def __init__(self, env):
+        self.versions = []
+        if ENV_PROTOCOL_VERSIONS in env:
+            self.versions = parse_versions(env[ENV_PROTOCOL_VERSIONS])
+        self.min_port = port_env(env, ENV_MIN_PORT)
+        self.max_port = port_env(env, ENV_MAX_PORT)
+        if self.min_port > self.max_port and self.max_port:
+            raise PluginError(
+                "%s=%d is above %s=%d; the port range is empty" % (ENV_MIN_PORT, self.min_port, ENV_MAX_PORT, self.max_port)
+            )
+        self.network = env.get(ENV_NETWORK, "")
+        if self.network not in ("", "unix", "tcp"):
+            raise PluginError("%s=%s: want unix or tcp" % (ENV_NETWORK, _q(self.network)))
+        self.socket_dir = env.get(ENV_UNIX_SOCKET_DIR, "")
+        self.socket_gid = socket_group(env)
+        self.client_cert = env.get(ENV_CLIENT_CERT, "")
+        self.max_inflight = inflight_env(env)
 
 
 def format_versions(vs):
@@ -185,7 +246,7 @@ class Plugin:
         self.server = None
         self.sock_dir = None
 
-    def _listen(self, server, creds):
+    def _listen(self, server, creds, env):
         """Opens the socket: a unix socket in a private directory inside
         PLUGIN_UNIX_SOCKET_DIR, or loopback TCP when PLUGKIT_NETWORK=tcp.
         Returns (network, address)."""
@@ -197,18 +258,20 @@ class Plugin:
                 port = 0
             return port
 
-        if self.env.get(ENV_NETWORK, "") == "tcp":
-            lo, hi = int(self.env.get(ENV_MIN_PORT) or 0), int(self.env.get(ENV_MAX_PORT) or 0)
+        if env.network == "tcp":
+            lo, hi = env.min_port, env.max_port
             for port in range(lo, hi + 1) if hi else [0]:
                 got = add("127.0.0.1:%d" % port)
                 if got:
                     return "tcp", "127.0.0.1:%d" % got
-            raise PluginError("no free TCP port in %s-%s" % (lo, hi))
-        network = self.env.get(ENV_NETWORK, "")
-        if network not in ("", "unix"):
-            raise PluginError("%s=%s: want unix or tcp" % (ENV_NETWORK, _q(network)))
-        parent = self.env.get(ENV_UNIX_SOCKET_DIR) or tempfile.gettempdir()
-        self.sock_dir = tempfile.mkdtemp(prefix="plugkit-", dir=parent)
+            raise PluginError("no free TCP port in %s-%s (%s, %s)" % (lo, hi, ENV_MIN_PORT, ENV_MAX_PORT))
+        parent = env.socket_dir or tempfile.gettempdir()
+        try:
+            self.sock_dir = tempfile.mkdtemp(prefix="plugkit-", dir=parent)
+        except OSError as e:
+            raise PluginError(
+                "creating the socket directory in %s (%s): %s" % (_q(parent), ENV_UNIX_SOCKET_DIR, e.strerror)
+            ) from None
         path = os.path.join(self.sock_dir, "plugin.sock")
         if len(path) > MAX_UNIX_PATH:
             raise PluginError(
@@ -217,17 +280,21 @@ class Plugin:
                 % (_q(path), len(path), MAX_UNIX_PATH)
             )
         if not add("unix:" + path):
-            raise PluginError("listening on %s failed" % path)
+            raise PluginError("listening on %s failed" % _q(path))
         return "unix", path
 
-    def _secure_socket(self, path):
-        group = self.env.get(ENV_UNIX_SOCKET_GROUP, "")
-        if not group:
+    def _secure_socket(self, path, gid):
+        if gid is None:
             os.chmod(path, 0o600)
             return
-        gid = int(group) if group.isdigit() else grp.getgrnam(group).gr_gid
         for p in (self.sock_dir, path):
-            os.chown(p, -1, gid)
+            try:
+                os.chown(p, -1, gid)
+            except OSError as e:
+                raise PluginError(
+                    "giving %s to group %d (%s): %s (the host must be root or a member of the group)"
+                    % (_q(p), gid, ENV_UNIX_SOCKET_GROUP, e.strerror)
+                ) from None
         os.chmod(self.sock_dir, 0o750)
         os.chmod(path, 0o660)
 
@@ -241,38 +308,43 @@ class Plugin:
             return 1
         try:
             return self._serve()
-        except (PluginError, OSError) as e:
-            os.write(2, ("plugin: %s\n" % e).encode())
+        except PluginError as e:
+            os.write(2, ("plugin: %s\n" % e).encode("utf-8", "backslashreplace"))
+            return 1
+        except Exception as e:  # one line, never a traceback
+            os.write(2, ("plugin: %s\n" % _q("%s: %s" % (type(e).__name__, e))[1:-1]).encode("utf-8", "backslashreplace"))
             return 1
         finally:
             if self.sock_dir:
                 shutil.rmtree(self.sock_dir, ignore_errors=True)
 
     def _serve(self):
-        host_versions = []
-        if ENV_PROTOCOL_VERSIONS in self.env:
-            host_versions = parse_versions(self.env[ENV_PROTOCOL_VERSIONS])
-        version = choose_version([PROTOCOL_VERSION], host_versions, self.logger)
+        env = Env(self.env)
+        version = choose_version([PROTOCOL_VERSION], env.versions, self.logger)
 
         creds, identity = None, None
-        client_cert = self.env.get(ENV_CLIENT_CERT, "")
+        client_cert = env.client_cert
         if client_cert:
             if "-----BEGIN CERTIFICATE-----" not in client_cert:
                 raise PluginError("%s is set but holds no PEM certificate" % ENV_CLIENT_CERT)
             identity = _automtls.new_identity()
             creds = grpc.ssl_server_credentials(
                 [(identity.key_pem, identity.cert_pem)],
-                root_certificates=client_cert.encode(),
+                root_certificates=client_cert.encode("utf-8", "surrogateescape"),
                 require_client_auth=True,
             )
 
         logging.getLogger().addHandler(_LogHandler(self.logger))
+        budget = Budget(env.max_inflight, MAX_MESSAGE_SIZE)
         server = grpc.server(
-            futures.ThreadPoolExecutor(max_workers=32, thread_name_prefix="plugkit"),
+            GatedExecutor(budget, max_workers=MAX_WORKERS, thread_name_prefix="plugkit"),
             options=[
                 ("grpc.max_receive_message_length", MAX_MESSAGE_SIZE),
                 ("grpc.max_send_message_length", MAX_MESSAGE_SIZE),
                 ("grpc.so_reuseport", 0),
+                # A call waiting for its turn (GatedExecutor) holds no more than
+                # the initial stream window: no windows grown by BDP probes.
+                ("grpc.http2.bdp_probe", 0),
             ],
         )
         self.server = server
@@ -290,12 +362,12 @@ class Plugin:
             served.append(pkg + ".ServerReflection")
         for pkg in ("grpc.reflection.v1", "grpc.reflection.v1alpha"):
             handlers.append(service_handler(pkg + ".ServerReflection", Reflection(pkg, served)))
-        server.add_generic_rpc_handlers(tuple(handlers))
+        server.add_generic_rpc_handlers(tuple(BudgetHandler(h, budget) for h in handlers))
 
-        network, address = self._listen(server, creds)
+        network, address = self._listen(server, creds, env)
         server.start()
         if network == "unix":
-            self._secure_socket(address)
+            self._secure_socket(address, env.socket_gid)
 
         signal.signal(signal.SIGTERM, lambda *_: self.life.request_stop("SIGTERM"))
         signal.signal(signal.SIGINT, signal.SIG_IGN)  # the host decides when its plugins stop

@@ -86,6 +86,77 @@ class ServeTest(unittest.TestCase):
         self.assertEqual(proc.wait(timeout=10), 0)
         self.assertEqual(os.listdir(self.dir), [])
 
+    def test_inflight_budget(self):
+        # A request whose decoding needs more than PLUGKIT_MAX_INFLIGHT_BYTES
+        # is refused with RESOURCE_EXHAUSTED before it is parsed; a smaller
+        # one is served.
+        proc, f = self.start({"PLUGKIT_MAX_INFLIGHT_BYTES": str(3 << 20)})
+        ch = grpc.insecure_channel("unix:" + f[3], options=[("grpc.max_send_message_length", 8 << 20)])
+        describe = ch.unary_unary("/plugkit.catalog.v1.Catalog/Describe")
+
+        def junk(n):  # DescribeRequest with an unknown field 15 of n bytes
+            return b"\x7a" + _varint(n) + b"\0" * n
+
+        describe(junk(512 << 10), timeout=30)
+        with self.assertRaises(grpc.RpcError) as cm:
+            describe(junk(2 << 20), timeout=30)
+        self.assertEqual(cm.exception.code(), grpc.StatusCode.RESOURCE_EXHAUSTED, cm.exception.details())
+        self.assertIn("PLUGKIT_MAX_INFLIGHT_BYTES", cm.exception.details())
+        describe(junk(512 << 10), timeout=30)  # the refused request's room is back
+        ch.close()
+        proc.terminate()
+        self.assertEqual(proc.wait(timeout=10), 0)
+
+    def test_reads_wait_in_grpcio_workers(self):
+        # GatedExecutor recognizes grpcio's worker functions by name: a
+        # grpcio that renames them would read every request at once.
+        import grpc._server
+
+        from plugkit import _budget
+
+        for name in _budget._IN_POOL:
+            self.assertTrue(callable(getattr(grpc._server, name, None)), name)
+
+
+def _varint(n):
+    out = b""
+    while n >= 0x80:
+        out += bytes([n & 0x7F | 0x80])
+        n >>= 7
+    return out + bytes([n])
+
+
+class MalformedEnvTest(unittest.TestCase):
+    """Each malformed variable stops the plugin with one line on standard
+    error naming the variable and its value, escaped, and status 1."""
+
+    CASES = [
+        (b"PLUGIN_MIN_PORT", b"abc", b'PLUGIN_MIN_PORT="abc" is not a port number (0-65535)'),
+        (b"PLUGIN_MAX_PORT", b"70000", b'PLUGIN_MAX_PORT="70000" is not a port number (0-65535)'),
+        (b"PLUGIN_MIN_PORT", b"\xff\x1b[2J", b'PLUGIN_MIN_PORT="\\xff\\x1b[2J" is not a port number (0-65535)'),
+        (b"PLUGIN_UNIX_SOCKET_GROUP", b"no-such-group-plugkit", b'socket group "no-such-group-plugkit" (PLUGIN_UNIX_SOCKET_GROUP): no such group'),
+        (b"PLUGIN_UNIX_SOCKET_GROUP", b"bad\xfe", b'socket group "bad\\xfe" (PLUGIN_UNIX_SOCKET_GROUP): no such group'),
+        (b"PLUGKIT_MAX_INFLIGHT_BYTES", b"lots", b'PLUGKIT_MAX_INFLIGHT_BYTES="lots": want a positive integer'),
+        (b"PLUGIN_UNIX_SOCKET_DIR", b"/nonexistent\xff", b'"/nonexistent\\xff" (PLUGIN_UNIX_SOCKET_DIR)'),
+        (b"PLUGIN_PROTOCOL_VERSIONS", b"1,\xff", b'PLUGIN_PROTOCOL_VERSIONS: protocol version "\\xff"'),
+    ]
+
+    def test_one_line_naming_the_variable(self):
+        for key, value, want in self.CASES:
+            with self.subTest(key=key, value=value):
+                env = {k.encode(): v.encode() for k, v in os.environ.items()}
+                env.update({b"PLUGKIT_EXAMPLE_PLUGIN": b"objectstore", b"PLUGIN_PROTOCOL_VERSIONS": b"1", key: value})
+                p = subprocess.run(
+                    [sys.executable, os.path.join(EXAMPLES, "objectstore_v1.py")],
+                    env=env, stdin=subprocess.DEVNULL, capture_output=True, timeout=30,
+                )
+                self.assertEqual(p.returncode, 1, p.stderr)
+                self.assertEqual(p.stdout, b"")
+                lines = p.stderr.splitlines()
+                self.assertEqual(len(lines), 1, p.stderr)
+                self.assertIn(want, lines[0])
+                self.assertTrue(all(0x20 <= c < 0x7F for c in lines[0]), lines[0])
+
 
 if __name__ == "__main__":
     unittest.main()
