@@ -205,6 +205,10 @@ func fakePlugin(mode string) bool {
 		rawPlugin(mode)
 	case "knockflood":
 		knockFloodPlugin()
+	case "stdiobomb":
+		stdioBombPlugin()
+	case "stdiohost":
+		stdioBombHost()
 	case "describer":
 		// Asked for its description, writes it and exits; otherwise
 		// serves as "kv".
