@@ -152,9 +152,19 @@
 //     measured in its own process), TestServiceHeadersCountAgainstBudget.
 //   - the attacks of issue 43, each point with the tests that failed
 //     before its fix:
+//     1. one 60 MiB stdio message of newlines, plain and gzip: host's
+//     TestStdioBombPeakMemory (the host's VmHWM in a process of its own).
 //     2. compressed requests starving a service's other clients: plugin's
 //     TestServiceCompressedRequestsDoNotStarveOthers (16 streams of tiny
 //     gzip requests), TestServiceConnectionShareOfBudget.
+//     4. log injection (escape sequences, OSC 52, carriage returns, bidi
+//     controls, a newline in @message; fields named as the host's keys,
+//     @timestamp): host's TestPluginTextIsEscapedInTheDefaultLogger,
+//     TestPluginTextIsEscapedInTextAndJSON,
+//     TestPluginFieldsCannotTakeTheHostsKeys.
+//     5. TCP reattach to another's listener: host's
+//     TestReattachRefusesAnotherUsersTCPListener (a listener of uid 65534,
+//     Pid 1), TestReattachRefusesTCPListenerOfAnotherPid.
 //   - many calls from many goroutines: TestManyCalls (20,000 calls from 100
 //     goroutines; goroutines, open files and heap of the host, and the
 //     plugin's open files, back to baseline); make soak runs
