@@ -196,3 +196,13 @@ test('plain text without PLUGIN_CLIENT_CERT, and SIGTERM stops it', async (t) =>
   assert.strictEqual(await exited, 0);
   assert.deepStrictEqual(fs.readdirSync(dir), []);
 });
+
+test('stdio writes over the host\'s 64 KiB message limit go in 32 KiB pieces, in order', () => {
+  const stdio = new serve.Stdio();
+  const data = Buffer.alloc(100 << 10);
+  for (let i = 0; i < data.length; i++) data[i] = i % 251;
+  stdio.put(2, data);
+  assert.strictEqual(stdio.pending.length, 4);
+  assert.ok(stdio.pending.every((m) => m.data.length <= 32 << 10 && m.channel === 2));
+  assert.ok(Buffer.concat(stdio.pending.map((m) => m.data)).equals(data));
+});
