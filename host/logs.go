@@ -14,7 +14,6 @@ import (
 	"strings"
 	"sync"
 	"time"
-	"unicode"
 	"unicode/utf8"
 
 	"google.golang.org/grpc/codes"
@@ -322,7 +321,7 @@ func parseLogLine(text string) logRecord {
 // the bidi controls, each written as Go writes it in a quoted string
 // (\x1b, \r, \n, \u0085, \u202e). Each rune takes at most 6 bytes.
 func escapeText(s string) string {
-	if !strings.ContainsFunc(s, mustEscape) {
+	if !needsEscape(s) {
 		return s
 	}
 	var b strings.Builder
@@ -338,8 +337,38 @@ func escapeText(s string) string {
 	return b.String()
 }
 
+// needsEscape reports whether s holds a rune mustEscape escapes, looking
+// at ASCII a byte at a time.
+func needsEscape(s string) bool {
+	for i := 0; i < len(s); {
+		if b := s[i]; b < utf8.RuneSelf {
+			if b < 0x20 && b != '\t' || b == 0x7f {
+				return true
+			}
+			i++
+			continue
+		}
+		r, n := utf8.DecodeRuneInString(s[i:])
+		if mustEscape(r) {
+			return true
+		}
+		i += n
+	}
+	return false
+}
+
+// mustEscape: C0 controls but tab, DEL, C1 controls, the line and
+// paragraph separators, and the bidi controls (unicode.Bidi_Control).
 func mustEscape(r rune) bool {
-	return r != '\t' && unicode.IsControl(r) || r == '\u2028' || r == '\u2029' || unicode.Is(unicode.Bidi_Control, r)
+	switch {
+	case r < 0x20:
+		return r != '\t'
+	case r < 0x7f:
+		return false
+	case r <= 0x9f, r == '\u2028', r == '\u2029', r == '\u061c', r == '\u200e', r == '\u200f':
+		return true
+	}
+	return r >= '\u202a' && r <= '\u202e' || r >= '\u2066' && r <= '\u2069'
 }
 
 // escapeValue escapes the text of a decoded JSON value: strings, and the
