@@ -177,12 +177,22 @@
 //     Internal and OK paths.
 //   - the attacks of issue 43, each point with the tests that failed
 //     before its fix:
+//     1. one 60 MiB stdio message of newlines, plain and gzip: host's
+//     TestStdioBombPeakMemory (the host's VmHWM in a process of its own).
 //     2. compressed requests starving a service's other clients: plugin's
 //     TestServiceCompressedRequestsDoNotStarveOthers (16 streams of tiny
 //     gzip requests), TestServiceConnectionShareOfBudget.
 //     3. duplicate names across binaries: manager's
 //     TestDuplicateNamesOneProblemPerPair, TestDescribeNamesCapped and
 //     FuzzDescribe; BenchmarkDuplicateNames.
+//     4. log injection (escape sequences, OSC 52, carriage returns, bidi
+//     controls, a newline in @message; fields named as the host's keys,
+//     @timestamp): host's TestPluginTextIsEscapedInTheDefaultLogger,
+//     TestPluginTextIsEscapedInTextAndJSON,
+//     TestPluginFieldsCannotTakeTheHostsKeys.
+//     5. TCP reattach to another's listener: host's
+//     TestReattachRefusesAnotherUsersTCPListener (a listener of uid 65534,
+//     Pid 1), TestReattachRefusesTCPListenerOfAnotherPid.
 //     6. the SDKs against a hostile host: sdk/python's test_inflight_budget
 //     and MalformedEnvTest, sdk/node's "the in-flight budget refuses ..."
 //     and "a malformed environment ..." (make test-sdk), and sdktest's

@@ -233,6 +233,14 @@ type ReattachOptions struct {
 	// print it) to shut down. By default Close only disconnects from it
 	// and leaves it running for the next host, as Terraform does.
 	StopDebugPlugins bool
+	// TrustTCPListener skips the check of a TCP reattach's listener. On
+	// Linux the host checks, from /proc, that the process listening on
+	// the address runs as this user and is the configuration's Pid (when
+	// it names one); elsewhere, or for an address of another machine, it
+	// cannot, and refuses a TCP reattach unless this is set. Set it only
+	// for a configuration of a plugin you started yourself: whoever
+	// listens on the address gets the host's calls.
+	TrustTCPListener bool
 }
 
 // stopTimeout is the wait of each polite stop step.

@@ -18,10 +18,14 @@
 // and Connect read, and ReattachOptions Reattach's own.
 //
 // The plugin's standard error becomes log/slog records (hclog JSON and
-// "[LEVEL] ..." lines are understood; any other bytes are logged as they
-// are, never trusted), each carrying the plugin's name. What the plugin
+// "[LEVEL] ..." lines are understood; any other bytes are logged, never
+// trusted), one a line, each carrying the plugin's name and dated by the
+// host's clock. The plugin's text has its control and bidi characters
+// escaped (\x1b, \n, \u202e), and its hclog fields go in the group
+// "fields", so that none takes a key of the host's. What the plugin
 // prints to os.Stdout and os.Stderr after the handshake arrives over the
-// GRPCStdio stream and is logged the same way, or copied to
+// GRPCStdio stream, in messages of at most 64 KiB (a larger one ends the
+// stream, with a WARN record), and is logged the same way, or copied to
 // Output.SyncStdout and Output.SyncStderr.
 //
 // Close stops the plugin politely and then firmly: the Shutdown RPC, a

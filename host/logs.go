@@ -5,19 +5,46 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
 	"unicode/utf8"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 )
 
 // maxLogLine is the longest stderr line logged as one record; longer
 // lines are cut into records of this size, each marked truncated.
 const maxLogLine = 64 << 10
+
+// maxStdioMessage is the largest GRPCStdio message the host takes, in
+// bytes after decompression. plugkit's plugins send at most 32 KiB of
+// output a message, go-plugin's 1 KiB (grpcStdioBuffer in go-plugin
+// v1.8.0's grpc_stdio.go). A larger message ends the stream (gRPC
+// refuses it before reading its body, or when decompressing it past the
+// limit), so the stdio stream costs the host one such message at a time
+// and the records of its lines.
+const maxStdioMessage = 64 << 10
+
+// stdioEnded logs why the plugin's stdio stream ended, when that is worth
+// telling: at WARN for a message over maxStdioMessage, whose output and
+// all after it are lost.
+func stdioEnded(logger *slog.Logger, err error) {
+	switch code := status.Code(err); {
+	case code == codes.ResourceExhausted:
+		logger.Warn("plugin stdio stream ended: the plugin sent a message over the host's limit; its later stdout and stderr output is lost (plugkit plugins send at most 32 KiB a message: write output in smaller pieces)",
+			"limit", maxStdioMessage, "error", err)
+	case code != codes.Canceled && code != codes.Unavailable && code != codes.Unimplemented && !errors.Is(err, io.EOF):
+		logger.Debug("plugin stdio stream ended", "error", err)
+	}
+}
 
 // tailLines is how many of the plugin's last stderr lines an error about
 // its start carries, each cut to maxTailLine bytes.
@@ -29,8 +56,11 @@ const (
 // levelTrace is hclog's trace level, below slog.LevelDebug.
 const levelTrace = slog.Level(-8)
 
-// hclogTime is the timestamp format of hclog JSON.
-const hclogTime = "2006-01-02T15:04:05.000000Z07:00"
+// fieldsGroup is the group that holds a plugin's own fields in the
+// host's records (its hclog JSON fields, @module and @caller among them),
+// so that none can take a key of the host's (plugin, level, msg, time,
+// stream, or any its logger adds).
+const fieldsGroup = "fields"
 
 // logSink turns a plugin's output lines into slog records. It never
 // panics and never trusts the input: any bytes make a record.
@@ -132,20 +162,25 @@ func (s *logSink) copyOut(p []byte) {
 	}
 }
 
-// Write lets the sink take output as an io.Writer (GRPCStdio chunks, up
-// to the 64 MiB message limit). Chunks are split into lines and lines into
-// maxLogLine pieces, as stderr's are; a partial last line is logged as it
-// is.
+// Write lets the sink take output as an io.Writer (GRPCStdio chunks, at
+// most maxStdioMessage bytes each). Chunks are split into lines as they
+// are read, and lines into maxLogLine pieces, as stderr's are; a partial
+// last line is logged as it is. It holds nothing of p once it returns:
+// each line is handled before the next is looked for.
 func (s *logSink) Write(p []byte) (int, error) {
-	for _, line := range bytes.SplitAfter(p, []byte("\n")) {
+	rest := p
+	for len(rest) > 0 {
+		line := rest
+		if i := bytes.IndexByte(rest, '\n'); i >= 0 {
+			line = rest[:i+1]
+		}
+		rest = rest[len(line):]
 		truncated := false
 		for len(line) > maxLogLine {
 			s.line(line[:maxLogLine], true)
 			line, truncated = line[maxLogLine:], true
 		}
-		if len(line) > 0 {
-			s.line(line, truncated)
-		}
+		s.line(line, truncated)
 	}
 	return len(p), nil
 }
@@ -157,11 +192,11 @@ func (s *logSink) lastLines() []string {
 }
 
 func (s *logSink) line(raw []byte, truncated bool) {
-	text := strings.TrimRight(string(raw), "\r\n")
+	text := string(bytes.TrimRight(raw, "\r\n"))
 	if !utf8.ValidString(text) {
 		text = strings.ToValidUTF8(text, "\uFFFD")
 	}
-	kept := text
+	kept := escapeText(text)
 	if len(kept) > maxTailLine {
 		kept = strings.ToValidUTF8(kept[:maxTailLine], "") + "... (cut)"
 	}
@@ -200,8 +235,17 @@ func (s *logSink) line(raw []byte, truncated bool) {
 	if !s.logger.Enabled(context.Background(), rec.level) {
 		return
 	}
-	r := slog.NewRecord(rec.time, rec.level, rec.message, 0)
-	r.AddAttrs(rec.attrs...)
+	// The plugin's text is escaped (a handler may write the message as
+	// it is: slog.Default's does), and its fields kept in a group of
+	// their own; the host's clock dates the record.
+	r := slog.NewRecord(time.Now(), rec.level, escapeText(rec.message), 0)
+	if len(rec.attrs) > 0 {
+		fields := make([]slog.Attr, len(rec.attrs))
+		for i, a := range rec.attrs {
+			fields[i] = slog.Any(escapeText(a.Key), escapeValue(a.Value.Any()))
+		}
+		r.AddAttrs(slog.Attr{Key: fieldsGroup, Value: slog.GroupValue(fields...)})
+	}
 	if truncated {
 		r.AddAttrs(slog.Bool("truncated", true))
 	}
@@ -212,7 +256,6 @@ func (s *logSink) line(raw []byte, truncated bool) {
 }
 
 type logRecord struct {
-	time    time.Time
 	level   slog.Level
 	message string
 	attrs   []slog.Attr
@@ -222,7 +265,7 @@ type logRecord struct {
 // parseLogLine reads one line: hclog JSON when it is a JSON object,
 // otherwise text with an optional "[LEVEL]" prefix.
 func parseLogLine(text string) logRecord {
-	rec := logRecord{time: time.Now(), level: slog.LevelInfo, message: text}
+	rec := logRecord{level: slog.LevelInfo, message: text}
 	if strings.HasPrefix(text, "{") {
 		var fields map[string]any
 		dec := json.NewDecoder(strings.NewReader(text))
@@ -243,11 +286,8 @@ func parseLogLine(text string) logRecord {
 				case "@level":
 					rec.level = levelOf(stringify(v))
 				case "@timestamp":
-					if t, err := time.Parse(hclogTime, stringify(v)); err == nil {
-						rec.time = t
-					} else if t, err := time.Parse(time.RFC3339Nano, stringify(v)); err == nil {
-						rec.time = t
-					}
+					// Not the plugin's to set: the host's clock dates
+					// its records.
 				case "@module":
 					rec.attrs = append(rec.attrs, slog.String("module", stringify(v)))
 				case "@caller":
@@ -273,6 +313,84 @@ func parseLogLine(text string) logRecord {
 		}
 	}
 	return rec
+}
+
+// escapeText escapes what a terminal or a log reader would act on in a
+// plugin's text: control characters but tab (escape sequences, carriage
+// returns, newlines, C1 controls), the line and paragraph separators and
+// the bidi controls, each written as Go writes it in a quoted string
+// (\x1b, \r, \n, \u0085, \u202e). Each rune takes at most 6 bytes.
+func escapeText(s string) string {
+	if !needsEscape(s) {
+		return s
+	}
+	var b strings.Builder
+	b.Grow(len(s) + 16)
+	for _, r := range s {
+		if !mustEscape(r) {
+			b.WriteRune(r)
+			continue
+		}
+		q := strconv.QuoteRune(r)
+		b.WriteString(q[1 : len(q)-1])
+	}
+	return b.String()
+}
+
+// needsEscape reports whether s holds a rune mustEscape escapes, looking
+// at ASCII a byte at a time.
+func needsEscape(s string) bool {
+	for i := 0; i < len(s); {
+		if b := s[i]; b < utf8.RuneSelf {
+			if b < 0x20 && b != '\t' || b == 0x7f {
+				return true
+			}
+			i++
+			continue
+		}
+		r, n := utf8.DecodeRuneInString(s[i:])
+		if mustEscape(r) {
+			return true
+		}
+		i += n
+	}
+	return false
+}
+
+// mustEscape: C0 controls but tab, DEL, C1 controls, the line and
+// paragraph separators, and the bidi controls (unicode.Bidi_Control).
+func mustEscape(r rune) bool {
+	switch {
+	case r < 0x20:
+		return r != '\t'
+	case r < 0x7f:
+		return false
+	case r <= 0x9f, r == '\u2028', r == '\u2029', r == '\u061c', r == '\u200e', r == '\u200f':
+		return true
+	}
+	return r >= '\u202a' && r <= '\u202e' || r >= '\u2066' && r <= '\u2069'
+}
+
+// escapeValue escapes the text of a decoded JSON value: strings, and the
+// strings and keys within arrays and objects.
+func escapeValue(v any) any {
+	switch v := v.(type) {
+	case string:
+		return escapeText(v)
+	case []any:
+		out := make([]any, len(v))
+		for i, e := range v {
+			out[i] = escapeValue(e)
+		}
+		return out
+	case map[string]any:
+		out := make(map[string]any, len(v))
+		for k, e := range v {
+			out[escapeText(k)] = escapeValue(e)
+		}
+		return out
+	}
+	return v
 }
 
 // stringify renders any JSON value as text: strings as they are, anything

@@ -33,6 +33,12 @@ func (r *recorder) WithGroup(string) slog.Handler            { return r }
 func (r *recorder) Handle(_ context.Context, rec slog.Record) error {
 	out := recorded{level: rec.Level, message: rec.Message, attrs: map[string]string{}}
 	rec.Attrs(func(a slog.Attr) bool {
+		if a.Value.Kind() == slog.KindGroup {
+			for _, f := range a.Value.Group() {
+				out.attrs[a.Key+"."+f.Key] = f.Value.String()
+			}
+			return true
+		}
 		out.attrs[a.Key] = a.Value.String()
 		return true
 	})
@@ -136,7 +142,8 @@ func FuzzLogLine(f *testing.F) {
 
 // FuzzHclogLine: what a plugin's hclog writes in JSON (the format
 // go-plugin's plugins log in) becomes a record with the plugin's level,
-// message, module and fields, whatever their text.
+// message, module and fields (in the group "fields", control characters
+// escaped), whatever their text.
 func FuzzHclogLine(f *testing.F) {
 	f.Add("hello", 2, "plugin.sub", "key", "value")
 	f.Add("multi\nline \"quoted\" \t", 5, "", "n", "")
@@ -168,13 +175,13 @@ func FuzzHclogLine(f *testing.F) {
 			t.Fatalf("hclog's line made %d records: %+v", len(got.records), got.records)
 		}
 		r := got.records[0]
-		if r.level != lv.s || r.message != msg || r.attrs[key] != value {
+		if r.level != lv.s || r.message != escapeText(msg) || r.attrs["fields."+escapeText(key)] != escapeText(value) {
 			t.Fatalf("hclog %v %q %s=%q made %v %q %v", lv.h, msg, key, value, r.level, r.message, r.attrs)
 		}
-		if module != "" && r.attrs["module"] != module {
+		if module != "" && r.attrs["fields.module"] != escapeText(module) {
 			t.Fatalf("hclog module %q made %v", module, r.attrs)
 		}
-		if _, cut := r.attrs["truncated"]; cut && key != "truncated" {
+		if _, cut := r.attrs["truncated"]; cut {
 			t.Fatalf("a short line marked truncated: %v", r.attrs)
 		}
 	})

@@ -1,7 +1,9 @@
 package host
 
 import (
+	"errors"
 	"fmt"
+	"net/netip"
 	"os"
 	"strings"
 
@@ -41,9 +43,9 @@ func checkOwner(owner int, address string, pid int) error {
 }
 
 // ForeignSocketError reports a reattach configuration (PLUGKIT_REATTACH,
-// TF_REATTACH_PROVIDERS, Reattach) naming a unix socket of another user:
-// the socket file belongs to another uid, or the process listening on it
-// runs as one. A configuration read from the environment could otherwise
+// TF_REATTACH_PROVIDERS, Reattach) naming a socket of another user: a
+// unix socket file that belongs to another uid, or a unix socket or TCP
+// address on which a process of another uid listens. A configuration read from the environment could otherwise
 // hand the host's calls, and whatever they carry, to another user's
 // process. The host does not connect.
 type ForeignSocketError struct {
@@ -63,6 +65,45 @@ func (e *ForeignSocketError) Error() string {
 		whose = fmt.Sprintf("is served by a process of uid %d", e.Owner)
 	}
 	return fmt.Sprintf("the reattach configuration names the socket %s, which %s, not this host's user (uid %d): refused to connect to another user's socket; run the plugin as uid %d (or the host as uid %d), and check where the reattach configuration came from", e.Address, whose, e.User, e.User, e.Owner)
+}
+
+// ErrListenerNotPlugin reports a TCP reattach configuration whose Pid
+// does not hold the address's listener: another process listens there
+// (the plugin is gone and its port taken). The host does not connect.
+var ErrListenerNotPlugin = errors.New("the reattach configuration's process does not listen on its address")
+
+// tcpListener is a listening TCP socket of this machine: its owner and
+// its inode, which names it in a process's fd table.
+type tcpListener struct {
+	uid   int
+	inode string
+}
+
+// checkTCPListener refuses a reattach to a TCP address whose listener is
+// not this user's or, when pid is not 0, not held by process pid. Where
+// the system cannot tell who listens, it refuses too.
+func checkTCPListener(address string, pid int) error {
+	const trust = "set ReattachOptions.TrustTCPListener to reattach unchecked, only to a plugin you started yourself"
+	ap, err := netip.ParseAddrPort(address)
+	if err != nil {
+		return fmt.Errorf("the reattach configuration names the TCP address %q, which is no IP address and port (go-plugin writes 127.0.0.1:1234): %w", address, err)
+	}
+	ls, err := tcpListeners(ap)
+	if err != nil {
+		return fmt.Errorf("reattach to %s: cannot tell which process listens there (%v), which a TCP reattach is checked against: %s", address, err, trust)
+	}
+	if len(ls) == 0 {
+		return fmt.Errorf("reattach to %s: nothing on this machine listens there; start the plugin again and use its new reattach configuration (a plugin on another machine cannot be checked: %s)", address, trust)
+	}
+	for _, l := range ls {
+		if l.uid != os.Geteuid() {
+			return &ForeignSocketError{Address: address, Owner: l.uid, Listener: true, User: os.Geteuid()}
+		}
+	}
+	if pid > 0 && !holdsSocket(pid, ls) {
+		return fmt.Errorf("reattach to %s: %w: pid %d does not hold its listener, another process of this user does; start the plugin again and use its new reattach configuration", address, ErrListenerNotPlugin, pid)
+	}
+	return nil
 }
 
 // checkSocketFile refuses a reattach to a unix socket file that another

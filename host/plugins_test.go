@@ -186,6 +186,28 @@ func fakePlugin(mode string) bool {
 		buf := make([]byte, 1)
 		os.Stdin.Read(buf)
 		l.Close()
+	case "listentcp":
+		// Listens on loopback TCP, says "ready <address>", prints
+		// "accepted" for each connection it takes, until stdin closes.
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(5)
+		}
+		fmt.Println("ready", l.Addr())
+		go func() {
+			for {
+				conn, err := l.Accept()
+				if err != nil {
+					return
+				}
+				fmt.Println("accepted")
+				conn.Close()
+			}
+		}()
+		buf := make([]byte, 1)
+		os.Stdin.Read(buf)
+		l.Close()
 	case "unflushed":
 		// Writes its line into a buffer it never flushes, as Python
 		// and C do with a pipe for stdout.
@@ -205,6 +227,10 @@ func fakePlugin(mode string) bool {
 		rawPlugin(mode)
 	case "knockflood":
 		knockFloodPlugin()
+	case "stdiobomb":
+		stdioBombPlugin()
+	case "stdiohost":
+		stdioBombHost()
 	case "describer":
 		// Asked for its description, writes it and exits; otherwise
 		// serves as "kv".

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"slices"
 	"time"
 
@@ -23,7 +24,11 @@ var ErrPluginGone = errors.New("no process has that pid any more")
 // opts.Versions. A unix socket must be this user's: a socket file of
 // another uid, or (on Linux) a listener running as one, is refused with a
 // *ForeignSocketError before any call reaches it, since a reattach
-// configuration usually comes from the environment.
+// configuration usually comes from the environment. So must a TCP
+// listener (on Linux, from /proc), and a configuration's Pid must hold it
+// (ErrListenerNotPlugin); where that cannot be checked (other systems, a
+// plugin on another machine) a TCP reattach is refused unless
+// ro.TrustTCPListener is set.
 func Reattach(ctx context.Context, r handshake.Reattach, opts Options, ro ReattachOptions) (*Client, error) {
 	if err := opts.check(); err != nil {
 		return nil, err
@@ -32,7 +37,7 @@ func Reattach(ctx context.Context, r handshake.Reattach, opts Options, ro Reatta
 		return nil, errors.New("host: Reattach cannot use AutoMTLS (a reattach configuration carries no certificate): leave Options.Security zero for plain text, or set host.TLS for a plugin serving its own TLS")
 	}
 	name := cmp.Or(opts.Name, fmt.Sprintf("pid %d", r.Pid))
-	if err := checkReattach(r, opts.Versions); err != nil {
+	if err := checkReattach(r, opts.Versions, ro.TrustTCPListener); err != nil {
 		return nil, &StartError{Name: name, Err: err}
 	}
 	c := newClient(opts, name)
@@ -44,6 +49,20 @@ func Reattach(ctx context.Context, r handshake.Reattach, opts Options, ro Reatta
 		// may have been handed over to this user.
 		sameUser: true,
 	})
+	if r.Addr.Network == "tcp" && !ro.TrustTCPListener {
+		// Checked again at each connection, once it is made: a
+		// listener that took the port since is refused too.
+		c.rawDial = func(ctx context.Context, _ string) (net.Conn, error) {
+			conn, err := (&net.Dialer{}).DialContext(ctx, "tcp", r.Addr.String)
+			if err == nil {
+				if err = checkTCPListener(r.Addr.String, r.Pid); err != nil {
+					conn.Close()
+					return nil, err
+				}
+			}
+			return conn, err
+		}
+	}
 	c.line = handshake.Line{
 		CoreVersion: handshake.CoreVersion,
 		AppVersion:  r.ProtocolVersion,
@@ -59,8 +78,9 @@ func Reattach(ctx context.Context, r handshake.Reattach, opts Options, ro Reatta
 }
 
 // checkReattach checks a reattach configuration against the host's
-// versions, and that its process is alive and its socket this user's.
-func checkReattach(r handshake.Reattach, versions []int) error {
+// versions, and that its process is alive and its socket this user's
+// (for TCP, unless trustTCP).
+func checkReattach(r handshake.Reattach, versions []int, trustTCP bool) error {
 	if r.Protocol != "" && r.Protocol != handshake.ProtocolGRPC {
 		return fmt.Errorf("reattach protocol %q: %w", r.Protocol, handshake.ErrNetRPC)
 	}
@@ -76,6 +96,11 @@ func checkReattach(r handshake.Reattach, versions []int) error {
 	}
 	if r.Addr.Network == "unix" {
 		if err := checkSocketFile(r.Addr.String); err != nil {
+			return err
+		}
+	}
+	if r.Addr.Network == "tcp" && !trustTCP {
+		if err := checkTCPListener(r.Addr.String, r.Pid); err != nil {
 			return err
 		}
 	}

@@ -4,18 +4,26 @@ import (
 	"bufio"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
 
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/health"
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+
 	"github.com/plugkit/plugkit/handshake"
 	"github.com/plugkit/plugkit/host"
+	"github.com/plugkit/plugkit/wire"
 )
 
 // nobody is the uid and gid the other user's sockets belong to.
@@ -23,9 +31,14 @@ const nobody = 65534
 
 func reattachUnix(t *testing.T, sock string) error {
 	t.Helper()
+	return reattach(t, handshake.Reattach{Protocol: "grpc", ProtocolVersion: 1, Addr: handshake.ReattachAddr{Network: "unix", String: sock}})
+}
+
+func reattach(t *testing.T, r handshake.Reattach) error {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	c, err := host.Reattach(ctx, handshake.Reattach{Protocol: "grpc", ProtocolVersion: 1, Addr: handshake.ReattachAddr{Network: "unix", String: sock}}, host.Options{Versions: []int{1}}, host.ReattachOptions{})
+	c, err := host.Reattach(ctx, r, host.Options{Versions: []int{1}}, host.ReattachOptions{})
 	if err == nil {
 		c.Close()
 	}
@@ -73,8 +86,28 @@ func TestReattachRefusesAnotherUsersListener(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Fatalf("this test needs root (uid 0, as CI runs it) to run a listener as another uid; it runs as uid %d: run it as root", os.Geteuid())
 	}
-	// A directory the other user can reach, holding a copy of this test
-	// binary (the build directory is root's alone) that listens as it.
+	dir := foreignDir(t)
+	sock := filepath.Join(dir, "s")
+	if line, _ := runAsNobody(t, dir, "listen", "PLUGKIT_TEST_SOCKET="+sock); line != "ready" {
+		t.Fatalf("the listener as uid %d did not start: %q", nobody, line)
+	}
+	if err := os.Chown(sock, 0, 0); err != nil {
+		t.Fatal(err)
+	}
+	err := reattachUnix(t, sock)
+	var fe *host.ForeignSocketError
+	if !errors.As(err, &fe) || fe.Owner != nobody || !fe.Listener {
+		t.Fatalf("Reattach to a socket served by uid %d: %v (%#v), want a *ForeignSocketError naming the listener's uid", nobody, err, fe)
+	}
+	if !strings.Contains(err.Error(), "is served by a process of uid 65534") {
+		t.Errorf("error does not name the listener's uid: %v", err)
+	}
+}
+
+// foreignDir makes a directory the other user can reach (the build
+// directory is root's alone).
+func foreignDir(t *testing.T) string {
+	t.Helper()
 	dir, err := os.MkdirTemp("", "plugkit-foreign-")
 	if err != nil {
 		t.Fatal(err)
@@ -83,15 +116,24 @@ func TestReattachRefusesAnotherUsersListener(t *testing.T) {
 	if err := os.Chmod(dir, 0o777); err != nil {
 		t.Fatal(err)
 	}
+	return dir
+}
+
+// runAsNobody runs a copy of this test binary, in dir, as uid nobody in
+// the given test plugin mode with env, and returns the first line it
+// prints (without its newline) and stop, which closes its stdin (the
+// modes end then), waits for it and returns what else it printed. The
+// test's end stops it too.
+func runAsNobody(t *testing.T, dir, mode string, env ...string) (first string, stop func() string) {
+	t.Helper()
 	exe, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
 	}
-	bin := filepath.Join(dir, "listener")
+	bin := filepath.Join(dir, "as-nobody")
 	copyFile(t, exe, bin)
-	sock := filepath.Join(dir, "s")
 	cmd := exec.Command(bin)
-	cmd.Env = []string{modeEnv + "=listen", "PLUGKIT_TEST_SOCKET=" + sock, "GORACE=atexit_sleep_ms=0"}
+	cmd.Env = append([]string{modeEnv + "=" + mode, "GORACE=atexit_sleep_ms=0"}, env...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: nobody, Gid: nobody}}
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
@@ -105,42 +147,41 @@ func TestReattachRefusesAnotherUsersListener(t *testing.T) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	defer func() {
-		stdin.Close()
-		done := make(chan struct{})
-		go func() { cmd.Wait(); close(done) }()
-		select {
-		case <-done:
-		case <-time.After(10 * time.Second):
-			cmd.Process.Kill()
-			<-done
-		}
-	}()
-	ready := make(chan string, 1)
+	ready, after := make(chan string, 1), make(chan string, 1)
 	go func() {
-		line, _ := bufio.NewReader(stdout).ReadString('\n')
-		ready <- line
-		io.Copy(io.Discard, stdout)
+		r := bufio.NewReader(stdout)
+		line, _ := r.ReadString('\n')
+		ready <- strings.TrimSuffix(line, "\n")
+		more, _ := io.ReadAll(r)
+		after <- string(more)
 	}()
+	var once sync.Once
+	var rest string
+	stop = func() string {
+		once.Do(func() {
+			stdin.Close()
+			done := make(chan struct{})
+			go func() { cmd.Wait(); close(done) }()
+			select {
+			case <-done:
+			case <-time.After(10 * time.Second):
+				cmd.Process.Kill()
+				<-done
+			}
+			select {
+			case rest = <-after:
+			case <-time.After(10 * time.Second):
+			}
+		})
+		return rest
+	}
+	t.Cleanup(func() { stop() })
 	select {
-	case line := <-ready:
-		if line != "ready\n" {
-			t.Fatalf("the listener as uid %d did not start: %q", nobody, line)
-		}
+	case first = <-ready:
 	case <-time.After(20 * time.Second):
-		t.Fatal("the listener did not start within 20 s")
+		t.Fatalf("the process as uid %d did not start within 20 s", nobody)
 	}
-	if err := os.Chown(sock, 0, 0); err != nil {
-		t.Fatal(err)
-	}
-	err = reattachUnix(t, sock)
-	var fe *host.ForeignSocketError
-	if !errors.As(err, &fe) || fe.Owner != nobody || !fe.Listener {
-		t.Fatalf("Reattach to a socket served by uid %d: %v (%#v), want a *ForeignSocketError naming the listener's uid", nobody, err, fe)
-	}
-	if !strings.Contains(err.Error(), "is served by a process of uid 65534") {
-		t.Errorf("error does not name the listener's uid: %v", err)
-	}
+	return first, stop
 }
 
 func copyFile(t *testing.T, from, to string) {
@@ -160,5 +201,89 @@ func copyFile(t *testing.T, from, to string) {
 	}
 	if err := dst.Close(); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestReattachRefusesAnotherUsersTCPListener: a reattach configuration
+// naming a loopback TCP address on which a process of another uid
+// listens (a stale TF_REATTACH_PROVIDERS whose port another user took,
+// with an unrelated Pid 1) is refused with a *ForeignSocketError naming
+// the listener's uid, and no connection reaches the listener.
+func TestReattachRefusesAnotherUsersTCPListener(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Fatalf("this test needs root (uid 0, as CI runs it) to run a listener as another uid; it runs as uid %d: run it as root", os.Geteuid())
+	}
+	first, stop := runAsNobody(t, foreignDir(t), "listentcp")
+	addr, ok := strings.CutPrefix(first, "ready ")
+	if !ok {
+		t.Fatalf("the TCP listener as uid %d did not start: %q", nobody, first)
+	}
+	err := reattach(t, handshake.Reattach{Protocol: "grpc", ProtocolVersion: 1, Pid: 1, Addr: handshake.ReattachAddr{Network: "tcp", String: addr}})
+	var fe *host.ForeignSocketError
+	if !errors.As(err, &fe) || fe.Owner != nobody || !fe.Listener || fe.Address != addr {
+		t.Fatalf("Reattach to %s, served by uid %d: %v (%#v), want a *ForeignSocketError naming the listener's uid", addr, nobody, err, fe)
+	}
+	for _, want := range []string{addr, "is served by a process of uid 65534", "refused"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error lacks %q: %v", want, err)
+		}
+	}
+	if rest := stop(); strings.Contains(rest, "accepted") {
+		t.Errorf("the host connected to the other user's listener (it printed %q)", rest)
+	}
+}
+
+// TestReattachRefusesTCPListenerOfAnotherPid: a TCP listener of this user
+// that the reattach configuration's Pid does not hold (another process of
+// this user listens there) is refused with ErrListenerNotPlugin; with the
+// Pid of the process that listens, the reattach goes through.
+func TestReattachRefusesTCPListenerOfAnotherPid(t *testing.T) {
+	for _, local := range []string{"127.0.0.1:0", "[::1]:0", ":0"} {
+		t.Run(local, func(t *testing.T) { reattachOtherPid(t, local) })
+	}
+}
+
+func reattachOtherPid(t *testing.T, local string) {
+	ln, err := net.Listen("tcp", local)
+	if err != nil {
+		t.Fatalf("listening on %s (this test needs IPv4 and IPv6 loopback): %v", local, err)
+	}
+	srv := grpc.NewServer()
+	h := health.NewServer()
+	h.SetServingStatus(wire.HealthService, healthpb.HealthCheckResponse_SERVING)
+	healthpb.RegisterHealthServer(srv, h)
+	go srv.Serve(ln)
+	defer srv.Stop()
+
+	// Another process of this user, alive, that holds no listener.
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	other := exec.Command(exe)
+	other.Env = []string{modeEnv + "=sleep", "GORACE=atexit_sleep_ms=0"}
+	if err := other.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { other.Process.Kill(); other.Wait() }()
+
+	addr := ln.Addr().String()
+	if local == ":0" {
+		// Bound to every address: reached through loopback.
+		addr = net.JoinHostPort("127.0.0.1", strconv.Itoa(ln.Addr().(*net.TCPAddr).Port))
+	}
+	r := handshake.Reattach{Protocol: "grpc", ProtocolVersion: 1, Pid: other.Process.Pid, Addr: handshake.ReattachAddr{Network: "tcp", String: addr}}
+	err = reattach(t, r)
+	if !errors.Is(err, host.ErrListenerNotPlugin) {
+		t.Fatalf("Reattach to %s naming pid %d, which does not listen there: %v; want host.ErrListenerNotPlugin", addr, r.Pid, err)
+	}
+	for _, want := range []string{addr, fmt.Sprintf("pid %d", r.Pid)} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error lacks %q: %v", want, err)
+		}
+	}
+	r.Pid = os.Getpid()
+	if err := reattach(t, r); err != nil {
+		t.Errorf("Reattach to %s naming the pid that listens there: %v", addr, err)
 	}
 }

@@ -471,7 +471,7 @@ func (c *Client) checkHealth(ctx context.Context) error {
 // openStdio opens GRPCStdio and forwards it. Plugins without it (non-Go
 // plugins) answer Unimplemented, which is fine.
 func (c *Client) openStdio(ctx context.Context) {
-	stream, err := pluginpb.NewGRPCStdioClient(c.conn).StreamStdio(ctx, &emptypb.Empty{})
+	stream, err := pluginpb.NewGRPCStdioClient(c.conn).StreamStdio(ctx, &emptypb.Empty{}, grpc.MaxCallRecvMsgSize(maxStdioMessage))
 	if err != nil {
 		c.logger.Debug("plugin stdio stream unavailable", "error", err)
 		return
@@ -489,9 +489,7 @@ func (c *Client) openStdio(ctx context.Context) {
 		for {
 			msg, err := stream.Recv()
 			if err != nil {
-				if code := status.Code(err); code != codes.Canceled && code != codes.Unavailable && code != codes.Unimplemented && !errors.Is(err, io.EOF) {
-					c.logger.Debug("plugin stdio stream ended", "error", err)
-				}
+				stdioEnded(c.logger, err)
 				return
 			}
 			switch msg.GetChannel() {

@@ -190,7 +190,8 @@ func checkTracedRecord(t *testing.T, logs, traceID, spanID string) {
 		if json.Unmarshal([]byte(line), &rec) != nil || rec["msg"] != "traced call" {
 			continue
 		}
-		if rec["trace_id"] != traceID || rec["span_id"] != spanID {
+		fields, _ := rec["fields"].(map[string]any) // the plugin's own fields
+		if fields["trace_id"] != traceID || fields["span_id"] != spanID {
 			t.Errorf("record %s: want trace_id %s span_id %s", line, traceID, spanID)
 		}
 		return

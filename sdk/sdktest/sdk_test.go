@@ -324,7 +324,8 @@ func TestNoMutualVersionAsGo(t *testing.T) {
 			if strings.Contains(line, "no app protocol version in common") {
 				var r map[string]any
 				if json.Unmarshal([]byte(line), &r) == nil {
-					record = fmt.Sprintf("%v|%v|%v|%v|%v", r["level"], r["msg"], r["plugin_versions"], r["host_versions"], r["error"])
+					f, _ := r["fields"].(map[string]any) // the plugin's own fields
+					record = fmt.Sprintf("%v|%v|%v|%v|%v", r["level"], r["msg"], f["plugin_versions"], f["host_versions"], f["error"])
 				}
 			}
 		}

@@ -297,6 +297,9 @@ function reflect(req, served) {
   return resp;
 }
 
+// STDIO_CHUNK is the most output one GRPCStdio message carries.
+const STDIO_CHUNK = 32 << 10;
+
 // Stdio sends what the plugin writes to process.stdout and process.stderr
 // after the handshake to the host over GRPCStdio.
 class Stdio {
@@ -305,8 +308,14 @@ class Stdio {
     this.pending = [];
   }
 
+  // put sends data in pieces of STDIO_CHUNK bytes: the host takes stdio
+  // messages of at most 64 KiB (the Go plugin sends 32 KiB pieces too).
   put(channel, data) {
-    const msg = { channel, data: Buffer.from(data) };
+    const buf = Buffer.from(data);
+    for (let i = 0; i < buf.length; i += STDIO_CHUNK) this.send({ channel, data: buf.subarray(i, i + STDIO_CHUNK) });
+  }
+
+  send(msg) {
     if (this.calls.size === 0) {
       if (this.pending.length < 4096) this.pending.push(msg);
       return;
@@ -505,4 +514,4 @@ function serve(catalog, cookie, options) {
   new Plugin(catalog, cookie, options).run().then((code) => process.exit(code));
 }
 
-module.exports = { Plugin, PluginError, serve, cookieNotice, parseVersions, versionError, chooseVersion, handshakeLine, formatVersions, reflect };
+module.exports = { Plugin, PluginError, serve, cookieNotice, parseVersions, versionError, chooseVersion, handshakeLine, formatVersions, reflect, Stdio };

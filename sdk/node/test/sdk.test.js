@@ -250,3 +250,13 @@ test('a malformed environment stops the plugin with one line naming the variable
     assert.doesNotMatch(lines[0], /[\x00-\x1f\x7f]/);
   }
 });
+
+test('stdio writes over the host\'s 64 KiB message limit go in 32 KiB pieces, in order', () => {
+  const stdio = new serve.Stdio();
+  const data = Buffer.alloc(100 << 10);
+  for (let i = 0; i < data.length; i++) data[i] = i % 251;
+  stdio.put(2, data);
+  assert.strictEqual(stdio.pending.length, 4);
+  assert.ok(stdio.pending.every((m) => m.data.length <= 32 << 10 && m.channel === 2));
+  assert.ok(Buffer.concat(stdio.pending.map((m) => m.data)).equals(data));
+});

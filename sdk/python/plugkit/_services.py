@@ -15,6 +15,10 @@ from ._proto import REGISTRY
 HEALTH_SERVICE = "grpc.health.v1.Health"
 # PLUGIN_HEALTH is the service name whose health go-plugin hosts check.
 PLUGIN_HEALTH = "plugin"
+
+# STDIO_CHUNK is the most output one GRPCStdio message carries (the Go
+# plugin's size; the host refuses messages over 64 KiB).
+STDIO_CHUNK = 32 << 10
 SERVING, NOT_SERVING = 1, 2
 
 
@@ -129,10 +133,13 @@ class Stdio:
         self.queue = queue.Queue(maxsize=4096)
 
     def put(self, channel, data):
-        try:
-            self.queue.put_nowait(self.data(channel=channel, data=data))
-        except queue.Full:
-            pass  # nobody reads: drop rather than block the plugin
+        # The host takes stdio messages of at most 64 KiB: send pieces of
+        # STDIO_CHUNK bytes, as the Go plugin does.
+        for i in range(0, len(data), STDIO_CHUNK):
+            try:
+                self.queue.put_nowait(self.data(channel=channel, data=data[i : i + STDIO_CHUNK]))
+            except queue.Full:
+                return  # nobody reads: drop rather than block the plugin
 
     def StreamStdio(self, request, context):
         with self.life.stream(context) as ev:

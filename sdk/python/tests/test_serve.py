@@ -160,3 +160,20 @@ class MalformedEnvTest(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class StdioTest(unittest.TestCase):
+    def test_large_writes_are_sent_in_pieces(self):
+        """A write over the host's 64 KiB stdio message limit goes in
+        pieces of at most 32 KiB, in order, nothing lost."""
+        from plugkit import _services
+
+        stdio = _services.Stdio(None)
+        data = bytes(range(256)) * 400  # 100 KiB
+        stdio.put(_services.Stdio.STDERR, data)
+        pieces = []
+        while not stdio.queue.empty():
+            pieces.append(stdio.queue.get_nowait())
+        self.assertEqual(len(pieces), 4)
+        self.assertTrue(all(len(p.data) <= 32 << 10 and p.channel == _services.Stdio.STDERR for p in pieces))
+        self.assertEqual(b"".join(p.data for p in pieces), data)
