@@ -63,12 +63,13 @@ func (h *pluginStdout) Enabled(ctx context.Context, l slog.Level) bool {
 
 func (h *pluginStdout) Handle(ctx context.Context, r slog.Record) error {
 	stdout := false
-	fields := map[string]any{}
+	var fields map[string]any
 	r.Attrs(func(a slog.Attr) bool {
-		if a.Key == "stream" {
+		switch a.Key {
+		case "stream":
 			stdout = a.Value.String() == "stdout"
-		} else {
-			fields[a.Key] = a.Value.Any()
+		case "fields": // the plugin's own fields, in their group
+			fields = attrMap(a.Value.Group())
 		}
 		return true
 	})
@@ -90,6 +91,19 @@ func (h *pluginStdout) Handle(ctx context.Context, r slog.Record) error {
 		return nil
 	}
 	return h.Handler.Handle(ctx, r)
+}
+
+// attrMap is a group's attributes as a JSON object.
+func attrMap(attrs []slog.Attr) map[string]any {
+	m := make(map[string]any, len(attrs))
+	for _, a := range attrs {
+		if a.Value.Kind() == slog.KindGroup {
+			m[a.Key] = attrMap(a.Value.Group())
+		} else {
+			m[a.Key] = a.Value.Any()
+		}
+	}
+	return m
 }
 
 func (h *pluginStdout) WithAttrs(attrs []slog.Attr) slog.Handler {
