@@ -192,7 +192,10 @@
 //     TestPluginFieldsCannotTakeTheHostsKeys.
 //     5. TCP reattach to another's listener: host's
 //     TestReattachRefusesAnotherUsersTCPListener (a listener of uid 65534,
-//     Pid 1), TestReattachRefusesTCPListenerOfAnotherPid.
+//     Pid 1), TestReattachRefusesTCPListenerOfAnotherPid; an unchecked
+//     one (other systems, nothing listening) is refused unless trusted:
+//     host's TestReattachUncheckedTCPListener, plugkit's
+//     TestReattachTrustTCPListener (--trust-tcp-listener).
 //     6. the SDKs against a hostile host: sdk/python's test_inflight_budget
 //     and MalformedEnvTest, sdk/node's "the in-flight budget refuses ..."
 //     and "a malformed environment ..." (make test-sdk), and sdktest's

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -478,6 +479,34 @@ func TestBrokerCallbacksBothWays(t *testing.T) {
 	}
 }
 
+// TestReattachUncheckedTCPListener: a TCP reattach whose listener cannot
+// be checked (nothing on this machine listens on its address; on systems
+// other than Linux none can be checked) is refused with an error that
+// errors.Is ErrTCPListenerUnchecked and names TrustTCPListener, which a
+// program such as plugkit's CLI maps to its own option. With
+// TrustTCPListener set, the check is skipped.
+func TestReattachUncheckedTCPListener(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rc := handshake.Reattach{Protocol: "grpc", ProtocolVersion: 1, Addr: handshake.ReattachAddr{Network: "tcp", String: l.Addr().String()}}
+	l.Close() // nothing listens there now
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	_, err = host.Reattach(ctx, rc, host.Options{Versions: []int{1}}, host.ReattachOptions{})
+	if !errors.Is(err, host.ErrTCPListenerUnchecked) || !strings.Contains(err.Error(), "TrustTCPListener") {
+		t.Errorf("unchecked TCP reattach: %v; want ErrTCPListenerUnchecked, naming TrustTCPListener", err)
+	}
+	c, err := host.Reattach(ctx, rc, host.Options{Versions: []int{1}}, host.ReattachOptions{TrustTCPListener: true})
+	if errors.Is(err, host.ErrTCPListenerUnchecked) {
+		t.Errorf("TrustTCPListener set: %v; want the check skipped", err)
+	}
+	if err == nil {
+		c.Close()
+	}
+}
+
 func TestReattach(t *testing.T) {
 	cfg := config(t, "kv")
 	cfg.Security = host.Plaintext()
@@ -490,7 +519,7 @@ func TestReattach(t *testing.T) {
 	rc := rcs["registry.terraform.io/x/y"]
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	second, err := host.Reattach(ctx, rc, host.Options{Versions: []int{1}, Logger: cfg.Logger}, host.ReattachOptions{})
+	second, err := host.Reattach(ctx, rc, host.Options{Versions: []int{1}, Logger: cfg.Logger}, host.ReattachOptions{TrustTCPListener: trustTCP})
 	if err != nil {
 		t.Fatalf("Reattach: %v", err)
 	}
@@ -505,7 +534,7 @@ func TestReattach(t *testing.T) {
 	}
 	first.Close()
 	rc.Pid = first.Pid()
-	if _, err := host.Reattach(ctx, rc, host.Options{Versions: []int{1}}, host.ReattachOptions{}); !errors.Is(err, host.ErrPluginGone) {
+	if _, err := host.Reattach(ctx, rc, host.Options{Versions: []int{1}}, host.ReattachOptions{TrustTCPListener: trustTCP}); !errors.Is(err, host.ErrPluginGone) {
 		t.Errorf("Reattach to a dead pid: %v", err)
 	}
 	if _, err := handshake.ParseReattach([]byte("{not json")); err == nil || !strings.Contains(err.Error(), "Protocol") {

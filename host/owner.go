@@ -72,6 +72,15 @@ func (e *ForeignSocketError) Error() string {
 // (the plugin is gone and its port taken). The host does not connect.
 var ErrListenerNotPlugin = errors.New("the reattach configuration's process does not listen on its address")
 
+// ErrTCPListenerUnchecked reports a TCP reattach refused because the host
+// cannot check who listens on its address: the system does not say (any
+// but Linux), or nothing on this machine listens there (a plugin on
+// another machine, or one that is gone). ReattachOptions.TrustTCPListener
+// lets such a reattach through; a program that sets it from its own
+// option (a command-line flag, say) can test for this error with
+// errors.Is and name that option.
+var ErrTCPListenerUnchecked = errors.New("the TCP reattach's listener cannot be checked")
+
 // tcpListener is a listening TCP socket of this machine: its owner and
 // its inode, which names it in a process's fd table.
 type tcpListener struct {
@@ -90,10 +99,10 @@ func checkTCPListener(address string, pid int) error {
 	}
 	ls, err := tcpListeners(ap)
 	if err != nil {
-		return fmt.Errorf("reattach to %s: cannot tell which process listens there (%v), which a TCP reattach is checked against: %s", address, err, trust)
+		return fmt.Errorf("reattach to %s: %w: cannot tell which process listens there (%v), which a TCP reattach is checked against: %s", address, ErrTCPListenerUnchecked, err, trust)
 	}
 	if len(ls) == 0 {
-		return fmt.Errorf("reattach to %s: nothing on this machine listens there; start the plugin again and use its new reattach configuration (a plugin on another machine cannot be checked: %s)", address, trust)
+		return fmt.Errorf("reattach to %s: %w: nothing on this machine listens there; start the plugin again and use its new reattach configuration (a plugin on another machine cannot be checked: %s)", address, ErrTCPListenerUnchecked, trust)
 	}
 	for _, l := range ls {
 		if l.uid != os.Geteuid() {

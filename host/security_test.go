@@ -162,7 +162,7 @@ func TestReattachReadsItsOptions(t *testing.T) {
 	opts := host.Options{Versions: []int{1}}
 
 	dir := testutil.TempDir(t)
-	c, err := host.Reattach(ctx, rc, opts, host.ReattachOptions{Attach: host.Attach{UnixSocketDir: dir}})
+	c, err := host.Reattach(ctx, rc, opts, host.ReattachOptions{Attach: host.Attach{UnixSocketDir: dir}, TrustTCPListener: trustTCP})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -176,7 +176,7 @@ func TestReattachReadsItsOptions(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	c, err = host.Reattach(ctx, rc, opts, host.ReattachOptions{StopDebugPlugins: true})
+	c, err = host.Reattach(ctx, rc, opts, host.ReattachOptions{StopDebugPlugins: true, TrustTCPListener: trustTCP})
 	if err != nil {
 		t.Fatalf("the plugin in debug mode did not outlive its first host's Close: %v", err)
 	}

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"os"
 	"os/exec"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -20,6 +21,14 @@ import (
 	"github.com/plugkit/plugkit/internal/testutil"
 	"github.com/plugkit/plugkit/plugin"
 )
+
+// trustTCP is ReattachOptions.TrustTCPListener for this package's
+// reattaches. Only Linux can check who listens on a TCP reattach's
+// address (/proc); elsewhere (Windows, where Wine has no AF_UNIX and every
+// reattach is TCP, and macOS) the host refuses a TCP reattach unless told
+// to trust it, so the tests opt in there as a user must. On Linux they
+// keep running the check.
+const trustTCP = runtime.GOOS != "linux"
 
 // TestGoPluginHostReattachesToDebugPlugin starts a plugkit plugin in debug
 // mode (PLUGKIT_DEBUG=1, no cookie, no host), as a person does under a
@@ -38,7 +47,7 @@ func TestGoPluginHostReattachesToDebugPlugin(t *testing.T) {
 		t.Fatal("the plugin in debug mode exited when the go-plugin host killed its client")
 	}
 
-	pc, err := host.Reattach(ctx, rc, host.Options{Versions: []int{1}, Logger: slog.New(slog.DiscardHandler)}, host.ReattachOptions{})
+	pc, err := host.Reattach(ctx, rc, host.Options{Versions: []int{1}, Logger: slog.New(slog.DiscardHandler)}, host.ReattachOptions{TrustTCPListener: trustTCP})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -357,7 +357,7 @@ func TestPlugkitHostReattachesToGoPlugin(t *testing.T) {
 		t.Errorf("Reattach without a ProtocolVersion: %v", err)
 	}
 	rc.ProtocolVersion = gc.NegotiatedVersion()
-	c, err := host.Reattach(ctx, rc, opts, host.ReattachOptions{})
+	c, err := host.Reattach(ctx, rc, opts, host.ReattachOptions{TrustTCPListener: trustTCP})
 	if err != nil {
 		t.Fatalf("host.Reattach: %v", err)
 	}

@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -22,6 +23,14 @@ import (
 	"github.com/plugkit/plugkit/internal/testutil"
 	"github.com/plugkit/plugkit/plugin"
 )
+
+// trustTCP is ReattachOptions.TrustTCPListener for this package's
+// reattaches. Only Linux can check who listens on a TCP reattach's
+// address (/proc); elsewhere (Windows, where Wine has no AF_UNIX and every
+// reattach is TCP, and macOS) the host refuses a TCP reattach unless told
+// to trust it, so the tests opt in there as a user must. On Linux they
+// keep running the check.
+const trustTCP = runtime.GOOS != "linux"
 
 // debugEnv is the environment of a plugin a person starts in debug mode:
 // no cookie, no host variables.
@@ -113,7 +122,7 @@ func TestDebugMode(t *testing.T) {
 	rc := reattachLine(t, line, cmd.Process.Pid)
 
 	for i := range 2 {
-		c, err := host.Reattach(ctx, rc, host.Options{Versions: []int{1, 2}}, host.ReattachOptions{})
+		c, err := host.Reattach(ctx, rc, host.Options{Versions: []int{1, 2}}, host.ReattachOptions{TrustTCPListener: trustTCP})
 		if err != nil {
 			t.Fatalf("reattach %d: %v", i+1, err)
 		}
@@ -181,7 +190,7 @@ func TestDebugModeOutlivesItsParent(t *testing.T) {
 	if !testutil.Running(pid) {
 		t.Fatal("plugin in debug mode exited when its parent died")
 	}
-	c, err := host.Reattach(ctx, rc, host.Options{Versions: []int{2}}, host.ReattachOptions{StopDebugPlugins: true})
+	c, err := host.Reattach(ctx, rc, host.Options{Versions: []int{2}}, host.ReattachOptions{StopDebugPlugins: true, TrustTCPListener: trustTCP})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -237,7 +246,7 @@ func TestDebugModeInProcess(t *testing.T) {
 	if !ok || rc.ProtocolVersion != 1 || rc.Pid != os.Getpid() {
 		t.Fatalf("reattach %q: %+v: want example.com/it's at version 1 (PLUGIN_PROTOCOL_VERSIONS), pid %d", line, rcs, os.Getpid())
 	}
-	c, err := host.Reattach(ctx, rc, host.Options{Versions: []int{1}}, host.ReattachOptions{})
+	c, err := host.Reattach(ctx, rc, host.Options{Versions: []int{1}}, host.ReattachOptions{TrustTCPListener: trustTCP})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -141,7 +141,7 @@ func TestRunInProcess(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	c, err := host.Reattach(ctx, handshake.Reattach{Protocol: "grpc", ProtocolVersion: 2, Addr: handshake.ReattachAddr{Network: l.Network, String: l.Address}}, host.Options{Versions: []int{2}}, host.ReattachOptions{})
+	c, err := host.Reattach(ctx, handshake.Reattach{Protocol: "grpc", ProtocolVersion: 2, Addr: handshake.ReattachAddr{Network: l.Network, String: l.Address}}, host.Options{Versions: []int{2}}, host.ReattachOptions{TrustTCPListener: trustTCP})
 	if err != nil {
 		t.Fatal(err)
 	}

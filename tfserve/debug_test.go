@@ -5,6 +5,7 @@ import (
 	"context"
 	"io"
 	"os"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -15,6 +16,14 @@ import (
 	"github.com/plugkit/plugkit/internal/pluginharness"
 	"github.com/plugkit/plugkit/tfserve"
 )
+
+// trustTCP is ReattachOptions.TrustTCPListener for this package's
+// reattaches. Only Linux can check who listens on a TCP reattach's
+// address (/proc); elsewhere (Windows, where Wine has no AF_UNIX and every
+// reattach is TCP, and macOS) the host refuses a TCP reattach unless told
+// to trust it, so the tests opt in there as a user must. On Linux they
+// keep running the check.
+const trustTCP = runtime.GOOS != "linux"
 
 // TestDebug serves a provider in debug mode inside the test, checks that
 // it announces itself as terraform-plugin-go's debug mode does (a
@@ -55,7 +64,7 @@ func TestDebug(t *testing.T) {
 	}
 	for range 2 {
 		rctx, rcancel := context.WithTimeout(ctx, 10*time.Second)
-		c, err := host.Reattach(rctx, rc, host.Options{Versions: []int{5, 6}}, host.ReattachOptions{})
+		c, err := host.Reattach(rctx, rc, host.Options{Versions: []int{5, 6}}, host.ReattachOptions{TrustTCPListener: trustTCP})
 		if err != nil {
 			rcancel()
 			t.Fatal(err)

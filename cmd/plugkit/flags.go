@@ -56,6 +56,9 @@ type pluginFlags struct {
 	// reattach is the --reattach configuration: a plugin in debug mode
 	// (or any running plugin) to connect to instead of launching PLUGIN.
 	reattach string
+	// trustTCP is --trust-tcp-listener: a TCP --reattach whose listener
+	// cannot be checked (any system but Linux) is let through.
+	trustTCP bool
 	// versionsSet is whether --versions was given.
 	versionsSet bool
 	// args are the words after "--": the launched plugin's arguments.
@@ -69,6 +72,7 @@ func (p *pluginFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&p.timeout, "timeout", "30s", "how long to wait for the plugin to start")
 	p.remote.register(fs)
 	fs.StringVar(&p.reattach, "reattach", "", "connect to a running plugin instead of launching one: the `JSON` (or the whole PLUGKIT_REATTACH='...' or TF_REATTACH_PROVIDERS='...' line) a plugin in debug mode prints; no PLUGIN, no --cookie; the plugin is left running")
+	fs.BoolVar(&p.trustTCP, "trust-tcp-listener", false, "with a TCP --reattach, connect even where plugkit cannot check that the plugin is who listens on the address (every system but Linux, or a plugin on another machine): give it only for a plugin you started yourself, since whoever listens there gets the calls")
 }
 
 // parsed records which flags were given; call it after parsing fs.
@@ -128,6 +132,10 @@ func (p *pluginFlags) parse() (handshake.Cookie, []int, error) {
 func (p *pluginFlags) start(cmd, path string, verbose bool, stderr io.Writer) (*host.Client, int) {
 	if p.remote.set() && p.reattach != "" {
 		fmt.Fprintf(stderr, "%s: --connect and --reattach both name the plugin: give one\n", cmd)
+		return nil, 2
+	}
+	if p.trustTCP && p.reattach == "" {
+		fmt.Fprintf(stderr, "%s: --trust-tcp-listener applies to --reattach only: drop it, or give --reattach\n", cmd)
 		return nil, 2
 	}
 	if len(p.args) > 0 && (p.remote.set() || p.reattach != "") {

@@ -37,7 +37,7 @@ type inspection struct {
 }
 
 func runInspect(args []string, stdout, stderr io.Writer) int {
-	const usage = "plugkit inspect PLUGIN --cookie KEY=VALUE [--versions 5,6] [--no-mtls] [--json] [--verbose] [-- ARG...]\n       plugkit inspect --connect HOST:PORT --tls-ca F --tls-cert F --tls-key F [--json] [--verbose]\n       plugkit inspect --reattach JSON [--versions 5,6] [--json] [--verbose]\n\nArguments after -- are passed to the launched plugin as its command-line arguments."
+	const usage = "plugkit inspect PLUGIN --cookie KEY=VALUE [--versions 5,6] [--no-mtls] [--json] [--verbose] [-- ARG...]\n       plugkit inspect --connect HOST:PORT --tls-ca F --tls-cert F --tls-key F [--json] [--verbose]\n       plugkit inspect --reattach JSON [--trust-tcp-listener] [--versions 5,6] [--json] [--verbose]\n\nArguments after -- are passed to the launched plugin as its command-line arguments."
 	args, pluginArgs := splitPluginArgs(args)
 	fs := newFlagSet("inspect", usage, stderr)
 	var pf pluginFlags

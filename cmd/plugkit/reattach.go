@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 
@@ -40,7 +41,10 @@ func (p *pluginFlags) attach(cmd string, verbose bool, stderr io.Writer) (*host.
 		Name:     name,
 		Versions: versions,
 		Logger:   cliLogger(verbose, stderr),
-	}, host.ReattachOptions{})
+	}, host.ReattachOptions{TrustTCPListener: p.trustTCP})
+	if errors.Is(err, host.ErrTCPListenerUnchecked) {
+		err = fmt.Errorf("%w (plugkit: --trust-tcp-listener)", err)
+	}
 	if err != nil {
 		reportError(stderr, cmd, err)
 		return nil, 1
