@@ -1,3 +1,5 @@
+//go:build wasip1
+
 // Command fsguest is the file system probe of package wasmhost's tests,
 // built with GOOS=wasip1 GOARCH=wasm. Each argument is one operation,
 // run in order; for each it prints one line, the operation then "ok"
