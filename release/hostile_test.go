@@ -28,6 +28,7 @@ import (
 
 	"github.com/plugkit/plugkit/compat"
 	"github.com/plugkit/plugkit/examples/objectstore"
+	"github.com/plugkit/plugkit/internal/testutil"
 )
 
 // TestInstallDownloadsNothingBeforeTheSignatureVerifies: a registry holds
@@ -52,7 +53,7 @@ func TestInstallDownloadsNothingBeforeTheSignatureVerifies(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, pub := newKey(t)
-	dir := t.TempDir()
+	dir := testutil.TempDir(t)
 	_, err = Install(ctx, repo, rel, Target{Dir: dir, Keys: pub, Cookie: objectstore.Cookie})
 	if !errors.Is(err, ErrUnsigned) {
 		t.Fatalf("install: %v, want ErrUnsigned", err)
@@ -86,7 +87,7 @@ func TestInstallRefusesADowngradeByRetagging(t *testing.T) {
 	if rel.Version != "9.0.0" {
 		t.Fatalf("resolved %s, want the re-tagged 9.0.0", rel.Version)
 	}
-	dir = t.TempDir()
+	dir = testutil.TempDir(t)
 	_, err = Install(ctx, repo, rel, Target{Dir: dir, Keys: pub, Cookie: objectstore.Cookie})
 	if !errors.Is(err, ErrTampered) || !strings.Contains(err.Error(), "9.0.0") || !strings.Contains(err.Error(), "1.3.0") {
 		t.Fatalf("install of 1.3.0 tagged 9.0.0: %v, want ErrTampered naming both versions", err)
@@ -169,8 +170,8 @@ func TestResolveBoundsTime(t *testing.T) {
 // directory's .plugkit-install.lock, pointing to a file that does not
 // exist, must not make install create that file.
 func TestInstallLockFileIsNotFollowed(t *testing.T) {
-	dir := t.TempDir()
-	target := filepath.Join(t.TempDir(), "created-through-the-link")
+	dir := testutil.TempDir(t)
+	target := filepath.Join(testutil.TempDir(t), "created-through-the-link")
 	if err := os.Symlink(target, filepath.Join(dir, lockFileName)); err != nil {
 		t.Skipf("no symbolic links here: %v", err)
 	}
@@ -255,7 +256,7 @@ func TestKeyPolicy(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	path := filepath.Join(t.TempDir(), "weak.pub")
+	path := filepath.Join(testutil.TempDir(t), "weak.pub")
 	if err := os.WriteFile(path, pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: der}), 0o644); err != nil {
 		t.Fatal(err)
 	}

@@ -22,6 +22,7 @@ import (
 	"github.com/plugkit/plugkit/compat"
 	"github.com/plugkit/plugkit/examples/objectstore"
 	"github.com/plugkit/plugkit/internal/registrytest"
+	"github.com/plugkit/plugkit/internal/testutil"
 )
 
 // The measurement's child process reads its scenario from these.
@@ -94,7 +95,7 @@ func TestHostileRegistryCost(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			keyFile := filepath.Join(t.TempDir(), "release.pub")
+			keyFile := filepath.Join(testutil.TempDir(t), "release.pub")
 			if err := os.WriteFile(keyFile, pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: der}), 0o644); err != nil {
 				t.Fatal(err)
 			}
@@ -133,7 +134,7 @@ func measureChild(t *testing.T, source string) {
 		if err != nil {
 			return "resolve: " + err.Error()
 		}
-		inst, err := Install(ctx, repo, rel, Target{Dir: t.TempDir(), Keys: keys, Cookie: objectstore.Cookie})
+		inst, err := Install(ctx, repo, rel, Target{Dir: testutil.TempDir(t), Keys: keys, Cookie: objectstore.Cookie})
 		if err != nil {
 			return "install: " + err.Error()
 		}

@@ -27,7 +27,7 @@ func fsProbe(t *testing.T, cfg Config, ops ...string) map[string]string {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	wasm := filepath.Join(t.TempDir(), "fsguest.wasm")
+	wasm := filepath.Join(testutil.TempDir(t), "fsguest.wasm")
 	if err := testutil.BuildWasm(ctx, wasm, "./testdata/fsguest"); err != nil {
 		t.Fatal(err)
 	}
@@ -95,7 +95,7 @@ type escapeFixture struct {
 }
 
 func newEscapeFixture(t *testing.T) *escapeFixture {
-	base := t.TempDir()
+	base := testutil.TempDir(t)
 	f := &escapeFixture{outside: filepath.Join(base, "outside"), rw: filepath.Join(base, "a", "b", "c", "rw"), ro: filepath.Join(base, "ro")}
 	for _, d := range []string{f.outside, f.rw, f.ro} {
 		if err := os.MkdirAll(d, 0o755); err != nil {
