@@ -29,7 +29,9 @@ func runInProcess(t *testing.T, env map[string]string) (handshake.Line, <-chan e
 	pr, pw := io.Pipe()
 	done := make(chan error, 1)
 	go func() {
-		done <- plugin.Run(pluginharness.With(context.Background(), pluginharness.Harness{LookupEnv: func(k string) (string, bool) { v, ok := env[k]; return v, ok }, Handshake: pw, KeepStdio: true}), plugin.Config{
+		// In the test's own process: no host to watch (under Wine its parent
+		// is not a process it can open, which counts as gone).
+		done <- plugin.Run(pluginharness.With(context.Background(), pluginharness.Harness{LookupEnv: func(k string) (string, bool) { v, ok := env[k]; return v, ok }, Handshake: pw, KeepStdio: true, NoParentWatch: true}), plugin.Config{
 			Cookie:   cookie,
 			Versions: map[int]plugin.Register{1: registerHealthOnly},
 		})
