@@ -162,6 +162,9 @@ func TestGuestDiesWithHost(t *testing.T) {
 // with "read-only file system" (EROFS), and the file outside is
 // untouched.
 func TestIsolationSymlinks(t *testing.T) {
+	if testutil.UnderWine() {
+		t.Skip("Wine's symbolic links are not followed as directories: the escape tests need unix or real Windows")
+	}
 	rw, ro, outside := testutil.TempDir(t), testutil.TempDir(t), testutil.TempDir(t)
 	secret := filepath.Join(outside, "secret")
 	if err := os.WriteFile(secret, []byte("host secret"), 0o600); err != nil {
