@@ -175,8 +175,13 @@ func TestInstallLockFileIsNotFollowed(t *testing.T) {
 	if err := os.Symlink(target, filepath.Join(dir, lockFileName)); err != nil {
 		t.Skipf("no symbolic links here: %v", err)
 	}
-	_, err := lockDir(testCtx(t), dir)
-	if err == nil || !strings.Contains(err.Error(), "symbolic link") {
+	unlock, err := lockDir(testCtx(t), dir)
+	if err == nil {
+		unlock()
+	}
+	// Under Wine a link reads as a plain file to Lstat: the lock opens the
+	// link itself, which still creates nothing through it (checked below).
+	if (err == nil && !testutil.UnderWine()) || (err != nil && !strings.Contains(err.Error(), "symbolic link")) {
 		t.Errorf("lock through a planted link: %v, want a refusal naming the link", err)
 	}
 	if _, err := os.Lstat(target); err == nil {
