@@ -1,12 +1,13 @@
 package plugin
 
 import (
-	"bytes"
 	"os"
 	"os/signal"
 	"strconv"
 	"syscall"
 	"unsafe"
+
+	"github.com/plugkit/plugkit/internal/osdep"
 )
 
 // deathSignalNumber is the signal the kernel sends this process when its
@@ -59,8 +60,5 @@ func hostExists(pid int) bool {
 	if err != nil {
 		return false
 	}
-	// The state follows the command name, in parentheses, which may hold
-	// any byte.
-	i := bytes.LastIndexByte(stat, ')')
-	return i < 0 || i+2 >= len(stat) || (stat[i+2] != 'Z' && stat[i+2] != 'X')
+	return !osdep.StatExited(stat)
 }

@@ -1,6 +1,7 @@
 package osdep
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -31,6 +32,15 @@ func executable(mode fs.FileMode, execBits bool) bool {
 func HasDir(path string) bool { return hasDir(path, PathSeparators) }
 
 func hasDir(path, separators string) bool { return strings.ContainsAny(path, separators) }
+
+// StatExited reports whether a Linux /proc/PID/stat line shows a process
+// that has exited and waits to be reaped: its state, the field after the
+// command name, is Z (zombie) or X (dead). A line it cannot read shows
+// no exit.
+func StatExited(stat []byte) bool {
+	i := bytes.LastIndexByte(stat, ')')
+	return i >= 0 && i+2 < len(stat) && (stat[i+2] == 'Z' || stat[i+2] == 'X')
+}
 
 // ParsePPID reads the parent pid from a Linux /proc/PID/stat line: the
 // fourth field, counted after the command name, which is in parentheses

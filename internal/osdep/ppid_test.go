@@ -15,3 +15,18 @@ func TestParsePPID(t *testing.T) {
 		t.Error("ParsePPID of garbage succeeded")
 	}
 }
+
+func TestStatExited(t *testing.T) {
+	for stat, want := range map[string]bool{
+		"42 (plugin) S 7 42 42 0 -1": false,
+		"42 (plugin) Z 1 42 42 0 -1": true,
+		"42 (a) Z) (b) X 1 42 42":    true,
+		"42 (a) X) (b) R 1 42 42":    false,
+		"garbage":                    false,
+		"42 (cut)":                   false,
+	} {
+		if got := StatExited([]byte(stat)); got != want {
+			t.Errorf("StatExited(%q) = %v, want %v", stat, got, want)
+		}
+	}
+}
