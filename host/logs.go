@@ -14,6 +14,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode"
 	"unicode/utf8"
 
 	"google.golang.org/grpc/codes"
@@ -365,10 +366,10 @@ func mustEscape(r rune) bool {
 		return r != '\t'
 	case r < 0x7f:
 		return false
-	case r <= 0x9f, r == '\u2028', r == '\u2029', r == '\u061c', r == '\u200e', r == '\u200f':
+	case r <= 0x9f, r == '\u2028', r == '\u2029':
 		return true
 	}
-	return r >= '\u202a' && r <= '\u202e' || r >= '\u2066' && r <= '\u2069'
+	return unicode.Is(unicode.Bidi_Control, r)
 }
 
 // escapeValue escapes the text of a decoded JSON value: strings, and the

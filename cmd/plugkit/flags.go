@@ -187,11 +187,10 @@ func (p *pluginFlags) start(cmd, path string, verbose bool, stderr io.Writer) (*
 }
 
 // unprintable says whether safe escapes r: a control character, or a
-// bidirectional control (Unicode's embeddings, overrides and isolates,
-// U+202A-U+202E and U+2066-U+2069, and the marks U+200E, U+200F and
-// U+061C).
+// bidirectional control (unicode.Bidi_Control: the embeddings, overrides
+// and isolates, and the marks U+200E, U+200F and U+061C).
 func unprintable(r rune) bool {
-	return unicode.IsControl(r) || (r >= 0x202a && r <= 0x202e) || (r >= 0x2066 && r <= 0x2069) || r == 0x200e || r == 0x200f || r == 0x061c
+	return unicode.IsControl(r) || unicode.Is(unicode.Bidi_Control, r)
 }
 
 // reportError prints err as one line of reason, followed by the plugin's
