@@ -25,7 +25,7 @@ Messages are classes of the SDK's descriptor pool: plugkit.message(
 
 from ._catalog import NAME_KEY, PROTOCOL_VERSION, SDK_VERSION, Catalog, Implementation
 from ._log import Logger
-from ._proto import REGISTRY
+from ._proto import REGISTRY, descriptor_set
 from ._serve import Plugin, PluginError, cookie_notice, serve
 
 __all__ = [
@@ -39,6 +39,7 @@ __all__ = [
     "SDK_VERSION",
     "add_files",
     "cookie_notice",
+    "descriptor_set",
     "message",
     "serve",
 ]
