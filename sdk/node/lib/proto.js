@@ -7,6 +7,7 @@
 
 const fs = require('fs');
 const path = require('path');
+const { fileURLToPath } = require('url');
 const protoLoader = require('@grpc/proto-loader');
 const { Reader } = require('protobufjs');
 const { FileDescriptorProto } = require('protobufjs/ext/descriptor');
@@ -94,9 +95,16 @@ class Registry {
 const REGISTRY = new Registry();
 
 // mainDir is the directory of the program's main script, links followed
-// (Node resolves them for the main module), or the working directory.
+// (Node resolves them for a CommonJS main module; an ES module's is
+// process.argv[1]), or the working directory when there is no script.
 function mainDir() {
-  return require.main && require.main.filename ? path.dirname(require.main.filename) : process.cwd();
+  if (require.main && require.main.filename) return path.dirname(require.main.filename);
+  try {
+    if (process.argv[1]) return path.dirname(fs.realpathSync(process.argv[1]));
+  } catch (e) {
+    // node -e, the REPL: no script.
+  }
+  return process.cwd();
 }
 
 // descriptorSet returns the files of a FileDescriptorSet, serialized
@@ -105,12 +113,16 @@ function mainDir() {
 // output of `buf build -o image.binpb` (a buf image is a FileDescriptorSet)
 // or of `protoc --include_imports --descriptor_set_out=FILE`. A relative
 // path is taken from the directory of the plugin's script, not from the
-// working directory, which is the host's. Each file keeps its bytes as
-// the set holds them.
+// working directory, which is the host's; a file: URL (an ES module's
+// new URL('descriptors/kind.binpb', import.meta.url)) is its file. Each
+// file keeps its bytes as the set holds them.
 function descriptorSet(source) {
   let data = source;
   let where = 'the descriptor set';
-  if (!Buffer.isBuffer(source) && !(source instanceof Uint8Array)) {
+  if (source instanceof URL) {
+    where = fileURLToPath(source);
+    data = fs.readFileSync(where);
+  } else if (!(source instanceof Uint8Array)) {
     where = path.resolve(mainDir(), String(source));
     data = fs.readFileSync(where);
   }

@@ -283,6 +283,7 @@ test('descriptorSet reads a FileDescriptorSet, each file after its imports, and 
     assert.deepStrictEqual(files.map((f) => FileDescriptorProto.decode(f).name), ['meter/v1/types.proto', 'meter/v1/meter.proto']);
     assert.ok(files[1].equals(Buffer.from(meter)));
     assert.deepStrictEqual(plugkit.descriptorSet(set), files);
+    assert.deepStrictEqual(plugkit.descriptorSet(require('url').pathToFileURL(path.join(dir, 'image.binpb'))), files);
     const c = new plugkit.Catalog('1.0.0', [new plugkit.Implementation({ kind: 'meter', major: 1, name: 'example.com/meter',
       service: 'meter.v1.Meter', server: { Read: (call, cb) => cb(null, { watts: 7 }) } })], files);
     assert.strictEqual(c.describe().kinds[0].majors[0].service, 'meter.v1.Meter');
