@@ -5,9 +5,11 @@ package describe_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -287,5 +289,42 @@ func TestCheckRefusesMalformed(t *testing.T) {
 	}
 	if err := describe.Check(good()); err != nil {
 		t.Errorf("Check of a good answer: %v", err)
+	}
+}
+
+// compilingGuests is a guest runner that compiles ahead, as
+// wasmhost.Runtime does, and records in order what it was asked and
+// whether each context had a deadline; it starts no guest.
+type compilingGuests struct{ calls *[]string }
+
+func (compilingGuests) Prepare(*host.Launch) error { return errors.New("not a module") }
+
+func (g compilingGuests) CompileFile(ctx context.Context, _ string) error {
+	_, deadline := ctx.Deadline()
+	*g.calls = append(*g.calls, fmt.Sprintf("compile deadline=%v", deadline))
+	return nil
+}
+
+func (g compilingGuests) StartGuest(ctx context.Context, _ host.GuestSpec) (host.Guest, error) {
+	_, deadline := ctx.Deadline()
+	*g.calls = append(*g.calls, fmt.Sprintf("start deadline=%v", deadline))
+	return nil, errors.New("no guest in this test")
+}
+
+// TestRunCompilesAheadOutsideTheTimeout: Run has a runner that compiles
+// ahead compile a module first, under the caller's context alone (no
+// deadline here), and only then start it within the timeout.
+func TestRunCompilesAheadOutsideTheTimeout(t *testing.T) {
+	module := filepath.Join(testutil.TempDir(t), "p.wasm")
+	if err := os.WriteFile(module, []byte("\x00asm\x01\x00\x00\x00"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var calls []string
+	_, err := describe.Run(context.Background(), host.Command{Path: module, Cookie: cookie, Runner: compilingGuests{&calls}}, options(t), time.Hour)
+	if err == nil || !strings.Contains(err.Error(), "no guest in this test") {
+		t.Errorf("Run: %v, want the runner's start error", err)
+	}
+	if want := []string{"compile deadline=false", "start deadline=true"}; !slices.Equal(calls, want) {
+		t.Errorf("the runner was asked %q, want %q: the compile outside Run's timeout, the start within it", calls, want)
 	}
 }
