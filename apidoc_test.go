@@ -22,6 +22,7 @@ var docCheckedPackages = []string{
 	"./catalog",
 	"./compat",
 	"./conformance",
+	"./describe",
 	"./handshake",
 	"./host",
 	"./manager",

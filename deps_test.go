@@ -15,6 +15,15 @@ var hostSidePackages = []string{
 	"github.com/plugkit/plugkit/host",
 	"github.com/plugkit/plugkit/compat",
 	"github.com/plugkit/plugkit/release",
+	"github.com/plugkit/plugkit/describe",
+}
+
+// guestFreePackages are host-side packages that run WebAssembly plugins
+// only through a guest runner their caller passes (host.GuestRunner), so
+// that a program that passes none links no WebAssembly runtime.
+var guestFreePackages = []string{
+	"github.com/plugkit/plugkit/describe",
+	"github.com/plugkit/plugkit/release",
 }
 
 // pluginServerPackages are packages only a serving plugin needs: the
@@ -95,6 +104,17 @@ func TestHostSideDepsExcludeExporters(t *testing.T) {
 	for _, pkg := range hostSidePackages {
 		if bad := depsUnder(t, pkg, hostExporterPackages); len(bad) > 0 {
 			t.Errorf("%s depends on %s: a host library takes the providers the program made and links no exporter; find the import that pulls them in (go list -deps -f '{{.ImportPath}}: {{.Imports}}' %s) and move it into a test or an example", pkg, strings.Join(bad, ", "), pkg)
+		}
+	}
+}
+
+// TestGuestRunnerIsPassedIn fails when a package of guestFreePackages
+// links wazero (or wasmhost): it must take a guest runner from its
+// caller instead.
+func TestGuestRunnerIsPassedIn(t *testing.T) {
+	for _, pkg := range guestFreePackages {
+		if bad := depsUnder(t, pkg, []string{"github.com/tetratelabs/wazero", "github.com/plugkit/plugkit/wasmhost"}); len(bad) > 0 {
+			t.Errorf("%s depends on %s: take a host.GuestRunner from the caller (cmd/plugkit passes a wasmhost.Runtime) instead of making a runtime; find the import (go list -deps -f '{{.ImportPath}}: {{.Imports}}' %s)", pkg, strings.Join(bad, ", "), pkg)
 		}
 	}
 }

@@ -19,6 +19,9 @@
 //     registry of (kind, name), shared restartable processes, checksum
 //     pins, and Dispense: typed, latest major first, adapters for older
 //     majors.
+//   - describe: the catalog's Describe protocol on the host side (the
+//     describe line, the Describe call, the checks of an answer), which
+//     the manager, release and the plugkit command share.
 //   - compat: which release of a plugin a host can use, in Terraform's words.
 //
 // Both sides:
