@@ -8,9 +8,10 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"runtime"
 	"strings"
 	"testing"
+
+	"github.com/plugkit/plugkit/internal/testutil"
 )
 
 // docCheckedPackages are the public packages whose `go doc -all` must name
@@ -67,7 +68,7 @@ func internalPackageNames(t *testing.T) []string {
 // `Send(*pluginpb.ConnInfo) error`.
 func TestPublicDocNamesNoInternal(t *testing.T) {
 	uses := regexp.MustCompile(`\b(` + strings.Join(internalPackageNames(t), "|") + `)\.[A-Z]`)
-	goTool := filepath.Join(runtime.GOROOT(), "bin", "go")
+	goTool := testutil.GoTool()
 	for _, pkg := range docCheckedPackages {
 		out, err := exec.Command(goTool, "doc", "-all", pkg).Output()
 		if err != nil {

@@ -337,10 +337,10 @@ const MaxDescribeNames = 10000
 func DescribeCatalog(ctx context.Context, cc grpc.ClientConnInterface) (*catalogv1.DescribeResponse, error) {
 	d, err := catalogv1.NewCatalogClient(cc).Describe(ctx, &catalogv1.DescribeRequest{}, grpc.MaxCallRecvMsgSize(maxDescribe))
 	if status.Code(err) == codes.ResourceExhausted {
-		return nil, fmt.Errorf("Describe: the answer is larger than the %d bytes a description may be: the plugin's catalog is broken; fix the plugin (%w)", maxDescribe, err)
+		return nil, fmt.Errorf("catalog Describe: the answer is larger than the %d bytes a description may be: the plugin's catalog is broken; fix the plugin (%w)", maxDescribe, err)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("Describe: %w", err)
+		return nil, fmt.Errorf("catalog Describe: %w", err)
 	}
 	if err := checkDescription(d); err != nil {
 		return nil, err
@@ -354,7 +354,7 @@ func DescribeCatalog(ctx context.Context, cc grpc.ClientConnInterface) (*catalog
 // say so, see Conn.explain.)
 func checkDescription(d *catalogv1.DescribeResponse) error {
 	bad := func(format string, args ...any) error {
-		return fmt.Errorf("Describe: the answer is malformed: %s; fix the plugin's catalog", fmt.Sprintf(format, args...))
+		return fmt.Errorf("catalog Describe: the answer is malformed: %s; fix the plugin's catalog", fmt.Sprintf(format, args...))
 	}
 	total := 0
 	for _, k := range d.GetKinds() {
