@@ -2,8 +2,6 @@ package plugkit
 
 import (
 	"fmt"
-	"go/parser"
-	"go/token"
 	"os"
 	"path/filepath"
 	"slices"
@@ -188,53 +186,26 @@ func mapKeys[V any](m map[string]V) func(func(string) bool) {
 func moduleImports(t *testing.T) map[string][]string {
 	t.Helper()
 	imports := map[string][]string{}
-	fset := token.NewFileSet()
-	err := filepath.WalkDir(".", func(p string, d os.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if d.IsDir() {
-			if p == "." {
-				return nil
-			}
-			if n := d.Name(); n == "testdata" || n == "node_modules" || strings.HasPrefix(n, ".") || strings.HasPrefix(n, "_") {
-				return filepath.SkipDir
-			}
-			if _, err := os.Stat(filepath.Join(p, "go.mod")); err == nil {
-				return filepath.SkipDir // a module of its own (the tools modules)
-			}
-			return nil
-		}
-		if !strings.HasSuffix(p, ".go") || strings.HasSuffix(p, "_test.go") {
-			return nil
-		}
-		f, err := parser.ParseFile(fset, p, nil, parser.ImportsOnly)
-		if err != nil {
-			return err
-		}
-		dir := filepath.ToSlash(filepath.Dir(p))
-		if imports[dir] == nil {
-			imports[dir] = []string{}
-		}
-		for _, spec := range f.Imports {
-			path := strings.Trim(spec.Path.Value, `"`)
-			var imp string
-			switch {
-			case strings.HasPrefix(path, modulePath+"/"):
-				imp = strings.TrimPrefix(path, modulePath+"/")
-			case path == "github.com/tetratelabs/wazero" || strings.HasPrefix(path, "github.com/tetratelabs/wazero/"):
-				imp = "wazero"
-			default:
-				continue
-			}
-			if !slices.Contains(imports[dir], imp) {
-				imports[dir] = append(imports[dir], imp)
+	for dir, files := range goPackages(t) {
+		dir = filepath.ToSlash(dir)
+		imports[dir] = []string{}
+		for _, pf := range files {
+			for _, spec := range pf.file.Imports {
+				path := strings.Trim(spec.Path.Value, `"`)
+				var imp string
+				switch {
+				case strings.HasPrefix(path, modulePath+"/"):
+					imp = strings.TrimPrefix(path, modulePath+"/")
+				case path == "github.com/tetratelabs/wazero" || strings.HasPrefix(path, "github.com/tetratelabs/wazero/"):
+					imp = "wazero"
+				default:
+					continue
+				}
+				if !slices.Contains(imports[dir], imp) {
+					imports[dir] = append(imports[dir], imp)
+				}
 			}
 		}
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
 	}
 	return imports
 }
