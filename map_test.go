@@ -215,7 +215,7 @@ func TestNoFileSignposts(t *testing.T) {
 			return err
 		}
 		if d.IsDir() {
-			if p != "." && (d.Name() == "testdata" || strings.HasPrefix(d.Name(), ".") || slices.Contains(signpostsPendingRewrite, filepath.ToSlash(p))) {
+			if p != "." && (d.Name() == "testdata" || d.Name() == "node_modules" || strings.HasPrefix(d.Name(), ".") || slices.Contains(signpostsPendingRewrite, filepath.ToSlash(p))) {
 				return filepath.SkipDir
 			}
 			return nil
