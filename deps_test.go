@@ -2,10 +2,10 @@ package plugkit
 
 import (
 	"os/exec"
-	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
+
+	"github.com/plugkit/plugkit/internal/testutil"
 )
 
 // hostSidePackages are the packages a host links. They talk to plugins
@@ -123,7 +123,7 @@ func TestGuestRunnerIsPassedIn(t *testing.T) {
 // excluded) that are one of prefixes or below one.
 func depsUnder(t *testing.T, pkg string, prefixes []string) []string {
 	t.Helper()
-	goTool := filepath.Join(runtime.GOROOT(), "bin", "go")
+	goTool := testutil.GoTool()
 	out, err := exec.Command(goTool, "list", "-deps", pkg).Output()
 	if err != nil {
 		var stderr []byte

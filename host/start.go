@@ -119,7 +119,7 @@ func (c *Client) start(ctx context.Context, cmd Command) error {
 	c.syncStdout, c.syncStderr = cmd.Output.SyncStdout, cmd.Output.SyncStderr
 	// A guest's transport is its own stdio pipes, where AutoMTLS does not
 	// apply, so the key pair is made only for a process.
-	if wasm, err := c.startWasm(ctx, cmd); wasm { // guest.go
+	if wasm, err := c.startWasm(ctx, cmd); wasm {
 		return err
 	}
 	var id *automtls.Identity
