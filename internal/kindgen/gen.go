@@ -3,6 +3,7 @@ package kindgen
 import (
 	"fmt"
 	"path"
+	"strconv"
 	"strings"
 
 	"google.golang.org/protobuf/compiler/protogen"
@@ -186,7 +187,10 @@ func genFuncs(g *protogen.GeneratedFile, m *major) {
 	pkg := func(n string) string { return g.QualifiedGoIdent(m.file.GoImportPath.Ident(n)) }
 	unimpl := pkg("Unimplemented" + m.svc.GoName + "Server")
 	g.P("// Funcs implements ", m.kind, " v", m.num, " with one function per RPC: Server turns it")
-	g.P("// into the server Implement takes. A nil function answers codes.Unimplemented.")
+	g.P("// into the server Implement takes. catalog.New refuses a server whose function")
+	g.P("// for an RPC of the minor it announces is nil, naming it; to refuse an RPC, set")
+	g.P("// a function that returns codes.Unimplemented. A nil function of a newer minor")
+	g.P("// answers codes.Unimplemented.")
 	g.P("type Funcs struct {")
 	for _, meth := range m.svc.Methods {
 		params, results := serverSignature(g, meth)
@@ -202,6 +206,19 @@ func genFuncs(g *protogen.GeneratedFile, m *major) {
 	g.P("type funcsServer struct {")
 	g.P(unimpl)
 	g.P("fs Funcs")
+	g.P("}")
+	g.P()
+	g.P("// PlugkitUnset returns the RPCs whose function is nil, each with the minor")
+	g.P("// of ", m.kind, " v", m.num, " that added it: catalog.New refuses those of the minor")
+	g.P("// the implementation announces.")
+	g.P("func (s funcsServer) PlugkitUnset() map[string]int {")
+	g.P("unset := map[string]int{}")
+	for _, meth := range m.svc.Methods {
+		g.P("if s.fs.", meth.GoName, " == nil {")
+		g.P("unset[", strconv.Quote(meth.GoName), "] = ", m.since[meth.Desc.Name()])
+		g.P("}")
+	}
+	g.P("return unset")
 	g.P("}")
 	g.P()
 	for _, meth := range m.svc.Methods {
