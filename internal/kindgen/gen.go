@@ -2,6 +2,7 @@ package kindgen
 
 import (
 	"fmt"
+	"os"
 	"path"
 	"strconv"
 	"strings"
@@ -32,12 +33,19 @@ const (
 )
 
 // Generate writes the files of every kind in gen's input: the function
-// protoc-gen-plugkit hands to protogen.Options.Run.
+// protoc-gen-plugkit hands to protogen.Options.Run. It warns on standard
+// error, which protoc and buf show, of what generates but is likely a
+// mistake: a kind without a cookie.
 func Generate(gen *protogen.Plugin) error {
 	gen.SupportedFeatures = uint64(pluginpb.CodeGeneratorResponse_FEATURE_PROTO3_OPTIONAL)
 	kinds, err := build(gen)
 	if err != nil {
 		return err
+	}
+	for _, k := range kinds {
+		if k.cookie == nil {
+			warnNoCookie(k)
+		}
 	}
 	for _, k := range kinds {
 		for _, m := range k.majors {
@@ -46,6 +54,15 @@ func Generate(gen *protogen.Plugin) error {
 		}
 	}
 	return nil
+}
+
+// warnNoCookie says on standard error that k declares no cookie, naming
+// the line to add and where.
+func warnNoCookie(k *kind) {
+	m := k.majors[0]
+	key := strings.ToUpper(strings.ReplaceAll(k.name, "-", "_")) + "_PLUGIN"
+	fmt.Fprintf(os.Stderr, "protoc-gen-plugkit: warning: %s: kind %s declares no magic cookie, so no Cookie is generated and its hosts and plugins must agree on one by hand: add %q above this package statement (VALUE: a word of your own without spaces, such as %s-%s)\n",
+		m.where, k.name, "// plugkit: cookie "+key+" VALUE", k.name, "5e0d")
 }
 
 // Files runs the generator in-process on compiled files, as protoc or buf

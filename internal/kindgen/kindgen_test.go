@@ -3,6 +3,8 @@ package kindgen
 import (
 	"context"
 	"go/format"
+	"io"
+	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -183,5 +185,51 @@ func TestForwardingFollowsTheProtocol(t *testing.T) {
 		if again[name] != content {
 			t.Errorf("%s differs between two runs", name)
 		}
+	}
+}
+
+// captureStderr returns what f writes to os.Stderr.
+func captureStderr(t *testing.T, f func()) string {
+	t.Helper()
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	saved := os.Stderr
+	os.Stderr = w
+	done := make(chan []byte)
+	go func() {
+		b, _ := io.ReadAll(r)
+		done <- b
+	}()
+	func() {
+		defer func() { os.Stderr = saved }()
+		f()
+	}()
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return string(<-done)
+}
+
+// TestKindWithoutCookieIsWarned: a kind whose .proto files declare no
+// cookie gets no Cookie constant; the generator must say so on stderr,
+// naming the file and the line to add, and still generate. A kind with a
+// cookie gets no warning.
+func TestKindWithoutCookieIsWarned(t *testing.T) {
+	var files map[string]string
+	var err error
+	out := captureStderr(t, func() { files, err = Files(compile(t, map[string]string{"a.proto": kv("kv.v1", "", "")}), "") })
+	if err != nil || len(files) == 0 {
+		t.Fatalf("Files = %d files, %v; want the kind generated despite the warning", len(files), err)
+	}
+	for _, want := range []string{"a.proto:2:", "kv", "no Cookie", `"// plugkit: cookie KV_PLUGIN VALUE"`} {
+		if !strings.Contains(out, want) {
+			t.Errorf("stderr %q lacks %q", out, want)
+		}
+	}
+	out = captureStderr(t, func() { _, err = Files(compile(t, twoMajors), "module=example.com/kv") })
+	if err != nil || out != "" {
+		t.Errorf("a kind with a cookie: stderr %q, error %v; want neither", out, err)
 	}
 }
