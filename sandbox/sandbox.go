@@ -79,6 +79,10 @@ type Runner struct {
 	// sockets open to those groups (docker's socket, say) would be the
 	// plugin's. A root host always drops them.
 	KeepGroups bool
+
+	// sysctlDir is where the kernel's settings are read: /proc/sys when
+	// empty. The tests point it at settings of their own.
+	sysctlDir string
 }
 
 // Isolation is a level of isolation, from the weakest to the strongest.
