@@ -116,6 +116,10 @@ type Matrix struct {
 	// Wasm is what the WebAssembly plugins in the directory may use
 	// (manager.Config.Wasm); the zero value grants them nothing.
 	Wasm wasmhost.Config
+
+	// newManager makes each binary's manager: manager.New when nil.
+	// Tests set it to watch the managers (export_test.go).
+	newManager func(manager.Config) *manager.Manager
 }
 
 // Run tests every executable file and WebAssembly module (.wasm, run
@@ -195,10 +199,6 @@ func (mx Matrix) Run(ctx context.Context, dir string) ([]Cell, error) {
 	return cells, nil
 }
 
-// newManager is manager.New; tests replace it to watch the managers the
-// matrix makes.
-var newManager = manager.New
-
 // binary runs every host major's suite for each of the binary's
 // implementations of the kind, dispensed through a manager of its own:
 // the binary is started once, described once, and its one process serves
@@ -210,6 +210,10 @@ func (mx Matrix) binary(ctx context.Context, bin string) []Cell {
 	logger := mx.Logger
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
+	}
+	newManager := mx.newManager
+	if newManager == nil {
+		newManager = manager.New
 	}
 	m := newManager(manager.Config{
 		Sources:  []manager.Source{manager.Files(bin)},
