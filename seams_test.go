@@ -152,32 +152,45 @@ func (p *seamPackage) vars() map[string]bool {
 	return vars
 }
 
-// seams finds, in an in-package test file, the assignments (=, op=, ++,
-// --) of vars and the addresses taken of them, where no declaration in
-// the test file shadows the name.
+// changed returns the expressions n changes: the left side of an
+// assignment (=, op=, not :=), the operand of ++ or --, and the operand
+// of & (whose address lets it be changed elsewhere).
+func changed(n ast.Node) []ast.Expr {
+	switch n := n.(type) {
+	case *ast.AssignStmt:
+		if n.Tok != token.DEFINE {
+			return n.Lhs
+		}
+	case *ast.IncDecStmt:
+		return []ast.Expr{n.X}
+	case *ast.UnaryExpr:
+		if n.Op == token.AND {
+			return []ast.Expr{n.X}
+		}
+	}
+	return nil
+}
+
+// within returns, for a change of e, the expression changed with it: x
+// for x.f, x[i], *x and (x); nil when there is none.
+func within(e ast.Expr) ast.Expr {
+	switch e := e.(type) {
+	case *ast.SelectorExpr:
+		return e.X
+	case *ast.IndexExpr:
+		return e.X
+	case *ast.StarExpr:
+		return e.X
+	case *ast.ParenExpr:
+		return e.X
+	}
+	return nil
+}
+
+// seams finds, in an in-package test file, the changes (changed) of vars,
+// where no declaration in the test file shadows the name.
 func (f seamFile) seams(vars map[string]bool) []seam {
 	var found []seam
-	report := func(n ast.Node, name string) {
-		found = append(found, seam{f.fset.Position(n.Pos()).String(), name})
-	}
-	// target is the package variable an assigned expression changes: x,
-	// x.f, x[i], *x (whatever the selector or index).
-	var target func(e ast.Expr) *ast.Ident
-	target = func(e ast.Expr) *ast.Ident {
-		switch e := e.(type) {
-		case *ast.Ident:
-			return e
-		case *ast.SelectorExpr:
-			return target(e.X)
-		case *ast.IndexExpr:
-			return target(e.X)
-		case *ast.StarExpr:
-			return target(e.X)
-		case *ast.ParenExpr:
-			return target(e.X)
-		}
-		return nil
-	}
 	var walk func(n ast.Node, shadowed map[string]bool)
 	walk = func(n ast.Node, shadowed map[string]bool) {
 		ast.Inspect(n, func(n ast.Node) bool {
@@ -190,23 +203,11 @@ func (f seamFile) seams(vars map[string]bool) []seam {
 					walk(n.Body, withLocals(shadowed, n.Recv, n.Type, n.Body))
 				}
 				return false
-			case *ast.AssignStmt:
-				if n.Tok == token.DEFINE {
-					return true
-				}
-				for _, l := range n.Lhs {
-					if id := target(l); id != nil && vars[id.Name] && !shadowed[id.Name] {
-						report(l, id.Name)
-					}
-				}
-			case *ast.IncDecStmt:
-				if id := target(n.X); id != nil && vars[id.Name] && !shadowed[id.Name] {
-					report(n, id.Name)
-				}
-			case *ast.UnaryExpr:
-				if n.Op == token.AND {
-					if id := target(n.X); id != nil && vars[id.Name] && !shadowed[id.Name] {
-						report(n, id.Name)
+			}
+			for _, e := range changed(n) {
+				for ; e != nil; e = within(e) {
+					if id, ok := e.(*ast.Ident); ok && vars[id.Name] && !shadowed[id.Name] {
+						found = append(found, seam{f.fset.Position(n.Pos()).String(), id.Name})
 					}
 				}
 			}
@@ -263,9 +264,9 @@ func withLocals(shadowed map[string]bool, recv *ast.FieldList, typ *ast.FuncType
 	return out
 }
 
-// externalSeams finds, in an external test file, the assignments of the
-// exported vars of the package at importPath (pkg.X = ..., pkg.X.f = ...,
-// *pkg.X = ...) and the addresses taken of them.
+// externalSeams finds, in an external test file, the changes (changed)
+// of the exported vars of the package at importPath: pkg.X = ...,
+// pkg.X.f = ..., *pkg.X = ..., &pkg.X.
 func (f seamFile) externalSeams(importPath string, vars map[string]bool) []seam {
 	name := ""
 	for _, imp := range f.file.Imports {
@@ -280,41 +281,14 @@ func (f seamFile) externalSeams(importPath string, vars map[string]bool) []seam 
 		return nil
 	}
 	var found []seam
-	var target func(e ast.Expr) *ast.SelectorExpr
-	target = func(e ast.Expr) *ast.SelectorExpr {
-		switch e := e.(type) {
-		case *ast.SelectorExpr:
-			if x, ok := e.X.(*ast.Ident); ok && x.Name == name && vars[e.Sel.Name] {
-				return e
-			}
-			return target(e.X)
-		case *ast.IndexExpr:
-			return target(e.X)
-		case *ast.StarExpr:
-			return target(e.X)
-		case *ast.ParenExpr:
-			return target(e.X)
-		}
-		return nil
-	}
-	check := func(n ast.Node, e ast.Expr) {
-		if s := target(e); s != nil {
-			found = append(found, seam{f.fset.Position(n.Pos()).String(), name + "." + s.Sel.Name})
-		}
-	}
 	ast.Inspect(f.file, func(n ast.Node) bool {
-		switch n := n.(type) {
-		case *ast.AssignStmt:
-			if n.Tok != token.DEFINE {
-				for _, l := range n.Lhs {
-					check(l, l)
+		for _, e := range changed(n) {
+			for ; e != nil; e = within(e) {
+				if sel, ok := e.(*ast.SelectorExpr); ok && vars[sel.Sel.Name] {
+					if x, ok := sel.X.(*ast.Ident); ok && x.Name == name {
+						found = append(found, seam{f.fset.Position(n.Pos()).String(), name + "." + sel.Sel.Name})
+					}
 				}
-			}
-		case *ast.IncDecStmt:
-			check(n, n.X)
-		case *ast.UnaryExpr:
-			if n.Op == token.AND {
-				check(n, n.X)
 			}
 		}
 		return true

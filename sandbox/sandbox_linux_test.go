@@ -397,7 +397,7 @@ const noInitEnv = "PLUGKIT_SANDBOX_TEST_NO_INIT"
 // or the host twice. Prepare refuses, and says what to call.
 func TestPrepareRefusesWithoutInit(t *testing.T) {
 	if os.Getenv(noInitEnv) != "" {
-		startWithoutInit()
+		startWithoutInit(t)
 		return
 	}
 	requireSandbox(t)
@@ -420,16 +420,10 @@ func TestPrepareRefusesWithoutInit(t *testing.T) {
 
 // startWithoutInit starts a sandboxed probe in this process, which did
 // not call sandbox.Init, and prints what happened.
-func startWithoutInit() {
-	exe, _ := os.Executable()
+func startWithoutInit(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	client, err := host.Start(ctx, host.Command{
-		Path:   exe,
-		Env:    []string{probeEnv + "=1", "GORACE=atexit_sleep_ms=0"},
-		Cookie: testCookie,
-		Runner: sandbox.Runner{},
-	}, host.Options{Versions: []int{1}})
+	client, err := config(t, sandbox.Runner{}).start(ctx)
 	if err != nil {
 		fmt.Println("refused:", err)
 		return
