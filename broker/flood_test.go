@@ -154,6 +154,7 @@ func TestKnockFloodIsBounded(t *testing.T) {
 			leaks := goleak.IgnoreCurrent()
 
 			flood := knockFlood{n: tc.n, answers: tc.answers, sent: make(chan error, 1)}
+			start := time.Now()
 			r := newHostileRig(t, tc.mux, 5*time.Minute, flood)
 			maxGoroutines := 0
 			deadline := time.Now().Add(60 * time.Second)
@@ -183,8 +184,11 @@ func TestKnockFloodIsBounded(t *testing.T) {
 			if err := goleak.Find(leaks); err != nil {
 				t.Errorf("left behind after Close: %v", err)
 			}
-			if n := r.records.Load(); n > 10 {
-				t.Errorf("%d log records for one flood; want a few, rate-limited", n)
+			// A few records, and one more at most per warnEvery that the
+			// flood lasted: a loaded machine makes it last longer.
+			took := time.Since(start)
+			if n, limit := r.records.Load(), 10+int64(took/warnEvery); n > limit {
+				t.Errorf("%d log records for one flood of %v; want at most %d, rate-limited", n, took.Round(time.Second), limit)
 			}
 			// All but those answered before the peer's flow-control
 			// window filled, and MaxPending more, were ignored, and the
