@@ -36,7 +36,7 @@ const depsRules = `
 	< wire, handshake, automtls, compat,
 	  internal/osdep, internal/filehash, internal/goplugin/pluginpb,
 	  internal/guestconn, internal/tracehook, internal/tracewire,
-	  internal/reflectcall, internal/genfresh, internal/pluginharness,
+	  internal/reflectcall, internal/genfresh,
 	  internal/hostdescribe,
 	  gen/plugkit/catalog/v1,
 	  protocheck/report, protocheck/ruleset,
@@ -51,7 +51,7 @@ const depsRules = `
 
 	# The plugin side: it never imports the host side.
 	wire, handshake, automtls, broker, internal/guestconn,
-	internal/tracehook, internal/tracewire, internal/pluginharness
+	internal/tracehook, internal/tracewire
 	< plugin;
 	plugin, gen/plugkit/catalog/v1 < catalog;
 	plugin < tfserve;

@@ -117,6 +117,10 @@ type Matrix struct {
 	// Config says what they may use; the caller closes it. Nil fails a
 	// module's cells at "start", saying so; native binaries need none.
 	Guests host.GuestRunner
+
+	// newManager makes each binary's manager: manager.New when nil.
+	// Tests set it to watch the managers (export_test.go).
+	newManager func(manager.Config) *manager.Manager
 }
 
 // Run tests every executable file and WebAssembly module (.wasm, run
@@ -195,10 +199,6 @@ func (mx Matrix) Run(ctx context.Context, dir string) ([]Cell, error) {
 	return cells, nil
 }
 
-// newManager is manager.New; tests replace it to watch the managers the
-// matrix makes.
-var newManager = manager.New
-
 // binary runs every host major's suite for each of the binary's
 // implementations of the kind, dispensed through a manager of its own:
 // the binary is started once, described once, and its one process serves
@@ -213,6 +213,10 @@ func (mx Matrix) binary(ctx context.Context, bin string) []Cell {
 	}
 	if mx.Guests == nil && host.IsWasm(bin) {
 		return mx.failAll(filepath.Base(bin), "", bin, "start", errors.New("a WebAssembly module, and Matrix.Guests is nil: set it to a runtime for modules (wasmhost.New), or take the module out of the directory"))
+	}
+	newManager := mx.newManager
+	if newManager == nil {
+		newManager = manager.New
 	}
 	m := newManager(manager.Config{
 		Sources:  []manager.Source{manager.Files(bin)},

@@ -204,6 +204,11 @@
 //     saying why; P-256, P-384, Ed25519 and RSA-2048 trusted); each payload
 //     fetched once: TestSignaturePayloadFetchedOnce; bidirectional controls
 //     escaped: cmd/plugkit's TestPluginTextIsEscaped.
+//   - the attacks of issue 38, each point with the tests that failed
+//     before its fix:
+//     6. a host that did not call sandbox.Init, whose re-executed binary
+//     would run its main, the plugin unsandboxed: sandbox's
+//     TestPrepareRefusesWithoutInit.
 //   - many calls from many goroutines: TestManyCalls (20,000 calls from 100
 //     goroutines; goroutines, open files and heap of the host, and the
 //     plugin's open files, back to baseline); make soak runs

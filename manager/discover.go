@@ -173,7 +173,7 @@ type describeRun struct {
 
 func (m *Manager) newDescribeRun(ctx context.Context) *describeRun {
 	n := m.cfg.parallelism()
-	return &describeRun{cache: m.loadCache(ctx), hashes: newHashes(min(n, runtime.NumCPU())), launch: make(chan struct{}, n)}
+	return &describeRun{cache: m.loadCache(ctx), hashes: newHashes(min(n, runtime.NumCPU()), m.hooks.hashed), launch: make(chan struct{}, n)}
 }
 
 // describe stats, hashes (when the cache cannot vouch for the file),

@@ -34,7 +34,6 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/plugkit/plugkit/broker"
-	"github.com/plugkit/plugkit/internal/pluginharness"
 	"github.com/plugkit/plugkit/internal/remotetest"
 	"github.com/plugkit/plugkit/internal/testpki"
 	"github.com/plugkit/plugkit/internal/testutil"
@@ -673,7 +672,7 @@ func TestServiceLimitsFromEnvironment(t *testing.T) {
 			env[k] = v
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		err := plugin.Run(pluginharness.With(ctx, pluginharness.Harness{LookupEnv: remotetest.Lookup(env), KeepStdio: true}), plugin.Config{Versions: versions})
+		err := plugin.RunIn(ctx, plugin.Config{Versions: versions}, plugin.Harness{LookupEnv: remotetest.Lookup(env), KeepStdio: true})
 		cancel()
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%v: Run = %v, want an error mentioning %q", tc.env, err, tc.want)

@@ -31,7 +31,6 @@ import (
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
 
-	"github.com/plugkit/plugkit/internal/pluginharness"
 	"github.com/plugkit/plugkit/internal/remotetest"
 	"github.com/plugkit/plugkit/internal/testutil"
 	"github.com/plugkit/plugkit/plugin"
@@ -98,9 +97,8 @@ func dialPlain(t *testing.T, addr string) *grpc.ClientConn {
 // own, for its memory to be measured alone: plain text on loopback, the
 // address printed on standard output; it runs until killed.
 func serviceMain() {
-	ctx := pluginharness.With(context.Background(), pluginharness.Harness{Handshake: os.Stdout, KeepStdio: true})
-	err := plugin.Run(ctx, plugin.Config{Versions: map[int]plugin.Register{1: (&remotetest.TestService{}).Register},
-		Logger: slog.New(slog.DiscardHandler)})
+	err := plugin.RunIn(context.Background(), plugin.Config{Versions: map[int]plugin.Register{1: (&remotetest.TestService{}).Register},
+		Logger: slog.New(slog.DiscardHandler)}, plugin.Harness{Handshake: os.Stdout, KeepStdio: true})
 	fmt.Fprintln(os.Stderr, err)
 	os.Exit(2)
 }

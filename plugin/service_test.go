@@ -18,7 +18,6 @@ import (
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 
-	"github.com/plugkit/plugkit/internal/pluginharness"
 	"github.com/plugkit/plugkit/internal/remotetest"
 	"github.com/plugkit/plugkit/internal/testpki"
 	"github.com/plugkit/plugkit/internal/testutil"
@@ -67,7 +66,7 @@ func TestServiceRefusesToStartWithoutTLS(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 			defer cancel()
-			err := plugin.Run(pluginharness.With(ctx, pluginharness.Harness{LookupEnv: remotetest.Lookup(tc.env), KeepStdio: true}), plugin.Config{Versions: versions})
+			err := plugin.RunIn(ctx, plugin.Config{Versions: versions}, plugin.Harness{LookupEnv: remotetest.Lookup(tc.env), KeepStdio: true})
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("Run = %v, want an error mentioning %q", err, tc.want)
 			}
