@@ -16,6 +16,7 @@ import (
 	"github.com/plugkit/plugkit/automtls"
 	"github.com/plugkit/plugkit/handshake"
 	"github.com/plugkit/plugkit/host"
+	"github.com/plugkit/plugkit/internal/debugline"
 	"github.com/plugkit/plugkit/internal/osdep"
 	"github.com/plugkit/plugkit/internal/testutil"
 )
@@ -149,11 +150,11 @@ func TestReattachReadsItsOptions(t *testing.T) {
 	if err != nil {
 		t.Fatalf("no reattach line: %v", err)
 	}
-	rcs, err := host.ParseReattachLine(line)
+	rcs, err := debugline.Parse(line)
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, rc, err := host.OnlyReattach(rcs)
+	_, rc, err := debugline.Only(rcs)
 	if err != nil || !rc.Test {
 		t.Fatalf("reattach configuration %+v, %v: want one, in debug mode", rc, err)
 	}
