@@ -115,8 +115,8 @@ type Command struct {
 	// between the check and the exec cannot run unverified code. A binary
 	// that does not match is refused with a *ChecksumError and never runs.
 	SHA256 string
-	// Runner launches the plugin and translates its addresses; nil means
-	// Exec, which runs the binary on this machine. See the sandbox
+	// Runner launches the plugin and translates its addresses; nil runs
+	// the binary on this machine as Start built its command. See the sandbox
 	// package for one that isolates the plugin, and package wasmhost for
 	// a GuestRunner, which runs a Path that is a WebAssembly module
 	// inside this process.

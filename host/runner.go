@@ -28,7 +28,8 @@ import (
 // that stays in the foreground for the plugin's life and passes its
 // stdout (the handshake line) and stderr through.
 //
-// The zero Command uses Exec.
+// A nil Command.Runner is no runner at all: Start runs the command as it
+// built it, on this machine, and translates no address.
 type Runner interface {
 	// Prepare shapes one launch of a plugin. It is called once per Start,
 	// before anything runs; an error stops the Start, and the plugin is
@@ -41,10 +42,6 @@ type RunnerFunc func(l *Launch) error
 
 // Prepare calls f(l).
 func (f RunnerFunc) Prepare(l *Launch) error { return f(l) }
-
-// Exec is the default Runner: it runs the plugin's command as Start built
-// it, on this machine, and translates no address.
-var Exec Runner = RunnerFunc(func(*Launch) error { return nil })
 
 // TranslateFunc maps a network address (network "unix" or "tcp", and a
 // socket path or host:port) from one side's view to the other's. An error
@@ -116,14 +113,13 @@ type Launch struct {
 	Stderr io.Writer
 }
 
-// prepare runs the Command's runner on cmd.
+// prepare runs the Command's runner, if any, on cmd.
 func (c *Command) prepare(cmd *exec.Cmd, socketDir string, unnamed int) (*Launch, error) {
-	r := c.Runner
-	if r == nil {
-		r = Exec
-	}
 	l := &Launch{Cmd: cmd, Unnamed: unnamed, SocketDir: socketDir, SocketGroup: c.Listen.UnixSocketGroup}
-	if err := r.Prepare(l); err != nil {
+	if c.Runner == nil {
+		return l, nil
+	}
+	if err := c.Runner.Prepare(l); err != nil {
 		return nil, fmt.Errorf("preparing the launch (Command.Runner): %w", err)
 	}
 	if l.Cmd == nil {
