@@ -99,7 +99,7 @@ type Launch struct {
 	// Exited, when set, is called once the plugin's process has exited
 	// (or failed to start after Prepare, with a nil state), before the
 	// host reports it. The error it returns, if any, becomes the Cause of
-	// the ExitError or UnexpectedExitError the host reports: a runner
+	// the ExitError the host reports: a runner
 	// that bounds the plugin's memory says there that the bound killed
 	// it. It also releases what Prepare set up for this launch.
 	Exited func(state *os.ProcessState) error
