@@ -16,7 +16,7 @@ import (
 	"github.com/plugkit/plugkit/handshake"
 )
 
-// Defaults for the zero values of Command, Attach and Remote.
+// Defaults for the zero values of Command, ConnectOptions and Remote.
 const (
 	// DefaultStartTimeout bounds the wait for the handshake line, and
 	// Dial's wait for a healthy endpoint when its context has no
@@ -206,9 +206,10 @@ func (c *Command) check() error {
 	return nil
 }
 
-// Attach is what Reattach and Connect read besides Options: they connect
-// to a plugin this host did not launch. Its zero value is ready to use.
-type Attach struct {
+// ConnectOptions is what Connect and Reattach read besides Options: they
+// connect to a plugin this host did not launch. Its zero value is ready
+// to use.
+type ConnectOptions struct {
 	// UnixSocketDir is where the host's brokered servers make their
 	// sockets; empty means the temporary directory.
 	UnixSocketDir string
@@ -226,8 +227,8 @@ type Attach struct {
 
 // ReattachOptions is what Reattach reads besides Options.
 type ReattachOptions struct {
-	// Attach is what Reattach shares with Connect.
-	Attach
+	// ConnectOptions is what Reattach shares with Connect.
+	ConnectOptions
 	// StopDebugPlugins makes Close ask a reattached plugin in debug mode
 	// (handshake.Reattach.Test, as plugin.EnvDebug and Terraform's -debug
 	// print it) to shut down. By default Close only disconnects from it
