@@ -69,21 +69,14 @@ const (
 	// EventCrashed: the plugin's process died of a Go panic (Cause is
 	// the *PanicError).
 	EventCrashed
-	// 5, 6 and 7 are package manager's events: manager.EventRestarted,
-	// EventHung and EventGaveUp (internal/hostwire).
-	_
-	_
-	_
+	// Package manager's events, which the host names, logs and counts:
+	// manager.EventRestarted, EventHung and EventGaveUp.
+	eventRestarted
+	eventHung
+	eventGaveUp
 	// EventPinRefused: the binary did not have its pinned SHA-256 and
 	// was not run (Cause is the *ChecksumError).
 	EventPinRefused
-)
-
-// The events of package manager, which the host logs and counts.
-const (
-	eventRestarted EventType = hostwire.EventRestarted
-	eventHung      EventType = hostwire.EventHung
-	eventGaveUp    EventType = hostwire.EventGaveUp
 )
 
 var eventNames = [...]string{"", "started", "ready", "exited", "crashed", "restarted", "hung", "gave up", "refused by pin"}

@@ -7,21 +7,6 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 )
 
-// The lifecycle events that package manager reports through package
-// host, as host.EventType values: host names them in its log records and
-// counts them in its metrics, manager exports them (manager.EventRestarted,
-// EventHung, EventGaveUp). host's own events take the other numbers.
-const (
-	// EventRestarted: the manager started a new process after the last
-	// one exited or hung.
-	EventRestarted = 5
-	// EventHung: a plugin did not answer a health check after a call
-	// timed out and is killed.
-	EventHung = 6
-	// EventGaveUp: the manager stopped restarting a plugin.
-	EventGaveUp = 7
-)
-
 // Report is func(host.Telemetry, *slog.Logger, host.Event): it reports
 // an event as host reports its own (to Telemetry.OnEvent, as a record on
 // the logger, nil meaning slog.Default(), and as metrics), for package
