@@ -43,11 +43,6 @@ type RunnerFunc func(l *Launch) error
 // Prepare calls f(l).
 func (f RunnerFunc) Prepare(l *Launch) error { return f(l) }
 
-// TranslateFunc maps a network address (network "unix" or "tcp", and a
-// socket path or host:port) from one side's view to the other's. An error
-// refuses the address, with a message saying what to do.
-type TranslateFunc func(network, address string) (string, string, error)
-
 // Launch is one start of a plugin, as a Runner sees and shapes it.
 type Launch struct {
 	// Cmd is the command Start will run. Its Env holds the plugin's whole
@@ -90,12 +85,16 @@ type Launch struct {
 	HostSocketDir func() string
 	// PluginToHost translates the addresses the plugin announces (its
 	// handshake line and its brokered services) into addresses the host
-	// can dial. Nil leaves them unchanged.
-	PluginToHost TranslateFunc
+	// can dial: a network ("unix" or "tcp") and a socket path or
+	// host:port, as the plugin sees them, into the same as the host sees
+	// them. An error refuses the address, with a message saying what to
+	// do. Nil leaves them unchanged.
+	PluginToHost func(network, address string) (string, string, error)
 	// HostToPlugin translates the addresses of the host's brokered
 	// services into addresses the plugin can dial, before the host
-	// announces them. Nil leaves them unchanged.
-	HostToPlugin TranslateFunc
+	// announces them, as PluginToHost does the other way. Nil leaves them
+	// unchanged.
+	HostToPlugin func(network, address string) (string, string, error)
 	// Exited, when set, is called once the plugin's process has exited
 	// (or failed to start after Prepare, with a nil state), before the
 	// host reports it. The error it returns, if any, becomes the Cause of

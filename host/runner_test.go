@@ -64,7 +64,7 @@ func TestRunnerShapesCommand(t *testing.T) {
 // plugin's handshake and broker addresses for the host and the host's
 // broker addresses for the plugin.
 // swap translates unix socket paths under from to the same paths under to.
-func swap(from, to string) host.TranslateFunc {
+func swap(from, to string) func(network, address string) (string, string, error) {
 	return func(network, address string) (string, string, error) {
 		rest, ok := strings.CutPrefix(address, from+"/")
 		if network != "unix" || !ok {
