@@ -95,7 +95,7 @@ demo:
 ## generate: regenerate Go code from the .proto files with buf, then the
 ## example kinds' glue with protoc-gen-plugkit (buf.gen.kinds.yaml; the
 ## kv example is a module of its own: see examples/kv/README.md)
-KINDS := examples/greeter/proto examples/objectstore/proto
+KINDS := examples/greeter/proto examples/objectstore/proto internal/kindgen/testdata/notifier/proto
 generate:
 	$(GO) run $(BUF) generate
 	for k in $(KINDS); do $(GO) run $(BUF) generate --template buf.gen.kinds.yaml $$k || exit 1; done

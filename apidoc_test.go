@@ -23,6 +23,9 @@ func internalPackageNames(t *testing.T) []string {
 		if err != nil {
 			return err
 		}
+		if d.IsDir() && (d.Name() == "testdata" || strings.HasPrefix(d.Name(), ".")) {
+			return filepath.SkipDir // not packages of the module
+		}
 		if d.IsDir() {
 			if goFiles, _ := filepath.Glob(filepath.Join(path, "*.go")); len(goFiles) > 0 {
 				names = append(names, d.Name())

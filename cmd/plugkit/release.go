@@ -100,6 +100,9 @@ func runRelease(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	switch args[0] {
+	case "-h", "-help", "--help":
+		fmt.Fprintf(stdout, "usage: %s\n\nplugkit release SUBCOMMAND --help describes each subcommand's flags.\n", usage)
+		return 0
 	case "push":
 		return runReleasePush(args[1:], stdout, stderr)
 	case "mirror":
