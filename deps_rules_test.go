@@ -37,7 +37,7 @@ const depsRules = `
 	  internal/osdep, internal/filehash, internal/goplugin/pluginpb,
 	  internal/guestconn, internal/tracehook, internal/tracewire,
 	  internal/reflectcall, internal/genfresh,
-	  internal/hostdescribe,
+	  internal/hostdescribe, internal/hostwire,
 	  gen/plugkit/catalog/v1,
 	  protocheck/report, protocheck/ruleset,
 	  internal/testutil, internal/testpki, internal/netnstest,
@@ -48,17 +48,18 @@ const depsRules = `
 	internal/osdep < internal/listen;
 	internal/goplugin/pluginpb, internal/listen < internal/brokerwire < broker;
 	internal/tracehook < internal/traceenv < plugin/traceexport;
+	handshake < internal/debugline;
 
 	# The plugin side: it never imports the host side.
 	wire, handshake, automtls, broker, internal/guestconn,
-	internal/tracehook, internal/tracewire
+	internal/tracehook, internal/tracewire, internal/debugline
 	< plugin;
 	plugin, gen/plugkit/catalog/v1 < catalog;
 	plugin < tfserve;
 
 	# The host side: it never imports the plugin side.
 	wire, handshake, automtls, broker, internal/filehash, internal/guestconn,
-	internal/tracewire, internal/hostdescribe
+	internal/tracewire, internal/hostdescribe, internal/hostwire
 	< host;
 	internal/osdep < sandbox/internal/trampoline;
 	host, sandbox/internal/trampoline < sandbox;
@@ -88,7 +89,8 @@ const depsRules = `
 	internal/kindgen < cmd/protoc-gen-plugkit;
 	internal/protocli < cmd/plugkit-proto;
 	release, conformance, wasmhost, internal/protocli,
-	internal/reflectcall, internal/traceenv, examples/objectstore
+	internal/reflectcall, internal/traceenv, internal/debugline,
+	examples/objectstore
 	< cmd/plugkit;
 `
 

@@ -55,9 +55,9 @@ func closeQuickly(t *testing.T, c *host.Client, d time.Duration) {
 func closeCrashed(t *testing.T, c *host.Client, state string, d time.Duration) {
 	t.Helper()
 	begin := time.Now()
-	var ue *host.UnexpectedExitError
-	if err := c.Close(); !errors.As(err, &ue) || !strings.Contains(ue.State, state) {
-		t.Errorf("Close = %v, want an UnexpectedExitError with %q", err, state)
+	var ue *host.ExitError
+	if err := c.Close(); !errors.As(err, &ue) || !ue.InUse || !strings.Contains(ue.State, state) {
+		t.Errorf("Close = %v, want an ExitError (InUse) with %q", err, state)
 	}
 	if took := time.Since(begin); took > d {
 		t.Errorf("Close took %v, want under %v", took, d)

@@ -47,7 +47,7 @@ type lifecycle interface {
 // A plugin service (Dial) is only disconnected. Close is safe to call more
 // than once. When a launched plugin had exited on its own before Close (a
 // crash, or an exit the host did not ask for), Close still cleans up and
-// returns an *UnexpectedExitError saying how it ended.
+// returns an *ExitError (InUse) saying how it ended.
 func (c *Client) Close() error {
 	c.closeOnce.Do(func() { c.closeErr = c.life.stop(c) })
 	return c.closeErr
@@ -203,7 +203,7 @@ func (l *launched) watchExit() {
 func (l *launched) reportDeath() error {
 	l.deathOnce.Do(func() {
 		l.proc.waitStderr()
-		err := &UnexpectedExitError{Name: l.name, State: l.proc.state.String(), Stderr: l.proc.stderr.lastLines(), Cause: l.proc.cause, Panic: l.proc.panicked(l.name)}
+		err := &ExitError{Name: l.name, InUse: true, State: l.proc.state.String(), Stderr: l.proc.stderr.lastLines(), Cause: l.proc.cause, Panic: l.proc.panicked(l.name)}
 		l.deathErr = err
 		e := l.proc.exitEvent(true, err.Cause)
 		if err.Panic != nil {

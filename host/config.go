@@ -16,7 +16,7 @@ import (
 	"github.com/plugkit/plugkit/handshake"
 )
 
-// Defaults for the zero values of Command, Attach and Remote.
+// Defaults for the zero values of Command, ConnectOptions and Remote.
 const (
 	// DefaultStartTimeout bounds the wait for the handshake line, and
 	// Dial's wait for a healthy endpoint when its context has no
@@ -115,8 +115,8 @@ type Command struct {
 	// between the check and the exec cannot run unverified code. A binary
 	// that does not match is refused with a *ChecksumError and never runs.
 	SHA256 string
-	// Runner launches the plugin and translates its addresses; nil means
-	// Exec, which runs the binary on this machine. See the sandbox
+	// Runner launches the plugin and translates its addresses; nil runs
+	// the binary on this machine as Start built its command. See the sandbox
 	// package for one that isolates the plugin, and package wasmhost for
 	// a GuestRunner, which runs a Path that is a WebAssembly module
 	// inside this process.
@@ -206,9 +206,10 @@ func (c *Command) check() error {
 	return nil
 }
 
-// Attach is what Reattach and Connect read besides Options: they connect
-// to a plugin this host did not launch. Its zero value is ready to use.
-type Attach struct {
+// ConnectOptions is what Connect and Reattach read besides Options: they
+// connect to a plugin this host did not launch. Its zero value is ready
+// to use.
+type ConnectOptions struct {
 	// UnixSocketDir is where the host's brokered servers make their
 	// sockets; empty means the temporary directory.
 	UnixSocketDir string
@@ -226,8 +227,8 @@ type Attach struct {
 
 // ReattachOptions is what Reattach reads besides Options.
 type ReattachOptions struct {
-	// Attach is what Reattach shares with Connect.
-	Attach
+	// ConnectOptions is what Reattach shares with Connect.
+	ConnectOptions
 	// StopDebugPlugins makes Close ask a reattached plugin in debug mode
 	// (handshake.Reattach.Test, as plugin.EnvDebug and Terraform's -debug
 	// print it) to shut down. By default Close only disconnects from it

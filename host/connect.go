@@ -26,7 +26,7 @@ var errConnectIdentity = errors.New("host: Connect needs the AutoMTLS identity w
 // to shut down (the Shutdown RPC) and disconnects, Kill does nothing and
 // Exited is never closed. Its Pid is 0: the plugin may well be this very
 // process, which nothing should signal on its behalf.
-func Connect(ctx context.Context, handshakeLine string, opts Options, a Attach) (*Client, error) {
+func Connect(ctx context.Context, handshakeLine string, opts Options, a ConnectOptions) (*Client, error) {
 	if err := opts.check(); err != nil {
 		return nil, err
 	}

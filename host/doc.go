@@ -14,8 +14,8 @@
 // Each entry point takes what it reads: Options holds what all four share
 // (versions, Security, name, logger, message size, dial options), Command
 // what only Start reads (the binary, its environment, where it listens,
-// its output and timeouts), Remote what Dial reads, Attach what Reattach
-// and Connect read, and ReattachOptions Reattach's own.
+// its output and timeouts), Remote what Dial reads, ConnectOptions what
+// Reattach and Connect read, and ReattachOptions Reattach's own.
 //
 // The plugin's standard error becomes log/slog records (hclog JSON and
 // "[LEVEL] ..." lines are understood; any other bytes are logged, never

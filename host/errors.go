@@ -6,9 +6,15 @@ import (
 	"strings"
 )
 
-// ExitError reports a plugin that exited before it finished starting.
+// ExitError reports a plugin whose process exited when nobody asked it
+// to: before it finished starting (Start returns it), or, with InUse,
+// while its host was using it, before Close or Kill: a crash, or an exit
+// nobody asked for (Close returns it after cleaning up).
 type ExitError struct {
 	Name string
+	// InUse is set for a plugin that had started and exited while its
+	// host was using it; unset, it exited before its handshake.
+	InUse bool
 	// State is the process's exit status ("exit status 1", "signal: killed").
 	State string
 	// Stderr holds the last lines it wrote to standard error.
@@ -24,17 +30,20 @@ type ExitError struct {
 // Unwrap returns Cause and Panic, those set.
 func (e *ExitError) Unwrap() []error { return causes(e.Cause, e.Panic) }
 
-// Error gives the exit status, its cause and the last stderr lines.
+// Error gives the exit status, its cause and the panic or the last
+// stderr lines.
 func (e *ExitError) Error() string {
 	msg := fmt.Sprintf("plugin %s exited before its handshake (%s)", e.Name, e.State)
+	if e.InUse {
+		msg = fmt.Sprintf("plugin %s exited while its host was using it (%s)", e.Name, e.State)
+	}
 	if e.Cause != nil {
 		msg += ": " + e.Cause.Error()
 	}
 	if e.Panic != nil {
-		msg += ": " + e.Panic.Error()
-		return msg
+		return msg + ": " + e.Panic.Error()
 	}
-	if e.cookieRejected() {
+	if !e.InUse && e.cookieRejected() {
 		msg = fmt.Sprintf("plugin %s rejected the magic cookie and exited (%s): check the cookie the host sets (Command.Cookie, --cookie)", e.Name, e.State)
 	}
 	if len(e.Stderr) == 0 {
@@ -47,42 +56,6 @@ func (e *ExitError) Error() string {
 // print when started without their cookie.
 func (e *ExitError) cookieRejected() bool {
 	return slices.ContainsFunc(e.Stderr, isCookieNotice)
-}
-
-// UnexpectedExitError reports a plugin that exited while its host was using
-// it, before Close or Kill: a crash, or an exit nobody asked for. Close
-// returns it after cleaning up.
-type UnexpectedExitError struct {
-	Name string
-	// State is the process's exit status ("exit status 2", "signal: killed").
-	State string
-	// Stderr holds the last lines it wrote to standard error.
-	Stderr []string
-	// Cause is why it exited, when the Runner knows (Launch.Exited): a
-	// sandbox's memory limit, for one. Unwrap returns it.
-	Cause error
-	// Panic is the Go panic the plugin died of, if it did; Unwrap
-	// returns it too, so errors.As finds it.
-	Panic *PanicError
-}
-
-// Unwrap returns Cause and Panic, those set.
-func (e *UnexpectedExitError) Unwrap() []error { return causes(e.Cause, e.Panic) }
-
-// Error gives the exit status, its cause and the panic or the last
-// stderr lines.
-func (e *UnexpectedExitError) Error() string {
-	msg := fmt.Sprintf("plugin %s exited while its host was using it (%s)", e.Name, e.State)
-	if e.Cause != nil {
-		msg += ": " + e.Cause.Error()
-	}
-	if e.Panic != nil {
-		return msg + ": " + e.Panic.Error()
-	}
-	if len(e.Stderr) == 0 {
-		return msg + " and wrote nothing to stderr"
-	}
-	return msg + "; its last stderr lines:\n  " + strings.Join(e.Stderr, "\n  ")
 }
 
 // StartError reports a plugin that could not be started or connected to

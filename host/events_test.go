@@ -247,10 +247,10 @@ func TestFakePanicLineIsNoCrash(t *testing.T) {
 		}
 		waitExit(t, c)
 		err := c.Close()
-		var ue *host.UnexpectedExitError
+		var ue *host.ExitError
 		var pe *host.PanicError
-		if !errors.As(err, &ue) || errors.As(err, &pe) || ue.Panic != nil {
-			t.Fatalf("Close: %v; want an UnexpectedExitError without panic", err)
+		if !errors.As(err, &ue) || !ue.InUse || errors.As(err, &pe) || ue.Panic != nil {
+			t.Fatalf("Close: %v; want an ExitError (InUse) without panic", err)
 		}
 		if e := events.next(t, host.EventExited); !e.Unexpected || e.Status != "exit status 2" {
 			t.Errorf("exited: %+v; want an unexpected exit with status 2", e)

@@ -2,7 +2,6 @@ package host
 
 import (
 	"bufio"
-	"bytes"
 	"cmp"
 	"context"
 	"crypto/sha256"
@@ -18,10 +17,8 @@ import (
 
 	"github.com/plugkit/plugkit/handshake"
 	"github.com/plugkit/plugkit/internal/guestconn"
+	"github.com/plugkit/plugkit/internal/hostwire"
 )
-
-// wasmMagic starts every WebAssembly module: "\0asm".
-var wasmMagic = []byte("\x00asm")
 
 // IsWasm reports whether the file at path is a WebAssembly module (it
 // starts with the magic "\0asm"); false when it cannot be read.
@@ -31,14 +28,10 @@ func IsWasm(path string) bool {
 		return false
 	}
 	defer f.Close()
-	head := make([]byte, len(wasmMagic))
+	head := make([]byte, hostwire.WasmMagicLen)
 	_, err = io.ReadFull(f, head)
-	return err == nil && IsWasmModule(head)
+	return err == nil && hostwire.IsWasmModule(head)
 }
-
-// IsWasmModule reports whether module, a file's content, is a WebAssembly
-// module: it starts with the magic "\0asm".
-func IsWasmModule(module []byte) bool { return bytes.HasPrefix(module, wasmMagic) }
 
 // A GuestRunner is a Runner that runs a plugin inside the host's process
 // rather than as a process of its own: package wasmhost's Runtime runs

@@ -188,7 +188,7 @@ func (l *guestLife) reportDeath(c *Client) error {
 	l.deathOnce.Do(func() {
 		l.pipes.waitStderr()
 		gerr := l.guest.Err()
-		err := &UnexpectedExitError{Name: l.name, State: guestExitState(gerr), Stderr: l.pipes.stderr.lastLines(), Cause: guestCause(gerr), Panic: l.pipes.stderr.panicError(l.name)}
+		err := &ExitError{Name: l.name, InUse: true, State: guestExitState(gerr), Stderr: l.pipes.stderr.lastLines(), Cause: guestCause(gerr), Panic: l.pipes.stderr.panicError(l.name)}
 		l.deathErr = err
 		e := Event{Type: EventExited, Unexpected: true, Cause: err.Cause, Duration: time.Since(c.started)}
 		if err.Panic != nil {

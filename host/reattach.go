@@ -41,7 +41,7 @@ func Reattach(ctx context.Context, r handshake.Reattach, opts Options, ro Reatta
 		return nil, &StartError{Name: name, Err: err}
 	}
 	c := newClient(opts, name)
-	c.attach(ro.Attach, &attached{
+	c.attach(ro.ConnectOptions, &attached{
 		pidNum:   r.Pid,
 		stopWait: stopTimeout(ro.StopTimeout),
 		leave:    r.Test && !ro.StopDebugPlugins,
@@ -111,7 +111,7 @@ func checkReattach(r handshake.Reattach, versions []int, trustTCP bool) error {
 }
 
 // attach makes c a Client of a plugin it did not launch.
-func (c *Client) attach(a Attach, life *attached) {
+func (c *Client) attach(a ConnectOptions, life *attached) {
 	c.life = life
 	c.brokerDir, c.brokerGroup = a.UnixSocketDir, a.UnixSocketGroup
 	c.syncStdout, c.syncStderr = a.SyncStdout, a.SyncStderr

@@ -8,6 +8,8 @@ import (
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
+
+	"github.com/plugkit/plugkit/internal/hostwire"
 )
 
 // meterScope names plugkit's instruments and tracer.
@@ -70,9 +72,9 @@ func (r *reporter) report(e Event) {
 func (r *reporter) log(e Event) {
 	level, msg := slog.LevelDebug, "plugin "+e.Type.String()
 	switch {
-	case e.Type == EventExited && e.Unexpected, e.Type == EventRestarted:
+	case e.Type == EventExited && e.Unexpected, e.Type == eventRestarted:
 		level = slog.LevelWarn
-	case e.Type == EventCrashed, e.Type == EventHung, e.Type == EventGaveUp, e.Type == EventPinRefused:
+	case e.Type == EventCrashed, e.Type == eventHung, e.Type == eventGaveUp, e.Type == EventPinRefused:
 		level = slog.LevelError
 	}
 	if !r.logger.Enabled(context.Background(), level) {
@@ -80,7 +82,7 @@ func (r *reporter) log(e Event) {
 	}
 	args := []any{"event", e.Type.String()}
 	if r.name == "" {
-		// Telemetry.Report's: the logger does not name the plugin.
+		// hostwire.Report's: the logger does not name the plugin.
 		args = append(args, "plugin", e.Plugin, "binary", e.Binary)
 	}
 	switch e.Type {
@@ -94,9 +96,9 @@ func (r *reporter) log(e Event) {
 			msg = "plugin exited while its host was using it"
 			args = append(args, "stderr", e.Stderr)
 		}
-	case EventCrashed, EventHung, EventGaveUp, EventPinRefused:
+	case EventCrashed, eventHung, eventGaveUp, EventPinRefused:
 		args = append(args, "pid", e.Pid)
-	case EventRestarted:
+	case eventRestarted:
 		args = append(args, "restarts", e.Restarts)
 	}
 	if e.Signal != "" {
@@ -128,11 +130,11 @@ func (r *reporter) count(e Event) {
 		r.m.startTime.Record(ctx, e.Duration.Seconds(), set)
 	case EventExited, EventCrashed:
 		r.m.exits.Add(ctx, 1, metric.WithAttributes(append(attrs, attribute.String("plugkit.exit.cause", exitCause(e)))...))
-	case EventRestarted:
+	case eventRestarted:
 		r.m.restarts.Add(ctx, 1, set)
-	case EventHung:
+	case eventHung:
 		r.m.hung.Add(ctx, 1, set)
-	case EventGaveUp:
+	case eventGaveUp:
 		r.m.gaveUp.Add(ctx, 1, set)
 	case EventPinRefused:
 		r.m.pinRefusals.Add(ctx, 1, set)
@@ -153,11 +155,10 @@ func exitCause(e Event) string {
 	return "exited"
 }
 
-// Report reports e as the host reports its own events: to OnEvent, as a
-// record on logger (nil: slog.Default()) and as metrics on the
-// MeterProvider. It is for code that runs plugins on top of this package
-// (package manager reports restarts, hung plugins, refusals and giving up
-// with it); e.Plugin and e.Binary name the plugin.
-func (t Telemetry) Report(logger *slog.Logger, e Event) {
-	newReporter(t, cmp.Or(logger, slog.Default()), "", "").report(e)
+func init() {
+	// Package manager reports its events (restarts, hung plugins, giving
+	// up) through this, as the host reports its own.
+	hostwire.Report = func(t Telemetry, logger *slog.Logger, e Event) {
+		newReporter(t, cmp.Or(logger, slog.Default()), "", "").report(e)
+	}
 }

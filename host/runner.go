@@ -28,7 +28,8 @@ import (
 // that stays in the foreground for the plugin's life and passes its
 // stdout (the handshake line) and stderr through.
 //
-// The zero Command uses Exec.
+// A nil Command.Runner is no runner at all: Start runs the command as it
+// built it, on this machine, and translates no address.
 type Runner interface {
 	// Prepare shapes one launch of a plugin. It is called once per Start,
 	// before anything runs; an error stops the Start, and the plugin is
@@ -41,15 +42,6 @@ type RunnerFunc func(l *Launch) error
 
 // Prepare calls f(l).
 func (f RunnerFunc) Prepare(l *Launch) error { return f(l) }
-
-// Exec is the default Runner: it runs the plugin's command as Start built
-// it, on this machine, and translates no address.
-var Exec Runner = RunnerFunc(func(*Launch) error { return nil })
-
-// TranslateFunc maps a network address (network "unix" or "tcp", and a
-// socket path or host:port) from one side's view to the other's. An error
-// refuses the address, with a message saying what to do.
-type TranslateFunc func(network, address string) (string, string, error)
 
 // Launch is one start of a plugin, as a Runner sees and shapes it.
 type Launch struct {
@@ -93,16 +85,20 @@ type Launch struct {
 	HostSocketDir func() string
 	// PluginToHost translates the addresses the plugin announces (its
 	// handshake line and its brokered services) into addresses the host
-	// can dial. Nil leaves them unchanged.
-	PluginToHost TranslateFunc
+	// can dial: a network ("unix" or "tcp") and a socket path or
+	// host:port, as the plugin sees them, into the same as the host sees
+	// them. An error refuses the address, with a message saying what to
+	// do. Nil leaves them unchanged.
+	PluginToHost func(network, address string) (string, string, error)
 	// HostToPlugin translates the addresses of the host's brokered
 	// services into addresses the plugin can dial, before the host
-	// announces them. Nil leaves them unchanged.
-	HostToPlugin TranslateFunc
+	// announces them, as PluginToHost does the other way. Nil leaves them
+	// unchanged.
+	HostToPlugin func(network, address string) (string, string, error)
 	// Exited, when set, is called once the plugin's process has exited
 	// (or failed to start after Prepare, with a nil state), before the
 	// host reports it. The error it returns, if any, becomes the Cause of
-	// the ExitError or UnexpectedExitError the host reports: a runner
+	// the ExitError the host reports: a runner
 	// that bounds the plugin's memory says there that the bound killed
 	// it. It also releases what Prepare set up for this launch.
 	Exited func(state *os.ProcessState) error
@@ -116,14 +112,13 @@ type Launch struct {
 	Stderr io.Writer
 }
 
-// prepare runs the Command's runner on cmd.
+// prepare runs the Command's runner, if any, on cmd.
 func (c *Command) prepare(cmd *exec.Cmd, socketDir string, unnamed int) (*Launch, error) {
-	r := c.Runner
-	if r == nil {
-		r = Exec
-	}
 	l := &Launch{Cmd: cmd, Unnamed: unnamed, SocketDir: socketDir, SocketGroup: c.Listen.UnixSocketGroup}
-	if err := r.Prepare(l); err != nil {
+	if c.Runner == nil {
+		return l, nil
+	}
+	if err := c.Runner.Prepare(l); err != nil {
 		return nil, fmt.Errorf("preparing the launch (Command.Runner): %w", err)
 	}
 	if l.Cmd == nil {

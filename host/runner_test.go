@@ -64,7 +64,7 @@ func TestRunnerShapesCommand(t *testing.T) {
 // plugin's handshake and broker addresses for the host and the host's
 // broker addresses for the plugin.
 // swap translates unix socket paths under from to the same paths under to.
-func swap(from, to string) host.TranslateFunc {
+func swap(from, to string) func(network, address string) (string, string, error) {
 	return func(network, address string) (string, string, error) {
 		rest, ok := strings.CutPrefix(address, from+"/")
 		if network != "unix" || !ok {
@@ -241,7 +241,7 @@ func TestRunnerUntranslatableBrokerAddress(t *testing.T) {
 }
 
 // A runner's Exited hook sees the plugin's exit and names its cause: the
-// host reports it as the Cause of the UnexpectedExitError, and logs it.
+// host reports it as the Cause of the ExitError (InUse), and logs it.
 func TestRunnerExitedNamesCause(t *testing.T) {
 	var logs syncBuffer
 	cfg := config(t, "kv")
@@ -263,9 +263,9 @@ func TestRunnerExitedNamesCause(t *testing.T) {
 		t.Fatal("Exited not closed after the process was killed")
 	}
 	err := c.Close()
-	var ue *host.UnexpectedExitError
-	if !errors.As(err, &ue) || !errors.Is(err, cause) || ue.Cause != cause {
-		t.Fatalf("Close after a crash = %v, want an UnexpectedExitError whose Cause is the runner's", err)
+	var ue *host.ExitError
+	if !errors.As(err, &ue) || !ue.InUse || !errors.Is(err, cause) || ue.Cause != cause {
+		t.Fatalf("Close after a crash = %v, want an ExitError (InUse) whose Cause is the runner's", err)
 	}
 	if !strings.Contains(err.Error(), "the runner's limit killed it") {
 		t.Errorf("the error %q does not say the cause", err)

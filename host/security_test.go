@@ -16,6 +16,7 @@ import (
 	"github.com/plugkit/plugkit/automtls"
 	"github.com/plugkit/plugkit/handshake"
 	"github.com/plugkit/plugkit/host"
+	"github.com/plugkit/plugkit/internal/debugline"
 	"github.com/plugkit/plugkit/internal/osdep"
 	"github.com/plugkit/plugkit/internal/testutil"
 )
@@ -42,7 +43,7 @@ func TestSecurityRefusals(t *testing.T) {
 			return host.Reattach(ctx, rc, opts(host.AutoMTLS(id)), host.ReattachOptions{})
 		}, []string{"Reattach cannot use AutoMTLS", "leave Options.Security zero", "host.TLS"}},
 		{"Connect without an identity", func() (*host.Client, error) {
-			return host.Connect(ctx, line, opts(host.Security{}), host.Attach{})
+			return host.Connect(ctx, line, opts(host.Security{}), host.ConnectOptions{})
 		}, []string{"Connect needs the AutoMTLS identity", "host.AutoMTLS(id)"}},
 		{"Dial with AutoMTLS", func() (*host.Client, error) {
 			return host.Dial(ctx, host.Remote{Endpoints: []string{"127.0.0.1:1"}}, opts(host.AutoMTLS(id)))
@@ -54,7 +55,7 @@ func TestSecurityRefusals(t *testing.T) {
 			return host.Reattach(ctx, rc, opts(host.TLS(nil)), host.ReattachOptions{})
 		}, []string{"host.TLS(nil)"}},
 		{"Connect with TLS(nil)", func() (*host.Client, error) {
-			return host.Connect(ctx, line, opts(host.TLS(nil)), host.Attach{})
+			return host.Connect(ctx, line, opts(host.TLS(nil)), host.ConnectOptions{})
 		}, []string{"host.TLS(nil)"}},
 		{"Dial with TLS(nil)", func() (*host.Client, error) {
 			return host.Dial(ctx, host.Remote{Endpoints: []string{"127.0.0.1:1"}}, opts(host.TLS(nil)))
@@ -126,7 +127,7 @@ func TestSecurityAccessors(t *testing.T) {
 }
 
 // TestReattachReadsItsOptions: Reattach makes the host's brokered
-// sockets in Attach.UnixSocketDir; Close leaves a plugin in debug mode
+// sockets in ConnectOptions.UnixSocketDir; Close leaves a plugin in debug mode
 // running, and with StopDebugPlugins stops it.
 func TestReattachReadsItsOptions(t *testing.T) {
 	exe, err := os.Executable()
@@ -149,11 +150,11 @@ func TestReattachReadsItsOptions(t *testing.T) {
 	if err != nil {
 		t.Fatalf("no reattach line: %v", err)
 	}
-	rcs, err := host.ParseReattachLine(line)
+	rcs, err := debugline.Parse(line)
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, rc, err := host.OnlyReattach(rcs)
+	_, rc, err := debugline.Only(rcs)
 	if err != nil || !rc.Test {
 		t.Fatalf("reattach configuration %+v, %v: want one, in debug mode", rc, err)
 	}
@@ -162,7 +163,7 @@ func TestReattachReadsItsOptions(t *testing.T) {
 	opts := host.Options{Versions: []int{1}}
 
 	dir := testutil.TempDir(t)
-	c, err := host.Reattach(ctx, rc, opts, host.ReattachOptions{Attach: host.Attach{UnixSocketDir: dir}, TrustTCPListener: trustTCP})
+	c, err := host.Reattach(ctx, rc, opts, host.ReattachOptions{ConnectOptions: host.ConnectOptions{UnixSocketDir: dir}, TrustTCPListener: trustTCP})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -170,7 +171,7 @@ func TestReattachReadsItsOptions(t *testing.T) {
 		t.Fatal(err)
 	}
 	if entries, _ := os.ReadDir(dir); len(entries) == 0 && osdep.UnixSockets { // TCP on Windows
-		t.Error("the brokered server's socket is not in Attach.UnixSocketDir")
+		t.Error("the brokered server's socket is not in ConnectOptions.UnixSocketDir")
 	}
 	if err := c.Close(); err != nil {
 		t.Fatal(err)

@@ -60,7 +60,7 @@ func newSockDir(parent string) (*sockDir, error) {
 	// plugin, which says so in its own words (PathTooLongError for
 	// plugkit plugins).
 	if _, done := sweptDirs.LoadOrStore(parent, struct{}{}); !done {
-		SweepDeadHostDirs(parent)
+		sweepDeadHostDirs(parent)
 	}
 	dir, err := os.MkdirTemp(parent, hostDirPrefix)
 	if err != nil {
@@ -94,12 +94,12 @@ func (d *sockDir) remove() {
 	d.lock.Close()
 }
 
-// SweepDeadHostDirs removes, from parent, the plugin socket directories
+// sweepDeadHostDirs removes, from parent, the plugin socket directories
 // whose host is gone (killed before it could clean up), and returns how
 // many it removed. Directories of live hosts, and anything else in
 // parent, are left alone. Start calls it once per parent directory and
 // process.
-func SweepDeadHostDirs(parent string) int {
+func sweepDeadHostDirs(parent string) int {
 	entries, err := os.ReadDir(parent)
 	if err != nil {
 		return 0

@@ -131,7 +131,7 @@ func (c *Client) start(ctx context.Context, cmd Command) error {
 			}
 		}
 	}
-	if err := CheckExecutable(cmd.Path); err != nil {
+	if err := checkExecutable(cmd.Path); err != nil {
 		return &StartError{Name: c.name, Err: err}
 	}
 	l, err := c.launchProcess(ctx, cmd, id)
@@ -541,11 +541,11 @@ func readLine(br *bufio.Reader, limit int) (string, bool, error) {
 	}
 }
 
-// CheckExecutable says, in words a person can act on, why path cannot be
+// checkExecutable says, in words a person can act on, why path cannot be
 // started as a plugin binary: missing, a directory, not a regular file or
 // not executable. A path without a slash is looked up in PATH first, as
 // exec does.
-func CheckExecutable(path string) error {
+func checkExecutable(path string) error {
 	if !osdep.HasDir(path) {
 		p, err := exec.LookPath(path)
 		if err != nil {

@@ -2,7 +2,6 @@ package host
 
 import (
 	"context"
-	"slices"
 	"strings"
 	"time"
 
@@ -16,6 +15,7 @@ import (
 	tracenoop "go.opentelemetry.io/otel/trace/noop"
 	"google.golang.org/grpc"
 
+	"github.com/plugkit/plugkit/internal/hostwire"
 	"github.com/plugkit/plugkit/internal/tracewire"
 )
 
@@ -69,15 +69,11 @@ const (
 	// EventCrashed: the plugin's process died of a Go panic (Cause is
 	// the *PanicError).
 	EventCrashed
-	// EventRestarted: the manager started a new process after the last
-	// one exited or hung (Restarts in a row).
-	EventRestarted
-	// EventHung: the plugin did not answer a health check after a call
-	// timed out and is killed.
-	EventHung
-	// EventGaveUp: the manager stopped restarting a plugin that crashed
-	// Restarts times in a row (Config.Restart.Max).
-	EventGaveUp
+	// Package manager's events, which the host names, logs and counts:
+	// manager.EventRestarted, EventHung and EventGaveUp.
+	eventRestarted
+	eventHung
+	eventGaveUp
 	// EventPinRefused: the binary did not have its pinned SHA-256 and
 	// was not run (Cause is the *ChecksumError).
 	EventPinRefused
@@ -134,25 +130,6 @@ func (t *Telemetry) propagator() propagation.TextMapPropagator {
 	return tracewire.Propagator()
 }
 
-// callAttributesKey is the context key of WithCallAttributes.
-type callAttributesKey struct{}
-
-// WithCallAttributes returns ctx with attrs added to the metrics of the
-// calls made with it (otelgrpc's rpc.client.call.duration) on a Client
-// whose Telemetry has a MeterProvider. Package manager adds the kind and
-// the implementation's name of the Conn a call goes through.
-func WithCallAttributes(ctx context.Context, attrs ...attribute.KeyValue) context.Context {
-	if prev, ok := ctx.Value(callAttributesKey{}).([]attribute.KeyValue); ok {
-		attrs = append(slices.Clip(prev), attrs...)
-	}
-	return context.WithValue(ctx, callAttributesKey{}, attrs)
-}
-
-func callAttributes(ctx context.Context) []attribute.KeyValue {
-	attrs, _ := ctx.Value(callAttributesKey{}).([]attribute.KeyValue)
-	return attrs
-}
-
 // grpcOptions are the otelgrpc options for the plugin's connections,
 // with the plugin's attributes.
 func (t *Telemetry) grpcOptions(name, binary string) []otelgrpc.Option {
@@ -164,7 +141,7 @@ func (t *Telemetry) grpcOptions(name, binary string) []otelgrpc.Option {
 		otelgrpc.WithPropagators(t.propagator()),
 		otelgrpc.WithFilter(tracewire.Traceable),
 		otelgrpc.WithMetricAttributes(append(attrs, t.Attributes...)...),
-		otelgrpc.WithMetricAttributesFn(callAttributes),
+		otelgrpc.WithMetricAttributesFn(hostwire.CallAttributes),
 	}
 	if t.TracerProvider != nil {
 		opts = append(opts, otelgrpc.WithTracerProvider(t.TracerProvider))

@@ -18,7 +18,7 @@ func TestEveryEntryPointRefusesNoVersions(t *testing.T) {
 	_, errs["Start"] = host.Start(ctx, host.Command{Path: "/nonexistent/plugin", Cookie: testCookie}, host.Options{})
 	_, errs["Reattach"] = host.Reattach(ctx, handshake.Reattach{Protocol: "grpc", ProtocolVersion: 1, Addr: handshake.ReattachAddr{Network: "unix", String: "/nonexistent/sock"}}, host.Options{}, host.ReattachOptions{})
 	_, errs["Dial"] = host.Dial(ctx, host.Remote{Endpoints: []string{"127.0.0.1:1"}}, host.Options{})
-	_, errs["Connect"] = host.Connect(ctx, "1|1|unix|/nonexistent/sock|grpc|", host.Options{}, host.Attach{})
+	_, errs["Connect"] = host.Connect(ctx, "1|1|unix|/nonexistent/sock|grpc|", host.Options{}, host.ConnectOptions{})
 	var want string
 	for name, err := range errs {
 		if err == nil || !strings.Contains(err.Error(), "Options.Versions is empty") {

@@ -18,6 +18,7 @@ import (
 	objectstorev1 "github.com/plugkit/plugkit/examples/objectstore/gen/objectstore/v1"
 	"github.com/plugkit/plugkit/handshake"
 	"github.com/plugkit/plugkit/host"
+	"github.com/plugkit/plugkit/internal/debugline"
 	"github.com/plugkit/plugkit/internal/testutil"
 	"github.com/plugkit/plugkit/plugin"
 )
@@ -110,11 +111,11 @@ func startDebugPlugin(ctx context.Context, t *testing.T) (*exec.Cmd, handshake.R
 	if !strings.HasPrefix(line, "PLUGKIT_REATTACH='") {
 		t.Fatalf("debug mode printed %q", line)
 	}
-	rcs, err := host.ParseReattachLine(line)
+	rcs, err := debugline.Parse(line)
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, rc, err := host.OnlyReattach(rcs)
+	_, rc, err := debugline.Only(rcs)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,6 +17,7 @@ import (
 
 	catalogv1 "github.com/plugkit/plugkit/gen/plugkit/catalog/v1"
 	"github.com/plugkit/plugkit/host"
+	"github.com/plugkit/plugkit/internal/hostwire"
 	"github.com/plugkit/plugkit/wire"
 )
 
@@ -181,7 +182,7 @@ func (c *Conn) metered(ctx context.Context) context.Context {
 	if c.p.m.cfg.Host.Telemetry.MeterProvider == nil {
 		return ctx
 	}
-	return host.WithCallAttributes(ctx, attribute.String("plugkit.kind", c.kind), attribute.String("plugkit.name", c.name))
+	return hostwire.WithCallAttributes(ctx, attribute.String("plugkit.kind", c.kind), attribute.String("plugkit.name", c.name))
 }
 
 // observedStream reports a crash seen while receiving.

@@ -26,7 +26,7 @@
 // client closed by the host is never restarted. A plugin a sandbox killed
 // for passing its memory limit (sandbox.Limits) is restarted like any
 // other that exits. The error of a call during which the plugin died
-// wraps how it ended (a *host.UnexpectedExitError, and its Cause: errors.As
+// wraps how it ended (a *host.ExitError, and its Cause: errors.As
 // finds a *sandbox.MemoryLimitError there), and the restart logs it.
 //
 // Deadlines: a call or stream whose context carries no deadline gets the

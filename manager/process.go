@@ -81,7 +81,7 @@ func (p *process) get(ctx context.Context) (*host.Client, int, error) {
 	if p.restarts > maxRestarts {
 		if !p.gaveUp {
 			p.gaveUp = true
-			p.m.report(p.event(host.EventGaveUp, 0, p.lastErr))
+			p.m.report(p.event(EventGaveUp, 0, p.lastErr))
 		}
 		return nil, 0, fmt.Errorf("plugin %s crashed %d times in a row; gave up restarting it (last error: %v); fix the plugin and create a new Manager", p.path, p.restarts, p.lastErr)
 	}
@@ -123,7 +123,7 @@ func (p *process) startClient(ctx context.Context) (c *host.Client, gen int, err
 		return nil, 0, err
 	}
 	if p.restarts > 0 {
-		p.m.report(p.event(host.EventRestarted, c.Pid(), nil))
+		p.m.report(p.event(EventRestarted, c.Pid(), nil))
 	}
 	p.client, p.started = c, time.Now()
 	p.gen++
@@ -197,7 +197,7 @@ func (p *process) checkHung(c *host.Client) {
 	}
 	if errors.Is(ctx.Err(), context.DeadlineExceeded) || status.Code(err) == codes.DeadlineExceeded {
 		// The event's ERROR record says it; the next call restarts it.
-		p.m.report(p.event(host.EventHung, c.Pid(), err))
+		p.m.report(p.event(EventHung, c.Pid(), err))
 		c.Kill()
 	}
 }

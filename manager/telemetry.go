@@ -2,12 +2,14 @@ package manager
 
 import (
 	"context"
+	"log/slog"
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/plugkit/plugkit/host"
+	"github.com/plugkit/plugkit/internal/hostwire"
 )
 
 // tracerName names the manager's spans' tracer.
@@ -35,7 +37,7 @@ func (m *Manager) span(ctx context.Context, name string, attrs ...attribute.KeyV
 // (restarted, hung, gave up, refused by a pin) through
 // Config.Host.Telemetry, and as a log record.
 func (m *Manager) report(e host.Event) {
-	m.cfg.Host.Telemetry.Report(m.cfg.logger(), e)
+	hostwire.Report.(func(host.Telemetry, *slog.Logger, host.Event))(m.cfg.Host.Telemetry, m.cfg.logger(), e)
 }
 
 // versionAttribute is the plugin's release version as an attribute of

@@ -40,7 +40,7 @@ func TestRestartAndHungAreReported(t *testing.T) {
 	if _, err := cl.Exists(ctxT(t), &objectstorev2.ExistsRequest{Key: "k"}); err != nil {
 		t.Fatal(err)
 	}
-	if e := o.next(t, host.EventRestarted); e.Restarts != 1 || e.Pid != conn.Pid() || e.Binary != bin {
+	if e := o.next(t, manager.EventRestarted); e.Restarts != 1 || e.Pid != conn.Pid() || e.Binary != bin {
 		t.Errorf("restarted: %+v; want restart 1 of %s with the new pid %d", e, bin, conn.Pid())
 	}
 	if n := o.count(t, "plugkit.plugin.restarts", "plugkit.binary", bin); n != 1 {
@@ -57,7 +57,7 @@ func TestRestartAndHungAreReported(t *testing.T) {
 	if err == nil {
 		t.Fatal("a call to a stopped process succeeded")
 	}
-	if e := o.next(t, host.EventHung); e.Pid != pid {
+	if e := o.next(t, manager.EventHung); e.Pid != pid {
 		t.Errorf("hung: %+v; want pid %d", e, pid)
 	}
 	if n := o.count(t, "plugkit.plugin.hung", "plugkit.binary", bin); n != 1 {
@@ -94,7 +94,7 @@ func TestGiveUpAndPinRefusalAreReported(t *testing.T) {
 	for range 4 {
 		cl.Exists(ctxT(t), &objectstorev2.ExistsRequest{Key: "k"})
 	}
-	if e := o.next(t, host.EventGaveUp); e.Binary != bin || e.Cause == nil || !strings.Contains(e.Cause.Error(), "segfault at start") {
+	if e := o.next(t, manager.EventGaveUp); e.Binary != bin || e.Cause == nil || !strings.Contains(e.Cause.Error(), "segfault at start") {
 		t.Errorf("gave up: %+v; want the binary and the last failure", e)
 	}
 	if n := o.count(t, "plugkit.plugin.gave_up", "plugkit.binary", bin); n != 1 {

@@ -7,9 +7,9 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
-	"strings"
 
 	"github.com/plugkit/plugkit/handshake"
+	"github.com/plugkit/plugkit/internal/debugline"
 )
 
 // EnvDebug turns debug mode on when set to 1 (or true) in a plugin's
@@ -35,14 +35,8 @@ func DebugLine(w io.Writer, name string, r handshake.Reattach) error {
 	if err != nil {
 		return err
 	}
-	_, err = fmt.Fprintf(w, "%s=%s\n", EnvReattach, ShellQuote(text))
+	_, err = fmt.Fprintf(w, "%s=%s\n", EnvReattach, debugline.Quote(text))
 	return err
-}
-
-// ShellQuote quotes s for a POSIX shell: in single quotes, each single
-// quote in s written as '"'"'.
-func ShellQuote(s string) string {
-	return "'" + strings.ReplaceAll(s, "'", `'"'"'`) + "'"
 }
 
 // debugRequested reports whether debug mode is on: Config.Debug, or

@@ -19,6 +19,7 @@ import (
 	objectstorev1 "github.com/plugkit/plugkit/examples/objectstore/gen/objectstore/v1"
 	"github.com/plugkit/plugkit/handshake"
 	"github.com/plugkit/plugkit/host"
+	"github.com/plugkit/plugkit/internal/debugline"
 	"github.com/plugkit/plugkit/internal/testutil"
 	"github.com/plugkit/plugkit/plugin"
 )
@@ -65,11 +66,11 @@ func reattachLine(t *testing.T, line string, pid int) handshake.Reattach {
 	if !strings.HasPrefix(line, plugin.EnvReattach+"='{") || !strings.HasSuffix(line, "}'\n") {
 		t.Fatalf("debug mode printed %q: want one line PLUGKIT_REATTACH='{...}'", line)
 	}
-	rcs, err := host.ParseReattachLine(line)
+	rcs, err := debugline.Parse(line)
 	if err != nil {
 		t.Fatal(err)
 	}
-	name, rc, err := host.OnlyReattach(rcs)
+	name, rc, err := debugline.Only(rcs)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -226,7 +227,7 @@ func TestDebugModeInProcess(t *testing.T) {
 				if err != nil {
 					return err
 				}
-				_, err = fmt.Fprintf(w, "\tMY_VAR=%s\n", plugin.ShellQuote(text))
+				_, err = fmt.Fprintf(w, "\tMY_VAR=%s\n", debugline.Quote(text))
 				return err
 			},
 		}, plugin.Harness{LookupEnv: func(k string) (string, bool) { v, ok := env[k]; return v, ok }, Handshake: pw})
@@ -236,9 +237,9 @@ func TestDebugModeInProcess(t *testing.T) {
 		t.Fatal(err)
 	}
 	go io.Copy(io.Discard, pr)
-	rcs, err := host.ParseReattachLine(line)
+	rcs, err := debugline.Parse(line)
 	if err != nil {
-		t.Fatalf("ParseReattachLine(%q): %v", line, err)
+		t.Fatalf("debugline.Parse(%q): %v", line, err)
 	}
 	rc, ok := rcs["example.com/it's"]
 	if !ok || rc.ProtocolVersion != 1 || rc.Pid != os.Getpid() {

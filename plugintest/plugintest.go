@@ -144,7 +144,7 @@ func start(ctx context.Context, cfg plugin.Config, o Options, name string) (*hos
 			Security:  security,
 			Logger:    o.Logger.With("side", "host"),
 			Telemetry: o.Telemetry,
-		}, host.Attach{UnixSocketDir: dir})
+		}, host.ConnectOptions{UnixSocketDir: dir})
 	}
 	if err != nil {
 		p.stop()

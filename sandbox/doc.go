@@ -96,8 +96,8 @@
 // OOM kill counter says so), or, under RLIMIT_DATA, one that exits with a
 // failure after printing a runtime's out-of-memory message (see
 // MemoryLimitError for which, and for what this cannot see) is reported
-// by the host as a host.UnexpectedExitError (or host.ExitError, before
-// its handshake) whose Cause is a *MemoryLimitError naming the limit and
+// by the host as a host.ExitError (InUse, or not before its handshake)
+// whose Cause is a *MemoryLimitError naming the limit and
 // what enforced it; a manager restarts it as it restarts any plugin that
 // exits, and the failed call's error wraps the same MemoryLimitError.
 //

@@ -387,7 +387,7 @@ func grantable(dir string) (string, error) {
 
 // refuseTCP is a translation that keeps unix addresses, which host and
 // plugin share through the socket directory, and refuses TCP ones.
-func refuseTCP(why string) host.TranslateFunc {
+func refuseTCP(why string) func(network, address string) (string, string, error) {
 	return func(network, address string) (string, string, error) {
 		if network != "unix" {
 			return "", "", errors.New(why)

@@ -5,7 +5,7 @@ import (
 	"io"
 
 	"github.com/plugkit/plugkit/handshake"
-	"github.com/plugkit/plugkit/plugin"
+	"github.com/plugkit/plugkit/internal/debugline"
 )
 
 // EnvReattachProviders is the variable through which Terraform and
@@ -23,6 +23,6 @@ func DebugAnnounce(w io.Writer, name string, r handshake.Reattach) error {
 		return err
 	}
 	_, err = fmt.Fprintf(w, "Provider %s is serving in debug mode. To use it from Terraform or OpenTofu, set %s in their environment:\n\n\t%s=%s\n\n",
-		name, EnvReattachProviders, EnvReattachProviders, plugin.ShellQuote(text))
+		name, EnvReattachProviders, EnvReattachProviders, debugline.Quote(text))
 	return err
 }

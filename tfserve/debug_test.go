@@ -13,6 +13,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
 
 	"github.com/plugkit/plugkit/host"
+	"github.com/plugkit/plugkit/internal/debugline"
 	"github.com/plugkit/plugkit/plugin"
 	"github.com/plugkit/plugkit/tfserve"
 )
@@ -62,7 +63,7 @@ func TestDebug(t *testing.T) {
 		lines[1] != "\n" || !strings.HasPrefix(lines[2], "\tTF_REATTACH_PROVIDERS='{\"registry.terraform.io/plugkit/test\":{") || lines[3] != "\n" {
 		t.Fatalf("debug announcement %q", lines)
 	}
-	rcs, err := host.ParseReattachLine(lines[2])
+	rcs, err := debugline.Parse(lines[2])
 	if err != nil {
 		t.Fatal(err)
 	}

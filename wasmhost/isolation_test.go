@@ -86,10 +86,10 @@ func TestMemoryLimit(t *testing.T) {
 	}
 	<-c.Exited()
 	err := c.Close()
-	var ue *host.UnexpectedExitError
+	var ue *host.ExitError
 	var me *wasmhost.MemoryError
-	if !errors.As(err, &ue) || !errors.As(err, &me) || me.Limit != 64<<20 {
-		t.Errorf("Close: %v; want an UnexpectedExitError with a MemoryError of 64 MiB", err)
+	if !errors.As(err, &ue) || !ue.InUse || !errors.As(err, &me) || me.Limit != 64<<20 {
+		t.Errorf("Close: %v; want an ExitError (InUse) with a MemoryError of 64 MiB", err)
 	}
 	if !strings.Contains(err.Error(), "ran out of memory") {
 		t.Errorf("Close: %v; want it to say out of memory", err)

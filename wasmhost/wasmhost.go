@@ -23,6 +23,7 @@ import (
 
 	"github.com/plugkit/plugkit/host"
 	"github.com/plugkit/plugkit/internal/guestconn"
+	"github.com/plugkit/plugkit/internal/hostwire"
 )
 
 // DefaultMemoryLimit is a guest's memory limit when Config.MemoryLimit is
@@ -221,7 +222,7 @@ func (r *Runtime) compileFile(ctx context.Context, path string) (wazero.Compiled
 	if _, err := io.ReadFull(f, module); err != nil {
 		return nil, fmt.Errorf("reading %s: %w", path, err)
 	}
-	if !host.IsWasmModule(module) {
+	if !hostwire.IsWasmModule(module) {
 		return nil, errNotWasm
 	}
 	compiled, err := r.compile(ctx, module)
@@ -358,7 +359,7 @@ func (r *Runtime) guestModule(ctx context.Context, spec host.GuestSpec) (wazero.
 	if spec.Module == nil {
 		return r.compileFile(ctx, spec.Path)
 	}
-	if !host.IsWasmModule(spec.Module) {
+	if !hostwire.IsWasmModule(spec.Module) {
 		return nil, errNotWasm
 	}
 	return r.compile(ctx, spec.Module)

@@ -190,7 +190,7 @@ func TestHandshakeErrors(t *testing.T) {
 	cmd.Cookie.Value = "wrong"
 	_, err := host.Start(ctx, cmd, host.Options{Versions: []int{1}, Logger: testutil.Logger(t)})
 	var exit *host.ExitError
-	if !errors.As(err, &exit) || !strings.Contains(err.Error(), "rejected the magic cookie") {
+	if !errors.As(err, &exit) || exit.InUse || !strings.Contains(err.Error(), "rejected the magic cookie") {
 		t.Errorf("wrong cookie: %v; want an ExitError saying the cookie was rejected", err)
 	}
 

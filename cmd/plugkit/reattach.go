@@ -7,18 +7,19 @@ import (
 	"io"
 
 	"github.com/plugkit/plugkit/host"
+	"github.com/plugkit/plugkit/internal/debugline"
 )
 
 // attach connects to the running plugin that --reattach describes. The
 // host offers the plugin's own protocol version unless --versions says
 // otherwise; Close leaves a plugin in debug mode running.
 func (p *pluginFlags) attach(cmd string, verbose bool, stderr io.Writer) (*host.Client, int) {
-	rcs, err := host.ParseReattachLine(p.reattach)
+	rcs, err := debugline.Parse(p.reattach)
 	if err != nil {
 		fmt.Fprintf(stderr, "%s: --reattach: %s\n", cmd, oneLine(err))
 		return nil, 2
 	}
-	name, rc, err := host.OnlyReattach(rcs)
+	name, rc, err := debugline.Only(rcs)
 	if err != nil {
 		fmt.Fprintf(stderr, "%s: --reattach: %s\n", cmd, oneLine(err))
 		return nil, 2

@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/plugkit/plugkit/host"
+	"github.com/plugkit/plugkit/internal/debugline"
 	"github.com/plugkit/plugkit/internal/testutil"
 	"github.com/plugkit/plugkit/tfserve"
 )
@@ -82,7 +82,7 @@ func debugProvider(t *testing.T) (string, *exec.Cmd) {
 	if !strings.HasPrefix(line, "\t"+tfserve.EnvReattachProviders+"='") {
 		t.Errorf("reattach line %q: want it tab-indented, as terraform-plugin-go prints it", line)
 	}
-	rcs, err := host.ParseReattachLine(line)
+	rcs, err := debugline.Parse(line)
 	if err != nil {
 		t.Fatal(err)
 	}

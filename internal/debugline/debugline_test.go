@@ -1,14 +1,14 @@
-package host_test
+package debugline_test
 
 import (
 	"strings"
 	"testing"
 
 	"github.com/plugkit/plugkit/handshake"
-	"github.com/plugkit/plugkit/host"
+	"github.com/plugkit/plugkit/internal/debugline"
 )
 
-func TestParseReattachLine(t *testing.T) {
+func TestParse(t *testing.T) {
 	want := handshake.Reattach{Protocol: "grpc", ProtocolVersion: 6, Pid: 7, Test: true, Addr: handshake.ReattachAddr{Network: "unix", String: "/tmp/it's here"}}
 	const obj = `{"registry.terraform.io/x/y":{"Protocol":"grpc","ProtocolVersion":6,"Pid":7,"Test":true,"Addr":{"Network":"unix","String":"/tmp/it'"'"'s here"}}}`
 	for _, line := range []string{
@@ -16,14 +16,14 @@ func TestParseReattachLine(t *testing.T) {
 		"\tTF_REATTACH_PROVIDERS='" + obj + "'",
 		strings.ReplaceAll(obj, `'"'"'`, "'"),
 	} {
-		rcs, err := host.ParseReattachLine(line)
+		rcs, err := debugline.Parse(line)
 		if err != nil {
-			t.Errorf("ParseReattachLine(%q): %v", line, err)
+			t.Errorf("Parse(%q): %v", line, err)
 			continue
 		}
-		name, rc, err := host.OnlyReattach(rcs)
+		name, rc, err := debugline.Only(rcs)
 		if err != nil || name != "registry.terraform.io/x/y" || rc != want {
-			t.Errorf("ParseReattachLine(%q) = %q %+v %v: want %+v", line, name, rc, err, want)
+			t.Errorf("Parse(%q) = %q %+v %v: want %+v", line, name, rc, err, want)
 		}
 	}
 	for line, wantErr := range map[string]string{
@@ -35,12 +35,12 @@ func TestParseReattachLine(t *testing.T) {
 		`{"a":{"Protocol":"grpc"},"b":{}}`: "names 2 plugins (a, b)",
 		`{}`:                               "names no plugin",
 	} {
-		rcs, err := host.ParseReattachLine(line)
+		rcs, err := debugline.Parse(line)
 		if err == nil {
-			_, _, err = host.OnlyReattach(rcs)
+			_, _, err = debugline.Only(rcs)
 		}
 		if err == nil || !strings.Contains(err.Error(), wantErr) {
-			t.Errorf("ParseReattachLine(%q): %v: want an error saying %q", line, err, wantErr)
+			t.Errorf("Parse(%q): %v: want an error saying %q", line, err, wantErr)
 		}
 	}
 }

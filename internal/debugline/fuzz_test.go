@@ -1,4 +1,4 @@
-package host_test
+package debugline_test
 
 import (
 	"bytes"
@@ -9,18 +9,18 @@ import (
 	"unicode/utf8"
 
 	"github.com/plugkit/plugkit/handshake"
-	"github.com/plugkit/plugkit/host"
+	"github.com/plugkit/plugkit/internal/debugline"
 	"github.com/plugkit/plugkit/plugin"
 	"github.com/plugkit/plugkit/tfserve"
 )
 
-// FuzzParseReattachLine feeds ParseReattachLine what a person pastes
+// FuzzParse feeds Parse what a person pastes
 // after --reattach or puts in PLUGKIT_REATTACH / TF_REATTACH_PROVIDERS.
 // Properties: an error comes with a nil map and a map with a nil error
 // (never nil and nil); whatever parses encodes back, as JSON and as each
-// plugin's debug line, to the same configurations; OnlyReattach answers
+// plugin's debug line, to the same configurations; Only answers
 // a name exactly when there is one entry.
-func FuzzParseReattachLine(f *testing.F) {
+func FuzzParse(f *testing.F) {
 	for _, s := range []string{
 		`{"p":{"Protocol":"grpc","ProtocolVersion":6,"Pid":7,"Test":true,"Addr":{"Network":"unix","String":"/tmp/p.sock"}}}`,
 		`PLUGKIT_REATTACH='{"p":{"Protocol":"grpc","ProtocolVersion":1,"Pid":1,"Test":true,"Addr":{"Network":"tcp","String":"127.0.0.1:1234"}}}'`,
@@ -39,18 +39,18 @@ func FuzzParseReattachLine(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, line string) {
-		rcs, err := host.ParseReattachLine(line)
+		rcs, err := debugline.Parse(line)
 		if err != nil {
 			if rcs != nil {
-				t.Fatalf("ParseReattachLine(%q) = %v with error %v: want no configurations with an error", line, rcs, err)
+				t.Fatalf("Parse(%q) = %v with error %v: want no configurations with an error", line, rcs, err)
 			}
 			if err.Error() == "" {
-				t.Fatalf("ParseReattachLine(%q): an empty error", line)
+				t.Fatalf("Parse(%q): an empty error", line)
 			}
 			return
 		}
 		if rcs == nil {
-			t.Fatalf("ParseReattachLine(%q) = nil, nil: want configurations or an error", line)
+			t.Fatalf("Parse(%q) = nil, nil: want configurations or an error", line)
 		}
 		// The whole object, encoded again, reads back the same.
 		data, err := json.Marshal(rcs)
@@ -59,19 +59,19 @@ func FuzzParseReattachLine(f *testing.F) {
 		}
 		again, err := handshake.ParseReattach(data)
 		if err != nil || !reflect.DeepEqual(again, rcs) {
-			t.Fatalf("ParseReattachLine(%q) = %+v, whose JSON %s reads back as %+v, %v", line, rcs, data, again, err)
+			t.Fatalf("Parse(%q) = %+v, whose JSON %s reads back as %+v, %v", line, rcs, data, again, err)
 		}
 		// Each entry, announced as a plugin in debug mode announces it,
 		// reads back the same.
 		for name, rc := range rcs {
 			checkAnnouncements(t, name, rc)
 		}
-		name, rc, err := host.OnlyReattach(rcs)
+		name, rc, err := debugline.Only(rcs)
 		if (err == nil) != (len(rcs) == 1) {
-			t.Fatalf("OnlyReattach of %d configurations: %v", len(rcs), err)
+			t.Fatalf("Only of %d configurations: %v", len(rcs), err)
 		}
 		if err == nil && rcs[name] != rc {
-			t.Fatalf("OnlyReattach = %q %+v, not an entry of %+v", name, rc, rcs)
+			t.Fatalf("Only = %q %+v, not an entry of %+v", name, rc, rcs)
 		}
 	})
 }
@@ -125,12 +125,12 @@ func checkAnnouncements(t *testing.T, name string, r handshake.Reattach) {
 		t.Fatalf("DebugAnnounce(%q, %+v) has no %s line:\n%s", name, r, tfserve.EnvReattachProviders, announce.String())
 	}
 	for _, form := range []string{text, line.String(), tfLine} {
-		got, err := host.ParseReattachLine(form)
+		got, err := debugline.Parse(form)
 		if err != nil {
-			t.Fatalf("ParseReattachLine(%q), what the plugin printed for %q %+v: %v", form, name, r, err)
+			t.Fatalf("Parse(%q), what the plugin printed for %q %+v: %v", form, name, r, err)
 		}
 		if len(got) != 1 || got[name] != r {
-			t.Fatalf("ParseReattachLine(%q) = %+v, want {%q: %+v}", form, got, name, r)
+			t.Fatalf("Parse(%q) = %+v, want {%q: %+v}", form, got, name, r)
 		}
 	}
 }

@@ -1,4 +1,4 @@
-package host
+package debugline
 
 import (
 	"errors"
@@ -9,11 +9,18 @@ import (
 	"github.com/plugkit/plugkit/handshake"
 )
 
-// ParseReattachLine reads what a plugin in debug mode prints: the line
+// Quote quotes s for a POSIX shell: in single quotes, each single quote
+// in s written as '"'"'.
+func Quote(s string) string {
+	return "'" + strings.ReplaceAll(s, "'", `'"'"'`) + "'"
+}
+
+// Parse reads what a plugin in debug mode prints: the line
 // PLUGKIT_REATTACH='{...}' (or Terraform's TF_REATTACH_PROVIDERS='{...}'),
-// quoted for a POSIX shell as plugin.DebugLine writes it, or the bare
-// JSON object that handshake.ParseReattach reads. Surrounding blanks are ignored.
-func ParseReattachLine(line string) (map[string]handshake.Reattach, error) {
+// quoted for a POSIX shell as plugin.DebugLine writes it (with Quote), or
+// the bare JSON object that handshake.ParseReattach reads. Surrounding
+// blanks are ignored.
+func Parse(line string) (map[string]handshake.Reattach, error) {
 	s := strings.TrimSpace(line)
 	if !strings.HasPrefix(s, "{") {
 		name, value, ok := strings.Cut(s, "=")
@@ -29,9 +36,9 @@ func ParseReattachLine(line string) (map[string]handshake.Reattach, error) {
 	return handshake.ParseReattach([]byte(s))
 }
 
-// OnlyReattach returns the one plugin a reattach configuration names,
-// for a host that reattaches to a single plugin.
-func OnlyReattach(rcs map[string]handshake.Reattach) (string, handshake.Reattach, error) {
+// Only returns the one plugin a reattach configuration names, for a
+// host that reattaches to a single plugin.
+func Only(rcs map[string]handshake.Reattach) (string, handshake.Reattach, error) {
 	if len(rcs) == 1 {
 		for name, rc := range rcs {
 			return name, rc, nil
