@@ -20,6 +20,7 @@ import (
 	"oras.land/oras-go/v2/errdef"
 
 	"github.com/plugkit/plugkit/compat"
+	"github.com/plugkit/plugkit/describe"
 	catalogv1 "github.com/plugkit/plugkit/gen/plugkit/catalog/v1"
 	"github.com/plugkit/plugkit/handshake"
 	"github.com/plugkit/plugkit/host"
@@ -114,7 +115,7 @@ func describeRelease(ctx context.Context, p Publication, bins []platformBinary) 
 	}
 	switch {
 	case local != "":
-		return describeBinary(ctx, local, p.Cookie)
+		return describeBinary(ctx, local, p.Cookie, describe.DefaultTimeout)
 	case module == "":
 		return nil, fmt.Errorf("%s has no binary for this machine's platform %s (%s/%s/NAME) and no WebAssembly module (%s/%s/NAME.wasm): one is started for the release's Describe answer", p.Dir, hostPlatform, p.Dir, platformDir(hostPlatform), p.Dir, platformDir(PlatformWasm))
 	case p.Cookie.Key == "":
