@@ -99,6 +99,39 @@ func TestHostSideDepsExcludeExporters(t *testing.T) {
 	}
 }
 
+// wasmRuntimePackages are the WebAssembly runtime: only a program that
+// gives a manager.Finder its Guests (a wasmhost.Runtime) links them.
+var wasmRuntimePackages = []string{
+	"github.com/tetratelabs/wazero",
+	"github.com/plugkit/plugkit/wasmhost",
+}
+
+// TestManagerLinksNoWasmRuntime fails when package manager depends on
+// the WebAssembly runtime, or when the smallest manager program
+// (testdata/minimalmanager, which passes no guest runner) has a symbol of
+// wazero in its binary: WebAssembly is an option of the host, which
+// passes a runtime as a value (host.GuestRunner), not a cost of every
+// host.
+func TestManagerLinksNoWasmRuntime(t *testing.T) {
+	const pkg = "github.com/plugkit/plugkit/manager"
+	if bad := depsUnder(t, pkg, wasmRuntimePackages); len(bad) > 0 {
+		t.Errorf("%s depends on %s: find the import that pulls it in (go list -deps -f '{{.ImportPath}}: {{.Imports}}' %s) and take the guest runner as a host.GuestRunner value instead", pkg, strings.Join(bad, ", "), pkg)
+	}
+	goTool := filepath.Join(runtime.GOROOT(), "bin", "go")
+	bin := filepath.Join(t.TempDir(), "minimalmanager")
+	if out, err := exec.Command(goTool, "build", "-o", bin, "./testdata/minimalmanager").CombinedOutput(); err != nil {
+		t.Fatalf("go build ./testdata/minimalmanager: %v\n%s", err, out)
+	}
+	out, err := exec.Command(goTool, "tool", "nm", bin).Output()
+	if err != nil {
+		t.Fatalf("go tool nm: %v", err)
+	}
+	n := strings.Count(string(out), "github.com/tetratelabs/wazero")
+	if n != 0 || !strings.Contains(string(out), "github.com/plugkit/plugkit/manager.(*Manager).Discover") {
+		t.Errorf("the minimal manager program has %d wazero symbols (want 0), and Manager.Discover %v (want it there: the program is a manager)", n, strings.Contains(string(out), "github.com/plugkit/plugkit/manager.(*Manager).Discover"))
+	}
+}
+
 // depsUnder returns the dependencies of pkg (go list -deps, tests
 // excluded) that are one of prefixes or below one.
 func depsUnder(t *testing.T, pkg string, prefixes []string) []string {

@@ -114,7 +114,8 @@ type Matrix struct {
 	// Logger receives the plugins' logs; nil discards them.
 	Logger *slog.Logger
 	// Wasm is what the WebAssembly plugins in the directory may use
-	// (manager.Config.Wasm); the zero value grants them nothing.
+	// (wasmhost.Config, the runtime of manager.Finder.Guests); the zero
+	// value grants them nothing.
 	Wasm wasmhost.Config
 }
 
@@ -195,9 +196,9 @@ func (mx Matrix) Run(ctx context.Context, dir string) ([]Cell, error) {
 	return cells, nil
 }
 
-// newManager is manager.New; tests replace it to watch the managers the
-// matrix makes.
-var newManager = manager.New
+// newManager is manager.New (finder is the Finder of cfg's source);
+// tests replace it to watch the managers the matrix makes.
+var newManager = func(finder *manager.Finder, cfg manager.Config) *manager.Manager { return manager.New(cfg) }
 
 // binary runs every host major's suite for each of the binary's
 // implementations of the kind, dispensed through a manager of its own:
@@ -211,20 +212,27 @@ func (mx Matrix) binary(ctx context.Context, bin string) []Cell {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	m := newManager(manager.Config{
-		Sources:  []manager.Source{manager.Files(bin)},
-		Launch:   host.Command{Cookie: mx.Cookie},
-		Host:     host.Options{Logger: logger},
-		Releases: mx.Releases,
-		Wasm:     mx.Wasm,
+	finder := &manager.Finder{
+		Launch: host.Command{Cookie: mx.Cookie},
+		Host:   host.Options{Logger: logger},
 		// The process that answers Describe serves the suites.
 		KeepDescribed: true,
+	}
+	if host.IsWasm(bin) {
+		guests := wasmhost.New(mx.Wasm)
+		defer guests.Close(context.Background())
+		finder.Guests = guests
+	}
+	m := newManager(finder, manager.Config{
+		Sources:  []manager.Source{finder.Files(bin)},
+		Logger:   logger,
+		Releases: mx.Releases,
 	})
 	defer m.Close()
 	if err := m.Discover(ctx); err != nil {
 		return mx.failAll(filepath.Base(bin), "", bin, "start", err)
 	}
-	b := m.Binaries()[0] // Files(bin) lists bin alone
+	b := m.Entries()[0] // Files(bin) lists bin alone
 	if b.Err != nil {
 		return mx.failAll(filepath.Base(bin), "", bin, "start", b.Err)
 	}

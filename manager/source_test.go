@@ -22,14 +22,14 @@ type countingSource struct {
 	finds, connects atomic.Int64
 }
 
-func (s *countingSource) Find(ctx context.Context, m *manager.Manager) ([]manager.Binary, error) {
+func (s *countingSource) Find(ctx context.Context) ([]manager.Entry, error) {
 	s.finds.Add(1)
-	return s.Source.Find(ctx, m)
+	return s.Source.Find(ctx)
 }
 
-func (s *countingSource) Connect(ctx context.Context, m *manager.Manager, b manager.Binary) (*host.Client, error) {
+func (s *countingSource) Connect(ctx context.Context, e manager.Entry) (*host.Client, error) {
 	s.connects.Add(1)
-	return s.Source.Connect(ctx, m, b)
+	return s.Source.Connect(ctx, e)
 }
 
 // TestSourcesInOrder checks that the registry takes a (kind, name) from
@@ -40,8 +40,9 @@ func TestSourcesInOrder(t *testing.T) {
 	win := writePlugin(t, late, "a", "x 1,2")
 	writePlugin(t, early, "b", "x 1")
 	writePlugin(t, early, "c", "y 1")
-	first := &countingSource{Source: manager.Files(win)}
-	second := &countingSource{Source: manager.Dirs(early)}
+	f := &manager.Finder{Launch: host.Command{Cookie: cookie}}
+	first := &countingSource{Source: f.Files(win)}
+	second := &countingSource{Source: f.Dirs(early)}
 	m := newManager(t, manager.Config{Sources: []manager.Source{first, second}})
 	if first.finds.Load() != 1 || second.finds.Load() != 1 {
 		t.Fatalf("Discover asked the sources %d and %d times, want once each", first.finds.Load(), second.finds.Load())
@@ -74,15 +75,15 @@ func TestSourcesInOrder(t *testing.T) {
 
 // TestNoSources checks Discover's error for a Config without Sources.
 func TestNoSources(t *testing.T) {
-	m := manager.New(manager.Config{Launch: host.Command{Cookie: cookie}})
+	m := manager.New(manager.Config{})
 	defer m.Close()
 	err := m.Discover(ctxT(t))
-	if err == nil || !strings.Contains(err.Error(), "manager.Dirs") {
-		t.Fatalf("Discover without sources = %v, want an error naming manager.Dirs", err)
+	if err == nil || !strings.Contains(err.Error(), "Finder.Dirs") {
+		t.Fatalf("Discover without sources = %v, want an error naming Finder.Dirs", err)
 	}
 }
 
-// TestKeepDescribed checks that with Config.KeepDescribed the process
+// TestKeepDescribed checks that with Finder.KeepDescribed the process
 // that answered Describe serves the plugin's first use, and that one kept
 // but never used is stopped by Close; without it, each plugin starts twice.
 func TestKeepDescribed(t *testing.T) {
@@ -98,7 +99,8 @@ func TestKeepDescribed(t *testing.T) {
 			cmds = append(cmds, l.Cmd)
 			return nil
 		})
-		m := newManager(t, manager.Config{Sources: []manager.Source{manager.Dirs(dir)}, Launch: host.Command{Runner: runner}, KeepDescribed: keep})
+		mF := &manager.Finder{Launch: host.Command{Cookie: cookie, Runner: runner}, KeepDescribed: keep}
+		m := newManager(t, manager.Config{Sources: []manager.Source{mF.Dirs(dir)}})
 		conn, _ := store(t, m, "a")
 		initStore(t, conn, nil)
 		pid := conn.Pid()
@@ -106,8 +108,8 @@ func TestKeepDescribed(t *testing.T) {
 		if keep {
 			want = 2
 		}
-		if m.Launches() != want {
-			t.Errorf("KeepDescribed %v: %d launches, want %d", keep, m.Launches(), want)
+		if mF.Launches() != want {
+			t.Errorf("KeepDescribed %v: %d launches, want %d", keep, mF.Launches(), want)
 		}
 		if err := m.Close(); err != nil {
 			t.Fatal(err)

@@ -47,7 +47,7 @@ type Target struct {
 	// WasmCache is a wazero compilation cache directory
 	// (wasmhost.Config.CacheDir) the module is compiled into for its
 	// Describe check: give the one the host's manager uses
-	// (manager.Config.Wasm.CacheDir, or its CacheFile + ".wasm") and its
+	// (the CacheDir of manager.Finder.Guests) and its
 	// first start finds the module compiled. Empty checks the module with
 	// wazero's interpreter: about a second for a 25 MB module, against
 	// several to compile it.
@@ -115,7 +115,7 @@ type Installed struct {
 	// Platform is the platform of the binary installed: this machine's,
 	// or PlatformWasm.
 	Platform string
-	// SHA256 is its hex SHA-256, for manager.Config.Pins.
+	// SHA256 is its hex SHA-256, for manager.Finder.Pins.
 	SHA256 string
 	// Release is what was installed.
 	Release Release
@@ -153,7 +153,7 @@ func summary(d *catalogv1.DescribeResponse) string {
 }
 
 // Install installs this platform's binary of rel into t.Dir (or its
-// WebAssembly module, as t.Wasm says; a manager with Config.Wasm runs it
+// WebAssembly module, as t.Wasm says; a manager whose Finder has Guests runs it
 // from there): it verifies
 // the release's signature against t.Keys, downloads the binary (or takes
 // it from t.Cache) checking its digest against the signed manifest into a

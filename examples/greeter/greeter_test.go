@@ -51,13 +51,14 @@ func TestGreeterKind(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 
-	m := manager.New(manager.Config{Sources: []manager.Source{manager.Dirs(dir)}, Launch: host.Command{Cookie: greeterv2.Cookie}})
+	finder := &manager.Finder{Launch: host.Command{Cookie: greeterv2.Cookie}}
+	m := manager.New(manager.Config{Sources: []manager.Source{finder.Dirs(dir)}})
 	defer m.Close()
 	if err := m.Discover(ctx); err != nil {
 		t.Fatal(err)
 	}
 	usable := map[string]bool{}
-	for _, b := range m.Binaries() {
+	for _, b := range m.Entries() {
 		usable[strings.TrimSuffix(filepath.Base(b.Path), ".exe")] = b.Err == nil
 	}
 	if !usable["hello"] || !usable["polyglot"] || usable["stranger"] {
