@@ -25,8 +25,8 @@ import (
 func discoverWithHostileCache(t *testing.T, dir, cache string, want ...string) string {
 	t.Helper()
 	var logs testutil.Buffer
-	mF := &manager.Finder{Launch: host.Command{Cookie: cookie}, CacheFile: cache, Host: host.Options{Logger: slog.New(slog.NewTextHandler(&logs, nil))}}
-	m := manager.New(manager.Config{Sources: []manager.Source{mF.Dirs(dir)}, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+	finder := &manager.Finder{Launch: host.Command{Cookie: cookie}, CacheFile: cache, Host: host.Options{Logger: slog.New(slog.NewTextHandler(&logs, nil))}}
+	m := manager.New(manager.Config{Sources: []manager.Source{finder.Dirs(dir)}, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
 	discoverWithinDeadline(t, m)
 	defer m.Close()
 	if _, err := m.Lookup("objectstore", "x"); err != nil {

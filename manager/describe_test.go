@@ -29,8 +29,8 @@ func TestLyingDescribe(t *testing.T) {
 	writePlugin(t, dir, "nameless", "nameless")
 	writePlugin(t, dir, "good", "x 1")
 	cache := filepath.Join(testutil.TempDir(t), "cache.json")
-	mF := &manager.Finder{Launch: host.Command{Cookie: cookie}, CacheFile: cache}
-	m := newManager(t, manager.Config{Sources: []manager.Source{mF.Dirs(dir)}})
+	finder := &manager.Finder{Launch: host.Command{Cookie: cookie}, CacheFile: cache}
+	m := newManager(t, manager.Config{Sources: []manager.Source{finder.Dirs(dir)}})
 
 	reasons := map[string]string{}
 	for _, b := range m.Entries() {

@@ -83,9 +83,9 @@ func TestDescribeWithoutServing(t *testing.T) {
 	opts, calls := describeCalls()
 	var runs atomic.Int32 // processes started, as the Runner sees them
 	runner := host.RunnerFunc(func(*host.Launch) error { runs.Add(1); return nil })
-	mF := &manager.Finder{Launch: host.Command{Cookie: cookie, Runner: runner}, Host: opts}
-	m := newManager(t, manager.Config{Sources: []manager.Source{mF.Dirs(dir)}, Logger: opts.Logger, Telemetry: opts.Telemetry})
-	if got, ran := mF.Launches(), runs.Load(); got != 3 || ran != 3 {
+	finder := &manager.Finder{Launch: host.Command{Cookie: cookie, Runner: runner}, Host: opts}
+	m := newManager(t, manager.Config{Sources: []manager.Source{finder.Dirs(dir)}, Logger: opts.Logger, Telemetry: opts.Telemetry})
+	if got, ran := finder.Launches(), runs.Load(); got != 3 || ran != 3 {
 		t.Errorf("Launches() = %d, the Runner ran %d processes; want 3: one per binary, with no second launch for those that serve", got, ran)
 	}
 	byName := map[string]manager.Entry{}

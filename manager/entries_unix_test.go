@@ -45,8 +45,8 @@ func TestDiscoverSkipsHostileEntries(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	mF := &manager.Finder{Launch: host.Command{Cookie: cookie}}
-	m := manager.New(manager.Config{Sources: []manager.Source{mF.Dirs(dir)}})
+	finder := &manager.Finder{Launch: host.Command{Cookie: cookie}}
+	m := manager.New(manager.Config{Sources: []manager.Source{finder.Dirs(dir)}})
 	discoverWithinDeadline(t, m)
 	defer m.Close()
 	for _, name := range []string{"x", "y"} {

@@ -23,8 +23,8 @@ func TestAnsweredErrorsDoNotWait(t *testing.T) {
 	defer manager.SetExitWaitHook(func() { waits.Add(1) })()
 	dir := testutil.TempDir(t)
 	writePlugin(t, dir, "p", "p 2")
-	mF := &manager.Finder{Launch: host.Command{Cookie: cookie}}
-	m := newManager(t, manager.Config{Sources: []manager.Source{mF.Dirs(dir)}})
+	finder := &manager.Finder{Launch: host.Command{Cookie: cookie}}
+	m := newManager(t, manager.Config{Sources: []manager.Source{finder.Dirs(dir)}})
 	conn, _ := store(t, m, "p")
 	cl := objectstorev2.NewObjectStoreClient(conn)
 	for range 3 {
@@ -65,8 +65,8 @@ func checkInternal(t *testing.T, call string, err error) {
 func BenchmarkCallErrorPath(b *testing.B) {
 	dir := testutil.TempDir(b)
 	writePlugin(b, dir, "p", "p 2")
-	mF := &manager.Finder{Launch: host.Command{Cookie: cookie}}
-	m := newManager(b, manager.Config{Sources: []manager.Source{mF.Dirs(dir)}})
+	finder := &manager.Finder{Launch: host.Command{Cookie: cookie}}
+	m := newManager(b, manager.Config{Sources: []manager.Source{finder.Dirs(dir)}})
 	conn, _ := store(b, m, "p")
 	cl := objectstorev2.NewObjectStoreClient(conn)
 	for _, bc := range []struct {

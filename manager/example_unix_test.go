@@ -55,8 +55,8 @@ func ExampleDispense() {
 
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	mF := &manager.Finder{Launch: host.Command{Cookie: cookie}}
-	m := manager.New(manager.Config{Sources: []manager.Source{mF.Dirs(dir)}})
+	f := &manager.Finder{Launch: host.Command{Cookie: cookie}}
+	m := manager.New(manager.Config{Sources: []manager.Source{f.Dirs(dir)}})
 	defer m.Close()
 	if err := m.Discover(ctx); err != nil {
 		fmt.Println(err)

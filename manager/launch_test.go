@@ -31,8 +31,8 @@ func TestLaunchSettingsReachEveryStart(t *testing.T) {
 	})
 	dir := testutil.TempDir(t)
 	writePlugin(t, dir, "both", "both 1,2 presign")
-	mF := &manager.Finder{Launch: host.Command{Cookie: cookie, Runner: runner, InheritEnv: []string{"PATH"}, MultiplexBroker: true}}
-	m := newManager(t, manager.Config{Sources: []manager.Source{mF.Dirs(dir)}})
+	finder := &manager.Finder{Launch: host.Command{Cookie: cookie, Runner: runner, InheritEnv: []string{"PATH"}, MultiplexBroker: true}}
+	m := newManager(t, manager.Config{Sources: []manager.Source{finder.Dirs(dir)}})
 	conn, info := store(t, m, "both")
 	if info.Major != 2 {
 		t.Fatalf("dispensed major %d, want 2", info.Major)
@@ -80,8 +80,8 @@ func TestHostTemplateReachesEveryConnection(t *testing.T) {
 			opts.Versions = []int{99}
 			dir := testutil.TempDir(t)
 			writePlugin(t, dir, "both", "both 1,2")
-			mF := &manager.Finder{Launch: host.Command{Cookie: cookie}, Host: opts, KeepDescribed: keep}
-			m := newManager(t, manager.Config{Sources: []manager.Source{mF.Dirs(dir)}, Logger: opts.Logger, Telemetry: opts.Telemetry})
+			finder := &manager.Finder{Launch: host.Command{Cookie: cookie}, Host: opts, KeepDescribed: keep}
+			m := newManager(t, manager.Config{Sources: []manager.Source{finder.Dirs(dir)}, Logger: opts.Logger, Telemetry: opts.Telemetry})
 			conn, _ := store(t, m, "both")
 			initStore(t, conn, map[string]string{"bucket": "b"})
 			want := []string{"/objectstore.v2.ObjectStore/Init"}
@@ -91,7 +91,7 @@ func TestHostTemplateReachesEveryConnection(t *testing.T) {
 			if got := calls(); !slices.Equal(got, want) {
 				t.Errorf("the template's interceptor saw %q, want %q", got, want)
 			}
-			if got := mF.Launches(); got != 2-btoi(keep) {
+			if got := finder.Launches(); got != 2-btoi(keep) {
 				t.Errorf("Launches() = %d, want %d", got, 2-btoi(keep))
 			}
 		})

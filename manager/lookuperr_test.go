@@ -16,8 +16,8 @@ import (
 // not with "Discover has not run".
 func TestLookupAfterFailedDiscover(t *testing.T) {
 	missing := filepath.Join(testutil.TempDir(t), "bin")
-	mF := &manager.Finder{Launch: host.Command{Cookie: cookie}}
-	m := manager.New(manager.Config{Sources: []manager.Source{mF.Dirs(missing)}})
+	finder := &manager.Finder{Launch: host.Command{Cookie: cookie}}
+	m := manager.New(manager.Config{Sources: []manager.Source{finder.Dirs(missing)}})
 	t.Cleanup(func() { m.Close() })
 	if err := m.Discover(ctxT(t)); err == nil {
 		t.Fatal("Discover of a missing directory succeeded")
@@ -43,8 +43,8 @@ func TestLookupAfterFailedDiscover(t *testing.T) {
 func TestLookupWrongCookieFirst(t *testing.T) {
 	dir := testutil.TempDir(t)
 	typo := writePlugin(t, dir, "typo", "wrongcookie")
-	mF := &manager.Finder{Launch: host.Command{Cookie: cookie}}
-	m := newManager(t, manager.Config{Sources: []manager.Source{mF.Dirs(dir)}})
+	finder := &manager.Finder{Launch: host.Command{Cookie: cookie}}
+	m := newManager(t, manager.Config{Sources: []manager.Source{finder.Dirs(dir)}})
 	_, err := m.Lookup("objectstore", "typo")
 	if err == nil {
 		t.Fatal("Lookup found a plugin with the wrong cookie")

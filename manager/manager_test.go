@@ -60,8 +60,8 @@ const discoverEnv = "PLUGKIT_MANAGER_TEST_DISCOVER"
 // discoverAndPrint discovers dir and prints one line per binary: its base
 // name, a tab, and its error or "ok".
 func discoverAndPrint(dir string) {
-	mF := &manager.Finder{Launch: host.Command{Cookie: cookie}}
-	m := manager.New(manager.Config{Sources: []manager.Source{mF.Dirs(dir)}})
+	finder := &manager.Finder{Launch: host.Command{Cookie: cookie}}
+	m := manager.New(manager.Config{Sources: []manager.Source{finder.Dirs(dir)}})
 	defer m.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
@@ -315,8 +315,8 @@ func TestDiscoverReportsBadBinariesAndDuplicates(t *testing.T) {
 	writeFile(t, filepath.Join(d1, "broken"), "#!/bin/sh\necho 'cannot start: missing libfoo' >&2\nexit 1\n", 0o755)
 	writeFile(t, filepath.Join(d1, ".hidden"), "ignored", 0o755)
 
-	mF := &manager.Finder{Launch: host.Command{Cookie: cookie}}
-	m := newManager(t, manager.Config{Sources: []manager.Source{mF.Dirs(d1, d2)}})
+	finder := &manager.Finder{Launch: host.Command{Cookie: cookie}}
+	m := newManager(t, manager.Config{Sources: []manager.Source{finder.Dirs(d1, d2)}})
 	reasons := map[string]string{}
 	for _, b := range m.Entries() {
 		if b.Err != nil {
@@ -358,8 +358,8 @@ func TestLookupNamesUnusableBinaries(t *testing.T) {
 	writePlugin(t, dir, "typo", "wrongcookie")
 	writePlugin(t, dir, "plain", "goplugin")
 	writeFile(t, filepath.Join(dir, "notexec"), "#!/bin/sh\n", 0o644)
-	mF := &manager.Finder{Launch: host.Command{Cookie: cookie}}
-	m := newManager(t, manager.Config{Sources: []manager.Source{mF.Dirs(dir)}})
+	finder := &manager.Finder{Launch: host.Command{Cookie: cookie}}
+	m := newManager(t, manager.Config{Sources: []manager.Source{finder.Dirs(dir)}})
 	_, err := m.Lookup("objectstore", "typo")
 	if err == nil {
 		t.Fatal("Lookup found a plugin with the wrong cookie")
@@ -393,8 +393,8 @@ func TestLookupNamesUnusableBinaries(t *testing.T) {
 func TestOpenBeforeDiscover(t *testing.T) {
 	dir := testutil.TempDir(t)
 	writePlugin(t, dir, "both", "both 1,2 presign")
-	mF := &manager.Finder{Launch: host.Command{Cookie: cookie}}
-	m := manager.New(manager.Config{Sources: []manager.Source{mF.Dirs(dir)}})
+	finder := &manager.Finder{Launch: host.Command{Cookie: cookie}}
+	m := manager.New(manager.Config{Sources: []manager.Source{finder.Dirs(dir)}})
 	t.Cleanup(func() { m.Close() })
 	majors := manager.Majors[objectstorev1.ObjectStoreClient]{
 		1: func(c *manager.Conn, _ manager.Info) (objectstorev1.ObjectStoreClient, error) {
@@ -428,10 +428,10 @@ func TestCacheSkipsLaunchesUntilABinaryChanges(t *testing.T) {
 	if newManager(t, manager.Config{Sources: []manager.Source{cold.Dirs(dir)}}); cold.Launches() != 2 {
 		t.Fatalf("cold discovery: %d launches, want 2", cold.Launches())
 	}
-	warmF := &manager.Finder{Launch: host.Command{Cookie: cookie}, CacheFile: cache}
-	warm := newManager(t, manager.Config{Sources: []manager.Source{warmF.Dirs(dir)}})
-	if warmF.Launches() != 0 {
-		t.Errorf("warm discovery: %d launches, want 0", warmF.Launches())
+	warmFinder := &manager.Finder{Launch: host.Command{Cookie: cookie}, CacheFile: cache}
+	warm := newManager(t, manager.Config{Sources: []manager.Source{warmFinder.Dirs(dir)}})
+	if warmFinder.Launches() != 0 {
+		t.Errorf("warm discovery: %d launches, want 0", warmFinder.Launches())
 	}
 	for _, bin := range warm.Entries() {
 		if !bin.Cached || bin.Err != nil {
@@ -440,10 +440,10 @@ func TestCacheSkipsLaunchesUntilABinaryChanges(t *testing.T) {
 	}
 	writePlugin(t, dir, "b", "z 2") // b changes: same size class, new content
 	os.Chtimes(b, time.Now().Add(time.Hour), time.Now().Add(time.Hour))
-	changedF := &manager.Finder{Launch: host.Command{Cookie: cookie}, CacheFile: cache}
-	changed := newManager(t, manager.Config{Sources: []manager.Source{changedF.Dirs(dir)}})
-	if changedF.Launches() != 1 {
-		t.Errorf("after changing one binary: %d launches, want 1", changedF.Launches())
+	changedFinder := &manager.Finder{Launch: host.Command{Cookie: cookie}, CacheFile: cache}
+	changed := newManager(t, manager.Config{Sources: []manager.Source{changedFinder.Dirs(dir)}})
+	if changedFinder.Launches() != 1 {
+		t.Errorf("after changing one binary: %d launches, want 1", changedFinder.Launches())
 	}
 	if _, err := changed.Lookup("objectstore", "z"); err != nil {
 		t.Errorf("the changed binary's new description was not used: %v", err)
@@ -472,8 +472,8 @@ func TestDispenseLatestFirst(t *testing.T) {
 	dir := testutil.TempDir(t)
 	writePlugin(t, dir, "both", "both 1,2 presign")
 	writePlugin(t, dir, "old", "old 1")
-	mF := &manager.Finder{Launch: host.Command{Cookie: cookie}}
-	m := newManager(t, manager.Config{Sources: []manager.Source{mF.Dirs(dir)}})
+	finder := &manager.Finder{Launch: host.Command{Cookie: cookie}}
+	m := newManager(t, manager.Config{Sources: []manager.Source{finder.Dirs(dir)}})
 	_, info := store(t, m, "both")
 	if info.Major != 2 || info.Minor != 1 || info.Adapted || !info.Has("presign") {
 		t.Errorf("both: %+v, want major 2.1, not adapted, with presign", info)
@@ -494,8 +494,8 @@ func TestIncompatibleNamesBothSidesAndARelease(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	mF := &manager.Finder{Launch: host.Command{Cookie: cookie}}
-	m := newManager(t, manager.Config{Sources: []manager.Source{mF.Dirs(dir)}, Releases: ix})
+	finder := &manager.Finder{Launch: host.Command{Cookie: cookie}}
+	m := newManager(t, manager.Config{Sources: []manager.Source{finder.Dirs(dir)}, Releases: ix})
 	_, err = manager.Dispense(ctxT(t), m, "objectstore", "new", manager.Majors[int]{1: func(*manager.Conn, manager.Info) (int, error) { return 1, nil }})
 	var ie *manager.IncompatibleError
 	if !errors.As(err, &ie) {
@@ -507,8 +507,8 @@ func TestIncompatibleNamesBothSidesAndARelease(t *testing.T) {
 			t.Errorf("error lacks %q:\n%v", want, err)
 		}
 	}
-	if mF.Launches() != 1 {
-		t.Errorf("%d launches: an incompatible plugin must not be started for use", mF.Launches())
+	if finder.Launches() != 1 {
+		t.Errorf("%d launches: an incompatible plugin must not be started for use", finder.Launches())
 	}
 }
 
@@ -541,8 +541,8 @@ func config(t *testing.T, cl objectstorev2.ObjectStoreClient) string {
 func TestRestartAfterCrashReplaysInit(t *testing.T) {
 	dir := testutil.TempDir(t)
 	writePlugin(t, dir, "p", "p 2")
-	mF := &manager.Finder{Launch: host.Command{Cookie: cookie}}
-	m := newManager(t, manager.Config{Sources: []manager.Source{mF.Dirs(dir)}})
+	finder := &manager.Finder{Launch: host.Command{Cookie: cookie}}
+	m := newManager(t, manager.Config{Sources: []manager.Source{finder.Dirs(dir)}})
 	conn, _ := store(t, m, "p")
 	cl := initStore(t, conn, map[string]string{"bucket": "b1"})
 	if got := config(t, cl); got != "map[bucket:b1]" {
@@ -576,8 +576,8 @@ func waitExited(t *testing.T, conn *manager.Conn) {
 func TestCallInFlightDuringCrashFails(t *testing.T) {
 	dir := testutil.TempDir(t)
 	writePlugin(t, dir, "p", "p 2")
-	mF := &manager.Finder{Launch: host.Command{Cookie: cookie}}
-	m := newManager(t, manager.Config{Sources: []manager.Source{mF.Dirs(dir)}})
+	finder := &manager.Finder{Launch: host.Command{Cookie: cookie}}
+	m := newManager(t, manager.Config{Sources: []manager.Source{finder.Dirs(dir)}})
 	conn, _ := store(t, m, "p")
 	cl := objectstorev2.NewObjectStoreClient(conn)
 	stream, err := cl.Put(ctxT(t))
@@ -600,20 +600,20 @@ func TestCallInFlightDuringCrashFails(t *testing.T) {
 func TestNoRestartAfterClose(t *testing.T) {
 	dir := testutil.TempDir(t)
 	writePlugin(t, dir, "p", "p 2")
-	mF := &manager.Finder{Launch: host.Command{Cookie: cookie}}
-	m := newManager(t, manager.Config{Sources: []manager.Source{mF.Dirs(dir)}})
+	finder := &manager.Finder{Launch: host.Command{Cookie: cookie}}
+	m := newManager(t, manager.Config{Sources: []manager.Source{finder.Dirs(dir)}})
 	conn, _ := store(t, m, "p")
 	cl := objectstorev2.NewObjectStoreClient(conn)
 	if _, err := cl.Exists(ctxT(t), &objectstorev2.ExistsRequest{Key: "k"}); err != nil {
 		t.Fatal(err)
 	}
 	pid := conn.Pid()
-	launches := mF.Launches()
+	launches := finder.Launches()
 	m.Close()
 	if _, err := cl.Exists(ctxT(t), &objectstorev2.ExistsRequest{Key: "k"}); !errors.Is(err, manager.ErrClosed) {
 		t.Errorf("call after Close: %v, want ErrClosed", err)
 	}
-	if mF.Launches() != launches {
+	if finder.Launches() != launches {
 		t.Error("a closed manager started a process")
 	}
 	if testutil.Exists(pid) {
@@ -624,8 +624,8 @@ func TestNoRestartAfterClose(t *testing.T) {
 func TestCallsRacingRestarts(t *testing.T) {
 	dir := testutil.TempDir(t)
 	writePlugin(t, dir, "p", "p 2")
-	mF := &manager.Finder{Launch: host.Command{Cookie: cookie}}
-	m := newManager(t, manager.Config{Sources: []manager.Source{mF.Dirs(dir)}})
+	finder := &manager.Finder{Launch: host.Command{Cookie: cookie}}
+	m := newManager(t, manager.Config{Sources: []manager.Source{finder.Dirs(dir)}})
 	conn, _ := store(t, m, "p")
 	cl := objectstorev2.NewObjectStoreClient(conn)
 	var wg sync.WaitGroup
@@ -667,12 +667,12 @@ func TestCallsRacingRestarts(t *testing.T) {
 	if _, err := cl.Exists(ctxT(t), &objectstorev2.ExistsRequest{Key: "k"}); err != nil {
 		t.Fatalf("after the storm: %v", err)
 	}
-	t.Logf("%d calls succeeded, %d failed across 3 crashes; %d launches", ok, failed, mF.Launches())
+	t.Logf("%d calls succeeded, %d failed across 3 crashes; %d launches", ok, failed, finder.Launches())
 	if ok == 0 {
 		t.Error("no call succeeded")
 	}
-	if mF.Launches() > 1+1+3 {
-		t.Errorf("%d launches for 3 crashes: restarts were not shared", mF.Launches())
+	if finder.Launches() > 1+1+3 {
+		t.Errorf("%d launches for 3 crashes: restarts were not shared", finder.Launches())
 	}
 }
 
@@ -680,8 +680,8 @@ func TestRestartsGiveUp(t *testing.T) {
 	testutil.NotOnWindows(t, "it rewrites a plugin binary while it runs, which Windows forbids")
 	dir := testutil.TempDir(t)
 	bin := writePlugin(t, dir, "p", "p 2")
-	mF := &manager.Finder{Launch: host.Command{Cookie: cookie}}
-	m := newManager(t, manager.Config{Sources: []manager.Source{mF.Dirs(dir)}, Restart: manager.RestartPolicy{Max: 2}})
+	finder := &manager.Finder{Launch: host.Command{Cookie: cookie}}
+	m := newManager(t, manager.Config{Sources: []manager.Source{finder.Dirs(dir)}, Restart: manager.RestartPolicy{Max: 2}})
 	conn, _ := store(t, m, "p")
 	cl := objectstorev2.NewObjectStoreClient(conn)
 	if _, err := cl.Exists(ctxT(t), &objectstorev2.ExistsRequest{Key: "k"}); err != nil {
@@ -706,13 +706,13 @@ func TestPinnedChecksum(t *testing.T) {
 	testutil.NotOnWindows(t, "it rewrites a plugin binary while it runs, which Windows forbids")
 	dir := testutil.TempDir(t)
 	bin := writePlugin(t, dir, "p", "p 2")
-	mF := &manager.Finder{Launch: host.Command{Cookie: cookie}, Pins: map[string]string{"p": strings.Repeat("0", 64)}}
-	m := newManager(t, manager.Config{Sources: []manager.Source{mF.Dirs(dir)}})
+	finder := &manager.Finder{Launch: host.Command{Cookie: cookie}, Pins: map[string]string{"p": strings.Repeat("0", 64)}}
+	m := newManager(t, manager.Config{Sources: []manager.Source{finder.Dirs(dir)}})
 	var pe *host.ChecksumError
 	if bins := m.Entries(); len(bins) != 1 || !errors.As(bins[0].Err, &pe) {
 		t.Fatalf("binaries: %+v", bins)
 	}
-	if mF.Launches() != 0 {
+	if finder.Launches() != 0 {
 		t.Errorf("a binary with the wrong checksum was launched")
 	}
 
@@ -755,13 +755,13 @@ func TestPinNotTrustedFromCache(t *testing.T) {
 	if err := os.Chtimes(bin, fi.ModTime(), fi.ModTime()); err != nil {
 		t.Fatal(err)
 	}
-	mF := &manager.Finder{Launch: host.Command{Cookie: cookie}, CacheFile: cache, Pins: map[string]string{filepath.Base(bin): sum}}
-	m := newManager(t, manager.Config{Sources: []manager.Source{mF.Dirs(dir)}})
+	finder := &manager.Finder{Launch: host.Command{Cookie: cookie}, CacheFile: cache, Pins: map[string]string{filepath.Base(bin): sum}}
+	m := newManager(t, manager.Config{Sources: []manager.Source{finder.Dirs(dir)}})
 	var pe *host.ChecksumError
 	if bins := m.Entries(); len(bins) != 1 || !errors.As(bins[0].Err, &pe) {
 		t.Fatalf("a same-size swap with the mtime restored passed the pin on the cache's word: %+v", bins)
 	}
-	if mF.Launches() != 0 {
+	if finder.Launches() != 0 {
 		t.Error("the swapped binary was launched")
 	}
 }
@@ -784,18 +784,18 @@ func TestMalformedCacheIsRebuilt(t *testing.T) {
 		cache := filepath.Join(testutil.TempDir(t), "cache.json")
 		writeFile(t, cache, content, 0o600)
 		var logs testutil.Buffer
-		mF := &manager.Finder{Launch: host.Command{Cookie: cookie}, CacheFile: cache, Host: host.Options{Logger: slog.New(slog.NewTextHandler(&logs, nil))}}
-		m := newManager(t, manager.Config{Sources: []manager.Source{mF.Dirs(dir)}, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+		finder := &manager.Finder{Launch: host.Command{Cookie: cookie}, CacheFile: cache, Host: host.Options{Logger: slog.New(slog.NewTextHandler(&logs, nil))}}
+		m := newManager(t, manager.Config{Sources: []manager.Source{finder.Dirs(dir)}, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
 		if bins := m.Entries(); len(bins) != 1 || bins[0].Err != nil {
 			t.Errorf("cache %q: binaries %+v", content, bins)
 		}
 		if content != `{"version":1}` && content != `{"version":1,"entries":null}` && !strings.Contains(logs.String(), "plugin cache ignored") {
 			t.Errorf("cache %q: no warning logged:\n%s", content, logs.String())
 		}
-		warmF := &manager.Finder{Launch: host.Command{Cookie: cookie}, CacheFile: cache}
-		newManager(t, manager.Config{Sources: []manager.Source{warmF.Dirs(dir)}})
-		if warmF.Launches() != 0 {
-			t.Errorf("cache %q was not rebuilt: %d launches on the next discovery", content, warmF.Launches())
+		warmFinder := &manager.Finder{Launch: host.Command{Cookie: cookie}, CacheFile: cache}
+		newManager(t, manager.Config{Sources: []manager.Source{warmFinder.Dirs(dir)}})
+		if warmFinder.Launches() != 0 {
+			t.Errorf("cache %q was not rebuilt: %d launches on the next discovery", content, warmFinder.Launches())
 		}
 	}
 }
@@ -812,8 +812,8 @@ func TestSharedCacheKeepsEveryEntry(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			mF := &manager.Finder{Launch: host.Command{Cookie: cookie}, CacheFile: cache}
-			m := manager.New(manager.Config{Sources: []manager.Source{mF.Dirs(d)}})
+			finder := &manager.Finder{Launch: host.Command{Cookie: cookie}, CacheFile: cache}
+			m := manager.New(manager.Config{Sources: []manager.Source{finder.Dirs(d)}})
 			defer m.Close()
 			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 			defer cancel()
@@ -823,10 +823,10 @@ func TestSharedCacheKeepsEveryEntry(t *testing.T) {
 		}()
 	}
 	wg.Wait()
-	bothF := &manager.Finder{Launch: host.Command{Cookie: cookie}, CacheFile: cache}
-	newManager(t, manager.Config{Sources: []manager.Source{bothF.Dirs(d1, d2)}})
-	if bothF.Launches() != 0 {
-		t.Errorf("%d launches: an entry of one manager was lost by the other's write", bothF.Launches())
+	bothFinder := &manager.Finder{Launch: host.Command{Cookie: cookie}, CacheFile: cache}
+	newManager(t, manager.Config{Sources: []manager.Source{bothFinder.Dirs(d1, d2)}})
+	if bothFinder.Launches() != 0 {
+		t.Errorf("%d launches: an entry of one manager was lost by the other's write", bothFinder.Launches())
 	}
 }
 
@@ -843,8 +843,8 @@ func TestDiscoverHonoursContextWhileHashing(t *testing.T) {
 		t.Fatal(err)
 	}
 	f.Close()
-	mF := &manager.Finder{Launch: host.Command{Cookie: cookie}}
-	m := manager.New(manager.Config{Sources: []manager.Source{mF.Dirs(dir)}})
+	finder := &manager.Finder{Launch: host.Command{Cookie: cookie}}
+	m := manager.New(manager.Config{Sources: []manager.Source{finder.Dirs(dir)}})
 	defer m.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
 	defer cancel()
@@ -868,8 +868,8 @@ func TestDiscoverHonoursContextWhileHashing(t *testing.T) {
 func TestCancelledCallsReturnAtOnce(t *testing.T) {
 	dir := testutil.TempDir(t)
 	writePlugin(t, dir, "p", "p 2")
-	mF := &manager.Finder{Launch: host.Command{Cookie: cookie}}
-	m := newManager(t, manager.Config{Sources: []manager.Source{mF.Dirs(dir)}})
+	finder := &manager.Finder{Launch: host.Command{Cookie: cookie}}
+	m := newManager(t, manager.Config{Sources: []manager.Source{finder.Dirs(dir)}})
 	conn, _ := store(t, m, "p")
 	cl := objectstorev2.NewObjectStoreClient(conn)
 	put, err := cl.Put(ctxT(t))

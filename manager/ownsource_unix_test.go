@@ -43,13 +43,13 @@ func TestOwnSourceGetsCacheAndPins(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	warm, warmF := run(nil)
+	warm, warmFinder := run(nil)
 	for _, e := range warm.Entries() {
 		if e.Err != nil || !e.Cached {
 			t.Errorf("warm run: %s: cached %v, error %v; want it from the cache", e.Path, e.Cached, e.Err)
 		}
 	}
-	if n := warmF.Launches(); n != 0 {
+	if n := warmFinder.Launches(); n != 0 {
 		t.Errorf("warm run: %d launches, want 0", n)
 	}
 	conn, info := store(t, warm, "y")
@@ -57,7 +57,7 @@ func TestOwnSourceGetsCacheAndPins(t *testing.T) {
 		t.Errorf("dispensed %+v, want major 2 of b", info)
 	}
 	initStore(t, conn, nil)
-	if n := warmF.Launches(); n != 1 {
+	if n := warmFinder.Launches(); n != 1 {
 		t.Errorf("after a call: %d launches, want 1 (the plugin started for use through the Finder)", n)
 	}
 

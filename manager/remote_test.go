@@ -48,8 +48,8 @@ func TestRemoteEntryDispensesWithAdapter(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	cache := filepath.Join(dir, "plugins.cache.json")
-	mF := &manager.Finder{Launch: host.Command{Cookie: objectstore.Cookie}, CacheFile: cache}
-	m := manager.New(manager.Config{Sources: []manager.Source{mF.RemotesFile(remotes)}})
+	finder := &manager.Finder{Launch: host.Command{Cookie: objectstore.Cookie}, CacheFile: cache}
+	m := manager.New(manager.Config{Sources: []manager.Source{finder.RemotesFile(remotes)}})
 	defer m.Close()
 	if err := m.Discover(ctx); err != nil {
 		t.Fatal(err)
@@ -75,8 +75,8 @@ func TestRemoteEntryDispensesWithAdapter(t *testing.T) {
 	if st, err := store.Stat(ctx, "k"); err != nil || st.Size != int64(len("remote value")) {
 		t.Fatalf("Stat (v2, adapted) = %+v, %v", st, err)
 	}
-	if mF.Launches() != 0 {
-		t.Fatalf("%d processes launched for a remote plugin", mF.Launches())
+	if finder.Launches() != 0 {
+		t.Fatalf("%d processes launched for a remote plugin", finder.Launches())
 	}
 
 	// The description is cached: a manager that finds the service down
@@ -115,8 +115,8 @@ func TestRemoteEntryErrors(t *testing.T) {
 	addr, _ := memoryService(t, pki.ServiceEnv("127.0.0.1:0"))
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	mF := &manager.Finder{Launch: host.Command{Cookie: objectstore.Cookie}}
-	m := manager.New(manager.Config{Sources: []manager.Source{mF.Remotes(
+	finder := &manager.Finder{Launch: host.Command{Cookie: objectstore.Cookie}}
+	m := manager.New(manager.Config{Sources: []manager.Source{finder.Remotes(
 		manager.Remote{Kind: objectstore.Kind, Name: "example.com/other", Remote: host.Remote{Endpoints: []string{addr}}, TLS: pki.HostTLS()},
 	)}})
 	defer m.Close()

@@ -99,8 +99,8 @@ func TestKeepDescribed(t *testing.T) {
 			cmds = append(cmds, l.Cmd)
 			return nil
 		})
-		mF := &manager.Finder{Launch: host.Command{Cookie: cookie, Runner: runner}, KeepDescribed: keep}
-		m := newManager(t, manager.Config{Sources: []manager.Source{mF.Dirs(dir)}})
+		finder := &manager.Finder{Launch: host.Command{Cookie: cookie, Runner: runner}, KeepDescribed: keep}
+		m := newManager(t, manager.Config{Sources: []manager.Source{finder.Dirs(dir)}})
 		conn, _ := store(t, m, "a")
 		initStore(t, conn, nil)
 		pid := conn.Pid()
@@ -108,8 +108,8 @@ func TestKeepDescribed(t *testing.T) {
 		if keep {
 			want = 2
 		}
-		if mF.Launches() != want {
-			t.Errorf("KeepDescribed %v: %d launches, want %d", keep, mF.Launches(), want)
+		if finder.Launches() != want {
+			t.Errorf("KeepDescribed %v: %d launches, want %d", keep, finder.Launches(), want)
 		}
 		if err := m.Close(); err != nil {
 			t.Fatal(err)

@@ -33,8 +33,8 @@ func TestDiscoverRefusesModuleBomb(t *testing.T) {
 	}
 	guests := wasmhost.New(wasmhost.Config{})
 	defer guests.Close(context.Background())
-	mF := &manager.Finder{Launch: host.Command{Cookie: cookie}, Guests: guests}
-	m := manager.New(manager.Config{Sources: []manager.Source{mF.Dirs(dir)}})
+	finder := &manager.Finder{Launch: host.Command{Cookie: cookie}, Guests: guests}
+	m := manager.New(manager.Config{Sources: []manager.Source{finder.Dirs(dir)}})
 	defer m.Close()
 	for range 2 {
 		if err := m.Discover(ctxT(t)); err != nil {
