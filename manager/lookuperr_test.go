@@ -23,7 +23,7 @@ func TestLookupAfterFailedDiscover(t *testing.T) {
 		t.Fatal("Discover of a missing directory succeeded")
 	}
 	_, err := m.Lookup("objectstore", "x")
-	if err == nil || !strings.HasPrefix(err.Error(), "Discover failed: ") || !strings.Contains(err.Error(), missing) || strings.Contains(err.Error(), "has not run") {
+	if err == nil || !strings.HasPrefix(err.Error(), "the last Discover failed: ") || !strings.Contains(err.Error(), missing) || strings.Contains(err.Error(), "has not run") {
 		t.Errorf("Lookup after a failed Discover: %v; want it to start with Discover's failure, naming %s", err, missing)
 	}
 	if err := os.Mkdir(missing, 0o755); err != nil {

@@ -101,7 +101,7 @@ func (m *Manager) Lookup(kind, name string) (Implementation, error) {
 func (m *Manager) noKindLocked(kind string) error {
 	switch {
 	case m.discoverErr != nil:
-		return fmt.Errorf("Discover failed: %w; so no plugin implements kind %q: fix that and call Manager.Discover again", m.discoverErr, kind)
+		return fmt.Errorf("the last Discover failed: %w; so no plugin implements kind %q: fix that and call Manager.Discover again", m.discoverErr, kind)
 	case !m.discovered:
 		return fmt.Errorf("no plugin implements kind %q: Discover has not run, so no plugin directory was searched: call Manager.Discover after New, before Lookup, Dispense or a kind's Open", kind)
 	}
