@@ -49,6 +49,12 @@ func (m *Manager) Discover(ctx context.Context) (err error) {
 		}
 	}
 	m.mu.Lock()
+	if m.closed {
+		// Close ran meanwhile: nothing would close what the sources kept.
+		m.mu.Unlock()
+		closeValues(all)
+		return ErrClosed
+	}
 	old := m.found
 	m.found = all
 	m.discovered = true

@@ -2,6 +2,7 @@ package manager_test
 
 import (
 	"context"
+	"errors"
 	"os/exec"
 	"strings"
 	"sync"
@@ -124,5 +125,37 @@ func TestKeepDescribed(t *testing.T) {
 			}
 		}
 		mu.Unlock()
+	}
+}
+
+// TestDiscoverAfterClose: a Discover of a closed Manager returns
+// ErrClosed and leaves no process running, though its Finder keeps the
+// processes it describes with (KeepDescribed).
+func TestDiscoverAfterClose(t *testing.T) {
+	dir := testutil.TempDir(t)
+	writePlugin(t, dir, "a", "a 2")
+	var mu sync.Mutex
+	var cmds []*exec.Cmd
+	runner := host.RunnerFunc(func(l *host.Launch) error {
+		mu.Lock()
+		defer mu.Unlock()
+		cmds = append(cmds, l.Cmd)
+		return nil
+	})
+	finder := &manager.Finder{Launch: host.Command{Cookie: cookie, Runner: runner}, KeepDescribed: true}
+	m := manager.New(manager.Config{Sources: []manager.Source{finder.Dirs(dir)}})
+	if err := m.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Discover(ctxT(t)); !errors.Is(err, manager.ErrClosed) {
+		t.Errorf("Discover after Close: %v, want ErrClosed", err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(cmds) != 1 {
+		t.Fatalf("%d launches, want 1 (the Describe)", len(cmds))
+	}
+	if cmds[0].ProcessState == nil {
+		t.Errorf("the process kept from Describe (pid %d) still runs after Discover returned", cmds[0].Process.Pid)
 	}
 }
