@@ -351,7 +351,7 @@ func TestDiscoverReportsBadBinariesAndDuplicates(t *testing.T) {
 
 // TestLookupNamesUnusableBinaries checks that a failed Lookup or Dispense
 // says why the binaries that are there could not be used, instead of
-// leaving the reason in Binaries().
+// leaving the reason in Entries().
 func TestLookupNamesUnusableBinaries(t *testing.T) {
 	testutil.NotOnWindows(t, "one unusable binary is a file without the execute bit, which Windows does not have")
 	dir := testutil.TempDir(t)

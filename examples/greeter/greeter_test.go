@@ -40,7 +40,7 @@ func buildPlugins(t *testing.T) (pluginDir, cli string) {
 }
 
 // TestGreeterKind walks the host side of docs/your-own-kind.md: discovery
-// with a Binaries() check, v2 directly, v1 through the adapter, the
+// with an Entries() check, v2 directly, v1 through the adapter, the
 // capability of minor 2.1, and plugkit plugins list.
 func TestGreeterKind(t *testing.T) {
 	dir, cli := buildPlugins(t)
