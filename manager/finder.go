@@ -281,7 +281,10 @@ type describeRun struct {
 // launching are two stages with slots of their own (Parallelism
 // launches; as many hashes, at most one per CPU): a binary's own launch
 // waits for its hash and pin check, since the sum is what the pin is
-// checked against and what the cache records.
+// checked against and what the cache records. With KeepDescribed, an
+// entry's Value holds the process kept for the plugin's first use: Start
+// takes it; a Manager closes the Values it no longer needs, and any other
+// caller closes them itself (they are io.Closers).
 func (f *Finder) Describe(ctx context.Context, paths []string) []Entry {
 	n := f.parallelism()
 	run := &describeRun{cache: f.loadCache(ctx), hashes: newHashes(min(n, runtime.NumCPU())), launch: make(chan struct{}, n)}
