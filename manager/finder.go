@@ -80,8 +80,8 @@ type Finder struct {
 	KeepDescribed bool
 
 	launches atomic.Int64
-	cache    fileCache   // cache.go
-	remotes  remoteCache // remote.go
+	cache    fileCache   // the Describe answers of binaries
+	remotes  remoteCache // the remote plugins' answers
 }
 
 // Dirs is the source of the plugin binaries in dirs: every executable in
