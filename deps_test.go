@@ -3,9 +3,10 @@ package plugkit
 import (
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
+
+	"github.com/plugkit/plugkit/internal/testutil"
 )
 
 // hostSidePackages are the packages a host links. They talk to plugins
@@ -14,6 +15,16 @@ var hostSidePackages = []string{
 	"github.com/plugkit/plugkit/manager",
 	"github.com/plugkit/plugkit/host",
 	"github.com/plugkit/plugkit/compat",
+	"github.com/plugkit/plugkit/release",
+	"github.com/plugkit/plugkit/describe",
+}
+
+// guestFreePackages are host-side packages that run WebAssembly plugins
+// only through a guest runner their caller passes (host.GuestRunner), so
+// that a program that passes none links no WebAssembly runtime.
+var guestFreePackages = []string{
+	"github.com/plugkit/plugkit/describe",
+	"github.com/plugkit/plugkit/manager",
 	"github.com/plugkit/plugkit/release",
 }
 
@@ -99,25 +110,23 @@ func TestHostSideDepsExcludeExporters(t *testing.T) {
 	}
 }
 
-// wasmRuntimePackages are the WebAssembly runtime: only a program that
-// gives a manager.Finder its Guests (a wasmhost.Runtime) links them.
-var wasmRuntimePackages = []string{
-	"github.com/tetratelabs/wazero",
-	"github.com/plugkit/plugkit/wasmhost",
+// TestGuestRunnerIsPassedIn fails when a package of guestFreePackages
+// links wazero (or wasmhost): it must take a guest runner from its
+// caller instead.
+func TestGuestRunnerIsPassedIn(t *testing.T) {
+	for _, pkg := range guestFreePackages {
+		if bad := depsUnder(t, pkg, []string{"github.com/tetratelabs/wazero", "github.com/plugkit/plugkit/wasmhost"}); len(bad) > 0 {
+			t.Errorf("%s depends on %s: take a host.GuestRunner from the caller (cmd/plugkit passes a wasmhost.Runtime) instead of making a runtime; find the import (go list -deps -f '{{.ImportPath}}: {{.Imports}}' %s)", pkg, strings.Join(bad, ", "), pkg)
+		}
+	}
 }
 
-// TestManagerLinksNoWasmRuntime fails when package manager depends on
-// the WebAssembly runtime, or when the smallest manager program
-// (testdata/minimalmanager, which passes no guest runner) has a symbol of
-// wazero in its binary: WebAssembly is an option of the host, which
-// passes a runtime as a value (host.GuestRunner), not a cost of every
-// host.
-func TestManagerLinksNoWasmRuntime(t *testing.T) {
-	const pkg = "github.com/plugkit/plugkit/manager"
-	if bad := depsUnder(t, pkg, wasmRuntimePackages); len(bad) > 0 {
-		t.Errorf("%s depends on %s: find the import that pulls it in (go list -deps -f '{{.ImportPath}}: {{.Imports}}' %s) and take the guest runner as a host.GuestRunner value instead", pkg, strings.Join(bad, ", "), pkg)
-	}
-	goTool := filepath.Join(runtime.GOROOT(), "bin", "go")
+// TestMinimalManagerLinksNoWazero builds the smallest manager program
+// (testdata/minimalmanager, which gives its Finder no Guests) and fails
+// when its binary holds a symbol of wazero: WebAssembly is an option of
+// the host, not a cost of every host.
+func TestMinimalManagerLinksNoWazero(t *testing.T) {
+	goTool := testutil.GoTool()
 	bin := filepath.Join(t.TempDir(), "minimalmanager")
 	if out, err := exec.Command(goTool, "build", "-o", bin, "./testdata/minimalmanager").CombinedOutput(); err != nil {
 		t.Fatalf("go build ./testdata/minimalmanager: %v\n%s", err, out)
@@ -126,9 +135,9 @@ func TestManagerLinksNoWasmRuntime(t *testing.T) {
 	if err != nil {
 		t.Fatalf("go tool nm: %v", err)
 	}
-	n := strings.Count(string(out), "github.com/tetratelabs/wazero")
-	if n != 0 || !strings.Contains(string(out), "github.com/plugkit/plugkit/manager.(*Manager).Discover") {
-		t.Errorf("the minimal manager program has %d wazero symbols (want 0), and Manager.Discover %v (want it there: the program is a manager)", n, strings.Contains(string(out), "github.com/plugkit/plugkit/manager.(*Manager).Discover"))
+	const manager = "github.com/plugkit/plugkit/manager.(*Manager).Discover"
+	if n := strings.Count(string(out), "github.com/tetratelabs/wazero"); n != 0 || !strings.Contains(string(out), manager) {
+		t.Errorf("the minimal manager program has %d wazero symbols (want 0), and %s: %v (want it: the program is a manager)", n, manager, strings.Contains(string(out), manager))
 	}
 }
 
@@ -136,7 +145,7 @@ func TestManagerLinksNoWasmRuntime(t *testing.T) {
 // excluded) that are one of prefixes or below one.
 func depsUnder(t *testing.T, pkg string, prefixes []string) []string {
 	t.Helper()
-	goTool := filepath.Join(runtime.GOROOT(), "bin", "go")
+	goTool := testutil.GoTool()
 	out, err := exec.Command(goTool, "list", "-deps", pkg).Output()
 	if err != nil {
 		var stderr []byte

@@ -18,8 +18,7 @@ const (
 	// from a slow call (RestartPolicy.HungCheck), after a call timed out;
 	// not to be confused with host.DefaultHealthCheckTimeout, the check
 	// after connect.
-	DefaultHungCheck       = time.Second
-	DefaultDescribeTimeout = 15 * time.Second
+	DefaultHungCheck = time.Second
 	// DefaultCallDeadline bounds a call through a Conn whose context
 	// carries no deadline, where Config.Calls sets none.
 	DefaultCallDeadline = time.Minute

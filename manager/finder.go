@@ -67,7 +67,7 @@ type Finder struct {
 	// launch fills.
 	Parallelism int
 	// DescribeTimeout bounds one plugin's start and Describe; 0 means
-	// DefaultDescribeTimeout.
+	// describe.DefaultTimeout.
 	DescribeTimeout time.Duration
 	// KeepDescribed keeps each process started to describe a plugin
 	// running for the plugin's first use, instead of stopping it, so that

@@ -18,6 +18,7 @@ import (
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/plugkit/plugkit/describe"
 	catalogv1 "github.com/plugkit/plugkit/gen/plugkit/catalog/v1"
 	"github.com/plugkit/plugkit/host"
 	"github.com/plugkit/plugkit/internal/tlsfiles"
@@ -227,7 +228,7 @@ func (f *Finder) describeRemote(ctx context.Context, r Remote, cache func() map[
 	if err != nil {
 		if raw, ok := cache()[r.cacheKey()]; ok {
 			cd := &catalogv1.DescribeResponse{}
-			if protojson.Unmarshal(raw, cd) == nil && checkDescription(cd) == nil {
+			if protojson.Unmarshal(raw, cd) == nil && describe.Check(cd) == nil {
 				f.logger().Warn("plugin service unreachable; using its cached description", "kind", r.Kind, "name", r.Name, "endpoints", r.Endpoints, "error", err)
 				d, err = cd, nil
 				b.Cached = true

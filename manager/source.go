@@ -81,8 +81,9 @@ type Entry struct {
 // A Source of your own lists its plugins however it likes, and describes
 // and starts them with a Finder (Finder.Describe, Finder.Start), which
 // brings the describe cache, pins and the describe-line fast path; or it
-// describes them with DescribeCatalog over a connection it makes
-// (host.Start, host.Dial). See the example of Source.
+// describes them with package describe (describe.Run, or describe.Conn
+// over a connection it makes) and connects with host.Start or host.Dial.
+// See the example of Source.
 type Source interface {
 	// Find lists the plugins the source holds now, in the order of
 	// precedence among them (the first of two with the same (kind, name)

@@ -19,14 +19,15 @@
 // signed release served under another version's tag is refused, and what
 // a registry may send while releases are listed is bounded (Options:
 // tags, pages, index bytes, time; ErrLimit). A Lock records every
-// platform's digest, and Lock.Pins turns it into manager.Finder.Pins.
+// platform's digest, and Lock.Pins turns it into manager.Config.Pins.
 //
 // A release may also carry one WebAssembly (wasip1) module for every
 // platform, under the platform PlatformWasm with a MediaTypeWasm layer.
 // Install falls back to it on a machine the release has no native binary
-// for (or prefers it, as Target.Wasm says), checks it by running it in a
-// wasmhost.Runtime, and installs it as NAME.wasm, which a manager with
-// Finder.Guests runs.
+// for (or prefers it, as Target.Wasm says), checks it by running it in
+// the runtime for modules its caller gives (Target.Guests, such as a
+// wasmhost.Runtime), and installs it as NAME.wasm, which a manager with
+// a runtime for modules runs.
 //
 // See docs/distribution.md for the workflow: publishing from CI,
 // installing from a host, committing the lock file, air-gapped installs.

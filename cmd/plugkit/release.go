@@ -146,7 +146,9 @@ func runReleasePush(args []string, stdout, stderr io.Writer) int {
 	}
 	ctx, cancel := reg.deadline()
 	defer cancel()
-	rel, err := release.Push(ctx, repo, release.Publication{Dir: pos[0], Version: version, Key: key, Cookie: c, WasmCache: *wasmCache})
+	guests := checkRuntime(*wasmCache)
+	defer guests.Close(context.Background())
+	rel, err := release.Push(ctx, repo, release.Publication{Dir: pos[0], Version: version, Key: key, Cookie: c, Guests: guests})
 	if err != nil {
 		return fail(stderr, "release push", err)
 	}
