@@ -117,11 +117,11 @@ func Conn(ctx context.Context, cc grpc.ClientConnInterface) (*catalogv1.Describe
 	switch status.Code(err) {
 	case codes.OK:
 	case codes.ResourceExhausted:
-		return nil, fmt.Errorf("Describe: the answer is larger than the %d bytes a description may be: the plugin's catalog is broken; fix the plugin (%w)", maxAnswer, err)
+		return nil, fmt.Errorf("catalog Describe: the answer is larger than the %d bytes a description may be: the plugin's catalog is broken; fix the plugin (%w)", maxAnswer, err)
 	case codes.Unimplemented:
-		return nil, fmt.Errorf("Describe: it serves no plugkit.catalog.v1.Catalog: it is a plain go-plugin plugin, not a plugkit kinds plugin; load it with host.Start (%w)", err)
+		return nil, fmt.Errorf("catalog Describe: it serves no plugkit.catalog.v1.Catalog: it is a plain go-plugin plugin, not a plugkit kinds plugin; load it with host.Start (%w)", err)
 	default:
-		return nil, fmt.Errorf("Describe: %w", err)
+		return nil, fmt.Errorf("catalog Describe: %w", err)
 	}
 	if err := Check(d); err != nil {
 		return nil, err
@@ -135,7 +135,7 @@ func Conn(ctx context.Context, cc grpc.ClientConnInterface) (*catalogv1.Describe
 // major it does not serve: a manager's calls then say so.)
 func Check(d *catalogv1.DescribeResponse) error {
 	bad := func(format string, args ...any) error {
-		return fmt.Errorf("Describe: the answer is malformed: %s; fix the plugin's catalog", fmt.Sprintf(format, args...))
+		return fmt.Errorf("catalog Describe: the answer is malformed: %s; fix the plugin's catalog", fmt.Sprintf(format, args...))
 	}
 	total := 0
 	for _, k := range d.GetKinds() {
