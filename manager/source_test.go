@@ -92,14 +92,7 @@ func TestKeepDescribed(t *testing.T) {
 	writePlugin(t, dir, "a", "a 2")
 	writePlugin(t, dir, "b", "b 2")
 	for _, keep := range []bool{true, false} {
-		var mu sync.Mutex
-		var cmds []*exec.Cmd
-		runner := host.RunnerFunc(func(l *host.Launch) error {
-			mu.Lock()
-			defer mu.Unlock()
-			cmds = append(cmds, l.Cmd)
-			return nil
-		})
+		runner := &launchRecorder{}
 		finder := &manager.Finder{Launch: host.Command{Cookie: cookie, Runner: runner}, KeepDescribed: keep}
 		m := newManager(t, manager.Config{Sources: []manager.Source{finder.Dirs(dir)}})
 		conn, _ := store(t, m, "a")
@@ -118,13 +111,13 @@ func TestKeepDescribed(t *testing.T) {
 		if pid <= 0 {
 			t.Fatalf("KeepDescribed %v: the plugin in use has pid %d", keep, pid)
 		}
-		mu.Lock()
-		for i, cmd := range cmds {
+		runner.mu.Lock()
+		for i, cmd := range runner.cmds {
 			if cmd.ProcessState == nil {
 				t.Errorf("KeepDescribed %v: launch %d (pid %d) still runs after Close", keep, i, cmd.Process.Pid)
 			}
 		}
-		mu.Unlock()
+		runner.mu.Unlock()
 	}
 }
 
@@ -134,14 +127,7 @@ func TestKeepDescribed(t *testing.T) {
 func TestDiscoverAfterClose(t *testing.T) {
 	dir := testutil.TempDir(t)
 	writePlugin(t, dir, "a", "a 2")
-	var mu sync.Mutex
-	var cmds []*exec.Cmd
-	runner := host.RunnerFunc(func(l *host.Launch) error {
-		mu.Lock()
-		defer mu.Unlock()
-		cmds = append(cmds, l.Cmd)
-		return nil
-	})
+	runner := &launchRecorder{}
 	finder := &manager.Finder{Launch: host.Command{Cookie: cookie, Runner: runner}, KeepDescribed: true}
 	m := manager.New(manager.Config{Sources: []manager.Source{finder.Dirs(dir)}})
 	if err := m.Close(); err != nil {
@@ -150,12 +136,26 @@ func TestDiscoverAfterClose(t *testing.T) {
 	if err := m.Discover(ctxT(t)); !errors.Is(err, manager.ErrClosed) {
 		t.Errorf("Discover after Close: %v, want ErrClosed", err)
 	}
-	mu.Lock()
-	defer mu.Unlock()
-	if len(cmds) != 1 {
-		t.Fatalf("%d launches, want 1 (the Describe)", len(cmds))
+	runner.mu.Lock()
+	defer runner.mu.Unlock()
+	if len(runner.cmds) != 1 {
+		t.Fatalf("%d launches, want 1 (the Describe)", len(runner.cmds))
 	}
-	if cmds[0].ProcessState == nil {
-		t.Errorf("the process kept from Describe (pid %d) still runs after Discover returned", cmds[0].Process.Pid)
+	if runner.cmds[0].ProcessState == nil {
+		t.Errorf("the process kept from Describe (pid %d) still runs after Discover returned", runner.cmds[0].Process.Pid)
 	}
+}
+
+// launchRecorder is a host.Runner that records the command of every
+// launch, so that a test can see which processes still run.
+type launchRecorder struct {
+	mu   sync.Mutex
+	cmds []*exec.Cmd
+}
+
+func (r *launchRecorder) Prepare(l *host.Launch) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.cmds = append(r.cmds, l.Cmd)
+	return nil
 }
