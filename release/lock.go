@@ -260,7 +260,7 @@ func (l *Lock) Set(p LockedPlugin) {
 	sort.Slice(l.Plugins, func(i, j int) bool { return l.Plugins[i].Source < l.Plugins[j].Source })
 }
 
-// Pins returns manager.Config.Pins for this machine's platform and the
+// Pins returns manager.Finder.Pins for this machine's platform and the
 // WebAssembly modules (PlatformWasm, NAME.wasm): each locked binary's
 // file name mapped to its hex SHA-256, so that the manager refuses a
 // binary that differs from the locked one.
