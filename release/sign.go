@@ -8,8 +8,10 @@ import (
 	"crypto/ed25519"
 	"crypto/elliptic"
 	"crypto/rsa"
+	"crypto/x509"
 	"encoding/base64"
 	"encoding/json"
+	"encoding/pem"
 	"errors"
 	"fmt"
 	"io"
@@ -19,6 +21,7 @@ import (
 	"github.com/opencontainers/go-digest"
 	specs "github.com/opencontainers/image-spec/specs-go"
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
+	"github.com/secure-systems-lab/go-securesystemslib/encrypted"
 	"github.com/sigstore/sigstore/pkg/cryptoutils"
 	"github.com/sigstore/sigstore/pkg/signature"
 	"oras.land/oras-go/v2"
@@ -66,16 +69,33 @@ func signatureTag(d digest.Digest) string {
 	return d.Algorithm().String() + "-" + d.Encoded() + ".sig"
 }
 
-// LoadPrivateKey reads a PEM private key (PKCS#8 "PRIVATE KEY" or SEC 1
-// "EC PRIVATE KEY") for Sign: an ECDSA P-256 key.
+// LoadPrivateKey reads a PEM private key for Sign: an ECDSA P-256 key,
+// unencrypted (PKCS#8 "PRIVATE KEY" or SEC 1 "EC PRIVATE KEY"), or in
+// the encrypted format of `cosign generate-key-pair` ("ENCRYPTED
+// SIGSTORE PRIVATE KEY", or cosign's older "ENCRYPTED COSIGN PRIVATE
+// KEY": scrypt and NaCl secretbox), whose password is read, as cosign
+// reads it, from the environment variable COSIGN_PASSWORD.
 func LoadPrivateKey(path string) (crypto.Signer, error) {
 	raw, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("signing key: %w", err)
 	}
-	k, err := cryptoutils.UnmarshalPEMToPrivateKey(raw, cryptoutils.SkipPassword)
-	if err != nil {
-		return nil, fmt.Errorf("signing key %s: %w (want an unencrypted PEM ECDSA P-256 key, e.g. openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256)", path, err)
+	var k crypto.PrivateKey
+	if b, _ := pem.Decode(raw); b != nil && strings.HasPrefix(b.Type, "ENCRYPTED ") && b.Type != "ENCRYPTED PRIVATE KEY" {
+		// cosign's format: PKCS#8 sealed with scrypt and secretbox.
+		pw, ok := os.LookupEnv(cosignPasswordEnv)
+		if !ok {
+			return nil, fmt.Errorf("signing key %s is encrypted in cosign's format (%s): set %s to its password, as for cosign sign --key", path, b.Type, cosignPasswordEnv)
+		}
+		der, err := encrypted.Decrypt(b.Bytes, []byte(pw))
+		if err != nil {
+			return nil, fmt.Errorf("signing key %s (%s) does not decrypt with the password in %s (%v): set it to the password given to cosign generate-key-pair", path, b.Type, cosignPasswordEnv, err)
+		}
+		if k, err = x509.ParsePKCS8PrivateKey(der); err != nil {
+			return nil, fmt.Errorf("signing key %s (%s): the decrypted key is not PKCS#8 (%v): make a new one with cosign generate-key-pair", path, b.Type, err)
+		}
+	} else if k, err = cryptoutils.UnmarshalPEMToPrivateKey(raw, cryptoutils.SkipPassword); err != nil {
+		return nil, fmt.Errorf("signing key %s: %w (want a PEM ECDSA P-256 key: cosign generate-key-pair's cosign.key with %s set, or an unencrypted one, e.g. openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256)", path, err, cosignPasswordEnv)
 	}
 	ec, ok := k.(*ecdsa.PrivateKey)
 	if !ok || ec.Curve != elliptic.P256() {
@@ -83,6 +103,10 @@ func LoadPrivateKey(path string) (crypto.Signer, error) {
 	}
 	return ec, nil
 }
+
+// cosignPasswordEnv holds the password of a key in cosign's encrypted
+// format, as cosign reads it.
+const cosignPasswordEnv = "COSIGN_PASSWORD"
 
 // LoadPublicKeys reads PEM public keys (cosign.pub), one per file, for
 // Verify; a key the key policy does not trust (an RSA key under
