@@ -161,9 +161,14 @@ func trustable(k crypto.PublicKey) error {
 	return fmt.Errorf("a %T key is not trusted (only ECDSA P-256, P-384 and P-521, Ed25519, and RSA of %d bits or more are): %s", k, MinRSABits, advice)
 }
 
-// Sign signs the manifest d of the repository the way `cosign sign --key`
-// does: a simple-signing payload naming d, signed with ECDSA over its
-// SHA-256, pushed as a manifest tagged sha256-HEX.sig.
+// Sign signs the manifest d of the repository as `cosign sign --key`
+// does, in both of cosign's ways: a simple-signing payload naming d,
+// signed with ECDSA over its SHA-256, added to the manifest tagged
+// sha256-HEX.sig (cosign v2's default; the signatures already there,
+// co-signatures by other keys, are kept), and a sigstore bundle of an
+// in-toto statement naming d, pushed as an OCI 1.1 referrer of d (cosign
+// v3's default, which `oras discover` lists and `oras cp -r` copies).
+// A signature by key already in either place is not added again.
 func Sign(ctx context.Context, repo *Repository, d digest.Digest, key crypto.Signer) error {
 	ec, ok := key.(*ecdsa.PrivateKey)
 	if !ok {
@@ -173,11 +178,60 @@ func Sign(ctx context.Context, repo *Repository, d digest.Digest, key crypto.Sig
 	if err != nil {
 		return fmt.Errorf("sign: %w", err)
 	}
-	return signWith(ctx, repo, d, signer)
+	if err := signWith(ctx, repo, d, signer); err != nil {
+		return err
+	}
+	index, err := repo.target.Resolve(ctx, d.String())
+	if err != nil {
+		return repo.wrap("resolve "+d.String(), err)
+	}
+	own, err := ownCheck(repo, d, signer)
+	if err != nil {
+		return err
+	}
+	refs, err := own.referrers(ctx)
+	if err != nil {
+		return err
+	}
+	for _, r := range refs {
+		if ok, err := own.referrer(ctx, r); ok || err != nil {
+			return err
+		}
+	}
+	return signBundle(ctx, repo, index, ec)
 }
 
-// signWith signs and pushes the simple-signing payload of d with signer.
+// ownCheck checks signatures against signer's own key.
+func ownCheck(repo *Repository, d digest.Digest, signer signature.Signer) (*sigCheck, error) {
+	pub, err := signer.PublicKey()
+	if err != nil {
+		return nil, fmt.Errorf("sign: %w", err)
+	}
+	v, err := signature.LoadVerifier(pub, crypto.SHA256)
+	if err != nil {
+		return nil, fmt.Errorf("sign: %w", err)
+	}
+	return &sigCheck{repo: repo, d: d, keys: []crypto.PublicKey{pub}, verifiers: []signature.Verifier{v}}, nil
+}
+
+// signWith adds a signature of d's simple-signing payload by signer to
+// the manifest tagged sha256-HEX.sig, keeping the signatures there.
 func signWith(ctx context.Context, repo *Repository, d digest.Digest, signer signature.Signer) error {
+	own, err := ownCheck(repo, d, signer)
+	if err != nil {
+		return err
+	}
+	old, err := own.tagManifest(ctx)
+	if err != nil {
+		return err
+	}
+	var layers []ocispec.Descriptor
+	if old != nil {
+		if ok, err := own.simpleSigning(ctx, old.Layers); ok || err != nil {
+			return err // signed by this key already
+		}
+		layers = old.Layers
+	}
 	var p simpleSigning
 	p.Critical.Identity.DockerReference = strings.TrimPrefix(repo.Source, LayoutPrefix)
 	p.Critical.Image.DockerManifestDigest = d.String()
@@ -195,14 +249,19 @@ func signWith(ctx context.Context, repo *Repository, d digest.Digest, signer sig
 	if err := pushBytes(ctx, repo, layer, payload); err != nil {
 		return err
 	}
-	// cosign's signature image has an image config; an empty one keeps
+	layers = append(layers, layer)
+	// cosign's signature image has an image config; a minimal one keeps
 	// it small (cosign does not read it).
-	cfgRaw := []byte(`{"architecture":"","os":"","config":{},"rootfs":{"type":"layers","diff_ids":["` + layer.Digest.String() + `"]}}`)
+	diffIDs, err := json.Marshal(layerDigests(layers))
+	if err != nil {
+		return fmt.Errorf("sign: %w", err)
+	}
+	cfgRaw := []byte(`{"architecture":"","os":"","config":{},"rootfs":{"type":"layers","diff_ids":` + string(diffIDs) + `}}`)
 	cfg := ocispec.Descriptor{MediaType: ocispec.MediaTypeImageConfig, Digest: digest.FromBytes(cfgRaw), Size: int64(len(cfgRaw))}
 	if err := pushBytes(ctx, repo, cfg, cfgRaw); err != nil {
 		return err
 	}
-	m := ocispec.Manifest{Versioned: specs.Versioned{SchemaVersion: 2}, MediaType: ocispec.MediaTypeImageManifest, Config: cfg, Layers: []ocispec.Descriptor{layer}}
+	m := ocispec.Manifest{Versioned: specs.Versioned{SchemaVersion: 2}, MediaType: ocispec.MediaTypeImageManifest, Config: cfg, Layers: layers}
 	raw, err := json.Marshal(m)
 	if err != nil {
 		return fmt.Errorf("sign: %w", err)
@@ -217,15 +276,27 @@ func signWith(ctx context.Context, repo *Repository, d digest.Digest, signer sig
 	return nil
 }
 
+// layerDigests lists the digests of layers.
+func layerDigests(layers []ocispec.Descriptor) []digest.Digest {
+	out := make([]digest.Digest, len(layers))
+	for i, l := range layers {
+		out[i] = l.Digest
+	}
+	return out
+}
+
 // Verify checks that the manifest d of the repository carries a
-// signature, by one of keys, of a payload naming d. It returns an error
-// wrapping ErrUnsigned, ErrUntrustedKey or ErrTampered to say which
+// signature, by one of keys, of a payload naming d: cosign's signature
+// under the tag sha256-HEX.sig, or a referrer of d (found through the
+// registry's referrers API, or its tag-schema fallback): a sigstore
+// bundle or cosign's signature manifest. It returns an error wrapping
+// ErrUnsigned, ErrUntrustedKey, ErrTampered or ErrLimit to say which
 // check failed.
 func Verify(ctx context.Context, repo *Repository, d digest.Digest, keys []crypto.PublicKey) error {
 	if len(keys) == 0 {
 		return errors.New("verify: no trusted key: give the publisher's public key (--key cosign.pub)")
 	}
-	var verifiers []signature.Verifier
+	c := &sigCheck{repo: repo, d: d, keys: keys}
 	for i, k := range keys {
 		if err := trustable(k); err != nil {
 			return fmt.Errorf("verify: trusted key %d of %d: %w", i+1, len(keys), err)
@@ -234,28 +305,75 @@ func Verify(ctx context.Context, repo *Repository, d digest.Digest, keys []crypt
 		if err != nil {
 			return fmt.Errorf("verify: trusted key: %w", err)
 		}
-		verifiers = append(verifiers, v)
+		c.verifiers = append(c.verifiers, v)
 	}
+	return c.run(ctx)
+}
+
+// run checks the signatures under the .sig tag, then the referrers.
+func (c *sigCheck) run(ctx context.Context) error {
+	repo, d := c.repo, c.d
+	m, err := c.tagManifest(ctx)
+	if err != nil {
+		return err
+	}
+	if m != nil {
+		c.found++
+		if ok, err := c.simpleSigning(ctx, m.Layers); ok || err != nil {
+			return err
+		}
+	}
+	refs, err := c.referrers(ctx)
+	if err != nil {
+		return err
+	}
+	for _, r := range refs {
+		if ok, err := c.referrer(ctx, r); ok || err != nil {
+			return err
+		}
+	}
+	switch {
+	case c.tampered != nil:
+		return c.tampered
+	case c.limit != nil:
+		return c.limit
+	case c.found == 0:
+		return fmt.Errorf("%s@%s: %w: it has no signature (no tag %s, no signature referrer): sign it with plugkit release push --key or cosign sign --key", repo.Source, d, ErrUnsigned, signatureTag(d))
+	}
+	return fmt.Errorf("%s@%s: %w: none of its %d signature(s) verifies with the %d trusted key(s): it was signed by another key, or altered", repo.Source, d, ErrUntrustedKey, c.found, len(c.keys))
+}
+
+// tagManifest reads the signature manifest under the .sig tag; nil when
+// there is none, or it is unreadable.
+func (c *sigCheck) tagManifest(ctx context.Context) (*ocispec.Manifest, error) {
+	repo := c.repo
 	fctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
-	_, rc, err := oras.Fetch(fctx, repo.target, signatureTag(d), oras.DefaultFetchOptions)
+	_, rc, err := oras.Fetch(fctx, repo.target, signatureTag(c.d), oras.DefaultFetchOptions)
 	if errors.Is(err, errdef.ErrNotFound) {
-		return fmt.Errorf("%s@%s: %w: it has no signature (no tag %s); sign it with plugkit release push --key or cosign sign --key", repo.Source, d, ErrUnsigned, signatureTag(d))
+		return nil, nil
 	}
 	if err != nil {
-		return repo.wrap("fetch the signature", err)
+		return nil, repo.wrap("fetch the signature", err)
 	}
 	defer rc.Close()
 	var m ocispec.Manifest
 	if err := json.NewDecoder(io.LimitReader(stallGuard(rc, repo.stall, cancel), maxManifest)).Decode(&m); err != nil {
 		if cause := context.Cause(fctx); cause != nil { // stalled, or ctx is done
-			return repo.wrap("read the signature", cause)
+			return nil, repo.wrap("read the signature", cause)
 		}
-		return fmt.Errorf("%s@%s: %w: the signature manifest is unreadable: %v", repo.Source, d, ErrUnsigned, err)
+		c.found++ // a signature tag, unreadable
+		return nil, nil
 	}
-	var tampered error
+	return &m, nil
+}
+
+// simpleSigning checks cosign's simple-signing layers: true when one is
+// signed by a trusted key and names the release.
+func (c *sigCheck) simpleSigning(ctx context.Context, layers []ocispec.Descriptor) (bool, error) {
+	repo, d := c.repo, c.d
 	payloads := map[digest.Digest][]byte{} // each fetched once, however many layers name it
-	for _, l := range m.Layers {
+	for _, l := range layers {
 		if l.MediaType != MediaTypeSimpleSigning {
 			continue
 		}
@@ -266,12 +384,12 @@ func Verify(ctx context.Context, repo *Repository, d digest.Digest, keys []crypt
 		payload, ok := payloads[l.Digest]
 		if !ok {
 			if payload, err = fetchSmall(ctx, repo, l); err != nil {
-				return err
+				return false, err
 			}
 			payloads[l.Digest] = payload
 		}
 		trusted := false
-		for _, v := range verifiers {
+		for _, v := range c.verifiers {
 			if v.VerifySignature(bytes.NewReader(sig), bytes.NewReader(payload)) == nil {
 				trusted = true
 				break
@@ -282,19 +400,16 @@ func Verify(ctx context.Context, repo *Repository, d digest.Digest, keys []crypt
 		}
 		var p simpleSigning
 		if err := json.Unmarshal(payload, &p); err != nil || p.Critical.Type != simpleSigningType {
-			tampered = fmt.Errorf("%s@%s: %w: a signed payload is not cosign simple signing", repo.Source, d, ErrTampered)
+			c.tampered = fmt.Errorf("%s@%s: %w: a signed payload is not cosign simple signing", repo.Source, d, ErrTampered)
 			continue
 		}
 		if p.Critical.Image.DockerManifestDigest != d.String() {
-			tampered = fmt.Errorf("%s@%s: %w: the trusted signature is of manifest %s, not of this one: the release was changed after it was signed", repo.Source, d, ErrTampered, p.Critical.Image.DockerManifestDigest)
+			c.tampered = fmt.Errorf("%s@%s: %w: the trusted signature is of manifest %s, not of this one: the release was changed after it was signed", repo.Source, d, ErrTampered, p.Critical.Image.DockerManifestDigest)
 			continue
 		}
-		return nil
+		return true, nil
 	}
-	if tampered != nil {
-		return tampered
-	}
-	return fmt.Errorf("%s@%s: %w: none of its signatures verifies with the %d trusted key(s): it was signed by another key, or altered", repo.Source, d, ErrUntrustedKey, len(keys))
+	return false, nil
 }
 
 // fetchSmall reads a small blob and checks its digest.
