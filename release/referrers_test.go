@@ -330,6 +330,19 @@ func TestRePushKeepsCoSignatures(t *testing.T) {
 	if err := Verify(ctx, repo, rel.Digest, coPub); err != nil {
 		t.Fatalf("after pushing again the co-signature does not verify: %v", err)
 	}
+	// A new publisher key adds its signature beside the others.
+	next, nextPub := newKey(t)
+	if err := Sign(ctx, repo, rel.Digest, next); err != nil {
+		t.Fatal(err)
+	}
+	if m := sigManifest(t, repo, rel.Digest); len(m.Layers) != 3 {
+		t.Errorf("after signing with a third key the .sig manifest has %d layers, want 3", len(m.Layers))
+	}
+	for _, pub := range [][]crypto.PublicKey{coPub, nextPub} {
+		if err := Verify(ctx, repo, rel.Digest, pub); err != nil {
+			t.Errorf("after signing with a third key: %v", err)
+		}
+	}
 }
 
 // coSign adds a signature of d by key to the .sig manifest as cosign
