@@ -16,6 +16,7 @@ import (
 	"oras.land/oras-go/v2/registry"
 	"oras.land/oras-go/v2/registry/remote"
 	"oras.land/oras-go/v2/registry/remote/auth"
+	"oras.land/oras-go/v2/registry/remote/errcode"
 	"oras.land/oras-go/v2/registry/remote/retry"
 )
 
@@ -261,6 +262,15 @@ func (r *Repository) wrap(what string, err error) error {
 	}
 	if errors.Is(err, auth.ErrBasicCredentialNotFound) {
 		return fmt.Errorf("%s: %s: the registry asks for credentials and none were given: log in (docker login, or PLUGKIT_REGISTRY_USERNAME and PLUGKIT_REGISTRY_PASSWORD for plugkit): %w", r.Source, what, err)
+	}
+	var resp *errcode.ErrorResponse
+	if errors.As(err, &resp) {
+		switch resp.StatusCode {
+		case http.StatusUnauthorized:
+			return fmt.Errorf("%s: %s: the registry refused the credentials given (401 Unauthorized): check the user name and password or token (PLUGKIT_REGISTRY_USERNAME and PLUGKIT_REGISTRY_PASSWORD for plugkit, else docker login's), and log in again if it expired: %w", r.Source, what, err)
+		case http.StatusForbidden:
+			return fmt.Errorf("%s: %s: the registry denied the account access to the repository (403 Forbidden): ask its owner for read access (install) or write access (release push), or check the repository's name: %w", r.Source, what, err)
+		}
 	}
 	return fmt.Errorf("%s: %s: %w", r.Source, what, err)
 }
