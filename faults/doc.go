@@ -204,6 +204,19 @@
 //     saying why; P-256, P-384, Ed25519 and RSA-2048 trusted); each payload
 //     fetched once: TestSignaturePayloadFetchedOnce; bidirectional controls
 //     escaped: cmd/plugkit's TestPluginTextIsEscaped.
+//   - the attacks of issue 40, each point with the tests that failed
+//     before its fix:
+//     1. signatures as referrers: release's TestPushSignsWithAReferrerBundle,
+//     TestVerifyFindsCosignReferrers; TestVerifyRefusesHostileReferrers (a
+//     referrer of another release, a bundle naming another release, a
+//     bundle by no trusted key, a huge referrers list in one page or in
+//     endless pages, a bundle over MaxSignatureBytes).
+//     2. co-signatures kept on push: TestRePushKeepsCoSignatures.
+//     3. cosign's encrypted key file: TestLoadPrivateKeyReadsCosignsEncryptedKey.
+//     11. oras pull of a whole release: TestPullOfAWholeReleaseWritesItsDirectory;
+//     a copy with referrers carries the signature:
+//     TestCopyWithReferrersCarriesTheSignature; a wrong password:
+//     TestWrongPasswordSaysWhatToDo.
 //   - many calls from many goroutines: TestManyCalls (20,000 calls from 100
 //     goroutines; goroutines, open files and heap of the host, and the
 //     plugin's open files, back to baseline); make soak runs

@@ -45,6 +45,8 @@ func (r *registryFlags) register(fs *flag.FlagSet) {
 	fs.Int64Var(&r.limits.MaxIndexBytes, "max-index-bytes", release.DefaultMaxIndexBytes, "refuse a release's index larger than this many `bytes`")
 	fs.Int64Var(&r.limits.MaxMetadataBytes, "max-metadata-bytes", release.DefaultMaxMetadataBytes, "read at most this many `bytes` of release indexes in all")
 	fs.DurationVar(&r.limits.MetadataTimeout, "metadata-timeout", release.DefaultMetadataTimeout, "give up listing the releases (tags and indexes) after this `duration`")
+	fs.IntVar(&r.limits.MaxReferrers, "max-referrers", release.DefaultMaxReferrers, "read at most this `many` referrers of a release (its signatures among them)")
+	fs.Int64Var(&r.limits.MaxSignatureBytes, "max-signature-bytes", release.DefaultMaxSignatureBytes, "refuse a signature manifest or sigstore bundle larger than this many `bytes`")
 }
 
 // options returns the registry options: credentials from
