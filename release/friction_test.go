@@ -1,11 +1,16 @@
 package release
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/opencontainers/go-digest"
+	specs "github.com/opencontainers/image-spec/specs-go"
+	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
+	"google.golang.org/protobuf/encoding/protojson"
 	"oras.land/oras-go/v2"
 	"oras.land/oras-go/v2/content/file"
 	"oras.land/oras-go/v2/registry/remote/auth"
@@ -79,5 +84,57 @@ func TestWrongPasswordSaysWhatToDo(t *testing.T) {
 	_, err = Fetch(testCtx(t), repo, "2.1.0")
 	if err == nil || !strings.Contains(err.Error(), "401") || !strings.Contains(err.Error(), "refused the credentials") || !strings.Contains(err.Error(), "PLUGKIT_REGISTRY_PASSWORD") {
 		t.Fatalf("got %v, want an error saying the credentials were refused and what to check", err)
+	}
+}
+
+// TestInstallOfAReleaseTitledTheOldWay: a release pushed before
+// AnnotationFileName, whose layer's title is the file name, installs
+// under that name.
+func TestInstallOfAReleaseTitledTheOldWay(t *testing.T) {
+	repo := openRegistry(t, "acme/fs", nil)
+	ctx := testCtx(t)
+	rel, key, pub := pushFS(t, repo)
+	// Rewrite this platform's manifest as push wrote it before: the
+	// title alone, the file name.
+	md := rel.manifests[here]
+	raw, err := fetchSmall(ctx, repo, md)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m ocispec.Manifest
+	if err := json.Unmarshal(raw, &m); err != nil {
+		t.Fatal(err)
+	}
+	name := fileName(m.Layers[0])
+	m.Layers[0].Annotations = map[string]string{ocispec.AnnotationTitle: name}
+	if raw, err = json.Marshal(m); err != nil {
+		t.Fatal(err)
+	}
+	old := ocispec.Descriptor{MediaType: md.MediaType, ArtifactType: md.ArtifactType, Digest: digest.FromBytes(raw), Size: int64(len(raw)), Platform: md.Platform}
+	if err := pushBytes(ctx, repo, old, raw); err != nil {
+		t.Fatal(err)
+	}
+	meta, err := protojson.Marshal(rel.Description)
+	if err != nil {
+		t.Fatal(err)
+	}
+	idx := ocispec.Index{Versioned: specs.Versioned{SchemaVersion: 2}, MediaType: ocispec.MediaTypeImageIndex, ArtifactType: ArtifactType,
+		Manifests: []ocispec.Descriptor{old}, Annotations: map[string]string{AnnotationDescribe: string(meta), ocispec.AnnotationVersion: rel.Version}}
+	tagIndex(t, repo, idx, rel.Version)
+	if rel, err = Fetch(ctx, repo, rel.Version); err != nil {
+		t.Fatal(err)
+	}
+	if err := Sign(ctx, repo, rel.Digest, key); err != nil {
+		t.Fatal(err)
+	}
+	if l, err := binaryLayer(ctx, repo, rel, here); err != nil || l.Annotations[AnnotationFileName] != "" || l.Annotations[ocispec.AnnotationTitle] != name {
+		t.Fatalf("the layer is not titled the old way: %v, %v", l.Annotations, err)
+	}
+	inst, err := Install(ctx, repo, rel, Target{Dir: testutil.TempDir(t), Keys: pub, Cookie: objectstore.Cookie})
+	if err != nil {
+		t.Fatalf("install of a release titled the old way: %v", err)
+	}
+	if filepath.Base(inst.Path) != name {
+		t.Errorf("installed as %s, want %s", filepath.Base(inst.Path), name)
 	}
 }
