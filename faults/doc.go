@@ -215,7 +215,8 @@
 //     3. cosign's encrypted key file: TestLoadPrivateKeyReadsCosignsEncryptedKey.
 //     11. oras pull of a whole release: TestPullOfAWholeReleaseWritesItsDirectory;
 //     a copy with referrers carries the signature:
-//     TestCopyWithReferrersCarriesTheSignature; a wrong password:
+//     TestCopyWithReferrersCarriesTheSignature,
+//     TestMirrorCarriesReferrerSignatures; a wrong password:
 //     TestWrongPasswordSaysWhatToDo.
 //   - many calls from many goroutines: TestManyCalls (20,000 calls from 100
 //     goroutines; goroutines, open files and heap of the host, and the

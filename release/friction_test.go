@@ -138,3 +138,20 @@ func TestInstallOfAReleaseTitledTheOldWay(t *testing.T) {
 		t.Errorf("installed as %s, want %s", filepath.Base(inst.Path), name)
 	}
 }
+
+// TestMirrorCarriesReferrerSignatures: a release signed only by a
+// referrer (cosign v3's way) mirrors into an image layout, and installs
+// from there.
+func TestMirrorCarriesReferrerSignatures(t *testing.T) {
+	repo := openRegistry(t, "acme/fs", nil)
+	ctx := testCtx(t)
+	rel, _, pub := pushFS(t, repo)
+	dropTagSignature(t, repo, rel.Digest)
+	mirror, _ := mirrorTo(t, repo, rel.Version)
+	if err := Verify(ctx, mirror, rel.Digest, pub); err != nil {
+		t.Fatalf("the mirror's signature: %v", err)
+	}
+	if _, err := Install(ctx, mirror, rel, Target{Dir: testutil.TempDir(t), Keys: pub, Cookie: objectstore.Cookie}); err != nil {
+		t.Fatalf("install from the mirror: %v", err)
+	}
+}
