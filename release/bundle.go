@@ -209,6 +209,20 @@ func (c *sigCheck) referrers(ctx context.Context) ([]ocispec.Descriptor, error) 
 	return sigs, nil
 }
 
+// anyReferrer says whether a signature referrer of the release verifies.
+func (c *sigCheck) anyReferrer(ctx context.Context) (bool, error) {
+	refs, err := c.referrers(ctx)
+	if err != nil {
+		return false, err
+	}
+	for _, r := range refs {
+		if ok, err := c.referrer(ctx, r); ok || err != nil {
+			return ok, err
+		}
+	}
+	return false, nil
+}
+
 // referrer checks one signature referrer: its subject must be the
 // release, and its bundle or simple-signing layers verify.
 func (c *sigCheck) referrer(ctx context.Context, r ocispec.Descriptor) (bool, error) {

@@ -54,7 +54,7 @@ func TestPullOfAWholeReleaseWritesItsDirectory(t *testing.T) {
 }
 
 // TestCopyWithReferrersCarriesTheSignature: a copy of a release with its
-// referrers (oras cp -r, crane cp of an index with its referrers) to
+// referrers (oras cp -r, which copies through oras-go's ExtendedCopy) to
 // another repository, without the .sig tag, installs there: the bundle
 // referrer travels with it.
 func TestCopyWithReferrersCarriesTheSignature(t *testing.T) {

@@ -296,11 +296,18 @@ func referrersAPI(t testing.TB, opts Options, serve http.HandlerFunc) *Repositor
 // tagIndex pushes idx and tags it.
 func tagIndex(t testing.TB, repo *Repository, idx ocispec.Index, tag string) {
 	t.Helper()
-	raw, err := json.Marshal(idx)
+	pushTagged(t, repo, ocispec.MediaTypeImageIndex, idx, tag)
+}
+
+// pushTagged pushes v, a manifest or index of mediaType, as JSON, and
+// tags it.
+func pushTagged(t testing.TB, repo *Repository, mediaType string, v any, tag string) {
+	t.Helper()
+	raw, err := json.Marshal(v)
 	if err != nil {
 		t.Fatal(err)
 	}
-	d := ocispec.Descriptor{MediaType: ocispec.MediaTypeImageIndex, Digest: digest.FromBytes(raw), Size: int64(len(raw))}
+	d := ocispec.Descriptor{MediaType: mediaType, Digest: digest.FromBytes(raw), Size: int64(len(raw))}
 	if err := pushBytes(testCtx(t), repo, d, raw); err != nil {
 		t.Fatal(err)
 	}
@@ -366,15 +373,5 @@ func coSign(t testing.TB, repo *Repository, d digest.Digest, key crypto.Signer) 
 		t.Fatal(err)
 	}
 	m.Layers = append(m.Layers, l)
-	raw, err := json.Marshal(m)
-	if err != nil {
-		t.Fatal(err)
-	}
-	md := ocispec.Descriptor{MediaType: ocispec.MediaTypeImageManifest, Digest: digest.FromBytes(raw), Size: int64(len(raw))}
-	if err := pushBytes(ctx, repo, md, raw); err != nil {
-		t.Fatal(err)
-	}
-	if err := repo.target.Tag(ctx, md, signatureTag(d)); err != nil {
-		t.Fatal(err)
-	}
+	pushTagged(t, repo, ocispec.MediaTypeImageManifest, m, signatureTag(d))
 }

@@ -189,14 +189,8 @@ func Sign(ctx context.Context, repo *Repository, d digest.Digest, key crypto.Sig
 	if err != nil {
 		return err
 	}
-	refs, err := own.referrers(ctx)
-	if err != nil {
-		return err
-	}
-	for _, r := range refs {
-		if ok, err := own.referrer(ctx, r); ok || err != nil {
-			return err
-		}
+	if ok, err := own.anyReferrer(ctx); ok || err != nil {
+		return err // signed by this key already
 	}
 	return signBundle(ctx, repo, index, ec)
 }
@@ -323,14 +317,8 @@ func (c *sigCheck) run(ctx context.Context) error {
 			return err
 		}
 	}
-	refs, err := c.referrers(ctx)
-	if err != nil {
+	if ok, err := c.anyReferrer(ctx); ok || err != nil {
 		return err
-	}
-	for _, r := range refs {
-		if ok, err := c.referrer(ctx, r); ok || err != nil {
-			return err
-		}
 	}
 	switch {
 	case c.tampered != nil:
