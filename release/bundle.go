@@ -58,7 +58,7 @@ const (
 	// DefaultMaxSignatureBytes bounds one signature manifest or bundle
 	// (a cosign bundle with a certificate chain and a transparency log
 	// entry is under 20 KB).
-	DefaultMaxSignatureBytes = 256 << 10
+	DefaultMaxSignatureBytes = 64 << 10
 )
 
 // statement is the in-toto statement a signature bundle signs.
@@ -232,6 +232,9 @@ func (c *sigCheck) referrer(ctx context.Context, r ocispec.Descriptor) (bool, er
 		return false, nil
 	}
 	raw, err := fetchSmall(ctx, c.repo, r)
+	if errors.Is(err, errdef.ErrNotFound) {
+		return false, nil // a referrer deleted, its listing stale
+	}
 	if err != nil {
 		return false, err
 	}
