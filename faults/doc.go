@@ -183,8 +183,8 @@
 //     TestServiceCompressedRequestsDoNotStarveOthers (16 streams of tiny
 //     gzip requests), TestServiceConnectionShareOfBudget.
 //     3. duplicate names across binaries: manager's
-//     TestDuplicateNamesOneProblemPerPair, TestDescribeNamesCapped and
-//     FuzzDescribe; BenchmarkDuplicateNames.
+//     TestDuplicateNamesOneProblemPerPair and FuzzDescribe, describe's
+//     TestCheckCapsNames; BenchmarkDuplicateNames.
 //     4. log injection (escape sequences, OSC 52, carriage returns, bidi
 //     controls, a newline in @message; fields named as the host's keys,
 //     @timestamp): host's TestPluginTextIsEscapedInTheDefaultLogger,

@@ -10,7 +10,6 @@ import (
 	"time"
 
 	testgrpc "google.golang.org/grpc/interop/grpc_testing"
-	testpb "google.golang.org/grpc/interop/grpc_testing"
 
 	"github.com/plugkit/plugkit/host"
 	"github.com/plugkit/plugkit/internal/pluginharness"
@@ -52,7 +51,7 @@ func ExampleDial() {
 	}
 	defer client.Close() // disconnects; the service keeps serving other hosts
 
-	resp, err := testgrpc.NewTestServiceClient(client.Conn()).UnaryCall(ctx, &testpb.SimpleRequest{})
+	resp, err := testgrpc.NewTestServiceClient(client.Conn()).UnaryCall(ctx, &testgrpc.SimpleRequest{})
 	if err != nil {
 		fmt.Println(err)
 		return

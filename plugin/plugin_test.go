@@ -39,19 +39,19 @@ func TestMain(m *testing.M) {
 		bareHost()
 		return
 	case "step-host":
-		stepHost() // hostdeath_test.go
+		stepHost()
 		return
 	case "slow-plugin":
-		slowPluginMain() // hostdeath_test.go
+		slowPluginMain()
 		return
 	case "debug-host":
 		debugHost()
 		return
 	case "load-clients":
-		loadClients() // limits_test.go
+		loadClients()
 		return
 	case "service":
-		serviceMain() // netattack_test.go
+		serviceMain()
 		return
 	}
 	goleak.VerifyTestMain(m, goleak.IgnoreTopFunction("github.com/plugkit/plugkit/host.spawner")) // the thread every plugin is forked from

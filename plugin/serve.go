@@ -146,7 +146,7 @@ func Run(ctx context.Context, cfg Config) error {
 	defer tr.close()
 	if addr, _ := h.LookupEnv(EnvListen); addr != "" {
 		cfg.ServerOptions = append(slices.Clip(cfg.ServerOptions), tr.serverOptions()...)
-		return runService(ctx, cfg, addr, h, logger) // service.go
+		return runService(ctx, cfg, addr, h, logger)
 	}
 	return runHosted(ctx, cfg, h, logger, tr)
 }
@@ -243,7 +243,7 @@ func (p *hosted) build(version int, tlsConfig *tls.Config, env handshake.Env) er
 	if tlsConfig != nil {
 		opts = append(opts, grpc.Creds(credentials.NewTLS(tlsConfig)))
 	}
-	opts = append(opts, platformServerOptions()...) // listen_native.go, serve_wasip1.go
+	opts = append(opts, platformServerOptions()...)
 	opts = append(opts, p.cfg.ServerOptions...)
 	opts = append(opts, p.tracing.serverOptions()...)
 	srv, hs, err := p.cfg.newServer(version, opts, serverParts{
@@ -265,7 +265,7 @@ func (p *hosted) build(version int, tlsConfig *tls.Config, env handshake.Env) er
 func (p *hosted) announce(line handshake.Line, debug bool) error {
 	out := p.h.Handshake
 	if out == nil {
-		out = handshakeOut() // listen_native.go, serve_wasip1.go
+		out = handshakeOut()
 	}
 	var err error
 	if debug {

@@ -20,6 +20,7 @@ import (
 
 	catalogv1 "github.com/plugkit/plugkit/gen/plugkit/catalog/v1"
 	"github.com/plugkit/plugkit/handshake"
+	"github.com/plugkit/plugkit/host"
 )
 
 // Target says where and how Install installs.
@@ -44,14 +45,15 @@ type Target struct {
 	// installed instead of this machine's native binary; the zero value,
 	// WasmFallback, only when the release has no native binary for it.
 	Wasm WasmUse
-	// WasmCache is a wazero compilation cache directory
-	// (wasmhost.Config.CacheDir) the module is compiled into for its
-	// Describe check: give the one the host's manager uses
-	// (manager.Config.Wasm.CacheDir, or its CacheFile + ".wasm") and its
-	// first start finds the module compiled. Empty checks the module with
-	// wazero's interpreter: about a second for a 25 MB module, against
-	// several to compile it.
-	WasmCache string
+	// Guests runs a WebAssembly module installed (see Wasm) for its
+	// Describe check: a runtime for modules, such as a wasmhost.Runtime,
+	// which compiles the module first, outside the check's time bound.
+	// Give one whose compilation cache (wasmhost.Config.CacheDir) is the
+	// host's manager's, and its first start finds the module compiled;
+	// one with wasmhost.Config.Interpret checks a 25 MB module in about a
+	// second, against several to compile it. Nil refuses to install a
+	// module; Install never imports a WebAssembly runtime itself.
+	Guests host.GuestRunner
 }
 
 // WasmUse says when Install installs a release's WebAssembly module
@@ -153,8 +155,8 @@ func summary(d *catalogv1.DescribeResponse) string {
 }
 
 // Install installs this platform's binary of rel into t.Dir (or its
-// WebAssembly module, as t.Wasm says; a manager with Config.Wasm runs it
-// from there): it verifies
+// WebAssembly module, as t.Wasm says, checked in t.Guests; a manager with
+// a runtime for modules runs it from there): it verifies
 // the release's signature against t.Keys, downloads the binary (or takes
 // it from t.Cache) checking its digest against the signed manifest into a
 // temporary file, starts it for its Describe answer, and installs it
@@ -183,6 +185,9 @@ func Install(ctx context.Context, repo *Repository, rel Release, t Target) (Inst
 	if err != nil {
 		return Installed{}, err
 	}
+	if platform == PlatformWasm && t.Guests == nil {
+		return Installed{}, fmt.Errorf("%s:%s: the release's WebAssembly module is what installs here, and Target.Guests is nil: set it to a runtime for modules (wasmhost.New; the plugkit command does), or install a native binary (release.WasmNever)", repo.Source, rel.Version)
+	}
 	st, layer, err := fetchVerified(ctx, repo, rel, t, platform)
 	if err != nil {
 		return Installed{}, err
@@ -192,7 +197,7 @@ func Install(ctx context.Context, repo *Repository, rel Release, t Target) (Inst
 	if beforeDescribe != nil {
 		beforeDescribe(st.tmp)
 	}
-	served, err := describeStaged(ctx, st, t.Cookie, layer.Digest.Encoded(), t.WasmCache)
+	served, err := describeStaged(ctx, st, t.Cookie, layer.Digest.Encoded(), t.Guests)
 	stepDone("described")
 	if err == nil && !proto.Equal(served, rel.Description) {
 		err = &MetadataError{Source: repo.Source, Version: rel.Version, Path: st.path, Claimed: rel.Description, Served: served}

@@ -48,7 +48,7 @@ const copyBuffer = 1 << 20
 type staged struct {
 	path, tmp string
 	// module is set for a WebAssembly module (MediaTypeWasm): it is
-	// run in a wasmhost.Runtime, and need not be executable.
+	// run in Target.Guests, and need not be executable.
 	module bool
 	// ro is the read-only descriptor of the written file (execByFD).
 	ro *os.File

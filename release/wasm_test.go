@@ -55,6 +55,15 @@ func memoryModule(t testing.TB) (path, cache string) {
 	return wasmBuild.path, wasmBuild.cache
 }
 
+// guests is the runtime for modules the tests give Install and Push:
+// with the tests' compilation cache, or interpreting where there is none
+// (as the plugkit command makes its own); closed when the test ends.
+func guests(t testing.TB, cache string) host.GuestRunner {
+	rt := wasmhost.New(wasmhost.Config{CacheDir: cache, Interpret: cache == ""})
+	t.Cleanup(func() { rt.Close(context.Background()) })
+	return rt
+}
+
 // wasmReleaseDir lays out a release directory holding the module and,
 // when native is set, the memory plugin's binary for this machine.
 func wasmReleaseDir(t testing.TB, module string, native bool) string {
@@ -100,7 +109,7 @@ func pushMemoryWasm(t testing.TB, repo *Repository, native bool) (Release, []cry
 	t.Helper()
 	module, cache := memoryModule(t)
 	key, pub := newKey(t)
-	rel, err := Push(testCtx(t), repo, Publication{Dir: wasmReleaseDir(t, module, native), Version: "1.3.0", Key: key, Cookie: objectstore.Cookie, WasmCache: cache})
+	rel, err := Push(testCtx(t), repo, Publication{Dir: wasmReleaseDir(t, module, native), Version: "1.3.0", Key: key, Cookie: objectstore.Cookie, Guests: guests(t, cache)})
 	if err != nil {
 		t.Fatalf("push: %v", err)
 	}
@@ -204,7 +213,7 @@ func TestInstallChoosesNativeOrModule(t *testing.T) {
 		{WasmOnly, PlatformWasm, moduleName},
 	} {
 		dir := testutil.TempDir(t)
-		inst, err := Install(testCtx(t), repo, rel, Target{Dir: dir, Keys: pub, Cookie: objectstore.Cookie, Wasm: tc.use, WasmCache: cache})
+		inst, err := Install(testCtx(t), repo, rel, Target{Dir: dir, Keys: pub, Cookie: objectstore.Cookie, Wasm: tc.use, Guests: guests(t, cache)})
 		if err != nil {
 			t.Fatalf("Wasm %d: %v", tc.use, err)
 		}
@@ -263,14 +272,14 @@ func TestInstallFallsBackToTheModule(t *testing.T) {
 	}
 	wrong := lp
 	wrong.Binaries = []LockedBinary{{Platform: PlatformWasm, Name: moduleName, Digest: digest.FromString("another module")}}
-	if _, err := Install(ctx, repo, rel, Target{Dir: dir, Keys: pub, Cookie: objectstore.Cookie, Locked: &wrong, WasmCache: cache}); !errors.Is(err, ErrLockMismatch) {
+	if _, err := Install(ctx, repo, rel, Target{Dir: dir, Keys: pub, Cookie: objectstore.Cookie, Locked: &wrong, Guests: guests(t, cache)}); !errors.Is(err, ErrLockMismatch) {
 		t.Errorf("a lock with another module digest: got %v, want ErrLockMismatch", err)
 	}
 	if names := dirNames(t, dir); len(names) != 0 {
 		t.Fatalf("refused installs left %v", names)
 	}
 
-	inst, err := Install(ctx, repo, rel, Target{Dir: dir, Keys: pub, Cookie: objectstore.Cookie, Locked: &lp, WasmCache: cache})
+	inst, err := Install(ctx, repo, rel, Target{Dir: dir, Keys: pub, Cookie: objectstore.Cookie, Locked: &lp, Guests: guests(t, cache)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -332,7 +341,7 @@ func TestWasmOnlyRelease(t *testing.T) {
 	}
 	_, cache := memoryModule(t)
 	dir := testutil.TempDir(t)
-	inst, err := Install(testCtx(t), mirror, mrel, Target{Dir: dir, Keys: pub, Cookie: objectstore.Cookie, WasmCache: cache})
+	inst, err := Install(testCtx(t), mirror, mrel, Target{Dir: dir, Keys: pub, Cookie: objectstore.Cookie, Guests: guests(t, cache)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -361,7 +370,7 @@ func TestLyingModuleRefused(t *testing.T) {
 		t.Fatal(err)
 	}
 	dir := testutil.TempDir(t)
-	_, err = Install(ctx, repo, rel, Target{Dir: dir, Keys: pub, Cookie: objectstore.Cookie, WasmCache: cache})
+	_, err = Install(ctx, repo, rel, Target{Dir: dir, Keys: pub, Cookie: objectstore.Cookie, Guests: guests(t, cache)})
 	var me *MetadataError
 	if !errors.As(err, &me) || !strings.Contains(err.Error(), "objectstore 2.0") || !strings.Contains(err.Error(), "objectstore 1.") {
 		t.Fatalf("got %v, want a MetadataError naming the claimed major 2 and the served major 1", err)

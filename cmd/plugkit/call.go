@@ -28,8 +28,9 @@ func init() {
 }
 
 // maxRequestSize bounds a request read from standard input (and one
-// line of --stdin).
-const maxRequestSize = 64 << 20
+// line of --stdin): the largest message the plugin takes by default,
+// since a bigger request could not be sent anyway.
+const maxRequestSize = wire.DefaultMaxMessageSize
 
 const callUsage = `plugkit call PLUGIN --cookie KEY=VALUE [--versions 5,6] [--no-mtls] [--compact] [--name NAME] [--metadata K=V]... SERVICE[/METHOD] [JSON|-] [SERVICE/METHOD [JSON]]... [-- ARG...]
        plugkit call PLUGIN --cookie KEY=VALUE [flags] --stdin [-- ARG...]
