@@ -3,6 +3,7 @@
 package release
 
 import (
+	"context"
 	"crypto/ecdsa"
 	"os"
 	"os/exec"
@@ -21,23 +22,7 @@ import (
 // release, and that Verify accepts a signature made by `cosign sign --key
 // --tlog-upload=false` with a key cosign imported.
 func TestCosignInterop(t *testing.T) {
-	cosign := os.Getenv("COSIGN")
-	if cosign == "" {
-		t.Fatal("set COSIGN to a cosign binary (go install github.com/sigstore/cosign/v2/cmd/cosign@v2.6.5)")
-	}
-	repo := openRegistry(t, "plugins/fs", nil)
-	ctx := testCtx(t)
-	dir := testutil.TempDir(t)
-	writeTrustedRoot(t, dir)
-	cli := func(args ...string) {
-		t.Helper()
-		cmd := exec.CommandContext(ctx, cosign, args...)
-		cmd.Dir = dir
-		cmd.Env = append(os.Environ(), "COSIGN_PASSWORD=interop", "COSIGN_YES=true")
-		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("cosign %v: %v\n%s", args, err, out)
-		}
-	}
+	repo, ctx, dir, cli := cosignRun(t)
 	writePEM := func(name string, der func() ([]byte, error)) {
 		t.Helper()
 		raw, err := der()
@@ -79,27 +64,12 @@ func TestCosignInterop(t *testing.T) {
 // With COSIGN_VERIFY_BUNDLE set (to cosign verify's extra flags, or
 // "--"), cosign verify also accepts the release with its .sig tag
 // deleted: through push's bundle referrer alone. COSIGN_SIGN_FLAGS are
-// cosign sign's extra flags (cosign v3 offline: --use-signing-config=false).
+// cosign sign's extra flags (cosign v3 offline: --use-signing-config=false),
+// COSIGN_VERIFY_FLAGS cosign verify's (cosign v2 offline, which takes the
+// bundle referrer and then wants a trusted root: --new-bundle-format
+// --trusted-root trusted_root.json, which the test writes).
 func TestCosignKeyFileAndBundles(t *testing.T) {
-	cosign := os.Getenv("COSIGN")
-	if cosign == "" {
-		t.Fatal("set COSIGN to a cosign binary (go install github.com/sigstore/cosign/v3/cmd/cosign@v3.1.3)")
-	}
-	repo := openRegistry(t, "plugins/fs", nil)
-	ctx := testCtx(t)
-	dir := testutil.TempDir(t)
-	writeTrustedRoot(t, dir)
-	cli := func(args ...string) {
-		t.Helper()
-		cmd := exec.CommandContext(ctx, cosign, args...)
-		cmd.Dir = dir
-		cmd.Env = append(os.Environ(), "COSIGN_PASSWORD=interop", "COSIGN_YES=true")
-		out, err := cmd.CombinedOutput()
-		t.Logf("cosign %v:\n%s", args, out)
-		if err != nil {
-			t.Fatalf("cosign %v: %v", args, err)
-		}
-	}
+	repo, ctx, dir, cli := cosignRun(t)
 	cli("generate-key-pair")
 	t.Setenv("COSIGN_PASSWORD", "interop")
 	key, err := LoadPrivateKey(filepath.Join(dir, "cosign.key"))
@@ -160,5 +130,31 @@ func writeTrustedRoot(t testing.TB, dir string) {
 	t.Helper()
 	if err := os.WriteFile(filepath.Join(dir, "trusted_root.json"), []byte(`{"mediaType":"application/vnd.dev.sigstore.trustedroot+json;version=0.1"}`), 0o644); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// cosignRun opens a registry and a directory (with trusted_root.json)
+// for the cosign binary $COSIGN, and returns a function that runs it
+// there, with COSIGN_PASSWORD set, failing the test when it fails.
+func cosignRun(t *testing.T) (*Repository, context.Context, string, func(args ...string)) {
+	t.Helper()
+	cosign := os.Getenv("COSIGN")
+	if cosign == "" {
+		t.Fatal("set COSIGN to a cosign binary (go install github.com/sigstore/cosign/v3/cmd/cosign@v3.1.3, or .../cosign/v2/cmd/cosign@v2.6.5)")
+	}
+	repo := openRegistry(t, "plugins/fs", nil)
+	ctx := testCtx(t)
+	dir := testutil.TempDir(t)
+	writeTrustedRoot(t, dir)
+	return repo, ctx, dir, func(args ...string) {
+		t.Helper()
+		cmd := exec.CommandContext(ctx, cosign, args...)
+		cmd.Dir = dir
+		cmd.Env = append(os.Environ(), "COSIGN_PASSWORD=interop", "COSIGN_YES=true")
+		out, err := cmd.CombinedOutput()
+		t.Logf("cosign %v:\n%s", args, out)
+		if err != nil {
+			t.Fatalf("cosign %v: %v", args, err)
+		}
 	}
 }
