@@ -15,7 +15,6 @@ import (
 	"strings"
 
 	"github.com/opencontainers/go-digest"
-	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
 )
 
 // ErrLockMismatch: a release or binary differs from the digest the lock
@@ -317,7 +316,7 @@ func LockRelease(ctx context.Context, repo *Repository, rel Release, keys []cryp
 			return LockedPlugin{}, err
 		}
 		p.Binaries = slices.DeleteFunc(p.Binaries, func(b LockedBinary) bool { return b.Platform == pl })
-		p.Binaries = append(p.Binaries, LockedBinary{Platform: pl, Name: l.Annotations[ocispec.AnnotationTitle], Digest: l.Digest})
+		p.Binaries = append(p.Binaries, LockedBinary{Platform: pl, Name: fileName(l), Digest: l.Digest})
 	}
 	sort.Slice(p.Binaries, func(i, j int) bool { return p.Binaries[i].Platform < p.Binaries[j].Platform })
 	return p, nil

@@ -43,6 +43,13 @@ const (
 	// AnnotationDescribe holds, on a release's index, the binary's
 	// Describe answer as protojson.
 	AnnotationDescribe = "dev.plugkit.describe"
+	// AnnotationFileName holds, on a binary's layer, the file name it is
+	// installed under (objectstore-fs, objectstore-fs.exe, NAME.wasm).
+	// The layer's title is OS_ARCH/NAME, its path in the release
+	// directory push took, distinct for every platform, so that `oras
+	// pull` of a whole release writes that directory; a release pushed
+	// before this annotation has the file name as its title.
+	AnnotationFileName = "dev.plugkit.file-name"
 )
 
 // maxManifest bounds a manifest or index read from a repository.
@@ -255,7 +262,10 @@ func pushPlatform(ctx context.Context, repo *Repository, b platformBinary) (ocis
 		return ocispec.Descriptor{}, fmt.Errorf("push: %w", err)
 	}
 	layer := ocispec.Descriptor{MediaType: b.layerType(), Digest: dg, Size: size,
-		Annotations: map[string]string{ocispec.AnnotationTitle: filepath.Base(b.path)}}
+		Annotations: map[string]string{
+			ocispec.AnnotationTitle: platformDir(b.platform) + "/" + filepath.Base(b.path),
+			AnnotationFileName:      filepath.Base(b.path),
+		}}
 	exists, err := repo.target.Exists(ctx, layer)
 	if err != nil {
 		return ocispec.Descriptor{}, repo.wrap("check blob "+dg.String(), err)
@@ -279,6 +289,15 @@ func pushPlatform(ctx context.Context, repo *Repository, b platformBinary) (ocis
 	m.Platform = &ocispec.Platform{OS: goos, Architecture: goarch}
 	m.Annotations = nil
 	return m, nil
+}
+
+// fileName is the name a binary's layer l is installed under: its
+// AnnotationFileName, or, in a release pushed before it, its title.
+func fileName(l ocispec.Descriptor) string {
+	if n, ok := l.Annotations[AnnotationFileName]; ok {
+		return n
+	}
+	return l.Annotations[ocispec.AnnotationTitle]
 }
 
 // pushBytes pushes a small blob or manifest unless it is there already.

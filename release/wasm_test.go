@@ -181,7 +181,7 @@ func TestWasmReleaseLayout(t *testing.T) {
 		t.Fatal(err)
 	}
 	module, _ := memoryModule(t)
-	if l.MediaType != "application/wasm" || l.Annotations[ocispec.AnnotationTitle] != moduleName || l.Digest != digest.FromBytes(readFile(t, module)) {
+	if l.MediaType != "application/wasm" || fileName(l) != moduleName || l.Digest != digest.FromBytes(readFile(t, module)) {
 		t.Errorf("module layer %+v; want %s, named %s, the module's digest", l, MediaTypeWasm, moduleName)
 	}
 	if l, err := binaryLayer(ctx, repo, rel, here); err != nil || l.MediaType != MediaTypeBinary {
