@@ -1,0 +1,107 @@
+package plugkit
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/plugkit/plugkit/internal/testutil"
+)
+
+// docCommandTests maps each shell block of README.md and docs/*.md that is
+// not marked as an illustration, by "FILE: FIRST COMMAND", to the test that
+// runs its commands: "DIR TestName", DIR from the repository's root. That
+// test must read the commands from the doc (its package's tests name the doc
+// file), so that the doc and what runs cannot drift apart.
+var docCommandTests = map[string]string{
+	"docs/your-own-kind.md: go build -o bin/ ./plugins/...              # one binary per plugin: bin/mem": "examples/kvcheck TestYourOwnKindCommands",
+	"docs/your-own-kind.md: plugkit plugins list --dir bin --cookie KV_PLUGIN=kv-5e0d":                    "examples/kvcheck TestYourOwnKindCommands",
+}
+
+// TestDocCommands keeps the commands of README.md and docs/*.md true: every
+// fenced shell block is either run by the test docCommandTests names, or
+// marked with testutil.IllustrationMark and parsed by bash -n.
+func TestDocCommands(t *testing.T) {
+	docs, err := filepath.Glob(filepath.Join("docs", "*.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	docs = append([]string{"README.md"}, docs...)
+	bash, bashErr := exec.LookPath("bash")
+	seen := map[string]bool{}
+	for _, doc := range docs {
+		blocks, err := testutil.DocShellBlocks(doc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, b := range blocks {
+			key := filepath.ToSlash(doc) + ": " + b.First()
+			where := fmt.Sprintf("%s:%d", filepath.ToSlash(doc), b.Line)
+			runner, mapped := docCommandTests[key]
+			switch {
+			case mapped && b.Illustration:
+				t.Errorf("%s: the block is marked %s, yet docCommandTests says %s runs it: drop one", where, testutil.IllustrationMark, runner)
+			case mapped:
+				seen[key] = true
+			case b.Illustration:
+				if bashErr != nil {
+					t.Fatalf("bash is needed to parse the illustrations: %v", bashErr)
+				}
+				cmd := exec.Command(bash, "-n")
+				cmd.Stdin = strings.NewReader(b.Text)
+				if out, err := cmd.CombinedOutput(); err != nil {
+					t.Errorf("%s: bash -n does not parse the illustration: %v\n%s", where, err, out)
+				}
+			default:
+				t.Errorf("%s: no test runs this shell block (key %q): add it to docCommandTests with the test that runs it, or put %s on the line before it", where, key, testutil.IllustrationMark)
+			}
+		}
+	}
+	var keys []string
+	for key := range docCommandTests {
+		keys = append(keys, key)
+	}
+	sort.Strings(keys)
+	for _, key := range keys {
+		if !seen[key] {
+			t.Errorf("docCommandTests names %q, which no doc holds any more: remove the entry or fix the doc", key)
+			continue
+		}
+		doc, _, _ := strings.Cut(key, ": ")
+		dir, name, _ := strings.Cut(docCommandTests[key], " ")
+		if err := testReadsDoc(dir, name, filepath.Base(doc)); err != nil {
+			t.Errorf("%s: %v", key, err)
+		}
+	}
+}
+
+// testReadsDoc checks that the package in dir has the test name and that
+// its tests name the doc file they read the commands from.
+func testReadsDoc(dir, name, doc string) error {
+	files, err := filepath.Glob(filepath.Join(dir, "*_test.go"))
+	if err != nil || len(files) == 0 {
+		return fmt.Errorf("no test files in %s (%v)", dir, err)
+	}
+	decl := regexp.MustCompile(`(?m)^func ` + regexp.QuoteMeta(name) + `\(t \*testing\.T\)`)
+	var found, reads bool
+	for _, f := range files {
+		src, err := os.ReadFile(f)
+		if err != nil {
+			return err
+		}
+		found = found || decl.Match(src)
+		reads = reads || strings.Contains(string(src), doc)
+	}
+	if !found {
+		return fmt.Errorf("%s has no test %s", dir, name)
+	}
+	if !reads {
+		return fmt.Errorf("the tests of %s never name %s: %s must read the commands from the doc", dir, doc, name)
+	}
+	return nil
+}
