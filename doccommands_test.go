@@ -1,6 +1,7 @@
 package plugkit
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"os/exec"
@@ -9,6 +10,7 @@ import (
 	"sort"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/plugkit/plugkit/internal/testutil"
 )
@@ -19,19 +21,18 @@ import (
 // test must read the commands from the doc (its package's tests name the doc
 // file), so that the doc and what runs cannot drift apart.
 var docCommandTests = map[string]string{
-	"docs/your-own-kind.md: go build -o bin/ ./plugins/...              # one binary per plugin: bin/mem": "examples/kvcheck TestYourOwnKindCommands",
-	"docs/your-own-kind.md: plugkit plugins list --dir bin --cookie KV_PLUGIN=kv-5e0d":                    "examples/kvcheck TestYourOwnKindCommands",
+	"docs/your-own-kind.md: go build -o bin/ ./plugins/...              # one binary per plugin: bin/mem":                   "examples/kvcheck TestYourOwnKindCommands",
+	"README.md: go build -o plugins/ ./examples/objectstore/plugins/...   # plugins/memory, plugins/fs, plugins/future":     ". " + rootRunner,
+	"docs/remote.md: go build -o plugins/ ./examples/objectstore/plugins/...":                                               ". " + rootRunner,
+	"docs/wasm.md: GOOS=wasip1 GOARCH=wasm go build -tags grpcnotrace -o memory.wasm ./examples/objectstore/plugins/memory": ". " + rootRunner,
+	"docs/your-own-kind.md: plugkit plugins list --dir bin --cookie KV_PLUGIN=kv-5e0d":                                      "examples/kvcheck TestYourOwnKindCommands",
 }
 
 // TestDocCommands keeps the commands of README.md and docs/*.md true: every
 // fenced shell block is either run by the test docCommandTests names, or
 // marked with testutil.IllustrationMark and parsed by bash -n.
 func TestDocCommands(t *testing.T) {
-	docs, err := filepath.Glob(filepath.Join("docs", "*.md"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	docs = append([]string{"README.md"}, docs...)
+	docs := docFiles(t)
 	bash, bashErr := exec.LookPath("bash")
 	seen := map[string]bool{}
 	for _, doc := range docs {
@@ -74,6 +75,9 @@ func TestDocCommands(t *testing.T) {
 		}
 		doc, _, _ := strings.Cut(key, ": ")
 		dir, name, _ := strings.Cut(docCommandTests[key], " ")
+		if dir == "." && name == rootRunner {
+			continue // it reads the blocks through this map
+		}
 		if err := testReadsDoc(dir, name, filepath.Base(doc)); err != nil {
 			t.Errorf("%s: %v", key, err)
 		}
@@ -104,4 +108,73 @@ func testReadsDoc(dir, name, doc string) error {
 		return fmt.Errorf("the tests of %s never name %s: %s must read the commands from the doc", dir, doc, name)
 	}
 	return nil
+}
+
+// rootRunner is the test that runs the blocks docCommandTests gives it, as
+// a reader would in the root of a clone.
+const rootRunner = "TestDocCommandsFromRoot"
+
+// TestDocCommandsFromRoot runs the shell blocks docCommandTests gives it in
+// a directory that stands for the root of a clone (a symbolic link to each
+// entry of the root), so that what they build lands there and not in the
+// checkout.
+func TestDocCommandsFromRoot(t *testing.T) {
+	if testutil.UnderWine() {
+		t.Skip("it runs the Go tool, which does not run under Wine")
+	}
+	bash, err := exec.LookPath("bash")
+	if err != nil {
+		t.Fatalf("bash runs the docs' commands: %v", err)
+	}
+	root, err := filepath.Abs(".")
+	if err != nil {
+		t.Fatal(err)
+	}
+	entries, err := os.ReadDir(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ran := 0
+	for _, doc := range docFiles(t) {
+		blocks, err := testutil.DocShellBlocks(doc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, b := range blocks {
+			if docCommandTests[filepath.ToSlash(doc)+": "+b.First()] != ". "+rootRunner {
+				continue
+			}
+			ran++
+			clone := t.TempDir()
+			for _, e := range entries {
+				if e.Name() == ".git" {
+					continue
+				}
+				if err := os.Symlink(filepath.Join(root, e.Name()), filepath.Join(clone, e.Name())); err != nil {
+					t.Fatal(err)
+				}
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+			cmd := exec.CommandContext(ctx, bash, "-e", "-o", "pipefail", "-c", b.Text)
+			cmd.Dir = clone
+			out, err := cmd.CombinedOutput()
+			cancel()
+			if err != nil {
+				t.Errorf("%s:%d: %v\n%s\n%s", filepath.ToSlash(doc), b.Line, err, b.Text, out)
+			}
+		}
+	}
+	if ran == 0 {
+		t.Error("docCommandTests gives this test no block to run")
+	}
+}
+
+// docFiles returns README.md and docs/*.md.
+func docFiles(t *testing.T) []string {
+	t.Helper()
+	docs, err := filepath.Glob(filepath.Join("docs", "*.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return append([]string{"README.md"}, docs...)
 }
