@@ -3,11 +3,12 @@ package plugkit
 import (
 	"context"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"sort"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -63,12 +64,7 @@ func TestDocCommands(t *testing.T) {
 			}
 		}
 	}
-	var keys []string
-	for key := range docCommandTests {
-		keys = append(keys, key)
-	}
-	sort.Strings(keys)
-	for _, key := range keys {
+	for _, key := range slices.Sorted(maps.Keys(docCommandTests)) {
 		if !seen[key] {
 			t.Errorf("docCommandTests names %q, which no doc holds any more: remove the entry or fix the doc", key)
 			continue

@@ -1,10 +1,11 @@
 package main
 
 import (
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
-	"sort"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -31,12 +32,7 @@ func TestReadmeNamesEveryCommand(t *testing.T) {
 	for _, m := range regexp.MustCompile("`([a-z]+)`").FindAllStringSubmatch(strings.TrimPrefix(row, "| `cmd/plugkit` |"), -1) {
 		named[m[1]] = true
 	}
-	var names []string
-	for name := range commands {
-		names = append(names, name)
-	}
-	sort.Strings(names)
-	for _, name := range names {
+	for _, name := range slices.Sorted(maps.Keys(commands)) {
 		if !named[name] {
 			t.Errorf("README.md's cmd/plugkit row does not name the command %q: add `%s` to it", name, name)
 		}
