@@ -15,6 +15,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 	tracenoop "go.opentelemetry.io/otel/trace/noop"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/stats"
 
 	"github.com/plugkit/plugkit/internal/tracewire"
 )
@@ -120,7 +121,8 @@ type Event struct {
 	// Cause says why: the *PanicError of a crash, the exit's cause, the
 	// *ChecksumError of a refused pin, the last error before giving up.
 	Cause error
-	// Attributes are Telemetry.Attributes.
+	// Attributes are Telemetry.Attributes, with those of the event given
+	// to Telemetry.Report.
 	Attributes []attribute.KeyValue
 }
 
@@ -185,7 +187,24 @@ func (t *Telemetry) dialOptions(name, binary string) []grpc.DialOption {
 	if !t.traced() {
 		return nil
 	}
-	return []grpc.DialOption{grpc.WithStatsHandler(otelgrpc.NewClientHandler(t.grpcOptions(name, binary)...))}
+	return []grpc.DialOption{grpc.WithStatsHandler(addressless{otelgrpc.NewClientHandler(t.grpcOptions(name, binary)...)})}
+}
+
+// addressless keeps the address of the plugin's end from otelgrpc's
+// client handler, which would make it the server.address (and
+// server.port) of every call's span and rpc.client.call.duration: a
+// launched plugin's socket path, or loopback port, is new for every
+// process, so each start or restart would make new series. The plugin is
+// named by the attributes of grpcOptions instead.
+type addressless struct{ stats.Handler }
+
+func (h addressless) HandleRPC(ctx context.Context, s stats.RPCStats) {
+	if oh, ok := s.(*stats.OutHeader); ok && oh.Client && oh.RemoteAddr != nil {
+		c := *oh
+		c.RemoteAddr = nil
+		s = &c
+	}
+	h.Handler.HandleRPC(ctx, s)
 }
 
 // serverOptions are the otelgrpc options of a brokered server the host

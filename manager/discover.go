@@ -250,6 +250,7 @@ func (m *Manager) startDescribe(ctx context.Context, path string, wasm bool) (*c
 		return nil, c, err
 	}
 	cmd, opts := m.hostConfig(path, wasm)
+	opts.Telemetry = m.telemetryOf("")
 	payload, c, err := host.DescribeOrStart(ctx, cmd, opts)
 	m.countLaunch(err)
 	if err != nil || c != nil {
@@ -388,13 +389,12 @@ func checkDescription(d *catalogv1.DescribeResponse) error {
 
 // start launches the binary at path, counting the launch unless its pin
 // refused it (then it never ran); version is the plugin's release
-// version, when known, for its telemetry; wasm says it is a WebAssembly
+// version, empty when it is launched to be described (see telemetryOf);
+// wasm says it is a WebAssembly
 // module (runnable).
 func (m *Manager) start(ctx context.Context, path, version string, wasm bool) (*host.Client, error) {
 	cmd, opts := m.hostConfig(path, wasm)
-	if version != "" {
-		opts.Telemetry.Attributes = append(slices.Clip(opts.Telemetry.Attributes), versionAttribute(version))
-	}
+	opts.Telemetry = m.telemetryOf(version)
 	c, err := host.Start(ctx, cmd, opts)
 	m.countLaunch(err)
 	return c, err

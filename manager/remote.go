@@ -174,7 +174,7 @@ func (m *Manager) describeRemotes(ctx context.Context, rs []Remote) []Binary {
 func (m *Manager) describeRemote(ctx context.Context, r Remote, cache func() map[string]json.RawMessage) *Binary {
 	b := &Binary{Path: r.endpoints(), Origin: OriginRemote, remote: &r}
 	d, err := m.launchDescribe(ctx, procKey{OriginRemote, b.Path}, func(ctx context.Context) (*catalogv1.DescribeResponse, *host.Client, error) {
-		c, err := m.dialRemote(ctx, r)
+		c, err := m.dialRemote(ctx, r, "")
 		return nil, c, err
 	})
 	if err != nil {
@@ -238,9 +238,11 @@ func describeNames(d *catalogv1.DescribeResponse) string {
 }
 
 // dialRemote connects to a remote entry: Config.Host with the entry's
-// own security and dial options.
-func (m *Manager) dialRemote(ctx context.Context, r Remote) (*host.Client, error) {
+// own security and dial options; version is the plugin's release version,
+// empty when the connection is to describe it (see telemetryOf).
+func (m *Manager) dialRemote(ctx context.Context, r Remote, version string) (*host.Client, error) {
 	opts := m.cfg.Host
+	opts.Telemetry = m.telemetryOf(version)
 	opts.Versions = []int{wire.CatalogProtocolVersion}
 	opts.Name = fmt.Sprintf("%s %q at %s", r.Kind, r.Name, r.endpoints())
 	opts.Logger = m.cfg.logger()

@@ -127,7 +127,7 @@ func (remoteSource) Connect(ctx context.Context, m *Manager, b Binary) (*host.Cl
 	if b.remote == nil {
 		return nil, fmt.Errorf("manager: %s is not a remote plugin listed by Remotes or RemotesFile", b.Path)
 	}
-	return m.dialRemote(ctx, *b.remote) // remote.go
+	return m.dialRemote(ctx, *b.remote, b.Description.GetPluginVersion()) // remote.go
 }
 
 // attachedSource holds the plugins of Manager.Attach: it lists nothing by
