@@ -2,6 +2,8 @@ package manager_test
 
 import (
 	"bufio"
+	"bytes"
+	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -13,6 +15,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"github.com/prometheus/client_golang/prometheus/testutil/promlint"
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
@@ -39,7 +42,8 @@ func promServer(t *testing.T) (host.Telemetry, string) {
 	return host.Telemetry{MeterProvider: sdkmetric.NewMeterProvider(sdkmetric.WithReader(exp))}, srv.URL
 }
 
-// scrape gets url and parses it with Prometheus's own parser.
+// scrape gets url, parses it with Prometheus's own parser and lints it
+// as promtool check metrics does (promlint): it must find nothing.
 func scrape(t *testing.T, url string) map[string]*dto.MetricFamily {
 	t.Helper()
 	resp, err := http.Get(url)
@@ -47,13 +51,18 @@ func scrape(t *testing.T, url string) map[string]*dto.MetricFamily {
 		t.Fatal(err)
 	}
 	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		t.Fatalf("scrape: %s", resp.Status)
+	body, err := io.ReadAll(resp.Body)
+	if err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("scrape: %s, %v", resp.Status, err)
 	}
 	p := expfmt.NewTextParser(model.UTF8Validation)
-	mfs, err := p.TextToMetricFamilies(resp.Body)
+	mfs, err := p.TextToMetricFamilies(bytes.NewReader(body))
 	if err != nil {
 		t.Fatalf("Prometheus's parser refuses the scrape: %v", err)
+	}
+	problems, err := promlint.New(bytes.NewReader(body)).Lint()
+	if err != nil || len(problems) > 0 {
+		t.Errorf("promlint: %v, %v", problems, err)
 	}
 	return mfs
 }

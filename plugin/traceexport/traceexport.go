@@ -4,6 +4,7 @@ import (
 	"context"
 	"sync"
 
+	"go.opentelemetry.io/otel/exporters/stdout/stdouttrace"
 	"go.opentelemetry.io/otel/sdk/resource"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/trace"
@@ -14,8 +15,8 @@ import (
 
 func init() { tracehook.Provider = provider }
 
-// provider is an SDK provider batching spans to the exporters the
-// environment names, with the resource it describes (OTEL_SERVICE_NAME,
+// provider is an SDK provider sending spans to the exporters the
+// environment names (in batches, but to the console as each ends), with the resource it describes (OTEL_SERVICE_NAME,
 // which a plugkit host sets to the plugin's name, and
 // OTEL_RESOURCE_ATTRIBUTES); nil for none. The first export error goes
 // to report, once for all the exporters.
@@ -27,7 +28,14 @@ func provider(ctx context.Context, lookup func(string) (string, bool), report fu
 	once := &sync.Once{}
 	opts := []sdktrace.TracerProviderOption{sdktrace.WithResource(resource.Default())}
 	for _, exp := range exps {
-		opts = append(opts, sdktrace.WithBatcher(&reporting{SpanExporter: exp, once: once, report: report}))
+		r := &reporting{SpanExporter: exp, once: once, report: report}
+		if _, console := exp.(*stdouttrace.Exporter); console {
+			// A local write: each span is written as it ends, so that a
+			// plugin killed (or crashed) loses none of those it wrote.
+			opts = append(opts, sdktrace.WithSyncer(r))
+			continue
+		}
+		opts = append(opts, sdktrace.WithBatcher(r))
 	}
 	tp := sdktrace.NewTracerProvider(opts...)
 	return tp, tp.Shutdown, nil
