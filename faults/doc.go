@@ -222,8 +222,10 @@
 //     TestUntracedHostsPluginExportsNothing; plugin's
 //     TestTracingFromEnvironment ("not asked" cases).
 //     9. export errors per batch: host's TestExportErrorIsLoggedOnce (11
-//     records, then 1); flushes on Close and SIGTERM:
-//     TestPluginFlushesSpansOnExit (passed before: a guard).
+//     records, then 1); spans lost by a killed plugin: cmd/plugkit's
+//     TestDemoTrace (11 of 25 calls without the plugin's span, then 0);
+//     flushes on Close and SIGTERM: TestPluginFlushesSpansOnExit
+//     (passed before: a guard).
 //     10. the collector set-ups of docs/observability.md:
 //     TestPluginExportsOverOTLP runs them as written.
 //   - many calls from many goroutines: TestManyCalls (20,000 calls from 100
