@@ -26,7 +26,8 @@ type tracing struct {
 }
 
 // newTracing is the plugin's tracing: Config.TracerProvider; else, when
-// the host asks for export (tracewire.EnvExport), the environment
+// the host asks for export (tracewire.EnvExport), or the plugin is a
+// service (EnvListen), the environment
 // configures a span exporter (see exporterConfigured) and the plugin
 // links the exporters (package plugin/traceexport), an SDK provider
 // exporting there; else, when the host traces (it sets
@@ -40,9 +41,11 @@ func (cfg Config) newTracing(ctx context.Context, lookup func(string) (string, b
 	}
 	if exporterConfigured(lookup) {
 		asked, _ := lookup(tracewire.EnvExport)
-		if !tracewire.ExportAsked(asked) {
+		service, _ := lookup(EnvListen)
+		if !tracewire.ExportAsked(asked) && service == "" {
 			// Inherited from the host's environment: a host that traces
-			// asks for export itself.
+			// asks for export itself. (A plugin service has no host that
+			// launched it: its environment is its operator's.)
 			logger.Debug("the OTEL_* environment names a span exporter, but the host does not trace: the plugin exports nothing")
 		} else if t := exportingTracing(ctx, lookup, logger); t != nil {
 			return t

@@ -49,6 +49,8 @@ func TestTracingFromEnvironment(t *testing.T) {
 		{"not asked", Config{}, map[string]string{"OTEL_TRACES_EXPORTER": "console", tracewire.EnvExport: ""}, "none", ""},
 		{"not asked, otlp", Config{}, map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": endpoint, tracewire.EnvExport: "0"}, "none", ""},
 		{"not asked, traceparent", Config{}, map[string]string{"OTEL_TRACES_EXPORTER": "otlp,zipkin", "TRACEPARENT": traceparent, tracewire.EnvExport: ""}, "context", ""},
+		// A service's environment is its operator's: no host asks.
+		{"service", Config{}, map[string]string{"OTEL_TRACES_EXPORTER": "console", EnvListen: "127.0.0.1:0", tracewire.EnvExport: ""}, "sdk", ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if _, set := tc.env[tracewire.EnvExport]; !set && tc.env != nil {
