@@ -8,36 +8,11 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"runtime"
 	"strings"
 	"testing"
-)
 
-// docCheckedPackages are the public packages whose `go doc -all` must name
-// no type, function or value of an internal package: a user reading them
-// could not build or name what they ask for.
-var docCheckedPackages = []string{
-	"./automtls",
-	"./broker",
-	"./catalog",
-	"./compat",
-	"./conformance",
-	"./handshake",
-	"./host",
-	"./manager",
-	"./plugin",
-	"./plugintest",
-	"./protocheck",
-	"./protocheck/bufconfig",
-	"./protocheck/load",
-	"./protocheck/report",
-	"./protocheck/ruleset",
-	"./release",
-	"./sandbox",
-	"./sdk/sdktest",
-	"./tfserve",
-	"./wire",
-}
+	"github.com/plugkit/plugkit/internal/testutil"
+)
 
 // internalPackageNames lists the package names under internal/ (a
 // package is named after its directory here).
@@ -47,6 +22,9 @@ func internalPackageNames(t *testing.T) []string {
 	err := filepath.WalkDir("internal", func(path string, d os.DirEntry, err error) error {
 		if err != nil {
 			return err
+		}
+		if d.IsDir() && (d.Name() == "testdata" || strings.HasPrefix(d.Name(), ".")) {
+			return filepath.SkipDir // not packages of the module
 		}
 		if d.IsDir() {
 			if goFiles, _ := filepath.Glob(filepath.Join(path, "*.go")); len(goFiles) > 0 {
@@ -61,15 +39,16 @@ func internalPackageNames(t *testing.T) []string {
 	return names
 }
 
-// TestPublicDocNamesNoInternal runs go doc -all on public packages and
+// TestPublicDocNamesNoInternal runs go doc -all on the module's library
+// packages (libraryPackages: every public package but the commands) and
 // fails on a declaration (not a comment) that uses an identifier of an
 // internal package, such as `Unix listen.UnixConfig` or
 // `Send(*pluginpb.ConnInfo) error`.
 func TestPublicDocNamesNoInternal(t *testing.T) {
 	uses := regexp.MustCompile(`\b(` + strings.Join(internalPackageNames(t), "|") + `)\.[A-Z]`)
-	goTool := filepath.Join(runtime.GOROOT(), "bin", "go")
-	for _, pkg := range docCheckedPackages {
-		out, err := exec.Command(goTool, "doc", "-all", pkg).Output()
+	goTool := testutil.GoTool()
+	for _, pkg := range libraryPackages(t) {
+		out, err := exec.Command(goTool, "doc", "-all", "./"+pkg).Output()
 		if err != nil {
 			t.Fatalf("go doc -all %s: %v", pkg, err)
 		}

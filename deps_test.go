@@ -2,10 +2,10 @@ package plugkit
 
 import (
 	"os/exec"
-	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
+
+	"github.com/plugkit/plugkit/internal/testutil"
 )
 
 // hostSidePackages are the packages a host links. They talk to plugins
@@ -14,6 +14,15 @@ var hostSidePackages = []string{
 	"github.com/plugkit/plugkit/manager",
 	"github.com/plugkit/plugkit/host",
 	"github.com/plugkit/plugkit/compat",
+	"github.com/plugkit/plugkit/release",
+	"github.com/plugkit/plugkit/describe",
+}
+
+// guestFreePackages are host-side packages that run WebAssembly plugins
+// only through a guest runner their caller passes (host.GuestRunner), so
+// that a program that passes none links no WebAssembly runtime.
+var guestFreePackages = []string{
+	"github.com/plugkit/plugkit/describe",
 	"github.com/plugkit/plugkit/release",
 }
 
@@ -99,11 +108,22 @@ func TestHostSideDepsExcludeExporters(t *testing.T) {
 	}
 }
 
+// TestGuestRunnerIsPassedIn fails when a package of guestFreePackages
+// links wazero (or wasmhost): it must take a guest runner from its
+// caller instead.
+func TestGuestRunnerIsPassedIn(t *testing.T) {
+	for _, pkg := range guestFreePackages {
+		if bad := depsUnder(t, pkg, []string{"github.com/tetratelabs/wazero", "github.com/plugkit/plugkit/wasmhost"}); len(bad) > 0 {
+			t.Errorf("%s depends on %s: take a host.GuestRunner from the caller (cmd/plugkit passes a wasmhost.Runtime) instead of making a runtime; find the import (go list -deps -f '{{.ImportPath}}: {{.Imports}}' %s)", pkg, strings.Join(bad, ", "), pkg)
+		}
+	}
+}
+
 // depsUnder returns the dependencies of pkg (go list -deps, tests
 // excluded) that are one of prefixes or below one.
 func depsUnder(t *testing.T, pkg string, prefixes []string) []string {
 	t.Helper()
-	goTool := filepath.Join(runtime.GOROOT(), "bin", "go")
+	goTool := testutil.GoTool()
 	out, err := exec.Command(goTool, "list", "-deps", pkg).Output()
 	if err != nil {
 		var stderr []byte

@@ -43,8 +43,9 @@ var ErrClosed = errors.New("broker: closed (the plugin connection is gone)")
 // connection must be restarted to broker again.
 var ErrStalled = errors.New("broker: the peer stopped reading the broker stream (a message could not be sent within 10 s); the broker is closed: restart the plugin connection")
 
-// sendTimeout bounds each Send on the broker stream; a variable for tests.
-var sendTimeout = 10 * time.Second
+// defaultSendTimeout bounds each Send on the broker stream
+// (Broker.sendTimeout, which tests shorten).
+const defaultSendTimeout = 10 * time.Second
 
 // Broker is one side's end of the broker stream. A plugin gets its broker
 // as the second argument of its plugin.Register, a host from
@@ -70,8 +71,9 @@ type Broker struct {
 	// taken from it, so queueing never blocks.
 	answers chan knockAnswer
 
-	stalled   chan struct{} // closed when a Send did not complete within sendTimeout
-	stallOnce sync.Once
+	stalled     chan struct{} // closed when a Send did not complete within sendTimeout
+	sendTimeout time.Duration // defaultSendTimeout but in tests
+	stallOnce   sync.Once
 
 	// Rate-limited warnings; each counts its occurrences (dropWarn: the
 	// peer's announcements refused).
@@ -118,13 +120,14 @@ func newBroker(opts brokerwire.Options) *Broker {
 		panic(fmt.Sprintf("broker: Options.Mux is a %T: make it with brokerwire.ListenMux or DialMux", opts.Mux))
 	}
 	return &Broker{
-		opts:     opts,
-		mux:      m,
-		attached: make(chan struct{}),
-		done:     make(chan struct{}),
-		answers:  make(chan knockAnswer, MaxPending),
-		stalled:  make(chan struct{}),
-		pending:  make(map[uint32]chan *pluginpb.ConnInfo),
+		opts:        opts,
+		mux:         m,
+		attached:    make(chan struct{}),
+		done:        make(chan struct{}),
+		answers:     make(chan knockAnswer, MaxPending),
+		stalled:     make(chan struct{}),
+		pending:     make(map[uint32]chan *pluginpb.ConnInfo),
+		sendTimeout: defaultSendTimeout,
 	}
 }
 
@@ -273,7 +276,7 @@ func (b *Broker) send(ctx context.Context, info *pluginpb.ConnInfo) error {
 	}
 	// A peer that does not read makes Send block for good: past the
 	// deadline, Run ends and its caller ends the stream, which ends Send.
-	t := time.AfterFunc(sendTimeout, b.stall)
+	t := time.AfterFunc(b.sendTimeout, b.stall)
 	err := b.stream.Send(info)
 	if !t.Stop() {
 		return fmt.Errorf("broker: sending to the peer about service %d: %w", info.GetServiceId(), ErrStalled)

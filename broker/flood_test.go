@@ -97,12 +97,15 @@ type hostileRig struct {
 	close   func()
 }
 
-func newHostileRig(t *testing.T, mux bool, svc pluginpb.GRPCBrokerServer) *hostileRig {
+// newHostileRig runs a host's broker, whose Sends time out after
+// sendTimeout, on a stream served by svc.
+func newHostileRig(t *testing.T, mux bool, sendTimeout time.Duration, svc pluginpb.GRPCBrokerServer) *hostileRig {
 	t.Helper()
 	dir := testutil.TempDir(t)
 	link := serveBrokerService(t, dir, mux, func(*multiplexer) pluginpb.GRPCBrokerServer { return svc })
 	r := &hostileRig{ran: make(chan error, 1)}
 	r.host = newBroker(brokerwire.Options{Mux: link.hmux, Unix: listen.UnixConfig{Dir: dir}, Logger: slog.New(countingHandler{slog.NewTextHandler(io.Discard, nil), &r.records, &r.ignored})})
+	r.host.sendTimeout = sendTimeout
 	// As host.Start does: the stream's context is cancelled once Run returns.
 	ctx, cancel := context.WithCancel(context.Background())
 	s, err := pluginpb.NewGRPCBrokerClient(link.conn).StartStream(ctx)
@@ -135,9 +138,8 @@ func newHostileRig(t *testing.T, mux bool, svc pluginpb.GRPCBrokerServer) *hosti
 func TestKnockFloodIsBounded(t *testing.T) {
 	const knocks = 200_000
 	// Measure the whole flood: a peer that does not read ends the stream
-	// after sendTimeout (TestStalledPeerEndsTheStream).
-	defer func(d time.Duration) { sendTimeout = d }(sendTimeout)
-	sendTimeout = 5 * time.Minute
+	// after the send timeout (TestStalledPeerEndsTheStream), 5 minutes
+	// here (newHostileRig).
 	for _, tc := range []struct {
 		mux, answers bool
 		n            int
@@ -152,7 +154,8 @@ func TestKnockFloodIsBounded(t *testing.T) {
 			leaks := goleak.IgnoreCurrent()
 
 			flood := knockFlood{n: tc.n, answers: tc.answers, sent: make(chan error, 1)}
-			r := newHostileRig(t, tc.mux, flood)
+			start := time.Now()
+			r := newHostileRig(t, tc.mux, 5*time.Minute, flood)
 			maxGoroutines := 0
 			deadline := time.Now().Add(60 * time.Second)
 			for r.stream.n.Load() < int64(tc.n) && time.Now().Before(deadline) {
@@ -181,8 +184,11 @@ func TestKnockFloodIsBounded(t *testing.T) {
 			if err := goleak.Find(leaks); err != nil {
 				t.Errorf("left behind after Close: %v", err)
 			}
-			if n := r.records.Load(); n > 10 {
-				t.Errorf("%d log records for one flood; want a few, rate-limited", n)
+			// A few records, and one more at most per warnEvery that the
+			// flood lasted: a loaded machine makes it last longer.
+			took := time.Since(start)
+			if n, limit := r.records.Load(), 10+int64(took/warnEvery); n > limit {
+				t.Errorf("%d log records for one flood of %v; want at most %d, rate-limited", n, took.Round(time.Second), limit)
 			}
 			// All but those answered before the peer's flow-control
 			// window filled, and MaxPending more, were ignored, and the
@@ -200,15 +206,14 @@ func TestKnockFloodIsBounded(t *testing.T) {
 // fails at once, saying so), and the stream is ended, on the host's side
 // (as host.Start runs it) and on the plugin's (ServerHandler).
 func TestStalledPeerEndsTheStream(t *testing.T) {
-	defer func(d time.Duration) { sendTimeout = d }(sendTimeout)
-	sendTimeout = 300 * time.Millisecond
+	const sendTimeout = 300 * time.Millisecond
 	// Enough answers to fill any flow-control window the peer grants.
 	const knocks = 60_000
 
 	t.Run("host", func(t *testing.T) {
 		leaks := goleak.IgnoreCurrent()
 		flood := knockFlood{n: knocks, sent: make(chan error, 1), ended: make(chan struct{})}
-		r := newHostileRig(t, false, flood)
+		r := newHostileRig(t, false, sendTimeout, flood)
 		select {
 		case err := <-r.ran:
 			if !errors.Is(err, ErrStalled) {
@@ -233,6 +238,7 @@ func TestStalledPeerEndsTheStream(t *testing.T) {
 	t.Run("plugin", func(t *testing.T) {
 		leaks := goleak.IgnoreCurrent()
 		plugin := newBroker(brokerwire.Options{})
+		plugin.sendTimeout = sendTimeout
 		returned := make(chan error, 1)
 		link := serveBrokerService(t, testutil.TempDir(t), false, func(*multiplexer) pluginpb.GRPCBrokerServer {
 			return reportingHandler{serverHandler{b: plugin}, returned}

@@ -2,10 +2,9 @@ package conformance
 
 import "github.com/plugkit/plugkit/manager"
 
-// SetNewManager makes the Matrix build its managers with f until restore
-// is called.
-func SetNewManager(f func(manager.Config) *manager.Manager) (restore func()) {
-	old := newManager
-	newManager = f
-	return func() { newManager = old }
+// WithNewManager returns mx making its managers with f rather than
+// manager.New.
+func WithNewManager(mx Matrix, f func(manager.Config) *manager.Manager) Matrix {
+	mx.newManager = f
+	return mx
 }

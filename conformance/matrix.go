@@ -20,7 +20,6 @@ import (
 	"github.com/plugkit/plugkit/host"
 	"github.com/plugkit/plugkit/internal/osdep"
 	"github.com/plugkit/plugkit/manager"
-	"github.com/plugkit/plugkit/wasmhost"
 )
 
 // Mode is what a Cell found: how the host major used the plugin, or why
@@ -113,14 +112,19 @@ type Matrix struct {
 	Timeout time.Duration
 	// Logger receives the plugins' logs; nil discards them.
 	Logger *slog.Logger
-	// Wasm is what the WebAssembly plugins in the directory may use
-	// (manager.Config.Wasm); the zero value grants them nothing.
-	Wasm wasmhost.Config
+	// Guests runs the WebAssembly plugins in the directory (.wasm
+	// modules): a runtime for modules, such as a wasmhost.Runtime, whose
+	// Config says what they may use; the caller closes it. Nil fails a
+	// module's cells at "start", saying so; native binaries need none.
+	Guests host.GuestRunner
+
+	// newManager makes each binary's manager: manager.New when nil.
+	// Tests set it to watch the managers (export_test.go).
+	newManager func(manager.Config) *manager.Manager
 }
 
 // Run tests every executable file and WebAssembly module (.wasm, run
-// inside this process: see package wasmhost) in dir against every host
-// major. It
+// inside this process by Guests) in dir against every host major. It
 // builds nothing. Cells are sorted by plugin, version, binary and host
 // major (highest first). The error is for a dir that cannot be read, or
 // holds no plugin of the kind.
@@ -195,10 +199,6 @@ func (mx Matrix) Run(ctx context.Context, dir string) ([]Cell, error) {
 	return cells, nil
 }
 
-// newManager is manager.New; tests replace it to watch the managers the
-// matrix makes.
-var newManager = manager.New
-
 // binary runs every host major's suite for each of the binary's
 // implementations of the kind, dispensed through a manager of its own:
 // the binary is started once, described once, and its one process serves
@@ -211,12 +211,19 @@ func (mx Matrix) binary(ctx context.Context, bin string) []Cell {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
+	if mx.Guests == nil && host.IsWasm(bin) {
+		return mx.failAll(filepath.Base(bin), "", bin, "start", errors.New("a WebAssembly module, and Matrix.Guests is nil: set it to a runtime for modules (wasmhost.New), or take the module out of the directory"))
+	}
+	newManager := mx.newManager
+	if newManager == nil {
+		newManager = manager.New
+	}
 	m := newManager(manager.Config{
 		Sources:  []manager.Source{manager.Files(bin)},
 		Launch:   host.Command{Cookie: mx.Cookie},
 		Host:     host.Options{Logger: logger},
 		Releases: mx.Releases,
-		Wasm:     mx.Wasm,
+		Guests:   mx.Guests,
 		// The process that answers Describe serves the suites.
 		KeepDescribed: true,
 	})

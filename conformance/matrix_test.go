@@ -43,6 +43,7 @@ func TestMain(m *testing.M) {
 // describes each binary once, through the manager it dispenses from, and
 // that the process serves every host major.
 func TestMatrixDescribesEachBinaryOnce(t *testing.T) {
+	t.Parallel()
 	testutil.NotOnWindows(t, "its plugins are shell scripts")
 	exe, err := os.Executable()
 	if err != nil {
@@ -65,18 +66,18 @@ func TestMatrixDescribesEachBinaryOnce(t *testing.T) {
 	}
 	var mu sync.Mutex
 	var managers []*manager.Manager
-	defer conformance.SetNewManager(func(cfg manager.Config) *manager.Manager {
+	watch := func(cfg manager.Config) *manager.Manager {
 		cfg.Host.DialOptions = append(cfg.Host.DialOptions, grpc.WithChainUnaryInterceptor(count))
 		m := manager.New(cfg)
 		mu.Lock()
 		managers = append(managers, m)
 		mu.Unlock()
 		return m
-	})()
+	}
 
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	mx := conformance.Matrix{Kind: objectstore.Kind, Cookie: objectstore.Cookie, Hosts: objectstore.MatrixHosts(false)}
+	mx := conformance.WithNewManager(conformance.Matrix{Kind: objectstore.Kind, Cookie: objectstore.Cookie, Hosts: objectstore.MatrixHosts(false)}, watch)
 	cells, err := mx.Run(ctx, dir)
 	if err != nil {
 		t.Fatal(err)

@@ -22,7 +22,6 @@ import (
 	objectstorev1 "github.com/plugkit/plugkit/examples/objectstore/gen/objectstore/v1"
 	"github.com/plugkit/plugkit/handshake"
 	"github.com/plugkit/plugkit/host"
-	"github.com/plugkit/plugkit/internal/pluginharness"
 	"github.com/plugkit/plugkit/plugin"
 )
 
@@ -115,8 +114,8 @@ func runChild(mode string) {
 		plugin.Serve(serveConfig())
 	case "serve-nowatch":
 		// plugin.Serve, minus the parent watch.
-		ctx, stop := signal.NotifyContext(pluginharness.With(context.Background(), pluginharness.Harness{NoParentWatch: true}), syscall.SIGTERM)
-		err := plugin.Run(ctx, serveConfig())
+		ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM)
+		err := plugin.RunIn(ctx, serveConfig(), plugin.Harness{NoParentWatch: true})
 		stop()
 		if err != nil {
 			fmt.Fprintln(os.Stderr, err)

@@ -183,8 +183,8 @@
 //     TestServiceCompressedRequestsDoNotStarveOthers (16 streams of tiny
 //     gzip requests), TestServiceConnectionShareOfBudget.
 //     3. duplicate names across binaries: manager's
-//     TestDuplicateNamesOneProblemPerPair, TestDescribeNamesCapped and
-//     FuzzDescribe; BenchmarkDuplicateNames.
+//     TestDuplicateNamesOneProblemPerPair and FuzzDescribe, describe's
+//     TestCheckCapsNames; BenchmarkDuplicateNames.
 //     4. log injection (escape sequences, OSC 52, carriage returns, bidi
 //     controls, a newline in @message; fields named as the host's keys,
 //     @timestamp): host's TestPluginTextIsEscapedInTheDefaultLogger,
@@ -228,6 +228,11 @@
 //     (passed before: a guard).
 //     10. the collector set-ups of docs/observability.md:
 //     TestPluginExportsOverOTLP runs them as written.
+//   - the attacks of issue 38, each point with the tests that failed
+//     before its fix:
+//     6. a host that did not call sandbox.Init, whose re-executed binary
+//     would run its main, the plugin unsandboxed: sandbox's
+//     TestPrepareRefusesWithoutInit.
 //   - many calls from many goroutines: TestManyCalls (20,000 calls from 100
 //     goroutines; goroutines, open files and heap of the host, and the
 //     plugin's open files, back to baseline); make soak runs

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/plugkit/plugkit/host"
+	"github.com/plugkit/plugkit/internal/hostdescribe"
 )
 
 // TestDescribeOrStart: a plugin that answers the describe request gives
@@ -18,18 +19,18 @@ func TestDescribeOrStart(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	cfg := config(t, "describer")
-	payload, c, err := host.DescribeOrStart(ctx, cfg.Command, cfg.Options)
+	payload, c, err := describeOrStart(ctx, cfg.Command, cfg.Options)
 	if err != nil || c != nil || string(payload) != "described" {
-		t.Fatalf("DescribeOrStart of a describer: %q, %v, %v; want its payload and no Client", payload, c, err)
+		t.Fatalf("describeOrStart of a describer: %q, %v, %v; want its payload and no Client", payload, c, err)
 	}
 	if c := start(t, cfg); !exists(t, c, "yes") {
 		t.Error("the describer, started with Start, does not serve")
 	}
 
 	kv := config(t, "kv")
-	payload, c, err = host.DescribeOrStart(ctx, kv.Command, kv.Options)
+	payload, c, err = describeOrStart(ctx, kv.Command, kv.Options)
 	if err != nil || c == nil || payload != nil {
-		t.Fatalf("DescribeOrStart of a plugin that ignores the request: %q, %v, %v; want a Client", payload, c, err)
+		t.Fatalf("describeOrStart of a plugin that ignores the request: %q, %v, %v; want a Client", payload, c, err)
 	}
 	defer c.Close()
 	if !exists(t, c, "yes") {
@@ -37,9 +38,15 @@ func TestDescribeOrStart(t *testing.T) {
 	}
 
 	cfg.SHA256 = strings.Repeat("0", 64)
-	_, _, err = host.DescribeOrStart(ctx, cfg.Command, cfg.Options)
+	_, _, err = describeOrStart(ctx, cfg.Command, cfg.Options)
 	var ce *host.ChecksumError
 	if !errors.As(err, &ce) {
-		t.Errorf("DescribeOrStart of a binary that fails its pin: %v, want a ChecksumError", err)
+		t.Errorf("describeOrStart of a binary that fails its pin: %v, want a ChecksumError", err)
 	}
+}
+
+// describeOrStart is host's start that asks for the description only,
+// reached as package describe reaches it (internal/hostdescribe).
+func describeOrStart(ctx context.Context, cmd host.Command, opts host.Options) ([]byte, *host.Client, error) {
+	return hostdescribe.Start.(func(context.Context, host.Command, host.Options) ([]byte, *host.Client, error))(ctx, cmd, opts)
 }

@@ -6,10 +6,39 @@ import (
 	"time"
 
 	"github.com/plugkit/plugkit/handshake"
+	"github.com/plugkit/plugkit/internal/hostdescribe"
 )
 
+// init hands describeOrStart to package describe, the home of the
+// catalog's Describe protocol (describe.Start), through
+// internal/hostdescribe.
+func init() { hostdescribe.Start = describeOrStart }
+
+// describeOrStart launches the plugin cmd names as Start does (the same
+// Command settings, pin check, Runner and timeouts), and asks it, with
+// handshake.EnvDescribe, only for its description. A plugkit catalog
+// plugin then writes a describe line and exits: describeOrStart returns
+// its payload (the protobuf encoding of a catalog.v1 DescribeResponse,
+// for the caller to decode and check) and a nil Client, once the process
+// has exited 0 and is reaped. Any other plugin ignores the variable and
+// answers with its handshake line: that process is connected to as Start
+// connects, and describeOrStart returns its Client (Describe it over
+// gRPC, then Close it) and no payload. A WebAssembly cmd.Path (run by a
+// GuestRunner) is asked the same way: a catalog guest writes its
+// description and ends without serving, or the guest is connected to.
+func describeOrStart(ctx context.Context, cmd Command, opts Options) ([]byte, *Client, error) {
+	c, err := startCommand(ctx, cmd, opts, true)
+	switch {
+	case err != nil:
+		return nil, nil, err
+	case c.described != nil:
+		return c.described, nil, nil
+	}
+	return nil, c, nil
+}
+
 // finishDescribed takes the describe line (text) a plugin launched by
-// DescribeOrStart wrote, and waits for the plugin to exit 0 within its
+// describeOrStart wrote, and waits for the plugin to exit 0 within its
 // stop timeout; a plugin that stays is killed and refused. What it left
 // (its process group, its socket directory) is removed either way.
 func (c *Client) finishDescribed(ctx context.Context, l *launched, text string) error {

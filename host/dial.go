@@ -255,7 +255,7 @@ func (c *Client) firstHealthCheck(ctx context.Context, r Remote) (int, error) {
 	}
 	switch {
 	case err != nil:
-		return 0, fmt.Errorf("no endpoint of %v answered its health check: %s; check that the service runs (PLUGKIT_LISTEN), the addresses, and the TLS material of both sides (the host's certificate must be signed by the service's PLUGKIT_TLS_CLIENT_CA, the service's by the RootCAs of host.TLS)", r.Endpoints, status.Convert(err).Message())
+		return 0, fmt.Errorf("no endpoint of %v answered its health check: %w; check that the service runs (PLUGKIT_LISTEN), the addresses, and the TLS material of both sides (the host's certificate must be signed by the service's PLUGKIT_TLS_CLIENT_CA, the service's by the RootCAs of host.TLS)", r.Endpoints, err)
 	case resp.GetStatus() != healthpb.HealthCheckResponse_SERVING:
 		return 0, fmt.Errorf("%w (status %s)", ErrNotServing, resp.GetStatus())
 	}

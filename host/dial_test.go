@@ -11,7 +11,6 @@ import (
 
 	"google.golang.org/grpc/codes"
 	testgrpc "google.golang.org/grpc/interop/grpc_testing"
-	testpb "google.golang.org/grpc/interop/grpc_testing"
 	"google.golang.org/grpc/status"
 
 	"github.com/plugkit/plugkit/handshake"
@@ -24,7 +23,7 @@ import (
 func replica(t *testing.T, conn testgrpc.TestServiceClient) (string, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	resp, err := conn.UnaryCall(ctx, &testpb.SimpleRequest{})
+	resp, err := conn.UnaryCall(ctx, &testgrpc.SimpleRequest{})
 	return string(resp.GetPayload().GetBody()), err
 }
 
@@ -177,5 +176,31 @@ func TestDialRefusals(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestDialHealthFailureKeepsStatusCode: when no endpoint answers its
+// health check, Dial's error still carries gRPC's code, so a caller can
+// tell Unavailable (retry later) from the rest with status.Code.
+func TestDialHealthFailureKeepsStatusCode(t *testing.T) {
+	pki, err := remotetest.NewPKI(testutil.TempDir(t), "127.0.0.1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr, _ := remotetest.Start(t, pki.ServiceEnv("127.0.0.1:0"), "a", plugin.Config{})
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	// The service refuses a host without a client certificate: every
+	// health check fails with Unavailable until the deadline.
+	c, err := host.Dial(ctx, host.Remote{Endpoints: []string{addr}}, host.Options{Versions: []int{1}, Security: host.TLS(pki.NoCertTLS())})
+	if err == nil {
+		c.Close()
+		t.Fatal("Dial without a client certificate succeeded")
+	}
+	if !strings.Contains(err.Error(), "answered its health check") {
+		t.Fatalf("Dial = %v; want the health check's failure", err)
+	}
+	if code := status.Code(err); code != codes.Unavailable {
+		t.Fatalf("status.Code(Dial's error) = %v, want Unavailable: the gRPC cause is lost (%v)", code, err)
 	}
 }

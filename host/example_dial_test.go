@@ -10,10 +10,8 @@ import (
 	"time"
 
 	testgrpc "google.golang.org/grpc/interop/grpc_testing"
-	testpb "google.golang.org/grpc/interop/grpc_testing"
 
 	"github.com/plugkit/plugkit/host"
-	"github.com/plugkit/plugkit/internal/pluginharness"
 	"github.com/plugkit/plugkit/internal/remotetest"
 	"github.com/plugkit/plugkit/plugin"
 )
@@ -31,13 +29,13 @@ func ExampleDial() {
 	serviceCtx, stopService := context.WithCancel(ctx)
 	defer stopService()
 	pr, pw := io.Pipe()
-	go plugin.Run(pluginharness.With(serviceCtx, pluginharness.Harness{
+	go plugin.RunIn(serviceCtx, plugin.Config{
+		Versions: map[int]plugin.Register{1: (&remotetest.TestService{ID: "replica-1"}).Register},
+		Logger:   slog.New(slog.DiscardHandler),
+	}, plugin.Harness{
 		LookupEnv: remotetest.Lookup(map[string]string{plugin.EnvListen: "127.0.0.1:0", plugin.EnvInsecureLoopback: "1"}),
 		Handshake: pw, // in-process only: where the service listens
 		KeepStdio: true,
-	}), plugin.Config{
-		Versions: map[int]plugin.Register{1: (&remotetest.TestService{ID: "replica-1"}).Register},
-		Logger:   slog.New(slog.DiscardHandler),
 	})
 	addr, _ := bufio.NewReader(pr).ReadString('\n')
 
@@ -52,7 +50,7 @@ func ExampleDial() {
 	}
 	defer client.Close() // disconnects; the service keeps serving other hosts
 
-	resp, err := testgrpc.NewTestServiceClient(client.Conn()).UnaryCall(ctx, &testpb.SimpleRequest{})
+	resp, err := testgrpc.NewTestServiceClient(client.Conn()).UnaryCall(ctx, &testgrpc.SimpleRequest{})
 	if err != nil {
 		fmt.Println(err)
 		return

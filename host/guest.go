@@ -163,7 +163,7 @@ func (c *Client) startGuest(ctx context.Context, cmd Command, gr GuestRunner) er
 	c.life = life
 	text, err := life.readHandshake(ctx, cmp.Or(cmd.Timeouts.Start, DefaultStartTimeout))
 	if err == nil && c.describe && handshake.IsDescribeLine(text) {
-		err = c.finishDescribedGuest(ctx, life, text) // described.go
+		err = c.finishDescribedGuest(ctx, life, text)
 		if err == nil {
 			return nil
 		}

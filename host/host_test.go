@@ -571,6 +571,7 @@ func TestCookieNoticeIsNoInfoRecord(t *testing.T) {
 // TestPinnedBinarySwappedAfterCheck swaps the pinned binary between the
 // checksum check and the exec: what runs must be what was hashed.
 func TestPinnedBinarySwappedAfterCheck(t *testing.T) {
+	t.Parallel()
 	testutil.NotOnWindows(t, "its plugins are shell scripts")
 	dir := testutil.TempDir(t)
 	exe, err := os.Executable()
@@ -588,17 +589,17 @@ func TestPinnedBinarySwappedAfterCheck(t *testing.T) {
 	cfg := config(t, "kv")
 	cfg.Path, cfg.SHA256 = path, hex.EncodeToString(sum[:])
 
-	host.SetAfterPinCheck(func() {
+	// A Runner's Prepare runs after the check, just before the exec: the
+	// swap happens there.
+	swapped := cfg
+	swapped.Runner = host.RunnerFunc(func(*host.Launch) error {
 		tmp := path + ".new"
 		if err := os.WriteFile(tmp, []byte(evil), 0o755); err != nil {
-			t.Error(err)
+			return err
 		}
-		if err := os.Rename(tmp, path); err != nil {
-			t.Error(err)
-		}
+		return os.Rename(tmp, path)
 	})
-	defer host.SetAfterPinCheck(nil)
-	c := start(t, cfg)
+	c := start(t, swapped)
 	if !exists(t, c, "yes") {
 		t.Error("the pinned plugin does not answer")
 	}
@@ -608,7 +609,6 @@ func TestPinnedBinarySwappedAfterCheck(t *testing.T) {
 
 	// Now the file on disk is the evil one: a pinned start refuses it
 	// without running it.
-	host.SetAfterPinCheck(nil)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	_, err = host.Start(ctx, cfg.Command, cfg.Options)

@@ -20,10 +20,6 @@ func (e *ChecksumError) Error() string {
 	return fmt.Sprintf("SHA-256 of %s is %s, but it is pinned to %s: refused to run it; if the new binary is trusted, update the pin", e.Path, e.Got, e.Want)
 }
 
-// afterPinCheck runs between the checksum check and the exec; tests use
-// it to swap the binary in that window.
-var afterPinCheck func()
-
 // openPinned opens path, hashes what it reads from the open file and
 // compares it with want. On success the caller executes the returned open
 // file (osdep.ExecFile), never path again.
@@ -40,9 +36,6 @@ func openPinned(ctx context.Context, path, want string) (*os.File, error) {
 	if !strings.EqualFold(got, want) {
 		f.Close()
 		return nil, &ChecksumError{Path: path, Want: strings.ToLower(want), Got: got}
-	}
-	if afterPinCheck != nil {
-		afterPinCheck()
 	}
 	return f, nil
 }

@@ -31,7 +31,6 @@ import (
 	"github.com/plugkit/plugkit/internal/brokerwire"
 	"github.com/plugkit/plugkit/internal/goplugin/pluginpb"
 	"github.com/plugkit/plugkit/internal/osdep"
-	"github.com/plugkit/plugkit/internal/pluginharness"
 	"github.com/plugkit/plugkit/plugin"
 	"github.com/plugkit/plugkit/wire"
 )
@@ -133,8 +132,8 @@ func runTestPlugin(mode string) {
 			fmt.Fprintln(stdout, l.String())
 		}()
 		// plugin.Serve, with the handshake line going through the pipe.
-		ctx, stop := signal.NotifyContext(pluginharness.With(context.Background(), pluginharness.Harness{Handshake: w}), syscall.SIGTERM)
-		err := plugin.Run(ctx, cfg)
+		ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM)
+		err := plugin.RunIn(ctx, cfg, plugin.Harness{Handshake: w})
 		stop()
 		if err != nil {
 			os.Exit(1)

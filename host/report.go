@@ -119,7 +119,7 @@ func (r *reporter) log(e Event) {
 		}
 	}
 	for _, a := range e.Attributes {
-		args = append(args, string(a.Key), a.Value.Emit())
+		args = append(args, string(a.Key), a.Value.String())
 	}
 	r.logger.Log(context.Background(), level, msg, args...)
 }

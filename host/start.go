@@ -69,7 +69,7 @@ type Client struct {
 	closeOnce sync.Once
 	closeErr  error
 
-	describe  bool   // DescribeOrStart: the plugin is asked only for its description
+	describe  bool   // describeOrStart: the plugin is asked only for its description
 	described []byte // the payload of its describe line, when it wrote one
 }
 
@@ -91,7 +91,7 @@ func Start(ctx context.Context, cmd Command, opts Options) (*Client, error) {
 	return startCommand(ctx, cmd, opts, false)
 }
 
-// startCommand is Start's and DescribeOrStart's work: it checks cmd and
+// startCommand is Start's and describeOrStart's work: it checks cmd and
 // opts and starts the plugin within its span; describe asks the plugin
 // only for its description (handshake.EnvDescribe).
 func startCommand(ctx context.Context, cmd Command, opts Options, describe bool) (*Client, error) {
@@ -113,36 +113,13 @@ func startCommand(ctx context.Context, cmd Command, opts Options, describe bool)
 	return c, nil
 }
 
-// DescribeOrStart launches the plugin cmd names as Start does (the same
-// Command settings, pin check, Runner and timeouts), and asks it, with
-// handshake.EnvDescribe, only for its description. A plugkit catalog
-// plugin then writes a describe line and exits: DescribeOrStart returns
-// its payload (the protobuf encoding of a catalog.v1 DescribeResponse,
-// for the caller to decode and check) and a nil Client, once the process
-// has exited 0 and is reaped. Any other plugin ignores the variable and
-// answers with its handshake line: that process is connected to as Start
-// connects, and DescribeOrStart returns its Client (Describe it over
-// gRPC, then Close it) and no payload. A WebAssembly cmd.Path (run by a
-// GuestRunner) is asked the same way: a catalog guest writes its
-// description and ends without serving, or the guest is connected to.
-func DescribeOrStart(ctx context.Context, cmd Command, opts Options) ([]byte, *Client, error) {
-	c, err := startCommand(ctx, cmd, opts, true)
-	switch {
-	case err != nil:
-		return nil, nil, err
-	case c.described != nil:
-		return c.described, nil, nil
-	}
-	return nil, c, nil
-}
-
 // start is Start's work, within its span.
 func (c *Client) start(ctx context.Context, cmd Command) error {
 	c.multiplex = cmd.MultiplexBroker
 	c.syncStdout, c.syncStderr = cmd.Output.SyncStdout, cmd.Output.SyncStderr
 	// A guest's transport is its own stdio pipes, where AutoMTLS does not
 	// apply, so the key pair is made only for a process.
-	if wasm, err := c.startWasm(ctx, cmd); wasm { // guest.go
+	if wasm, err := c.startWasm(ctx, cmd); wasm {
 		return err
 	}
 	var id *automtls.Identity

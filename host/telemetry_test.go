@@ -17,7 +17,6 @@ import (
 	"google.golang.org/grpc/health"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	testgrpc "google.golang.org/grpc/interop/grpc_testing"
-	testpb "google.golang.org/grpc/interop/grpc_testing"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 
@@ -251,8 +250,7 @@ func TestHostileTraceContextFromPlugin(t *testing.T) {
 	}}}
 	c := plugintest.Start(t, cfg, plugintest.Options{Logger: testutil.Logger(t), Telemetry: host.Telemetry{TracerProvider: tp}})
 	id := serveHealth(t, c)
-	root, err := tracedInit(t, tp, c, id)
-	if err != nil {
+	if _, err := tracedInit(t, tp, c, id); err != nil {
 		t.Fatalf("Init with the flood of callbacks: %v", err)
 	}
 	// The last callback's server span ends once its answer is written, a
@@ -279,7 +277,8 @@ func TestHostileTraceContextFromPlugin(t *testing.T) {
 	}
 	// The host's own tracing still works.
 	exp.Reset()
-	if root, err = tracedInit(t, tp, c, serveHealth(t, c)); err != nil {
+	root, err := tracedInit(t, tp, c, serveHealth(t, c))
+	if err != nil {
 		t.Fatalf("Init after the flood: %v", err)
 	}
 	hostCall := spanOf(t, exp, root.TraceID(), "objectstore.v1.ObjectStore/Init", trace.SpanKindClient)
@@ -307,7 +306,7 @@ func TestTraceCrossesToPluginService(t *testing.T) {
 	}
 	defer c.Close()
 	ctx, root := tp.Tracer("test").Start(ctx, "test root")
-	_, err = testgrpc.NewTestServiceClient(c.Conn()).UnaryCall(ctx, &testpb.SimpleRequest{})
+	_, err = testgrpc.NewTestServiceClient(c.Conn()).UnaryCall(ctx, &testgrpc.SimpleRequest{})
 	root.End()
 	if err != nil {
 		t.Fatal(err)

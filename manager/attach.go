@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/plugkit/plugkit/describe"
 	"github.com/plugkit/plugkit/host"
 )
 
@@ -25,7 +26,7 @@ func (m *Manager) Attach(ctx context.Context, label string, c *host.Client) erro
 	if closed {
 		return ErrClosed
 	}
-	d, err := DescribeCatalog(ctx, c.Conn()) // discover.go
+	d, err := describe.Conn(ctx, c.Conn())
 	if err != nil {
 		return fmt.Errorf("manager: Attach %s: %w (is it a catalog plugin?)", label, err)
 	}

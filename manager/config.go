@@ -20,8 +20,7 @@ const (
 	// from a slow call (RestartPolicy.HungCheck), after a call timed out;
 	// not to be confused with host.DefaultHealthCheckTimeout, the check
 	// after connect.
-	DefaultHungCheck       = time.Second
-	DefaultDescribeTimeout = 15 * time.Second
+	DefaultHungCheck = time.Second
 	// DefaultCallDeadline bounds a call through a Conn whose context
 	// carries no deadline, where Config.Calls sets none.
 	DefaultCallDeadline = time.Minute
@@ -66,6 +65,12 @@ type Config struct {
 	// MultiplexBroker do not apply to them; InheritEnv names the host's
 	// variables they get (none when nil).
 	Wasm wasmhost.Config
+	// Guests, when set, runs the WebAssembly plugins instead of a runtime
+	// the manager makes from Wasm (which then does not apply): a runtime
+	// for modules its caller owns, shares and closes, such as a
+	// wasmhost.Runtime. One that compiles ahead (CompileFile) compiles a
+	// module before its Describe, outside DescribeTimeout.
+	Guests host.GuestRunner
 	// Pins maps a plugin binary (its path, or its base name) to the hex
 	// SHA-256 it must have. A binary that does not match is refused before
 	// it runs, at discovery and at every start.
@@ -80,7 +85,7 @@ type Config struct {
 	// launch fills.
 	Parallelism int
 	// DescribeTimeout bounds one binary's start and Describe; 0 means
-	// DefaultDescribeTimeout.
+	// describe.DefaultTimeout.
 	DescribeTimeout time.Duration
 	// Restart is how crashed and hung plugin processes are restarted.
 	Restart RestartPolicy

@@ -40,8 +40,8 @@ func TestLyingDescribe(t *testing.T) {
 		}
 	}
 	for name, want := range map[string][]string{
-		"huge":     {"Describe: the answer is larger than the 1048576 bytes", "fix the plugin"},
-		"nameless": {"Describe: the answer is malformed: kind #1 has no name"},
+		"huge":     {"catalog Describe: the answer is larger than the 1048576 bytes", "fix the plugin"},
+		"nameless": {"catalog Describe: the answer is malformed: kind #1 has no name"},
 	} {
 		for _, w := range want {
 			if !strings.Contains(reasons[name], w) {

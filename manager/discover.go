@@ -19,12 +19,9 @@ import (
 	"time"
 
 	"go.opentelemetry.io/otel/attribute"
-	"google.golang.org/grpc"
-	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/encoding/protojson"
-	"google.golang.org/protobuf/proto"
 
+	"github.com/plugkit/plugkit/describe"
 	catalogv1 "github.com/plugkit/plugkit/gen/plugkit/catalog/v1"
 	"github.com/plugkit/plugkit/host"
 	"github.com/plugkit/plugkit/internal/filehash"
@@ -76,7 +73,7 @@ const cacheVersion = 1
 // binaries in directories are described in parallel (unchanged binaries
 // come from the cache without a launch; a plugkit catalog plugin writes
 // its description and exits, any other is started and asked over gRPC,
-// on the same process: host.DescribeOrStart), plugin services through
+// on the same process: describe.Start), plugin services through
 // their catalog. It then rebuilds the registry. Bad binaries and duplicate
 // names are reported in Binaries and Problems, not as an error: Discover
 // fails only when it cannot do its job at all (no sources, an unreadable
@@ -176,7 +173,7 @@ type describeRun struct {
 
 func (m *Manager) newDescribeRun(ctx context.Context) *describeRun {
 	n := m.cfg.parallelism()
-	return &describeRun{cache: m.loadCache(ctx), hashes: newHashes(min(n, runtime.NumCPU())), launch: make(chan struct{}, n)}
+	return &describeRun{cache: m.loadCache(ctx), hashes: newHashes(min(n, runtime.NumCPU()), m.hooks.hashed), launch: make(chan struct{}, n)}
 }
 
 // describe stats, hashes (when the cache cannot vouch for the file),
@@ -215,7 +212,7 @@ func (m *Manager) describe(ctx context.Context, path string, run *describeRun) *
 	}
 	if ce := run.cache[path]; ce != nil && ce.SHA256 == b.SHA256 && len(ce.Describe) > 0 {
 		d := &catalogv1.DescribeResponse{}
-		if protojson.Unmarshal(ce.Describe, d) == nil && checkDescription(d) == nil {
+		if protojson.Unmarshal(ce.Describe, d) == nil && describe.Check(d) == nil {
 			b.Description, b.Cached = d, true
 			return b
 		}
@@ -240,7 +237,7 @@ func (m *Manager) describe(ctx context.Context, path string, run *describeRun) *
 // startDescribe launches the binary at path for its description. Unless
 // the process is to be kept (Config.KeepDescribed), a plugkit catalog
 // plugin, native or WebAssembly, is asked for its description alone
-// (host.DescribeOrStart: no key pair, listener or gRPC; it exits once it
+// (describe.Start: no key pair, listener or gRPC; it exits once it
 // has written it); any other plugin, and a kept one, is started and
 // returns its Client, for Describe over gRPC. wasm says the file is a
 // WebAssembly module (runnable).
@@ -251,19 +248,9 @@ func (m *Manager) startDescribe(ctx context.Context, path string, wasm bool) (*c
 	}
 	cmd, opts := m.hostConfig(path, wasm)
 	opts.Telemetry = m.telemetryOf("")
-	payload, c, err := host.DescribeOrStart(ctx, cmd, opts)
+	d, c, err := describe.Start(ctx, cmd, opts)
 	m.countLaunch(err)
-	if err != nil || c != nil {
-		return nil, c, err
-	}
-	d := &catalogv1.DescribeResponse{}
-	if err := proto.Unmarshal(payload, d); err != nil {
-		return nil, nil, fmt.Errorf("plugin %s: its describe line holds no DescribeResponse: %w; fix the plugin", filepath.Base(path), err)
-	}
-	if err := checkDescription(d); err != nil {
-		return nil, nil, err
-	}
-	return d, nil, nil
+	return d, c, err
 }
 
 // launchDescribe starts a plugin (start) and asks it for its description,
@@ -272,7 +259,7 @@ func (m *Manager) startDescribe(ctx context.Context, path string, wasm bool) (*c
 // return the description itself (the plugin wrote it and exited) instead
 // of a Client.
 func (m *Manager) launchDescribe(ctx context.Context, key procKey, start func(context.Context) (*catalogv1.DescribeResponse, *host.Client, error)) (d *catalogv1.DescribeResponse, err error) {
-	ctx, cancel := context.WithTimeout(ctx, cmp.Or(m.cfg.DescribeTimeout, DefaultDescribeTimeout))
+	ctx, cancel := context.WithTimeout(ctx, cmp.Or(m.cfg.DescribeTimeout, describe.DefaultTimeout))
 	defer cancel()
 	ctx, end := m.span(ctx, "plugkit.describe", attribute.String("plugkit.binary", key.path))
 	defer func() { end(err) }()
@@ -280,10 +267,7 @@ func (m *Manager) launchDescribe(ctx context.Context, key procKey, start func(co
 	if err != nil || c == nil {
 		return d, err // described without serving (startDescribe), or failed
 	}
-	d, err = DescribeCatalog(ctx, c.Conn())
-	if status.Code(err) == codes.Unimplemented {
-		err = fmt.Errorf("serves no plugkit.catalog.v1.Catalog: it is a plain go-plugin plugin, not a plugkit kinds plugin; load it with host.Start")
-	}
+	d, err = describe.Conn(ctx, c.Conn())
 	if err != nil || !m.keepDescribed(key, c) {
 		c.Close()
 	}
@@ -318,73 +302,6 @@ func (m *Manager) dropWarmLocked() []*host.Client {
 		delete(m.warm, k)
 	}
 	return out
-}
-
-// maxDescribe bounds a Describe answer: a catalog of a few kinds, majors
-// and names takes a few KiB; a bigger answer is broken or hostile, and is
-// neither kept in memory nor cached.
-const maxDescribe = 1 << 20
-
-// MaxDescribeNames bounds the implementation names one Describe answer
-// may hold, counted over all its kinds and majors: a catalog names a few,
-// a hundred at most; an answer naming more is refused as malformed. With
-// it, what Discover keeps of the answers (the registry, the duplicate
-// problems) stays within a small constant times the bytes of the answers.
-const MaxDescribeNames = 10000
-
-// DescribeCatalog asks a catalog plugin on cc for its description, as
-// Discover does: at most 1 MiB of it (a bigger answer is refused, not
-// kept), checked to make sense (kinds named, majors from 1, names present).
-func DescribeCatalog(ctx context.Context, cc grpc.ClientConnInterface) (*catalogv1.DescribeResponse, error) {
-	d, err := catalogv1.NewCatalogClient(cc).Describe(ctx, &catalogv1.DescribeRequest{}, grpc.MaxCallRecvMsgSize(maxDescribe))
-	if status.Code(err) == codes.ResourceExhausted {
-		return nil, fmt.Errorf("Describe: the answer is larger than the %d bytes a description may be: the plugin's catalog is broken; fix the plugin (%w)", maxDescribe, err)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("Describe: %w", err)
-	}
-	if err := checkDescription(d); err != nil {
-		return nil, err
-	}
-	return d, nil
-}
-
-// checkDescription refuses a Describe answer the registry cannot use: a
-// kind without a name, a major 0, a major without names or with an empty
-// one. (A plugin can still claim a major it does not serve: calls then
-// say so, see Conn.explain.)
-func checkDescription(d *catalogv1.DescribeResponse) error {
-	bad := func(format string, args ...any) error {
-		return fmt.Errorf("Describe: the answer is malformed: %s; fix the plugin's catalog", fmt.Sprintf(format, args...))
-	}
-	total := 0
-	for _, k := range d.GetKinds() {
-		for _, maj := range k.GetMajors() {
-			total += len(maj.GetNames())
-		}
-	}
-	if total > MaxDescribeNames {
-		return bad("it names %d implementations, more than the %d one answer may (manager.MaxDescribeNames); split the plugin's catalog over several binaries", total, MaxDescribeNames)
-	}
-	for i, k := range d.GetKinds() {
-		if k.GetName() == "" {
-			return bad("kind #%d has no name", i+1)
-		}
-		for _, maj := range k.GetMajors() {
-			if maj.GetMajor() == 0 {
-				return bad("kind %q has a major 0 (majors start at 1)", k.GetName())
-			}
-			if len(maj.GetNames()) == 0 {
-				return bad("kind %q major %d names no implementation", k.GetName(), maj.GetMajor())
-			}
-			for _, n := range maj.GetNames() {
-				if n == "" {
-					return bad("kind %q major %d has an empty implementation name", k.GetName(), maj.GetMajor())
-				}
-			}
-		}
-	}
-	return nil
 }
 
 // start launches the binary at path, counting the launch unless its pin

@@ -52,33 +52,9 @@ func TestDuplicateNamesOneProblemPerPair(t *testing.T) {
 	}
 }
 
-// TestDescribeNamesCapped: an answer naming more than MaxDescribeNames
-// implementations is refused, and the error names the bound.
-func TestDescribeNamesCapped(t *testing.T) {
-	if err := checkDescription(manyKinds(10000)); err != nil {
-		t.Fatalf("an answer of 10000 names was refused: %v", err)
-	}
-	err := checkDescription(manyKinds(10001))
-	if err == nil || !strings.Contains(err.Error(), "MaxDescribeNames") || !strings.Contains(err.Error(), "10001") {
-		t.Fatalf("an answer of 10001 names: %v, want it refused naming manager.MaxDescribeNames", err)
-	}
-	// The same count through one kind's majors.
-	d := &catalogv1.DescribeResponse{Kinds: []*catalogv1.Kind{{Name: "kv"}}}
-	for i := range 101 {
-		maj := &catalogv1.Major{Major: uint32(i + 1)}
-		for j := range 100 {
-			maj.Names = append(maj.Names, fmt.Sprint(j))
-		}
-		d.Kinds[0].Majors = append(d.Kinds[0].Majors, maj)
-	}
-	if err := checkDescription(d); err == nil || !strings.Contains(err.Error(), "MaxDescribeNames") {
-		t.Fatalf("an answer of 101 majors of 100 names: %v, want it refused", err)
-	}
-}
-
 // BenchmarkDuplicateNames builds the registry of 20 binaries that claim
 // the same pairs (Discover's last step): N pairs each, as many as
-// MaxDescribeNames allows. It reports the problems' bytes and count.
+// describe.MaxNames allows. It reports the problems' bytes and count.
 func BenchmarkDuplicateNames(b *testing.B) {
 	d := manyKinds(10000)
 	for b.Loop() {

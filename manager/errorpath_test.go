@@ -18,11 +18,12 @@ import (
 // to wait 100 ms for an exit that never came); a call whose plugin died
 // under it waits for the process's exit and says the plugin died.
 func TestAnsweredErrorsDoNotWait(t *testing.T) {
+	t.Parallel()
 	var waits atomic.Int32
-	defer manager.SetExitWaitHook(func() { waits.Add(1) })()
 	dir := testutil.TempDir(t)
 	writePlugin(t, dir, "p", "p 2")
 	m := newManager(t, manager.Config{Sources: []manager.Source{manager.Dirs(dir)}})
+	manager.SetExitWaitHook(m, func() { waits.Add(1) })
 	conn, _ := store(t, m, "p")
 	cl := objectstorev2.NewObjectStoreClient(conn)
 	for range 3 {

@@ -1,8 +1,5 @@
 package manager
 
-// SetExitWaitHook makes f called whenever a failed call waits for its
-// plugin's process to exit; restore undoes it.
-func SetExitWaitHook(f func()) (restore func()) {
-	exitWaitHook = f
-	return func() { exitWaitHook = nil }
-}
+// SetExitWaitHook makes f called whenever a failed call of m waits for
+// its plugin's process to exit. Call it before m's first call.
+func SetExitWaitHook(m *Manager, f func()) { m.hooks.exitWait = f }

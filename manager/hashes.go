@@ -33,6 +33,7 @@ func idOf(fi fs.FileInfo) (id fileID, ok bool) {
 // mtime restored is hashed afresh by the next one, and a pinned binary's
 // launch is checked again by host.Start on the file it executes.
 type hashes struct {
+	hook  func(path string) // nil but in tests: told of each file hashed
 	slots chan struct{}
 	mu    sync.Mutex
 	sums  map[fileID]*hashResult
@@ -45,13 +46,11 @@ type hashResult struct {
 	err  error
 }
 
-func newHashes(width int) *hashes {
-	return &hashes{slots: make(chan struct{}, max(width, 1)), sums: map[fileID]*hashResult{}}
+// newHashes hashes width files at a time; hook, when a test sets it, is
+// called with each path about to be read and hashed.
+func newHashes(width int, hook func(path string)) *hashes {
+	return &hashes{hook: hook, slots: make(chan struct{}, max(width, 1)), sums: map[fileID]*hashResult{}}
 }
-
-// hashedHook, when set by a test, is called with each path about to be
-// read and hashed.
-var hashedHook func(path string)
 
 // sum returns the SHA-256 of the file at path, which fi (from os.Stat)
 // describes: the sum already computed in this Discover for the same file
@@ -90,8 +89,8 @@ func (h *hashes) hash(ctx context.Context, path string, id fileID, check bool) (
 	case <-ctx.Done():
 		return "", fmt.Errorf("hashing %s: %w", path, ctx.Err())
 	}
-	if hashedHook != nil {
-		hashedHook(path)
+	if h.hook != nil {
+		h.hook(path)
 	}
 	return fileSHA256(ctx, path, func(fi fs.FileInfo) bool {
 		got, ok := idOf(fi)

@@ -19,22 +19,21 @@ import (
 	"github.com/plugkit/plugkit/internal/testutil"
 )
 
-// countHashes counts, until the test ends, the files hashedHook says are
-// read, by path.
-func countHashes(t *testing.T) func() map[string]int {
+// countHashes returns a hook for newHashes (or Manager.hooks.hashed) and
+// a function that returns the files it was told are read, by path.
+func countHashes() (hook func(path string), read func() map[string]int) {
 	var mu sync.Mutex
-	read := map[string]int{}
-	hashedHook = func(path string) {
+	counts := map[string]int{}
+	hook = func(path string) {
 		mu.Lock()
 		defer mu.Unlock()
-		read[path]++
+		counts[path]++
 	}
-	t.Cleanup(func() { hashedHook = nil })
-	return func() map[string]int {
+	return hook, func() map[string]int {
 		mu.Lock()
 		defer mu.Unlock()
 		total := map[string]int{}
-		for p, n := range read {
+		for p, n := range counts {
 			total[p] = n
 		}
 		return total
@@ -50,7 +49,8 @@ func sumOf(data string) string {
 // hard link, the same path twice) are hashed once, in parallel callers,
 // and share its sum; another file is hashed on its own.
 func TestHashesShareOneFile(t *testing.T) {
-	read := countHashes(t)
+	t.Parallel()
+	hook, read := countHashes()
 	dir := testutil.TempDir(t)
 	real, other := filepath.Join(dir, "real"), filepath.Join(dir, "other")
 	writeTestFile(t, real, "one binary")
@@ -67,7 +67,7 @@ func TestHashesShareOneFile(t *testing.T) {
 		paths = append(paths, p)
 	}
 	paths = append(paths, other)
-	h := newHashes(4)
+	h := newHashes(4, hook)
 	sums := make([]string, len(paths))
 	var wg sync.WaitGroup
 	for i, p := range paths {
@@ -123,7 +123,7 @@ func TestHashRefusesAFileChangedSinceItsStat(t *testing.T) {
 		}
 		change(path)
 		os.Chtimes(path, time.Time{}, fi.ModTime())
-		sum, err := newHashes(1).sum(context.Background(), path, fi)
+		sum, err := newHashes(1, nil).sum(context.Background(), path, fi)
 		if err == nil || !strings.Contains(err.Error(), "changed while Discover looked at it") {
 			t.Errorf("%s: sum %q, error %v; want the error that the file changed", name, sum, err)
 		}
@@ -136,7 +136,8 @@ func TestHashRefusesAFileChangedSinceItsStat(t *testing.T) {
 // the file was swapped for another of the same size with the mtime
 // restored, hashes it afresh and refuses the pin that the first file met.
 func TestPinRefusesASwappedBinaryReachedTwice(t *testing.T) {
-	read := countHashes(t)
+	t.Parallel()
+	hook, read := countHashes()
 	dir := testutil.TempDir(t)
 	real := filepath.Join(dir, "real")
 	first := "#!/bin/sh\nexit 3\n"
@@ -148,6 +149,7 @@ func TestPinRefusesASwappedBinaryReachedTwice(t *testing.T) {
 	}
 	m := New(Config{Sources: []Source{Dirs(dir)}, Pins: map[string]string{"a": sumOf(first), "b": sumOf("another")},
 		Host: host.Options{Logger: slog.New(slog.DiscardHandler)}})
+	m.hooks.hashed = hook
 	defer m.Close()
 	discoverPins(t, m, map[string]bool{"a": false, "b": true})
 	if n := len(read()); n != 1 || read()[filepath.Join(dir, "a")]+read()[filepath.Join(dir, "b")]+read()[real] != 1 {

@@ -36,6 +36,14 @@ type Manager struct {
 	remoteCacheMu sync.Mutex               // serialises writes of the remote cache (remote.go)
 	cacheWriteMu  sync.Mutex               // serialises writes of the cache file; held without mu
 	wasm          wasmGuests               // the runtime of WebAssembly plugins (wasm.go)
+	hooks         testHooks                // set by tests alone (export_test.go)
+}
+
+// testHooks tell a test what it cannot see otherwise; each is nil but in
+// tests.
+type testHooks struct {
+	exitWait func()            // a failed call waits for its plugin's exit
+	hashed   func(path string) // a file is about to be read and hashed
 }
 
 // New returns a Manager. Call Discover before using it.

@@ -156,7 +156,7 @@ func (p *process) observe(ctx context.Context, c *host.Client, method string, er
 		if ans.answered() || c.Exited() == nil {
 			return err
 		}
-		if exitSeen(ctx, c.Exited()) {
+		if exitSeen(ctx, c.Exited(), p.m.hooks.exitWait) {
 			// Close, on a process that has exited, only cleans up and
 			// says how it ended (the restart closes it again: a no-op).
 			if exitErr := c.Close(); exitErr != nil {
@@ -171,11 +171,11 @@ func (p *process) observe(ctx context.Context, c *host.Client, method string, er
 }
 
 // exitSeen waits for exited to close, for at most exitWait and while
-// ctx lives, and reports whether it did. exitWaitHook, when a test sets
-// it, is told of every wait.
-func exitSeen(ctx context.Context, exited <-chan struct{}) bool {
-	if exitWaitHook != nil {
-		exitWaitHook()
+// ctx lives, and reports whether it did. hook, when a test sets it, is
+// told of every wait.
+func exitSeen(ctx context.Context, exited <-chan struct{}, hook func()) bool {
+	if hook != nil {
+		hook()
 	}
 	t := time.NewTimer(exitWait)
 	defer t.Stop()
@@ -187,10 +187,6 @@ func exitSeen(ctx context.Context, exited <-chan struct{}) bool {
 	}
 	return false
 }
-
-// exitWaitHook is nil but in tests, which see through it that a call
-// waited for its plugin's exit.
-var exitWaitHook func()
 
 func (p *process) checkHung(c *host.Client) {
 	ctx, cancel := context.WithTimeout(context.Background(), cmp.Or(p.m.cfg.Restart.HungCheck, DefaultHungCheck))

@@ -19,6 +19,7 @@ import (
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/plugkit/plugkit/describe"
 	catalogv1 "github.com/plugkit/plugkit/gen/plugkit/catalog/v1"
 	"github.com/plugkit/plugkit/host"
 	"github.com/plugkit/plugkit/wire"
@@ -180,7 +181,7 @@ func (m *Manager) describeRemote(ctx context.Context, r Remote, cache func() map
 	if err != nil {
 		if raw, ok := cache()[r.cacheKey()]; ok {
 			cd := &catalogv1.DescribeResponse{}
-			if protojson.Unmarshal(raw, cd) == nil && checkDescription(cd) == nil {
+			if protojson.Unmarshal(raw, cd) == nil && describe.Check(cd) == nil {
 				m.cfg.logger().Warn("plugin service unreachable; using its cached description", "kind", r.Kind, "name", r.Name, "endpoints", r.Endpoints, "error", err)
 				d, err = cd, nil
 				b.Cached = true

@@ -34,8 +34,9 @@ const (
 // order, for its plugins; the Manager keeps the registry, the processes,
 // the restarts and the cache.
 //
-// A Source of your own describes its plugins with DescribeCatalog over a
-// connection it makes, and connects with host.Start or host.Dial.
+// A Source of your own describes its plugins with package describe
+// (describe.Run, or describe.Conn over a connection it makes), and
+// connects with host.Start or host.Dial.
 type Source interface {
 	// Find lists the plugins the source holds now, in the order of
 	// precedence among them (the first of two with the same (kind, name)

@@ -66,7 +66,7 @@ func (o *observer) count(t *testing.T, name, key, value string) int64 {
 		for _, m := range sm.Metrics {
 			if sum, ok := m.Data.(metricdata.Sum[int64]); ok && m.Name == name {
 				for _, p := range sum.DataPoints {
-					if v, ok := p.Attributes.Value(attribute.Key(key)); ok && v.Emit() == value {
+					if v, ok := p.Attributes.Value(attribute.Key(key)); ok && v.String() == value {
 						n += p.Value
 					}
 				}

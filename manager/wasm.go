@@ -48,6 +48,10 @@ func (m *Manager) forWasm(cmd *host.Command, wasm bool) {
 	if !wasm {
 		return
 	}
+	if m.cfg.Guests != nil {
+		cmd.Runner = m.cfg.Guests
+		return
+	}
 	if rt := m.wasm.runtime(m.cfg); rt != nil { // nil after Close
 		cmd.Runner = rt
 	}
@@ -59,6 +63,14 @@ func (m *Manager) forWasm(cmd *host.Command, wasm bool) {
 // has it).
 func (m *Manager) compileWasm(ctx context.Context, path string, wasm bool) error {
 	if !wasm {
+		return nil
+	}
+	if m.cfg.Guests != nil {
+		if c, ok := m.cfg.Guests.(interface {
+			CompileFile(ctx context.Context, path string) error
+		}); ok {
+			return c.CompileFile(ctx, path)
+		}
 		return nil
 	}
 	rt := m.wasm.runtime(m.cfg)

@@ -19,7 +19,6 @@ import (
 	objectstorev1 "github.com/plugkit/plugkit/examples/objectstore/gen/objectstore/v1"
 	"github.com/plugkit/plugkit/handshake"
 	"github.com/plugkit/plugkit/host"
-	"github.com/plugkit/plugkit/internal/pluginharness"
 	"github.com/plugkit/plugkit/internal/testutil"
 	"github.com/plugkit/plugkit/plugin"
 )
@@ -217,8 +216,7 @@ func TestDebugModeInProcess(t *testing.T) {
 	defer cancel()
 	done := make(chan error, 1)
 	go func() {
-		hctx := pluginharness.With(ctx, pluginharness.Harness{LookupEnv: func(k string) (string, bool) { v, ok := env[k]; return v, ok }, Handshake: pw})
-		done <- plugin.Run(hctx, plugin.Config{
+		done <- plugin.RunIn(ctx, plugin.Config{
 			Cookie:   cookie,
 			Versions: map[int]plugin.Register{1: versionService("v1"), 2: versionService("v2")},
 			Name:     "example.com/it's",
@@ -231,7 +229,7 @@ func TestDebugModeInProcess(t *testing.T) {
 				_, err = fmt.Fprintf(w, "\tMY_VAR=%s\n", plugin.ShellQuote(text))
 				return err
 			},
-		})
+		}, plugin.Harness{LookupEnv: func(k string) (string, bool) { v, ok := env[k]; return v, ok }, Handshake: pw})
 	}()
 	line, err := bufio.NewReader(pr).ReadString('\n')
 	if err != nil {
@@ -273,8 +271,8 @@ func TestDebugModeInProcess(t *testing.T) {
 
 func TestDebugModeRejects(t *testing.T) {
 	run := func(env map[string]string) error {
-		ctx := pluginharness.With(context.Background(), pluginharness.Harness{LookupEnv: func(k string) (string, bool) { v, ok := env[k]; return v, ok }})
-		return plugin.Run(ctx, plugin.Config{Cookie: cookie, Versions: map[int]plugin.Register{1: registerHealthOnly}})
+		return plugin.RunIn(context.Background(), plugin.Config{Cookie: cookie, Versions: map[int]plugin.Register{1: registerHealthOnly}},
+			plugin.Harness{LookupEnv: func(k string) (string, bool) { v, ok := env[k]; return v, ok }})
 	}
 	if err := run(map[string]string{plugin.EnvDebug: "yes please"}); err == nil || !strings.Contains(err.Error(), "PLUGKIT_DEBUG=\"yes please\": set it to 1") {
 		t.Errorf("Run with a bad PLUGKIT_DEBUG: %v", err)

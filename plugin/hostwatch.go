@@ -59,7 +59,7 @@ func watchHostFromStart(lookup func(string) (string, bool)) *startWatch {
 	if gone == nil {
 		return nil
 	}
-	wake, disarm := deathSignal() // parent_linux.go: the kernel's word, at once
+	wake, disarm := deathSignal() // the kernel's word, at once
 	ctx, cancel := context.WithCancel(context.Background())
 	w := &startWatch{stop: cancel}
 	w.gone = pollGone(ctx, parentPollInterval, wake, gone, func() { disarm(); release() })

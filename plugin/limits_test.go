@@ -30,12 +30,10 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	testgrpc "google.golang.org/grpc/interop/grpc_testing"
-	testpb "google.golang.org/grpc/interop/grpc_testing"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
 
 	"github.com/plugkit/plugkit/broker"
-	"github.com/plugkit/plugkit/internal/pluginharness"
 	"github.com/plugkit/plugkit/internal/remotetest"
 	"github.com/plugkit/plugkit/internal/testpki"
 	"github.com/plugkit/plugkit/internal/testutil"
@@ -93,7 +91,7 @@ func TestServiceExitsWithinDrainDespiteStalledHandshakes(t *testing.T) {
 	cc := dialTLS(t, addr, pki.HostTLS())
 	slow := make(chan error, 1)
 	go func() {
-		_, err := testgrpc.NewTestServiceClient(cc).UnaryCall(ctx, &testpb.SimpleRequest{ResponseSize: 20000})
+		_, err := testgrpc.NewTestServiceClient(cc).UnaryCall(ctx, &testgrpc.SimpleRequest{ResponseSize: 20000})
 		slow <- err
 	}()
 	stallHandshakes(t, addr, 300)
@@ -299,7 +297,7 @@ type holdingService struct {
 	once    sync.Once
 }
 
-func (s *holdingService) UnaryCall(ctx context.Context, req *testpb.SimpleRequest) (*testpb.SimpleResponse, error) {
+func (s *holdingService) UnaryCall(ctx context.Context, req *testgrpc.SimpleRequest) (*testgrpc.SimpleResponse, error) {
 	if s.holding.Add(1) == s.n {
 		s.once.Do(func() { close(s.all) })
 	}
@@ -310,7 +308,7 @@ func (s *holdingService) UnaryCall(ctx context.Context, req *testpb.SimpleReques
 	case <-ctx.Done():
 		return nil, ctx.Err()
 	}
-	return &testpb.SimpleResponse{Payload: &testpb.Payload{Body: []byte(strconv.Itoa(len(req.GetPayload().GetBody())))}}, nil
+	return &testgrpc.SimpleResponse{Payload: &testgrpc.Payload{Body: []byte(strconv.Itoa(len(req.GetPayload().GetBody())))}}, nil
 }
 
 // loadClients is the role of the test binary that sends the 8x60 MiB
@@ -343,7 +341,7 @@ func loadClients() {
 		}
 		wg.Go(func() {
 			defer cc.Close()
-			_, err := testgrpc.NewTestServiceClient(cc).UnaryCall(ctx, &testpb.SimpleRequest{Payload: &testpb.Payload{Body: body}})
+			_, err := testgrpc.NewTestServiceClient(cc).UnaryCall(ctx, &testgrpc.SimpleRequest{Payload: &testgrpc.Payload{Body: body}})
 			mu.Lock()
 			fmt.Println(status.Code(err), strings.ReplaceAll(status.Convert(err).Message(), "\n", " "))
 			mu.Unlock()
@@ -537,7 +535,7 @@ func TestServiceRotationWithCallsInFlight(t *testing.T) {
 			t.Fatal("the calls in flight never finished")
 		}
 	}
-	if _, err := testgrpc.NewTestServiceClient(old).EmptyCall(ctx, &testpb.Empty{}); err != nil {
+	if _, err := testgrpc.NewTestServiceClient(old).EmptyCall(ctx, &testgrpc.Empty{}); err != nil {
 		t.Fatalf("the connection made before the rotation lost its session: %v", err)
 	}
 	// A host of the old CA cannot make a new connection, session ticket
@@ -545,10 +543,10 @@ func TestServiceRotationWithCallsInFlight(t *testing.T) {
 	oldNew := dialTLS(t, addr, oldTLS())
 	cctx, ccancel := context.WithTimeout(ctx, 2*time.Second)
 	defer ccancel()
-	if _, err := testgrpc.NewTestServiceClient(oldNew).EmptyCall(cctx, &testpb.Empty{}); err == nil {
+	if _, err := testgrpc.NewTestServiceClient(oldNew).EmptyCall(cctx, &testgrpc.Empty{}); err == nil {
 		t.Fatal("a new connection of a host of the old CA was served after the rotation")
 	}
-	if _, err := testgrpc.NewTestServiceClient(cc).UnaryCall(ctx, &testpb.SimpleRequest{}); err != nil {
+	if _, err := testgrpc.NewTestServiceClient(cc).UnaryCall(ctx, &testgrpc.SimpleRequest{}); err != nil {
 		t.Fatalf("a call with the rotated certificates: %v", err)
 	}
 }
@@ -582,7 +580,7 @@ func startCallsInFlight(ctx context.Context, cc *grpc.ClientConn, n int) <-chan 
 	results := make(chan error, n)
 	for range n {
 		go func() {
-			resp, err := testgrpc.NewTestServiceClient(cc).UnaryCall(ctx, &testpb.SimpleRequest{ResponseSize: 3000})
+			resp, err := testgrpc.NewTestServiceClient(cc).UnaryCall(ctx, &testgrpc.SimpleRequest{ResponseSize: 3000})
 			if err == nil && string(resp.GetPayload().GetBody()) != "one" {
 				err = errors.New("wrong answer")
 			}
@@ -600,7 +598,7 @@ func dialUntilServed(ctx context.Context, t *testing.T, addr string, tc *tls.Con
 	for {
 		cc := dialTLS(t, addr, tc)
 		cctx, ccancel := context.WithTimeout(ctx, time.Second)
-		_, err := testgrpc.NewTestServiceClient(cc).EmptyCall(cctx, &testpb.Empty{})
+		_, err := testgrpc.NewTestServiceClient(cc).EmptyCall(cctx, &testgrpc.Empty{})
 		ccancel()
 		if err == nil {
 			return cc
@@ -674,7 +672,7 @@ func TestServiceLimitsFromEnvironment(t *testing.T) {
 			env[k] = v
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		err := plugin.Run(pluginharness.With(ctx, pluginharness.Harness{LookupEnv: remotetest.Lookup(env), KeepStdio: true}), plugin.Config{Versions: versions})
+		err := plugin.RunIn(ctx, plugin.Config{Versions: versions}, plugin.Harness{LookupEnv: remotetest.Lookup(env), KeepStdio: true})
 		cancel()
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%v: Run = %v, want an error mentioning %q", tc.env, err, tc.want)
@@ -690,7 +688,7 @@ type budgetService struct {
 	release chan struct{}
 }
 
-func (s *budgetService) UnaryCall(ctx context.Context, req *testpb.SimpleRequest) (*testpb.SimpleResponse, error) {
+func (s *budgetService) UnaryCall(ctx context.Context, req *testgrpc.SimpleRequest) (*testgrpc.SimpleResponse, error) {
 	if req.GetResponseSize() == 1 {
 		s.held <- struct{}{}
 		select {
@@ -699,15 +697,15 @@ func (s *budgetService) UnaryCall(ctx context.Context, req *testpb.SimpleRequest
 			return nil, ctx.Err()
 		}
 	}
-	return &testpb.SimpleResponse{}, nil
+	return &testgrpc.SimpleResponse{}, nil
 }
 
-func (s *budgetService) StreamingInputCall(stream grpc.ClientStreamingServer[testpb.StreamingInputCallRequest, testpb.StreamingInputCallResponse]) error {
+func (s *budgetService) StreamingInputCall(stream grpc.ClientStreamingServer[testgrpc.StreamingInputCallRequest, testgrpc.StreamingInputCallResponse]) error {
 	total := 0
 	for {
 		m, err := stream.Recv()
 		if err == io.EOF {
-			return stream.SendAndClose(&testpb.StreamingInputCallResponse{AggregatedPayloadSize: int32(total)})
+			return stream.SendAndClose(&testgrpc.StreamingInputCallResponse{AggregatedPayloadSize: int32(total)})
 		}
 		if err != nil {
 			return err
@@ -753,7 +751,7 @@ func budgetRefusesThenReleases(ctx context.Context, t *testing.T, client testgrp
 	// refused.
 	held := make(chan error, 3)
 	call := func(size int, hold bool) {
-		req := &testpb.SimpleRequest{Payload: &testpb.Payload{Body: make([]byte, size)}}
+		req := &testgrpc.SimpleRequest{Payload: &testgrpc.Payload{Body: make([]byte, size)}}
 		if hold {
 			req.ResponseSize = 1
 		}
@@ -770,7 +768,7 @@ func budgetRefusesThenReleases(ctx context.Context, t *testing.T, client testgrp
 	}
 	go call(3<<20, false)
 	for {
-		_, err := client.UnaryCall(ctx, &testpb.SimpleRequest{})
+		_, err := client.UnaryCall(ctx, &testgrpc.SimpleRequest{})
 		if status.Code(err) == codes.ResourceExhausted {
 			if !strings.Contains(err.Error(), plugin.EnvMaxInflightBytes) || !strings.Contains(err.Error(), "retry") {
 				t.Fatalf("a call beyond the budget: %v; want a message saying to retry or raise %s", err, plugin.EnvMaxInflightBytes)
@@ -791,7 +789,7 @@ func budgetRefusesThenReleases(ctx context.Context, t *testing.T, client testgrp
 			t.Fatal(err)
 		}
 	}
-	if _, err := client.UnaryCall(ctx, &testpb.SimpleRequest{}); err != nil {
+	if _, err := client.UnaryCall(ctx, &testgrpc.SimpleRequest{}); err != nil {
 		t.Fatalf("a call after the held requests were let go: %v", err)
 	}
 }
@@ -804,11 +802,11 @@ func idleStreamHoldsNoRoom(ctx context.Context, t *testing.T, client testgrpc.Te
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := idle.Send(&testpb.StreamingInputCallRequest{}); err != nil {
+	if err := idle.Send(&testgrpc.StreamingInputCallRequest{}); err != nil {
 		t.Fatal(err)
 	}
 	for i := range 3 {
-		if _, err := client.UnaryCall(ctx, &testpb.SimpleRequest{Payload: &testpb.Payload{Body: make([]byte, 1<<20)}}); err != nil {
+		if _, err := client.UnaryCall(ctx, &testgrpc.SimpleRequest{Payload: &testgrpc.Payload{Body: make([]byte, 1<<20)}}); err != nil {
 			t.Fatalf("call %d beside an idle client stream: %v", i, err)
 		}
 	}
@@ -829,7 +827,7 @@ func streamMessagesCountOneAtATime(ctx context.Context, t *testing.T, client tes
 	}
 	body := make([]byte, 3<<20)
 	for i := range 20 {
-		if err := stream.Send(&testpb.StreamingInputCallRequest{Payload: &testpb.Payload{Body: body}}); err != nil {
+		if err := stream.Send(&testgrpc.StreamingInputCallRequest{Payload: &testgrpc.Payload{Body: body}}); err != nil {
 			t.Fatalf("message %d: %v", i, err)
 		}
 	}
@@ -837,7 +835,7 @@ func streamMessagesCountOneAtATime(ctx context.Context, t *testing.T, client tes
 	if err != nil || resp.GetAggregatedPayloadSize() != 20*3<<20 {
 		t.Fatalf("client stream: %v, %v", resp, err)
 	}
-	if _, err := client.UnaryCall(ctx, &testpb.SimpleRequest{}); err != nil {
+	if _, err := client.UnaryCall(ctx, &testgrpc.SimpleRequest{}); err != nil {
 		t.Fatalf("a call after the stream: %v", err)
 	}
 }
@@ -876,7 +874,7 @@ func TestServiceBudgetWithOwnCredentials(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 			defer cancel()
 			client := testgrpc.NewTestServiceClient(cc)
-			if _, err := client.UnaryCall(ctx, &testpb.SimpleRequest{Payload: &testpb.Payload{Body: make([]byte, 100<<10)}}); err != nil {
+			if _, err := client.UnaryCall(ctx, &testgrpc.SimpleRequest{Payload: &testgrpc.Payload{Body: make([]byte, 100<<10)}}); err != nil {
 				t.Fatalf("a unary call: %v", err)
 			}
 			stream, err := client.StreamingInputCall(ctx)
@@ -884,7 +882,7 @@ func TestServiceBudgetWithOwnCredentials(t *testing.T) {
 				t.Fatal(err)
 			}
 			for range 3 {
-				if err := stream.Send(&testpb.StreamingInputCallRequest{Payload: &testpb.Payload{Body: make([]byte, 1<<10)}}); err != nil {
+				if err := stream.Send(&testgrpc.StreamingInputCallRequest{Payload: &testgrpc.Payload{Body: make([]byte, 1<<10)}}); err != nil {
 					t.Fatal(err)
 				}
 			}

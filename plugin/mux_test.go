@@ -17,7 +17,6 @@ import (
 	"github.com/plugkit/plugkit/handshake"
 	"github.com/plugkit/plugkit/internal/brokerwire"
 	"github.com/plugkit/plugkit/internal/goplugin/pluginpb"
-	"github.com/plugkit/plugkit/internal/pluginharness"
 	"github.com/plugkit/plugkit/plugin"
 	"github.com/plugkit/plugkit/wire"
 )
@@ -31,10 +30,10 @@ func runInProcess(t *testing.T, env map[string]string) (handshake.Line, <-chan e
 	go func() {
 		// In the test's own process: no host to watch (under Wine its parent
 		// is not a process it can open, which counts as gone).
-		done <- plugin.Run(pluginharness.With(context.Background(), pluginharness.Harness{LookupEnv: func(k string) (string, bool) { v, ok := env[k]; return v, ok }, Handshake: pw, KeepStdio: true, NoParentWatch: true}), plugin.Config{
+		done <- plugin.RunIn(context.Background(), plugin.Config{
 			Cookie:   cookie,
 			Versions: map[int]plugin.Register{1: registerHealthOnly},
-		})
+		}, plugin.Harness{LookupEnv: func(k string) (string, bool) { v, ok := env[k]; return v, ok }, Handshake: pw, KeepStdio: true, NoParentWatch: true})
 	}()
 	text, err := bufio.NewReader(pr).ReadString('\n')
 	if err != nil {

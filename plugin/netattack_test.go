@@ -27,12 +27,10 @@ import (
 	"google.golang.org/grpc/encoding/gzip"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	testgrpc "google.golang.org/grpc/interop/grpc_testing"
-	testpb "google.golang.org/grpc/interop/grpc_testing"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
 
-	"github.com/plugkit/plugkit/internal/pluginharness"
 	"github.com/plugkit/plugkit/internal/remotetest"
 	"github.com/plugkit/plugkit/internal/testutil"
 	"github.com/plugkit/plugkit/plugin"
@@ -99,9 +97,8 @@ func dialPlain(t *testing.T, addr string) *grpc.ClientConn {
 // own, for its memory to be measured alone: plain text on loopback, the
 // address printed on standard output; it runs until killed.
 func serviceMain() {
-	ctx := pluginharness.With(context.Background(), pluginharness.Harness{Handshake: os.Stdout, KeepStdio: true})
-	err := plugin.Run(ctx, plugin.Config{Versions: map[int]plugin.Register{1: (&remotetest.TestService{}).Register},
-		Logger: slog.New(slog.DiscardHandler)})
+	err := plugin.RunIn(context.Background(), plugin.Config{Versions: map[int]plugin.Register{1: (&remotetest.TestService{}).Register},
+		Logger: slog.New(slog.DiscardHandler)}, plugin.Harness{Handshake: os.Stdout, KeepStdio: true})
 	fmt.Fprintln(os.Stderr, err)
 	os.Exit(2)
 }
@@ -316,7 +313,7 @@ func TestServiceCompressedRequestsDoNotStarveOthers(t *testing.T) {
 	var hostileCalls atomic.Int64
 	for range 16 {
 		wg.Go(func() {
-			req := &testpb.SimpleRequest{Payload: &testpb.Payload{Body: []byte("tiny")}}
+			req := &testgrpc.SimpleRequest{Payload: &testgrpc.Payload{Body: []byte("tiny")}}
 			for {
 				select {
 				case <-stop:
@@ -335,7 +332,7 @@ func TestServiceCompressedRequestsDoNotStarveOthers(t *testing.T) {
 	failed := 0
 	var last error
 	for range calls {
-		if _, err := host.UnaryCall(ctx, &testpb.SimpleRequest{Payload: &testpb.Payload{Body: make([]byte, 1024)}}); err != nil {
+		if _, err := host.UnaryCall(ctx, &testgrpc.SimpleRequest{Payload: &testgrpc.Payload{Body: make([]byte, 1024)}}); err != nil {
 			failed++
 			last = err
 		}
@@ -419,7 +416,7 @@ func TestServiceConnectionShareOfBudget(t *testing.T) {
 	defer close(svc.release)
 	for range 40 {
 		wg.Go(func() {
-			hostile.UnaryCall(ctx, &testpb.SimpleRequest{ResponseSize: 1, Payload: &testpb.Payload{Body: make([]byte, maxMsg-4096)}})
+			hostile.UnaryCall(ctx, &testgrpc.SimpleRequest{ResponseSize: 1, Payload: &testgrpc.Payload{Body: make([]byte, maxMsg-4096)}})
 		})
 	}
 	// The hostile calls are held, or wait for room, once no more come
@@ -441,7 +438,7 @@ func TestServiceConnectionShareOfBudget(t *testing.T) {
 	}
 	cctx, ccancel := context.WithTimeout(ctx, 5*time.Second)
 	defer ccancel()
-	if _, err := host.UnaryCall(cctx, &testpb.SimpleRequest{Payload: &testpb.Payload{Body: make([]byte, maxMsg-4096)}}); err != nil {
+	if _, err := host.UnaryCall(cctx, &testgrpc.SimpleRequest{Payload: &testgrpc.Payload{Body: make([]byte, maxMsg-4096)}}); err != nil {
 		t.Fatalf("a host's call beside a connection holding 40 requests of 1 MiB: %v; want it served", err)
 	}
 }

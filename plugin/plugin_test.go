@@ -22,7 +22,6 @@ import (
 	"github.com/plugkit/plugkit/handshake"
 	"github.com/plugkit/plugkit/host"
 	"github.com/plugkit/plugkit/internal/osdep"
-	"github.com/plugkit/plugkit/internal/pluginharness"
 	"github.com/plugkit/plugkit/internal/testutil"
 	"github.com/plugkit/plugkit/plugin"
 	"github.com/plugkit/plugkit/wire"
@@ -39,19 +38,19 @@ func TestMain(m *testing.M) {
 		bareHost()
 		return
 	case "step-host":
-		stepHost() // hostdeath_test.go
+		stepHost()
 		return
 	case "slow-plugin":
-		slowPluginMain() // hostdeath_test.go
+		slowPluginMain()
 		return
 	case "debug-host":
 		debugHost()
 		return
 	case "load-clients":
-		loadClients() // limits_test.go
+		loadClients()
 		return
 	case "service":
-		serviceMain() // netattack_test.go
+		serviceMain()
 		return
 	}
 	goleak.VerifyTestMain(m, goleak.IgnoreTopFunction("github.com/plugkit/plugkit/host.spawner")) // the thread every plugin is forked from
@@ -124,10 +123,10 @@ func TestRunInProcess(t *testing.T) {
 	go func() {
 		// In the test's own process: no host to watch (under Wine its parent
 		// is not a process it can open, which counts as gone).
-		done <- plugin.Run(pluginharness.With(context.Background(), pluginharness.Harness{LookupEnv: func(k string) (string, bool) { v, ok := env[k]; return v, ok }, Handshake: pw, KeepStdio: true, NoParentWatch: true}), plugin.Config{
+		done <- plugin.RunIn(context.Background(), plugin.Config{
 			Cookie:   cookie,
 			Versions: map[int]plugin.Register{1: registerHealthOnly, 2: registerHealthOnly},
-		})
+		}, plugin.Harness{LookupEnv: func(k string) (string, bool) { v, ok := env[k]; return v, ok }, Handshake: pw, KeepStdio: true, NoParentWatch: true})
 	}()
 	line, err := bufio.NewReader(pr).ReadString('\n')
 	if err != nil {
@@ -168,7 +167,7 @@ func TestRunInProcess(t *testing.T) {
 
 func TestRunRejects(t *testing.T) {
 	noEnv := func(string) (string, bool) { return "", false }
-	err := plugin.Run(pluginharness.With(context.Background(), pluginharness.Harness{LookupEnv: noEnv}), plugin.Config{Cookie: cookie, Versions: map[int]plugin.Register{1: registerHealthOnly}})
+	err := plugin.RunIn(context.Background(), plugin.Config{Cookie: cookie, Versions: map[int]plugin.Register{1: registerHealthOnly}}, plugin.Harness{LookupEnv: noEnv})
 	var ce *handshake.CookieError
 	if !errors.As(err, &ce) {
 		t.Errorf("Run without the cookie: %v", err)
@@ -177,8 +176,7 @@ func TestRunRejects(t *testing.T) {
 		t.Errorf("Run without versions: %v", err)
 	}
 	env := map[string]string{cookie.Key: cookie.Value, handshake.EnvClientCert: "not a certificate"}
-	err = plugin.Run(pluginharness.With(context.Background(), pluginharness.Harness{LookupEnv: func(k string) (string, bool) { v, ok := env[k]; return v, ok }}),
-		plugin.Config{Cookie: cookie, Versions: map[int]plugin.Register{1: registerHealthOnly}})
+	err = plugin.RunIn(context.Background(), plugin.Config{Cookie: cookie, Versions: map[int]plugin.Register{1: registerHealthOnly}}, plugin.Harness{LookupEnv: func(k string) (string, bool) { v, ok := env[k]; return v, ok }})
 	if err == nil || !strings.Contains(err.Error(), handshake.EnvClientCert) {
 		t.Errorf("Run with a broken client certificate: %v", err)
 	}
@@ -195,7 +193,7 @@ func TestConfigIsSmall(t *testing.T) {
 	}
 	for _, name := range []string{"LookupEnv", "Handshake", "KeepStdio", "NoParentWatch"} {
 		if _, ok := typ.FieldByName(name); ok {
-			t.Errorf("plugin.Config.%s is for in-process tests only: keep it in internal/pluginharness", name)
+			t.Errorf("plugin.Config.%s is for in-process tests only: keep it in plugin.Harness, which RunIn takes", name)
 		}
 	}
 }

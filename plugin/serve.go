@@ -28,7 +28,6 @@ import (
 	"github.com/plugkit/plugkit/internal/brokerwire"
 	"github.com/plugkit/plugkit/internal/goplugin/pluginpb"
 	"github.com/plugkit/plugkit/internal/listen"
-	"github.com/plugkit/plugkit/internal/pluginharness"
 	"github.com/plugkit/plugkit/wire"
 )
 
@@ -133,13 +132,23 @@ func Serve(cfg Config) {
 // Run serves the plugin until ctx ends, the host calls Shutdown, or the
 // parent process dies. It returns nil after a requested stop. In debug
 // mode (EnvDebug) it needs no host: see EnvDebug. To serve a plugin inside
-// a test, with the host in the same process, use package plugintest.
+// a test, with the host in the same process, use package plugintest (or
+// RunIn).
 func Run(ctx context.Context, cfg Config) error {
+	return RunIn(ctx, cfg, Harness{})
+}
+
+// RunIn is Run with the process around the plugin replaced by h (see
+// Harness): its environment, its standard output and standard error, and
+// the watch of its parent. Several plugins may run at once in one
+// program, each with a Harness of its own.
+func RunIn(ctx context.Context, cfg Config, h Harness) error {
 	if len(cfg.Versions) == 0 {
 		return errors.New("plugin: Config.Versions is empty: register the services of at least one app protocol version")
 	}
-	h := pluginharness.From(ctx)
-	h.LookupEnv = h.Lookup(os.LookupEnv)
+	if h.LookupEnv == nil {
+		h.LookupEnv = os.LookupEnv
+	}
 	logger := cfg.Logger
 	if logger == nil {
 		logger = NewLogger(slog.LevelInfo)
@@ -148,7 +157,7 @@ func Run(ctx context.Context, cfg Config) error {
 	defer tr.close()
 	if addr, _ := h.LookupEnv(EnvListen); addr != "" {
 		cfg.ServerOptions = append(slices.Clip(cfg.ServerOptions), tr.serverOptions()...)
-		return runService(ctx, cfg, addr, h, logger) // service.go
+		return runService(ctx, cfg, addr, h, logger)
 	}
 	return runHosted(ctx, cfg, h, logger, tr)
 }
@@ -157,7 +166,7 @@ func Run(ctx context.Context, cfg Config) error {
 // mode, the hosts that reattach to it).
 type hosted struct {
 	cfg      Config
-	h        pluginharness.Harness
+	h        Harness
 	logger   *slog.Logger
 	srv      *grpc.Server
 	health   *health.Server
@@ -170,7 +179,7 @@ type hosted struct {
 
 // runHosted negotiates with the host through the environment, serves,
 // prints the handshake line and serves until it is asked to stop.
-func runHosted(ctx context.Context, cfg Config, h pluginharness.Harness, logger *slog.Logger, tr *tracing) error {
+func runHosted(ctx context.Context, cfg Config, h Harness, logger *slog.Logger, tr *tracing) error {
 	env, debug, err := readEnv(cfg, h.LookupEnv)
 	if err != nil {
 		return err
@@ -245,7 +254,7 @@ func (p *hosted) build(version int, tlsConfig *tls.Config, env handshake.Env) er
 	if tlsConfig != nil {
 		opts = append(opts, grpc.Creds(credentials.NewTLS(tlsConfig)))
 	}
-	opts = append(opts, platformServerOptions()...) // listen_native.go, serve_wasip1.go
+	opts = append(opts, platformServerOptions()...)
 	opts = append(opts, p.cfg.ServerOptions...)
 	opts = append(opts, p.tracing.serverOptions()...)
 	srv, hs, err := p.cfg.newServer(version, opts, serverParts{
@@ -267,7 +276,7 @@ func (p *hosted) build(version int, tlsConfig *tls.Config, env handshake.Env) er
 func (p *hosted) announce(line handshake.Line, debug bool) error {
 	out := p.h.Handshake
 	if out == nil {
-		out = handshakeOut() // listen_native.go, serve_wasip1.go
+		out = handshakeOut()
 	}
 	var err error
 	if debug {

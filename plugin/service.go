@@ -24,7 +24,6 @@ import (
 	"github.com/plugkit/plugkit/handshake"
 	"github.com/plugkit/plugkit/internal/brokerwire"
 	"github.com/plugkit/plugkit/internal/goplugin/pluginpb"
-	"github.com/plugkit/plugkit/internal/pluginharness"
 	"github.com/plugkit/plugkit/wire"
 )
 
@@ -72,7 +71,7 @@ var ErrNoTLS = errors.New("a plugin service requires mutual TLS: set " + EnvTLSC
 	EnvInsecureLoopback + "=1")
 
 // runService serves the plugin on addr for many hosts until ctx ends.
-func runService(ctx context.Context, cfg Config, addr string, h pluginharness.Harness, logger *slog.Logger) error {
+func runService(ctx context.Context, cfg Config, addr string, h Harness, logger *slog.Logger) error {
 	set, err := serviceSettings(cfg, addr, h.LookupEnv, logger)
 	if err != nil {
 		return err

@@ -15,11 +15,9 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	testgrpc "google.golang.org/grpc/interop/grpc_testing"
-	testpb "google.golang.org/grpc/interop/grpc_testing"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 
-	"github.com/plugkit/plugkit/internal/pluginharness"
 	"github.com/plugkit/plugkit/internal/remotetest"
 	"github.com/plugkit/plugkit/internal/testpki"
 	"github.com/plugkit/plugkit/internal/testutil"
@@ -68,7 +66,7 @@ func TestServiceRefusesToStartWithoutTLS(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 			defer cancel()
-			err := plugin.Run(pluginharness.With(ctx, pluginharness.Harness{LookupEnv: remotetest.Lookup(tc.env), KeepStdio: true}), plugin.Config{Versions: versions})
+			err := plugin.RunIn(ctx, plugin.Config{Versions: versions}, plugin.Harness{LookupEnv: remotetest.Lookup(tc.env), KeepStdio: true})
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("Run = %v, want an error mentioning %q", err, tc.want)
 			}
@@ -96,7 +94,7 @@ func TestServiceMutualTLSManyHosts(t *testing.T) {
 		if v := md.Get(wire.VersionHeader); len(v) != 1 || v[0] != "1" {
 			t.Fatalf("host %d: %s header = %q, want [1]", i, wire.VersionHeader, v)
 		}
-		resp, err := testgrpc.NewTestServiceClient(cc).UnaryCall(ctx, &testpb.SimpleRequest{})
+		resp, err := testgrpc.NewTestServiceClient(cc).UnaryCall(ctx, &testgrpc.SimpleRequest{})
 		if err != nil || string(resp.GetPayload().GetBody()) != "one" {
 			t.Fatalf("host %d: UnaryCall = %v, %v", i, resp, err)
 		}
@@ -138,7 +136,7 @@ func TestServiceDrainsOnStop(t *testing.T) {
 	// An in-flight call of 700 ms, then the stop.
 	slow := make(chan error, 1)
 	go func() {
-		resp, err := testgrpc.NewTestServiceClient(cc).UnaryCall(ctx, &testpb.SimpleRequest{ResponseSize: 700})
+		resp, err := testgrpc.NewTestServiceClient(cc).UnaryCall(ctx, &testgrpc.SimpleRequest{ResponseSize: 700})
 		if err == nil && string(resp.GetPayload().GetBody()) != "one" {
 			err = errors.New("wrong answer")
 		}
@@ -275,7 +273,7 @@ func TestServiceHealthPortForProbes(t *testing.T) {
 		t.Fatalf("health port: %v, %v", st, err)
 	}
 	// Health only: the plugin's services are not there.
-	if _, err := testgrpc.NewTestServiceClient(cc).EmptyCall(ctx, &testpb.Empty{}); status.Code(err) != codes.Unimplemented {
+	if _, err := testgrpc.NewTestServiceClient(cc).EmptyCall(ctx, &testgrpc.Empty{}); status.Code(err) != codes.Unimplemented {
 		t.Fatalf("the health port served a plugin call: %v", err)
 	}
 	if err := stop(); err != nil {

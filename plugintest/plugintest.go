@@ -17,7 +17,6 @@ import (
 	"github.com/plugkit/plugkit/catalog"
 	"github.com/plugkit/plugkit/handshake"
 	"github.com/plugkit/plugkit/host"
-	"github.com/plugkit/plugkit/internal/pluginharness"
 	"github.com/plugkit/plugkit/internal/testutil"
 	"github.com/plugkit/plugkit/manager"
 	"github.com/plugkit/plugkit/plugin"
@@ -175,14 +174,15 @@ func serve(cfg plugin.Config, env handshake.Env, dir string) *inProcess {
 		vars[k] = v
 	}
 	p := &inProcess{done: make(chan error, 1), lines: &lineWriter{ch: make(chan string, 1)}, dir: dir}
-	ctx, cancel := context.WithCancel(pluginharness.With(context.Background(), pluginharness.Harness{
+	ctx, cancel := context.WithCancel(context.Background())
+	p.cancel = cancel
+	h := plugin.Harness{
 		LookupEnv:     func(k string) (string, bool) { v, ok := vars[k]; return v, ok },
 		Handshake:     p.lines,
 		KeepStdio:     true,
 		NoParentWatch: true,
-	}))
-	p.cancel = cancel
-	go func() { p.done <- plugin.Run(ctx, cfg) }()
+	}
+	go func() { p.done <- plugin.RunIn(ctx, cfg, h) }()
 	return p
 }
 

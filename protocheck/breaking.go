@@ -167,10 +167,9 @@ type checker struct {
 
 // pos is a resolved source span.
 type pos struct {
-	path                   string
-	sl, sc, el, ec         int
-	hasPath                bool
-	noLocationFileFallback bool
+	path           string
+	sl, sc, el, ec int
+	hasPath        bool
 }
 
 // descPath returns the source path of a descriptor inside its file.

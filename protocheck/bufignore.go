@@ -171,8 +171,7 @@ func newAttribution(old, new *load.Image) *attribution {
 
 // walkElements calls fn for every named element declared in fd.
 func walkElements(fd protoreflect.FileDescriptor, fn func(protoreflect.Descriptor)) {
-	var enum func(protoreflect.EnumDescriptor)
-	enum = func(e protoreflect.EnumDescriptor) {
+	enum := func(e protoreflect.EnumDescriptor) {
 		fn(e)
 		for i := 0; i < e.Values().Len(); i++ {
 			fn(e.Values().Get(i))

@@ -327,22 +327,19 @@ func TestInstallWhoseWriteFailsLeavesNoPartialFile(t *testing.T) {
 	repo := openRegistry(t, "plugins/fs", nil)
 	ctx := testCtx(t)
 	rel, _, pub := pushFS(t, repo)
-	old := createTemp
-	t.Cleanup(func() { createTemp = old })
-	createTemp = func(dir, pattern string) (io.WriteCloser, string, error) {
+	failing := &installHooks{createTemp: func(dir, pattern string) (io.WriteCloser, string, error) {
 		f, err := os.CreateTemp(dir, pattern)
 		if err != nil {
 			return nil, "", err
 		}
 		return &failingWriter{f: f, limit: 1 << 20}, f.Name(), nil
-	}
+	}}
 	dir := testutil.TempDir(t)
-	_, err := Install(ctx, repo, rel, Target{Dir: dir, Keys: pub, Cookie: objectstore.Cookie})
+	_, err := Install(ctx, repo, rel, Target{Dir: dir, Keys: pub, Cookie: objectstore.Cookie, hooks: failing})
 	if !errors.Is(err, syscall.ENOSPC) || !strings.Contains(err.Error(), "nothing was installed") {
 		t.Fatalf("got %v, want ENOSPC and nothing installed", err)
 	}
 	assertOnly(t, dir)
-	createTemp = old
 	if _, err := Install(ctx, repo, rel, Target{Dir: dir, Keys: pub, Cookie: objectstore.Cookie}); err != nil {
 		t.Fatal(err)
 	}

@@ -24,9 +24,10 @@
 // A release may also carry one WebAssembly (wasip1) module for every
 // platform, under the platform PlatformWasm with a MediaTypeWasm layer.
 // Install falls back to it on a machine the release has no native binary
-// for (or prefers it, as Target.Wasm says), checks it by running it in a
-// wasmhost.Runtime, and installs it as NAME.wasm, which a manager with
-// Config.Wasm runs.
+// for (or prefers it, as Target.Wasm says), checks it by running it in
+// the runtime for modules its caller gives (Target.Guests, such as a
+// wasmhost.Runtime), and installs it as NAME.wasm, which a manager with
+// a runtime for modules runs.
 //
 // See docs/distribution.md for the workflow: publishing from CI,
 // installing from a host, committing the lock file, air-gapped installs.

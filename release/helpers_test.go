@@ -36,6 +36,9 @@ func TestMain(m *testing.M) {
 		serveHangingDescribe()
 		return
 	}
+	if os.Getenv(lineOnlyEnv) != "" {
+		describeByLineOnly()
+	}
 	code := m.Run()
 	if buildDir != "" {
 		os.RemoveAll(buildDir)

@@ -20,6 +20,7 @@ import (
 
 	catalogv1 "github.com/plugkit/plugkit/gen/plugkit/catalog/v1"
 	"github.com/plugkit/plugkit/handshake"
+	"github.com/plugkit/plugkit/host"
 )
 
 // Target says where and how Install installs.
@@ -44,14 +45,54 @@ type Target struct {
 	// installed instead of this machine's native binary; the zero value,
 	// WasmFallback, only when the release has no native binary for it.
 	Wasm WasmUse
-	// WasmCache is a wazero compilation cache directory
-	// (wasmhost.Config.CacheDir) the module is compiled into for its
-	// Describe check: give the one the host's manager uses
-	// (manager.Config.Wasm.CacheDir, or its CacheFile + ".wasm") and its
-	// first start finds the module compiled. Empty checks the module with
-	// wazero's interpreter: about a second for a 25 MB module, against
-	// several to compile it.
-	WasmCache string
+	// Guests runs a WebAssembly module installed (see Wasm) for its
+	// Describe check: a runtime for modules, such as a wasmhost.Runtime,
+	// which compiles the module first, outside the check's time bound.
+	// Give one whose compilation cache (wasmhost.Config.CacheDir) is the
+	// host's manager's, and its first start finds the module compiled;
+	// one with wasmhost.Config.Interpret checks a 25 MB module in about a
+	// second, against several to compile it. Nil refuses to install a
+	// module; Install never imports a WebAssembly runtime itself.
+	Guests host.GuestRunner
+
+	// hooks let tests see and change Install's steps; nil but in tests.
+	hooks *installHooks
+}
+
+// installHooks are what a test of Install sees and changes; each nil
+// function does the real thing (or nothing).
+type installHooks struct {
+	// createTemp makes the temporary file the binary is written to:
+	// os.CreateTemp.
+	createTemp func(dir, pattern string) (io.WriteCloser, string, error)
+	// beforeDescribe runs with the staged file's path before it is
+	// started.
+	beforeDescribe func(tmp string)
+	// stepDone marks the end of one of Install's steps.
+	stepDone func(step string)
+}
+
+func (h *installHooks) step(step string) {
+	if h != nil && h.stepDone != nil {
+		h.stepDone(step)
+	}
+}
+
+func (h *installHooks) staged(tmp string) {
+	if h != nil && h.beforeDescribe != nil {
+		h.beforeDescribe(tmp)
+	}
+}
+
+func (h *installHooks) create(dir, pattern string) (io.WriteCloser, string, error) {
+	if h != nil && h.createTemp != nil {
+		return h.createTemp(dir, pattern)
+	}
+	f, err := os.CreateTemp(dir, pattern)
+	if err != nil {
+		return nil, "", err
+	}
+	return f, f.Name(), nil
 }
 
 // WasmUse says when Install installs a release's WebAssembly module
@@ -153,8 +194,8 @@ func summary(d *catalogv1.DescribeResponse) string {
 }
 
 // Install installs this platform's binary of rel into t.Dir (or its
-// WebAssembly module, as t.Wasm says; a manager with Config.Wasm runs it
-// from there): it verifies
+// WebAssembly module, as t.Wasm says, checked in t.Guests; a manager with
+// a runtime for modules runs it from there): it verifies
 // the release's signature against t.Keys, downloads the binary (or takes
 // it from t.Cache) checking its digest against the signed manifest into a
 // temporary file, starts it for its Describe answer, and installs it
@@ -183,17 +224,18 @@ func Install(ctx context.Context, repo *Repository, rel Release, t Target) (Inst
 	if err != nil {
 		return Installed{}, err
 	}
+	if platform == PlatformWasm && t.Guests == nil {
+		return Installed{}, fmt.Errorf("%s:%s: the release's WebAssembly module is what installs here, and Target.Guests is nil: set it to a runtime for modules (wasmhost.New; the plugkit command does), or install a native binary (release.WasmNever)", repo.Source, rel.Version)
+	}
 	st, layer, err := fetchVerified(ctx, repo, rel, t, platform)
 	if err != nil {
 		return Installed{}, err
 	}
-	stepDone("fetched")
+	t.hooks.step("fetched")
 	synced := st.startSync()
-	if beforeDescribe != nil {
-		beforeDescribe(st.tmp)
-	}
-	served, err := describeStaged(ctx, st, t.Cookie, layer.Digest.Encoded(), t.WasmCache)
-	stepDone("described")
+	t.hooks.staged(st.tmp)
+	served, err := describeStaged(ctx, st, t.Cookie, layer.Digest.Encoded(), t.Guests)
+	t.hooks.step("described")
 	if err == nil && !proto.Equal(served, rel.Description) {
 		err = &MetadataError{Source: repo.Source, Version: rel.Version, Path: st.path, Claimed: rel.Description, Served: served}
 	}
@@ -205,20 +247,12 @@ func Install(ctx context.Context, repo *Repository, rel Release, t Target) (Inst
 		st.discard()
 		return Installed{}, err
 	}
-	stepDone("installed")
+	t.hooks.step("installed")
 	if t.Cache != "" {
 		cacheBinary(ctx, t.Cache, layer, st.path)
 	}
 	return Installed{Path: st.path, Platform: platform, SHA256: layer.Digest.Encoded(), Release: rel}, nil
 }
-
-// stepDone marks the end of one of Install's steps; the benchmark sets it
-// to time them.
-var stepDone = func(step string) {}
-
-// beforeDescribe, when set, runs with the staged file's path before it is
-// started; tests use it to swap the file.
-var beforeDescribe func(tmp string)
 
 // fetchVerified checks the release's signature while it reads the
 // platform manifest (its digest is in the index the signature covers),
@@ -256,7 +290,7 @@ func fetchVerified(ctx context.Context, repo *Repository, rel Release, t Target,
 			return nil, layer, err
 		}
 	}
-	st, err := download(ctx, repo, layer, filepath.Join(t.Dir, layer.Annotations[ocispec.AnnotationTitle]), t.Cache)
+	st, err := download(ctx, repo, layer, filepath.Join(t.Dir, layer.Annotations[ocispec.AnnotationTitle]), t.Cache, t.hooks)
 	return st, layer, err
 }
 
@@ -312,8 +346,8 @@ func plainName(name string) bool {
 
 // download copies the blob l into a temporary file beside path, from
 // cache when it holds it, checking its size and SHA-256; nothing is at
-// path yet.
-func download(ctx context.Context, repo *Repository, l ocispec.Descriptor, path, cache string) (*staged, error) {
+// path yet. hooks makes the temporary file.
+func download(ctx context.Context, repo *Repository, l ocispec.Descriptor, path, cache string, hooks *installHooks) (*staged, error) {
 	if cache != "" {
 		store, err := oci.New(cache)
 		if err != nil {
@@ -322,7 +356,7 @@ func download(ctx context.Context, repo *Repository, l ocispec.Descriptor, path,
 		if ok, _ := store.Exists(ctx, l); ok {
 			rc, err := store.Fetch(ctx, l)
 			if err == nil {
-				st, err := stage(path, rc, l)
+				st, err := stage(path, rc, l, hooks.create)
 				rc.Close()
 				if err == nil {
 					return st, nil
@@ -339,7 +373,7 @@ func download(ctx context.Context, repo *Repository, l ocispec.Descriptor, path,
 	if err != nil {
 		return nil, repo.wrap("download "+l.Digest.String(), err)
 	}
-	st, err := stage(path, stallGuard(rc, repo.stall, cancel), l)
+	st, err := stage(path, stallGuard(rc, repo.stall, cancel), l, hooks.create)
 	rc.Close()
 	if cause := context.Cause(fctx); err != nil && errors.Is(cause, errStalled) {
 		err = fmt.Errorf("%s: download %s: %w (nothing was installed)", repo.Source, l.Digest, cause)

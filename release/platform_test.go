@@ -87,15 +87,14 @@ func TestResolveSkipsReleasesWithoutABuildHere(t *testing.T) {
 
 // TestPushNamesThePlatformDirectories: a release directory with no
 // binary for this machine and no module is refused, naming the
-// directories either belongs in for this machine's platform (here, the
-// test's made-up one). No guest runs.
+// directories either belongs in for this machine's platform. No guest
+// runs.
 func TestPushNamesThePlatformDirectories(t *testing.T) {
-	onMachineWithoutNativeBuild(t)
 	dir := testutil.TempDir(t)
-	writeFile(t, filepath.Join(dir, "linux_arm64", "objectstore-fake"), []byte("a binary for another machine"), 0o755)
+	writeFile(t, filepath.Join(dir, platformDir(otherPlatform()), "objectstore-fake"), []byte("a binary for another machine"), 0o755)
 	key, _ := newKey(t)
 	_, err := Push(testCtx(t), &Repository{Source: "registry.example/plugins/fake"}, Publication{Dir: dir, Version: "1.0.0", Key: key, Cookie: objectstore.Cookie})
-	for _, want := range []string{dir + "/plan9_mips/NAME", dir + "/wasip1_wasm/NAME.wasm"} {
+	for _, want := range []string{dir + "/" + platformDir(hostPlatform) + "/NAME", dir + "/wasip1_wasm/NAME.wasm"} {
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("got %v, want an error naming %s", err, want)
 		}

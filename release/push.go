@@ -63,11 +63,12 @@ type Publication struct {
 	// Cookie is the plugin's magic cookie, to start this platform's
 	// binary (or, without one, the module) for its Describe answer.
 	Cookie handshake.Cookie
-	// WasmCache is a wazero compilation cache directory
-	// (wasmhost.Config.CacheDir) for a release described through its
-	// WebAssembly module (one without a binary for this machine); empty
-	// runs the module with wazero's interpreter instead.
-	WasmCache string
+	// Guests runs the release's WebAssembly module when it is what is
+	// described (the release has no binary for this machine): a runtime
+	// for modules, such as a wasmhost.Runtime (with
+	// wasmhost.Config.Interpret, one Describe starts sooner). Nil refuses
+	// such a release; Push never imports a WebAssembly runtime itself.
+	Guests host.GuestRunner
 }
 
 // Push publishes and signs one release: it starts this platform's binary
@@ -119,7 +120,7 @@ func describeRelease(ctx context.Context, p Publication, bins []platformBinary) 
 	case p.Cookie.Key == "":
 		return nil, fmt.Errorf("describe %s: no magic cookie: set the plugin's handshake cookie (--cookie KEY=VALUE)", module)
 	}
-	d, err := describeModule(ctx, host.Command{Path: module, Cookie: p.Cookie}, p.WasmCache)
+	d, err := describeModule(ctx, host.Command{Path: module, Cookie: p.Cookie}, p.Guests, "Publication.Guests")
 	if err != nil {
 		return nil, fmt.Errorf("describe %s: %w", module, err)
 	}

@@ -19,10 +19,8 @@ import (
 // rather than by its path with the host hashing it again (the pin).
 const execByFD = osdep.ExecOpenFile
 
-// hostPlatform is this machine's platform, OS/ARCH, as releases name it;
-// a variable for the tests, which install on a machine without a native
-// build (another platform).
-var hostPlatform = runtime.GOOS + "/" + runtime.GOARCH
+// hostPlatform is this machine's platform, OS/ARCH, as releases name it.
+const hostPlatform = runtime.GOOS + "/" + runtime.GOARCH
 
 // copyBuffer is how much of a download copyHashed holds at once, in
 // hashBuffers pieces.
@@ -48,27 +46,18 @@ const copyBuffer = 1 << 20
 type staged struct {
 	path, tmp string
 	// module is set for a WebAssembly module (MediaTypeWasm): it is
-	// run in a wasmhost.Runtime, and need not be executable.
+	// run in Target.Guests, and need not be executable.
 	module bool
 	// ro is the read-only descriptor of the written file (execByFD).
 	ro *os.File
-}
-
-// createTemp makes the temporary file stage writes; tests replace it to
-// fail the write.
-var createTemp = func(dir, pattern string) (io.WriteCloser, string, error) {
-	f, err := os.CreateTemp(dir, pattern)
-	if err != nil {
-		return nil, "", err
-	}
-	return f, f.Name(), nil
 }
 
 // stage copies r to a temporary file beside path, checking it has l's size
 // and digest, and makes it executable; on any failure it removes the
 // temporary file. The file's name starts with a dot and ends with path's
 // base name, so that it keeps its extension (.exe) while it is started.
-func stage(path string, r io.Reader, l ocispec.Descriptor) (_ *staged, err error) {
+// createTemp makes that file (installHooks.create).
+func stage(path string, r io.Reader, l ocispec.Descriptor, createTemp func(dir, pattern string) (io.WriteCloser, string, error)) (_ *staged, err error) {
 	w, tmp, err := createTemp(filepath.Dir(path), ".tmp*-"+filepath.Base(path))
 	if err != nil {
 		return nil, fmt.Errorf("install: %w", err)

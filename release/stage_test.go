@@ -126,18 +126,17 @@ func TestInstallRefusesABinarySwappedWhileChecked(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { beforeDescribe = nil })
-	beforeDescribe = func(tmp string) {
-		swap := tmp + ".swap"
-		if err := os.WriteFile(swap, other, 0o755); err != nil {
+	swap := &installHooks{beforeDescribe: func(tmp string) {
+		next := tmp + ".swap"
+		if err := os.WriteFile(next, other, 0o755); err != nil {
 			t.Error(err)
 		}
-		if err := os.Rename(swap, tmp); err != nil {
+		if err := os.Rename(next, tmp); err != nil {
 			t.Error(err)
 		}
-	}
+	}}
 	dir := testutil.TempDir(t)
-	_, err = Install(ctx, repo, rel, Target{Dir: dir, Keys: pub, Cookie: objectstore.Cookie})
+	_, err = Install(ctx, repo, rel, Target{Dir: dir, Keys: pub, Cookie: objectstore.Cookie, hooks: swap})
 	if err == nil || !(strings.Contains(err.Error(), "replaced") || errors.Is(err, ErrTampered)) {
 		t.Fatalf("got %v, want an error saying the binary was replaced", err)
 	}

@@ -55,6 +55,15 @@ func memoryModule(t testing.TB) (path, cache string) {
 	return wasmBuild.path, wasmBuild.cache
 }
 
+// guests is the runtime for modules the tests give Install and Push:
+// with the tests' compilation cache, or interpreting where there is none
+// (as the plugkit command makes its own); closed when the test ends.
+func guests(t testing.TB, cache string) host.GuestRunner {
+	rt := wasmhost.New(wasmhost.Config{CacheDir: cache, Interpret: cache == ""})
+	t.Cleanup(func() { rt.Close(context.Background()) })
+	return rt
+}
+
 // wasmReleaseDir lays out a release directory holding the module and,
 // when native is set, the memory plugin's binary for this machine.
 func wasmReleaseDir(t testing.TB, module string, native bool) string {
@@ -86,21 +95,30 @@ func writeFile(t testing.TB, path string, data []byte, mode os.FileMode) {
 	}
 }
 
-// onMachineWithoutNativeBuild makes Install and Push act as on a
-// platform no release has a binary for, until the test ends.
-func onMachineWithoutNativeBuild(t testing.TB) {
-	old := hostPlatform
-	hostPlatform = "plan9/mips"
-	t.Cleanup(func() { hostPlatform = old })
+// otherPlatform is a platform other than this machine's, as releases
+// name it.
+func otherPlatform() string {
+	if hostPlatform == "linux/arm64" {
+		return "linux/amd64"
+	}
+	return "linux/arm64"
 }
 
 // pushMemoryWasm pushes the memory plugin as release 1.3.0 of repo: its
 // module, and its binary for this machine when native is set.
 func pushMemoryWasm(t testing.TB, repo *Repository, native bool) (Release, []crypto.PublicKey) {
 	t.Helper()
-	module, cache := memoryModule(t)
+	module, _ := memoryModule(t)
+	return pushMemoryWasmDir(t, repo, wasmReleaseDir(t, module, native))
+}
+
+// pushMemoryWasmDir pushes dir, a release directory of the memory
+// plugin's module, as release 1.3.0 of repo.
+func pushMemoryWasmDir(t testing.TB, repo *Repository, dir string) (Release, []crypto.PublicKey) {
+	t.Helper()
+	_, cache := memoryModule(t)
 	key, pub := newKey(t)
-	rel, err := Push(testCtx(t), repo, Publication{Dir: wasmReleaseDir(t, module, native), Version: "1.3.0", Key: key, Cookie: objectstore.Cookie, WasmCache: cache})
+	rel, err := Push(testCtx(t), repo, Publication{Dir: dir, Version: "1.3.0", Key: key, Cookie: objectstore.Cookie, Guests: guests(t, cache)})
 	if err != nil {
 		t.Fatalf("push: %v", err)
 	}
@@ -204,7 +222,7 @@ func TestInstallChoosesNativeOrModule(t *testing.T) {
 		{WasmOnly, PlatformWasm, moduleName},
 	} {
 		dir := testutil.TempDir(t)
-		inst, err := Install(testCtx(t), repo, rel, Target{Dir: dir, Keys: pub, Cookie: objectstore.Cookie, Wasm: tc.use, WasmCache: cache})
+		inst, err := Install(testCtx(t), repo, rel, Target{Dir: dir, Keys: pub, Cookie: objectstore.Cookie, Wasm: tc.use, Guests: guests(t, cache)})
 		if err != nil {
 			t.Fatalf("Wasm %d: %v", tc.use, err)
 		}
@@ -237,14 +255,17 @@ func dirNames(t testing.TB, dir string) []string {
 }
 
 // TestInstallFallsBackToTheModule: on a machine the release has no
-// native build for, Install installs NAME.wasm, describe-checked and
-// verified against the lock file, which records the module's digest; a
-// manager with Config.Wasm and the lock's pins dispenses it. WasmNever
-// refuses it, and a lock with another module digest refuses the release.
+// native build for (it has one for another platform), Install installs
+// NAME.wasm, describe-checked and verified against the lock file, which
+// records the module's digest; a manager with Config.Wasm and the lock's
+// pins dispenses it. WasmNever refuses it, and a lock with another module
+// digest refuses the release.
 func TestInstallFallsBackToTheModule(t *testing.T) {
 	repo := openRegistry(t, "plugins/memory", nil)
-	rel, pub := pushMemoryWasm(t, repo, true)
 	module, cache := memoryModule(t)
+	dir := wasmReleaseDir(t, module, false)
+	writeFile(t, filepath.Join(dir, platformDir(otherPlatform()), "objectstore-memory"), []byte("a binary for another machine"), 0o755)
+	rel, pub := pushMemoryWasmDir(t, repo, dir)
 	ctx := testCtx(t)
 	lp, err := LockRelease(ctx, repo, rel, pub, "", nil, nil)
 	if err != nil {
@@ -255,22 +276,20 @@ func TestInstallFallsBackToTheModule(t *testing.T) {
 	if !strings.Contains(string(lock.Bytes()), "binary "+PlatformWasm+" "+moduleName+" "+digest.FromBytes(readFile(t, module)).String()) {
 		t.Errorf("the lock file does not record the module's digest:\n%s", lock.Bytes())
 	}
-	onMachineWithoutNativeBuild(t)
-
-	dir := testutil.TempDir(t)
+	dir = testutil.TempDir(t)
 	if _, err := Install(ctx, repo, rel, Target{Dir: dir, Keys: pub, Cookie: objectstore.Cookie, Wasm: WasmNever}); err == nil || !strings.Contains(err.Error(), "only a WebAssembly module") {
 		t.Errorf("WasmNever without a native build: got %v, want the refusal naming the module", err)
 	}
 	wrong := lp
 	wrong.Binaries = []LockedBinary{{Platform: PlatformWasm, Name: moduleName, Digest: digest.FromString("another module")}}
-	if _, err := Install(ctx, repo, rel, Target{Dir: dir, Keys: pub, Cookie: objectstore.Cookie, Locked: &wrong, WasmCache: cache}); !errors.Is(err, ErrLockMismatch) {
+	if _, err := Install(ctx, repo, rel, Target{Dir: dir, Keys: pub, Cookie: objectstore.Cookie, Locked: &wrong, Guests: guests(t, cache)}); !errors.Is(err, ErrLockMismatch) {
 		t.Errorf("a lock with another module digest: got %v, want ErrLockMismatch", err)
 	}
 	if names := dirNames(t, dir); len(names) != 0 {
 		t.Fatalf("refused installs left %v", names)
 	}
 
-	inst, err := Install(ctx, repo, rel, Target{Dir: dir, Keys: pub, Cookie: objectstore.Cookie, Locked: &lp, WasmCache: cache})
+	inst, err := Install(ctx, repo, rel, Target{Dir: dir, Keys: pub, Cookie: objectstore.Cookie, Locked: &lp, Guests: guests(t, cache)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -332,7 +351,7 @@ func TestWasmOnlyRelease(t *testing.T) {
 	}
 	_, cache := memoryModule(t)
 	dir := testutil.TempDir(t)
-	inst, err := Install(testCtx(t), mirror, mrel, Target{Dir: dir, Keys: pub, Cookie: objectstore.Cookie, WasmCache: cache})
+	inst, err := Install(testCtx(t), mirror, mrel, Target{Dir: dir, Keys: pub, Cookie: objectstore.Cookie, Guests: guests(t, cache)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -361,7 +380,7 @@ func TestLyingModuleRefused(t *testing.T) {
 		t.Fatal(err)
 	}
 	dir := testutil.TempDir(t)
-	_, err = Install(ctx, repo, rel, Target{Dir: dir, Keys: pub, Cookie: objectstore.Cookie, WasmCache: cache})
+	_, err = Install(ctx, repo, rel, Target{Dir: dir, Keys: pub, Cookie: objectstore.Cookie, Guests: guests(t, cache)})
 	var me *MetadataError
 	if !errors.As(err, &me) || !strings.Contains(err.Error(), "objectstore 2.0") || !strings.Contains(err.Error(), "objectstore 1.") {
 		t.Fatalf("got %v, want a MetadataError naming the claimed major 2 and the served major 1", err)

@@ -12,7 +12,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"sync"
 	"syscall"
@@ -27,6 +26,7 @@ import (
 	"github.com/plugkit/plugkit/host"
 	"github.com/plugkit/plugkit/internal/netnstest"
 	"github.com/plugkit/plugkit/internal/remotetest"
+	"github.com/plugkit/plugkit/internal/testutil"
 	"github.com/plugkit/plugkit/manager"
 )
 
@@ -113,11 +113,7 @@ func (r *replica) kill(t *testing.T) {
 func buildPlugins(t *testing.T) string {
 	t.Helper()
 	dir := t.TempDir()
-	gobin, err := exec.LookPath("go")
-	if err != nil {
-		gobin = filepath.Join(runtime.GOROOT(), "bin", "go") // go test was run by path
-	}
-	cmd := exec.Command(gobin, "build", "-o", dir+"/", "../examples/objectstore/plugins/fs", "../examples/objectstore/plugins/memory")
+	cmd := exec.Command(testutil.GoTool(), "build", "-o", dir+"/", "../examples/objectstore/plugins/fs", "../examples/objectstore/plugins/memory")
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("building the plugins: %v\n%s", err, out)

@@ -14,6 +14,10 @@
 //		},
 //	}, host.Options{Versions: []int{1}})
 //
+// A host that does this calls Init first thing in main: the sandbox
+// starts a plugin by running the host's binary again (see "How it starts
+// a plugin" below).
+//
 // # Modes: root, rootless, Landlock alone
 //
 // Prepare picks the strongest isolation this host gives (Runner.Check
@@ -236,12 +240,16 @@
 // launch to run the host's own binary (/proc/self/exe) in a new session
 // and new mount, network, PID, UTS and IPC namespaces, with the plugin's path,
 // the directories to keep writable, the working directory and the user in
-// the environment variable PLUGKIT_SANDBOX_INIT. The init function of
-// sandbox/internal/trampoline, which this package imports, sees that
-// variable in the new process; it depends on the standard library,
-// golang.org/x/sys, internal/osdep and the seccomp assembler alone, so it
-// runs before the host's heavier packages (gRPC, protobuf) initialize, and
-// before main. It
+// the environment variable PLUGKIT_SANDBOX_INIT. The host's main calls
+// Init first thing, as moby's reexec.Init is called: in the re-executed
+// binary Init sees that variable and becomes the trampoline, before the
+// host parses a flag or starts anything. The binary's package
+// initialisers have run by then, as in any run of it (gRPC's and
+// protobuf's among them: about 200 packages, 0.7 MB allocated, for this
+// package's test binary): keep a host's own init functions light, and
+// free of side effects. Prepare refuses to start a plugin in a program
+// that did not call Init, saying so: its binary, re-executed, would run
+// the host's main rather than the plugin. The trampoline
 // removes the variable, joins the plugin's cgroups (Runner.Limits) and
 // only then makes its cgroup namespace,
 // checks that it really is in namespaces of its own (and refuses
@@ -260,7 +268,7 @@
 // /tmp is replaced, so a binary under /tmp (or a pinned one,
 // host.Command.SHA256) still runs; the plugin inherits that one O_PATH
 // descriptor of its own executable (an interpreted script's interpreter
-// opens it). A host therefore needs nothing but to import this package and
-// set host.Command.Runner; in every other run of its binary the hook does
-// nothing, because the variable is not set.
+// opens it). A host therefore needs nothing but to call Init at the top
+// of main and set host.Command.Runner; in every other run of its binary
+// Init does nothing, because the variable is not set.
 package sandbox

@@ -1,4 +1,8 @@
 package sandbox
 
-// SysctlDir is where the sandbox reads the kernel's settings.
-var SysctlDir = &sysctlDir
+// WithSysctlDir returns r reading the kernel's settings under dir rather
+// than /proc/sys.
+func WithSysctlDir(r Runner, dir string) Runner {
+	r.sysctlDir = dir
+	return r
+}

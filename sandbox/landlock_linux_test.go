@@ -56,13 +56,10 @@ func testSandboxLandlockOnly(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { os.RemoveAll(sysctl) })
-	saved := *sandbox.SysctlDir
-	*sandbox.SysctlDir = sysctl
-	t.Cleanup(func() { *sandbox.SysctlDir = saved })
 
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	if c, err := config(t, sandbox.Runner{}).start(ctx); err == nil {
+	if c, err := config(t, sandbox.WithSysctlDir(sandbox.Runner{}, sysctl)).start(ctx); err == nil {
 		c.Close()
 		t.Fatal("with user namespaces off, a rootless host started a plugin with Runner.Minimum 0 (Namespaces)")
 	} else if !strings.Contains(err.Error(), "user.max_user_namespaces is 0") || !strings.Contains(err.Error(), "sandbox.LandlockOnly") {
@@ -70,7 +67,7 @@ func testSandboxLandlockOnly(t *testing.T) {
 	}
 
 	granted := t.TempDir()
-	r := sandbox.Runner{Minimum: sandbox.LandlockOnly, Writable: granted}
+	r := sandbox.WithSysctlDir(sandbox.Runner{Minimum: sandbox.LandlockOnly, Writable: granted}, sysctl)
 	if got, err := r.Check(); err != nil || got != sandbox.LandlockOnly {
 		t.Fatalf("Check: %v, %v; want LandlockOnly", got, err)
 	}

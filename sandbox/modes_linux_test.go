@@ -50,22 +50,19 @@ func landlockOnlyRunner(t *testing.T) sandbox.Runner {
 	if err != nil {
 		t.Fatal(err)
 	}
-	saved := *sandbox.SysctlDir
-	*sandbox.SysctlDir = dir
-	t.Cleanup(func() {
-		*sandbox.SysctlDir = saved
-		os.RemoveAll(dir)
-	})
-	r := sandbox.Runner{Minimum: sandbox.LandlockOnly}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	r := sandbox.WithSysctlDir(sandbox.Runner{Minimum: sandbox.LandlockOnly}, dir)
 	// KeepGroups: the level alone, whatever the host's groups (those of
 	// TestSandboxRootlessGroups are refused).
-	if got, err := (sandbox.Runner{Minimum: r.Minimum, KeepGroups: true}).Check(); err != nil || got != sandbox.LandlockOnly {
+	keep := r
+	keep.KeepGroups = true
+	if got, err := keep.Check(); err != nil || got != sandbox.LandlockOnly {
 		t.Fatalf("Check: %v, %v; want LandlockOnly", got, err)
 	}
 	return r
 }
 
-// userNamespacesOff makes a directory of sysctls (for sandbox.SysctlDir)
+// userNamespacesOff makes a directory of sysctls (for sandbox.WithSysctlDir)
 // in which unprivileged user namespaces are off.
 func userNamespacesOff() (string, error) {
 	dir, err := os.MkdirTemp("", "plugkit-sysctl-")

@@ -27,7 +27,6 @@ import (
 	"github.com/plugkit/plugkit/broker"
 	"github.com/plugkit/plugkit/handshake"
 	"github.com/plugkit/plugkit/host"
-	"github.com/plugkit/plugkit/internal/pluginharness"
 	"github.com/plugkit/plugkit/plugin"
 	"github.com/plugkit/plugkit/sandbox"
 )
@@ -379,8 +378,8 @@ func runProbePlugin() {
 		plugin.Serve(cfg)
 	}
 	// plugin.Serve, minus the parent watch.
-	ctx, stop := signal.NotifyContext(pluginharness.With(context.Background(), pluginharness.Harness{NoParentWatch: true}), syscall.SIGTERM)
-	err := plugin.Run(ctx, cfg)
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM)
+	err := plugin.RunIn(ctx, cfg, plugin.Harness{NoParentWatch: true})
 	stop()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)

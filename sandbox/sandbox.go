@@ -12,7 +12,7 @@ import (
 
 	"github.com/plugkit/plugkit/handshake"
 	"github.com/plugkit/plugkit/host"
-	"github.com/plugkit/plugkit/sandbox/internal/trampoline" // and with it the re-exec hook (its init)
+	"github.com/plugkit/plugkit/sandbox/internal/trampoline"
 )
 
 // DefaultTmpSize bounds the plugin's private /tmp when Runner.TmpSize is 0.
@@ -79,6 +79,10 @@ type Runner struct {
 	// sockets open to those groups (docker's socket, say) would be the
 	// plugin's. A root host always drops them.
 	KeepGroups bool
+
+	// sysctlDir is where the kernel's settings are read: /proc/sys when
+	// empty. The tests point it at settings of their own.
+	sysctlDir string
 }
 
 // Isolation is a level of isolation, from the weakest to the strongest.
@@ -156,11 +160,15 @@ type plan struct {
 // host's own binary in new namespaces, as the trampoline described in the
 // package documentation, in the mode Check names. It fails, before
 // anything runs, when this host cannot give Runner.Minimum, cannot
-// enforce Runner.Limits (Enforcement), or Writable is unusable.
+// enforce Runner.Limits (Enforcement), or Writable is unusable, or the
+// program did not call Init.
 func (r Runner) Prepare(l *host.Launch) error {
 	p, err := r.plan()
 	if err != nil {
 		return err
+	}
+	if !initialized.Load() {
+		return errNoInit
 	}
 	uid, gid, err := r.user(p.mode)
 	if err != nil {

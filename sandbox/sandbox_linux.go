@@ -32,10 +32,6 @@ func Available() error {
 	return err
 }
 
-// sysctlDir is where the kernel's settings are read; the tests point it
-// at settings of their own.
-var sysctlDir = "/proc/sys"
-
 // plan picks the strongest isolation this host gives: root's namespaces,
 // else a user namespace's, else Landlock alone; with Landlock on top
 // where the kernel has it. It fails when that is weaker than r.Minimum.
@@ -50,7 +46,7 @@ func (r Runner) plan() (plan, error) {
 	var nsErr error
 	if privErr != nil {
 		p.mode = trampoline.UserNS
-		if nsErr = userNamespaces(); nsErr != nil {
+		if nsErr = userNamespaces(r.sysctlDir); nsErr != nil {
 			p.mode, p.level = trampoline.LandlockOnly, LandlockOnly
 		}
 	}
@@ -93,8 +89,12 @@ func noGroups(level Isolation) error {
 }
 
 // userNamespaces says whether this user may make a user namespace, and
-// names the sysctl that forbids it otherwise.
-func userNamespaces() error {
+// names the sysctl that forbids it otherwise. It reads the sysctls under
+// sysctlDir, /proc/sys when empty.
+func userNamespaces(sysctlDir string) error {
+	if sysctlDir == "" {
+		sysctlDir = "/proc/sys"
+	}
 	if _, err := os.Stat("/proc/self/ns/user"); err != nil {
 		return fmt.Errorf("the kernel has no user namespaces (CONFIG_USER_NS)")
 	}

@@ -29,6 +29,9 @@ import (
 )
 
 func TestMain(m *testing.M) {
+	if os.Getenv(noInitEnv) == "" {
+		sandbox.Init()
+	}
 	if os.Getenv(sleepEnv) != "" {
 		time.Sleep(20 * time.Second)
 		return
@@ -384,6 +387,49 @@ func testRunnerRejectsBadWritable(t *testing.T) {
 			t.Errorf("Writable %q: %v; want %q", dir, err, want)
 		}
 	}
+}
+
+// noInitEnv makes the test binary a host that did not call sandbox.Init.
+const noInitEnv = "PLUGKIT_SANDBOX_TEST_NO_INIT"
+
+// A host that forgot sandbox.Init would have its own binary, re-executed
+// to become the sandbox, run its main instead: the plugin unsandboxed,
+// or the host twice. Prepare refuses, and says what to call.
+func TestPrepareRefusesWithoutInit(t *testing.T) {
+	if os.Getenv(noInitEnv) != "" {
+		startWithoutInit(t)
+		return
+	}
+	requireSandbox(t)
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, exe, "-test.run=^TestPrepareRefusesWithoutInit$")
+	cmd.Env = append(os.Environ(), noInitEnv+"=1", "GORACE=atexit_sleep_ms=0")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("the host without sandbox.Init: %v\n%s", err, out)
+	}
+	if !strings.Contains(string(out), "refused: ") || !strings.Contains(string(out), "call it first thing in main") {
+		t.Errorf("a host that did not call sandbox.Init started a sandboxed plugin, or was not told to call it:\n%s", out)
+	}
+}
+
+// startWithoutInit starts a sandboxed probe in this process, which did
+// not call sandbox.Init, and prints what happened.
+func startWithoutInit(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	client, err := config(t, sandbox.Runner{}).start(ctx)
+	if err != nil {
+		fmt.Println("refused:", err)
+		return
+	}
+	client.Close()
+	fmt.Println("started")
 }
 
 // The trampoline's variable, set by mistake on a process that is not in

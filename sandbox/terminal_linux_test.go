@@ -178,8 +178,7 @@ func runTTYHost() {
 		if err != nil {
 			fail(err)
 		}
-		*sandbox.SysctlDir = dir
-		r.Minimum = sandbox.LandlockOnly
+		r = sandbox.WithSysctlDir(sandbox.Runner{Minimum: sandbox.LandlockOnly}, dir)
 		if got, err := r.Check(); err != nil || got != sandbox.LandlockOnly {
 			fail(fmt.Errorf("Check: %v, %v; want LandlockOnly", got, err))
 		}

@@ -13,7 +13,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
 
 	"github.com/plugkit/plugkit/host"
-	"github.com/plugkit/plugkit/internal/pluginharness"
+	"github.com/plugkit/plugkit/plugin"
 	"github.com/plugkit/plugkit/tfserve"
 )
 
@@ -36,10 +36,18 @@ func TestDebug(t *testing.T) {
 		V6:    func() tfprotov6.ProviderServer { return testProvider{} },
 		Debug: true,
 	}
-	ctx, cancel := context.WithCancel(pluginharness.With(context.Background(), pluginharness.Harness{LookupEnv: func(string) (string, bool) { return "", false }, Handshake: pw}))
+	// tfserve.Run is plugin.Run of cfg.PluginConfig; here with the
+	// handshake through the pipe and no environment.
+	pc, err := cfg.PluginConfig()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	done := make(chan error, 1)
-	go func() { done <- tfserve.Run(ctx, cfg) }()
+	go func() {
+		done <- plugin.RunIn(ctx, pc, plugin.Harness{LookupEnv: func(string) (string, bool) { return "", false }, Handshake: pw})
+	}()
 	br := bufio.NewReader(pr)
 	var lines []string
 	for range 4 {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/plugkit/plugkit/host"
+	"github.com/plugkit/plugkit/internal/hostdescribe"
 	"github.com/plugkit/plugkit/internal/testutil"
 )
 
@@ -23,15 +24,15 @@ func TestDescribeOrStartGuest(t *testing.T) {
 
 	cmd := command(t, rt)
 	cmd.Env = []string{"PLUGKIT_GUEST_DESCRIBE=exit"}
-	payload, c, err := host.DescribeOrStart(ctx, cmd, opts)
+	payload, c, err := describeOrStart(ctx, cmd, opts)
 	if err != nil || c != nil || string(payload) != "described" {
-		t.Fatalf("DescribeOrStart of a describing guest: %q, %v, %v; want its payload and no Client", payload, c, err)
+		t.Fatalf("describeOrStart of a describing guest: %q, %v, %v; want its payload and no Client", payload, c, err)
 	}
 	waitEnded(t, rt)
 
-	payload, c, err = host.DescribeOrStart(ctx, command(t, rt), opts)
+	payload, c, err = describeOrStart(ctx, command(t, rt), opts)
 	if err != nil || c == nil || payload != nil {
-		t.Fatalf("DescribeOrStart of a guest that ignores the request: %q, %v, %v; want a Client", payload, c, err)
+		t.Fatalf("describeOrStart of a guest that ignores the request: %q, %v, %v; want a Client", payload, c, err)
 	}
 	if err := exists(c, "yes"); err != nil {
 		t.Errorf("the guest that ignored the request does not serve: %v", err)
@@ -40,17 +41,23 @@ func TestDescribeOrStartGuest(t *testing.T) {
 
 	cmd.Env = []string{"PLUGKIT_GUEST_DESCRIBE=stay"}
 	cmd.Timeouts.Stop = 200 * time.Millisecond
-	_, c, err = host.DescribeOrStart(ctx, cmd, opts)
+	_, c, err = describeOrStart(ctx, cmd, opts)
 	if err == nil || c != nil || !strings.Contains(err.Error(), "did not exit") {
-		t.Errorf("DescribeOrStart of a guest that stays after its description: %v, %v; want an error saying it did not exit", c, err)
+		t.Errorf("describeOrStart of a guest that stays after its description: %v, %v; want an error saying it did not exit", c, err)
 	}
 	waitEnded(t, rt) // it sleeps for an hour: stopped, its sleep ends at once
 
 	cmd.Env = []string{"PLUGKIT_GUEST_DESCRIBE=fail"}
-	_, c, err = host.DescribeOrStart(ctx, cmd, opts)
+	_, c, err = describeOrStart(ctx, cmd, opts)
 	var exit *host.ExitError
 	if !errors.As(err, &exit) || c != nil || !strings.Contains(err.Error(), "3") {
-		t.Errorf("DescribeOrStart of a guest that exits 3 after its description: %v, %v; want an ExitError", c, err)
+		t.Errorf("describeOrStart of a guest that exits 3 after its description: %v, %v; want an ExitError", c, err)
 	}
 	waitEnded(t, rt)
+}
+
+// describeOrStart is host's start that asks for the description only,
+// reached as package describe reaches it (internal/hostdescribe).
+func describeOrStart(ctx context.Context, cmd host.Command, opts host.Options) ([]byte, *host.Client, error) {
+	return hostdescribe.Start.(func(context.Context, host.Command, host.Options) ([]byte, *host.Client, error))(ctx, cmd, opts)
 }

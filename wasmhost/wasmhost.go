@@ -171,7 +171,7 @@ func (r *Runtime) compile(ctx context.Context, module []byte) (wazero.CompiledMo
 		return m, nil
 	}
 	// Not under r.mu: other guests start while a module compiles.
-	m, shape, err := r.compileBounded(ctx, module) // limits.go
+	m, shape, err := r.compileBounded(ctx, module)
 	if err != nil {
 		return nil, err
 	}
@@ -328,7 +328,7 @@ func (r *Runtime) StartGuest(ctx context.Context, spec host.GuestSpec) (host.Gue
 			delete(r.guests, g)
 			r.mu.Unlock()
 		}()
-		mod, err := r.rt.InstantiateModule(r.withMemory(runCtx, compiled, g.done), compiled, mc) // limits.go
+		mod, err := r.rt.InstantiateModule(r.withMemory(runCtx, compiled, g.done), compiled, mc)
 		if mod != nil {
 			mod.Close(context.Background())
 		}

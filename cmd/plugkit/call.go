@@ -23,13 +23,16 @@ import (
 func init() {
 	commands["call"] = command{
 		summary: "launch a go-plugin gRPC plugin and call one method by name, JSON in and out",
-		run:     runCall,
+		run: func(args []string, stdout, stderr io.Writer) int {
+			return runCall(args, os.Stdin, stdout, stderr)
+		},
 	}
 }
 
 // maxRequestSize bounds a request read from standard input (and one
-// line of --stdin).
-const maxRequestSize = 64 << 20
+// line of --stdin): the largest message the plugin takes by default,
+// since a bigger request could not be sent anyway.
+const maxRequestSize = wire.DefaultMaxMessageSize
 
 const callUsage = `plugkit call PLUGIN --cookie KEY=VALUE [--versions 5,6] [--no-mtls] [--compact] [--name NAME] [--metadata K=V]... SERVICE[/METHOD] [JSON|-] [SERVICE/METHOD [JSON]]... [-- ARG...]
        plugkit call PLUGIN --cookie KEY=VALUE [flags] --stdin [-- ARG...]
@@ -45,10 +48,6 @@ the answers before it are printed, stderr names the call ("call 2 of 3 (SERVICE/
 (stdin line 4, SERVICE/METHOD)"), and the exit status is 1 (2 for a request that does not parse).
 Arguments after -- are passed to the launched plugin as its command-line arguments.`
 
-// stdin is where call reads requests (-) and --stdin's calls; tests
-// replace it.
-var stdin io.Reader = os.Stdin
-
 // call is one method call of a plugkit call sequence.
 type call struct {
 	method  string
@@ -61,8 +60,8 @@ type call struct {
 // (default {}; - reads standard input), in order. A unary response is
 // printed indented (one line with --compact); a server stream prints one
 // JSON object per line per message. Without SERVICE/METHOD it lists the
-// plugin's methods.
-func runCall(args []string, stdout, stderr io.Writer) int {
+// plugin's methods. It reads requests (-) and --stdin's calls from stdin.
+func runCall(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	args, pluginArgs := splitPluginArgs(args)
 	fs := newFlagSet("call", callUsage, stderr)
 	var pf pluginFlags
@@ -102,7 +101,7 @@ func runCall(args []string, stdout, stderr io.Writer) int {
 	if pf.reattach != "" {
 		hint = " (with --reattach, want SERVICE/METHOD [JSON]... and no plugin path)"
 	}
-	calls, code := parseCalls(pos[1:], *fromStdin, hint, stderr)
+	calls, code := parseCalls(pos[1:], *fromStdin, hint, stdin, stderr)
 	if code != 0 {
 		return code
 	}
@@ -144,7 +143,7 @@ func splitPluginArgs(args []string) (own, plugin []string) {
 // word that is not a method name is the request of the method before it.
 // It reports a mistake itself, ending the message about a word that is
 // not a method name with hint, and returns the exit code to use.
-func parseCalls(pos []string, fromStdin bool, hint string, stderr io.Writer) ([]call, int) {
+func parseCalls(pos []string, fromStdin bool, hint string, stdin io.Reader, stderr io.Writer) ([]call, int) {
 	if fromStdin && len(pos) > 0 {
 		fmt.Fprintf(stderr, "plugkit call: --stdin reads the calls from standard input: drop %q from the command line\nusage: %s\n", pos[0], callUsage)
 		return nil, 2

@@ -213,20 +213,21 @@ func buildMultiname(t *testing.T) string {
 	return goBuild(t, testutil.TempDir(t), "multiname", "./testdata/multiname")
 }
 
-// withStdin makes text call's standard input for the rest of the test.
-func withStdin(t *testing.T, text string) {
-	old := stdin
-	stdin = strings.NewReader(text)
-	t.Cleanup(func() { stdin = old })
-}
-
 // TestCallSequence: several calls in one launch, from the command line
 // and from --stdin, run in order against one plugin process (a Delete is
 // seen by the Exists after it), each answer printed; the first failing
 // call stops the sequence, is named on stderr, and the exit status is
 // not 0.
 func TestCallSequence(t *testing.T) {
+	t.Parallel()
 	bin := buildMultiname(t)
+	// callIn is plugkit call with standard input in; call, with none.
+	callIn := func(in string, args ...string) (string, string, int) {
+		t.Helper()
+		var stdout, stderr bytes.Buffer
+		code := runCall(append([]string{bin, "--cookie", exampleCookie, "--compact"}, args...), strings.NewReader(in), &stdout, &stderr)
+		return stdout.String(), stderr.String(), code
+	}
 	call := func(args ...string) (string, string, int) {
 		t.Helper()
 		var stdout, stderr bytes.Buffer
@@ -240,7 +241,9 @@ func TestCallSequence(t *testing.T) {
 	)
 	t.Run("arguments", func(t *testing.T) {
 		out, errs, code := call("--name", "a", svc+"Exists", who, svc+"Delete", who, svc+"Exists", who, svc+"List")
-		if want := exists + "{}\n{}\n{}\n"; code != 0 || out != want {
+		// A false field and an empty list are printed (the Exists after
+		// the Delete, List), not left out.
+		if want := exists + "{}\n" + `{"exists":false}` + "\n" + `{"keys":[]}` + "\n"; code != 0 || out != want {
 			t.Errorf("exit %d, stdout %q, stderr %q; want %q", code, out, errs, want)
 		}
 		out, errs, code = call("--name", "b", svc+"Delete", who, svc+"Delete", who, svc+"Exists", who)
@@ -253,23 +256,20 @@ func TestCallSequence(t *testing.T) {
 		}
 	})
 	t.Run("stdin", func(t *testing.T) {
-		withStdin(t, `{"method":"`+svc+`Get","request":`+who+`}`+"\n\n"+
+		out, errs, code := callIn(`{"method":"`+svc+`Get","request":`+who+`}`+"\n\n"+
 			`{"method":"`+svc+`Delete","request":`+who+`}`+"\n"+
 			`{"method":"`+svc+`Exists","request":`+who+`}`+"\n"+
-			`{"method":"`+svc+`List"}`+"\n")
-		out, errs, code := call("--name", "b", "--stdin")
-		if want := `{"chunk":"Yg=="}` + "\n{}\n{}\n{}\n"; code != 0 || out != want {
+			`{"method":"`+svc+`List"}`+"\n", "--name", "b", "--stdin")
+		if want := `{"chunk":"Yg=="}` + "\n{}\n" + `{"exists":false}` + "\n" + `{"keys":[]}` + "\n"; code != 0 || out != want {
 			t.Errorf("exit %d, stdout %q, stderr %q; want %q", code, out, errs, want)
 		}
-		withStdin(t, `{"method":"`+svc+`Exists","request":`+who+`}`+"\n"+
+		out, errs, code = callIn(`{"method":"`+svc+`Exists","request":`+who+`}`+"\n"+
 			`{"method":"`+svc+`Get","request":{"key":"none"}}`+"\n"+
-			`{"method":"`+svc+`Delete","request":`+who+`}`+"\n")
-		out, errs, code = call("--name", "a", "--stdin")
+			`{"method":"`+svc+`Delete","request":`+who+`}`+"\n", "--name", "a", "--stdin")
 		if code != 1 || out != exists || !strings.Contains(errs, "call 2 (stdin line 2, "+svc+"Get)") || !strings.Contains(errs, "code = NotFound") {
 			t.Errorf("failing second line: exit %d, stdout %q, stderr %q", code, out, errs)
 		}
-		withStdin(t, `{"method":"`+svc+`Exists","request":`+who+`}`+"\n"+`{"method":"`+svc+`Exists","request":{}`+"\n")
-		out, errs, code = call("--name", "a", "--stdin")
+		out, errs, code = callIn(`{"method":"`+svc+`Exists","request":`+who+`}`+"\n"+`{"method":"`+svc+`Exists","request":{}`+"\n", "--name", "a", "--stdin")
 		if code != 2 || out != exists || !strings.Contains(errs, "call 2 (stdin line 2)") || !strings.Contains(errs, `{"method":"SERVICE/METHOD","request":{...}}`) {
 			t.Errorf("malformed second line: exit %d, stdout %q, stderr %q", code, out, errs)
 		}
@@ -281,8 +281,7 @@ func TestCallSequence(t *testing.T) {
 		if out, errs, code := call(svc+"Exists", who, "{}", svc+"List"); code != 2 || out != "" || !strings.Contains(errs, `"{}" is not a method name`) {
 			t.Errorf("two requests after one method: exit %d, stdout %q, stderr %q; want no call made", code, out, errs)
 		}
-		withStdin(t, "{}")
-		if _, errs, code := call(svc+"Exists", "-", svc+"Exists", "-"); code != 2 || !strings.Contains(errs, "only one request can come from standard input") {
+		if _, errs, code := callIn("{}", svc+"Exists", "-", svc+"Exists", "-"); code != 2 || !strings.Contains(errs, "only one request can come from standard input") {
 			t.Errorf("two requests from stdin: exit %d, stderr %q", code, errs)
 		}
 	})

@@ -8,6 +8,7 @@ import (
 
 	"github.com/plugkit/plugkit/conformance"
 	"github.com/plugkit/plugkit/examples/objectstore"
+	"github.com/plugkit/plugkit/wasmhost"
 )
 
 // demoMatrix ends the demo with the compatibility matrix over its
@@ -15,11 +16,14 @@ import (
 // each cell running the objectstore conformance suite.
 func demoMatrix(ctx context.Context, out io.Writer, step demoStep, pluginDir string) error {
 	step("the compatibility matrix: every plugin against every host major, each cell running the objectstore conformance suite (objectstore-matrix --dir %s)", pluginDir)
+	guests := wasmhost.New(wasmhost.Config{})
+	defer guests.Close(context.Background())
 	mx := conformance.Matrix{
 		Kind:     objectstore.Kind,
 		Cookie:   objectstore.Cookie,
 		Hosts:    objectstore.MatrixHosts(false),
 		Releases: objectstore.Releases(),
+		Guests:   guests,
 	}
 	start := time.Now()
 	cells, err := mx.Run(ctx, pluginDir)

@@ -179,7 +179,7 @@ func (p *pluginFlags) start(cmd, path string, verbose bool, stderr io.Writer) (*
 		Timeouts: host.Timeouts{Start: timeout},
 	}, opts)
 	if err != nil {
-		reportError(stderr, cmd, err)
+		reportError(stderr, cmd, withPathHint(path, err))
 		return nil, 1
 	}
 	track(func() { client.Close() })

@@ -73,7 +73,9 @@ func runInstall(args []string, stdout, stderr io.Writer) int {
 			return fail(stderr, "install", err)
 		}
 	}
-	target := release.Target{Dir: *dir, Keys: pubs, Cookie: c, Cache: *cache, Locked: lock.Find(repo.Source), Wasm: use, WasmCache: *wasmCache}
+	guests := checkRuntime(*wasmCache)
+	defer guests.Close(context.Background())
+	target := release.Target{Dir: *dir, Keys: pubs, Cookie: c, Cache: *cache, Locked: lock.Find(repo.Source), Wasm: use, Guests: guests}
 	var rel release.Release
 	if target.Locked != nil {
 		rel, err = release.Fetch(ctx, repo, target.Locked.Version)

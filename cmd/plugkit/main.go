@@ -109,7 +109,7 @@ func stopOnSignal() {
 // run is the CLI with its conventions, the same for every subcommand:
 // no arguments prints the usage on stderr and exits 2; "plugkit help CMD"
 // is "plugkit CMD --help"; --help prints the usage on stdout and exits 0;
-// an unknown subcommand is named as unknown.
+// an unknown subcommand is named as unknown; --version is "plugkit version".
 func run(args []string, stdout, stderr io.Writer) int {
 	if len(args) == 0 {
 		usage(stderr)
@@ -119,6 +119,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 	case isHelp(args[0]):
 		usage(stdout)
 		return 0
+	case args[0] == "--version" || args[0] == "-version":
+		return run(append([]string{"version"}, args[1:]...), stdout, stderr)
 	case args[0] == "help":
 		if len(args) == 1 {
 			usage(stdout)

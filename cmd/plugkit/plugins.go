@@ -13,7 +13,6 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/plugkit/plugkit/examples/objectstore"
 	"github.com/plugkit/plugkit/handshake"
 	"github.com/plugkit/plugkit/host"
 	"github.com/plugkit/plugkit/manager"
@@ -148,7 +147,7 @@ func runPlugins(args []string, stdout, stderr io.Writer) int {
 		return p.printOne(stdout, b)
 	}
 	if p.cookie == "" {
-		fmt.Fprintf(stderr, "plugkit plugins %s: --cookie KEY=VALUE is required: plugins answer only a host that sets their magic cookie (the example plugins': --cookie %s=%s)\nusage: %s\n", p.sub, objectstore.Cookie.Key, objectstore.Cookie.Value, pluginsUsage)
+		fmt.Fprintf(stderr, "plugkit plugins %s: --cookie KEY=VALUE is required: plugins answer only a host that sets their magic cookie (the MagicCookieKey and MagicCookieValue of the plugin's HandshakeConfig, as its kind's documentation gives them)\nusage: %s\n", p.sub, pluginsUsage)
 		return 2
 	}
 	cookie, err := handshake.ParseCookie(p.cookie)

@@ -76,7 +76,7 @@ func TestReattachDebugPlugin(t *testing.T) {
 		stdout.Reset()
 		stderr.Reset()
 		code := run(append([]string{"call", "--reattach", reattach, "--compact", "objectstore.v1.ObjectStore/Exists", `{"key":"nothing"}`}, trustTCP()...), &stdout, &stderr)
-		if code != 0 || stdout.String() != "{}\n" {
+		if code != 0 || stdout.String() != `{"exists":false}`+"\n" {
 			t.Errorf("call --reattach %q: exit %d, stdout %q, stderr %q", reattach, code, stdout.String(), stderr.String())
 		}
 	}

@@ -100,6 +100,9 @@ func runRelease(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	switch args[0] {
+	case "-h", "-help", "--help":
+		fmt.Fprintf(stdout, "usage: %s\n\nplugkit release SUBCOMMAND --help describes each subcommand's flags.\n", usage)
+		return 0
 	case "push":
 		return runReleasePush(args[1:], stdout, stderr)
 	case "mirror":
@@ -146,7 +149,9 @@ func runReleasePush(args []string, stdout, stderr io.Writer) int {
 	}
 	ctx, cancel := reg.deadline()
 	defer cancel()
-	rel, err := release.Push(ctx, repo, release.Publication{Dir: pos[0], Version: version, Key: key, Cookie: c, WasmCache: *wasmCache})
+	guests := checkRuntime(*wasmCache)
+	defer guests.Close(context.Background())
+	rel, err := release.Push(ctx, repo, release.Publication{Dir: pos[0], Version: version, Key: key, Cookie: c, Guests: guests})
 	if err != nil {
 		return fail(stderr, "release push", err)
 	}

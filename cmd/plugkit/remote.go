@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/plugkit/plugkit/describe"
 	"github.com/plugkit/plugkit/host"
 	"github.com/plugkit/plugkit/manager"
 )
@@ -99,7 +100,7 @@ func describeRemote(r *remoteFlags, stderr io.Writer) (manager.Binary, int) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	b := manager.Binary{Path: r.connect, Origin: manager.OriginRemote}
-	b.Description, b.Err = manager.DescribeCatalog(ctx, client.Conn())
+	b.Description, b.Err = describe.Conn(ctx, client.Conn())
 	if b.Err != nil {
 		b.Err = fmt.Errorf("%w (is it a plugkit kinds plugin, served with catalog.Serve?)", b.Err)
 	}

@@ -2,9 +2,11 @@ package objectstore_test
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
+	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
@@ -74,13 +76,20 @@ func TestGeneratedForwardingToV1(t *testing.T) {
 // TestGeneratedV1FromV2Server serves objectstore v1 from a v2 server
 // through the generated objectstorev2plugin.V1: the unary RPCs and the
 // server stream of Get reach the v2 server; Put, a client stream, is left
-// to the plugin and answers Unimplemented while unset.
+// to the plugin: catalog.New refuses it unset, and a plugin that refuses
+// Put says so with a function that answers Unimplemented.
 func TestGeneratedV1FromV2Server(t *testing.T) {
 	b := backend.NewMemory()
 	if err := b.Put("k", []byte("abc")); err != nil {
 		t.Fatal(err)
 	}
 	v1 := objectstorev2plugin.V1(backend.V2{B: b})
+	if _, err := catalog.New("2.0.0", objectstorev1plugin.Implement("example.com/v1", v1.Server())); err == nil || !strings.Contains(err.Error(), "Put") {
+		t.Fatalf("catalog.New with Put unset: %v; want an error naming Put", err)
+	}
+	v1.Put = func(grpc.ClientStreamingServer[objectstorev1.PutRequest, objectstorev1.PutResponse]) error {
+		return status.Error(codes.Unimplemented, "this plugin stores through v2 only")
+	}
 	cat, err := catalog.New("2.0.0", objectstorev1plugin.Implement("example.com/v1", v1.Server()))
 	if err != nil {
 		t.Fatal(err)
@@ -107,6 +116,6 @@ func TestGeneratedV1FromV2Server(t *testing.T) {
 		_, err = put.CloseAndRecv()
 	}
 	if status.Code(err) != codes.Unimplemented {
-		t.Errorf("Put, left unset: %v, want Unimplemented", err)
+		t.Errorf("Put, refused by the plugin: %v, want Unimplemented", err)
 	}
 }

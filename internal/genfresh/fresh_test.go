@@ -19,6 +19,8 @@ import (
 	objectstorev3 "github.com/plugkit/plugkit/examples/objectstore/gen/objectstore/v3"
 	catalogv1 "github.com/plugkit/plugkit/gen/plugkit/catalog/v1"
 	"github.com/plugkit/plugkit/internal/goplugin/pluginpb"
+	notifierv1 "github.com/plugkit/plugkit/internal/kindgen/testdata/notifier/gen/notifier/v1"
+	notifierv2 "github.com/plugkit/plugkit/internal/kindgen/testdata/notifier/gen/notifier/v2"
 )
 
 // generated lists each buf module root (relative to the repository root),
@@ -36,6 +38,8 @@ var generated = []struct {
 	{"examples/objectstore/proto", "objectstore/v3/objectstore.proto", objectstorev3.File_objectstore_v3_objectstore_proto},
 	{"examples/greeter/proto", "greeter/v1/greeter.proto", greeterv1.File_greeter_v1_greeter_proto},
 	{"examples/greeter/proto", "greeter/v2/greeter.proto", greeterv2.File_greeter_v2_greeter_proto},
+	{"internal/kindgen/testdata/notifier/proto", "notifier/v1/notifier.proto", notifierv1.File_notifier_v1_notifier_proto},
+	{"internal/kindgen/testdata/notifier/proto", "notifier/v2/notifier.proto", notifierv2.File_notifier_v2_notifier_proto},
 }
 
 func TestGeneratedCodeIsFresh(t *testing.T) {

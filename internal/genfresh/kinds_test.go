@@ -26,6 +26,7 @@ var kinds = []struct {
 	{"examples/greeter/proto", []string{"greeter/v1/greeter.proto", "greeter/v2/greeter.proto"}, "module=github.com/plugkit/plugkit", "."},
 	{"examples/objectstore/proto", []string{"objectstore/v1/objectstore.proto", "objectstore/v2/objectstore.proto", "objectstore/v3/objectstore.proto"}, "module=github.com/plugkit/plugkit", "."},
 	{"examples/kv/proto", []string{"kv/v1/kv.proto", "kv/v2/kv.proto"}, "module=example.com/kv", "examples/kv"},
+	{"internal/kindgen/testdata/notifier/proto", []string{"notifier/v1/notifier.proto", "notifier/v2/notifier.proto"}, "module=github.com/plugkit/plugkit", "."},
 }
 
 // TestKindCodeIsFresh regenerates each kind's *_plugkit.pb.go files

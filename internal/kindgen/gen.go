@@ -2,7 +2,9 @@ package kindgen
 
 import (
 	"fmt"
+	"os"
 	"path"
+	"strconv"
 	"strings"
 
 	"google.golang.org/protobuf/compiler/protogen"
@@ -31,12 +33,19 @@ const (
 )
 
 // Generate writes the files of every kind in gen's input: the function
-// protoc-gen-plugkit hands to protogen.Options.Run.
+// protoc-gen-plugkit hands to protogen.Options.Run. It warns on standard
+// error, which protoc and buf show, of what generates but is likely a
+// mistake: a kind without a cookie.
 func Generate(gen *protogen.Plugin) error {
 	gen.SupportedFeatures = uint64(pluginpb.CodeGeneratorResponse_FEATURE_PROTO3_OPTIONAL)
 	kinds, err := build(gen)
 	if err != nil {
 		return err
+	}
+	for _, k := range kinds {
+		if k.cookie == nil {
+			warnNoCookie(k)
+		}
 	}
 	for _, k := range kinds {
 		for _, m := range k.majors {
@@ -45,6 +54,15 @@ func Generate(gen *protogen.Plugin) error {
 		}
 	}
 	return nil
+}
+
+// warnNoCookie says on standard error that k declares no cookie, naming
+// the line to add and where.
+func warnNoCookie(k *kind) {
+	m := k.majors[0]
+	key := strings.ToUpper(strings.ReplaceAll(k.name, "-", "_")) + "_PLUGIN"
+	fmt.Fprintf(os.Stderr, "protoc-gen-plugkit: warning: %s: kind %s declares no magic cookie, so no Cookie is generated and its hosts and plugins must agree on one by hand: add %q above this package statement (VALUE: a word of your own without spaces, such as %s-%s)\n",
+		m.where, k.name, "// plugkit: cookie "+key+" VALUE", k.name, "5e0d")
 }
 
 // Files runs the generator in-process on compiled files, as protoc or buf
@@ -186,7 +204,10 @@ func genFuncs(g *protogen.GeneratedFile, m *major) {
 	pkg := func(n string) string { return g.QualifiedGoIdent(m.file.GoImportPath.Ident(n)) }
 	unimpl := pkg("Unimplemented" + m.svc.GoName + "Server")
 	g.P("// Funcs implements ", m.kind, " v", m.num, " with one function per RPC: Server turns it")
-	g.P("// into the server Implement takes. A nil function answers codes.Unimplemented.")
+	g.P("// into the server Implement takes. catalog.New refuses a server whose function")
+	g.P("// for an RPC of the minor it announces is nil, naming it; to refuse an RPC, set")
+	g.P("// a function that returns codes.Unimplemented. A nil function of a newer minor")
+	g.P("// answers codes.Unimplemented.")
 	g.P("type Funcs struct {")
 	for _, meth := range m.svc.Methods {
 		params, results := serverSignature(g, meth)
@@ -202,6 +223,19 @@ func genFuncs(g *protogen.GeneratedFile, m *major) {
 	g.P("type funcsServer struct {")
 	g.P(unimpl)
 	g.P("fs Funcs")
+	g.P("}")
+	g.P()
+	g.P("// PlugkitUnset returns the RPCs whose function is nil, each with the minor")
+	g.P("// of ", m.kind, " v", m.num, " that added it: catalog.New refuses those of the minor")
+	g.P("// the implementation announces.")
+	g.P("func (s funcsServer) PlugkitUnset() map[string]int {")
+	g.P("unset := map[string]int{}")
+	for _, meth := range m.svc.Methods {
+		g.P("if s.fs.", meth.GoName, " == nil {")
+		g.P("unset[", strconv.Quote(meth.GoName), "] = ", m.since[meth.Desc.Name()])
+		g.P("}")
+	}
+	g.P("return unset")
 	g.P("}")
 	g.P()
 	for _, meth := range m.svc.Methods {

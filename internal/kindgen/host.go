@@ -271,8 +271,16 @@ const (
 	unchanged rpcChange = iota // same request, response and streaming: forwarded
 	added                      // not in the previous major: Unimplemented
 	changed                    // left to the author
+	unmatched                  // maybe a renamed RPC of the previous major: left to the author
 )
 
+// change says how meth relates to the previous major, and returns the
+// previous major's RPC of the same name. An RPC of this major's first
+// release that the previous major lacks, while the previous major has an
+// RPC this one lacks, may be that RPC renamed: the generator cannot tell,
+// so it is unmatched, left to the author (the adapter does not compile
+// until it is written). An RPC of a later minor cannot be a rename (a
+// minor removes nothing), so it is added.
 func (h *hostFile) change(meth *protogen.Method) (rpcChange, *protogen.Method) {
 	for _, old := range h.prev.svc.Methods {
 		if old.Desc.Name() != meth.Desc.Name() {
@@ -284,7 +292,22 @@ func (h *hostFile) change(meth *protogen.Method) (rpcChange, *protogen.Method) {
 		}
 		return unchanged, old
 	}
+	if h.m.since[meth.Desc.Name()] == 0 && len(h.gone()) > 0 {
+		return unmatched, nil
+	}
 	return added, nil
+}
+
+// gone returns the Go names of the previous major's RPCs that this major
+// lacks: removed or renamed.
+func (h *hostFile) gone() []string {
+	var names []string
+	for _, old := range h.prev.svc.Methods {
+		if findMethod(h.m.svc, old) == nil {
+			names = append(names, old.GoName)
+		}
+	}
+	return names
 }
 
 // forward writes V<prev>Forward: the RPCs unchanged since the previous
@@ -292,13 +315,16 @@ func (h *hostFile) change(meth *protogen.Method) (rpcChange, *protogen.Method) {
 func (h *hostFile) forward() {
 	g, m, p := h.g, h.m, h.prev
 	name := fmt.Sprintf("V%dForward", p.num)
-	var fw, add, ch []string
+	var fw, add, ch, un []string
 	for _, meth := range m.svc.Methods {
 		switch c, _ := h.change(meth); c {
 		case unchanged:
 			fw = append(fw, meth.GoName)
 		case added:
 			add = append(add, meth.GoName)
+		case unmatched:
+			un = append(un, meth.GoName)
+			ch = append(ch, meth.GoName)
 		default:
 			ch = append(ch, meth.GoName)
 		}
@@ -309,6 +335,12 @@ func (h *hostFile) forward() {
 	g.P("// codes.Unimplemented. The adapter embeds it and writes the RPCs that")
 	g.P("// changed (", list(ch), "), calling the plugin through V", p.num, "; it may also")
 	g.P("// replace a refusal with an emulation.")
+	if len(un) > 0 {
+		g.P("//")
+		g.P("// v", p.num, " lacks ", list(un), ", and v", m.num, " lacks v", p.num, "'s ", list(h.gone()), ". The generator cannot")
+		g.P("// tell a renamed RPC from a new one, so ", list(un), map[bool]string{true: " is", false: " are"}[len(un) == 1], " the adapter's: a renamed")
+		g.P("// RPC calls its v", p.num, " RPC through V", p.num, ", a new one returns f.Unimplemented.")
+	}
 	g.P("type ", name, " struct {")
 	g.P("// V", p.num, " is the plugin's own v", p.num, " client.")
 	g.P("V", p.num, " *", g.QualifiedGoIdent(p.file.GoImportPath.Ident("Client")))

@@ -3,6 +3,8 @@ package kindgen
 import (
 	"context"
 	"go/format"
+	"io"
+	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -182,6 +184,78 @@ func TestForwardingFollowsTheProtocol(t *testing.T) {
 		}
 		if again[name] != content {
 			t.Errorf("%s differs between two runs", name)
+		}
+	}
+}
+
+// captureStderr returns what f writes to os.Stderr.
+func captureStderr(t *testing.T, f func()) string {
+	t.Helper()
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	saved := os.Stderr
+	os.Stderr = w
+	done := make(chan []byte)
+	go func() {
+		b, _ := io.ReadAll(r)
+		done <- b
+	}()
+	func() {
+		defer func() { os.Stderr = saved }()
+		f()
+	}()
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return string(<-done)
+}
+
+// TestKindWithoutCookieIsWarned: a kind whose .proto files declare no
+// cookie gets no Cookie constant; the generator must say so on stderr,
+// naming the file and the line to add, and still generate. A kind with a
+// cookie gets no warning.
+func TestKindWithoutCookieIsWarned(t *testing.T) {
+	var files map[string]string
+	var err error
+	out := captureStderr(t, func() { files, err = Files(compile(t, map[string]string{"a.proto": kv("kv.v1", "", "")}), "") })
+	if err != nil || len(files) == 0 {
+		t.Fatalf("Files = %d files, %v; want the kind generated despite the warning", len(files), err)
+	}
+	for _, want := range []string{"a.proto:2:", "kv", "no Cookie", `"// plugkit: cookie KV_PLUGIN VALUE"`} {
+		if !strings.Contains(out, want) {
+			t.Errorf("stderr %q lacks %q", out, want)
+		}
+	}
+	out = captureStderr(t, func() { _, err = Files(compile(t, twoMajors), "module=example.com/kv") })
+	if err != nil || out != "" {
+		t.Errorf("a kind with a cookie: stderr %q, error %v; want neither", out, err)
+	}
+}
+
+// TestRenameLeavesNewRPCsToTheAuthor renames v2's Get to Fetch: v1 then
+// has an RPC v2 lacks, so every RPC of v2.0 that v1 lacks (Fetch, Delete)
+// may be it renamed and is left to the adapter's author, while List, of
+// minor 2.1, cannot be a rename and is still refused.
+func TestRenameLeavesNewRPCsToTheAuthor(t *testing.T) {
+	renamed := map[string]string{
+		"kv/v1/kv.proto": twoMajors["kv/v1/kv.proto"],
+		"kv/v2/kv.proto": strings.Replace(twoMajors["kv/v2/kv.proto"], "rpc Get(", "rpc Fetch(", 1),
+	}
+	files, err := Files(compile(t, renamed), "module=example.com/kv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	v2 := files["gen/kv/v2/kv_plugkit.pb.go"]
+	for _, absent := range []string{"func (f V1Forward) Fetch(", "func (f V1Forward) Delete("} {
+		if strings.Contains(v2, absent) {
+			t.Errorf("%s is generated; v1 lost Get, so it may be Get renamed: it is the author's to write", absent)
+		}
+	}
+	for _, want := range []string{"func (f V1Forward) List(", "changed (Fetch, Put and Delete)", "v2 lacks v1's Get"} {
+		if !strings.Contains(v2, want) {
+			t.Errorf("kv v2's generated code lacks %q", want)
 		}
 	}
 }

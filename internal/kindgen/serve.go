@@ -35,7 +35,7 @@ func genServePrevious(g *protogen.GeneratedFile, m, p *major) {
 	g.P()
 	g.P("// ", name, " returns the ", m.kind, " v", p.num, " functions that serve, with server, the")
 	g.P("// RPCs unchanged since v", p.num, " (", list(goNames(filled)), "). Set the others (", list(goNames(left)), ")")
-	g.P("// before calling Server: a nil one answers codes.Unimplemented.")
+	g.P("// before calling Server: catalog.New refuses a nil one, naming it.")
 	g.P("func ", name, "(server ", server, ") ", funcs, " {")
 	g.P("return ", funcs, "{")
 	for _, old := range filled {

@@ -251,10 +251,13 @@ func fieldNames(m protoreflect.MessageDescriptor) string {
 }
 
 // Format writes msg as protobuf JSON: indented when indent is true, else
-// on one line. The output is stable (protojson's deliberate
+// on one line. Fields that hold their default value (false, 0, "", an
+// empty list or map) are written too, so that a person reading the
+// answer sees "exists": false rather than nothing; unset messages and
+// oneofs are not. The output is stable (protojson's deliberate
 // whitespace randomness is normalised away).
 func (c *Client) Format(msg proto.Message, indent bool) ([]byte, error) {
-	raw, err := protojson.MarshalOptions{Resolver: c.types()}.Marshal(msg)
+	raw, err := protojson.MarshalOptions{Resolver: c.types(), EmitDefaultValues: true}.Marshal(msg)
 	if err != nil {
 		return nil, err
 	}

@@ -13,6 +13,8 @@ import (
 	"google.golang.org/grpc/status"
 )
 
+//lint:file-ignore SA1019 grpc.reflection.v1alpha is deprecated, and still the only reflection service older servers register: plugkit call falls back to it on purpose.
+
 // errNotFound is a reflection error response with code NOT_FOUND.
 var errNotFound = errors.New("not found")
 

@@ -10,7 +10,6 @@ import (
 
 	"google.golang.org/grpc"
 	testgrpc "google.golang.org/grpc/interop/grpc_testing"
-	testpb "google.golang.org/grpc/interop/grpc_testing"
 
 	"github.com/plugkit/plugkit/broker"
 	"github.com/plugkit/plugkit/internal/testpki"
@@ -130,18 +129,18 @@ func (s *TestService) Register(srv *grpc.Server, _ *broker.Broker) error {
 }
 
 // EmptyCall answers at once.
-func (s *TestService) EmptyCall(context.Context, *testpb.Empty) (*testpb.Empty, error) {
-	return &testpb.Empty{}, nil
+func (s *TestService) EmptyCall(context.Context, *testgrpc.Empty) (*testgrpc.Empty, error) {
+	return &testgrpc.Empty{}, nil
 }
 
 // UnaryCall sleeps, then names the replica.
-func (s *TestService) UnaryCall(ctx context.Context, req *testpb.SimpleRequest) (*testpb.SimpleResponse, error) {
+func (s *TestService) UnaryCall(ctx context.Context, req *testgrpc.SimpleRequest) (*testgrpc.SimpleResponse, error) {
 	select {
 	case <-time.After(time.Duration(req.GetResponseSize()) * time.Millisecond):
 	case <-ctx.Done():
 		return nil, ctx.Err()
 	}
-	return &testpb.SimpleResponse{Payload: &testpb.Payload{Body: []byte(s.ID)}}, nil
+	return &testgrpc.SimpleResponse{Payload: &testgrpc.Payload{Body: []byte(s.ID)}}, nil
 }
 
 // WriteFileAtomic replaces path's contents in one rename.

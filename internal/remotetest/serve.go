@@ -10,7 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/plugkit/plugkit/internal/pluginharness"
 	"github.com/plugkit/plugkit/plugin"
 )
 
@@ -27,10 +26,10 @@ func Start(tb testing.TB, env map[string]string, id string, cfg plugin.Config) (
 	if cfg.Versions == nil {
 		cfg.Versions = map[int]plugin.Register{1: (&TestService{ID: id}).Register}
 	}
-	ctx, cancel := context.WithCancel(pluginharness.With(context.Background(), pluginharness.Harness{LookupEnv: Lookup(env), Handshake: pw, KeepStdio: true}))
+	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() {
-		err := plugin.Run(ctx, cfg)
+		err := plugin.RunIn(ctx, cfg, plugin.Harness{LookupEnv: Lookup(env), Handshake: pw, KeepStdio: true})
 		pw.CloseWithError(errors.New("service ended"))
 		done <- err
 	}()

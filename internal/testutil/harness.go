@@ -113,7 +113,7 @@ func BuildBinary(ctx context.Context, out, pkg string) (string, error) {
 		}
 		return out, nil
 	}
-	if b, err := exec.CommandContext(ctx, filepath.Join(runtime.GOROOT(), "bin", "go"), "build", "-o", out, pkg).CombinedOutput(); err != nil {
+	if b, err := exec.CommandContext(ctx, GoTool(), "build", "-o", out, pkg).CombinedOutput(); err != nil {
 		return "", fmt.Errorf("go build %s: %v\n%s", pkg, err, b)
 	}
 	return out, nil

@@ -6,7 +6,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"runtime/debug"
 	"strings"
 	"testing"
@@ -33,7 +32,7 @@ func BuildWasm(ctx context.Context, out, pkg string) error {
 	// grpcnotrace leaves out grpc's golang.org/x/net/trace (html/template,
 	// text/template), which a guest never uses: a quarter of the module,
 	// as docs/wasm.md recommends to plugin authors.
-	cmd := exec.CommandContext(ctx, filepath.Join(runtime.GOROOT(), "bin", "go"), "build", "-tags", "grpcnotrace", "-o", out, pkg)
+	cmd := exec.CommandContext(ctx, GoTool(), "build", "-tags", "grpcnotrace", "-o", out, pkg)
 	cmd.Env = append(os.Environ(), "GOOS=wasip1", "GOARCH=wasm")
 	if b, err := cmd.CombinedOutput(); err != nil {
 		return fmt.Errorf("GOOS=wasip1 GOARCH=wasm go build -tags grpcnotrace %s: %v\n%s", pkg, err, b)
@@ -80,7 +79,7 @@ func CompiledWasm(ctx context.Context, modules ...string) string {
 	// tool has it. The tool is told the test binary's.
 	ldflags := "-ldflags=-X=github.com/tetratelabs/wazero/internal/version.version=" + wazeroVersion()
 	args := append([]string{"run", ldflags, "./internal/tools/wasmcompile", "-cache", dir}, modules...)
-	cmd := exec.CommandContext(ctx, filepath.Join(runtime.GOROOT(), "bin", "go"), args...)
+	cmd := exec.CommandContext(ctx, GoTool(), args...)
 	cmd.Dir = root
 	if b, err := cmd.CombinedOutput(); err != nil {
 		fmt.Fprintf(os.Stderr, "testutil.CompiledWasm: %v\n%s", err, b)

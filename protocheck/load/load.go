@@ -590,7 +590,7 @@ func importResolver(dirs []string) protocompile.Resolver {
 	return protocompile.ResolverFunc(func(p string) (protocompile.SearchResult, error) {
 		clean := path.Clean(p)
 		if path.IsAbs(p) || clean != p || clean == ".." || strings.HasPrefix(clean, "../") {
-			return protocompile.SearchResult{}, fmt.Errorf("import %q: import paths must be relative and clean, without ..", p)
+			return protocompile.SearchResult{}, fmt.Errorf("import %q: import paths must be relative and clean, without .. elements", p)
 		}
 		for _, dir := range dirs {
 			full := filepath.Join(dir, filepath.FromSlash(clean))

@@ -21,12 +21,12 @@ type event struct {
 
 // result is what one package's run gave.
 type result struct {
-	pkg                   string
-	passed, failed, other int
-	skips                 []string // test: reason
-	notOnWindows          []string // test: reason
-	broken                string   // why the package itself failed, beyond its tests
-	elapsed               time.Duration
+	pkg            string
+	passed, failed int
+	skips          []string // test: reason
+	notOnWindows   []string // test: reason
+	broken         string   // why the package itself failed, beyond its tests
+	elapsed        time.Duration
 }
 
 // runPackage compiles p's tests for windows/amd64 and runs them under Wine.

@@ -4,9 +4,8 @@
 //
 // It lives apart from package sandbox, with nothing beneath it but the
 // standard library, golang.org/x/sys, internal/osdep and the seccomp
-// filter assembler (none of which does work in its init), so that its init function, which
-// does the work, runs before the heavy packages of the host (gRPC,
-// protobuf) initialize: Go initializes a package once its imports are,
-// taking ready packages in import path order, and this one is ready early.
+// filter assembler, none of which does work in its init. Nothing runs
+// by being imported: the host's main calls sandbox.Init, which calls
+// Init here, first thing.
 // See package sandbox for the design.
 package trampoline

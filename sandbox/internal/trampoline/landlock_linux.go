@@ -28,7 +28,7 @@ func ABI() (int, error) {
 	case syscall.ENOSYS:
 		return 0, fmt.Errorf("the kernel has no Landlock (it needs Linux 5.13 or later built with CONFIG_SECURITY_LANDLOCK)")
 	case syscall.EOPNOTSUPP:
-		return 0, fmt.Errorf("Landlock is built into the kernel but not enabled: add landlock to the lsm= boot parameter")
+		return 0, fmt.Errorf("the kernel has Landlock built in but not enabled: add landlock to the lsm= boot parameter")
 	default:
 		return 0, fmt.Errorf("asking the kernel for its Landlock ABI: %w", errno)
 	}

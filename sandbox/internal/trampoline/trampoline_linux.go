@@ -18,10 +18,11 @@ import (
 // architecture Go supports on Linux but sparc64, which Go does not).
 const oPath = 0x200000
 
-// init is the trampoline's entry: in the re-executed host binary, with
-// Env set, it builds the sandbox and executes the plugin, and never
-// returns. In every other run it does nothing.
-func init() {
+// Init is the trampoline's entry, which sandbox.Init calls: in the
+// re-executed host binary, with Env set, it builds the sandbox and
+// executes the plugin, and never returns. In every other run it does
+// nothing.
+func Init() {
 	v, ok := os.LookupEnv(Env)
 	if !ok {
 		return

@@ -18,12 +18,15 @@
 
 const { Catalog, Implementation, status, PROTOCOL_VERSION, SDK_VERSION, NAME_KEY } = require('./catalog');
 const { Logger } = require('./log');
-const { REGISTRY } = require('./proto');
+const { REGISTRY, descriptorSet } = require('./proto');
 const { Plugin, PluginError, serve, cookieNotice } = require('./serve');
 
 module.exports = {
   Catalog, Implementation, Logger, Plugin, PluginError, serve, cookieNotice, status,
-  PROTOCOL_VERSION, SDK_VERSION, NAME_KEY,
+  PROTOCOL_VERSION, SDK_VERSION, NAME_KEY, descriptorSet,
+  // grpc is the SDK's @grpc/grpc-js, for its status codes
+  // (plugkit.grpc.status.NOT_FOUND) without a dependency of the plugin's own.
+  grpc: require('@grpc/grpc-js'),
   // addFiles adds serialized FileDescriptorProtos (Buffers, each after its
   // imports), such as a kind's descriptor module, to the SDK's pool.
   addFiles: (files) => REGISTRY.add(files),

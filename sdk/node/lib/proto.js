@@ -5,7 +5,11 @@
 // protoc's --descriptor_set_out), loaded with @grpc/proto-loader: nothing
 // is generated or parsed from .proto text at run time.
 
+const fs = require('fs');
+const path = require('path');
+const { fileURLToPath } = require('url');
 const protoLoader = require('@grpc/proto-loader');
+const { Reader } = require('protobufjs');
 const { FileDescriptorProto } = require('protobufjs/ext/descriptor');
 const sdkFiles = require('./descriptors');
 
@@ -90,4 +94,79 @@ class Registry {
 
 const REGISTRY = new Registry();
 
-module.exports = { REGISTRY, Registry };
+// mainDir is the directory of the program's main script, links followed
+// (Node resolves them for a CommonJS main module; an ES module's is
+// process.argv[1]), or the working directory when there is no script.
+function mainDir() {
+  if (require.main && require.main.filename) return path.dirname(require.main.filename);
+  try {
+    if (process.argv[1]) return path.dirname(fs.realpathSync(process.argv[1]));
+  } catch (e) {
+    // node -e, the REPL: no script.
+  }
+  return process.cwd();
+}
+
+// descriptorSet returns the files of a FileDescriptorSet, serialized
+// (Buffers), each after its imports: what new Catalog's files and addFiles
+// take. source is the set's bytes or the path of a file holding it: the
+// output of `buf build -o image.binpb` (a buf image is a FileDescriptorSet)
+// or of `protoc --include_imports --descriptor_set_out=FILE`. A relative
+// path is taken from the directory of the plugin's script, not from the
+// working directory, which is the host's; a file: URL (an ES module's
+// new URL('descriptors/kind.binpb', import.meta.url)) is its file. Each
+// file keeps its bytes as the set holds them.
+function descriptorSet(source) {
+  let data = source;
+  let where = 'the descriptor set';
+  if (source instanceof URL) {
+    where = fileURLToPath(source);
+    data = fs.readFileSync(where);
+  } else if (!(source instanceof Uint8Array)) {
+    where = path.resolve(mainDir(), String(source));
+    data = fs.readFileSync(where);
+  }
+  const byName = new Map();
+  const order = [];
+  try {
+    // FileDescriptorSet: repeated FileDescriptorProto file = 1.
+    const r = Reader.create(data);
+    while (r.pos < r.len) {
+      const tag = r.uint32();
+      if (tag !== (1 << 3 | 2)) {
+        r.skipType(tag & 7);
+        continue;
+      }
+      const raw = Buffer.from(r.bytes());
+      const fdp = FileDescriptorProto.decode(raw);
+      if (!byName.has(fdp.name)) {
+        byName.set(fdp.name, { fdp, raw });
+        order.push(fdp.name);
+      }
+    }
+  } catch (e) {
+    throw new Error(`${where} is not a FileDescriptorSet (${e.message}): make it with buf build -o FILE.binpb or protoc --include_imports --descriptor_set_out=FILE`);
+  }
+  if (order.length === 0) throw new Error(`${where} holds no files: build it from the kind's .proto files`);
+  const out = [];
+  const done = new Set();
+  const visiting = new Set();
+  const visit = (name, importer) => {
+    if (done.has(name)) return;
+    const f = byName.get(name);
+    if (!f) {
+      if (REGISTRY.files.has(name)) return;
+      throw new Error(`${where}: ${importer} imports ${name}, which the set lacks: build it with its imports (buf build includes them unless --exclude-imports; protoc needs --include_imports)`);
+    }
+    if (visiting.has(name)) throw new Error(`${where}: ${name} imports itself through ${importer}`);
+    visiting.add(name);
+    for (const d of f.fdp.dependency) visit(d, name);
+    visiting.delete(name);
+    done.add(name);
+    out.push(f.raw);
+  };
+  for (const name of order) visit(name, name);
+  return out;
+}
+
+module.exports = { REGISTRY, Registry, descriptorSet };

@@ -260,3 +260,44 @@ test('stdio writes over the host\'s 64 KiB message limit go in 32 KiB pieces, in
   assert.ok(stdio.pending.every((m) => m.data.length <= 32 << 10 && m.channel === 2));
   assert.ok(Buffer.concat(stdio.pending.map((m) => m.data)).equals(data));
 });
+
+test('descriptorSet reads a FileDescriptorSet, each file after its imports, and says what a set lacks', () => {
+  const { FileDescriptorProto } = require('protobufjs/ext/descriptor');
+  // A two-file kind: meter.proto imports types.proto and the SDK's own
+  // google/protobuf/empty.proto; the set lists the importer first.
+  const types = FileDescriptorProto.encode({ name: 'meter/v1/types.proto', package: 'meter.v1', syntax: 'proto3',
+    messageType: [{ name: 'Reading', field: [{ name: 'watts', number: 1, type: 3, label: 1, jsonName: 'watts' }] }] }).finish();
+  const meter = FileDescriptorProto.encode({ name: 'meter/v1/meter.proto', package: 'meter.v1', syntax: 'proto3',
+    dependency: ['meter/v1/types.proto', 'google/protobuf/empty.proto'],
+    service: [{ name: 'Meter', method: [{ name: 'Read', inputType: '.google.protobuf.Empty', outputType: '.meter.v1.Reading' }] }] }).finish();
+  const field1 = (b) => Buffer.concat([Buffer.from([0x0a]), varint(b.length), Buffer.from(b)]);
+  const set = Buffer.concat([field1(meter), field1(types)]);
+  // Before the Catalog below adds types.proto to the SDK's pool:
+  assert.throws(() => plugkit.descriptorSet(field1(meter)), /meter\/v1\/meter\.proto imports meter\/v1\/types\.proto, which the set lacks: build it with its imports/);
+  assert.throws(() => plugkit.descriptorSet(Buffer.from([0x0a, 0xff])), /is not a FileDescriptorSet .*buf build -o/);
+  assert.throws(() => plugkit.descriptorSet(Buffer.alloc(0)), /holds no files/);
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'plugkit-test-'));
+  try {
+    fs.writeFileSync(path.join(dir, 'image.binpb'), set);
+    const files = plugkit.descriptorSet(path.join(dir, 'image.binpb'));
+    assert.deepStrictEqual(files.map((f) => FileDescriptorProto.decode(f).name), ['meter/v1/types.proto', 'meter/v1/meter.proto']);
+    assert.ok(files[1].equals(Buffer.from(meter)));
+    assert.deepStrictEqual(plugkit.descriptorSet(set), files);
+    assert.deepStrictEqual(plugkit.descriptorSet(require('url').pathToFileURL(path.join(dir, 'image.binpb'))), files);
+    const c = new plugkit.Catalog('1.0.0', [new plugkit.Implementation({ kind: 'meter', major: 1, name: 'example.com/meter',
+      service: 'meter.v1.Meter', server: { Read: (call, cb) => cb(null, { watts: 7 }) } })], files);
+    assert.strictEqual(c.describe().kinds[0].majors[0].service, 'meter.v1.Meter');
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+function varint(n) {
+  const out = [];
+  while (n > 0x7f) {
+    out.push((n & 0x7f) | 0x80);
+    n >>>= 7;
+  }
+  out.push(n);
+  return Buffer.from(out);
+}

@@ -18,6 +18,11 @@ flushed handshake line, Catalog/Describe and the routing by name) and what it
 recommends (go-plugin's controller, stdio and broker, health, reflection,
 hclog JSON logs on standard error, exiting when the host dies).
 
+A kind of one's own gives its buf image (buf build -o image.binpb) or
+protoc descriptor set as it is: files=plugkit.descriptor_set(
+"descriptors/kind.binpb"), a relative path being read from the directory of
+the plugin's script.
+
 Messages are classes of the SDK's descriptor pool: plugkit.message(
 "objectstore.v1.PutResponse"). The SDK needs grpcio and protobuf only
 (Debian: python3-grpcio, python3-protobuf; pip: grpcio).
@@ -25,7 +30,7 @@ Messages are classes of the SDK's descriptor pool: plugkit.message(
 
 from ._catalog import NAME_KEY, PROTOCOL_VERSION, SDK_VERSION, Catalog, Implementation
 from ._log import Logger
-from ._proto import REGISTRY
+from ._proto import REGISTRY, descriptor_set
 from ._serve import Plugin, PluginError, cookie_notice, serve
 
 __all__ = [
@@ -39,6 +44,7 @@ __all__ = [
     "SDK_VERSION",
     "add_files",
     "cookie_notice",
+    "descriptor_set",
     "message",
     "serve",
 ]

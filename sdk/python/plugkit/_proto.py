@@ -6,6 +6,8 @@ author's module, both made by `go run ./sdk/cmd/descriptors` or protoc's
 --descriptor_set_out): nothing is generated at run time.
 """
 
+import os
+import sys
 import threading
 
 from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
@@ -109,3 +111,63 @@ class Registry:
 
 REGISTRY = Registry()
 REGISTRY.add(_descriptors.FILES)
+
+
+def _main_dir():
+    """The directory of the program's main script, links followed (a
+    plugin directory usually holds a link to it), or the working directory
+    when there is no script (python3 -c, the interactive prompt)."""
+    main = getattr(sys.modules.get("__main__"), "__file__", None)
+    return os.path.dirname(os.path.realpath(main)) if main else os.getcwd()
+
+
+def descriptor_set(source):
+    """Returns the files of a FileDescriptorSet, serialized, each after its
+    imports: what Catalog's files= and add_files take.
+
+    source is the set's bytes or the path of a file holding it: the output
+    of `buf build -o image.binpb` (a buf image is a FileDescriptorSet) or of
+    `protoc --include_imports --descriptor_set_out=FILE`. A relative path is
+    taken from the directory of the plugin's script (links followed), not
+    from the working directory, which is the host's."""
+    if isinstance(source, (bytes, bytearray, memoryview)):
+        data, where = bytes(source), "the descriptor set"
+    else:
+        path = os.fspath(source)
+        if not os.path.isabs(path):
+            path = os.path.join(_main_dir(), path)
+        with open(path, "rb") as f:
+            data = f.read()
+        where = path
+    try:
+        fds = descriptor_pb2.FileDescriptorSet.FromString(data)
+    except Exception as e:  # protobuf's DecodeError, whatever its module
+        raise ValueError("%s is not a FileDescriptorSet (%s): make it with buf build -o FILE.binpb or protoc --include_imports --descriptor_set_out=FILE" % (where, e)) from None
+    if not fds.file:
+        raise ValueError("%s holds no files: build it from the kind's .proto files" % where)
+    by_name = {}
+    for fdp in fds.file:
+        fdp.DiscardUnknownFields()  # such as buf's image extension
+        by_name.setdefault(fdp.name, fdp)
+    out, done, visiting = [], set(), set()
+
+    def visit(name, importer):
+        if name in done:
+            return
+        fdp = by_name.get(name)
+        if fdp is None:
+            if name in REGISTRY.files:
+                return
+            raise ValueError("%s: %s imports %s, which the set lacks: build it with its imports (buf build includes them unless --exclude-imports; protoc needs --include_imports)" % (where, importer, name))
+        if name in visiting:
+            raise ValueError("%s: %s imports itself through %s" % (where, name, importer))
+        visiting.add(name)
+        for dep in fdp.dependency:
+            visit(dep, name)
+        visiting.discard(name)
+        done.add(name)
+        out.append(fdp.SerializeToString())
+
+    for fdp in fds.file:
+        visit(fdp.name, fdp.name)
+    return tuple(out)

@@ -4,6 +4,7 @@ after which the process exits 0 and its socket directory is gone."""
 
 import base64
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -29,6 +30,7 @@ def pem(der):
 class ServeTest(unittest.TestCase):
     def start(self, env):
         self.dir = tempfile.mkdtemp(prefix="sdk-")
+        self.addCleanup(shutil.rmtree, self.dir, ignore_errors=True)
         full = dict(os.environ, PLUGKIT_EXAMPLE_PLUGIN="objectstore", PLUGIN_PROTOCOL_VERSIONS="1", PLUGIN_UNIX_SOCKET_DIR=self.dir)
         full.update(env)
         proc = subprocess.Popen([sys.executable, os.path.join(EXAMPLES, "objectstore_v1.py")], env=full, stdout=subprocess.PIPE, stderr=subprocess.PIPE)

@@ -22,6 +22,7 @@ import (
 
 	"github.com/plugkit/plugkit/conformance"
 	"github.com/plugkit/plugkit/examples/objectstore"
+	"github.com/plugkit/plugkit/wasmhost"
 )
 
 func main() {
@@ -33,9 +34,12 @@ func main() {
 
 // run is conformance's matrix command over the object-store hosts, with
 // --v3 of its own; the release index defaults to the examples'
-// releases.json.
+// releases.json. WebAssembly modules in the directory run in a
+// wasmhost.Runtime that grants them nothing.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	mx := conformance.Matrix{Kind: objectstore.Kind, Cookie: objectstore.Cookie, Releases: objectstore.Releases()}
+	guests := wasmhost.New(wasmhost.Config{})
+	defer guests.Close(context.Background())
+	mx := conformance.Matrix{Kind: objectstore.Kind, Cookie: objectstore.Cookie, Releases: objectstore.Releases(), Guests: guests}
 	return conformance.CommandFlags(ctx, mx, "objectstore-matrix", args, stdout, stderr, func(fs *flag.FlagSet) func(*conformance.Matrix) {
 		withV3 := fs.Bool("v3", false, "also test against the v3 preview host")
 		return func(mx *conformance.Matrix) { mx.Hosts = objectstore.MatrixHosts(*withV3) }

@@ -87,8 +87,10 @@ func TestMatrixWasm(t *testing.T) {
 	// at work).
 	wc := wasmConfig(modules...)
 	wc.Dirs = []wasmhost.Dir{{HostPath: os.TempDir(), Writable: true}}
+	guests := wasmhost.New(wc)
+	defer guests.Close(context.Background())
 	mx := conformance.Matrix{Kind: objectstore.Kind, Cookie: objectstore.Cookie, Releases: objectstore.Releases(),
-		Hosts: objectstore.MatrixHosts(false), Wasm: wc}
+		Hosts: objectstore.MatrixHosts(false), Guests: guests}
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	cells, err := mx.Run(ctx, dir)

@@ -22,7 +22,10 @@ func Implement(name string, server v1.GreeterServer) catalog.Implementation {
 }
 
 // Funcs implements greeter v1 with one function per RPC: Server turns it
-// into the server Implement takes. A nil function answers codes.Unimplemented.
+// into the server Implement takes. catalog.New refuses a server whose function
+// for an RPC of the minor it announces is nil, naming it; to refuse an RPC, set
+// a function that returns codes.Unimplemented. A nil function of a newer minor
+// answers codes.Unimplemented.
 type Funcs struct {
 	// Greet serves greeter.v1.Greeter/Greet.
 	Greet func(context.Context, *v1.GreetRequest) (*v1.GreetResponse, error)
@@ -35,6 +38,17 @@ func (fs Funcs) Server() v1.GreeterServer { return funcsServer{fs: fs} }
 type funcsServer struct {
 	v1.UnimplementedGreeterServer
 	fs Funcs
+}
+
+// PlugkitUnset returns the RPCs whose function is nil, each with the minor
+// of greeter v1 that added it: catalog.New refuses those of the minor
+// the implementation announces.
+func (s funcsServer) PlugkitUnset() map[string]int {
+	unset := map[string]int{}
+	if s.fs.Greet == nil {
+		unset["Greet"] = 0
+	}
+	return unset
 }
 
 func (s funcsServer) Greet(ctx context.Context, req *v1.GreetRequest) (*v1.GreetResponse, error) {

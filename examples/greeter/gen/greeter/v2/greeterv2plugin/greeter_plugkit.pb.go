@@ -22,7 +22,10 @@ func Implement(name string, server v2.GreeterServer) catalog.Implementation {
 }
 
 // Funcs implements greeter v2 with one function per RPC: Server turns it
-// into the server Implement takes. A nil function answers codes.Unimplemented.
+// into the server Implement takes. catalog.New refuses a server whose function
+// for an RPC of the minor it announces is nil, naming it; to refuse an RPC, set
+// a function that returns codes.Unimplemented. A nil function of a newer minor
+// answers codes.Unimplemented.
 type Funcs struct {
 	// Greet serves greeter.v2.Greeter/Greet.
 	Greet func(context.Context, *v2.GreetRequest) (*v2.GreetResponse, error)
@@ -37,6 +40,20 @@ func (fs Funcs) Server() v2.GreeterServer { return funcsServer{fs: fs} }
 type funcsServer struct {
 	v2.UnimplementedGreeterServer
 	fs Funcs
+}
+
+// PlugkitUnset returns the RPCs whose function is nil, each with the minor
+// of greeter v2 that added it: catalog.New refuses those of the minor
+// the implementation announces.
+func (s funcsServer) PlugkitUnset() map[string]int {
+	unset := map[string]int{}
+	if s.fs.Greet == nil {
+		unset["Greet"] = 0
+	}
+	if s.fs.Farewell == nil {
+		unset["Farewell"] = 1
+	}
+	return unset
 }
 
 func (s funcsServer) Greet(ctx context.Context, req *v2.GreetRequest) (*v2.GreetResponse, error) {

@@ -22,7 +22,10 @@ func Implement(name string, server v1.KVServer) catalog.Implementation {
 }
 
 // Funcs implements kv v1 with one function per RPC: Server turns it
-// into the server Implement takes. A nil function answers codes.Unimplemented.
+// into the server Implement takes. catalog.New refuses a server whose function
+// for an RPC of the minor it announces is nil, naming it; to refuse an RPC, set
+// a function that returns codes.Unimplemented. A nil function of a newer minor
+// answers codes.Unimplemented.
 type Funcs struct {
 	// Get serves kv.v1.KV/Get.
 	Get func(context.Context, *v1.GetRequest) (*v1.GetResponse, error)
@@ -37,6 +40,20 @@ func (fs Funcs) Server() v1.KVServer { return funcsServer{fs: fs} }
 type funcsServer struct {
 	v1.UnimplementedKVServer
 	fs Funcs
+}
+
+// PlugkitUnset returns the RPCs whose function is nil, each with the minor
+// of kv v1 that added it: catalog.New refuses those of the minor
+// the implementation announces.
+func (s funcsServer) PlugkitUnset() map[string]int {
+	unset := map[string]int{}
+	if s.fs.Get == nil {
+		unset["Get"] = 0
+	}
+	if s.fs.Put == nil {
+		unset["Put"] = 0
+	}
+	return unset
 }
 
 func (s funcsServer) Get(ctx context.Context, req *v1.GetRequest) (*v1.GetResponse, error) {

@@ -26,7 +26,10 @@ func Implement(name string, server v2.KVServer) catalog.Implementation {
 }
 
 // Funcs implements kv v2 with one function per RPC: Server turns it
-// into the server Implement takes. A nil function answers codes.Unimplemented.
+// into the server Implement takes. catalog.New refuses a server whose function
+// for an RPC of the minor it announces is nil, naming it; to refuse an RPC, set
+// a function that returns codes.Unimplemented. A nil function of a newer minor
+// answers codes.Unimplemented.
 type Funcs struct {
 	// Get serves kv.v2.KV/Get.
 	Get func(context.Context, *v2.GetRequest) (*v2.GetResponse, error)
@@ -45,6 +48,26 @@ func (fs Funcs) Server() v2.KVServer { return funcsServer{fs: fs} }
 type funcsServer struct {
 	v2.UnimplementedKVServer
 	fs Funcs
+}
+
+// PlugkitUnset returns the RPCs whose function is nil, each with the minor
+// of kv v2 that added it: catalog.New refuses those of the minor
+// the implementation announces.
+func (s funcsServer) PlugkitUnset() map[string]int {
+	unset := map[string]int{}
+	if s.fs.Get == nil {
+		unset["Get"] = 0
+	}
+	if s.fs.Put == nil {
+		unset["Put"] = 0
+	}
+	if s.fs.Delete == nil {
+		unset["Delete"] = 0
+	}
+	if s.fs.List == nil {
+		unset["List"] = 0
+	}
+	return unset
 }
 
 func (s funcsServer) Get(ctx context.Context, req *v2.GetRequest) (*v2.GetResponse, error) {
@@ -77,7 +100,7 @@ func (s funcsServer) List(req *v2.ListRequest, stream grpc.ServerStreamingServer
 
 // V1 returns the kv v1 functions that serve, with server, the
 // RPCs unchanged since v1 (Get). Set the others (Put)
-// before calling Server: a nil one answers codes.Unimplemented.
+// before calling Server: catalog.New refuses a nil one, naming it.
 func V1(server v2.KVServer) kvv1plugin.Funcs {
 	return kvv1plugin.Funcs{
 		Get: func(ctx context.Context, req *v1.GetRequest) (*v1.GetResponse, error) {

@@ -23,7 +23,10 @@ func Implement(name string, server v1.ObjectStoreServer) catalog.Implementation 
 }
 
 // Funcs implements objectstore v1 with one function per RPC: Server turns it
-// into the server Implement takes. A nil function answers codes.Unimplemented.
+// into the server Implement takes. catalog.New refuses a server whose function
+// for an RPC of the minor it announces is nil, naming it; to refuse an RPC, set
+// a function that returns codes.Unimplemented. A nil function of a newer minor
+// answers codes.Unimplemented.
 type Funcs struct {
 	// Init serves objectstore.v1.ObjectStore/Init.
 	Init func(context.Context, *v1.InitRequest) (*v1.InitResponse, error)
@@ -46,6 +49,32 @@ func (fs Funcs) Server() v1.ObjectStoreServer { return funcsServer{fs: fs} }
 type funcsServer struct {
 	v1.UnimplementedObjectStoreServer
 	fs Funcs
+}
+
+// PlugkitUnset returns the RPCs whose function is nil, each with the minor
+// of objectstore v1 that added it: catalog.New refuses those of the minor
+// the implementation announces.
+func (s funcsServer) PlugkitUnset() map[string]int {
+	unset := map[string]int{}
+	if s.fs.Init == nil {
+		unset["Init"] = 0
+	}
+	if s.fs.Put == nil {
+		unset["Put"] = 0
+	}
+	if s.fs.Get == nil {
+		unset["Get"] = 0
+	}
+	if s.fs.List == nil {
+		unset["List"] = 0
+	}
+	if s.fs.Delete == nil {
+		unset["Delete"] = 0
+	}
+	if s.fs.Exists == nil {
+		unset["Exists"] = 0
+	}
+	return unset
 }
 
 func (s funcsServer) Init(ctx context.Context, req *v1.InitRequest) (*v1.InitResponse, error) {

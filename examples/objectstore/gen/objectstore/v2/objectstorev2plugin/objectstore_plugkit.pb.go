@@ -26,7 +26,10 @@ func Implement(name string, server v2.ObjectStoreServer) catalog.Implementation 
 }
 
 // Funcs implements objectstore v2 with one function per RPC: Server turns it
-// into the server Implement takes. A nil function answers codes.Unimplemented.
+// into the server Implement takes. catalog.New refuses a server whose function
+// for an RPC of the minor it announces is nil, naming it; to refuse an RPC, set
+// a function that returns codes.Unimplemented. A nil function of a newer minor
+// answers codes.Unimplemented.
 type Funcs struct {
 	// Init serves objectstore.v2.ObjectStore/Init.
 	Init func(context.Context, *v2.InitRequest) (*v2.InitResponse, error)
@@ -55,6 +58,41 @@ func (fs Funcs) Server() v2.ObjectStoreServer { return funcsServer{fs: fs} }
 type funcsServer struct {
 	v2.UnimplementedObjectStoreServer
 	fs Funcs
+}
+
+// PlugkitUnset returns the RPCs whose function is nil, each with the minor
+// of objectstore v2 that added it: catalog.New refuses those of the minor
+// the implementation announces.
+func (s funcsServer) PlugkitUnset() map[string]int {
+	unset := map[string]int{}
+	if s.fs.Init == nil {
+		unset["Init"] = 0
+	}
+	if s.fs.Put == nil {
+		unset["Put"] = 0
+	}
+	if s.fs.Get == nil {
+		unset["Get"] = 0
+	}
+	if s.fs.List == nil {
+		unset["List"] = 0
+	}
+	if s.fs.Delete == nil {
+		unset["Delete"] = 0
+	}
+	if s.fs.Exists == nil {
+		unset["Exists"] = 0
+	}
+	if s.fs.Stat == nil {
+		unset["Stat"] = 0
+	}
+	if s.fs.Copy == nil {
+		unset["Copy"] = 0
+	}
+	if s.fs.Presign == nil {
+		unset["Presign"] = 1
+	}
+	return unset
 }
 
 func (s funcsServer) Init(ctx context.Context, req *v2.InitRequest) (*v2.InitResponse, error) {
@@ -122,7 +160,7 @@ func (s funcsServer) Presign(ctx context.Context, req *v2.PresignRequest) (*v2.P
 
 // V1 returns the objectstore v1 functions that serve, with server, the
 // RPCs unchanged since v1 (Init, Get, List, Delete and Exists). Set the others (Put)
-// before calling Server: a nil one answers codes.Unimplemented.
+// before calling Server: catalog.New refuses a nil one, naming it.
 func V1(server v2.ObjectStoreServer) objectstorev1plugin.Funcs {
 	return objectstorev1plugin.Funcs{
 		Init: func(ctx context.Context, req *v1.InitRequest) (*v1.InitResponse, error) {

@@ -22,7 +22,10 @@ func Implement(name string, server v3.ObjectStoreServer) catalog.Implementation 
 }
 
 // Funcs implements objectstore v3 with one function per RPC: Server turns it
-// into the server Implement takes. A nil function answers codes.Unimplemented.
+// into the server Implement takes. catalog.New refuses a server whose function
+// for an RPC of the minor it announces is nil, naming it; to refuse an RPC, set
+// a function that returns codes.Unimplemented. A nil function of a newer minor
+// answers codes.Unimplemented.
 type Funcs struct {
 	// Put serves objectstore.v3.ObjectStore/Put.
 	Put func(context.Context, *v3.PutRequest) (*v3.PutResponse, error)
@@ -37,6 +40,20 @@ func (fs Funcs) Server() v3.ObjectStoreServer { return funcsServer{fs: fs} }
 type funcsServer struct {
 	v3.UnimplementedObjectStoreServer
 	fs Funcs
+}
+
+// PlugkitUnset returns the RPCs whose function is nil, each with the minor
+// of objectstore v3 that added it: catalog.New refuses those of the minor
+// the implementation announces.
+func (s funcsServer) PlugkitUnset() map[string]int {
+	unset := map[string]int{}
+	if s.fs.Put == nil {
+		unset["Put"] = 0
+	}
+	if s.fs.Get == nil {
+		unset["Get"] = 0
+	}
+	return unset
 }
 
 func (s funcsServer) Put(ctx context.Context, req *v3.PutRequest) (*v3.PutResponse, error) {

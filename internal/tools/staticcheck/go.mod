@@ -1,0 +1,18 @@
+// The tools module that pins staticcheck, the linter `make lint` (and so
+// `make test`) runs over plugkit's module. A module of its own keeps
+// staticcheck's dependencies out of plugkit's go.mod; `go build` here
+// builds the pinned release into bin/.
+module github.com/plugkit/plugkit/internal/tools/staticcheck
+
+go 1.26.0
+
+tool honnef.co/go/tools/cmd/staticcheck
+
+require (
+	github.com/BurntSushi/toml v1.4.1-0.20240526193622-a339e1f7089c // indirect
+	golang.org/x/exp/typeparams v0.0.0-20231108232855-2478ac86f678 // indirect
+	golang.org/x/mod v0.41.0 // indirect
+	golang.org/x/sync v0.23.0 // indirect
+	golang.org/x/tools v0.51.0 // indirect
+	honnef.co/go/tools v0.8.2 // indirect
+)
