@@ -209,6 +209,13 @@
 //     6. a host that did not call sandbox.Init, whose re-executed binary
 //     would run its main, the plugin unsandboxed: sandbox's
 //     TestPrepareRefusesWithoutInit.
+//   - the attacks of issue 39, each point with the tests that failed
+//     before its fix:
+//     1. discovery runs only plugins: a plugin that is group- or
+//     world-writable, set-user-ID or set-group-ID, owned by another user
+//     (or linked to such a file), or in a directory others may write
+//     without the sticky bit, is refused before it runs: manager's
+//     TestDiscoverRefusesUnsafeFiles.
 //   - many calls from many goroutines: TestManyCalls (20,000 calls from 100
 //     goroutines; goroutines, open files and heap of the host, and the
 //     plugin's open files, back to baseline); make soak runs
