@@ -215,7 +215,9 @@
 //     world-writable, set-user-ID or set-group-ID, owned by another user
 //     (or linked to such a file), or in a directory others may write
 //     without the sticky bit, is refused before it runs: manager's
-//     TestDiscoverRefusesUnsafeFiles.
+//     TestDiscoverRefusesUnsafeFiles; a directory like /bin whose ordinary
+//     programs would write files if run: with Finder.Names none is
+//     started, manager's TestDirsRunOnlyNamedPlugins.
 //   - many calls from many goroutines: TestManyCalls (20,000 calls from 100
 //     goroutines; goroutines, open files and heap of the host, and the
 //     plugin's open files, back to baseline); make soak runs

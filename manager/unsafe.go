@@ -1,6 +1,7 @@
 package manager
 
 import (
+	"debug/buildinfo"
 	"fmt"
 	"io/fs"
 	"os"
@@ -56,4 +57,37 @@ func unsafeOwnerOrMode(fi fs.FileInfo, what string) error {
 		return fmt.Errorf("refused: %s group- or world-writable (mode %v): others could change what runs; chmod go-w it", what, mode)
 	}
 	return nil
+}
+
+// plugkitModule is the module a Go plugin of plugkit links.
+const plugkitModule = "github.com/plugkit/plugkit"
+
+// isPlugin says whether the file at path identifies as a plugin without
+// running: its base name matches Names (every name when Names is
+// empty), or it is a Go program that links plugkit's module, by its
+// build info (debug/buildinfo reads it from the file; a non-Go file,
+// a script, is not one).
+func (f *Finder) isPlugin(path string) bool {
+	if f.Names == "" {
+		return true
+	}
+	if ok, _ := filepath.Match(f.Names, filepath.Base(path)); ok {
+		return true
+	}
+	if fi, err := os.Stat(path); err != nil || !fi.Mode().IsRegular() {
+		return false // never open a FIFO or a device to read it
+	}
+	info, err := buildinfo.ReadFile(path)
+	if err != nil {
+		return false
+	}
+	if info.Main.Path == plugkitModule {
+		return true
+	}
+	for _, d := range info.Deps {
+		if d.Path == plugkitModule {
+			return true
+		}
+	}
+	return false
 }

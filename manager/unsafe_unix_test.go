@@ -130,3 +130,38 @@ func TestDiscoverRefusesUnsafeFiles(t *testing.T) {
 		}
 	})
 }
+
+// TestDirsRunOnlyNamedPlugins: the attack of issue 39 point 1 on a
+// directory like /bin. With Finder.Names, ordinary programs beside the
+// plugins (each would write a file if run) are never started: only the
+// file whose name matches is described and found. A bad pattern is an
+// error that says what to write.
+func TestDirsRunOnlyNamedPlugins(t *testing.T) {
+	dir := t.TempDir()
+	ran := t.TempDir()
+	for _, name := range []string{"ls", "rm", "sh-tool", "plugkit"} {
+		script := fmt.Sprintf("#!/bin/sh\n: > '%s'\n", filepath.Join(ran, name))
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(script), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	writePlugin(t, dir, "plugkit-x", "x 1")
+	finder := &manager.Finder{Launch: host.Command{Cookie: cookie}, Names: "plugkit-*"}
+	m := manager.New(manager.Config{Sources: []manager.Source{finder.Dirs(dir)}})
+	discoverWithinDeadline(t, m)
+	defer m.Close()
+	if left, _ := os.ReadDir(ran); len(left) != 0 {
+		t.Errorf("%d programs that are not plugins ran: %v", len(left), left)
+	}
+	if _, err := m.Lookup("objectstore", "x"); err != nil {
+		t.Errorf("the plugin named plugkit-x: %v", err)
+	}
+	if n := len(m.Entries()); n != 1 || finder.Launches() != 1 {
+		t.Errorf("%d entries and %d launches, want 1 and 1", n, finder.Launches())
+	}
+
+	bad := &manager.Finder{Launch: host.Command{Cookie: cookie}, Names: "plugkit-["}
+	if _, err := bad.Dirs(dir).Find(t.Context()); err == nil || !strings.Contains(err.Error(), "filepath.Match pattern") {
+		t.Errorf("Find with a bad pattern: %v, want the pattern's error", err)
+	}
+}
