@@ -217,7 +217,10 @@
 //     without the sticky bit, is refused before it runs: manager's
 //     TestDiscoverRefusesUnsafeFiles; a directory like /bin whose ordinary
 //     programs would write files if run: with Finder.Names none is
-//     started, manager's TestDirsRunOnlyNamedPlugins.
+//     started, manager's TestDirsRunOnlyNamedPlugins; plugins list --dir
+//     on such a directory runs none of them by default (--names
+//     plugkit-*, or a Go program linking plugkit): cmd/plugkit's
+//     TestPluginsListRunsNoOrdinaryProgram.
 //   - many calls from many goroutines: TestManyCalls (20,000 calls from 100
 //     goroutines; goroutines, open files and heap of the host, and the
 //     plugin's open files, back to baseline); make soak runs
