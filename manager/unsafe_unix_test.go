@@ -3,7 +3,9 @@
 package manager_test
 
 import (
+	"bytes"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -146,7 +148,8 @@ func TestDirsRunOnlyNamedPlugins(t *testing.T) {
 		}
 	}
 	writePlugin(t, dir, "plugkit-x", "x 1")
-	finder := &manager.Finder{Launch: host.Command{Cookie: cookie}, Names: "plugkit-*"}
+	var log bytes.Buffer
+	finder := &manager.Finder{Launch: host.Command{Cookie: cookie}, Names: "plugkit-*", Host: host.Options{Logger: slog.New(slog.NewTextHandler(&log, nil))}}
 	m := manager.New(manager.Config{Sources: []manager.Source{finder.Dirs(dir)}})
 	discoverWithinDeadline(t, m)
 	defer m.Close()
@@ -155,6 +158,9 @@ func TestDirsRunOnlyNamedPlugins(t *testing.T) {
 	}
 	if _, err := m.Lookup("objectstore", "x"); err != nil {
 		t.Errorf("the plugin named plugkit-x: %v", err)
+	}
+	if !strings.Contains(log.String(), "skipped=4") || !strings.Contains(log.String(), "were not run") {
+		t.Errorf("no log line counts the 4 files skipped:\n%s", log.String())
 	}
 	if n := len(m.Entries()); n != 1 || finder.Launches() != 1 {
 		t.Errorf("%d entries and %d launches, want 1 and 1", n, finder.Launches())
