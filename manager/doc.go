@@ -26,7 +26,12 @@
 // it runs must be a plugin. Finder.Names (a pattern such as "plugkit-*")
 // keeps Dirs from running anything else in a directory, save Go
 // programs that link plugkit (their build info says so without running
-// them). A plugin file that is set-user-ID or set-group-ID, group- or
+// them). The build info, rather than a marker of plugkit's own, because
+// every Go plugin built with plugkit already carries it (nothing to add
+// to a build) and reading it runs nothing; Python and Node plugins are
+// recognised by their name. It identifies, it does not authenticate: a
+// file that claims it is run, so the checks below and Pins still apply.
+// A plugin file that is set-user-ID or set-group-ID, group- or
 // world-writable, owned by another user than the host's or root, or in a
 // directory others may write without the sticky bit is refused before it
 // runs, as ssh and sudo refuse such files; its Entry's Err says why and
