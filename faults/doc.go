@@ -233,6 +233,18 @@
 //     6. a host that did not call sandbox.Init, whose re-executed binary
 //     would run its main, the plugin unsandboxed: sandbox's
 //     TestPrepareRefusesWithoutInit.
+//   - the attacks of issue 39, each point with the tests that failed
+//     before its fix:
+//     1. discovery runs only plugins: a plugin that is group- or
+//     world-writable, set-user-ID or set-group-ID, owned by another user
+//     (or linked to such a file), or in a directory others may write
+//     without the sticky bit, is refused before it runs: manager's
+//     TestDiscoverRefusesUnsafeFiles; a directory like /bin whose ordinary
+//     programs would write files if run: with Finder.Names none is
+//     started, manager's TestDirsRunOnlyNamedPlugins; plugins list --dir
+//     on such a directory runs none of them by default (--names
+//     plugkit-*, or a Go program linking plugkit): cmd/plugkit's
+//     TestPluginsListRunsNoOrdinaryProgram.
 //   - the attacks of issue 40, each point with the tests that failed
 //     before its fix:
 //     1. signatures as referrers: release's TestPushSignsWithAReferrerBundle,

@@ -32,6 +32,9 @@ func (f *Finder) describe(ctx context.Context, path string, run *describeRun) *E
 		b.Err = fmt.Errorf("not a regular file (%s): only plugin binaries belong in a plugin directory; move it out", fileType(fi.Mode()))
 		return b
 	}
+	if b.Err = unsafeFile(path, fi); b.Err != nil {
+		return b
+	}
 	if v.wasm, err = f.runnable(path, fi.Mode()); err != nil {
 		b.Err = err
 		return b

@@ -22,6 +22,22 @@
 //		1: adaptV1, // an adapter: v1 client -> the v2 interface
 //	})
 //
+// What runs: a Finder runs a file to ask what it implements, so a file
+// it runs must be a plugin. Finder.Names (a pattern such as "plugkit-*")
+// keeps Dirs from running anything else in a directory, save Go
+// programs that link plugkit (their build info says so without running
+// them). The build info, rather than a marker of plugkit's own, because
+// every Go plugin built with plugkit already carries it (nothing to add
+// to a build) and reading it runs nothing; Python and Node plugins are
+// recognised by their name. It identifies, it does not authenticate: a
+// file that claims it is run, so the checks below and Pins still apply.
+// A plugin file that is set-user-ID or set-group-ID, group- or
+// world-writable, owned by another user than the host's or root, or in a
+// directory others may write without the sticky bit is refused before it
+// runs, as ssh and sudo refuse such files; its Entry's Err says why and
+// what to do (Windows files have no such owner and mode, and are not
+// checked).
+//
 // Restarts: a process that exits unexpectedly is restarted on the next
 // call, and every live client's re-init hooks (Conn.OnRestart) run first,
 // so an object store's Init configuration is replayed. A call that was in

@@ -78,6 +78,16 @@ type Finder struct {
 	// description and exits: see handshake.EnvDescribe), which is
 	// cheaper; with it, every plugin is started and described over gRPC.
 	KeepDescribed bool
+	// Names is the pattern (filepath.Match, on the base name) a file in
+	// one of Dirs' directories must match to be a plugin, as Terraform
+	// runs only terraform-provider-*: "plugkit-*", say. A file that does
+	// not match is never run, unless it is a Go program that links
+	// plugkit's module (its build info, read without running it, says
+	// so). Empty takes every executable (the default of old: every
+	// program in the directory is started to ask what it is). Files
+	// names plugins itself and is not filtered. A log line per directory
+	// counts the files skipped.
+	Names string
 
 	launches atomic.Int64
 	cache    fileCache         // the Describe answers of binaries
@@ -112,7 +122,7 @@ func (s fileSource) Find(ctx context.Context) ([]Entry, error) {
 	if len(s.dirs) == 0 && len(s.files) == 0 {
 		return nil, errors.New("manager: Dirs or Files names nothing: name the directories that hold plugins, or the plugin binaries")
 	}
-	paths, err := binaryPaths(s.dirs, s.files)
+	paths, err := s.f.binaryPaths(s.dirs, s.files)
 	if err != nil {
 		return nil, err
 	}
@@ -124,14 +134,19 @@ func (s fileSource) Connect(ctx context.Context, e Entry) (*host.Client, error) 
 }
 
 // binaryPaths lists the absolute paths of the plugin binaries in dirs (in
-// order; within a directory, lexically), then files.
-func binaryPaths(dirs, files []string) ([]string, error) {
+// order; within a directory, lexically: those that identify as plugins,
+// by Names), then files.
+func (f *Finder) binaryPaths(dirs, files []string) ([]string, error) {
+	if _, err := filepath.Match(f.Names, ""); err != nil {
+		return nil, fmt.Errorf("manager: Finder.Names %q: %w: write a filepath.Match pattern, such as \"plugkit-*\"", f.Names, err)
+	}
 	var paths []string
 	for _, dir := range dirs {
 		entries, err := os.ReadDir(dir)
 		if err != nil {
 			return nil, fmt.Errorf("manager: reading plugin directory: %w", err)
 		}
+		skipped := 0
 		for _, e := range entries {
 			if e.IsDir() || strings.HasPrefix(e.Name(), ".") {
 				continue
@@ -140,7 +155,15 @@ func binaryPaths(dirs, files []string) ([]string, error) {
 			if err != nil {
 				return nil, err
 			}
+			if !f.isPlugin(p) {
+				skipped++
+				continue
+			}
 			paths = append(paths, p)
+		}
+		if skipped > 0 {
+			f.logger().Info("plugkit: skipped files that do not identify as plugins; they were not run", "dir", dir, "skipped", skipped, "names", f.Names,
+				"fix", "name a plugin to match Finder.Names (the CLI's --names), or build it with plugkit's plugin module")
 		}
 	}
 	for _, f := range files {

@@ -84,7 +84,7 @@ func TestLaunchNotABinary(t *testing.T) {
 func TestPluginTextIsEscaped(t *testing.T) {
 	testutil.NotOnWindows(t, "its hostile plugin is a shell script")
 	dir := testutil.TempDir(t)
-	bin := filepath.Join(dir, "hostile")
+	bin := filepath.Join(dir, "plugkit-hostile") // named as plugins are, so list runs it
 	script := "#!/bin/sh\nprintf '\\033[2J\\033[Hclean\\r\\nmemory  9.9.9  objectstore  2.0  -  forged\\n\\302\\233 c1\\nfs\\342\\200\\256gpj.exe \\342\\201\\246isolate\\342\\201\\251 \\342\\200\\217rlm \\330\\234alm\\n' >&2\nexit 1\n"
 	if err := os.WriteFile(bin, []byte(script), 0o755); err != nil {
 		t.Fatal(err)

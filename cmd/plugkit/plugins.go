@@ -92,7 +92,12 @@ func printTable(w io.Writer, bins []manager.Entry) {
 	tw.Flush()
 }
 
-const pluginsUsage = "plugkit plugins list --dir DIR [--dir DIR...] --cookie KEY=VALUE [--json]\n       plugkit plugins list --connect HOST:PORT --tls-ca F --tls-cert F --tls-key F [--json]\n       plugkit plugins describe BINARY --cookie KEY=VALUE [--json]\n\nlist exits 0 when at least one binary is usable, 1 when none is or the directories hold none (a line on stderr says where it looked); describe exits 1 when the binary is unusable"
+const pluginsUsage = "plugkit plugins list --dir DIR [--dir DIR...] --cookie KEY=VALUE [--names PATTERN] [--json]\n       plugkit plugins list --connect HOST:PORT --tls-ca F --tls-cert F --tls-key F [--json]\n       plugkit plugins describe BINARY --cookie KEY=VALUE [--json]\n\nlist exits 0 when at least one binary is usable, 1 when none is or the directories hold none (a line on stderr says where it looked); describe exits 1 when the binary is unusable\n\nlist runs only the files of a directory that identify as plugins: those named as --names says (default " + defaultNames + "), and Go programs that link plugkit's module (read from their build info, without running them); --names '*' runs every executable, as Dirs without Finder.Names does. A plugin file that others may write, set-user-ID, or owned by another user than yours or root is refused before it runs."
+
+// defaultNames is the CLI's default --names: a directory such as /bin
+// holds no file of that name, so its programs are never run to ask what
+// they are.
+const defaultNames = "plugkit-*"
 
 // pluginsFlags are the flags of plugins list and describe.
 type pluginsFlags struct {
@@ -101,12 +106,14 @@ type pluginsFlags struct {
 	cookie    string
 	asJSON    bool
 	cacheFile string
+	names     string
 	remote    remoteFlags
 }
 
 func (p *pluginsFlags) register(fs *flag.FlagSet) {
 	if p.sub == "list" {
 		fs.Var(&p.dirs, "dir", "a plugin `directory` (repeatable; earlier ones win duplicate names)")
+		fs.StringVar(&p.names, "names", defaultNames, "the `PATTERN` (filepath.Match) of the file names in --dir that are plugins; Go programs that link plugkit are plugins whatever their name; '*' runs every executable")
 	}
 	fs.StringVar(&p.cookie, "cookie", "", "the plugins' magic cookie, `KEY=VALUE` (required; the plugins' documentation names it)")
 	fs.BoolVar(&p.asJSON, "json", false, "print JSON")
@@ -179,6 +186,7 @@ func (p *pluginsFlags) manager(cookie handshake.Cookie, stderr io.Writer) (*mana
 		Launch:    host.Command{Cookie: cookie},
 		Host:      host.Options{Logger: logger},
 		Guests:    guests,
+		Names:     p.names,
 	}
 	var sources []manager.Source
 	if len(p.dirs) > 0 {
@@ -246,7 +254,7 @@ func (p *pluginsFlags) list(cookie handshake.Cookie, stdout, stderr io.Writer) i
 		return 1
 	}
 	bins := m.Entries()
-	code := listExitCode(bins, p.dirs, stderr)
+	code := listExitCode(bins, p.dirs, p.names, stderr)
 	if p.asJSON {
 		out := struct {
 			Binaries []binaryReport `json:"binaries"`
@@ -272,7 +280,7 @@ func (p *pluginsFlags) list(cookie handshake.Cookie, stdout, stderr io.Writer) i
 // listExitCode is the exit code of plugins list: 0 when at least one
 // binary is usable, 1 (with a line on stderr saying where it looked)
 // when none is or when the directories hold no binary at all.
-func listExitCode(bins []manager.Entry, dirs []string, stderr io.Writer) int {
+func listExitCode(bins []manager.Entry, dirs []string, names string, stderr io.Writer) int {
 	usable := 0
 	for _, b := range bins {
 		if b.Err == nil {
@@ -284,7 +292,7 @@ func listExitCode(bins []manager.Entry, dirs []string, stderr io.Writer) int {
 	case usable > 0:
 		return 0
 	case len(bins) == 0:
-		fmt.Fprintf(stderr, "plugkit plugins list: no plugin binary in %s: put plugin executables there, or name another directory with --dir\n", where)
+		fmt.Fprintf(stderr, "plugkit plugins list: no plugin binary in %s (only files named %s and Go programs that link plugkit are plugins; nothing else was run): put plugin executables there, name them to match --names, or name another directory with --dir\n", where, safe(names))
 	default:
 		fmt.Fprintf(stderr, "plugkit plugins list: none of the %d binaries in %s is usable (the list gives each one's reason): fix or replace them, or check --cookie\n", len(bins), where)
 	}

@@ -12,13 +12,15 @@ import (
 	"github.com/plugkit/plugkit/internal/testutil"
 )
 
+// TestPluginsListReportsEveryBinary: with --names '*', every file is
+// described and the unusable ones say why.
 func TestPluginsListReportsEveryBinary(t *testing.T) {
 	testutil.NotOnWindows(t, "its unusable binaries are a shell script and a file without the execute bit, which Windows does not have")
 	dir := filepath.Dir(memoryPlugin(t))
 	os.WriteFile(filepath.Join(dir, "broken"), []byte("#!/bin/sh\necho 'needs libfoo' >&2\nexit 1\n"), 0o755)
 	os.WriteFile(filepath.Join(dir, "README"), []byte("docs"), 0o644)
 	var stdout, stderr bytes.Buffer
-	if code := run([]string{"plugins", "list", "--dir", dir, "--json", "--cookie", exampleCookie}, &stdout, &stderr); code != 0 {
+	if code := run([]string{"plugins", "list", "--dir", dir, "--names", "*", "--json", "--cookie", exampleCookie}, &stdout, &stderr); code != 0 {
 		t.Fatalf("exit %d (want 0 even with bad binaries): %s", code, stderr.String())
 	}
 	var out struct {
@@ -44,7 +46,7 @@ func TestPluginsListReportsEveryBinary(t *testing.T) {
 	}
 
 	stdout.Reset()
-	if code := run([]string{"plugins", "list", "--dir", dir, "--cookie", exampleCookie}, &stdout, &stderr); code != 0 {
+	if code := run([]string{"plugins", "list", "--dir", dir, "--names", "*", "--cookie", exampleCookie}, &stdout, &stderr); code != 0 {
 		t.Fatalf("table: exit %d", code)
 	}
 	if !strings.Contains(stdout.String(), "memory  1.3.0    objectstore  1.0") || !strings.Contains(stdout.String(), "unusable:") {
@@ -87,7 +89,7 @@ func TestPluginsListExitCodes(t *testing.T) {
 		{"no binaries in two dirs", []string{empty, empty2}, 1, "no plugin binary in " + empty + ", " + empty2},
 	} {
 		for _, asJSON := range []bool{false, true} {
-			args := []string{"plugins", "list", "--cookie", exampleCookie}
+			args := []string{"plugins", "list", "--names", "*", "--cookie", exampleCookie} // every executable, the broken ones too
 			for _, d := range tc.dirs {
 				args = append(args, "--dir", d)
 			}
@@ -157,5 +159,51 @@ func TestCompat(t *testing.T) {
 	}
 	if code := run([]string{"compat", "--index", "/nonexistent.json", "--plugin", "x", "--protocols", "5"}, &stdout, &stderr); code != 1 || !strings.Contains(stderr.String(), "nonexistent") {
 		t.Errorf("missing index: exit %d: %s", code, stderr.String())
+	}
+}
+
+// TestPluginsListRunsNoOrdinaryProgram: the attack of issue 39 point 1.
+// plugins list --dir on a directory like /bin (programs that would write
+// a file if run, none named as a plugin) starts none of them by default,
+// exits 1 saying how plugins are recognised; the Go plugin beside them is
+// found by its build info whatever its name, and one named plugkit-* runs.
+func TestPluginsListRunsNoOrdinaryProgram(t *testing.T) {
+	testutil.NotOnWindows(t, "its ordinary programs are shell scripts")
+	dir, ran := testutil.TempDir(t), testutil.TempDir(t)
+	for _, name := range []string{"ls", "rm", "python3", "cp"} {
+		script := "#!/bin/sh\n: > '" + filepath.Join(ran, name) + "'\n"
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(script), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var stdout, stderr bytes.Buffer
+	code := run([]string{"plugins", "list", "--dir", dir, "--cookie", "X=Y"}, &stdout, &stderr)
+	if left, _ := os.ReadDir(ran); len(left) != 0 {
+		t.Errorf("plugins list ran %d programs that are not plugins: %v", len(left), left)
+	}
+	if code != 1 || !strings.Contains(stderr.String(), "only files named plugkit-*") {
+		t.Errorf("exit %d, stderr %q; want 1 and how plugins are recognised", code, stderr.String())
+	}
+
+	mem := memoryPlugin(t)
+	if err := os.Link(mem, filepath.Join(dir, "not-named-as-a-plugin")); err != nil {
+		data, rerr := os.ReadFile(mem)
+		if rerr != nil {
+			t.Fatal(rerr)
+		}
+		if err := os.WriteFile(filepath.Join(dir, "not-named-as-a-plugin"), data, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	os.WriteFile(filepath.Join(dir, "plugkit-script"), []byte("#!/bin/sh\n: > '"+filepath.Join(ran, "plugkit-script")+"'\n"), 0o755)
+	stdout.Reset()
+	stderr.Reset()
+	code = run([]string{"plugins", "list", "--dir", dir, "--cookie", exampleCookie}, &stdout, &stderr)
+	if code != 0 || !strings.Contains(stdout.String(), "example.com/memory") {
+		t.Errorf("the Go plugin by its build info: exit %d\n%s%s", code, stdout.String(), stderr.String())
+	}
+	left, _ := os.ReadDir(ran)
+	if len(left) != 1 || left[0].Name() != "plugkit-script" {
+		t.Errorf("ran %v, want only plugkit-script", left)
 	}
 }

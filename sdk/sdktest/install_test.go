@@ -167,7 +167,7 @@ func TestInstalledSDKsServeANewKind(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	list := command(t, tmp, 2*time.Minute, nil, plugkit, "plugins", "list", "--dir", plugins, "--cookie", thermostatCookie)
+	list := command(t, tmp, 2*time.Minute, nil, plugkit, "plugins", "list", "--dir", plugins, "--names", "*", "--cookie", thermostatCookie)
 	for file, name := range map[string]string{"py-thermostat": "example.com/pythermostat", "node-thermostat": "example.com/nodethermostat"} {
 		row := regexp.MustCompile(fmt.Sprintf(`(?m)^%s\s+1\.0\.0\s+thermostat\s+1\.0\s+-\s+%s$`, file, regexp.QuoteMeta(name)))
 		if !row.MatchString(list) {

@@ -124,7 +124,7 @@ func newManager(t *testing.T) *manager.Manager {
 // the Python and Node examples (over AutoMTLS, through Catalog/Describe) in
 // the same table as the Go plugins.
 func TestPluginsListShowsSDKPluginsNextToGo(t *testing.T) {
-	out, err := exec.Command(plugkit, "plugins", "list", "--dir", pluginDir, "--cookie", cookieFlag()).CombinedOutput()
+	out, err := exec.Command(plugkit, "plugins", "list", "--dir", pluginDir, "--names", "*", "--cookie", cookieFlag()).CombinedOutput()
 	if err != nil {
 		t.Fatalf("plugkit plugins list: %v\n%s", err, out)
 	}
