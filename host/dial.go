@@ -38,9 +38,9 @@ const (
 	PickFirst = "pick_first"
 )
 
-// DefaultReconnectMaxDelay caps the backoff between reconnection attempts
+// defaultReconnectMaxDelay caps the backoff between reconnection attempts
 // to a lost endpoint.
-const DefaultReconnectMaxDelay = 5 * time.Second
+const defaultReconnectMaxDelay = 5 * time.Second
 
 // Remote names a plugin that runs as a network service (a plugin started
 // with PLUGKIT_LISTEN): one or more endpoints serving the same plugin.
@@ -52,7 +52,7 @@ type Remote struct {
 	// Balancing is RoundRobin (empty) or PickFirst.
 	Balancing string
 	// ReconnectMaxDelay caps the backoff between attempts to reach a
-	// lost endpoint again; 0 means DefaultReconnectMaxDelay.
+	// lost endpoint again; 0 means 5 seconds.
 	ReconnectMaxDelay time.Duration
 }
 
@@ -205,7 +205,7 @@ func (c *Client) remoteDialOptions(r Remote, tlsConfig *tls.Config, maxMsg int) 
 	serviceConfig := fmt.Sprintf(`{"loadBalancingConfig":[{%q:{}}],"healthCheckConfig":{"serviceName":%q}}`, policy, wire.HealthService)
 	bc := backoff.DefaultConfig
 	bc.BaseDelay = 100 * time.Millisecond
-	bc.MaxDelay = cmp.Or(r.ReconnectMaxDelay, DefaultReconnectMaxDelay)
+	bc.MaxDelay = cmp.Or(r.ReconnectMaxDelay, defaultReconnectMaxDelay)
 	return append([]grpc.DialOption{
 		grpc.WithTransportCredentials(creds),
 		grpc.WithResolvers(res),

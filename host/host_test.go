@@ -123,17 +123,17 @@ func TestStartCallClose(t *testing.T) {
 			if tc.network == "tcp" || !osdep.UnixSockets {
 				wantNet = "tcp"
 			}
-			if c.Network() != wantNet || c.Version() != 1 {
-				t.Errorf("network %s version %d, want %s 1", c.Network(), c.Version(), wantNet)
+			if c.ReattachConfig().Addr.Network != wantNet || c.Version() != 1 {
+				t.Errorf("network %s version %d, want %s 1", c.ReattachConfig().Addr.Network, c.Version(), wantNet)
 			}
 			if !exists(t, c, "yes-1") || exists(t, c, "no") {
 				t.Error("Exists answered wrongly")
 			}
 			if wantNet == "unix" {
-				if fi, err := os.Stat(c.Address()); err != nil {
-					t.Errorf("socket %s: %v", c.Address(), err)
+				if fi, err := os.Stat(c.ReattachConfig().Addr.String); err != nil {
+					t.Errorf("socket %s: %v", c.ReattachConfig().Addr.String, err)
 				} else if fi.Mode().Perm() != 0o600 {
-					t.Errorf("socket %s: mode %v; want 0600", c.Address(), fi.Mode().Perm())
+					t.Errorf("socket %s: mode %v; want 0600", c.ReattachConfig().Addr.String, fi.Mode().Perm())
 				}
 			}
 			start := time.Now()
@@ -149,7 +149,7 @@ func TestStartCallClose(t *testing.T) {
 				t.Error("process not reaped after Close")
 			}
 			if wantNet == "unix" {
-				if _, err := os.Stat(filepath.Dir(c.Address())); !os.IsNotExist(err) {
+				if _, err := os.Stat(filepath.Dir(c.ReattachConfig().Addr.String)); !os.IsNotExist(err) {
 					t.Errorf("socket directory left behind: %v", err)
 				}
 			}
@@ -635,8 +635,8 @@ func TestHostThatIsAPluginDoesNotLeakItsHandshake(t *testing.T) {
 	cfg := config(t, "kv")
 	cfg.Security = host.Plaintext()
 	c := start(t, cfg)
-	if c.Network() != defaultNetwork() || c.TLS() || c.Version() != 1 {
-		t.Errorf("network %s, TLS %v, version %d: the host's own handshake variables leaked into the plugin's", c.Network(), c.TLS(), c.Version())
+	if c.ReattachConfig().Addr.Network != defaultNetwork() || c.TLS() || c.Version() != 1 {
+		t.Errorf("network %s, TLS %v, version %d: the host's own handshake variables leaked into the plugin's", c.ReattachConfig().Addr.Network, c.TLS(), c.Version())
 	}
 }
 
@@ -720,7 +720,7 @@ func TestHandshakeNamingAnotherSocket(t *testing.T) {
 
 	cfg := config(t, "hijack")
 	cfg.Security = host.Plaintext()
-	cfg.Env = append(cfg.Env, "PLUGKIT_TEST_VICTIM="+victim.Address())
+	cfg.Env = append(cfg.Env, "PLUGKIT_TEST_VICTIM="+victim.ReattachConfig().Addr.String)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	c, err := host.Start(ctx, cfg.Command, cfg.Options)
@@ -732,7 +732,7 @@ func TestHandshakeNamingAnotherSocket(t *testing.T) {
 	if !errors.As(err, &oe) || oe.Owner != victim.Pid() {
 		t.Errorf("Start: %v, want an OwnerError naming the victim's pid %d", err, victim.Pid())
 	}
-	if _, err := os.Stat(victim.Address()); err != nil {
+	if _, err := os.Stat(victim.ReattachConfig().Addr.String); err != nil {
 		t.Errorf("the victim's socket is gone: %v", err)
 	}
 	select {
@@ -787,8 +787,8 @@ func TestWarnsWhenTCPWithoutTLS(t *testing.T) {
 		cfg.Listen.Network, cfg.Security = "tcp", security(!mtls)
 		cfg.Logger = slog.New(slog.NewTextHandler(&logs, nil))
 		c := start(t, cfg)
-		if c.Network() != "tcp" {
-			t.Fatalf("network %s", c.Network())
+		if c.ReattachConfig().Addr.Network != "tcp" {
+			t.Fatalf("network %s", c.ReattachConfig().Addr.Network)
 		}
 		warned := strings.Contains(logs.String(), "any local user can connect")
 		if warned == mtls {

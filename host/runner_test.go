@@ -54,8 +54,8 @@ func TestRunnerShapesCommand(t *testing.T) {
 	if !slices.Contains(got.Cmd.Env, "PLUGIN_UNIX_SOCKET_DIR="+got.SocketDir) {
 		t.Errorf("the command's environment lacks its socket directory %s", got.SocketDir)
 	}
-	if !strings.HasPrefix(c.Address(), got.SocketDir+"/") {
-		t.Errorf("the plugin listens at %s, outside its socket directory %s", c.Address(), got.SocketDir)
+	if !strings.HasPrefix(c.ReattachConfig().Addr.String, got.SocketDir+"/") {
+		t.Errorf("the plugin listens at %s, outside its socket directory %s", c.ReattachConfig().Addr.String, got.SocketDir)
 	}
 }
 
@@ -105,8 +105,8 @@ func TestRunnerTranslatesAddresses(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.HasPrefix(c.Address(), real+"/") {
-		t.Errorf("Address() = %s; want the host's path, under %s", c.Address(), real)
+	if !strings.HasPrefix(c.ReattachConfig().Addr.String, real+"/") {
+		t.Errorf("ReattachConfig().Addr.String = %s; want the host's path, under %s", c.ReattachConfig().Addr.String, real)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()

@@ -490,22 +490,12 @@ func (c *Client) Version() int { return c.line.AppVersion }
 // Broker is the connection broker, for callbacks between host and plugin.
 func (c *Client) Broker() *broker.Broker { return c.broker }
 
-// Network and Address say where the plugin listens.
-func (c *Client) Network() string { return c.line.Network }
-
-// Address is the socket path or host:port of the plugin.
-func (c *Client) Address() string { return c.line.Address }
-
 // TLS reports whether the connection uses TLS: AutoMTLS or the host's
 // own (host.TLS).
 func (c *Client) TLS() bool { return c.tls }
 
 // Name is the plugin's name in logs.
 func (c *Client) Name() string { return c.name }
-
-// StartDuration is how long Start took, from launch to a healthy
-// connection.
-func (c *Client) StartDuration() time.Duration { return c.ready }
 
 // Ping checks the plugin's health within ctx.
 func (c *Client) Ping(ctx context.Context) error { return c.checkHealth(ctx) }

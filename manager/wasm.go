@@ -10,6 +10,7 @@ import (
 	"sync"
 
 	"github.com/plugkit/plugkit/host"
+	"github.com/plugkit/plugkit/internal/hostwire"
 	"github.com/plugkit/plugkit/internal/osdep"
 	"github.com/plugkit/plugkit/wasmhost"
 )
@@ -86,7 +87,7 @@ func (m *Manager) compileWasm(ctx context.Context, path string, wasm bool) error
 // cannot run: a native binary must be executable; a WebAssembly module
 // need not be, and a file named .wasm must be one.
 func runnable(path string, mode fs.FileMode) (wasm bool, err error) {
-	if host.IsWasm(path) {
+	if hostwire.IsWasm(path) {
 		return true, nil
 	}
 	if strings.EqualFold(filepath.Ext(path), ".wasm") {

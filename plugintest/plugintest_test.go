@@ -55,13 +55,13 @@ func TestStart(t *testing.T) {
 	var addr string
 	t.Run("serve", func(t *testing.T) {
 		c := plugintest.Start(t, config(), plugintest.Options{})
-		addr = c.Address()
+		addr = c.ReattachConfig().Addr.String
 		wantNet := "unix" // loopback TCP on Windows, without a socket file
 		if !osdep.UnixSockets {
 			wantNet = "tcp"
 		}
-		if c.Version() != 2 || c.Network() != wantNet || !c.TLS() {
-			t.Errorf("version %d over %s (TLS %v): want 2 over %s with AutoMTLS", c.Version(), c.Network(), c.TLS(), wantNet)
+		if c.Version() != 2 || c.ReattachConfig().Addr.Network != wantNet || !c.TLS() {
+			t.Errorf("version %d over %s (TLS %v): want 2 over %s with AutoMTLS", c.Version(), c.ReattachConfig().Addr.Network, c.TLS(), wantNet)
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
@@ -182,7 +182,7 @@ func TestRun(t *testing.T) {
 	if err != nil || resp.GetMessage() != "Hello, Ada!" {
 		t.Errorf("Greet = %q, %v", resp.GetMessage(), err)
 	}
-	addr := c.Address()
+	addr := c.ReattachConfig().Addr.String
 	if err := stop(); err != nil {
 		t.Errorf("stop: %v", err)
 	}
