@@ -26,6 +26,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/plugkit/plugkit/handshake"
+	"github.com/plugkit/plugkit/internal/hostwire"
 	"github.com/plugkit/plugkit/wire"
 )
 
@@ -126,7 +127,7 @@ func (e *EndpointError) GRPCStatus() *status.Status {
 // resolver and the round_robin or pick_first balancer, with gRPC's health
 // checking of the wire.HealthService service): an endpoint that stops answering or
 // reports NOT_SERVING gets no calls until it is healthy again. Dial waits
-// until one endpoint is healthy, within ctx, or DefaultStartTimeout when
+// until one endpoint is healthy, within ctx, or 30 seconds when
 // ctx has no deadline. Close disconnects and never asks the service to stop: other
 // hosts use it. The broker's stream is opened as with a launched plugin,
 // but a service brokers no connections.
@@ -223,7 +224,7 @@ func (c *Client) firstHealthCheck(ctx context.Context, r Remote) (int, error) {
 	hctx := ctx
 	if _, ok := ctx.Deadline(); !ok {
 		var cancel context.CancelFunc
-		hctx, cancel = context.WithTimeout(ctx, DefaultStartTimeout)
+		hctx, cancel = context.WithTimeout(ctx, hostwire.DefaultStartTimeout)
 		defer cancel()
 	}
 	var md metadata.MD

@@ -140,7 +140,7 @@ func (c *Client) startGuest(ctx context.Context, cmd Command, gr GuestRunner) er
 	}()
 	life := &guestLife{pipes: g, guest: guest, name: c.name, stopWait: stopTimeout(cmd.Timeouts.Stop)}
 	c.life = life
-	text, err := life.readHandshake(ctx, cmp.Or(cmd.Timeouts.Start, DefaultStartTimeout))
+	text, err := life.readHandshake(ctx, cmp.Or(cmd.Timeouts.Start, hostwire.DefaultStartTimeout))
 	if err == nil && c.describe && handshake.IsDescribeLine(text) {
 		err = c.finishDescribedGuest(ctx, life, text)
 		if err == nil {

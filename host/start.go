@@ -31,6 +31,7 @@ import (
 	"github.com/plugkit/plugkit/handshake"
 	"github.com/plugkit/plugkit/internal/brokerwire"
 	"github.com/plugkit/plugkit/internal/goplugin/pluginpb"
+	"github.com/plugkit/plugkit/internal/hostwire"
 	"github.com/plugkit/plugkit/internal/listen"
 	"github.com/plugkit/plugkit/internal/osdep"
 	"github.com/plugkit/plugkit/wire"
@@ -141,7 +142,7 @@ func (c *Client) start(ctx context.Context, cmd Command) error {
 		}
 		return &StartError{Name: c.name, Err: err}
 	}
-	text, err := l.proc.readHandshake(ctx, cmp.Or(cmd.Timeouts.Start, DefaultStartTimeout), c.name)
+	text, err := l.proc.readHandshake(ctx, cmp.Or(cmd.Timeouts.Start, hostwire.DefaultStartTimeout), c.name)
 	if err != nil {
 		return l.fail(c.name, err)
 	}
@@ -430,7 +431,7 @@ func (c *Client) startBroker(tlsConfig *tls.Config, maxMsg int, required bool) (
 }
 
 func (c *Client) checkHealth(ctx context.Context) error {
-	hctx, cancel := context.WithTimeout(ctx, DefaultHealthCheckTimeout)
+	hctx, cancel := context.WithTimeout(ctx, hostwire.DefaultHealthCheckTimeout)
 	defer cancel()
 	resp, err := healthpb.NewHealthClient(c.conn).Check(hctx, &healthpb.HealthCheckRequest{Service: wire.HealthService})
 	switch {
