@@ -30,13 +30,11 @@ import (
 	"github.com/plugkit/plugkit/wire"
 )
 
-// Balancing policies for Remote.Balancing: gRPC's own load balancers.
+// The balancing policies Remote.Balancing names: gRPC's own load
+// balancers.
 const (
-	// RoundRobin spreads calls over every healthy endpoint (the default).
-	RoundRobin = "round_robin"
-	// PickFirst sends every call to the first healthy endpoint and fails
-	// over to the next when it goes.
-	PickFirst = "pick_first"
+	roundRobin = "round_robin"
+	pickFirst  = "pick_first"
 )
 
 // defaultReconnectMaxDelay caps the backoff between reconnection attempts
@@ -50,7 +48,10 @@ type Remote struct {
 	// connection spreads calls over those that are up and pass their
 	// health check, and fails over when one goes.
 	Endpoints []string
-	// Balancing is RoundRobin (empty) or PickFirst.
+	// Balancing is gRPC's load balancing policy: "round_robin" (empty)
+	// spreads calls over every healthy endpoint; "pick_first" sends every
+	// call to the first healthy endpoint and fails over to the next when
+	// it goes.
 	Balancing string
 	// ReconnectMaxDelay caps the backoff between attempts to reach a
 	// lost endpoint again; 0 means 5 seconds.
@@ -66,8 +67,8 @@ func (r Remote) check() error {
 			return fmt.Errorf("host: endpoint %q: write it as HOST:PORT (10.0.0.5:7000, plugin.ns.svc:7000)", e)
 		}
 	}
-	if r.Balancing != "" && r.Balancing != RoundRobin && r.Balancing != PickFirst {
-		return fmt.Errorf("host: Remote.Balancing %q: want %q or %q", r.Balancing, RoundRobin, PickFirst)
+	if r.Balancing != "" && r.Balancing != roundRobin && r.Balancing != pickFirst {
+		return fmt.Errorf("host: Remote.Balancing %q: want %q or %q", r.Balancing, roundRobin, pickFirst)
 	}
 	return nil
 }
@@ -192,7 +193,7 @@ func (c *Client) remoteDialOptions(r Remote, tlsConfig *tls.Config, maxMsg int) 
 	if tlsConfig != nil {
 		creds = credentials.NewTLS(tlsConfig)
 	}
-	policy := cmp.Or(r.Balancing, RoundRobin)
+	policy := cmp.Or(r.Balancing, roundRobin)
 	res := manual.NewBuilderWithScheme("plugkit-remote")
 	addrs := make([]resolver.Address, len(r.Endpoints))
 	for i, e := range r.Endpoints {
