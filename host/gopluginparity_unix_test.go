@@ -62,7 +62,7 @@ func TestRunnerSocketGroup(t *testing.T) {
 	group := socketGroup()
 	cfg := config(t, "kv")
 	seen := "unset"
-	cfg.Runner = host.RunnerFunc(func(l *host.Launch) error {
+	cfg.Runner = testutil.RunnerFunc[*host.Launch](func(l *host.Launch) error {
 		seen = l.SocketGroup
 		l.SocketGroup = group
 		return nil

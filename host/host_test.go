@@ -592,7 +592,7 @@ func TestPinnedBinarySwappedAfterCheck(t *testing.T) {
 	// A Runner's Prepare runs after the check, just before the exec: the
 	// swap happens there.
 	swapped := cfg
-	swapped.Runner = host.RunnerFunc(func(*host.Launch) error {
+	swapped.Runner = testutil.RunnerFunc[*host.Launch](func(*host.Launch) error {
 		tmp := path + ".new"
 		if err := os.WriteFile(tmp, []byte(evil), 0o755); err != nil {
 			return err

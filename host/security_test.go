@@ -89,7 +89,7 @@ func TestStartUsesTheGivenIdentity(t *testing.T) {
 		var cert string
 		cfg := config(t, "kv")
 		cfg.Security = security
-		cfg.Runner = host.RunnerFunc(func(l *host.Launch) error {
+		cfg.Runner = testutil.RunnerFunc[*host.Launch](func(l *host.Launch) error {
 			i := slices.IndexFunc(l.Cmd.Env, func(kv string) bool { return strings.HasPrefix(kv, handshake.EnvClientCert+"=") })
 			if i >= 0 {
 				cert = strings.TrimPrefix(l.Cmd.Env[i], handshake.EnvClientCert+"=")

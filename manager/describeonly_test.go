@@ -82,7 +82,7 @@ func TestDescribeWithoutServing(t *testing.T) {
 	writePlugin(t, dir, "plain", "goplugin") // go-plugin: no catalog
 	opts, calls := describeCalls()
 	var runs atomic.Int32 // processes started, as the Runner sees them
-	runner := host.RunnerFunc(func(*host.Launch) error { runs.Add(1); return nil })
+	runner := testutil.RunnerFunc[*host.Launch](func(*host.Launch) error { runs.Add(1); return nil })
 	m := newManager(t, manager.Config{Sources: []manager.Source{manager.Dirs(dir)}, Host: opts, Launch: host.Command{Runner: runner}})
 	if got, ran := m.Launches(), runs.Load(); got != 3 || ran != 3 {
 		t.Errorf("Launches() = %d, the Runner ran %d processes; want 3: one per binary, with no second launch for those that serve", got, ran)

@@ -92,7 +92,7 @@ func TestKeepDescribed(t *testing.T) {
 	for _, keep := range []bool{true, false} {
 		var mu sync.Mutex
 		var cmds []*exec.Cmd
-		runner := host.RunnerFunc(func(l *host.Launch) error {
+		runner := testutil.RunnerFunc[*host.Launch](func(l *host.Launch) error {
 			mu.Lock()
 			defer mu.Unlock()
 			cmds = append(cmds, l.Cmd)
