@@ -481,8 +481,8 @@ func TestBrokerCallbacksBothWays(t *testing.T) {
 
 // TestReattachUncheckedTCPListener: a TCP reattach whose listener cannot
 // be checked (nothing on this machine listens on its address; on systems
-// other than Linux none can be checked) is refused with an error that
-// errors.Is ErrTCPListenerUnchecked and names TrustTCPListener, which a
+// other than Linux none can be checked) is refused with an Unchecked
+// *OwnerError that names TrustTCPListener, which a
 // program such as plugkit's CLI maps to its own option. With
 // TrustTCPListener set, the check is skipped.
 func TestReattachUncheckedTCPListener(t *testing.T) {
@@ -495,11 +495,12 @@ func TestReattachUncheckedTCPListener(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	_, err = host.Reattach(ctx, rc, host.Options{Versions: []int{1}}, host.ReattachOptions{})
-	if !errors.Is(err, host.ErrTCPListenerUnchecked) || !strings.Contains(err.Error(), "TrustTCPListener") {
-		t.Errorf("unchecked TCP reattach: %v; want ErrTCPListenerUnchecked, naming TrustTCPListener", err)
+	var oe *host.OwnerError
+	if !errors.As(err, &oe) || !oe.Unchecked || !strings.Contains(err.Error(), "TrustTCPListener") {
+		t.Errorf("unchecked TCP reattach: %v; want an Unchecked *OwnerError, naming TrustTCPListener", err)
 	}
 	c, err := host.Reattach(ctx, rc, host.Options{Versions: []int{1}}, host.ReattachOptions{TrustTCPListener: true})
-	if errors.Is(err, host.ErrTCPListenerUnchecked) {
+	if errors.As(err, &oe) && oe.Unchecked {
 		t.Errorf("TrustTCPListener set: %v; want the check skipped", err)
 	}
 	if err == nil {
@@ -729,7 +730,7 @@ func TestHandshakeNamingAnotherSocket(t *testing.T) {
 		t.Fatal("Start used a socket the plugin does not serve")
 	}
 	var oe *host.OwnerError
-	if !errors.As(err, &oe) || oe.Owner != victim.Pid() {
+	if !errors.As(err, &oe) || oe.OwnerPid != victim.Pid() {
 		t.Errorf("Start: %v, want an OwnerError naming the victim's pid %d", err, victim.Pid())
 	}
 	if _, err := os.Stat(victim.ReattachConfig().Addr.String); err != nil {
