@@ -41,11 +41,12 @@ type Options struct {
 	// every version in the plugin's Config.Versions, so the plugin picks
 	// its highest.
 	Versions []int
-	// Security is how the host connects: the zero value is AutoMTLS, with
-	// an identity Start makes and gives the plugin (an identity passed in
-	// host.AutoMTLS is not used); host.Plaintext() connects in plain text,
-	// and host.TLS(cfg) is for a plugin with its own TLS
-	// (plugin.Config.TLSProvider).
+	// Security is how the host connects: host.Plaintext() connects in
+	// plain text; for a plugin with its own TLS
+	// (plugin.Config.TLSProvider) it must be host.TLS(cfg); for any other
+	// plugin every other setting (the zero value, host.AutoMTLS,
+	// host.TLS) is AutoMTLS, with an identity Start makes and gives the
+	// plugin.
 	Security host.Security
 	// Logger receives the plugin's and the host's diagnostics; nil means
 	// the test's log (t.Log), at warning level and above, for Start, and
@@ -107,7 +108,8 @@ func start(ctx context.Context, cfg plugin.Config, o Options, name string) (*hos
 	if cfg.Debug {
 		return nil, nil, errors.New("plugin.Config.Debug is set: debug mode serves for a person and prints a reattach line, not the handshake plugintest connects with; unset it in tests (reattach to a plugin in debug mode with host.Reattach)")
 	}
-	if cfg.TLSProvider != nil && o.Security.TLSConfig() == nil {
+	plaintext := o.Security == host.Plaintext()
+	if cfg.TLSProvider != nil && (plaintext || o.Security == host.Security{}) {
 		return nil, nil, errors.New("the plugin serves its own TLS (Config.TLSProvider): give the host its PKI in Options.Security, as host.TLS(cfg)")
 	}
 	if cfg.Cookie == (handshake.Cookie{}) {
@@ -127,7 +129,7 @@ func start(ctx context.Context, cfg plugin.Config, o Options, name string) (*hos
 	env := handshake.Env{Cookie: cfg.Cookie, Versions: versions, UnixSocketDir: dir}
 	var id *automtls.Identity
 	security := o.Security
-	if !security.IsPlaintext() && security.TLSConfig() == nil {
+	if !plaintext && cfg.TLSProvider == nil {
 		if id, err = automtls.New(); err != nil {
 			os.RemoveAll(dir)
 			return nil, nil, err
