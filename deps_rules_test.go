@@ -37,7 +37,7 @@ const depsRules = `
 	  internal/osdep, internal/filehash, internal/goplugin/pluginpb,
 	  internal/guestconn, internal/tracehook, internal/tracewire,
 	  internal/reflectcall, internal/genfresh,
-	  internal/hostdescribe, internal/hostwire,
+	  internal/hostdescribe, internal/hostwire, internal/tlsfiles,
 	  gen/plugkit/catalog/v1,
 	  protocheck/report, protocheck/ruleset,
 	  internal/testutil, internal/testpki, internal/netnstest,
@@ -68,9 +68,9 @@ const depsRules = `
 	host, wazero < wasmhost;
 
 	# Kinds on the host side. No wasmhost here: a program passes a guest
-	# runner if it wants one (see wasmhostPendingRemoval).
+	# runner (host.GuestRunner) if it wants one.
 	host, internal/hostdescribe, gen/plugkit/catalog/v1 < describe;
-	describe, compat < manager, release;
+	describe, compat, internal/tlsfiles < manager, release;
 	manager < conformance;
 	manager, catalog, internal/testutil < plugintest;
 
@@ -94,15 +94,6 @@ const depsRules = `
 	< cmd/plugkit;
 `
 
-// wasmhostPendingRemoval are the imports of wasmhost that the rules
-// above refuse and that the refactoring of issue 38 is removing (the
-// manager takes a guest runner from its program instead of linking
-// wazero into every host). The lead empties this list when that lands;
-// TestDepsRules fails on an entry that is no longer needed.
-var wasmhostPendingRemoval = map[string][]string{
-	"manager": {"wasmhost"},
-}
-
 // topPackage reports whether rel is a program or example at the top of
 // the layers: the examples, the benchmarks' code, the tools of the
 // module and of the SDKs. They may import any package of the module,
@@ -124,7 +115,6 @@ func TestDepsRules(t *testing.T) {
 		t.Fatalf("depsRules: %v", err)
 	}
 	imports := moduleImports(t)
-	used := map[string]bool{}
 	for _, pkg := range slices.Sorted(mapKeys(imports)) {
 		if pkg == "." {
 			continue // the map: doc.go only
@@ -146,10 +136,6 @@ func TestDepsRules(t *testing.T) {
 			if below[imp] {
 				continue
 			}
-			if slices.Contains(wasmhostPendingRemoval[pkg], imp) {
-				used[pkg+" "+imp] = true
-				continue
-			}
 			t.Errorf("%s imports %s, which depsRules does not allow: it reaches above its layer; move what it needs into a package below it (or, if the layers themselves are wrong, change depsRules and say why)", pkg, imp)
 		}
 	}
@@ -157,13 +143,6 @@ func TestDepsRules(t *testing.T) {
 		if pkg != "wazero" && imports[pkg] == nil {
 			if _, err := os.Stat(filepath.FromSlash(pkg)); err != nil {
 				t.Errorf("depsRules names %s, which is not a package of the module: remove it", pkg)
-			}
-		}
-	}
-	for pkg, imps := range wasmhostPendingRemoval {
-		for _, imp := range imps {
-			if !used[pkg+" "+imp] {
-				t.Errorf("%s no longer imports %s: remove the entry from wasmhostPendingRemoval", pkg, imp)
 			}
 		}
 	}

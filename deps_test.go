@@ -2,6 +2,7 @@ package plugkit
 
 import (
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -23,6 +24,7 @@ var hostSidePackages = []string{
 // that a program that passes none links no WebAssembly runtime.
 var guestFreePackages = []string{
 	"github.com/plugkit/plugkit/describe",
+	"github.com/plugkit/plugkit/manager",
 	"github.com/plugkit/plugkit/release",
 }
 
@@ -116,6 +118,26 @@ func TestGuestRunnerIsPassedIn(t *testing.T) {
 		if bad := depsUnder(t, pkg, []string{"github.com/tetratelabs/wazero", "github.com/plugkit/plugkit/wasmhost"}); len(bad) > 0 {
 			t.Errorf("%s depends on %s: take a host.GuestRunner from the caller (cmd/plugkit passes a wasmhost.Runtime) instead of making a runtime; find the import (go list -deps -f '{{.ImportPath}}: {{.Imports}}' %s)", pkg, strings.Join(bad, ", "), pkg)
 		}
+	}
+}
+
+// TestMinimalManagerLinksNoWazero builds the smallest manager program
+// (testdata/minimalmanager, which gives its Finder no Guests) and fails
+// when its binary holds a symbol of wazero: WebAssembly is an option of
+// the host, not a cost of every host.
+func TestMinimalManagerLinksNoWazero(t *testing.T) {
+	goTool := testutil.GoTool()
+	bin := filepath.Join(t.TempDir(), "minimalmanager")
+	if out, err := exec.Command(goTool, "build", "-o", bin, "./testdata/minimalmanager").CombinedOutput(); err != nil {
+		t.Fatalf("go build ./testdata/minimalmanager: %v\n%s", err, out)
+	}
+	out, err := exec.Command(goTool, "tool", "nm", bin).Output()
+	if err != nil {
+		t.Fatalf("go tool nm: %v", err)
+	}
+	const manager = "github.com/plugkit/plugkit/manager.(*Manager).Discover"
+	if n := strings.Count(string(out), "github.com/tetratelabs/wazero"); n != 0 || !strings.Contains(string(out), manager) {
+		t.Errorf("the minimal manager program has %d wazero symbols (want 0), and %s: %v (want it: the program is a manager)", n, manager, strings.Contains(string(out), manager))
 	}
 }
 

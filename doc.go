@@ -23,10 +23,11 @@
 //   - host: Start a plugin binary (or Reattach to one, or Dial a plugin
 //     service) and get a Client with its gRPC connection, broker and a
 //     staged Close.
-//   - manager: discovery of plugin directories with a describe cache, a
-//     registry of (kind, name), shared restartable processes, checksum
-//     pins, and Dispense: typed, latest major first, adapters for older
-//     majors.
+//   - manager: finding plugins (a Finder: plugin directories, plugin
+//     services, a Source of your own, with a describe cache and checksum
+//     pins) and running them (a Manager: a registry of (kind, name),
+//     shared restartable processes, and Dispense: typed, latest major
+//     first, adapters for older majors).
 //   - describe: the catalog's Describe protocol on the host side (the
 //     describe line, the Describe call, the checks of an answer), which
 //     the manager, release and the plugkit command share.

@@ -202,11 +202,6 @@ func TestReadmeTableListsEveryPublicPackage(t *testing.T) {
 // that gopls, go doc and grep answer better.
 var fileSignpost = regexp.MustCompile(`// [a-z0-9_]+\.go(?:, [a-z0-9_]+\.go)*(?::.*)?$`)
 
-// signpostsPendingRewrite are the directories whose file signposts go
-// with the rewrite under way there (the manager's split, issue 38); the
-// lead empties the list once that rewrite is merged.
-var signpostsPendingRewrite = []string{"manager"}
-
 // TestNoFileSignposts fails on a comment that points at a file by name
 // instead of saying what the code does.
 func TestNoFileSignposts(t *testing.T) {
@@ -215,7 +210,7 @@ func TestNoFileSignposts(t *testing.T) {
 			return err
 		}
 		if d.IsDir() {
-			if p != "." && (d.Name() == "testdata" || d.Name() == "node_modules" || strings.HasPrefix(d.Name(), ".") || slices.Contains(signpostsPendingRewrite, filepath.ToSlash(p))) {
+			if p != "." && (d.Name() == "testdata" || d.Name() == "node_modules" || strings.HasPrefix(d.Name(), ".")) {
 				return filepath.SkipDir
 			}
 			return nil

@@ -471,17 +471,18 @@ func pluginDir(b *testing.B) string {
 }
 
 func discover(b *testing.B, dir, cache string) int64 {
-	m := manager.New(manager.Config{Sources: []manager.Source{manager.Dirs(dir)}, CacheFile: cache, Launch: host.Command{Cookie: objectstore.Cookie}, Host: host.Options{Logger: discard}})
+	f := &manager.Finder{CacheFile: cache, Launch: host.Command{Cookie: objectstore.Cookie}, Host: host.Options{Logger: discard}}
+	m := manager.New(manager.Config{Sources: []manager.Source{f.Dirs(dir)}, Logger: discard})
 	defer m.Close()
 	if err := m.Discover(ctxFor(b, 5*time.Minute)); err != nil {
 		b.Fatal(err)
 	}
-	for _, bin := range m.Binaries() {
+	for _, bin := range m.Entries() {
 		if bin.Err != nil {
 			b.Fatalf("%s: %v", bin.Path, bin.Err)
 		}
 	}
-	return m.Launches()
+	return f.Launches()
 }
 
 // BenchmarkManagerDiscover measures Discover over 100 plugin binaries:

@@ -119,9 +119,10 @@ type Matrix struct {
 	// module's cells at "start", saying so; native binaries need none.
 	Guests host.GuestRunner
 
-	// newManager makes each binary's manager: manager.New when nil.
-	// Tests set it to watch the managers (export_test.go).
-	newManager func(manager.Config) *manager.Manager
+	// newManager makes each binary's manager (given the Finder of its
+	// source): manager.New when nil. Tests set it to watch the managers
+	// (export_test.go).
+	newManager func(*manager.Finder, manager.Config) *manager.Manager
 }
 
 // Run tests every executable file and WebAssembly module (.wasm, run
@@ -217,22 +218,25 @@ func (mx Matrix) binary(ctx context.Context, bin string) []Cell {
 	}
 	newManager := mx.newManager
 	if newManager == nil {
-		newManager = manager.New
+		newManager = func(_ *manager.Finder, cfg manager.Config) *manager.Manager { return manager.New(cfg) }
 	}
-	m := newManager(manager.Config{
-		Sources:  []manager.Source{manager.Files(bin)},
-		Launch:   host.Command{Cookie: mx.Cookie},
-		Host:     host.Options{Logger: logger},
-		Releases: mx.Releases,
-		Guests:   mx.Guests,
+	finder := &manager.Finder{
+		Launch: host.Command{Cookie: mx.Cookie},
+		Host:   host.Options{Logger: logger},
+		Guests: mx.Guests,
 		// The process that answers Describe serves the suites.
 		KeepDescribed: true,
+	}
+	m := newManager(finder, manager.Config{
+		Sources:  []manager.Source{finder.Files(bin)},
+		Logger:   logger,
+		Releases: mx.Releases,
 	})
 	defer m.Close()
 	if err := m.Discover(ctx); err != nil {
 		return mx.failAll(filepath.Base(bin), "", bin, "start", err)
 	}
-	b := m.Binaries()[0] // Files(bin) lists bin alone
+	b := m.Entries()[0] // Files(bin) lists bin alone
 	if b.Err != nil {
 		return mx.failAll(filepath.Base(bin), "", bin, "start", b.Err)
 	}

@@ -65,14 +65,13 @@ func TestMatrixDescribesEachBinaryOnce(t *testing.T) {
 		return invoke(ctx, method, req, reply, cc, opts...)
 	}
 	var mu sync.Mutex
-	var managers []*manager.Manager
-	watch := func(cfg manager.Config) *manager.Manager {
-		cfg.Host.DialOptions = append(cfg.Host.DialOptions, grpc.WithChainUnaryInterceptor(count))
-		m := manager.New(cfg)
+	var finders []*manager.Finder
+	watch := func(f *manager.Finder, cfg manager.Config) *manager.Manager {
+		f.Host.DialOptions = append(f.Host.DialOptions, grpc.WithChainUnaryInterceptor(count))
 		mu.Lock()
-		managers = append(managers, m)
+		finders = append(finders, f)
 		mu.Unlock()
-		return m
+		return manager.New(cfg)
 	}
 
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
@@ -98,10 +97,10 @@ func TestMatrixDescribesEachBinaryOnce(t *testing.T) {
 		t.Errorf("%d Describe calls for %d binaries, want one each", n, binaries)
 	}
 	var launches int64
-	for _, m := range managers {
-		launches += m.Launches()
+	for _, f := range finders {
+		launches += f.Launches()
 	}
-	if len(managers) != binaries || launches != binaries {
-		t.Errorf("%d managers launched %d processes for %d binaries, want one manager and one process each, for Describe and both host majors", len(managers), launches, binaries)
+	if len(finders) != binaries || launches != binaries {
+		t.Errorf("%d managers launched %d processes for %d binaries, want one manager and one process each, for Describe and both host majors", len(finders), launches, binaries)
 	}
 }

@@ -93,7 +93,10 @@ func Run(ctx context.Context, cmd host.Command, opts host.Options, timeout time.
 	dctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	late := func(err error) error {
-		if err != nil && ctx.Err() == nil && dctx.Err() != nil {
+		// The plugin's gRPC server enforces the deadline too (it gets it
+		// in grpc-timeout) and may answer DeadlineExceeded a moment
+		// before dctx's own timer fires: that is this timeout as well.
+		if err != nil && ctx.Err() == nil && (dctx.Err() != nil || status.Code(err) == codes.DeadlineExceeded) {
 			return fmt.Errorf("the plugin did not start and answer Describe within %v, as the manager requires: fix the plugin (%w)", timeout, err)
 		}
 		return err

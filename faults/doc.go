@@ -209,6 +209,20 @@
 //     6. a host that did not call sandbox.Init, whose re-executed binary
 //     would run its main, the plugin unsandboxed: sandbox's
 //     TestPrepareRefusesWithoutInit.
+//   - the attacks of issue 40, each point with the tests that failed
+//     before its fix:
+//     1. signatures as referrers: release's TestPushSignsWithAReferrerBundle,
+//     TestVerifyFindsCosignReferrers; TestVerifyRefusesHostileReferrers (a
+//     referrer of another release, a bundle naming another release, a
+//     bundle by no trusted key, a huge referrers list in one page or in
+//     endless pages, a bundle over MaxSignatureBytes).
+//     2. co-signatures kept on push: TestRePushKeepsCoSignatures.
+//     3. cosign's encrypted key file: TestLoadPrivateKeyReadsCosignsEncryptedKey.
+//     11. oras pull of a whole release: TestPullOfAWholeReleaseWritesItsDirectory;
+//     a copy with referrers carries the signature:
+//     TestCopyWithReferrersCarriesTheSignature,
+//     TestMirrorCarriesReferrerSignatures; a wrong password:
+//     TestWrongPasswordSaysWhatToDo.
 //   - many calls from many goroutines: TestManyCalls (20,000 calls from 100
 //     goroutines; goroutines, open files and heap of the host, and the
 //     plugin's open files, back to baseline); make soak runs

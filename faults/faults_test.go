@@ -453,11 +453,10 @@ func TestTamperedBinaryNeverRuns(t *testing.T) {
 	if err := os.WriteFile(bin, []byte(good), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	probe := manager.New(manager.Config{Sources: []manager.Source{manager.Dirs(pluginDir)}, Launch: host.Command{Cookie: cookie}})
-	sum := probe.DescribeBinary(ctxT(t, 20*time.Second), bin).SHA256
-	probe.Close()
+	probe := &manager.Finder{Launch: host.Command{Cookie: cookie}}
+	sum := probe.Describe(ctxT(t, 20*time.Second), []string{bin})[0].SHA256
 	pins := map[string]string{"p": sum}
-	m := manager.New(manager.Config{Sources: []manager.Source{manager.Dirs(pluginDir)}, Pins: pins, Launch: host.Command{Cookie: cookie}})
+	m := manager.New(manager.Config{Sources: []manager.Source{(&manager.Finder{Pins: pins, Launch: host.Command{Cookie: cookie}}).Dirs(pluginDir)}})
 	t.Cleanup(func() { m.Close() })
 	if err := m.Discover(ctxT(t, 20*time.Second)); err != nil {
 		t.Fatal(err)
@@ -479,14 +478,14 @@ func TestTamperedBinaryNeverRuns(t *testing.T) {
 		t.Fatal(err)
 	}
 	m.Close()
-	m2 := manager.New(manager.Config{Sources: []manager.Source{manager.Dirs(pluginDir)}, Pins: pins, Launch: host.Command{Cookie: cookie}})
+	m2 := manager.New(manager.Config{Sources: []manager.Source{(&manager.Finder{Pins: pins, Launch: host.Command{Cookie: cookie}}).Dirs(pluginDir)}})
 	t.Cleanup(func() { m2.Close() })
 	if err := m2.Discover(ctxT(t, 20*time.Second)); err != nil {
 		t.Fatal(err)
 	}
-	var pe *manager.PinError
-	if bins := m2.Binaries(); len(bins) != 1 || !errors.As(bins[0].Err, &pe) {
-		t.Errorf("discovery of the tampered binary: %+v, want a *PinError", bins)
+	var pe *host.ChecksumError
+	if bins := m2.Entries(); len(bins) != 1 || !errors.As(bins[0].Err, &pe) {
+		t.Errorf("discovery of the tampered binary: %+v, want a *host.ChecksumError", bins)
 	} else if !strings.Contains(pe.Error(), "refused to run it") {
 		t.Errorf("pin error says %q", pe)
 	}

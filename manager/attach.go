@@ -30,7 +30,7 @@ func (m *Manager) Attach(ctx context.Context, label string, c *host.Client) erro
 	if err != nil {
 		return fmt.Errorf("manager: Attach %s: %w (is it a catalog plugin?)", label, err)
 	}
-	b := &Binary{Path: label, Origin: OriginAttached, Description: d, src: attachedSource{}}
+	b := &found{Entry: Entry{Location: Location{Origin: OriginAttached, Path: label}, Description: d}, src: attachedSource{}}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.closed {

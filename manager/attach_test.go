@@ -29,7 +29,8 @@ func TestAttach(t *testing.T) {
 	c := plugintest.Start(t, plugin.Config{Versions: map[int]plugin.Register{wire.CatalogProtocolVersion: cat.Register}}, plugintest.Options{})
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	m := manager.New(manager.Config{Sources: []manager.Source{manager.Dirs(testutil.TempDir(t))}, Launch: host.Command{Cookie: plugintest.Cookie}})
+	finder := &manager.Finder{Launch: host.Command{Cookie: plugintest.Cookie}}
+	m := manager.New(manager.Config{Sources: []manager.Source{finder.Dirs(testutil.TempDir(t))}})
 	if err := m.Attach(ctx, "in-process", c); err != nil {
 		t.Fatal(err)
 	}

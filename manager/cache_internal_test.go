@@ -31,11 +31,11 @@ func TestReadCacheFileHonoursContext(t *testing.T) {
 	if !errors.Is(err, context.Canceled) || len(entries) != 0 || !strings.Contains(err.Error(), path) {
 		t.Errorf("a cancelled read: %v, %v; want context.Canceled naming the file and no entries", entries, err)
 	}
-	m := New(Config{CacheFile: path})
-	if got := m.loadCache(ctx); len(got) != 0 {
+	f := &Finder{CacheFile: path}
+	if got := f.loadCache(ctx); len(got) != 0 {
 		t.Errorf("loadCache with an ended context: %v", got)
 	}
-	if got := m.loadCache(context.Background()); len(got) != 1 {
+	if got := f.loadCache(context.Background()); len(got) != 1 {
 		t.Errorf("loadCache after an ended context's try: %v, want the file's entry (read again)", got)
 	}
 }
@@ -51,17 +51,16 @@ func TestWriteCacheKeepsOthersWhenContextEnds(t *testing.T) {
 	if err := os.WriteFile(path, []byte(shared), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	m := New(Config{CacheFile: path})
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	err := m.writeCache(ctx, map[string]*cacheEntry{rooted("mine"): {SHA256: sum}}, nil)
+	err := writeCache(ctx, path, map[string]*cacheEntry{rooted("mine"): {SHA256: sum}}, nil)
 	if !errors.Is(err, context.Canceled) {
 		t.Errorf("writeCache with an ended context: %v, want context.Canceled", err)
 	}
 	if data, err := os.ReadFile(path); err != nil || string(data) != shared {
 		t.Errorf("the shared cache after the write: %s, %v; want it as it was, with /other", data, err)
 	}
-	if err := m.writeCache(context.Background(), map[string]*cacheEntry{rooted("mine"): {SHA256: sum}}, nil); err != nil {
+	if err := writeCache(context.Background(), path, map[string]*cacheEntry{rooted("mine"): {SHA256: sum}}, nil); err != nil {
 		t.Fatal(err)
 	}
 	if entries, err := readCacheFile(context.Background(), path); err != nil || entries[rooted("other")] == nil || entries[rooted("mine")] == nil {

@@ -25,7 +25,8 @@ import (
 func discoverWithHostileCache(t *testing.T, dir, cache string, want ...string) string {
 	t.Helper()
 	var logs testutil.Buffer
-	m := manager.New(manager.Config{Sources: []manager.Source{manager.Dirs(dir)}, CacheFile: cache, Launch: host.Command{Cookie: cookie}, Host: host.Options{Logger: slog.New(slog.NewTextHandler(&logs, nil))}})
+	finder := &manager.Finder{Launch: host.Command{Cookie: cookie}, CacheFile: cache, Host: host.Options{Logger: slog.New(slog.NewTextHandler(&logs, nil))}}
+	m := manager.New(manager.Config{Sources: []manager.Source{finder.Dirs(dir)}, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
 	discoverWithinDeadline(t, m)
 	defer m.Close()
 	if _, err := m.Lookup("objectstore", "x"); err != nil {
@@ -48,7 +49,8 @@ func checkRewritten(t *testing.T, dir, cache string) {
 	if err != nil || !fi.Mode().IsRegular() {
 		t.Fatalf("the cache was not rewritten as a regular file: %v, %v", fi, err)
 	}
-	if warm := newManager(t, manager.Config{Sources: []manager.Source{manager.Dirs(dir)}, CacheFile: cache}); warm.Launches() != 0 {
+	warm := &manager.Finder{Launch: host.Command{Cookie: cookie}, CacheFile: cache}
+	if newManager(t, manager.Config{Sources: []manager.Source{warm.Dirs(dir)}}); warm.Launches() != 0 {
 		t.Errorf("%d launches with the rewritten cache, want 0", warm.Launches())
 	}
 }

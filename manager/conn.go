@@ -179,7 +179,7 @@ func (n named) NewStream(ctx context.Context, desc *grpc.StreamDesc, method stri
 // metered adds the Conn's kind and name to the metrics of a call made
 // with ctx, when the manager has a MeterProvider.
 func (c *Conn) metered(ctx context.Context) context.Context {
-	if c.p.m.cfg.Host.Telemetry.MeterProvider == nil {
+	if c.p.m.cfg.Telemetry.MeterProvider == nil {
 		return ctx
 	}
 	return hostwire.WithCallAttributes(ctx, attribute.String("plugkit.kind", c.kind), attribute.String("plugkit.name", c.name))

@@ -13,6 +13,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	objectstorev2 "github.com/plugkit/plugkit/examples/objectstore/gen/objectstore/v2"
+	"github.com/plugkit/plugkit/host"
 	"github.com/plugkit/plugkit/manager"
 )
 
@@ -32,7 +33,8 @@ func TestCallWithoutDeadlineGetsManagers(t *testing.T) {
 			writePlugin(t, dir, "p", "p 2")
 			// The hung check, which would kill the stopped plugin, waits
 			// longer than the test.
-			m := newManager(t, manager.Config{Sources: []manager.Source{manager.Dirs(dir)}, Calls: tc.calls, Restart: manager.RestartPolicy{HungCheck: time.Minute}})
+			finder := &manager.Finder{Launch: host.Command{Cookie: cookie}}
+			m := newManager(t, manager.Config{Sources: []manager.Source{finder.Dirs(dir)}, Calls: tc.calls, Restart: manager.RestartPolicy{HungCheck: time.Minute}})
 			conn, _ := store(t, m, "p")
 			cl := objectstorev2.NewObjectStoreClient(conn)
 			// The first call may start the plugin: a deadline of its own,

@@ -12,6 +12,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	objectstorev2 "github.com/plugkit/plugkit/examples/objectstore/gen/objectstore/v2"
+	"github.com/plugkit/plugkit/host"
 	"github.com/plugkit/plugkit/internal/testutil"
 	"github.com/plugkit/plugkit/manager"
 )
@@ -28,10 +29,11 @@ func TestLyingDescribe(t *testing.T) {
 	writePlugin(t, dir, "nameless", "nameless")
 	writePlugin(t, dir, "good", "x 1")
 	cache := filepath.Join(testutil.TempDir(t), "cache.json")
-	m := newManager(t, manager.Config{Sources: []manager.Source{manager.Dirs(dir)}, CacheFile: cache})
+	finder := &manager.Finder{Launch: host.Command{Cookie: cookie}, CacheFile: cache}
+	m := newManager(t, manager.Config{Sources: []manager.Source{finder.Dirs(dir)}})
 
 	reasons := map[string]string{}
-	for _, b := range m.Binaries() {
+	for _, b := range m.Entries() {
 		if b.Err != nil {
 			reasons[strings.TrimSuffix(filepath.Base(b.Path), ".exe")] = b.Err.Error()
 			if b.Description != nil {

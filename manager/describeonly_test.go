@@ -48,7 +48,7 @@ func rawDescribeLine(mode string) (string, bool) {
 	return "", false
 }
 
-// describeCalls returns Config.Host options whose interceptor records
+// describeCalls returns Finder.Host options whose interceptor records
 // every gRPC call the manager's connections make (health checks and
 // plugkit's own services left out), and what it recorded.
 func describeCalls() (host.Options, func() []string) {
@@ -83,12 +83,13 @@ func TestDescribeWithoutServing(t *testing.T) {
 	opts, calls := describeCalls()
 	var runs atomic.Int32 // processes started, as the Runner sees them
 	runner := testutil.RunnerFunc[*host.Launch](func(*host.Launch) error { runs.Add(1); return nil })
-	m := newManager(t, manager.Config{Sources: []manager.Source{manager.Dirs(dir)}, Host: opts, Launch: host.Command{Runner: runner}})
-	if got, ran := m.Launches(), runs.Load(); got != 3 || ran != 3 {
+	finder := &manager.Finder{Launch: host.Command{Cookie: cookie, Runner: runner}, Host: opts}
+	m := newManager(t, manager.Config{Sources: []manager.Source{finder.Dirs(dir)}, Logger: opts.Logger, Telemetry: opts.Telemetry})
+	if got, ran := finder.Launches(), runs.Load(); got != 3 || ran != 3 {
 		t.Errorf("Launches() = %d, the Runner ran %d processes; want 3: one per binary, with no second launch for those that serve", got, ran)
 	}
-	byName := map[string]manager.Binary{}
-	for _, b := range m.Binaries() {
+	byName := map[string]manager.Entry{}
+	for _, b := range m.Entries() {
 		byName[strings.TrimSuffix(filepath.Base(b.Path), ".exe")] = b // Windows plugins keep their .exe
 	}
 	fast := byName["fast"]
@@ -131,10 +132,10 @@ func TestBadDescribeLines(t *testing.T) {
 	for mode := range want {
 		writePlugin(t, dir, mode, mode)
 	}
-	cfg := manager.Config{Sources: []manager.Source{manager.Dirs(dir)}}
-	cfg.Launch.Timeouts.Stop = 300 * time.Millisecond
-	m := newManager(t, cfg)
-	for _, b := range m.Binaries() {
+	f := &manager.Finder{Launch: host.Command{Cookie: cookie}}
+	f.Launch.Timeouts.Stop = 300 * time.Millisecond
+	m := newManager(t, manager.Config{Sources: []manager.Source{f.Dirs(dir)}})
+	for _, b := range m.Entries() {
 		name := strings.TrimSuffix(filepath.Base(b.Path), ".exe")
 		if b.Err == nil {
 			t.Errorf("%s: described as %v, want an error", name, b.Description)
@@ -151,7 +152,7 @@ func TestBadDescribeLines(t *testing.T) {
 			t.Errorf("%s: refused, but its description is kept", name)
 		}
 	}
-	if got := len(m.Binaries()); got != len(want) {
+	if got := len(m.Entries()); got != len(want) {
 		t.Errorf("%d binaries, want %d", got, len(want))
 	}
 }

@@ -7,7 +7,14 @@
 // the latest major version of a kind, through an adapter when a plugin
 // only has an older one.
 //
-//	m := manager.New(manager.Config{Sources: []manager.Source{manager.Dirs("./plugins")}, Launch: host.Command{Cookie: cookie}})
+// It has two sides: a Finder finds plugins (it launches, hashes, pins,
+// describes and caches them: its Dirs, Files, Remotes and RemotesFile are
+// the built-in Sources, and a Source of your own uses it too), and a
+// Manager runs what its Sources found (the registry, the processes, the
+// restarts, Dispense).
+//
+//	finder := &manager.Finder{Launch: host.Command{Cookie: cookie}, CacheFile: "plugins.cache.json"}
+//	m := manager.New(manager.Config{Sources: []manager.Source{finder.Dirs("./plugins")}})
 //	if err := m.Discover(ctx); err != nil { ... }
 //	defer m.Close()
 //	store, err := manager.Dispense(ctx, m, "objectstore", "example.com/fs", manager.Majors[Store]{
@@ -34,8 +41,9 @@
 // need be), so that a hung plugin cannot hold its caller forever; the
 // error then names that deadline.
 //
-// Observability: the manager reports through Config.Host.Telemetry (see
-// host.Telemetry): spans of Discover, Describe, Dispense and restarts
+// Observability: the manager reports through Config.Telemetry, a Finder
+// through Finder.Host.Telemetry (see host.Telemetry): spans of Discover,
+// Describe, Dispense and restarts
 // besides those of every call; the events and metrics of restarts, hung
 // plugins, giving up and pin refusals besides every process's own. See
 // docs/observability.md.

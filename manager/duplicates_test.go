@@ -20,11 +20,11 @@ func manyKinds(n int) *catalogv1.DescribeResponse {
 
 // registryOf builds the registry of binaries that all give answer d.
 func registryOf(binaries int, d *catalogv1.DescribeResponse) *Manager {
-	m := New(Config{Sources: []Source{Dirs("/plugins")}})
+	m := New(Config{Sources: []Source{(&Finder{}).Dirs("/plugins")}})
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	for i := range binaries {
-		m.binaries = append(m.binaries, &Binary{Path: fmt.Sprintf("/plugins/%02d-%s", i, strings.Repeat("p", 200)), Description: d})
+		m.found = append(m.found, &found{Entry: Entry{Location: Location{Origin: OriginDir, Path: fmt.Sprintf("/plugins/%02d-%s", i, strings.Repeat("p", 200))}, Description: d}})
 	}
 	m.buildRegistry()
 	return m

@@ -45,7 +45,8 @@ func TestDiscoverSkipsHostileEntries(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	m := manager.New(manager.Config{Sources: []manager.Source{manager.Dirs(dir)}, Launch: host.Command{Cookie: cookie}})
+	finder := &manager.Finder{Launch: host.Command{Cookie: cookie}}
+	m := manager.New(manager.Config{Sources: []manager.Source{finder.Dirs(dir)}})
 	discoverWithinDeadline(t, m)
 	defer m.Close()
 	for _, name := range []string{"x", "y"} {
@@ -54,7 +55,7 @@ func TestDiscoverSkipsHostileEntries(t *testing.T) {
 		}
 	}
 	reasons := map[string]string{}
-	for _, b := range m.Binaries() {
+	for _, b := range m.Entries() {
 		if b.Err != nil {
 			reasons[filepath.Base(b.Path)] = b.Err.Error()
 		}

@@ -9,6 +9,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	objectstorev2 "github.com/plugkit/plugkit/examples/objectstore/gen/objectstore/v2"
+	"github.com/plugkit/plugkit/host"
 	"github.com/plugkit/plugkit/internal/testutil"
 	"github.com/plugkit/plugkit/manager"
 )
@@ -22,7 +23,8 @@ func TestAnsweredErrorsDoNotWait(t *testing.T) {
 	var waits atomic.Int32
 	dir := testutil.TempDir(t)
 	writePlugin(t, dir, "p", "p 2")
-	m := newManager(t, manager.Config{Sources: []manager.Source{manager.Dirs(dir)}})
+	finder := &manager.Finder{Launch: host.Command{Cookie: cookie}}
+	m := newManager(t, manager.Config{Sources: []manager.Source{finder.Dirs(dir)}})
 	manager.SetExitWaitHook(m, func() { waits.Add(1) })
 	conn, _ := store(t, m, "p")
 	cl := objectstorev2.NewObjectStoreClient(conn)
@@ -64,7 +66,8 @@ func checkInternal(t *testing.T, call string, err error) {
 func BenchmarkCallErrorPath(b *testing.B) {
 	dir := testutil.TempDir(b)
 	writePlugin(b, dir, "p", "p 2")
-	m := newManager(b, manager.Config{Sources: []manager.Source{manager.Dirs(dir)}})
+	finder := &manager.Finder{Launch: host.Command{Cookie: cookie}}
+	m := newManager(b, manager.Config{Sources: []manager.Source{finder.Dirs(dir)}})
 	conn, _ := store(b, m, "p")
 	cl := objectstorev2.NewObjectStoreClient(conn)
 	for _, bc := range []struct {

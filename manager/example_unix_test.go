@@ -7,7 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
+	"strings"
 	"time"
 
 	objectstorev1 "github.com/plugkit/plugkit/examples/objectstore/gen/objectstore/v1"
@@ -55,7 +55,8 @@ func ExampleDispense() {
 
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	m := manager.New(manager.Config{Sources: []manager.Source{manager.Dirs(dir)}, Launch: host.Command{Cookie: cookie}})
+	f := &manager.Finder{Launch: host.Command{Cookie: cookie}}
+	m := manager.New(manager.Config{Sources: []manager.Source{f.Dirs(dir)}})
 	defer m.Close()
 	if err := m.Discover(ctx); err != nil {
 		fmt.Println(err)
@@ -83,24 +84,38 @@ func ExampleDispense() {
 	// example.com/old: manager_test.v1Greeter, has hello: false, error: <nil>
 }
 
-// allowList is a Source of one's own: the plugins of another source whose
-// file names are on a list. It connects as the source it wraps does. (The
-// wrapped source describes every binary first; to launch none of the
-// others, list the allowed paths and use Files.)
-type allowList struct {
-	manager.Source
-	names []string
+// listFile is a Source of one's own: the plugin binaries a text file
+// names, one path a line, relative to the file's directory. It lists
+// them, and leaves the rest to a Finder: hashing, pins, the describe
+// cache and the describe-line fast path, and starting them for use.
+type listFile struct {
+	path   string
+	finder *manager.Finder
 }
 
-func (a allowList) Find(ctx context.Context, m *manager.Manager) ([]manager.Binary, error) {
-	bins, err := a.Source.Find(ctx, m)
-	return slices.DeleteFunc(bins, func(b manager.Binary) bool {
-		return !slices.Contains(a.names, filepath.Base(b.Path))
-	}), err
+func (l listFile) Find(ctx context.Context) ([]manager.Entry, error) {
+	data, err := os.ReadFile(l.path)
+	if err != nil {
+		return nil, fmt.Errorf("plugin list: %w", err)
+	}
+	var paths []string
+	for _, line := range strings.Fields(string(data)) {
+		if !filepath.IsAbs(line) {
+			line = filepath.Join(filepath.Dir(l.path), line)
+		}
+		paths = append(paths, line)
+	}
+	return l.finder.Describe(ctx, paths), nil
 }
 
-// ExampleSource finds plugins through a Source of one's own that keeps
-// only the allowed binaries of a directory.
+func (l listFile) Connect(ctx context.Context, e manager.Entry) (*host.Client, error) {
+	return l.finder.Start(ctx, e)
+}
+
+// ExampleSource finds plugins through a Source of one's own, listFile:
+// the plugins a file lists, described and cached by a Finder. A second
+// Manager, with a Finder of its own on the same cache file, launches
+// nothing to find them.
 func ExampleSource() {
 	dir, _ := os.MkdirTemp("", "plugins")
 	defer os.RemoveAll(dir)
@@ -109,24 +124,24 @@ func ExampleSource() {
 		script := fmt.Sprintf("#!/bin/sh\n%s='%s' GORACE=atexit_sleep_ms=0 exec '%s'\n", modeEnv, mode, exe)
 		os.WriteFile(filepath.Join(dir, file), []byte(script), 0o755)
 	}
+	list := filepath.Join(dir, "plugins.txt")
+	os.WriteFile(list, []byte("old\n"), 0o644)
 
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	m := manager.New(manager.Config{
-		Sources: []manager.Source{allowList{manager.Dirs(dir), []string{"old"}}},
-		Launch:  host.Command{Cookie: cookie},
-	})
-	defer m.Close()
-	if err := m.Discover(ctx); err != nil {
-		fmt.Println(err)
-		return
+	for _, run := range []string{"cold", "warm"} {
+		finder := &manager.Finder{Launch: host.Command{Cookie: cookie}, CacheFile: filepath.Join(dir, "cache.json")}
+		m := manager.New(manager.Config{Sources: []manager.Source{listFile{list, finder}}})
+		if err := m.Discover(ctx); err != nil {
+			fmt.Println(err)
+			return
+		}
+		for _, e := range m.Entries() {
+			fmt.Println(run, filepath.Base(e.Path), e.Origin, e.Cached, e.Err, finder.Launches(), "launches")
+		}
+		m.Close()
 	}
-	for _, b := range m.Binaries() {
-		fmt.Println(filepath.Base(b.Path), b.Origin, b.Err)
-	}
-	_, err := m.Lookup("objectstore", "example.com/new")
-	fmt.Println(err != nil)
 	// Output:
-	// old dir <nil>
-	// true
+	// cold old dir false <nil> 1 launches
+	// warm old dir true <nil> 0 launches
 }

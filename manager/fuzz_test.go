@@ -172,12 +172,12 @@ func FuzzDescribe(f *testing.F) {
 			return
 		}
 		claims := describeClaims(d)
-		m := New(Config{Sources: []Source{Dirs("/plugins")}})
+		m := New(Config{Sources: []Source{(&Finder{}).Dirs("/plugins")}})
 		defer m.Close()
-		first := &Binary{Path: "/plugins/a", Description: d}
+		first := &found{Entry: Entry{Location: Location{Origin: OriginDir, Path: "/plugins/a"}, Description: d}}
 		m.mu.Lock()
 		// In precedence order, as a Source lists them.
-		m.binaries = []*Binary{first, {Path: "/plugins/b", Description: proto.Clone(d).(*catalogv1.DescribeResponse)}}
+		m.found = []*found{first, {Entry: Entry{Location: Location{Origin: OriginDir, Path: "/plugins/b"}, Description: proto.Clone(d).(*catalogv1.DescribeResponse)}}}
 		m.buildRegistry()
 		m.mu.Unlock()
 		if len(m.registry) != len(claims) {
@@ -361,12 +361,12 @@ func FuzzParseRemoteCache(f *testing.F) {
 // panic that took the host down).
 func TestRemoteCacheOfNull(t *testing.T) {
 	cacheFile := filepath.Join(testutil.TempDir(t), "cache.json")
-	m := New(Config{CacheFile: cacheFile})
+	m := &Finder{CacheFile: cacheFile}
 	if err := os.WriteFile(m.remoteCacheFile(), []byte("null"), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	r := Remote{Kind: "objectstore", Name: "example.com/fs", Remote: host.Remote{Endpoints: []string{"127.0.0.1:1"}}}
-	m.saveRemoteCache(context.Background(), []Remote{r}, []*Binary{{Path: r.endpoints(), Description: sampleDescribe}})
+	m.saveRemoteCache(context.Background(), []Remote{r}, []*Entry{{Location: Location{Origin: OriginRemote, Endpoints: r.Endpoints}, Description: sampleDescribe}})
 	cache := m.loadRemoteCache(context.Background())
 	d := &catalogv1.DescribeResponse{}
 	if err := protojson.Unmarshal(cache[r.cacheKey()], d); err != nil || !proto.Equal(d, sampleDescribe) {
@@ -378,7 +378,7 @@ func TestRemoteCacheOfNull(t *testing.T) {
 // by the time it saves the remote cache leaves the file as it was, the
 // other entries in it, rather than writing its own entries alone.
 func TestRemoteCacheKeptWhenContextEnds(t *testing.T) {
-	m := New(Config{CacheFile: filepath.Join(testutil.TempDir(t), "cache.json")})
+	m := &Finder{CacheFile: filepath.Join(testutil.TempDir(t), "cache.json")}
 	raw, err := protojson.Marshal(sampleDescribe)
 	if err != nil {
 		t.Fatal(err)
@@ -394,7 +394,7 @@ func TestRemoteCacheKeptWhenContextEnds(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	r := Remote{Kind: "objectstore", Name: "example.com/fs", Remote: host.Remote{Endpoints: []string{"127.0.0.1:1"}}}
-	m.saveRemoteCache(ctx, []Remote{r}, []*Binary{{Path: r.endpoints(), Description: sampleDescribe}})
+	m.saveRemoteCache(ctx, []Remote{r}, []*Entry{{Location: Location{Origin: OriginRemote, Endpoints: r.Endpoints}, Description: sampleDescribe}})
 	if data, err := os.ReadFile(m.remoteCacheFile()); err != nil || !bytes.Equal(data, shared) {
 		t.Errorf("the remote cache after a save with an ended context: %s, %v; want it as it was", data, err)
 	}

@@ -29,7 +29,7 @@ func idOf(fi fs.FileInfo) (id fileID, ok bool) {
 
 // hashes hashes the binaries of one Discover: each file once, however
 // many paths reach it, at most cap(slots) at a time. It lives no longer
-// than one Discover (or DescribeBinary): a file changed in place with its
+// than one Finder.Describe: a file changed in place with its
 // mtime restored is hashed afresh by the next one, and a pinned binary's
 // launch is checked again by host.Start on the file it executes.
 type hashes struct {

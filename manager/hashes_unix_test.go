@@ -147,9 +147,9 @@ func TestPinRefusesASwappedBinaryReachedTwice(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	m := New(Config{Sources: []Source{Dirs(dir)}, Pins: map[string]string{"a": sumOf(first), "b": sumOf("another")},
-		Host: host.Options{Logger: slog.New(slog.DiscardHandler)}})
-	m.hooks.hashed = hook
+	f := &Finder{Pins: map[string]string{"a": sumOf(first), "b": sumOf("another")}, Host: host.Options{Logger: slog.New(slog.DiscardHandler)}}
+	m := New(Config{Sources: []Source{f.Dirs(dir)}, Logger: slog.New(slog.DiscardHandler)})
+	f.hashed = hook
 	defer m.Close()
 	discoverPins(t, m, map[string]bool{"a": false, "b": true})
 	if n := len(read()); n != 1 || read()[filepath.Join(dir, "a")]+read()[filepath.Join(dir, "b")]+read()[real] != 1 {
@@ -178,12 +178,12 @@ func discoverPins(t *testing.T, m *Manager, refused map[string]bool) {
 	if err := m.Discover(ctx); err != nil {
 		t.Fatal(err)
 	}
-	for _, b := range m.Binaries() {
+	for _, b := range m.Entries() {
 		want, ok := refused[filepath.Base(b.Path)]
 		if !ok {
 			continue
 		}
-		var pe *PinError
+		var pe *host.ChecksumError
 		if got := errors.As(b.Err, &pe); got != want {
 			t.Errorf("%s: error %v; pin refused: %v, want %v", b.Path, b.Err, got, want)
 		}

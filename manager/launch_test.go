@@ -15,7 +15,7 @@ import (
 )
 
 // TestLaunchSettingsReachEveryStart checks that the manager launches its
-// plugins, for Describe and for use, from the Config.Launch template:
+// plugins, for Describe and for use, from the Finder.Launch template:
 // through its Runner, with only the host variables its InheritEnv names
 // and with the multiplexed broker requested when its MultiplexBroker says
 // so.
@@ -31,10 +31,8 @@ func TestLaunchSettingsReachEveryStart(t *testing.T) {
 	})
 	dir := testutil.TempDir(t)
 	writePlugin(t, dir, "both", "both 1,2 presign")
-	m := newManager(t, manager.Config{
-		Sources: []manager.Source{manager.Dirs(dir)},
-		Launch:  host.Command{Runner: runner, InheritEnv: []string{"PATH"}, MultiplexBroker: true},
-	})
+	finder := &manager.Finder{Launch: host.Command{Cookie: cookie, Runner: runner, InheritEnv: []string{"PATH"}, MultiplexBroker: true}}
+	m := newManager(t, manager.Config{Sources: []manager.Source{finder.Dirs(dir)}})
 	conn, info := store(t, m, "both")
 	if info.Major != 2 {
 		t.Fatalf("dispensed major %d, want 2", info.Major)
@@ -68,10 +66,10 @@ func TestLaunchSettingsReachEveryStart(t *testing.T) {
 	}
 }
 
-// TestHostTemplateReachesEveryConnection checks that Config.Host reaches
+// TestHostTemplateReachesEveryConnection checks that Finder.Host reaches
 // the connection of every start, for Describe and for use: its dial
 // options see both calls, while the manager sets the versions itself.
-// Without Config.KeepDescribed a catalog plugin is described without a
+// Without Finder.KeepDescribed a catalog plugin is described without a
 // connection (its describe line), so only the use is seen; with it, the
 // process is described over gRPC and kept for its use.
 func TestHostTemplateReachesEveryConnection(t *testing.T) {
@@ -82,7 +80,8 @@ func TestHostTemplateReachesEveryConnection(t *testing.T) {
 			opts.Versions = []int{99}
 			dir := testutil.TempDir(t)
 			writePlugin(t, dir, "both", "both 1,2")
-			m := newManager(t, manager.Config{Sources: []manager.Source{manager.Dirs(dir)}, Host: opts, KeepDescribed: keep})
+			finder := &manager.Finder{Launch: host.Command{Cookie: cookie}, Host: opts, KeepDescribed: keep}
+			m := newManager(t, manager.Config{Sources: []manager.Source{finder.Dirs(dir)}, Logger: opts.Logger, Telemetry: opts.Telemetry})
 			conn, _ := store(t, m, "both")
 			initStore(t, conn, map[string]string{"bucket": "b"})
 			want := []string{"/objectstore.v2.ObjectStore/Init"}
@@ -92,7 +91,7 @@ func TestHostTemplateReachesEveryConnection(t *testing.T) {
 			if got := calls(); !slices.Equal(got, want) {
 				t.Errorf("the template's interceptor saw %q, want %q", got, want)
 			}
-			if got := m.Launches(); got != 2-btoi(keep) {
+			if got := finder.Launches(); got != 2-btoi(keep) {
 				t.Errorf("Launches() = %d, want %d", got, 2-btoi(keep))
 			}
 		})

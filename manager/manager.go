@@ -6,75 +6,66 @@ import (
 	"sort"
 	"strings"
 	"sync"
-	"sync/atomic"
-	"time"
 
 	catalogv1 "github.com/plugkit/plugkit/gen/plugkit/catalog/v1"
-	"github.com/plugkit/plugkit/host"
 )
 
 // ErrClosed is returned by a closed Manager or Conn.
 var ErrClosed = errors.New("manager: closed")
 
-// Manager discovers plugins and runs them. Its methods are safe for
-// concurrent use.
+// Manager is the running side: it keeps the registry of what its
+// sources found, runs one shared process per plugin, started on first use
+// and restarted after a crash, and dispenses clients. Its methods are
+// safe for concurrent use.
 type Manager struct {
-	cfg      Config
-	launches atomic.Int64
+	cfg Config
 
-	mu            sync.Mutex
-	closed        bool
-	discovered    bool // Discover has run to the end at least once
-	cache         map[string]*cacheEntry
-	binaries      []*Binary
-	dropped       map[string]bool // cache entries this manager removed, kept out of the merge
-	registry      map[regKey]*entry
-	attached      map[regKey]*entry // Attach's names, kept across Discovers
-	problems      []string
-	procs         map[procKey]*process
-	warm          map[procKey]*host.Client // kept by Config.KeepDescribed until first use
-	remoteCacheMu sync.Mutex               // serialises writes of the remote cache (remote.go)
-	cacheWriteMu  sync.Mutex               // serialises writes of the cache file; held without mu
-	wasm          wasmGuests               // the runtime of WebAssembly plugins (wasm.go)
-	hooks         testHooks                // set by tests alone (export_test.go)
+	mu          sync.Mutex
+	closed      bool
+	discovered  bool  // Discover has run to the end at least once
+	discoverErr error // the last Discover's failure
+	found       []*found
+	registry    map[regKey]*entry
+	attached    map[regKey]*entry // Attach's names, kept across Discovers
+	problems    []string
+	procs       map[procKey]*process
+	hooks       testHooks // set by tests alone (export_test.go)
 }
 
 // testHooks tell a test what it cannot see otherwise; each is nil but in
 // tests.
 type testHooks struct {
-	exitWait func()            // a failed call waits for its plugin's exit
-	hashed   func(path string) // a file is about to be read and hashed
+	exitWait func() // a failed call waits for its plugin's exit
 }
 
 // New returns a Manager. Call Discover before using it.
 func New(cfg Config) *Manager {
-	return &Manager{cfg: cfg, procs: map[procKey]*process{}, dropped: map[string]bool{}}
+	return &Manager{cfg: cfg, procs: map[procKey]*process{}}
 }
 
-// procKey names a plugin's one process: its origin and Path.
+// procKey names a plugin's one process: its origin and location.
 type procKey struct {
 	origin Origin
-	path   string
+	where  string
 }
-
-// Launches counts the plugin processes the Manager has started, for
-// Describe and for use.
-func (m *Manager) Launches() int64 { return m.launches.Load() }
 
 // Implementation is a (kind, name) as the registry knows it.
 type Implementation struct {
 	Kind, Name string
-	// Path and Origin say where the plugin is (see Binary).
+	// Path and Origin say where the plugin is (Path is its
+	// Location.String()).
 	Path          string
 	Origin        Origin
 	PluginVersion string
 	// Majors are the majors the binary serves for this name, highest first.
 	Majors []*catalogv1.Major
 
-	bin *Binary // the plugin Lookup found, which Dispense runs
+	bin *found // the plugin Lookup found, which Dispense runs
 }
 
-// Lookup finds the binary that implements (kind, name).
+// Lookup finds the plugin that implements (kind, name). Its error names
+// the cause first: Discover's failure, the plugins found that could not
+// be used, or the names the kind has.
 func (m *Manager) Lookup(kind, name string) (Implementation, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -90,15 +81,16 @@ func (m *Manager) Lookup(kind, name string) (Implementation, error) {
 			}
 		}
 		sort.Strings(names)
-		if len(names) == 0 && !m.discovered {
-			return Implementation{}, fmt.Errorf("no plugin implements kind %q: Discover has not run, so no plugin directory was searched: call Manager.Discover after New, before Lookup, Dispense or a kind's Open", kind)
-		}
 		if len(names) == 0 {
-			return Implementation{}, fmt.Errorf("no plugin implements kind %q (searched %s; run Discover after adding plugins)%s", kind, m.searched(), m.unusableLocked())
+			return Implementation{}, m.noKindLocked(kind)
 		}
-		return Implementation{}, fmt.Errorf("no plugin implements %s %q; the %s plugins are: %s%s", kind, name, kind, strings.Join(names, ", "), m.unusableLocked())
+		msg := fmt.Sprintf("no plugin implements %s %q; the %s plugins are: %s", kind, name, kind, strings.Join(names, ", "))
+		if bad := m.unusableLocked(); bad != "" {
+			msg += "\n" + bad
+		}
+		return Implementation{}, errors.New(msg)
 	}
-	im := Implementation{Kind: kind, Name: name, Path: e.binary.Path, Origin: e.binary.Origin, PluginVersion: e.binary.Description.GetPluginVersion(), bin: e.binary}
+	im := Implementation{Kind: kind, Name: name, Path: e.binary.Location.String(), Origin: e.binary.Origin, PluginVersion: e.binary.Description.GetPluginVersion(), bin: e.binary}
 	for _, maj := range e.kind.GetMajors() {
 		for _, n := range maj.GetNames() {
 			if n == name {
@@ -108,6 +100,22 @@ func (m *Manager) Lookup(kind, name string) (Implementation, error) {
 		}
 	}
 	return im, nil
+}
+
+// noKindLocked says why no plugin implements kind, its cause first:
+// Discover's failure, Discover not run, or the plugins found that could
+// not be used (a wrong cookie, say). m.mu is held.
+func (m *Manager) noKindLocked(kind string) error {
+	switch {
+	case m.discoverErr != nil:
+		return fmt.Errorf("the last Discover failed: %w; so no plugin implements kind %q: fix that and call Manager.Discover again", m.discoverErr, kind)
+	case !m.discovered:
+		return fmt.Errorf("no plugin implements kind %q: Discover has not run, so no plugin directory was searched: call Manager.Discover after New, before Lookup, Dispense or a kind's Open", kind)
+	}
+	if bad := m.unusableLocked(); bad != "" {
+		return fmt.Errorf("%s\nso no plugin implements kind %q (searched %s; fix them, or run Discover after adding plugins)", bad, kind, m.searched())
+	}
+	return fmt.Errorf("no plugin implements kind %q (searched %s; run Discover after adding plugins)", kind, m.searched())
 }
 
 // searched names the sources, for errors.
@@ -127,15 +135,10 @@ func (m *Manager) process(im Implementation) (*process, error) {
 	if m.closed {
 		return nil, ErrClosed
 	}
-	key := procKey{im.bin.Origin, im.bin.Path}
+	key := procKey{im.bin.Origin, im.Path}
 	p, ok := m.procs[key]
 	if !ok {
-		p = &process{m: m, bin: *im.bin, path: im.bin.Path, lock: make(chan struct{}, 1)}
-		if c := m.warm[key]; c != nil {
-			// The process Discover described the plugin with.
-			p.client, p.gen, p.started = c, 1, time.Now()
-			delete(m.warm, key)
-		}
+		p = &process{m: m, bin: *im.bin, path: im.Path, lock: make(chan struct{}, 1)}
 		m.procs[key] = p
 	}
 	return p, nil
@@ -150,13 +153,10 @@ func (m *Manager) Close() error {
 		return nil
 	}
 	m.closed = true
-	procs := m.procs
-	m.procs = nil
-	unused := m.dropWarmLocked()
+	procs, found := m.procs, m.found
+	m.procs, m.found = nil, nil
 	m.mu.Unlock()
-	for _, c := range unused {
-		c.Close()
-	}
+	closeValues(found)
 	var wg sync.WaitGroup
 	for _, p := range procs {
 		wg.Add(1)
@@ -166,17 +166,17 @@ func (m *Manager) Close() error {
 		}()
 	}
 	wg.Wait()
-	m.wasm.close()
 	return nil
 }
 
-// unusableLocked lists the binaries the last Discover could not use, one
+// unusableLocked lists the plugins the last Discover could not use, one
 // per line with the reason, for errors that would otherwise leave a user
 // guessing why their plugin is not found (a wrong cookie, a plain
-// go-plugin plugin, a file that is not executable, ...). m.mu is held.
+// go-plugin plugin, a file that is not executable, ...); "" when there
+// are none. m.mu is held.
 func (m *Manager) unusableLocked() string {
-	var bad []*Binary
-	for _, b := range m.binaries {
+	var bad []*found
+	for _, b := range m.found {
 		if b.Err != nil {
 			bad = append(bad, b)
 		}
@@ -184,11 +184,15 @@ func (m *Manager) unusableLocked() string {
 	if len(bad) == 0 {
 		return ""
 	}
-	sort.Slice(bad, func(i, j int) bool { return bad[i].Path < bad[j].Path })
+	sort.Slice(bad, func(i, j int) bool { return bad[i].Location.String() < bad[j].Location.String() })
 	var sb strings.Builder
-	fmt.Fprintf(&sb, "\n%d binaries in the plugin directories could not be used:", len(bad))
+	if len(bad) == 1 {
+		sb.WriteString("1 plugin found could not be used:")
+	} else {
+		fmt.Fprintf(&sb, "%d plugins found could not be used:", len(bad))
+	}
 	for _, b := range bad {
-		fmt.Fprintf(&sb, "\n  %s: %s", b.Path, strings.Join(strings.Fields(b.Err.Error()), " "))
+		fmt.Fprintf(&sb, "\n  %s: %s", b.Location.String(), strings.Join(strings.Fields(b.Err.Error()), " "))
 	}
 	return sb.String()
 }

@@ -60,7 +60,8 @@ const discoverEnv = "PLUGKIT_MANAGER_TEST_DISCOVER"
 // discoverAndPrint discovers dir and prints one line per binary: its base
 // name, a tab, and its error or "ok".
 func discoverAndPrint(dir string) {
-	m := manager.New(manager.Config{Sources: []manager.Source{manager.Dirs(dir)}, Launch: host.Command{Cookie: cookie}})
+	finder := &manager.Finder{Launch: host.Command{Cookie: cookie}}
+	m := manager.New(manager.Config{Sources: []manager.Source{finder.Dirs(dir)}})
 	defer m.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
@@ -68,7 +69,7 @@ func discoverAndPrint(dir string) {
 		fmt.Println("Discover:", err)
 		return
 	}
-	for _, b := range m.Binaries() {
+	for _, b := range m.Entries() {
 		reason := "ok"
 		if b.Err != nil {
 			reason = strings.ReplaceAll(b.Err.Error(), "\n", " ")
@@ -283,7 +284,6 @@ func writeFile(t testing.TB, path, content string, mode os.FileMode) {
 
 func newManager(t testing.TB, cfg manager.Config) *manager.Manager {
 	t.Helper()
-	cfg.Launch.Cookie = cookie
 	if cfg.Restart.Backoff == 0 {
 		cfg.Restart.Backoff = 10 * time.Millisecond
 	}
@@ -315,9 +315,10 @@ func TestDiscoverReportsBadBinariesAndDuplicates(t *testing.T) {
 	writeFile(t, filepath.Join(d1, "broken"), "#!/bin/sh\necho 'cannot start: missing libfoo' >&2\nexit 1\n", 0o755)
 	writeFile(t, filepath.Join(d1, ".hidden"), "ignored", 0o755)
 
-	m := newManager(t, manager.Config{Sources: []manager.Source{manager.Dirs(d1, d2)}})
+	finder := &manager.Finder{Launch: host.Command{Cookie: cookie}}
+	m := newManager(t, manager.Config{Sources: []manager.Source{finder.Dirs(d1, d2)}})
 	reasons := map[string]string{}
-	for _, b := range m.Binaries() {
+	for _, b := range m.Entries() {
 		if b.Err != nil {
 			reasons[filepath.Base(b.Path)] = b.Err.Error()
 		}
@@ -332,8 +333,8 @@ func TestDiscoverReportsBadBinariesAndDuplicates(t *testing.T) {
 			t.Errorf("%s: reason %q, want it to mention %q", file, reasons[file], want)
 		}
 	}
-	if len(m.Binaries()) != 7 {
-		t.Errorf("%d binaries, want 7 (hidden files skipped)", len(m.Binaries()))
+	if len(m.Entries()) != 7 {
+		t.Errorf("%d binaries, want 7 (hidden files skipped)", len(m.Entries()))
 	}
 	im, err := m.Lookup("objectstore", "x")
 	if err != nil || im.Path != a {
@@ -350,14 +351,15 @@ func TestDiscoverReportsBadBinariesAndDuplicates(t *testing.T) {
 
 // TestLookupNamesUnusableBinaries checks that a failed Lookup or Dispense
 // says why the binaries that are there could not be used, instead of
-// leaving the reason in Binaries().
+// leaving the reason in Entries().
 func TestLookupNamesUnusableBinaries(t *testing.T) {
 	testutil.NotOnWindows(t, "one unusable binary is a file without the execute bit, which Windows does not have")
 	dir := testutil.TempDir(t)
 	writePlugin(t, dir, "typo", "wrongcookie")
 	writePlugin(t, dir, "plain", "goplugin")
 	writeFile(t, filepath.Join(dir, "notexec"), "#!/bin/sh\n", 0o644)
-	m := newManager(t, manager.Config{Sources: []manager.Source{manager.Dirs(dir)}})
+	finder := &manager.Finder{Launch: host.Command{Cookie: cookie}}
+	m := newManager(t, manager.Config{Sources: []manager.Source{finder.Dirs(dir)}})
 	_, err := m.Lookup("objectstore", "typo")
 	if err == nil {
 		t.Fatal("Lookup found a plugin with the wrong cookie")
@@ -365,7 +367,7 @@ func TestLookupNamesUnusableBinaries(t *testing.T) {
 	msg := err.Error()
 	for _, want := range []string{
 		`no plugin implements kind "objectstore"`,
-		"3 binaries in the plugin directories could not be used",
+		"3 plugins found could not be used",
 		filepath.Join(dir, "typo") + ": ", "cookie",
 		filepath.Join(dir, "plain") + ": ", "serves no plugkit.catalog.v1.Catalog",
 		filepath.Join(dir, "notexec") + ": not executable",
@@ -391,7 +393,8 @@ func TestLookupNamesUnusableBinaries(t *testing.T) {
 func TestOpenBeforeDiscover(t *testing.T) {
 	dir := testutil.TempDir(t)
 	writePlugin(t, dir, "both", "both 1,2 presign")
-	m := manager.New(manager.Config{Sources: []manager.Source{manager.Dirs(dir)}, Launch: host.Command{Cookie: cookie}})
+	finder := &manager.Finder{Launch: host.Command{Cookie: cookie}}
+	m := manager.New(manager.Config{Sources: []manager.Source{finder.Dirs(dir)}})
 	t.Cleanup(func() { m.Close() })
 	majors := manager.Majors[objectstorev1.ObjectStoreClient]{
 		1: func(c *manager.Conn, _ manager.Info) (objectstorev1.ObjectStoreClient, error) {
@@ -421,23 +424,26 @@ func TestCacheSkipsLaunchesUntilABinaryChanges(t *testing.T) {
 	writePlugin(t, dir, "a", "x 1")
 	b := writePlugin(t, dir, "b", "y 2")
 	cache := filepath.Join(testutil.TempDir(t), "cache.json")
-	if m := newManager(t, manager.Config{Sources: []manager.Source{manager.Dirs(dir)}, CacheFile: cache}); m.Launches() != 2 {
-		t.Fatalf("cold discovery: %d launches, want 2", m.Launches())
+	cold := &manager.Finder{Launch: host.Command{Cookie: cookie}, CacheFile: cache}
+	if newManager(t, manager.Config{Sources: []manager.Source{cold.Dirs(dir)}}); cold.Launches() != 2 {
+		t.Fatalf("cold discovery: %d launches, want 2", cold.Launches())
 	}
-	warm := newManager(t, manager.Config{Sources: []manager.Source{manager.Dirs(dir)}, CacheFile: cache})
-	if warm.Launches() != 0 {
-		t.Errorf("warm discovery: %d launches, want 0", warm.Launches())
+	warmFinder := &manager.Finder{Launch: host.Command{Cookie: cookie}, CacheFile: cache}
+	warm := newManager(t, manager.Config{Sources: []manager.Source{warmFinder.Dirs(dir)}})
+	if warmFinder.Launches() != 0 {
+		t.Errorf("warm discovery: %d launches, want 0", warmFinder.Launches())
 	}
-	for _, bin := range warm.Binaries() {
+	for _, bin := range warm.Entries() {
 		if !bin.Cached || bin.Err != nil {
 			t.Errorf("%s: cached %v, err %v", bin.Path, bin.Cached, bin.Err)
 		}
 	}
 	writePlugin(t, dir, "b", "z 2") // b changes: same size class, new content
 	os.Chtimes(b, time.Now().Add(time.Hour), time.Now().Add(time.Hour))
-	changed := newManager(t, manager.Config{Sources: []manager.Source{manager.Dirs(dir)}, CacheFile: cache})
-	if changed.Launches() != 1 {
-		t.Errorf("after changing one binary: %d launches, want 1", changed.Launches())
+	changedFinder := &manager.Finder{Launch: host.Command{Cookie: cookie}, CacheFile: cache}
+	changed := newManager(t, manager.Config{Sources: []manager.Source{changedFinder.Dirs(dir)}})
+	if changedFinder.Launches() != 1 {
+		t.Errorf("after changing one binary: %d launches, want 1", changedFinder.Launches())
 	}
 	if _, err := changed.Lookup("objectstore", "z"); err != nil {
 		t.Errorf("the changed binary's new description was not used: %v", err)
@@ -466,7 +472,8 @@ func TestDispenseLatestFirst(t *testing.T) {
 	dir := testutil.TempDir(t)
 	writePlugin(t, dir, "both", "both 1,2 presign")
 	writePlugin(t, dir, "old", "old 1")
-	m := newManager(t, manager.Config{Sources: []manager.Source{manager.Dirs(dir)}})
+	finder := &manager.Finder{Launch: host.Command{Cookie: cookie}}
+	m := newManager(t, manager.Config{Sources: []manager.Source{finder.Dirs(dir)}})
 	_, info := store(t, m, "both")
 	if info.Major != 2 || info.Minor != 1 || info.Adapted || !info.Has("presign") {
 		t.Errorf("both: %+v, want major 2.1, not adapted, with presign", info)
@@ -487,7 +494,8 @@ func TestIncompatibleNamesBothSidesAndARelease(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := newManager(t, manager.Config{Sources: []manager.Source{manager.Dirs(dir)}, Releases: ix})
+	finder := &manager.Finder{Launch: host.Command{Cookie: cookie}}
+	m := newManager(t, manager.Config{Sources: []manager.Source{finder.Dirs(dir)}, Releases: ix})
 	_, err = manager.Dispense(ctxT(t), m, "objectstore", "new", manager.Majors[int]{1: func(*manager.Conn, manager.Info) (int, error) { return 1, nil }})
 	var ie *manager.IncompatibleError
 	if !errors.As(err, &ie) {
@@ -499,8 +507,8 @@ func TestIncompatibleNamesBothSidesAndARelease(t *testing.T) {
 			t.Errorf("error lacks %q:\n%v", want, err)
 		}
 	}
-	if m.Launches() != 1 {
-		t.Errorf("%d launches: an incompatible plugin must not be started for use", m.Launches())
+	if finder.Launches() != 1 {
+		t.Errorf("%d launches: an incompatible plugin must not be started for use", finder.Launches())
 	}
 }
 
@@ -533,7 +541,8 @@ func config(t *testing.T, cl objectstorev2.ObjectStoreClient) string {
 func TestRestartAfterCrashReplaysInit(t *testing.T) {
 	dir := testutil.TempDir(t)
 	writePlugin(t, dir, "p", "p 2")
-	m := newManager(t, manager.Config{Sources: []manager.Source{manager.Dirs(dir)}})
+	finder := &manager.Finder{Launch: host.Command{Cookie: cookie}}
+	m := newManager(t, manager.Config{Sources: []manager.Source{finder.Dirs(dir)}})
 	conn, _ := store(t, m, "p")
 	cl := initStore(t, conn, map[string]string{"bucket": "b1"})
 	if got := config(t, cl); got != "map[bucket:b1]" {
@@ -567,7 +576,8 @@ func waitExited(t *testing.T, conn *manager.Conn) {
 func TestCallInFlightDuringCrashFails(t *testing.T) {
 	dir := testutil.TempDir(t)
 	writePlugin(t, dir, "p", "p 2")
-	m := newManager(t, manager.Config{Sources: []manager.Source{manager.Dirs(dir)}})
+	finder := &manager.Finder{Launch: host.Command{Cookie: cookie}}
+	m := newManager(t, manager.Config{Sources: []manager.Source{finder.Dirs(dir)}})
 	conn, _ := store(t, m, "p")
 	cl := objectstorev2.NewObjectStoreClient(conn)
 	stream, err := cl.Put(ctxT(t))
@@ -590,19 +600,20 @@ func TestCallInFlightDuringCrashFails(t *testing.T) {
 func TestNoRestartAfterClose(t *testing.T) {
 	dir := testutil.TempDir(t)
 	writePlugin(t, dir, "p", "p 2")
-	m := newManager(t, manager.Config{Sources: []manager.Source{manager.Dirs(dir)}})
+	finder := &manager.Finder{Launch: host.Command{Cookie: cookie}}
+	m := newManager(t, manager.Config{Sources: []manager.Source{finder.Dirs(dir)}})
 	conn, _ := store(t, m, "p")
 	cl := objectstorev2.NewObjectStoreClient(conn)
 	if _, err := cl.Exists(ctxT(t), &objectstorev2.ExistsRequest{Key: "k"}); err != nil {
 		t.Fatal(err)
 	}
 	pid := conn.Pid()
-	launches := m.Launches()
+	launches := finder.Launches()
 	m.Close()
 	if _, err := cl.Exists(ctxT(t), &objectstorev2.ExistsRequest{Key: "k"}); !errors.Is(err, manager.ErrClosed) {
 		t.Errorf("call after Close: %v, want ErrClosed", err)
 	}
-	if m.Launches() != launches {
+	if finder.Launches() != launches {
 		t.Error("a closed manager started a process")
 	}
 	if testutil.Exists(pid) {
@@ -613,7 +624,8 @@ func TestNoRestartAfterClose(t *testing.T) {
 func TestCallsRacingRestarts(t *testing.T) {
 	dir := testutil.TempDir(t)
 	writePlugin(t, dir, "p", "p 2")
-	m := newManager(t, manager.Config{Sources: []manager.Source{manager.Dirs(dir)}})
+	finder := &manager.Finder{Launch: host.Command{Cookie: cookie}}
+	m := newManager(t, manager.Config{Sources: []manager.Source{finder.Dirs(dir)}})
 	conn, _ := store(t, m, "p")
 	cl := objectstorev2.NewObjectStoreClient(conn)
 	var wg sync.WaitGroup
@@ -655,12 +667,12 @@ func TestCallsRacingRestarts(t *testing.T) {
 	if _, err := cl.Exists(ctxT(t), &objectstorev2.ExistsRequest{Key: "k"}); err != nil {
 		t.Fatalf("after the storm: %v", err)
 	}
-	t.Logf("%d calls succeeded, %d failed across 3 crashes; %d launches", ok, failed, m.Launches())
+	t.Logf("%d calls succeeded, %d failed across 3 crashes; %d launches", ok, failed, finder.Launches())
 	if ok == 0 {
 		t.Error("no call succeeded")
 	}
-	if m.Launches() > 1+1+3 {
-		t.Errorf("%d launches for 3 crashes: restarts were not shared", m.Launches())
+	if finder.Launches() > 1+1+3 {
+		t.Errorf("%d launches for 3 crashes: restarts were not shared", finder.Launches())
 	}
 }
 
@@ -668,7 +680,8 @@ func TestRestartsGiveUp(t *testing.T) {
 	testutil.NotOnWindows(t, "it rewrites a plugin binary while it runs, which Windows forbids")
 	dir := testutil.TempDir(t)
 	bin := writePlugin(t, dir, "p", "p 2")
-	m := newManager(t, manager.Config{Sources: []manager.Source{manager.Dirs(dir)}, Restart: manager.RestartPolicy{Max: 2}})
+	finder := &manager.Finder{Launch: host.Command{Cookie: cookie}}
+	m := newManager(t, manager.Config{Sources: []manager.Source{finder.Dirs(dir)}, Restart: manager.RestartPolicy{Max: 2}})
 	conn, _ := store(t, m, "p")
 	cl := objectstorev2.NewObjectStoreClient(conn)
 	if _, err := cl.Exists(ctxT(t), &objectstorev2.ExistsRequest{Key: "k"}); err != nil {
@@ -693,26 +706,28 @@ func TestPinnedChecksum(t *testing.T) {
 	testutil.NotOnWindows(t, "it rewrites a plugin binary while it runs, which Windows forbids")
 	dir := testutil.TempDir(t)
 	bin := writePlugin(t, dir, "p", "p 2")
-	m := newManager(t, manager.Config{Sources: []manager.Source{manager.Dirs(dir)}, Pins: map[string]string{"p": strings.Repeat("0", 64)}})
-	var pe *manager.PinError
-	if bins := m.Binaries(); len(bins) != 1 || !errors.As(bins[0].Err, &pe) {
+	finder := &manager.Finder{Launch: host.Command{Cookie: cookie}, Pins: map[string]string{"p": strings.Repeat("0", 64)}}
+	m := newManager(t, manager.Config{Sources: []manager.Source{finder.Dirs(dir)}})
+	var pe *host.ChecksumError
+	if bins := m.Entries(); len(bins) != 1 || !errors.As(bins[0].Err, &pe) {
 		t.Fatalf("binaries: %+v", bins)
 	}
-	if m.Launches() != 0 {
+	if finder.Launches() != 0 {
 		t.Errorf("a binary with the wrong checksum was launched")
 	}
 
 	// Right pin at discovery; the binary is then tampered with.
-	sum := m.Binaries()[0].SHA256
-	m2 := newManager(t, manager.Config{Sources: []manager.Source{manager.Dirs(dir)}, Pins: map[string]string{bin: sum}})
+	sum := m.Entries()[0].SHA256
+	m2F := &manager.Finder{Launch: host.Command{Cookie: cookie}, Pins: map[string]string{bin: sum}}
+	m2 := newManager(t, manager.Config{Sources: []manager.Source{m2F.Dirs(dir)}})
 	conn, _ := store(t, m2, "p")
 	writeFile(t, bin, "#!/bin/sh\necho pwned > /dev/null\nexit 1\n", 0o755)
-	launches := m2.Launches()
+	launches := m2F.Launches()
 	_, err := objectstorev2.NewObjectStoreClient(conn).Exists(ctxT(t), &objectstorev2.ExistsRequest{Key: "k"})
 	if !errors.As(err, &pe) {
 		t.Errorf("call on a tampered binary: %v, want a *PinError", err)
 	}
-	if m2.Launches() != launches {
+	if m2F.Launches() != launches {
 		t.Error("the tampered binary was run")
 	}
 }
@@ -724,8 +739,9 @@ func TestPinNotTrustedFromCache(t *testing.T) {
 	dir := testutil.TempDir(t)
 	bin := writePlugin(t, dir, "p", "p 2")
 	cache := filepath.Join(testutil.TempDir(t), "cache.json")
-	first := newManager(t, manager.Config{Sources: []manager.Source{manager.Dirs(dir)}, CacheFile: cache})
-	sum := first.Binaries()[0].SHA256
+	firstF := &manager.Finder{Launch: host.Command{Cookie: cookie}, CacheFile: cache}
+	first := newManager(t, manager.Config{Sources: []manager.Source{firstF.Dirs(dir)}})
+	sum := first.Entries()[0].SHA256
 	fi, err := os.Stat(bin)
 	if err != nil {
 		t.Fatal(err)
@@ -739,12 +755,13 @@ func TestPinNotTrustedFromCache(t *testing.T) {
 	if err := os.Chtimes(bin, fi.ModTime(), fi.ModTime()); err != nil {
 		t.Fatal(err)
 	}
-	m := newManager(t, manager.Config{Sources: []manager.Source{manager.Dirs(dir)}, CacheFile: cache, Pins: map[string]string{filepath.Base(bin): sum}})
-	var pe *manager.PinError
-	if bins := m.Binaries(); len(bins) != 1 || !errors.As(bins[0].Err, &pe) {
+	finder := &manager.Finder{Launch: host.Command{Cookie: cookie}, CacheFile: cache, Pins: map[string]string{filepath.Base(bin): sum}}
+	m := newManager(t, manager.Config{Sources: []manager.Source{finder.Dirs(dir)}})
+	var pe *host.ChecksumError
+	if bins := m.Entries(); len(bins) != 1 || !errors.As(bins[0].Err, &pe) {
 		t.Fatalf("a same-size swap with the mtime restored passed the pin on the cache's word: %+v", bins)
 	}
-	if m.Launches() != 0 {
+	if finder.Launches() != 0 {
 		t.Error("the swapped binary was launched")
 	}
 }
@@ -767,16 +784,18 @@ func TestMalformedCacheIsRebuilt(t *testing.T) {
 		cache := filepath.Join(testutil.TempDir(t), "cache.json")
 		writeFile(t, cache, content, 0o600)
 		var logs testutil.Buffer
-		m := newManager(t, manager.Config{Sources: []manager.Source{manager.Dirs(dir)}, CacheFile: cache, Host: host.Options{Logger: slog.New(slog.NewTextHandler(&logs, nil))}})
-		if bins := m.Binaries(); len(bins) != 1 || bins[0].Err != nil {
+		finder := &manager.Finder{Launch: host.Command{Cookie: cookie}, CacheFile: cache, Host: host.Options{Logger: slog.New(slog.NewTextHandler(&logs, nil))}}
+		m := newManager(t, manager.Config{Sources: []manager.Source{finder.Dirs(dir)}, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+		if bins := m.Entries(); len(bins) != 1 || bins[0].Err != nil {
 			t.Errorf("cache %q: binaries %+v", content, bins)
 		}
 		if content != `{"version":1}` && content != `{"version":1,"entries":null}` && !strings.Contains(logs.String(), "plugin cache ignored") {
 			t.Errorf("cache %q: no warning logged:\n%s", content, logs.String())
 		}
-		warm := newManager(t, manager.Config{Sources: []manager.Source{manager.Dirs(dir)}, CacheFile: cache})
-		if warm.Launches() != 0 {
-			t.Errorf("cache %q was not rebuilt: %d launches on the next discovery", content, warm.Launches())
+		warmFinder := &manager.Finder{Launch: host.Command{Cookie: cookie}, CacheFile: cache}
+		newManager(t, manager.Config{Sources: []manager.Source{warmFinder.Dirs(dir)}})
+		if warmFinder.Launches() != 0 {
+			t.Errorf("cache %q was not rebuilt: %d launches on the next discovery", content, warmFinder.Launches())
 		}
 	}
 }
@@ -793,7 +812,8 @@ func TestSharedCacheKeepsEveryEntry(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			m := manager.New(manager.Config{Sources: []manager.Source{manager.Dirs(d)}, CacheFile: cache, Launch: host.Command{Cookie: cookie}})
+			finder := &manager.Finder{Launch: host.Command{Cookie: cookie}, CacheFile: cache}
+			m := manager.New(manager.Config{Sources: []manager.Source{finder.Dirs(d)}})
 			defer m.Close()
 			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 			defer cancel()
@@ -803,9 +823,10 @@ func TestSharedCacheKeepsEveryEntry(t *testing.T) {
 		}()
 	}
 	wg.Wait()
-	both := newManager(t, manager.Config{Sources: []manager.Source{manager.Dirs(d1, d2)}, CacheFile: cache})
-	if both.Launches() != 0 {
-		t.Errorf("%d launches: an entry of one manager was lost by the other's write", both.Launches())
+	bothFinder := &manager.Finder{Launch: host.Command{Cookie: cookie}, CacheFile: cache}
+	newManager(t, manager.Config{Sources: []manager.Source{bothFinder.Dirs(d1, d2)}})
+	if bothFinder.Launches() != 0 {
+		t.Errorf("%d launches: an entry of one manager was lost by the other's write", bothFinder.Launches())
 	}
 }
 
@@ -822,7 +843,8 @@ func TestDiscoverHonoursContextWhileHashing(t *testing.T) {
 		t.Fatal(err)
 	}
 	f.Close()
-	m := manager.New(manager.Config{Sources: []manager.Source{manager.Dirs(dir)}, Launch: host.Command{Cookie: cookie}})
+	finder := &manager.Finder{Launch: host.Command{Cookie: cookie}}
+	m := manager.New(manager.Config{Sources: []manager.Source{finder.Dirs(dir)}})
 	defer m.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
 	defer cancel()
@@ -833,7 +855,7 @@ func TestDiscoverHonoursContextWhileHashing(t *testing.T) {
 	case <-time.After(30 * time.Second):
 		t.Fatal("Discover still hashing 30 s after its 500 ms deadline")
 	}
-	bins := m.Binaries()
+	bins := m.Entries()
 	if len(bins) != 1 || !errors.Is(bins[0].Err, context.DeadlineExceeded) {
 		t.Errorf("the huge binary: %+v, want the deadline as its error", bins)
 	}
@@ -846,7 +868,8 @@ func TestDiscoverHonoursContextWhileHashing(t *testing.T) {
 func TestCancelledCallsReturnAtOnce(t *testing.T) {
 	dir := testutil.TempDir(t)
 	writePlugin(t, dir, "p", "p 2")
-	m := newManager(t, manager.Config{Sources: []manager.Source{manager.Dirs(dir)}})
+	finder := &manager.Finder{Launch: host.Command{Cookie: cookie}}
+	m := newManager(t, manager.Config{Sources: []manager.Source{finder.Dirs(dir)}})
 	conn, _ := store(t, m, "p")
 	cl := objectstorev2.NewObjectStoreClient(conn)
 	put, err := cl.Put(ctxT(t))

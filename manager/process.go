@@ -22,7 +22,7 @@ import (
 // use, restarted after a crash, never after close.
 type process struct {
 	m    *Manager
-	bin  Binary // the plugin, which its source connects to
+	bin  found  // the plugin, which its source connects to
 	path string // bin.Path, for messages
 
 	lock chan struct{} // held while starting; waiters honour their context
@@ -115,8 +115,8 @@ func (p *process) startClient(ctx context.Context) (c *host.Client, gen int, err
 		defer func() { end(err) }()
 	}
 	// A pinned binary is checked by host.Start itself, on the open file
-	// it then executes (Command.SHA256 from hostConfig).
-	c, err = p.bin.src.Connect(ctx, p.m, p.bin)
+	// it then executes (Command.SHA256 from Finder.hostConfig).
+	c, err = p.bin.src.Connect(ctx, p.bin.Entry)
 	if err != nil {
 		p.lastErr = err
 		p.restarts++

@@ -3,7 +3,6 @@ package manager
 import (
 	"context"
 	"crypto/tls"
-	"crypto/x509"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -22,6 +21,7 @@ import (
 	"github.com/plugkit/plugkit/describe"
 	catalogv1 "github.com/plugkit/plugkit/gen/plugkit/catalog/v1"
 	"github.com/plugkit/plugkit/host"
+	"github.com/plugkit/plugkit/internal/tlsfiles"
 	"github.com/plugkit/plugkit/wire"
 )
 
@@ -30,7 +30,8 @@ import (
 // directory: (Kind, Name) served at the embedded host.Remote's Endpoints,
 // reached with TLS. Discover describes it through its catalog like a
 // binary, and Dispense connects to it (host.Dial) instead of launching a
-// process, adapters included. Put it in Config.Sources with Remotes.
+// process, adapters included. Put it in Config.Sources with
+// Finder.Remotes.
 type Remote struct {
 	// Kind and Name are the implementation, as its catalog names it.
 	Kind, Name string
@@ -46,8 +47,73 @@ type Remote struct {
 	DialOptions []grpc.DialOption
 }
 
-// endpoints is the entry's Path in Binary, Implementation and Info.
+// endpoints is the entry's Location.String(): its Path in
+// Implementation and Info.
 func (r Remote) endpoints() string { return strings.Join(r.Endpoints, ",") }
+
+// Remotes is the source of plugin services (see Remote). A Remote that
+// cannot be reached when Discover runs is described from the cache of an
+// earlier Discover, if any (CacheFile with ".remotes" added).
+func (f *Finder) Remotes(rs ...Remote) Source { return remoteSource{f: f, list: rs} }
+
+// RemotesFile is the source of the plugin services a remotes file names
+// (see LoadRemotes), read afresh by every Discover.
+func (f *Finder) RemotesFile(path string) Source { return remoteSource{f: f, file: path} }
+
+// remoteSource is Remotes and RemotesFile.
+type remoteSource struct {
+	f    *Finder
+	list []Remote
+	file string
+}
+
+func (s remoteSource) String() string {
+	if s.file != "" {
+		return "remote plugins of " + s.file
+	}
+	var eps []string
+	for _, r := range s.list {
+		eps = append(eps, r.endpoints())
+	}
+	return "remote plugins at " + strings.Join(eps, "; ")
+}
+
+func (s remoteSource) Find(ctx context.Context) ([]Entry, error) {
+	rs := s.list
+	if s.file != "" {
+		var err error
+		if rs, err = LoadRemotes(s.file); err != nil {
+			return nil, err
+		}
+	}
+	for _, r := range rs {
+		if r.Kind == "" || r.Name == "" || len(r.Endpoints) == 0 {
+			return nil, fmt.Errorf("manager: remote entry %+v: Kind, Name and Endpoints are required", r)
+		}
+	}
+	return s.f.describeRemotes(ctx, rs), nil
+}
+
+func (s remoteSource) Connect(ctx context.Context, e Entry) (*host.Client, error) {
+	v, ok := e.Value.(*remoteValue)
+	if !ok {
+		return nil, fmt.Errorf("manager: %s is not a remote plugin listed by Remotes or RemotesFile", e.Location)
+	}
+	if c := v.take(); c != nil {
+		return c, nil
+	}
+	return s.f.dialRemote(ctx, v.r)
+}
+
+// remoteValue is the Value of a remote entry: the entry, and the
+// connection kept for its first use (Finder.KeepDescribed).
+type remoteValue struct {
+	kept
+	r Remote
+}
+
+// remoteCache serialises the writes of a Finder's remote cache.
+type remoteCache struct{ mu sync.Mutex }
 
 // cacheKey names the entry in the remote cache: one service may serve
 // several entries.
@@ -113,7 +179,7 @@ func LoadRemotes(path string) ([]Remote, error) {
 	for i, e := range rf.Remotes {
 		r := Remote{Kind: e.Kind, Name: e.Name, Remote: host.Remote{Endpoints: e.Endpoints, Balancing: e.Balancing}}
 		if e.TLS != nil {
-			tc, err := ClientTLS(rel(e.TLS.CA), rel(e.TLS.Cert), rel(e.TLS.Key), e.TLS.ServerName)
+			tc, err := tlsfiles.Client(rel(e.TLS.CA), rel(e.TLS.Cert), rel(e.TLS.Key), e.TLS.ServerName)
 			if err != nil {
 				return nil, fmt.Errorf("manager: remotes file %s, entry %d (%s %q): %w", path, i, e.Kind, e.Name, err)
 			}
@@ -124,65 +190,46 @@ func LoadRemotes(path string) ([]Remote, error) {
 	return out, nil
 }
 
-// ClientTLS builds a host's TLS configuration for a plugin service from
-// PEM files: the CA that signed the service's certificate, and the host's
-// own certificate and key. serverName, when set, is the name to expect in
-// the service's certificate instead of each endpoint's host.
-func ClientTLS(caFile, certFile, keyFile, serverName string) (*tls.Config, error) {
-	if caFile == "" || certFile == "" || keyFile == "" {
-		return nil, errors.New("TLS needs the service's CA and the host's certificate and key (PEM files): a plugin service requires mutual TLS")
-	}
-	ca, err := os.ReadFile(caFile)
-	if err != nil {
-		return nil, err
-	}
-	pool := x509.NewCertPool()
-	if !pool.AppendCertsFromPEM(ca) {
-		return nil, fmt.Errorf("%s holds no PEM certificate", caFile)
-	}
-	cert, err := tls.LoadX509KeyPair(certFile, keyFile)
-	if err != nil {
-		return nil, fmt.Errorf("the host's certificate and key: %w", err)
-	}
-	return &tls.Config{Certificates: []tls.Certificate{cert}, RootCAs: pool, ServerName: serverName, MinVersion: tls.VersionTLS12}, nil
-}
-
 // describeRemotes describes each remote entry through its catalog, in
 // parallel. An entry that cannot be reached now is described from the
 // cache of an earlier Discover, if any: Dispense connects later. The
 // cache file is read for that only when an entry is unreachable
 // (saveRemoteCache reads it afresh to merge anyway).
-func (m *Manager) describeRemotes(ctx context.Context, rs []Remote) []Binary {
-	cache := sync.OnceValue(func() map[string]json.RawMessage { return m.loadRemoteCache(ctx) })
-	bins := make([]*Binary, len(rs))
+func (f *Finder) describeRemotes(ctx context.Context, rs []Remote) []Entry {
+	cache := sync.OnceValue(func() map[string]json.RawMessage { return f.loadRemoteCache(ctx) })
+	bins := make([]*Entry, len(rs))
 	var wg sync.WaitGroup
 	for i, r := range rs {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			bins[i] = m.describeRemote(ctx, r, cache)
+			bins[i] = f.describeRemote(ctx, r, cache)
 		}()
 	}
 	wg.Wait()
-	m.saveRemoteCache(ctx, rs, bins)
-	out := make([]Binary, len(bins))
+	f.saveRemoteCache(ctx, rs, bins)
+	out := make([]Entry, len(bins))
 	for i, b := range bins {
 		out[i] = *b
 	}
 	return out
 }
 
-func (m *Manager) describeRemote(ctx context.Context, r Remote, cache func() map[string]json.RawMessage) *Binary {
-	b := &Binary{Path: r.endpoints(), Origin: OriginRemote, remote: &r}
-	d, err := m.launchDescribe(ctx, procKey{OriginRemote, b.Path}, func(ctx context.Context) (*catalogv1.DescribeResponse, *host.Client, error) {
-		c, err := m.dialRemote(ctx, r)
+func (f *Finder) describeRemote(ctx context.Context, r Remote, cache func() map[string]json.RawMessage) *Entry {
+	v := &remoteValue{r: r}
+	b := &Entry{Location: Location{Origin: OriginRemote, Endpoints: r.Endpoints}, Value: v}
+	d, c, err := f.launchDescribe(ctx, r.endpoints(), func(ctx context.Context) (*catalogv1.DescribeResponse, *host.Client, error) {
+		c, err := f.dialRemote(ctx, r)
 		return nil, c, err
 	})
+	if c != nil {
+		v.c.Store(c)
+	}
 	if err != nil {
 		if raw, ok := cache()[r.cacheKey()]; ok {
 			cd := &catalogv1.DescribeResponse{}
 			if protojson.Unmarshal(raw, cd) == nil && describe.Check(cd) == nil {
-				m.cfg.logger().Warn("plugin service unreachable; using its cached description", "kind", r.Kind, "name", r.Name, "endpoints", r.Endpoints, "error", err)
+				f.logger().Warn("plugin service unreachable; using its cached description", "kind", r.Kind, "name", r.Name, "endpoints", r.Endpoints, "error", err)
 				d, err = cd, nil
 				b.Cached = true
 			}
@@ -238,13 +285,13 @@ func describeNames(d *catalogv1.DescribeResponse) string {
 	return strings.Join(s, ", ")
 }
 
-// dialRemote connects to a remote entry: Config.Host with the entry's
+// dialRemote connects to a remote entry: Finder.Host with the entry's
 // own security and dial options.
-func (m *Manager) dialRemote(ctx context.Context, r Remote) (*host.Client, error) {
-	opts := m.cfg.Host
+func (f *Finder) dialRemote(ctx context.Context, r Remote) (*host.Client, error) {
+	opts := f.Host
 	opts.Versions = []int{wire.CatalogProtocolVersion}
 	opts.Name = fmt.Sprintf("%s %q at %s", r.Kind, r.Name, r.endpoints())
-	opts.Logger = m.cfg.logger()
+	opts.Logger = f.logger()
 	opts.Security = host.Plaintext()
 	if r.TLS != nil {
 		opts.Security = host.TLS(r.TLS)
@@ -256,20 +303,20 @@ func (m *Manager) dialRemote(ctx context.Context, r Remote) (*host.Client, error
 // The remote cache sits beside the binaries' cache: CacheFile.remotes,
 // mapping each remote entry (cacheKey) to its Describe answer (protobuf
 // JSON).
-func (m *Manager) remoteCacheFile() string {
-	if m.cfg.CacheFile == "" {
+func (f *Finder) remoteCacheFile() string {
+	if f.CacheFile == "" {
 		return ""
 	}
-	return m.cfg.CacheFile + ".remotes"
+	return f.CacheFile + ".remotes"
 }
 
-func (m *Manager) loadRemoteCache(ctx context.Context) map[string]json.RawMessage {
+func (f *Finder) loadRemoteCache(ctx context.Context) map[string]json.RawMessage {
 	out := map[string]json.RawMessage{}
-	f := m.remoteCacheFile()
-	if f == "" {
+	file := f.remoteCacheFile()
+	if file == "" {
 		return out
 	}
-	data, err := readStateFile(ctx, f, "remote plugin cache") // discover.go
+	data, err := readStateFile(ctx, file, "remote plugin cache")
 	if errors.Is(err, fs.ErrNotExist) {
 		return out
 	}
@@ -277,7 +324,7 @@ func (m *Manager) loadRemoteCache(ctx context.Context) map[string]json.RawMessag
 		out, err = parseRemoteCache(data)
 	}
 	if err != nil {
-		m.cfg.logger().Warn("remote plugin cache ignored; it is rebuilt", "file", f, "error", err)
+		f.logger().Warn("remote plugin cache ignored; it is rebuilt", "file", file, "error", err)
 	}
 	return out
 }
@@ -296,14 +343,14 @@ func parseRemoteCache(data []byte) (map[string]json.RawMessage, error) {
 	return out, nil
 }
 
-func (m *Manager) saveRemoteCache(ctx context.Context, rs []Remote, bins []*Binary) {
-	f := m.remoteCacheFile()
-	if f == "" {
+func (f *Finder) saveRemoteCache(ctx context.Context, rs []Remote, bins []*Entry) {
+	file := f.remoteCacheFile()
+	if file == "" {
 		return
 	}
-	m.remoteCacheMu.Lock()
-	defer m.remoteCacheMu.Unlock()
-	cache := m.loadRemoteCache(ctx)
+	f.remotes.mu.Lock()
+	defer f.remotes.mu.Unlock()
+	cache := f.loadRemoteCache(ctx)
 	if ctx.Err() != nil {
 		// The read may have failed for it: writing what this Discover
 		// found alone would drop the other entries.
@@ -328,9 +375,9 @@ func (m *Manager) saveRemoteCache(ctx context.Context, rs []Remote, bins []*Bina
 	}
 	data, err := json.MarshalIndent(cache, "", "  ")
 	if err == nil {
-		err = replaceFile(f, data) // discover.go
+		err = replaceFile(file, data)
 	}
 	if err != nil {
-		m.cfg.logger().Warn("remote plugin cache not saved", "file", f, "error", err)
+		f.logger().Warn("remote plugin cache not saved", "file", file, "error", err)
 	}
 }

@@ -48,7 +48,8 @@ func TestRemoteEntryDispensesWithAdapter(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	cache := filepath.Join(dir, "plugins.cache.json")
-	m := manager.New(manager.Config{Sources: []manager.Source{manager.RemotesFile(remotes)}, CacheFile: cache, Launch: host.Command{Cookie: objectstore.Cookie}})
+	finder := &manager.Finder{Launch: host.Command{Cookie: objectstore.Cookie}, CacheFile: cache}
+	m := manager.New(manager.Config{Sources: []manager.Source{finder.RemotesFile(remotes)}})
 	defer m.Close()
 	if err := m.Discover(ctx); err != nil {
 		t.Fatal(err)
@@ -74,8 +75,8 @@ func TestRemoteEntryDispensesWithAdapter(t *testing.T) {
 	if st, err := store.Stat(ctx, "k"); err != nil || st.Size != int64(len("remote value")) {
 		t.Fatalf("Stat (v2, adapted) = %+v, %v", st, err)
 	}
-	if m.Launches() != 0 {
-		t.Fatalf("%d processes launched for a remote plugin", m.Launches())
+	if finder.Launches() != 0 {
+		t.Fatalf("%d processes launched for a remote plugin", finder.Launches())
 	}
 
 	// The description is cached: a manager that finds the service down
@@ -84,12 +85,13 @@ func TestRemoteEntryDispensesWithAdapter(t *testing.T) {
 	if err := stop(); err != nil {
 		t.Fatal(err)
 	}
-	m2 := manager.New(manager.Config{Sources: []manager.Source{manager.RemotesFile(remotes)}, CacheFile: cache, DescribeTimeout: 2 * time.Second, Launch: host.Command{Cookie: objectstore.Cookie}})
+	m2F := &manager.Finder{Launch: host.Command{Cookie: objectstore.Cookie}, CacheFile: cache, DescribeTimeout: 2 * time.Second}
+	m2 := manager.New(manager.Config{Sources: []manager.Source{m2F.RemotesFile(remotes)}})
 	defer m2.Close()
 	if err := m2.Discover(ctx); err != nil {
 		t.Fatal(err)
 	}
-	bins := m2.Binaries()
+	bins := m2.Entries()
 	if len(bins) != 1 || !bins[0].Cached || bins[0].Err != nil {
 		t.Fatalf("with the service down: %+v; want its cached description", bins)
 	}
@@ -113,12 +115,10 @@ func TestRemoteEntryErrors(t *testing.T) {
 	addr, _ := memoryService(t, pki.ServiceEnv("127.0.0.1:0"))
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	m := manager.New(manager.Config{
-		Sources: []manager.Source{manager.Remotes(
-			manager.Remote{Kind: objectstore.Kind, Name: "example.com/other", Remote: host.Remote{Endpoints: []string{addr}}, TLS: pki.HostTLS()},
-		)},
-		Launch: host.Command{Cookie: objectstore.Cookie},
-	})
+	finder := &manager.Finder{Launch: host.Command{Cookie: objectstore.Cookie}}
+	m := manager.New(manager.Config{Sources: []manager.Source{finder.Remotes(
+		manager.Remote{Kind: objectstore.Kind, Name: "example.com/other", Remote: host.Remote{Endpoints: []string{addr}}, TLS: pki.HostTLS()},
+	)}})
 	defer m.Close()
 	if err := m.Discover(ctx); err != nil {
 		t.Fatal(err)

@@ -2,6 +2,7 @@ package manager_test
 
 import (
 	"context"
+	"errors"
 	"os/exec"
 	"strings"
 	"sync"
@@ -22,14 +23,14 @@ type countingSource struct {
 	finds, connects atomic.Int64
 }
 
-func (s *countingSource) Find(ctx context.Context, m *manager.Manager) ([]manager.Binary, error) {
+func (s *countingSource) Find(ctx context.Context) ([]manager.Entry, error) {
 	s.finds.Add(1)
-	return s.Source.Find(ctx, m)
+	return s.Source.Find(ctx)
 }
 
-func (s *countingSource) Connect(ctx context.Context, m *manager.Manager, b manager.Binary) (*host.Client, error) {
+func (s *countingSource) Connect(ctx context.Context, e manager.Entry) (*host.Client, error) {
 	s.connects.Add(1)
-	return s.Source.Connect(ctx, m, b)
+	return s.Source.Connect(ctx, e)
 }
 
 // TestSourcesInOrder checks that the registry takes a (kind, name) from
@@ -40,8 +41,9 @@ func TestSourcesInOrder(t *testing.T) {
 	win := writePlugin(t, late, "a", "x 1,2")
 	writePlugin(t, early, "b", "x 1")
 	writePlugin(t, early, "c", "y 1")
-	first := &countingSource{Source: manager.Files(win)}
-	second := &countingSource{Source: manager.Dirs(early)}
+	f := &manager.Finder{Launch: host.Command{Cookie: cookie}}
+	first := &countingSource{Source: f.Files(win)}
+	second := &countingSource{Source: f.Dirs(early)}
 	m := newManager(t, manager.Config{Sources: []manager.Source{first, second}})
 	if first.finds.Load() != 1 || second.finds.Load() != 1 {
 		t.Fatalf("Discover asked the sources %d and %d times, want once each", first.finds.Load(), second.finds.Load())
@@ -74,15 +76,15 @@ func TestSourcesInOrder(t *testing.T) {
 
 // TestNoSources checks Discover's error for a Config without Sources.
 func TestNoSources(t *testing.T) {
-	m := manager.New(manager.Config{Launch: host.Command{Cookie: cookie}})
+	m := manager.New(manager.Config{})
 	defer m.Close()
 	err := m.Discover(ctxT(t))
-	if err == nil || !strings.Contains(err.Error(), "manager.Dirs") {
-		t.Fatalf("Discover without sources = %v, want an error naming manager.Dirs", err)
+	if err == nil || !strings.Contains(err.Error(), "Finder.Dirs") {
+		t.Fatalf("Discover without sources = %v, want an error naming Finder.Dirs", err)
 	}
 }
 
-// TestKeepDescribed checks that with Config.KeepDescribed the process
+// TestKeepDescribed checks that with Finder.KeepDescribed the process
 // that answered Describe serves the plugin's first use, and that one kept
 // but never used is stopped by Close; without it, each plugin starts twice.
 func TestKeepDescribed(t *testing.T) {
@@ -90,15 +92,9 @@ func TestKeepDescribed(t *testing.T) {
 	writePlugin(t, dir, "a", "a 2")
 	writePlugin(t, dir, "b", "b 2")
 	for _, keep := range []bool{true, false} {
-		var mu sync.Mutex
-		var cmds []*exec.Cmd
-		runner := testutil.RunnerFunc[*host.Launch](func(l *host.Launch) error {
-			mu.Lock()
-			defer mu.Unlock()
-			cmds = append(cmds, l.Cmd)
-			return nil
-		})
-		m := newManager(t, manager.Config{Sources: []manager.Source{manager.Dirs(dir)}, Launch: host.Command{Runner: runner}, KeepDescribed: keep})
+		runner := &launchRecorder{}
+		finder := &manager.Finder{Launch: host.Command{Cookie: cookie, Runner: runner}, KeepDescribed: keep}
+		m := newManager(t, manager.Config{Sources: []manager.Source{finder.Dirs(dir)}})
 		conn, _ := store(t, m, "a")
 		initStore(t, conn, nil)
 		pid := conn.Pid()
@@ -106,8 +102,8 @@ func TestKeepDescribed(t *testing.T) {
 		if keep {
 			want = 2
 		}
-		if m.Launches() != want {
-			t.Errorf("KeepDescribed %v: %d launches, want %d", keep, m.Launches(), want)
+		if finder.Launches() != want {
+			t.Errorf("KeepDescribed %v: %d launches, want %d", keep, finder.Launches(), want)
 		}
 		if err := m.Close(); err != nil {
 			t.Fatal(err)
@@ -115,12 +111,51 @@ func TestKeepDescribed(t *testing.T) {
 		if pid <= 0 {
 			t.Fatalf("KeepDescribed %v: the plugin in use has pid %d", keep, pid)
 		}
-		mu.Lock()
-		for i, cmd := range cmds {
+		runner.mu.Lock()
+		for i, cmd := range runner.cmds {
 			if cmd.ProcessState == nil {
 				t.Errorf("KeepDescribed %v: launch %d (pid %d) still runs after Close", keep, i, cmd.Process.Pid)
 			}
 		}
-		mu.Unlock()
+		runner.mu.Unlock()
 	}
+}
+
+// TestDiscoverAfterClose: a Discover of a closed Manager returns
+// ErrClosed and leaves no process running, though its Finder keeps the
+// processes it describes with (KeepDescribed).
+func TestDiscoverAfterClose(t *testing.T) {
+	dir := testutil.TempDir(t)
+	writePlugin(t, dir, "a", "a 2")
+	runner := &launchRecorder{}
+	finder := &manager.Finder{Launch: host.Command{Cookie: cookie, Runner: runner}, KeepDescribed: true}
+	m := manager.New(manager.Config{Sources: []manager.Source{finder.Dirs(dir)}})
+	if err := m.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Discover(ctxT(t)); !errors.Is(err, manager.ErrClosed) {
+		t.Errorf("Discover after Close: %v, want ErrClosed", err)
+	}
+	runner.mu.Lock()
+	defer runner.mu.Unlock()
+	if len(runner.cmds) != 1 {
+		t.Fatalf("%d launches, want 1 (the Describe)", len(runner.cmds))
+	}
+	if runner.cmds[0].ProcessState == nil {
+		t.Errorf("the process kept from Describe (pid %d) still runs after Discover returned", runner.cmds[0].Process.Pid)
+	}
+}
+
+// launchRecorder is a host.Runner that records the command of every
+// launch, so that a test can see which processes still run.
+type launchRecorder struct {
+	mu   sync.Mutex
+	cmds []*exec.Cmd
+}
+
+func (r *launchRecorder) Prepare(l *host.Launch) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.cmds = append(r.cmds, l.Cmd)
+	return nil
 }

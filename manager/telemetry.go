@@ -15,11 +15,17 @@ import (
 // tracerName names the manager's spans' tracer.
 const tracerName = "github.com/plugkit/plugkit/manager"
 
-// span starts a span of the manager's own operation (Discover, Describe,
-// Dispense, a restart) when Config.Host.Telemetry traces, and returns
-// the function that ends it with the operation's error.
+// span starts a span of the manager's own operation (Discover,
+// Dispense, a restart) when Config.Telemetry traces, and returns the
+// function that ends it with the operation's error.
 func (m *Manager) span(ctx context.Context, name string, attrs ...attribute.KeyValue) (context.Context, func(error)) {
-	tp := m.cfg.Host.Telemetry.TracerProvider
+	return span(ctx, m.cfg.Telemetry, name, attrs...)
+}
+
+// span starts a span of the manager's or a Finder's operation when tel
+// traces.
+func span(ctx context.Context, tel host.Telemetry, name string, attrs ...attribute.KeyValue) (context.Context, func(error)) {
+	tp := tel.TracerProvider
 	if tp == nil {
 		return ctx, func(error) {}
 	}
@@ -34,10 +40,16 @@ func (m *Manager) span(ctx context.Context, name string, attrs ...attribute.KeyV
 }
 
 // report reports one of the manager's lifecycle events of a plugin
-// (restarted, hung, gave up, refused by a pin) through
-// Config.Host.Telemetry, and as a log record.
+// (restarted, hung, gave up) through Config.Telemetry, and as a log
+// record.
 func (m *Manager) report(e host.Event) {
-	hostwire.Report.(func(host.Telemetry, *slog.Logger, host.Event))(m.cfg.Host.Telemetry, m.cfg.logger(), e)
+	reportEvent(m.cfg.Telemetry, m.cfg.logger(), e)
+}
+
+// reportEvent reports e through tel and logger as the host reports its
+// own events (internal/hostwire.Report, which package host sets).
+func reportEvent(tel host.Telemetry, logger *slog.Logger, e host.Event) {
+	hostwire.Report.(func(host.Telemetry, *slog.Logger, host.Event))(tel, logger, e)
 }
 
 // versionAttribute is the plugin's release version as an attribute of

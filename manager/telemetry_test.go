@@ -129,7 +129,8 @@ func TestPanicIsReportedWithItsStack(t *testing.T) {
 	o, tel := observe(t)
 	dir := testutil.TempDir(t)
 	writePlugin(t, dir, "p", "p 2")
-	m := newManager(t, manager.Config{Sources: []manager.Source{manager.Dirs(dir)}, Host: host.Options{Telemetry: tel}})
+	finder := &manager.Finder{Launch: host.Command{Cookie: cookie}, Host: host.Options{Telemetry: tel}}
+	m := newManager(t, manager.Config{Sources: []manager.Source{finder.Dirs(dir)}, Telemetry: tel})
 	conn, _ := store(t, m, "p")
 	cl := objectstorev2.NewObjectStoreClient(conn)
 	if _, err := cl.Init(ctxT(t), &objectstorev2.InitRequest{Config: map[string]string{"panic": "bad bucket"}}); err == nil {

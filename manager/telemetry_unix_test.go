@@ -24,7 +24,8 @@ func TestRestartAndHungAreReported(t *testing.T) {
 	o, tel := observe(t)
 	dir := t.TempDir()
 	bin := writePlugin(t, dir, "p", "p 2")
-	m := newManager(t, manager.Config{Sources: []manager.Source{manager.Dirs(dir)}, Host: host.Options{Telemetry: tel}, Restart: manager.RestartPolicy{HungCheck: 200 * time.Millisecond}})
+	finder := &manager.Finder{Launch: host.Command{Cookie: cookie}, Host: host.Options{Telemetry: tel}}
+	m := newManager(t, manager.Config{Sources: []manager.Source{finder.Dirs(dir)}, Telemetry: tel, Restart: manager.RestartPolicy{HungCheck: 200 * time.Millisecond}})
 	conn, _ := store(t, m, "p")
 	cl := objectstorev2.NewObjectStoreClient(conn)
 	if _, err := cl.Exists(ctxT(t), &objectstorev2.ExistsRequest{Key: "k"}); err != nil {
@@ -78,8 +79,8 @@ func TestGiveUpAndPinRefusalAreReported(t *testing.T) {
 	dir := t.TempDir()
 	bin := writePlugin(t, dir, "p", "p 2")
 	writePlugin(t, dir, "pinned", "q 2")
-	m := newManager(t, manager.Config{Sources: []manager.Source{manager.Dirs(dir)}, Host: host.Options{Telemetry: tel},
-		Restart: manager.RestartPolicy{Max: 1}, Pins: map[string]string{"pinned": strings.Repeat("0", 64)}})
+	finder := &manager.Finder{Launch: host.Command{Cookie: cookie}, Host: host.Options{Telemetry: tel}, Pins: map[string]string{"pinned": strings.Repeat("0", 64)}}
+	m := newManager(t, manager.Config{Sources: []manager.Source{finder.Dirs(dir)}, Telemetry: tel, Restart: manager.RestartPolicy{Max: 1}})
 	if e := o.next(t, host.EventPinRefused); e.Binary != dir+"/pinned" || e.Cause == nil {
 		t.Errorf("refused: %+v; want the pinned binary and why", e)
 	}

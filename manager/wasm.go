@@ -2,92 +2,43 @@ package manager
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io/fs"
 	"path/filepath"
 	"strings"
-	"sync"
 
-	"github.com/plugkit/plugkit/host"
 	"github.com/plugkit/plugkit/internal/hostwire"
 	"github.com/plugkit/plugkit/internal/osdep"
-	"github.com/plugkit/plugkit/wasmhost"
 )
 
-// wasmGuests is a Manager's runtime of WebAssembly plugins, made at the
-// first one's start.
-type wasmGuests struct {
-	once sync.Once
-	rt   *wasmhost.Runtime
+// compiler is a guest runner that compiles a module ahead of its start
+// (wasmhost.Runtime does).
+type compiler interface {
+	CompileFile(ctx context.Context, path string) error
 }
 
-// runtime returns the runtime, made with cfg (its compiled modules kept
-// beside the cache file, unless cfg says where).
-func (w *wasmGuests) runtime(cfg Config) *wasmhost.Runtime {
-	w.once.Do(func() {
-		wc := cfg.Wasm
-		if wc.CacheDir == "" && cfg.CacheFile != "" {
-			wc.CacheDir = cfg.CacheFile + ".wasm"
-		}
-		w.rt = wasmhost.New(wc)
-	})
-	return w.rt
-}
-
-// close ends the runtime's guests, if it was made.
-func (w *wasmGuests) close() {
-	w.once.Do(func() {}) // none is made after Close
-	if w.rt != nil {
-		w.rt.Close(context.Background())
+// compileGuest compiles the WebAssembly module at path, if it is one
+// (wasm) and the Finder's Guests compile ahead, so that its start, within
+// DescribeTimeout, does not include the compile (a large module's takes
+// seconds, unless the compilation cache has it).
+func (f *Finder) compileGuest(ctx context.Context, path string, wasm bool) error {
+	if c, ok := f.Guests.(compiler); ok && wasm {
+		return c.CompileFile(ctx, path)
 	}
-}
-
-// forWasm makes cmd run its Path inside this process when it is a
-// WebAssembly module (wasm, as runnable found).
-func (m *Manager) forWasm(cmd *host.Command, wasm bool) {
-	if !wasm {
-		return
-	}
-	if m.cfg.Guests != nil {
-		cmd.Runner = m.cfg.Guests
-		return
-	}
-	if rt := m.wasm.runtime(m.cfg); rt != nil { // nil after Close
-		cmd.Runner = rt
-	}
-}
-
-// compileWasm compiles the WebAssembly module at path, if it is one
-// (wasm), so that its start, within DescribeTimeout, does not include the
-// compile (a large module's takes seconds, unless the compilation cache
-// has it).
-func (m *Manager) compileWasm(ctx context.Context, path string, wasm bool) error {
-	if !wasm {
-		return nil
-	}
-	if m.cfg.Guests != nil {
-		if c, ok := m.cfg.Guests.(interface {
-			CompileFile(ctx context.Context, path string) error
-		}); ok {
-			return c.CompileFile(ctx, path)
-		}
-		return nil
-	}
-	rt := m.wasm.runtime(m.cfg)
-	if rt == nil {
-		return errors.New("the manager is closed")
-	}
-	return rt.CompileFile(ctx, path)
+	return nil
 }
 
 // runnable reports whether the plugin file at path is a WebAssembly
-// module (read once here, and passed on to compileWasm, startDescribe and
-// start through Binary), and says, in words a person can act on, why it
-// cannot run: a native binary must be executable; a WebAssembly module
-// need not be, and a file named .wasm must be one.
-func runnable(path string, mode fs.FileMode) (wasm bool, err error) {
+// module (read once here, and kept in the entry's Value for its describe
+// and start), and says, in words a person can act on, why it cannot run:
+// a native binary must be executable; a WebAssembly module need not be,
+// but needs Guests; and a file named .wasm must be one. Telling a module
+// by its first bytes (hostwire.IsWasm) costs no WebAssembly runtime.
+func (f *Finder) runnable(path string, mode fs.FileMode) (wasm bool, err error) {
 	if hostwire.IsWasm(path) {
+		if f.Guests == nil {
+			return true, fmt.Errorf("a WebAssembly module, and Finder.Guests is nil: give the Finder a runtime for it (wasmhost.New), or move it out of the plugin directory")
+		}
 		return true, nil
 	}
 	if strings.EqualFold(filepath.Ext(path), ".wasm") {

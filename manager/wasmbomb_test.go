@@ -1,9 +1,11 @@
 package manager_test
 
 import (
+	"context"
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/plugkit/plugkit/host"
@@ -29,13 +31,16 @@ func TestDiscoverRefusesModuleBomb(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "bomb.wasm"), localsBomb, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	m := manager.New(manager.Config{Sources: []manager.Source{manager.Dirs(dir)}, Launch: host.Command{Cookie: cookie}})
+	guests := wasmhost.New(wasmhost.Config{})
+	defer guests.Close(context.Background())
+	finder := &manager.Finder{Launch: host.Command{Cookie: cookie}, Guests: guests}
+	m := manager.New(manager.Config{Sources: []manager.Source{finder.Dirs(dir)}})
 	defer m.Close()
 	for range 2 {
 		if err := m.Discover(ctxT(t)); err != nil {
 			t.Fatal(err)
 		}
-		bins := m.Binaries()
+		bins := m.Entries()
 		if len(bins) != 1 {
 			t.Fatalf("%d binaries listed; want bomb.wasm", len(bins))
 		}
@@ -43,5 +48,20 @@ func TestDiscoverRefusesModuleBomb(t *testing.T) {
 		if !errors.As(bins[0].Err, &le) || le.Field != "Limits.Locals" {
 			t.Errorf("bomb.wasm: %v; want refused by wasmhost.Config.Limits.Locals", bins[0].Err)
 		}
+	}
+}
+
+// TestModuleWithoutGuests: a Finder without Guests lists a WebAssembly
+// module as unusable, saying what to set, and runs nothing.
+func TestModuleWithoutGuests(t *testing.T) {
+	dir := testutil.TempDir(t)
+	if err := os.WriteFile(filepath.Join(dir, "plugin.wasm"), localsBomb, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f := &manager.Finder{Launch: host.Command{Cookie: cookie}}
+	m := newManager(t, manager.Config{Sources: []manager.Source{f.Dirs(dir)}})
+	bins := m.Entries()
+	if len(bins) != 1 || bins[0].Err == nil || !strings.Contains(bins[0].Err.Error(), "Finder.Guests") || f.Launches() != 0 {
+		t.Errorf("a module without Guests: %+v, %d launches; want it unusable, naming Finder.Guests, and no launch", bins, f.Launches())
 	}
 }

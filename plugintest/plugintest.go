@@ -245,7 +245,7 @@ func (p *inProcess) halt() error {
 // closes the Manager and stops the plugin.
 func ServeCatalog(t testing.TB, cat *catalog.Catalog) *manager.Manager {
 	t.Helper()
-	m := manager.New(manager.Config{Host: host.Options{Logger: testutil.Logger(t)}})
+	m := manager.New(manager.Config{Logger: testutil.Logger(t)})
 	c := Start(t, plugin.Config{Cookie: Cookie, Versions: map[int]plugin.Register{wire.CatalogProtocolVersion: cat.Register}}, Options{})
 	t.Cleanup(func() { m.Close() }) // runs before Start's cleanup
 	ctx, cancel := context.WithTimeout(context.Background(), startTimeout)

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/plugkit/plugkit/compat"
+	"github.com/plugkit/plugkit/describe"
 	"github.com/plugkit/plugkit/examples/objectstore"
 	"github.com/plugkit/plugkit/internal/registrytest"
 	"github.com/plugkit/plugkit/internal/testutil"
@@ -27,7 +28,7 @@ import (
 func TestInstallRefusesUnsignedAndUntrusted(t *testing.T) {
 	repo := openRegistry(t, "plugins/fs", nil)
 	ctx := testCtx(t)
-	desc, err := describeBinary(ctx, pluginBinary(t, "fs"), objectstore.Cookie)
+	desc, err := describeBinary(ctx, pluginBinary(t, "fs"), objectstore.Cookie, describe.DefaultTimeout)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,14 +1,17 @@
 package release
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"io"
 	"os"
 	"path/filepath"
 	"testing"
 	"time"
 
+	"github.com/opencontainers/go-digest"
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
 
 	"github.com/plugkit/plugkit/examples/objectstore"
@@ -80,5 +83,49 @@ func rawPull(b *testing.B, repo *Repository, l ocispec.Descriptor, path string) 
 	}
 	if "sha256:"+hex.EncodeToString(h.Sum(nil)) != l.Digest.String() {
 		b.Fatal("digest mismatch")
+	}
+}
+
+// BenchmarkVerify measures Verify of a release signed under the .sig tag
+// (cosign v2's way), of one signed only by a sigstore bundle referrer
+// (cosign v3's way), and the worst a registry's referrers may cost within
+// the default bounds: DefaultMaxReferrers bundles of just under
+// DefaultMaxSignatureBytes each, by keys not trusted, every one read and
+// checked before ErrUntrustedKey.
+//
+//	go test -run '^$' -bench BenchmarkVerify -benchtime 5x ./release/
+func BenchmarkVerify(b *testing.B) {
+	repo := openRegistry(b, "plugins/fs", nil)
+	ctx := testCtx(b)
+	key, pub := newKey(b)
+	tagged := pushUnsigned(b, repo, "fs", "2.1.0", fakeDescription("2.1.0", 1), false)
+	if err := Sign(ctx, repo, tagged.Digest, key); err != nil {
+		b.Fatal(err)
+	}
+	bundled := pushUnsigned(b, repo, "memory", "2.1.1", fakeDescription("2.1.1", 1), false)
+	if err := Sign(ctx, repo, bundled.Digest, key); err != nil {
+		b.Fatal(err)
+	}
+	dropTagSignature(b, repo, bundled.Digest)
+	worst := pushUnsigned(b, repo, "fs", "2.1.2", fakeDescription("2.1.2", 1), false)
+	index := indexOf(b, repo, worst)
+	for range DefaultMaxReferrers {
+		raw, _ := cosignBundle(b, worst.Digest)
+		raw = append(raw, bytes.Repeat([]byte(" "), DefaultMaxSignatureBytes-len(raw))...)
+		attach(b, repo, index, MediaTypeBundle, MediaTypeBundle, raw, nil)
+	}
+	for _, c := range []struct {
+		name string
+		d    digest.Digest
+		want error
+	}{{"sig-tag", tagged.Digest, nil}, {"bundle-referrer", bundled.Digest, nil}, {"worst-128-referrers", worst.Digest, ErrUntrustedKey}} {
+		b.Run(c.name, func(b *testing.B) {
+			for b.Loop() { // the registry runs in this process: B/op would count its work too
+
+				if err := Verify(ctx, repo, c.d, pub); !errors.Is(err, c.want) {
+					b.Fatalf("got %v, want %v", err, c.want)
+				}
+			}
+		})
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"time"
 
 	"github.com/plugkit/plugkit/describe"
 	catalogv1 "github.com/plugkit/plugkit/gen/plugkit/catalog/v1"
@@ -36,10 +37,10 @@ func describeStaged(ctx context.Context, st *staged, cookie handshake.Cookie, sh
 		d, err = describeModule(ctx, cmd, guests, "Target.Guests")
 	case st.ro != nil:
 		cmd.Runner = execFile(st.ro)
-		d, err = describeCommand(ctx, cmd)
+		d, err = describeCommand(ctx, cmd, describe.DefaultTimeout)
 	default:
 		cmd.SHA256 = sha256Hex
-		d, err = describeCommand(ctx, cmd)
+		d, err = describeCommand(ctx, cmd, describe.DefaultTimeout)
 	}
 	var ce *host.ChecksumError
 	if errors.As(err, &ce) {
@@ -52,12 +53,12 @@ func describeStaged(ctx context.Context, st *staged, cookie handshake.Cookie, sh
 }
 
 // describeBinary starts the binary at path and returns its Describe
-// answer (for Push, which describes a local build).
-func describeBinary(ctx context.Context, path string, cookie handshake.Cookie) (*catalogv1.DescribeResponse, error) {
+// answer (for Push, which describes a local build), within timeout.
+func describeBinary(ctx context.Context, path string, cookie handshake.Cookie, timeout time.Duration) (*catalogv1.DescribeResponse, error) {
 	if cookie.Key == "" {
 		return nil, fmt.Errorf("describe %s: no magic cookie: set the plugin's handshake cookie (--cookie KEY=VALUE)", path)
 	}
-	d, err := describeCommand(ctx, host.Command{Path: path, Cookie: cookie})
+	d, err := describeCommand(ctx, host.Command{Path: path, Cookie: cookie}, timeout)
 	if err != nil {
 		return nil, fmt.Errorf("describe %s: %w", path, err)
 	}
@@ -67,25 +68,22 @@ func describeBinary(ctx context.Context, path string, cookie handshake.Cookie) (
 // describeModule runs the WebAssembly module cmd.Path names in guests
 // for its Describe answer; field names where the caller set guests, for
 // the error without one. A runner that compiles ahead (wasmhost.Runtime)
-// compiles the module first, outside describeTimeout, as a manager does
+// compiles the module first, outside the describe timeout, as a manager does
 // (see describe.Run). The caller checked cmd.Cookie.
 func describeModule(ctx context.Context, cmd host.Command, guests host.GuestRunner, field string) (*catalogv1.DescribeResponse, error) {
 	if guests == nil {
 		return nil, fmt.Errorf("it is a WebAssembly module and %s is nil: set it to a runtime for modules (wasmhost.New; the plugkit command does), or give a native binary", field)
 	}
 	cmd.Runner = guests
-	return describeCommand(ctx, cmd)
+	return describeCommand(ctx, cmd, describe.DefaultTimeout)
 }
-
-// describeTimeout bounds one binary's start and Describe, as the
-// manager bounds them; a variable for the tests.
-var describeTimeout = describe.DefaultTimeout
 
 // describeCommand describes the plugin cmd names, as the manager does
 // (describe.Run: its describe line, or its Describe over gRPC, checked),
-// within describeTimeout, and leaves nothing running.
-func describeCommand(ctx context.Context, cmd host.Command) (*catalogv1.DescribeResponse, error) {
-	return describe.Run(ctx, cmd, host.Options{Versions: []int{wire.CatalogProtocolVersion}}, describeTimeout)
+// within timeout (describe.DefaultTimeout, as the manager bounds it, but
+// in tests), and leaves nothing running.
+func describeCommand(ctx context.Context, cmd host.Command, timeout time.Duration) (*catalogv1.DescribeResponse, error) {
+	return describe.Run(ctx, cmd, host.Options{Versions: []int{wire.CatalogProtocolVersion}}, timeout)
 }
 
 // execFile is a host.Runner that executes the open file f instead of the

@@ -10,6 +10,7 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/plugkit/plugkit/describe"
 	"github.com/plugkit/plugkit/examples/objectstore"
 	catalogv1 "github.com/plugkit/plugkit/gen/plugkit/catalog/v1"
 	"github.com/plugkit/plugkit/handshake"
@@ -44,7 +45,7 @@ func TestDescribeTakesTheDescribeLine(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Setenv(lineOnlyEnv, "1") // the plugin inherits the environment
-	d, err := describeBinary(testCtx(t), self, objectstore.Cookie)
+	d, err := describeBinary(testCtx(t), self, objectstore.Cookie, describe.DefaultTimeout)
 	if err != nil || d.GetKinds()[0].GetMajors()[0].GetNames()[0] != "line" {
 		t.Fatalf("describe of a plugin that answers only by its describe line: %v, %v; want its description", d, err)
 	}

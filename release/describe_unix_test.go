@@ -16,7 +16,7 @@ import (
 
 // TestDescribeOfAHangingPluginIsBounded starts a plugin whose Describe
 // never answers with a context that has no deadline (a host embedding
-// the package): describe gives up after describeTimeout, as the manager
+// the package): describe gives up after its timeout, as the manager
 // does, with an error that says so, instead of waiting forever.
 func TestDescribeOfAHangingPluginIsBounded(t *testing.T) {
 	self, err := os.Executable()
@@ -27,12 +27,9 @@ func TestDescribeOfAHangingPluginIsBounded(t *testing.T) {
 	if err := os.WriteFile(script, []byte(fmt.Sprintf("#!/bin/sh\n%s=1 GORACE=atexit_sleep_ms=0 exec '%s'\n", hangEnv, self)), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	old := describeTimeout
-	t.Cleanup(func() { describeTimeout = old })
-	describeTimeout = time.Second
 	done := make(chan error, 1)
 	go func() {
-		_, err := describeBinary(context.Background(), script, objectstore.Cookie)
+		_, err := describeBinary(context.Background(), script, objectstore.Cookie, time.Second)
 		done <- err
 	}()
 	select {

@@ -8,7 +8,6 @@ import (
 	"crypto/rand"
 	"crypto/rsa"
 	"crypto/x509"
-	"encoding/json"
 	"encoding/pem"
 	"errors"
 	"fmt"
@@ -290,17 +289,7 @@ func TestSignaturePayloadFetchedOnce(t *testing.T) {
 	for range 50 {
 		m.Layers = append(m.Layers, layer)
 	}
-	raw, err := json.Marshal(m)
-	if err != nil {
-		t.Fatal(err)
-	}
-	md := ocispec.Descriptor{MediaType: ocispec.MediaTypeImageManifest, Digest: digest.FromBytes(raw), Size: int64(len(raw))}
-	if err := pushBytes(ctx, repo, md, raw); err != nil {
-		t.Fatal(err)
-	}
-	if err := repo.target.Tag(ctx, md, signatureTag(d)); err != nil {
-		t.Fatal(err)
-	}
+	pushTagged(t, repo, ocispec.MediaTypeImageManifest, m, signatureTag(d))
 	before := c.blobGets.Load()
 	_, pub := newKey(t)
 	if err := Verify(ctx, repo, d, pub); !errors.Is(err, ErrUntrustedKey) {

@@ -290,7 +290,7 @@ func fetchVerified(ctx context.Context, repo *Repository, rel Release, t Target,
 			return nil, layer, err
 		}
 	}
-	st, err := download(ctx, repo, layer, filepath.Join(t.Dir, layer.Annotations[ocispec.AnnotationTitle]), t.Cache, t.hooks)
+	st, err := download(ctx, repo, layer, filepath.Join(t.Dir, fileName(layer)), t.Cache, t.hooks)
 	return st, layer, err
 }
 
@@ -322,7 +322,7 @@ func binaryLayer(ctx context.Context, repo *Repository, rel Release, platform st
 		return ocispec.Descriptor{}, fmt.Errorf("%s:%s: the %s manifest does not hold one %s layer: republish the release with plugkit release push", repo.Source, rel.Version, platform, mediaType)
 	}
 	l := m.Layers[0]
-	name := l.Annotations[ocispec.AnnotationTitle]
+	name := fileName(l)
 	if !plainName(name) {
 		return ocispec.Descriptor{}, fmt.Errorf("%s:%s: the %s binary's file name %q is not a plain file name: republish the release", repo.Source, rel.Version, platform, name)
 	}

@@ -15,7 +15,6 @@ import (
 	"strings"
 
 	"github.com/opencontainers/go-digest"
-	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
 )
 
 // ErrLockMismatch: a release or binary differs from the digest the lock
@@ -260,7 +259,7 @@ func (l *Lock) Set(p LockedPlugin) {
 	sort.Slice(l.Plugins, func(i, j int) bool { return l.Plugins[i].Source < l.Plugins[j].Source })
 }
 
-// Pins returns manager.Config.Pins for this machine's platform and the
+// Pins returns manager.Finder.Pins for this machine's platform and the
 // WebAssembly modules (PlatformWasm, NAME.wasm): each locked binary's
 // file name mapped to its hex SHA-256, so that the manager refuses a
 // binary that differs from the locked one.
@@ -317,7 +316,7 @@ func LockRelease(ctx context.Context, repo *Repository, rel Release, keys []cryp
 			return LockedPlugin{}, err
 		}
 		p.Binaries = slices.DeleteFunc(p.Binaries, func(b LockedBinary) bool { return b.Platform == pl })
-		p.Binaries = append(p.Binaries, LockedBinary{Platform: pl, Name: l.Annotations[ocispec.AnnotationTitle], Digest: l.Digest})
+		p.Binaries = append(p.Binaries, LockedBinary{Platform: pl, Name: fileName(l), Digest: l.Digest})
 	}
 	sort.Slice(p.Binaries, func(i, j int) bool { return p.Binaries[i].Platform < p.Binaries[j].Platform })
 	return p, nil

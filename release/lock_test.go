@@ -63,9 +63,8 @@ func TestLockRecordsEveryPlatformAndPinsTheManager(t *testing.T) {
 	if _, err := Install(ctx, repo, rel, Target{Dir: dir, Keys: pub, Cookie: objectstore.Cookie, Locked: back.Find(repo.Source)}); err != nil {
 		t.Fatal(err)
 	}
-	m := manager.New(manager.Config{Sources: []manager.Source{manager.Dirs(dir)}, Launch: host.Command{Cookie: objectstore.Cookie}, Pins: back.Pins()})
-	defer m.Close()
-	if b := m.DescribeBinary(ctx, filepath.Join(dir, "objectstore-fs"+exe())); b.Err != nil {
+	finder := &manager.Finder{Launch: host.Command{Cookie: objectstore.Cookie}, Pins: back.Pins()}
+	if b := finder.Describe(ctx, []string{filepath.Join(dir, "objectstore-fs"+exe())})[0]; b.Err != nil {
 		t.Fatalf("the manager refuses the locked binary: %v", b.Err)
 	}
 	raw, err := os.ReadFile(pluginBinary(t, "memory"))
@@ -75,7 +74,7 @@ func TestLockRecordsEveryPlatformAndPinsTheManager(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "objectstore-fs"+exe()), raw, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if b := m.DescribeBinary(ctx, filepath.Join(dir, "objectstore-fs"+exe())); b.Err == nil {
+	if b := finder.Describe(ctx, []string{filepath.Join(dir, "objectstore-fs"+exe())})[0]; b.Err == nil {
 		t.Fatal("the manager ran a binary that differs from the locked one")
 	}
 }

@@ -20,6 +20,7 @@ import (
 	"oras.land/oras-go/v2/errdef"
 
 	"github.com/plugkit/plugkit/compat"
+	"github.com/plugkit/plugkit/describe"
 	catalogv1 "github.com/plugkit/plugkit/gen/plugkit/catalog/v1"
 	"github.com/plugkit/plugkit/handshake"
 	"github.com/plugkit/plugkit/host"
@@ -43,6 +44,13 @@ const (
 	// AnnotationDescribe holds, on a release's index, the binary's
 	// Describe answer as protojson.
 	AnnotationDescribe = "dev.plugkit.describe"
+	// AnnotationFileName holds, on a binary's layer, the file name it is
+	// installed under (objectstore-fs, objectstore-fs.exe, NAME.wasm).
+	// The layer's title is OS_ARCH/NAME, its path in the release
+	// directory push took, distinct for every platform, so that `oras
+	// pull` of a whole release writes that directory; a release pushed
+	// before this annotation has the file name as its title.
+	AnnotationFileName = "dev.plugkit.file-name"
 )
 
 // maxManifest bounds a manifest or index read from a repository.
@@ -115,7 +123,7 @@ func describeRelease(ctx context.Context, p Publication, bins []platformBinary) 
 	}
 	switch {
 	case local != "":
-		return describeBinary(ctx, local, p.Cookie)
+		return describeBinary(ctx, local, p.Cookie, describe.DefaultTimeout)
 	case module == "":
 		return nil, fmt.Errorf("%s has no binary for this machine's platform %s (%s/%s/NAME) and no WebAssembly module (%s/%s/NAME.wasm): one is started for the release's Describe answer", p.Dir, hostPlatform, p.Dir, platformDir(hostPlatform), p.Dir, platformDir(PlatformWasm))
 	case p.Cookie.Key == "":
@@ -255,7 +263,10 @@ func pushPlatform(ctx context.Context, repo *Repository, b platformBinary) (ocis
 		return ocispec.Descriptor{}, fmt.Errorf("push: %w", err)
 	}
 	layer := ocispec.Descriptor{MediaType: b.layerType(), Digest: dg, Size: size,
-		Annotations: map[string]string{ocispec.AnnotationTitle: filepath.Base(b.path)}}
+		Annotations: map[string]string{
+			ocispec.AnnotationTitle: platformDir(b.platform) + "/" + filepath.Base(b.path),
+			AnnotationFileName:      filepath.Base(b.path),
+		}}
 	exists, err := repo.target.Exists(ctx, layer)
 	if err != nil {
 		return ocispec.Descriptor{}, repo.wrap("check blob "+dg.String(), err)
@@ -279,6 +290,15 @@ func pushPlatform(ctx context.Context, repo *Repository, b platformBinary) (ocis
 	m.Platform = &ocispec.Platform{OS: goos, Architecture: goarch}
 	m.Annotations = nil
 	return m, nil
+}
+
+// fileName is the name a binary's layer l is installed under: its
+// AnnotationFileName, or, in a release pushed before it, its title.
+func fileName(l ocispec.Descriptor) string {
+	if n, ok := l.Annotations[AnnotationFileName]; ok {
+		return n
+	}
+	return l.Annotations[ocispec.AnnotationTitle]
 }
 
 // pushBytes pushes a small blob or manifest unless it is there already.

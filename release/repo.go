@@ -16,6 +16,7 @@ import (
 	"oras.land/oras-go/v2/registry"
 	"oras.land/oras-go/v2/registry/remote"
 	"oras.land/oras-go/v2/registry/remote/auth"
+	"oras.land/oras-go/v2/registry/remote/errcode"
 	"oras.land/oras-go/v2/registry/remote/retry"
 )
 
@@ -91,6 +92,12 @@ type Options struct {
 	// MetadataTimeout bounds the time listing the releases takes (List,
 	// Resolve); 0 means DefaultMetadataTimeout.
 	MetadataTimeout time.Duration
+	// MaxReferrers bounds the referrers of a release Verify reads; 0
+	// means DefaultMaxReferrers.
+	MaxReferrers int
+	// MaxSignatureBytes bounds one signature manifest or sigstore bundle
+	// Verify reads from the referrers; 0 means DefaultMaxSignatureBytes.
+	MaxSignatureBytes int64
 }
 
 // Repository holds a plugin's releases: a repository on a registry, or an
@@ -112,11 +119,14 @@ type limits struct {
 	tags, pages  int
 	index, total int64
 	time         time.Duration
+	referrers    int
+	signature    int64
 }
 
 // limits returns o's bounds, the defaults for its zero values.
 func (o Options) limits() limits {
-	l := limits{tags: o.MaxTags, pages: o.MaxTagPages, index: o.MaxIndexBytes, total: o.MaxMetadataBytes, time: o.MetadataTimeout}
+	l := limits{tags: o.MaxTags, pages: o.MaxTagPages, index: o.MaxIndexBytes, total: o.MaxMetadataBytes, time: o.MetadataTimeout,
+		referrers: o.MaxReferrers, signature: o.MaxSignatureBytes}
 	if l.tags <= 0 {
 		l.tags = DefaultMaxTags
 	}
@@ -131,6 +141,12 @@ func (o Options) limits() limits {
 	}
 	if l.time <= 0 {
 		l.time = DefaultMetadataTimeout
+	}
+	if l.referrers <= 0 {
+		l.referrers = DefaultMaxReferrers
+	}
+	if l.signature <= 0 {
+		l.signature = DefaultMaxSignatureBytes
 	}
 	return l
 }
@@ -160,6 +176,10 @@ func Open(source string, opts Options) (*Repository, error) {
 		return nil, fmt.Errorf("source %q is not REGISTRY/REPO: %w", source, err)
 	}
 	repo.PlainHTTP = opts.PlainHTTP
+	// A registry without the referrers API keeps a signature's referrer
+	// in a tag-schema index (sha256-HEX); the index it replaces is left,
+	// untagged, for registries that refuse deletes.
+	repo.SkipReferrersGC = true
 	repo.MaxMetadataBytes = max(opts.limits().index, maxManifest) // a tag list page too
 	repo.Client = &auth.Client{
 		Client:     &http.Client{Transport: opts.transport()},
@@ -242,6 +262,15 @@ func (r *Repository) wrap(what string, err error) error {
 	}
 	if errors.Is(err, auth.ErrBasicCredentialNotFound) {
 		return fmt.Errorf("%s: %s: the registry asks for credentials and none were given: log in (docker login, or PLUGKIT_REGISTRY_USERNAME and PLUGKIT_REGISTRY_PASSWORD for plugkit): %w", r.Source, what, err)
+	}
+	var resp *errcode.ErrorResponse
+	if errors.As(err, &resp) {
+		switch resp.StatusCode {
+		case http.StatusUnauthorized:
+			return fmt.Errorf("%s: %s: the registry refused the credentials given (401 Unauthorized): check the user name and password or token (PLUGKIT_REGISTRY_USERNAME and PLUGKIT_REGISTRY_PASSWORD for plugkit, else docker login's), and log in again if it expired: %w", r.Source, what, err)
+		case http.StatusForbidden:
+			return fmt.Errorf("%s: %s: the registry denied the account access to the repository (403 Forbidden): ask its owner for read access (install) or write access (release push), or check the repository's name: %w", r.Source, what, err)
+		}
 	}
 	return fmt.Errorf("%s: %s: %w", r.Source, what, err)
 }

@@ -181,7 +181,7 @@ func TestWasmReleaseLayout(t *testing.T) {
 		t.Fatal(err)
 	}
 	module, _ := memoryModule(t)
-	if l.MediaType != "application/wasm" || l.Annotations[ocispec.AnnotationTitle] != moduleName || l.Digest != digest.FromBytes(readFile(t, module)) {
+	if l.MediaType != "application/wasm" || fileName(l) != moduleName || l.Digest != digest.FromBytes(readFile(t, module)) {
 		t.Errorf("module layer %+v; want %s, named %s, the module's digest", l, MediaTypeWasm, moduleName)
 	}
 	if l, err := binaryLayer(ctx, repo, rel, here); err != nil || l.MediaType != MediaTypeBinary {
@@ -257,9 +257,9 @@ func dirNames(t testing.TB, dir string) []string {
 // TestInstallFallsBackToTheModule: on a machine the release has no
 // native build for (it has one for another platform), Install installs
 // NAME.wasm, describe-checked and verified against the lock file, which
-// records the module's digest; a manager with Config.Wasm and the lock's
-// pins dispenses it. WasmNever refuses it, and a lock with another module
-// digest refuses the release.
+// records the module's digest; a manager with a runtime (Finder.Guests)
+// and the lock's pins dispenses it. WasmNever refuses it, and a lock with
+// another module digest refuses the release.
 func TestInstallFallsBackToTheModule(t *testing.T) {
 	repo := openRegistry(t, "plugins/memory", nil)
 	module, cache := memoryModule(t)
@@ -306,13 +306,15 @@ func TestInstallFallsBackToTheModule(t *testing.T) {
 	dispenseModule(t, dir, cache, pins)
 }
 
-// dispenseModule has a manager with Config.Wasm and pins find the memory
+// dispenseModule has a manager with a wasmhost runtime and pins find the memory
 // module in dir and dispense it through the objectstore adapter.
 func dispenseModule(t *testing.T, dir, cache string, pins map[string]string) {
 	t.Helper()
 	ctx := testCtx(t)
-	m := manager.New(manager.Config{Sources: []manager.Source{manager.Dirs(dir)}, Launch: host.Command{Cookie: objectstore.Cookie},
-		Wasm: wasmhost.Config{CacheDir: cache, Interpret: cache == ""}, Pins: pins})
+	guests := wasmhost.New(wasmhost.Config{CacheDir: cache, Interpret: cache == ""})
+	defer guests.Close(context.Background())
+	finder := &manager.Finder{Launch: host.Command{Cookie: objectstore.Cookie}, Guests: guests, Pins: pins}
+	m := manager.New(manager.Config{Sources: []manager.Source{finder.Dirs(dir)}})
 	defer m.Close()
 	if err := m.Discover(ctx); err != nil {
 		t.Fatal(err)

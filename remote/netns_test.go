@@ -230,21 +230,21 @@ func (x *acrossNamespaces) discover(t *testing.T) *manager.Manager {
 	remote := func(name string, eps ...string) manager.Remote {
 		return manager.Remote{Kind: objectstore.Kind, Name: name, Remote: host.Remote{Endpoints: eps}, TLS: x.pki.HostTLS(), DialOptions: []grpc.DialOption{x.n.dialer(t)}}
 	}
+	finder := &manager.Finder{Launch: host.Command{Cookie: objectstore.Cookie}}
 	m := manager.New(manager.Config{
-		Sources: []manager.Source{manager.Remotes(
+		Sources: []manager.Source{finder.Remotes(
 			remote("example.com/fs", x.ep1, x.ep2),
 			remote("example.com/memory", x.ep3),
 		)},
-		Launch: host.Command{Cookie: objectstore.Cookie},
 	})
 	if err := m.Discover(x.ctx); err != nil {
 		m.Close()
 		t.Fatal(err)
 	}
-	for _, b := range m.Binaries() {
+	for _, b := range m.Entries() {
 		if b.Err != nil {
 			m.Close()
-			t.Fatalf("%s: %v", b.Path, b.Err)
+			t.Fatalf("%s: %v", b.Location, b.Err)
 		}
 	}
 	return m

@@ -70,16 +70,19 @@ func testManagerRestartsPluginKilledByMemoryLimit(t *testing.T) {
 	if rootless() {
 		limit = rlimitMemory()
 	}
-	m := manager.New(manager.Config{
-		Sources: []manager.Source{manager.Files(exe)},
+	finder := &manager.Finder{
 		Launch: host.Command{
 			Cookie:   testCookie,
 			Env:      []string{catalogEnv + "=1", "GORACE=atexit_sleep_ms=0"},
 			Runner:   sandbox.Runner{Limits: sandbox.Limits{Memory: limit}},
 			Timeouts: host.Timeouts{Start: 10 * time.Second},
 		},
+		Host: host.Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))},
+	}
+	m := manager.New(manager.Config{
+		Sources: []manager.Source{finder.Files(exe)},
 		Restart: manager.RestartPolicy{Backoff: 10 * time.Millisecond},
-		Host:    host.Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))},
+		Logger:  slog.New(slog.NewTextHandler(io.Discard, nil)),
 	})
 	t.Cleanup(func() { m.Close() })
 	ctx, cancel := context.WithTimeout(context.Background(), 40*time.Second)

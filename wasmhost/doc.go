@@ -7,7 +7,7 @@
 // A Runtime is a host.GuestRunner: set it as host.Command.Runner and
 // host.Start runs a Command.Path that is a WebAssembly module (it starts
 // with "\0asm") inside this process, giving the same *host.Client. The
-// manager uses one for the .wasm files it discovers (manager.Config.Wasm).
+// manager uses one for the .wasm files it discovers (manager.Finder.Guests).
 //
 // A guest is granted nothing by default: no directory (every file access
 // fails), no network (Go's wasip1 net is an in-memory fake: dialling out

@@ -68,23 +68,31 @@ func demo(ctx context.Context, out, stderr io.Writer, verbose bool) error {
 		}
 	}
 
-	cfg := manager.Config{
-		Sources:   []manager.Source{manager.Dirs(pluginDir)},
-		CacheFile: filepath.Join(work, "describe-cache.json"),
-		Releases:  objectstore.Releases(),
-		Restart:   manager.RestartPolicy{Backoff: 50 * time.Millisecond},
-		Launch:    host.Command{Cookie: objectstore.Cookie},
-		Host:      host.Options{Logger: logger, Telemetry: tel},
+	// Each manager has a Finder of its own: the second one finds the
+	// answers in the cache file, not in the first one's memory.
+	newManager := func() (*manager.Manager, *manager.Finder) {
+		finder := &manager.Finder{
+			CacheFile: filepath.Join(work, "describe-cache.json"),
+			Launch:    host.Command{Cookie: objectstore.Cookie},
+			Host:      host.Options{Logger: logger, Telemetry: tel},
+		}
+		return manager.New(manager.Config{
+			Sources:   []manager.Source{finder.Dirs(pluginDir)},
+			Logger:    logger,
+			Telemetry: tel,
+			Releases:  objectstore.Releases(),
+			Restart:   manager.RestartPolicy{Backoff: 50 * time.Millisecond},
+		}), finder
 	}
-	m := manager.New(cfg)
+	m, finder := newManager()
 	defer m.Close()
 	step("discovering plugins (each binary is started once and asked to Describe itself, in parallel)")
 	took, err := demoDiscover(ctx, m)
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(out, "    %d launches in %v\n\n", m.Launches(), took.Round(time.Millisecond))
-	printTable(indent(out), m.Binaries())
+	fmt.Fprintf(out, "    %d launches in %v\n\n", finder.Launches(), took.Round(time.Millisecond))
+	printTable(indent(out), m.Entries())
 	fsStore, err := demoStores(ctx, out, step, m, dataDir)
 	if err != nil {
 		return err
@@ -93,12 +101,12 @@ func demo(ctx context.Context, out, stderr io.Writer, verbose bool) error {
 		return err
 	}
 	step("discovering again: unchanged binaries come from the cache")
-	m2 := manager.New(cfg)
+	m2, finder2 := newManager()
 	defer m2.Close()
 	if took, err = demoDiscover(ctx, m2); err != nil {
 		return err
 	}
-	fmt.Fprintf(out, "    %d launches, %v\n", m2.Launches(), took.Round(100*time.Microsecond))
+	fmt.Fprintf(out, "    %d launches, %v\n", finder2.Launches(), took.Round(100*time.Microsecond))
 	m2.Close()
 	if err := m.Close(); err != nil {
 		return err

@@ -34,7 +34,7 @@ func runInstall(args []string, stdout, stderr io.Writer) int {
 	lockFile := fs.String("lock", "", "the lock `file` to follow and update")
 	cache := fs.String("cache", "", "a content-addressed cache `directory` of downloaded binaries")
 	wasm := fs.String("wasm", "fallback", "`when` to install a release's WebAssembly module ("+release.PlatformWasm+") rather than its binary for this machine: fallback (when it has no such binary), prefer (whenever it has a module), only (a module or nothing) or never (the binary or nothing)")
-	wasmCache := fs.String("wasm-cache", "", "the compilation cache `directory` of the host's WebAssembly plugins (manager.Config.Wasm.CacheDir, by default its CacheFile + \".wasm\"): a module installed is compiled into it for its check, and the host's first start finds it compiled; without it, the check interprets the module")
+	wasmCache := fs.String("wasm-cache", "", "the compilation cache `directory` of the host's WebAssembly plugins (the CacheDir of manager.Finder.Guests; plugkit plugins list: its --cache file + \".wasm\"): a module installed is compiled into it for its check, and the host's first start finds it compiled; without it, the check interprets the module")
 	var reg registryFlags
 	reg.register(fs)
 	pos, err := parseArgs(fs, args)

@@ -16,6 +16,7 @@ import (
 	"github.com/plugkit/plugkit/handshake"
 	"github.com/plugkit/plugkit/host"
 	"github.com/plugkit/plugkit/manager"
+	"github.com/plugkit/plugkit/wasmhost"
 )
 
 func init() {
@@ -46,8 +47,8 @@ type kindReport struct {
 	Names        []string `json:"names"`
 }
 
-func report(b manager.Binary) binaryReport {
-	r := binaryReport{Path: b.Path, OK: b.Err == nil, SHA256: b.SHA256, Cached: b.Cached}
+func report(b manager.Entry) binaryReport {
+	r := binaryReport{Path: b.Location.String(), OK: b.Err == nil, SHA256: b.SHA256, Cached: b.Cached}
 	if b.Err != nil {
 		r.Error = oneLine(b.Err)
 		return r
@@ -70,12 +71,12 @@ func nonNil(s []string) []string {
 }
 
 // printTable writes binaries as a table: one row per (binary, kind, major).
-func printTable(w io.Writer, bins []manager.Binary) {
+func printTable(w io.Writer, bins []manager.Entry) {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "BINARY\tVERSION\tKIND\tMAJOR.MINOR\tCAPABILITIES\tNAMES")
 	for _, b := range bins {
 		r := report(b)
-		name := safe(filepath.Base(b.Path))
+		name := safe(filepath.Base(b.Location.String()))
 		if !r.OK {
 			fmt.Fprintf(tw, "%s\t-\t-\t-\t-\tunusable: %s\n", name, safe(r.Error))
 			continue
@@ -165,29 +166,47 @@ func runPlugins(args []string, stdout, stderr io.Writer) int {
 	return p.list(cookie, stdout, stderr)
 }
 
-// manager returns a manager of the directories (or of nothing, for
-// DescribeBinary), stopped when the command ends or is interrupted.
-func (p *pluginsFlags) manager(cookie handshake.Cookie, stderr io.Writer) *manager.Manager {
-	var sources []manager.Source
-	if len(p.dirs) > 0 {
-		sources = []manager.Source{manager.Dirs(p.dirs...)}
-	}
-	m := manager.New(manager.Config{
-		Sources:   sources,
+// manager returns a manager of the directories, and the Finder that
+// launches and describes their binaries (and the one binary of
+// describe), stopped when the command ends or is interrupted.
+// WebAssembly plugins run in a wasmhost runtime, their compiled form
+// kept beside the cache file when there is one.
+func (p *pluginsFlags) manager(cookie handshake.Cookie, stderr io.Writer) (*manager.Manager, *manager.Finder) {
+	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelError + 1}))
+	guests := wasmhost.New(wasmhost.Config{CacheDir: wasmCacheDir(p.cacheFile)})
+	finder := &manager.Finder{
 		CacheFile: p.cacheFile,
 		Launch:    host.Command{Cookie: cookie},
-		Host:      host.Options{Logger: slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelError + 1}))},
+		Host:      host.Options{Logger: logger},
+		Guests:    guests,
+	}
+	var sources []manager.Source
+	if len(p.dirs) > 0 {
+		sources = []manager.Source{finder.Dirs(p.dirs...)}
+	}
+	m := manager.New(manager.Config{Sources: sources, Logger: logger})
+	track(func() {
+		m.Close()
+		guests.Close(context.Background())
 	})
-	track(func() { m.Close() })
-	return m
+	return m, finder
+}
+
+// wasmCacheDir is where the compiled WebAssembly plugins of a manager
+// with cacheFile are kept: beside it, or nowhere without it.
+func wasmCacheDir(cacheFile string) string {
+	if cacheFile == "" {
+		return ""
+	}
+	return cacheFile + ".wasm"
 }
 
 // printOne prints one binary and returns describe's exit code for it.
-func (p *pluginsFlags) printOne(stdout io.Writer, b manager.Binary) int {
+func (p *pluginsFlags) printOne(stdout io.Writer, b manager.Entry) int {
 	if p.asJSON {
 		json.NewEncoder(stdout).Encode(report(b))
 	} else {
-		printTable(stdout, []manager.Binary{b})
+		printTable(stdout, []manager.Entry{b})
 	}
 	if b.Err != nil {
 		return 1
@@ -211,22 +230,22 @@ func (p *pluginsFlags) describe(pos []string, cookie handshake.Cookie, stdout, s
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	m := p.manager(cookie, stderr)
+	m, finder := p.manager(cookie, stderr)
 	defer m.Close()
-	return p.printOne(stdout, m.DescribeBinary(ctx, abs))
+	return p.printOne(stdout, finder.Describe(ctx, []string{abs})[0])
 }
 
 // list is plugins list --dir DIR...
 func (p *pluginsFlags) list(cookie handshake.Cookie, stdout, stderr io.Writer) int {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	m := p.manager(cookie, stderr)
+	m, _ := p.manager(cookie, stderr)
 	defer m.Close()
 	if err := m.Discover(ctx); err != nil {
 		fmt.Fprintf(stderr, "plugkit plugins list: %s\n", oneLine(err))
 		return 1
 	}
-	bins := m.Binaries()
+	bins := m.Entries()
 	code := listExitCode(bins, p.dirs, stderr)
 	if p.asJSON {
 		out := struct {
@@ -253,7 +272,7 @@ func (p *pluginsFlags) list(cookie handshake.Cookie, stdout, stderr io.Writer) i
 // listExitCode is the exit code of plugins list: 0 when at least one
 // binary is usable, 1 (with a line on stderr saying where it looked)
 // when none is or when the directories hold no binary at all.
-func listExitCode(bins []manager.Binary, dirs []string, stderr io.Writer) int {
+func listExitCode(bins []manager.Entry, dirs []string, stderr io.Writer) int {
 	usable := 0
 	for _, b := range bins {
 		if b.Err == nil {

@@ -45,6 +45,8 @@ func (r *registryFlags) register(fs *flag.FlagSet) {
 	fs.Int64Var(&r.limits.MaxIndexBytes, "max-index-bytes", release.DefaultMaxIndexBytes, "refuse a release's index larger than this many `bytes`")
 	fs.Int64Var(&r.limits.MaxMetadataBytes, "max-metadata-bytes", release.DefaultMaxMetadataBytes, "read at most this many `bytes` of release indexes in all")
 	fs.DurationVar(&r.limits.MetadataTimeout, "metadata-timeout", release.DefaultMetadataTimeout, "give up listing the releases (tags and indexes) after this `duration`")
+	fs.IntVar(&r.limits.MaxReferrers, "max-referrers", release.DefaultMaxReferrers, "read at most this `many` referrers of a release (its signatures among them)")
+	fs.Int64Var(&r.limits.MaxSignatureBytes, "max-signature-bytes", release.DefaultMaxSignatureBytes, "refuse a signature manifest or sigstore bundle larger than this many `bytes`")
 }
 
 // options returns the registry options: credentials from
@@ -118,7 +120,7 @@ func runReleasePush(args []string, stdout, stderr io.Writer) int {
 	const usage = "plugkit release push DIR --ref REGISTRY/REPO:VERSION --key KEY --cookie KEY=VALUE [--wasm-cache DIR] [--plain-http] [--ca-file FILE]\n\nDIR holds one binary per platform: DIR/OS_ARCH/NAME (dist/linux_amd64/objectstore-fs, dist/windows_amd64/objectstore-fs.exe), and may hold one WebAssembly module for every platform, DIR/wasip1_wasm/NAME.wasm; this machine's binary (else the module) is started for the release's Describe answer."
 	fs := newFlagSet("release push", usage, stderr)
 	ref := fs.String("ref", "", "where to publish, `REGISTRY/REPO:VERSION`; VERSION is the plugin's own version")
-	keyFile := fs.String("key", "", "the signing key, a PEM ECDSA P-256 private key `file`")
+	keyFile := fs.String("key", "", "the signing key, a PEM ECDSA P-256 private key `file`: cosign generate-key-pair's cosign.key (its password in COSIGN_PASSWORD) or an unencrypted one")
 	cookie := fs.String("cookie", "", "the plugin's magic cookie, `KEY=VALUE`")
 	wasmCache := fs.String("wasm-cache", "", "a compilation cache `directory` for the WebAssembly module, when it is what is started (no binary for this machine); without it, the module is interpreted")
 	var reg registryFlags

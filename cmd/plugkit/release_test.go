@@ -142,4 +142,10 @@ func TestDemoRelease(t *testing.T) {
 			t.Errorf("release demo output lacks %q:\n%s", want, out)
 		}
 	}
+	// make demo ends here: its last line must say the demo is over, not be
+	// the refused install's error text under an exit status of 0.
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if last := lines[len(lines)-1]; !strings.HasPrefix(last, "release demo done:") {
+		t.Errorf("release demo's last line is %q; want the demo's closing line (release demo done: ...)", last)
+	}
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/plugkit/plugkit/describe"
 	"github.com/plugkit/plugkit/host"
+	"github.com/plugkit/plugkit/internal/tlsfiles"
 	"github.com/plugkit/plugkit/manager"
 )
 
@@ -58,7 +59,7 @@ func (r *remoteFlags) dial(cmd string, versions []int, timeout time.Duration, ve
 			fmt.Fprintf(stderr, "%s: --connect needs --tls-ca, --tls-cert and --tls-key: a plugin service requires mutual TLS (for a loopback service started with PLUGKIT_INSECURE_LOOPBACK=1, use --insecure-loopback)\n", cmd)
 			return nil, 2
 		}
-		tc, err := manager.ClientTLS(r.ca, r.cert, r.key, r.serverName)
+		tc, err := tlsfiles.Client(r.ca, r.cert, r.key, r.serverName)
 		if err != nil {
 			fmt.Fprintf(stderr, "%s: %s\n", cmd, oneLine(err))
 			return nil, 2
@@ -91,15 +92,15 @@ func cliLogger(verbose bool, stderr io.Writer) *slog.Logger {
 
 // describeRemote describes a plugin service through its catalog, as
 // `plugins list --connect` shows it.
-func describeRemote(r *remoteFlags, stderr io.Writer) (manager.Binary, int) {
+func describeRemote(r *remoteFlags, stderr io.Writer) (manager.Entry, int) {
 	client, code := r.dial("plugkit plugins list", nil, 30*time.Second, false, stderr)
 	if client == nil {
-		return manager.Binary{}, code
+		return manager.Entry{}, code
 	}
 	defer client.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	b := manager.Binary{Path: r.connect, Origin: manager.OriginRemote}
+	b := manager.Entry{Location: manager.Location{Origin: manager.OriginRemote, Endpoints: strings.Split(r.connect, ",")}}
 	b.Description, b.Err = describe.Conn(ctx, client.Conn())
 	if b.Err != nil {
 		b.Err = fmt.Errorf("%w (is it a plugkit kinds plugin, served with catalog.Serve?)", b.Err)

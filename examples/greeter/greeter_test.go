@@ -40,7 +40,7 @@ func buildPlugins(t *testing.T) (pluginDir, cli string) {
 }
 
 // TestGreeterKind walks the host side of docs/your-own-kind.md: discovery
-// with a Binaries() check, v2 directly, v1 through the adapter, the
+// with an Entries() check, v2 directly, v1 through the adapter, the
 // capability of minor 2.1, and plugkit plugins list.
 func TestGreeterKind(t *testing.T) {
 	dir, cli := buildPlugins(t)
@@ -51,13 +51,14 @@ func TestGreeterKind(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 
-	m := manager.New(manager.Config{Sources: []manager.Source{manager.Dirs(dir)}, Launch: host.Command{Cookie: greeterv2.Cookie}})
+	finder := &manager.Finder{Launch: host.Command{Cookie: greeterv2.Cookie}}
+	m := manager.New(manager.Config{Sources: []manager.Source{finder.Dirs(dir)}})
 	defer m.Close()
 	if err := m.Discover(ctx); err != nil {
 		t.Fatal(err)
 	}
 	usable := map[string]bool{}
-	for _, b := range m.Binaries() {
+	for _, b := range m.Entries() {
 		usable[strings.TrimSuffix(filepath.Base(b.Path), ".exe")] = b.Err == nil
 	}
 	if !usable["hello"] || !usable["polyglot"] || usable["stranger"] {

@@ -119,3 +119,51 @@ func handWritten(t *testing.T, dir string, tests bool) int {
 	}
 	return n
 }
+
+// TestYourOwnKindCommands runs the shell blocks of docs/your-own-kind.md
+// that are not marked as illustrations, as the page says to: in a copy of
+// examples/kv (so that nothing is written into the checkout) whose replace
+// directive points at this checkout, with a plugkit command built from it
+// first on PATH, as `go install ./cmd/plugkit` in a clone would leave it.
+func TestYourOwnKindCommands(t *testing.T) {
+	if testutil.UnderWine() {
+		t.Skip("it runs the Go tool, which does not run under Wine")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 6*time.Minute)
+	defer cancel()
+	root, err := filepath.Abs(filepath.Join("..", ".."))
+	if err != nil {
+		t.Fatal(err)
+	}
+	blocks, err := testutil.DocShellBlocks(filepath.Join(root, "docs", "your-own-kind.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	kv := filepath.Join(t.TempDir(), "kv")
+	if err := os.CopyFS(kv, os.DirFS(filepath.Join(root, "examples", "kv"))); err != nil {
+		t.Fatal(err)
+	}
+	goCmd(ctx, t, kv, "mod", "edit", "-replace", "github.com/plugkit/plugkit="+root)
+	bin := t.TempDir()
+	testutil.GoBuild(ctx, t, filepath.Join(bin, "plugkit"), "github.com/plugkit/plugkit/cmd/plugkit")
+	ran := 0
+	for _, b := range blocks {
+		if b.Illustration {
+			continue
+		}
+		ran++
+		cmd := exec.CommandContext(ctx, "bash", "-e", "-o", "pipefail", "-c", b.Text)
+		cmd.Dir = kv
+		cmd.Env = append(os.Environ(), "PATH="+bin+string(filepath.ListSeparator)+os.Getenv("PATH"),
+			"GOWORK=off", "GOFLAGS=-mod=readonly", "GOPROXY=off")
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Errorf("docs/your-own-kind.md:%d: %v\n%s\n%s", b.Line, err, b.Text, out)
+			continue
+		}
+		t.Logf("docs/your-own-kind.md:%d:\n%s\n%s", b.Line, b.Text, out)
+	}
+	if ran < 2 {
+		t.Errorf("docs/your-own-kind.md has %d shell blocks to run; it shows the matrix and plugins list", ran)
+	}
+}

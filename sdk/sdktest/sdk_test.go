@@ -109,7 +109,8 @@ func setup(m *testing.M) (int, error) {
 
 func newManager(t *testing.T) *manager.Manager {
 	t.Helper()
-	m := manager.New(manager.Config{Sources: []manager.Source{manager.Dirs(pluginDir)}, Launch: host.Command{Cookie: objectstore.Cookie}, Host: host.Options{Logger: testutil.Logger(t)}})
+	finder := &manager.Finder{Launch: host.Command{Cookie: objectstore.Cookie}, Host: host.Options{Logger: testutil.Logger(t)}}
+	m := manager.New(manager.Config{Sources: []manager.Source{finder.Dirs(pluginDir)}, Logger: testutil.Logger(t)})
 	t.Cleanup(func() { m.Close() })
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()

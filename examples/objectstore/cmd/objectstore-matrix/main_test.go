@@ -199,7 +199,8 @@ func TestSuiteAgainstBinary(t *testing.T) {
 	dir := pluginDir(t, map[string]string{"fs": "../../plugins/fs"})
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	m := manager.New(manager.Config{Sources: []manager.Source{manager.Dirs(dir)}, Launch: host.Command{Cookie: objectstore.Cookie}})
+	finder := &manager.Finder{Launch: host.Command{Cookie: objectstore.Cookie}}
+	m := manager.New(manager.Config{Sources: []manager.Source{finder.Dirs(dir)}})
 	defer m.Close()
 	if err := m.Discover(ctx); err != nil {
 		t.Fatal(err)

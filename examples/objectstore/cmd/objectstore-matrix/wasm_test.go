@@ -144,9 +144,11 @@ func TestManagerWasm(t *testing.T) {
 		}
 		return invoke(ctx, method, req, reply, cc, opts...)
 	}
-	m := manager.New(manager.Config{Sources: []manager.Source{manager.Dirs(dir)}, Launch: host.Command{Cookie: objectstore.Cookie}, CacheFile: cacheFile,
-		Host: host.Options{DialOptions: []grpc.DialOption{grpc.WithChainUnaryInterceptor(count)}},
-		Wasm: wasmConfig(filepath.Join(dir, "memory.wasm"))})
+	guests := wasmhost.New(wasmConfig(filepath.Join(dir, "memory.wasm")))
+	defer guests.Close(context.Background())
+	finder := &manager.Finder{Launch: host.Command{Cookie: objectstore.Cookie}, CacheFile: cacheFile, Guests: guests,
+		Host: host.Options{DialOptions: []grpc.DialOption{grpc.WithChainUnaryInterceptor(count)}}}
+	m := manager.New(manager.Config{Sources: []manager.Source{finder.Dirs(dir)}})
 	defer m.Close()
 	if err := m.Discover(ctx); err != nil {
 		t.Fatal(err)
@@ -154,7 +156,7 @@ func TestManagerWasm(t *testing.T) {
 	if n := describeCalls.Load(); n != 0 {
 		t.Errorf("%d Describe calls over gRPC during Discover; want 0: catalog plugins, memory.wasm too, write their description", n)
 	}
-	for _, b := range m.Binaries() {
+	for _, b := range m.Entries() {
 		switch filepath.Base(b.Path) {
 		case "bogus.wasm":
 			if b.Err == nil || !strings.Contains(b.Err.Error(), "GOOS=wasip1") {
