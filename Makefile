@@ -5,13 +5,20 @@ BUF       := github.com/bufbuild/buf/cmd/buf@v1.75.0
 GOFLAGS   ?=
 export GOFLAGS
 
-.PHONY: all test test-windows test-sdk test-corpus tofu vet lint cross fmt-check demo generate generate-check bench bench-proto soak fuzz
+.PHONY: all test test-go test-windows test-sdk test-corpus tofu vet lint cross fmt-check demo generate generate-check bench bench-proto soak fuzz
 
 all: test
 
-## test: every test, with the race detector, plus gofmt, go vet,
-## staticcheck and the cross-builds
-test: fmt-check vet lint cross tofu
+## test: every test, with the race detector, plus gofmt, go vet and
+## staticcheck; go vet and staticcheck run beside the tests (make -j3:
+## the tests wait on processes and sockets much of their time). The vets
+## for other systems (make cross, minutes cold) are .ci/run's, not this
+## target's.
+test: fmt-check
+	@$(MAKE) --no-print-directory --output-sync=line -j3 vet lint test-go
+
+## test-go: the Go tests alone (make test runs them beside vet and lint)
+test-go: tofu
 	PLUGKIT_TOFU=$(abspath $(TOFU)) $(GO) test -race -count=1 -timeout 9m ./...
 
 ## tofu: OpenTofu, the engine the Terraform end-to-end test always runs,
@@ -75,7 +82,9 @@ $(STATICCHECK): internal/tools/staticcheck/go.mod internal/tools/staticcheck/go.
 ## cross: build and vet the module, test files included, for the other
 ## systems plugkit supports (go vet type-checks every package and its
 ## tests for GOOS/GOARCH), so that nothing unix-only slips into Windows
-## and nothing Linux-only into macOS or FreeBSD.
+## and nothing Linux-only into macOS or FreeBSD. .ci/run runs it after
+## make test (cold, each system's standard library and modules build
+## anew: about 3 minutes a system on 2 CPUs).
 CROSS ?= windows/amd64 darwin/arm64 darwin/amd64 freebsd/amd64
 cross:
 	@set -e; for p in $(CROSS); do \
@@ -87,18 +96,50 @@ fmt-check:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	if [ -n "$$out" ]; then echo "gofmt needed on:"; echo "$$out"; exit 1; fi
 
-## demo: build the example plugin and use it through the host
+## demo: build the example plugin and use it through the host; plugkit
+## itself is built first into bin/, saying so (a cold build takes a
+## minute or two), and the demo names each plugin it builds
 demo:
-	$(GO) run ./cmd/plugkit demo
-	$(GO) run ./cmd/plugkit release demo
+	@mkdir -p bin
+	@echo "make demo: building cmd/plugkit into bin/plugkit (a first build takes a minute or two)"
+	$(GO) build -o bin/plugkit ./cmd/plugkit
+	bin/plugkit demo
+	bin/plugkit release demo
 
 ## generate: regenerate Go code from the .proto files with buf, then the
 ## example kinds' glue with protoc-gen-plugkit (buf.gen.kinds.yaml; the
 ## kv example is a module of its own: see examples/kv/README.md)
+## buf and the generators it runs are built once into bin/ (named by
+## version, so a new pin builds anew), each saying so before it starts:
+## a cold build of buf takes minutes. protoc-gen-plugkit is built from
+## this checkout on every run (seconds when the build cache is warm).
 KINDS := examples/greeter/proto examples/objectstore/proto internal/kindgen/testdata/notifier/proto
-generate:
-	$(GO) run $(BUF) generate
-	for k in $(KINDS); do $(GO) run $(BUF) generate --template buf.gen.kinds.yaml $$k || exit 1; done
+BUF_BIN := bin/buf-$(lastword $(subst @, ,$(BUF)))
+PROTOC_GEN_GO      := google.golang.org/protobuf/cmd/protoc-gen-go@v1.36.12
+PROTOC_GEN_GO_GRPC := google.golang.org/grpc/cmd/protoc-gen-go-grpc@v1.6.2
+PROTOC_GEN_GO_BIN      := bin/protoc-gen-go-$(lastword $(subst @, ,$(PROTOC_GEN_GO)))
+PROTOC_GEN_GO_GRPC_BIN := bin/protoc-gen-go-grpc-$(lastword $(subst @, ,$(PROTOC_GEN_GO_GRPC)))
+$(BUF_BIN):
+	@$(MAKE) --no-print-directory gen-tool TOOL=$(BUF) OUT=$@
+$(PROTOC_GEN_GO_BIN):
+	@$(MAKE) --no-print-directory gen-tool TOOL=$(PROTOC_GEN_GO) OUT=$@
+$(PROTOC_GEN_GO_GRPC_BIN):
+	@$(MAKE) --no-print-directory gen-tool TOOL=$(PROTOC_GEN_GO_GRPC) OUT=$@
+.PHONY: gen-tool
+gen-tool:
+	@echo "make: building $(TOOL) into $(OUT), once (a first build can take minutes)"
+	@rm -rf bin/.gen-tool && mkdir -p bin/.gen-tool
+	GOBIN=$(abspath bin/.gen-tool) GOFLAGS= $(GO) install $(TOOL)
+	mv bin/.gen-tool/* $(OUT) && rm -rf bin/.gen-tool
+generate: $(BUF_BIN) $(PROTOC_GEN_GO_BIN) $(PROTOC_GEN_GO_GRPC_BIN)
+	@echo "make generate: building cmd/protoc-gen-plugkit into bin/"
+	$(GO) build -o bin/protoc-gen-plugkit ./cmd/protoc-gen-plugkit
+	@rm -rf bin/.gen && mkdir -p bin/.gen
+	ln -sf ../$(notdir $(PROTOC_GEN_GO_BIN)) bin/.gen/protoc-gen-go
+	ln -sf ../$(notdir $(PROTOC_GEN_GO_GRPC_BIN)) bin/.gen/protoc-gen-go-grpc
+	ln -sf ../protoc-gen-plugkit bin/.gen/protoc-gen-plugkit
+	PATH="$(abspath bin/.gen):$$PATH" $(BUF_BIN) generate
+	for k in $(KINDS); do PATH="$(abspath bin/.gen):$$PATH" $(BUF_BIN) generate --template buf.gen.kinds.yaml $$k || exit 1; done
 	$(GO) run ./internal/tools/privatize internal/goplugin/pluginpb
 
 ## generate-check: fail when the committed generated code is stale

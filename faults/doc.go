@@ -204,6 +204,30 @@
 //     saying why; P-256, P-384, Ed25519 and RSA-2048 trusted); each payload
 //     fetched once: TestSignaturePayloadFetchedOnce; bidirectional controls
 //     escaped: cmd/plugkit's TestPluginTextIsEscaped.
+//   - the attacks of issue 40 (points 4 to 10: metrics and traces as
+//     Prometheus and OpenTelemetry users expect), each point with the
+//     tests that failed before its fix:
+//     4. series that grow with restarts (a socket path as server_address):
+//     manager's TestPrometheusSeriesDoNotGrowWithRestarts (a promhttp
+//     scrape parsed by Prometheus's expfmt; 143 series, then 296).
+//     5. start-duration buckets: the same test, against the bucket bounds
+//     of docs/observability.md's example.
+//     6. restarts without plugkit_plugin_version, describe launches making
+//     series without one: the same test; the doc's example is what the
+//     scrape shows.
+//     7. one service for host and plugins: host's
+//     TestPluginSpansCarryTheirOwnService, TestLaunchEnvPassesOTELAndTraceContext,
+//     TestTraceReachesLaunchedPlugin; cmd/plugkit's TestDemoTrace.
+//     8. orphan traces from inherited OTEL_*: host's
+//     TestUntracedHostsPluginExportsNothing; plugin's
+//     TestTracingFromEnvironment ("not asked" cases).
+//     9. export errors per batch: host's TestExportErrorIsLoggedOnce (11
+//     records, then 1); spans lost by a killed plugin: cmd/plugkit's
+//     TestDemoTrace (11 of 25 calls without the plugin's span, then 0);
+//     flushes on Close and SIGTERM: TestPluginFlushesSpansOnExit
+//     (passed before: a guard).
+//     10. the collector set-ups of docs/observability.md:
+//     TestPluginExportsOverOTLP runs them as written.
 //   - the attacks of issue 38, each point with the tests that failed
 //     before its fix:
 //     6. a host that did not call sandbox.Init, whose re-executed binary

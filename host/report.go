@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"log/slog"
+	"slices"
 	"time"
 
 	"go.opentelemetry.io/otel/attribute"
@@ -14,6 +15,14 @@ import (
 
 // meterScope names plugkit's instruments and tracer.
 const meterScope = "github.com/plugkit/plugkit"
+
+// startDurationBounds are the bucket bounds, in seconds, of the
+// histogram plugkit.plugin.start.duration: from 1 ms (a plugin served in
+// the host's process) to 10 s (a slow start under load; Timeouts.Start
+// defaults to a minute), about three to a decade. OpenTelemetry's
+// default bounds (0 to 10000) are made for milliseconds and would put
+// every start in the first bucket or two.
+var startDurationBounds = []float64{0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10}
 
 // reporter reports the lifecycle events of one plugin: to
 // Telemetry.OnEvent, as log records and as metrics.
@@ -45,7 +54,8 @@ func newInstruments(mp metric.MeterProvider) *instruments {
 	// Errors from the SDK only say an instrument is misdeclared; the
 	// instrument is then a no-op, which the SDK reports itself.
 	i.starts, _ = m.Int64Counter("plugkit.plugin.starts", metric.WithDescription("Plugin processes started (handshake answered)."))
-	i.startTime, _ = m.Float64Histogram("plugkit.plugin.start.duration", metric.WithUnit("s"), metric.WithDescription("Time from launch to a healthy connection."))
+	i.startTime, _ = m.Float64Histogram("plugkit.plugin.start.duration", metric.WithUnit("s"), metric.WithDescription("Time from launch to a healthy connection."),
+		metric.WithExplicitBucketBoundaries(startDurationBounds...))
 	i.exits, _ = m.Int64Counter("plugkit.plugin.exits", metric.WithDescription("Plugin process exits, by cause (stopped, exited, signaled, panic)."))
 	i.restarts, _ = m.Int64Counter("plugkit.plugin.restarts", metric.WithDescription("Plugin processes restarted by the manager."))
 	i.hung, _ = m.Int64Counter("plugkit.plugin.hung", metric.WithDescription("Plugins found hung by a health check and killed."))
@@ -60,7 +70,7 @@ func newReporter(tel Telemetry, logger *slog.Logger, name, binary string) *repor
 
 // report sends e to OnEvent, the log and the metrics.
 func (r *reporter) report(e Event) {
-	e.Time, e.Attributes = time.Now(), r.tel.Attributes
+	e.Time, e.Attributes = time.Now(), withAttributes(r.tel.Attributes, e.Attributes)
 	e.Plugin, e.Binary = cmp.Or(e.Plugin, r.name), cmp.Or(e.Binary, r.binary)
 	r.log(e)
 	r.count(e)
@@ -120,7 +130,7 @@ func (r *reporter) count(e Event) {
 	if r.m == nil {
 		return
 	}
-	attrs := append([]attribute.KeyValue{attribute.String("plugkit.plugin", e.Plugin), attribute.String("plugkit.binary", e.Binary)}, r.tel.Attributes...)
+	attrs := append([]attribute.KeyValue{attribute.String("plugkit.plugin", e.Plugin), attribute.String("plugkit.binary", e.Binary)}, e.Attributes...)
 	set := metric.WithAttributes(attrs...)
 	ctx := context.Background()
 	switch e.Type {
@@ -141,6 +151,19 @@ func (r *reporter) count(e Event) {
 	}
 }
 
+// withAttributes is the attributes of an event: Telemetry.Attributes
+// and those its reporter gave it (the manager's plugkit.plugin.version),
+// which win over one of the same key.
+func withAttributes(tel, own []attribute.KeyValue) []attribute.KeyValue {
+	if len(own) == 0 {
+		return tel
+	}
+	out := slices.DeleteFunc(slices.Clone(tel), func(a attribute.KeyValue) bool {
+		return slices.ContainsFunc(own, func(o attribute.KeyValue) bool { return o.Key == a.Key })
+	})
+	return append(out, own...)
+}
+
 // exitCause is the plugkit.exit.cause of an exit: stopped (asked to),
 // panic, signaled or exited (on its own).
 func exitCause(e Event) string {
@@ -157,7 +180,9 @@ func exitCause(e Event) string {
 
 func init() {
 	// Package manager reports its events (restarts, hung plugins, giving
-	// up) through this, as the host reports its own.
+	// up) through this, as the host reports its own; e.Attributes are
+	// added to the Telemetry's Attributes (winning over one of the same
+	// key).
 	hostwire.Report = func(t Telemetry, logger *slog.Logger, e Event) {
 		newReporter(t, cmp.Or(logger, slog.Default()), "", "").report(e)
 	}

@@ -174,7 +174,7 @@ func (c *Client) launchProcess(ctx context.Context, cmd Command, id *automtls.Id
 	// Without the host's own PLUGKIT_HOST_PID (it may be a plugin itself),
 	// so that unnamed below counts what reaches the plugin.
 	hostEnv := withHostPID(inherited(cmd, environ), false)
-	x.Env = slices.Concat(hostEnv, c.opts.Telemetry.launchEnv(ctx, environ), cmd.Env, env.Environ())
+	x.Env = slices.Concat(hostEnv, c.opts.Telemetry.launchEnv(ctx, c.name, environ), cmd.Env, env.Environ())
 	x.Dir = cmd.Dir
 	if cmd.SHA256 != "" {
 		f, err := openPinned(ctx, cmd.Path, cmd.SHA256)

@@ -1,7 +1,10 @@
 package host
 
 import (
+	"cmp"
 	"context"
+	"net/url"
+	"reflect"
 	"strings"
 	"time"
 
@@ -14,6 +17,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 	tracenoop "go.opentelemetry.io/otel/trace/noop"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/stats"
 
 	"github.com/plugkit/plugkit/internal/hostwire"
 	"github.com/plugkit/plugkit/internal/tracewire"
@@ -27,10 +31,15 @@ import (
 //
 // With a TracerProvider, W3C trace context crosses every connection the
 // host makes or serves for the plugin, and a launched plugin is given the
-// host's OTEL_* environment variables and the trace context of its start
-// (TRACEPARENT), even when Command.InheritEnv restricts its environment,
-// so that a plugkit plugin's own spans join the host's traces and reach
-// the same collector.
+// host's OTEL_* environment variables, the trace context of its start
+// (TRACEPARENT) and the request to export (PLUGKIT_EXPORT_TRACES=1), even
+// when Command.InheritEnv restricts its environment, so that a plugkit
+// plugin's own spans join the host's traces and reach the same
+// collector. They are a service of the plugin's own: its
+// OTEL_SERVICE_NAME is the plugin's name, with the host's service name
+// added to its OTEL_RESOURCE_ATTRIBUTES as plugkit.host.service.name.
+// Without a TracerProvider a plugin is not asked to export, whatever
+// OTEL_* variables it inherits.
 type Telemetry struct {
 	// TracerProvider makes the spans; nil means no tracing.
 	TracerProvider trace.TracerProvider
@@ -116,7 +125,8 @@ type Event struct {
 	// Cause says why: the *PanicError of a crash, the exit's cause, the
 	// *ChecksumError of a refused pin, the last error before giving up.
 	Cause error
-	// Attributes are Telemetry.Attributes.
+	// Attributes are Telemetry.Attributes, with those the reporter of
+	// the event added (a manager adds the plugin's release version).
 	Attributes []attribute.KeyValue
 }
 
@@ -162,7 +172,24 @@ func (t *Telemetry) dialOptions(name, binary string) []grpc.DialOption {
 	if !t.traced() {
 		return nil
 	}
-	return []grpc.DialOption{grpc.WithStatsHandler(otelgrpc.NewClientHandler(t.grpcOptions(name, binary)...))}
+	return []grpc.DialOption{grpc.WithStatsHandler(addressless{otelgrpc.NewClientHandler(t.grpcOptions(name, binary)...)})}
+}
+
+// addressless keeps the address of the plugin's end from otelgrpc's
+// client handler, which would make it the server.address (and
+// server.port) of every call's span and rpc.client.call.duration: a
+// launched plugin's socket path, or loopback port, is new for every
+// process, so each start or restart would make new series. The plugin is
+// named by the attributes of grpcOptions instead.
+type addressless struct{ stats.Handler }
+
+func (h addressless) HandleRPC(ctx context.Context, s stats.RPCStats) {
+	if oh, ok := s.(*stats.OutHeader); ok && oh.Client && oh.RemoteAddr != nil {
+		c := *oh
+		c.RemoteAddr = nil
+		s = &c
+	}
+	h.Handler.HandleRPC(ctx, s)
 }
 
 // serverOptions are the otelgrpc options of a brokered server the host
@@ -174,24 +201,75 @@ func (t *Telemetry) serverOptions(name, binary string) []grpc.ServerOption {
 	return []grpc.ServerOption{grpc.StatsHandler(otelgrpc.NewServerHandler(t.grpcOptions(name, binary)...))}
 }
 
-// launchEnv is what a traced host passes on to the plugin it launches:
-// its own OTEL_* variables and the trace context of the start.
-func (t *Telemetry) launchEnv(ctx context.Context, environ []string) []string {
+// launchEnv is what the host passes on about tracing to the plugin it
+// launches, named name. A traced host passes its own OTEL_* variables but
+// OTEL_SERVICE_NAME: the plugin's service is the plugin
+// (OTEL_SERVICE_NAME=name), and the host's own service name is added to
+// its OTEL_RESOURCE_ATTRIBUTES as plugkit.host.service.name; it passes the
+// trace context of the start (TRACEPARENT) and asks the plugin to export
+// (tracewire.EnvExport=1). A host that does not trace passes nothing,
+// but clears an EnvExport it inherited.
+func (t *Telemetry) launchEnv(ctx context.Context, name string, environ []string) []string {
 	if t.TracerProvider == nil {
+		for _, kv := range environ {
+			if strings.HasPrefix(kv, tracewire.EnvExport+"=") {
+				return []string{tracewire.EnvExport + "="}
+			}
+		}
 		return nil
 	}
-	var env []string
+	var env, attrs []string
+	hostName := ""
 	for _, kv := range environ {
-		if strings.HasPrefix(kv, "OTEL_") {
+		k, v, _ := strings.Cut(kv, "=")
+		switch {
+		case k == envServiceName:
+			hostName = v
+		case k == envResourceAttributes:
+			if v != "" {
+				attrs = append(attrs, v)
+			}
+		case strings.HasPrefix(k, "OTEL_"):
 			env = append(env, kv)
 		}
 	}
+	hostName = cmp.Or(serviceName(trace.SpanFromContext(ctx)), hostName)
+	if hostName != "" {
+		attrs = append(attrs, tracewire.HostServiceKey+"="+url.PathEscape(hostName))
+	}
+	env = append(env, envServiceName+"="+name)
+	if len(attrs) > 0 {
+		env = append(env, envResourceAttributes+"="+strings.Join(attrs, ","))
+	}
+	env = append(env, tracewire.EnvExport+"=1")
 	carrier := propagation.MapCarrier{}
 	t.propagator().Inject(ctx, carrier)
 	for k, v := range carrier {
 		env = append(env, strings.ToUpper(k)+"="+v)
 	}
 	return env
+}
+
+// The resource variables of the OpenTelemetry specification.
+const (
+	envServiceName        = "OTEL_SERVICE_NAME"
+	envResourceAttributes = "OTEL_RESOURCE_ATTRIBUTES"
+)
+
+// serviceName is the service.name of the resource of span, when it has
+// one (a recording span of OpenTelemetry's SDK), else "". The host links
+// no SDK: it asks for the span's Resource method by name.
+func serviceName(span trace.Span) string {
+	m := reflect.ValueOf(span).MethodByName("Resource")
+	if !m.IsValid() || m.Type().NumIn() != 0 || m.Type().NumOut() != 1 {
+		return ""
+	}
+	res, ok := m.Call(nil)[0].Interface().(interface{ Set() *attribute.Set })
+	if !ok {
+		return ""
+	}
+	v, _ := res.Set().Value("service.name")
+	return v.AsString()
 }
 
 // startSpan starts the span of a plugin's start, when tracing; its trace

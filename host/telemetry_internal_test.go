@@ -7,8 +7,12 @@ import (
 	"strings"
 	"testing"
 
+	"go.opentelemetry.io/otel/attribute"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
+	"go.opentelemetry.io/otel/sdk/resource"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+
+	"github.com/plugkit/plugkit/internal/tracewire"
 )
 
 // TestZeroTelemetryInstallsNothing: without a TracerProvider or a
@@ -19,8 +23,12 @@ func TestZeroTelemetryInstallsNothing(t *testing.T) {
 		if tel.dialOptions("p", "/bin/p") != nil || tel.serverOptions("p", "/bin/p") != nil {
 			t.Error("gRPC options installed without a TracerProvider or MeterProvider")
 		}
-		if env := tel.launchEnv(context.Background(), []string{"OTEL_SERVICE_NAME=x"}); env != nil {
+		if env := tel.launchEnv(context.Background(), "p", []string{"OTEL_SERVICE_NAME=x"}); env != nil {
 			t.Errorf("passed %v to the plugin without a TracerProvider", env)
+		}
+		// Asked for by a host of its own (this host is a plugin): cleared.
+		if env := tel.launchEnv(context.Background(), "p", []string{tracewire.EnvExport + "=1"}); !slices.Equal(env, []string{tracewire.EnvExport + "="}) {
+			t.Errorf("passed %v to the plugin without a TracerProvider; want %s cleared", env, tracewire.EnvExport)
 		}
 	}
 	metered := Telemetry{MeterProvider: sdkmetric.NewMeterProvider()}
@@ -31,21 +39,39 @@ func TestZeroTelemetryInstallsNothing(t *testing.T) {
 
 // TestLaunchEnvPassesOTELAndTraceContext: a tracing host passes its
 // OTEL_* variables, nothing else of its own, and the start's trace
-// context.
+// context; it names the plugin's service after the plugin, not after
+// itself, adds its own service name (its resource's) to the resource
+// attributes it passes on, and asks the plugin to export.
 func TestLaunchEnvPassesOTELAndTraceContext(t *testing.T) {
-	tp := sdktrace.NewTracerProvider()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithResource(resource.NewSchemaless(attribute.String("service.name", "the host, v2"))))
 	defer tp.Shutdown(context.Background())
 	tel := Telemetry{TracerProvider: tp}
 	ctx, span := tel.startSpan(context.Background(), "p", "/bin/p")
 	defer span.End()
-	env := tel.launchEnv(ctx, []string{"OTEL_EXPORTER_OTLP_ENDPOINT=http://collector:4318", "SECRET=x", "HOTEL_X=y"})
-	want := "TRACEPARENT=00-" + span.SpanContext().TraceID().String() + "-" + span.SpanContext().SpanID().String() + "-01"
-	if !slices.Contains(env, "OTEL_EXPORTER_OTLP_ENDPOINT=http://collector:4318") || !slices.Contains(env, want) || len(env) != 2 {
-		t.Errorf("env %v; want the OTEL_ variable and %s only", env, want)
+	env := tel.launchEnv(ctx, "fs", []string{"OTEL_EXPORTER_OTLP_ENDPOINT=http://collector:4318", "SECRET=x", "HOTEL_X=y",
+		"OTEL_SERVICE_NAME=from-the-environment", "OTEL_RESOURCE_ATTRIBUTES=deployment.environment=prod"})
+	want := []string{
+		"OTEL_EXPORTER_OTLP_ENDPOINT=http://collector:4318",
+		"OTEL_SERVICE_NAME=fs",
+		"OTEL_RESOURCE_ATTRIBUTES=deployment.environment=prod,plugkit.host.service.name=the%20host%2C%20v2",
+		tracewire.EnvExport + "=1",
+		"TRACEPARENT=00-" + span.SpanContext().TraceID().String() + "-" + span.SpanContext().SpanID().String() + "-01",
 	}
-	for _, kv := range env {
-		if strings.HasPrefix(kv, "SECRET") || strings.HasPrefix(kv, "HOTEL") {
-			t.Errorf("passed %s", kv)
+	if !slices.Equal(env, want) {
+		t.Errorf("env\n%s\nwant\n%s", strings.Join(env, "\n"), strings.Join(want, "\n"))
+	}
+	// What the plugin's SDK makes of them.
+	for _, kv := range env[1:3] {
+		k, v, _ := strings.Cut(kv, "=")
+		t.Setenv(k, v)
+	}
+	res, err := resource.New(context.Background(), resource.WithFromEnv())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k, want := range map[attribute.Key]string{"service.name": "fs", tracewire.HostServiceKey: "the host, v2", "deployment.environment": "prod"} {
+		if v, _ := res.Set().Value(k); v.AsString() != want {
+			t.Errorf("the plugin's resource has %s=%q, want %q", k, v.AsString(), want)
 		}
 	}
 }

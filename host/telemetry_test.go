@@ -150,7 +150,7 @@ func TestTraceCrossesPluginAndCallback(t *testing.T) {
 // broker, back through its callback; its log records made in the call
 // carry the call's trace_id and span_id.
 func TestTraceReachesLaunchedPlugin(t *testing.T) {
-	t.Setenv("OTEL_SERVICE_NAME", "traced-test-plugin")
+	t.Setenv("OTEL_SERVICE_NAME", "the-host") // the host's own: the plugin is named after itself
 	for _, multiplex := range []bool{false, true} {
 		t.Run(fmt.Sprintf("multiplex=%v", multiplex), func(t *testing.T) {
 			tp, exp := newTracer(t)
@@ -163,7 +163,7 @@ func TestTraceReachesLaunchedPlugin(t *testing.T) {
 			c := start(t, cfg)
 			root, err := tracedInit(t, tp, c, serveHealth(t, c))
 			hostCall := spanOf(t, exp, root.TraceID(), "objectstore.v1.ObjectStore/Init", trace.SpanKindClient)
-			want := fmt.Sprintf("trace=%s span=%s traceparent=true service=traced-test-plugin callback=host says SERVING", root.TraceID(), hostCall.SpanContext.SpanID())
+			want := fmt.Sprintf("trace=%s span=%s traceparent=true service=test-traced callback=host says SERVING", root.TraceID(), hostCall.SpanContext.SpanID())
 			if msg := status.Convert(err).Message(); msg != want {
 				t.Fatalf("Init: %q\nwant %q", msg, want)
 			}

@@ -176,13 +176,19 @@ func (n named) NewStream(ctx context.Context, desc *grpc.StreamDesc, method stri
 	return n.cc.NewStream(metadata.AppendToOutgoingContext(ctx, wire.NameKey, n.name), desc, method, opts...)
 }
 
-// metered adds the Conn's kind and name to the metrics of a call made
-// with ctx, when the manager has a MeterProvider.
+// metered adds the Conn's kind, name and plugin version to the metrics
+// of a call made with ctx, when the manager has a MeterProvider.
 func (c *Conn) metered(ctx context.Context) context.Context {
 	if c.p.m.cfg.Telemetry.MeterProvider == nil {
 		return ctx
 	}
-	return hostwire.WithCallAttributes(ctx, attribute.String("plugkit.kind", c.kind), attribute.String("plugkit.name", c.name))
+	attrs := []attribute.KeyValue{attribute.String("plugkit.kind", c.kind), attribute.String("plugkit.name", c.name)}
+	if v := c.p.bin.Description.GetPluginVersion(); v != "" {
+		// A process Discover kept (Finder.KeepDescribed) was started
+		// before the version was known.
+		attrs = append(attrs, versionAttribute(v))
+	}
+	return hostwire.WithCallAttributes(ctx, attrs...)
 }
 
 // observedStream reports a crash seen while receiving.

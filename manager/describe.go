@@ -93,6 +93,7 @@ func (f *Finder) startDescribe(ctx context.Context, path string, wasm bool) (*ca
 		return nil, c, err
 	}
 	cmd, opts := f.hostConfig(path, wasm)
+	opts.Telemetry = f.telemetryOf("")
 	d, c, err := describe.Start(ctx, cmd, opts)
 	f.countLaunch(err)
 	return d, c, err

@@ -194,13 +194,12 @@ func (f *Finder) Start(ctx context.Context, e Entry) (*host.Client, error) {
 
 // start launches the binary at path, counting the launch unless its pin
 // refused it (then it never ran); version is the plugin's release
-// version, when known, for its telemetry; wasm says it is a WebAssembly
+// version, empty when it is launched to be described (see telemetryOf);
+// wasm says it is a WebAssembly
 // module (runnable).
 func (f *Finder) start(ctx context.Context, path, version string, wasm bool) (*host.Client, error) {
 	cmd, opts := f.hostConfig(path, wasm)
-	if version != "" {
-		opts.Telemetry.Attributes = append(slices.Clip(opts.Telemetry.Attributes), versionAttribute(version))
-	}
+	opts.Telemetry = f.telemetryOf(version)
 	c, err := host.Start(ctx, cmd, opts)
 	f.countLaunch(err)
 	return c, err

@@ -102,7 +102,7 @@ func (s remoteSource) Connect(ctx context.Context, e Entry) (*host.Client, error
 	if c := v.take(); c != nil {
 		return c, nil
 	}
-	return s.f.dialRemote(ctx, v.r)
+	return s.f.dialRemote(ctx, v.r, e.Description.GetPluginVersion())
 }
 
 // remoteValue is the Value of a remote entry: the entry, and the
@@ -219,7 +219,7 @@ func (f *Finder) describeRemote(ctx context.Context, r Remote, cache func() map[
 	v := &remoteValue{r: r}
 	b := &Entry{Location: Location{Origin: OriginRemote, Endpoints: r.Endpoints}, Value: v}
 	d, c, err := f.launchDescribe(ctx, r.endpoints(), func(ctx context.Context) (*catalogv1.DescribeResponse, *host.Client, error) {
-		c, err := f.dialRemote(ctx, r)
+		c, err := f.dialRemote(ctx, r, "")
 		return nil, c, err
 	})
 	if c != nil {
@@ -286,9 +286,11 @@ func describeNames(d *catalogv1.DescribeResponse) string {
 }
 
 // dialRemote connects to a remote entry: Finder.Host with the entry's
-// own security and dial options.
-func (f *Finder) dialRemote(ctx context.Context, r Remote) (*host.Client, error) {
+// own security and dial options; version is the plugin's release version,
+// empty when the connection is to describe it (see telemetryOf).
+func (f *Finder) dialRemote(ctx context.Context, r Remote, version string) (*host.Client, error) {
 	opts := f.Host
+	opts.Telemetry = f.telemetryOf(version)
 	opts.Versions = []int{wire.CatalogProtocolVersion}
 	opts.Name = fmt.Sprintf("%s %q at %s", r.Kind, r.Name, r.endpoints())
 	opts.Logger = f.logger()

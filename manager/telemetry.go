@@ -3,6 +3,7 @@ package manager
 import (
 	"context"
 	"log/slog"
+	"slices"
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
@@ -50,6 +51,25 @@ func (m *Manager) report(e host.Event) {
 // own events (internal/hostwire.Report, which package host sets).
 func reportEvent(tel host.Telemetry, logger *slog.Logger, e host.Event) {
 	hostwire.Report.(func(host.Telemetry, *slog.Logger, host.Event))(tel, logger, e)
+}
+
+// telemetryOf is Finder.Host.Telemetry for a process (or a connection
+// to a service) of a plugin whose release version is version, which its
+// metrics and events carry. With no version, that of a launch to
+// describe a binary whose version is not known yet, it has no
+// MeterProvider: such a short-lived process would make series without
+// plugkit.plugin.version, which are no plugin's. It keeps it only under
+// Finder.KeepDescribed, where the process may serve the plugin's first
+// use: its calls through a Conn then carry the version (Conn.metered).
+func (f *Finder) telemetryOf(version string) host.Telemetry {
+	tel := f.Host.Telemetry
+	switch {
+	case version != "":
+		tel.Attributes = append(slices.Clip(tel.Attributes), versionAttribute(version))
+	case !f.KeepDescribed:
+		tel.MeterProvider = nil
+	}
+	return tel
 }
 
 // versionAttribute is the plugin's release version as an attribute of

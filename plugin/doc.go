@@ -43,8 +43,9 @@
 // Tracing: the spans of the calls a plugin serves and of its brokered
 // calls to the host join the host's traces, exported by
 // Config.TracerProvider or, in a plugin that imports plugin/traceexport,
-// by one the standard OTEL_* environment configures (a tracing plugkit
-// host passes its own on); records of
+// by one the standard OTEL_* environment configures when a tracing
+// plugkit host asks for it (it passes its own on, and names the plugin's
+// service after the plugin); records of
 // NewLogger made with a call's context carry its trace_id and span_id.
 // See docs/observability.md.
 package plugin

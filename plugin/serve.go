@@ -97,12 +97,14 @@ type Config struct {
 	// Nil means, in a plugin that imports package plugin/traceexport
 	// (which links the SDK and the exporters), one made from the standard
 	// OTEL_* environment for traces, which a tracing plugkit host passes
-	// on: OTEL_TRACES_EXPORTER (otlp,
+	// on with its request to export (PLUGKIT_EXPORT_TRACES=1; without it
+	// inherited OTEL_* variables export nothing): OTEL_TRACES_EXPORTER (otlp,
 	// console or none, or a comma-separated list),
 	// OTEL_EXPORTER_OTLP_TRACES_PROTOCOL or OTEL_EXPORTER_OTLP_PROTOCOL
 	// (grpc or http/protobuf, the default), and what OpenTelemetry's
 	// exporters read themselves (OTEL_EXPORTER_OTLP_ENDPOINT, headers,
-	// timeout, ...), flushed when Run returns. Without an exporter
+	// timeout, ...), flushed when Run returns; the first failed export
+	// is logged once. Without an exporter
 	// configured, the trace context the host sends still reaches the
 	// calls' contexts (for log records' trace_id), and with no
 	// TRACEPARENT either the plugin traces nothing, at no cost. Set a

@@ -26,9 +26,11 @@ type tracing struct {
 }
 
 // newTracing is the plugin's tracing: Config.TracerProvider; else, when
-// the environment configures a span exporter (see exporterConfigured) and
-// the plugin links the exporters (package plugin/traceexport), an SDK
-// provider exporting there; else, when the host traces (it sets
+// the host asks for export (tracewire.EnvExport), or the plugin is a
+// service (EnvListen), the environment
+// configures a span exporter (see exporterConfigured) and the plugin
+// links the exporters (package plugin/traceexport), an SDK provider
+// exporting there; else, when the host traces (it sets
 // TRACEPARENT), the trace context only, so that log records carry the
 // call's IDs; else none, at no cost. An exporter the environment names
 // but the plugin cannot make is logged, and the plugin serves without
@@ -38,7 +40,14 @@ func (cfg Config) newTracing(ctx context.Context, lookup func(string) (string, b
 		return &tracing{tp: cfg.TracerProvider}
 	}
 	if exporterConfigured(lookup) {
-		if t := exportingTracing(ctx, lookup, logger); t != nil {
+		asked, _ := lookup(tracewire.EnvExport)
+		service, _ := lookup(EnvListen)
+		if !tracewire.ExportAsked(asked) && service == "" {
+			// Inherited from the host's environment: a host that traces
+			// asks for export itself. (A plugin service has no host that
+			// launched it: its environment is its operator's.)
+			logger.Debug("the OTEL_* environment names a span exporter, but the host does not trace: the plugin exports nothing")
+		} else if t := exportingTracing(ctx, lookup, logger); t != nil {
 			return t
 		}
 	}
@@ -58,7 +67,10 @@ func exportingTracing(ctx context.Context, lookup func(string) (string, bool), l
 		}
 		return nil
 	}
-	tp, flush, err := tracehook.Provider(ctx, lookup)
+	tp, flush, err := tracehook.Provider(ctx, lookup, func(err error) {
+		logger.Warn("the plugin's spans are not reaching the collector (this is said once; later failures are not logged): check OTEL_EXPORTER_OTLP_ENDPOINT and OTEL_EXPORTER_OTLP_PROTOCOL "+
+			"(grpc for a collector's port 4317, http/protobuf, the default, for 4318)", "error", err)
+	})
 	if err != nil {
 		logger.Warn("the plugin's spans are not exported: correct the OTEL_* variables the host passes on, or build the plugin with plugin.Config.TracerProvider", "error", err)
 		return nil

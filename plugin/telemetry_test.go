@@ -12,6 +12,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/plugkit/plugkit/internal/tracehook"
+	"github.com/plugkit/plugkit/internal/tracewire"
 	_ "github.com/plugkit/plugkit/plugin/traceexport" // the exporters of the OTEL_* environment
 )
 
@@ -44,8 +45,17 @@ func TestTracingFromEnvironment(t *testing.T) {
 		{"unknown exporter", Config{}, map[string]string{"OTEL_TRACES_EXPORTER": "zipkin"}, "none", `names the trace exporter \"zipkin\", which plugkit does not build: use otlp, console or none`},
 		{"unknown exporter, host traces", Config{}, map[string]string{"OTEL_TRACES_EXPORTER": "otlp,zipkin", "TRACEPARENT": traceparent}, "context", `\"zipkin\"`},
 		{"unknown protocol", Config{}, map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": endpoint, "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL": "http/json"}, "none", `use grpc or http/protobuf`},
+		// Inherited, not asked for by a host that traces (issue 40 point 8).
+		{"not asked", Config{}, map[string]string{"OTEL_TRACES_EXPORTER": "console", tracewire.EnvExport: ""}, "none", ""},
+		{"not asked, otlp", Config{}, map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": endpoint, tracewire.EnvExport: "0"}, "none", ""},
+		{"not asked, traceparent", Config{}, map[string]string{"OTEL_TRACES_EXPORTER": "otlp,zipkin", "TRACEPARENT": traceparent, tracewire.EnvExport: ""}, "context", ""},
+		// A service's environment is its operator's: no host asks.
+		{"service", Config{}, map[string]string{"OTEL_TRACES_EXPORTER": "console", EnvListen: "127.0.0.1:0", tracewire.EnvExport: ""}, "sdk", ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			if _, set := tc.env[tracewire.EnvExport]; !set && tc.env != nil {
+				tc.env[tracewire.EnvExport] = "1" // as a tracing host asks
+			}
 			for k, v := range tc.env {
 				t.Setenv(k, v) // the exporters read the process's environment
 			}
@@ -89,6 +99,7 @@ func TestTracingWithoutExporters(t *testing.T) {
 		{map[string]string{"OTEL_TRACES_EXPORTER": " None "}, "none", false},
 		{map[string]string{"TRACEPARENT": traceparent}, "context", false},
 	} {
+		tc.env[tracewire.EnvExport] = "1" // as a tracing host asks
 		var logs bytes.Buffer
 		lookup := func(k string) (string, bool) { v, ok := tc.env[k]; return v, ok }
 		tr := Config{}.newTracing(context.Background(), lookup, slog.New(slog.NewJSONHandler(&logs, nil)))

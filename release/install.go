@@ -54,6 +54,11 @@ type Target struct {
 	// second, against several to compile it. Nil refuses to install a
 	// module; Install never imports a WebAssembly runtime itself.
 	Guests host.GuestRunner
+	// Progress, when set, is told of a download from the repository (not
+	// from Cache) before it starts: the file's name and size. The bytes
+	// are written to the writer it returns as they arrive, and the writer
+	// is closed when the download ends, whole or not; nil, no report.
+	Progress func(name string, size int64) io.WriteCloser
 
 	// hooks let tests see and change Install's steps; nil but in tests.
 	hooks *installHooks
@@ -290,7 +295,7 @@ func fetchVerified(ctx context.Context, repo *Repository, rel Release, t Target,
 			return nil, layer, err
 		}
 	}
-	st, err := download(ctx, repo, layer, filepath.Join(t.Dir, fileName(layer)), t.Cache, t.hooks)
+	st, err := download(ctx, repo, layer, filepath.Join(t.Dir, fileName(layer)), t.Cache, t.hooks, t.Progress)
 	return st, layer, err
 }
 
@@ -345,9 +350,10 @@ func plainName(name string) bool {
 }
 
 // download copies the blob l into a temporary file beside path, from
-// cache when it holds it, checking its size and SHA-256; nothing is at
-// path yet. hooks makes the temporary file.
-func download(ctx context.Context, repo *Repository, l ocispec.Descriptor, path, cache string, hooks *installHooks) (*staged, error) {
+// cache when it holds it, checking its size and SHA-256, telling
+// progress (Target.Progress) of a download; nothing is at path yet.
+// hooks makes the temporary file.
+func download(ctx context.Context, repo *Repository, l ocispec.Descriptor, path, cache string, hooks *installHooks, progress func(string, int64) io.WriteCloser) (*staged, error) {
 	if cache != "" {
 		store, err := oci.New(cache)
 		if err != nil {
@@ -373,7 +379,14 @@ func download(ctx context.Context, repo *Repository, l ocispec.Descriptor, path,
 	if err != nil {
 		return nil, repo.wrap("download "+l.Digest.String(), err)
 	}
-	st, err := stage(path, stallGuard(rc, repo.stall, cancel), l, hooks.create)
+	body := stallGuard(rc, repo.stall, cancel)
+	if progress != nil {
+		if w := progress(filepath.Base(path), l.Size); w != nil {
+			body = io.TeeReader(body, w)
+			defer w.Close()
+		}
+	}
+	st, err := stage(path, body, l, hooks.create)
 	rc.Close()
 	if cause := context.Cause(fctx); err != nil && errors.Is(cause, errStalled) {
 		err = fmt.Errorf("%s: download %s: %w (nothing was installed)", repo.Source, l.Digest, cause)

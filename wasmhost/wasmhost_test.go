@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -61,7 +62,15 @@ func buildGuest() error {
 
 // sharedRuntime runs the guest for the tests that need no settings of
 // their own.
-var sharedRuntime = sync.OnceValue(func() *wasmhost.Runtime { return wasmhost.New(testConfig(wasmhost.Config{})) })
+var sharedRuntime = sync.OnceValue(func() *wasmhost.Runtime {
+	sharedMade.Store(true)
+	return wasmhost.New(testConfig(wasmhost.Config{}))
+})
+
+// sharedMade says whether a test made sharedRuntime, so that TestMain
+// closes it without making it (which builds and compiles the guest: the
+// seconds each bomb child, TestBombChild, had spent for nothing).
+var sharedMade atomic.Bool
 
 // testConfig is cfg running the guest compiled from the tests' own
 // compilation cache (filled outside the race detector, under which
@@ -84,7 +93,9 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	code := m.Run()
-	sharedRuntime().Close(context.Background())
+	if sharedMade.Load() {
+		sharedRuntime().Close(context.Background())
+	}
 	if buildDir != "" {
 		os.RemoveAll(buildDir)
 	}

@@ -63,7 +63,7 @@ func demo(ctx context.Context, out, stderr io.Writer, verbose bool) error {
 	step := demoStep(func(format string, args ...any) { fmt.Fprintf(out, "\n==> "+format+"\n", args...) })
 	step("building the example plugins (%v) into %s", demoPlugins, pluginDir)
 	for _, name := range demoPlugins {
-		if _, err := buildPlugin(ctx, pluginDir, name); err != nil {
+		if _, err := buildPlugin(ctx, out, pluginDir, name); err != nil {
 			return err
 		}
 	}
@@ -251,9 +251,11 @@ func (i *indenter) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-// buildPlugin builds an example plugin with the go command into dir.
-func buildPlugin(ctx context.Context, dir, name string) (string, error) {
+// buildPlugin builds an example plugin with the go command into dir,
+// saying on out which one before it starts (a first build takes a while).
+func buildPlugin(ctx context.Context, out io.Writer, dir, name string) (string, error) {
 	bin := filepath.Join(dir, name)
+	fmt.Fprintf(out, "    go build %s%s (the first build of a plugin can take a minute)\n", examplePluginPkg, name)
 	cmd := exec.CommandContext(ctx, "go", "build", "-o", bin, examplePluginPkg+name)
 	var errBuf bytes.Buffer
 	cmd.Stderr = &errBuf

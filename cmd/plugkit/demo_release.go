@@ -58,7 +58,7 @@ func demoRelease(ctx context.Context, out io.Writer) error {
 	step("building and publishing %d releases of the example plugins to %s, signed with %s", len(demoReleases), src, key)
 	for _, r := range demoReleases {
 		dist := filepath.Join(work, "dist-"+r[0])
-		if _, err := buildPlugin(ctx, filepath.Join(dist, runtime.GOOS+"_"+runtime.GOARCH), r[0]); err != nil {
+		if _, err := buildPlugin(ctx, out, filepath.Join(dist, runtime.GOOS+"_"+runtime.GOARCH), r[0]); err != nil {
 			return err
 		}
 		if err := demoCLI(out, work, "release", "push", dist, "--ref", src+":"+r[1], "--key", key, "--cookie", cookie); err != nil {

@@ -109,6 +109,14 @@ func TestDemo(t *testing.T) {
 			t.Errorf("demo output lacks %q:\n%s", want, stdout.String())
 		}
 	}
+	// No silent waits (issue 39 point 5): each build is named before it
+	// runs, ahead of the plugins' listing that needs them.
+	listed := strings.Index(stdout.String(), "example.com/memory")
+	for _, name := range demoPlugins {
+		if i := strings.Index(stdout.String(), "go build "+examplePluginPkg+name+" "); i < 0 || i > listed {
+			t.Errorf("demo does not name the build of %s before it uses it (at %d, listing at %d):\n%s", name, i, listed, stdout.String())
+		}
+	}
 }
 
 // TestInspectNetRPCPlugin: inspect on a plugin whose handshake says netrpc

@@ -76,6 +76,7 @@ func runInstall(args []string, stdout, stderr io.Writer) int {
 	guests := checkRuntime(*wasmCache)
 	defer guests.Close(context.Background())
 	target := release.Target{Dir: *dir, Keys: pubs, Cookie: c, Cache: *cache, Locked: lock.Find(repo.Source), Wasm: use, Guests: guests}
+	target.Progress = downloadProgress(stderr) // a bar on a terminal (progress.go)
 	var rel release.Release
 	if target.Locked != nil {
 		rel, err = release.Fetch(ctx, repo, target.Locked.Version)
