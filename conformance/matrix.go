@@ -18,6 +18,7 @@ import (
 	catalogv1 "github.com/plugkit/plugkit/gen/plugkit/catalog/v1"
 	"github.com/plugkit/plugkit/handshake"
 	"github.com/plugkit/plugkit/host"
+	"github.com/plugkit/plugkit/internal/hostwire"
 	"github.com/plugkit/plugkit/internal/osdep"
 	"github.com/plugkit/plugkit/manager"
 )
@@ -149,7 +150,7 @@ func (mx Matrix) Run(ctx context.Context, dir string) ([]Cell, error) {
 		// os.Stat follows links: a directory of links to builds works.
 		// Windows has no execute bits: there every regular file counts.
 		// A WebAssembly module (.wasm) need not be executable.
-		if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() && (osdep.Executable(fi.Mode()) || host.IsWasm(p)) {
+		if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() && (osdep.Executable(fi.Mode()) || hostwire.IsWasm(p)) {
 			bins = append(bins, p)
 		}
 	}
@@ -212,7 +213,7 @@ func (mx Matrix) binary(ctx context.Context, bin string) []Cell {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	if mx.Guests == nil && host.IsWasm(bin) {
+	if mx.Guests == nil && hostwire.IsWasm(bin) {
 		return mx.failAll(filepath.Base(bin), "", bin, "start", errors.New("a WebAssembly module, and Matrix.Guests is nil: set it to a runtime for modules (wasmhost.New), or take the module out of the directory"))
 	}
 	newManager := mx.newManager

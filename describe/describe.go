@@ -14,6 +14,7 @@ import (
 	catalogv1 "github.com/plugkit/plugkit/gen/plugkit/catalog/v1"
 	"github.com/plugkit/plugkit/host"
 	"github.com/plugkit/plugkit/internal/hostdescribe"
+	"github.com/plugkit/plugkit/internal/hostwire"
 )
 
 // DefaultTimeout bounds one plugin's start and description where the
@@ -84,7 +85,7 @@ func Run(ctx context.Context, cmd host.Command, opts host.Options, timeout time.
 	if timeout <= 0 {
 		timeout = DefaultTimeout
 	}
-	if c, ok := cmd.Runner.(compiler); ok && host.IsWasm(cmd.Path) {
+	if c, ok := cmd.Runner.(compiler); ok && hostwire.IsWasm(cmd.Path) {
 		if err := c.CompileFile(ctx, cmd.Path); err != nil {
 			return nil, err
 		}

@@ -165,7 +165,7 @@ func runChild(mode string) {
 			fmt.Println("error:", err)
 			os.Exit(1)
 		}
-		fmt.Printf("%d %s\n", c.Pid(), c.Address())
+		fmt.Printf("%d %s\n", c.Pid(), c.ReattachConfig().Addr.String)
 		time.Sleep(time.Minute)
 		c.Close()
 	default:

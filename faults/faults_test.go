@@ -416,7 +416,7 @@ func TestStrangerIsRefused(t *testing.T) {
 		"plaintext":             insecure.NewCredentials(),
 		"tls-with-its-own-cert": credentials.NewTLS(strangerTLS),
 	} {
-		addr := c.Address()
+		addr := c.ReattachConfig().Addr.String
 		conn, err := grpc.NewClient("passthrough:///"+addr, grpc.WithTransportCredentials(creds),
 			grpc.WithContextDialer(func(ctx context.Context, _ string) (net.Conn, error) {
 				return (&net.Dialer{}).DialContext(ctx, "unix", addr)

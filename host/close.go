@@ -250,7 +250,7 @@ func (a *attached) listenerCheck() func(pid, uid int, address string) error {
 	}
 	return func(_, uid int, address string) error {
 		if uid != os.Geteuid() {
-			return &ForeignSocketError{Address: address, Owner: uid, Listener: true, User: os.Geteuid()}
+			return foreignSocket(address, uid, true)
 		}
 		return nil
 	}

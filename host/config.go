@@ -14,25 +14,7 @@ import (
 	"google.golang.org/grpc"
 
 	"github.com/plugkit/plugkit/handshake"
-)
-
-// Defaults for the zero values of Command, ConnectOptions and Remote.
-const (
-	// DefaultStartTimeout bounds the wait for the handshake line, and
-	// Dial's wait for a healthy endpoint when its context has no
-	// deadline.
-	DefaultStartTimeout = 30 * time.Second
-	// DefaultStopTimeout is how long each of Close's two polite steps may
-	// take before the next, firmer one: the Shutdown RPC with the wait for
-	// the exit after it, then SIGTERM with its wait. Close of a plugin
-	// that ignores both thus takes two StopTimeouts, then SIGKILL. The
-	// first wait is skipped when the plugin has no controller (Shutdown
-	// answers Unimplemented): it would not exit by itself.
-	DefaultStopTimeout = 2 * time.Second
-	// DefaultHealthCheckTimeout bounds one health check: the one made
-	// right after connecting to a plugin, and each Client.Ping (within
-	// its context).
-	DefaultHealthCheckTimeout = 5 * time.Second
+	"github.com/plugkit/plugkit/internal/hostwire"
 )
 
 // Options is what every entry point (Start, Reattach, Dial, Connect)
@@ -180,11 +162,14 @@ type Output struct {
 
 // Timeouts bound a launched plugin's start and stop (Command.Timeouts).
 type Timeouts struct {
-	// Start bounds the wait for the handshake; 0 means
-	// DefaultStartTimeout. The context given to Start bounds it too.
+	// Start bounds the wait for the handshake; 0 means 30 seconds. The
+	// context given to Start bounds it too.
 	Start time.Duration
-	// Stop bounds each of Close's two polite steps (Shutdown, SIGTERM);
-	// 0 means DefaultStopTimeout.
+	// Stop bounds each of Close's two polite steps (Shutdown with the
+	// wait for the exit after it, then SIGTERM with its wait) before the
+	// next, firmer one; 0 means 2 seconds. Close of a plugin that ignores
+	// both takes two of them, then SIGKILL; the first wait is skipped for
+	// a plugin with no controller (Shutdown answers Unimplemented).
 	Stop time.Duration
 }
 
@@ -220,8 +205,8 @@ type ConnectOptions struct {
 	// os.Stdout and os.Stderr, sent over the GRPCStdio stream. Nil means
 	// each line is logged.
 	SyncStdout, SyncStderr io.Writer
-	// StopTimeout bounds the Shutdown RPC Close makes; 0 means
-	// DefaultStopTimeout.
+	// StopTimeout bounds the Shutdown RPC Close makes; 0 means 2
+	// seconds.
 	StopTimeout time.Duration
 }
 
@@ -245,7 +230,7 @@ type ReattachOptions struct {
 }
 
 // stopTimeout is the wait of each polite stop step.
-func stopTimeout(d time.Duration) time.Duration { return cmp.Or(d, DefaultStopTimeout) }
+func stopTimeout(d time.Duration) time.Duration { return cmp.Or(d, hostwire.DefaultStopTimeout) }
 
 // commandName is the default name of a launched plugin.
 func commandName(name, path string) string { return cmp.Or(name, filepath.Base(path)) }

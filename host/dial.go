@@ -26,21 +26,20 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/plugkit/plugkit/handshake"
+	"github.com/plugkit/plugkit/internal/hostwire"
 	"github.com/plugkit/plugkit/wire"
 )
 
-// Balancing policies for Remote.Balancing: gRPC's own load balancers.
+// The balancing policies Remote.Balancing names: gRPC's own load
+// balancers.
 const (
-	// RoundRobin spreads calls over every healthy endpoint (the default).
-	RoundRobin = "round_robin"
-	// PickFirst sends every call to the first healthy endpoint and fails
-	// over to the next when it goes.
-	PickFirst = "pick_first"
+	roundRobin = "round_robin"
+	pickFirst  = "pick_first"
 )
 
-// DefaultReconnectMaxDelay caps the backoff between reconnection attempts
+// defaultReconnectMaxDelay caps the backoff between reconnection attempts
 // to a lost endpoint.
-const DefaultReconnectMaxDelay = 5 * time.Second
+const defaultReconnectMaxDelay = 5 * time.Second
 
 // Remote names a plugin that runs as a network service (a plugin started
 // with PLUGKIT_LISTEN): one or more endpoints serving the same plugin.
@@ -49,10 +48,13 @@ type Remote struct {
 	// connection spreads calls over those that are up and pass their
 	// health check, and fails over when one goes.
 	Endpoints []string
-	// Balancing is RoundRobin (empty) or PickFirst.
+	// Balancing is gRPC's load balancing policy: "round_robin" (empty)
+	// spreads calls over every healthy endpoint; "pick_first" sends every
+	// call to the first healthy endpoint and fails over to the next when
+	// it goes.
 	Balancing string
 	// ReconnectMaxDelay caps the backoff between attempts to reach a
-	// lost endpoint again; 0 means DefaultReconnectMaxDelay.
+	// lost endpoint again; 0 means 5 seconds.
 	ReconnectMaxDelay time.Duration
 }
 
@@ -65,8 +67,8 @@ func (r Remote) check() error {
 			return fmt.Errorf("host: endpoint %q: write it as HOST:PORT (10.0.0.5:7000, plugin.ns.svc:7000)", e)
 		}
 	}
-	if r.Balancing != "" && r.Balancing != RoundRobin && r.Balancing != PickFirst {
-		return fmt.Errorf("host: Remote.Balancing %q: want %q or %q", r.Balancing, RoundRobin, PickFirst)
+	if r.Balancing != "" && r.Balancing != roundRobin && r.Balancing != pickFirst {
+		return fmt.Errorf("host: Remote.Balancing %q: want %q or %q", r.Balancing, roundRobin, pickFirst)
 	}
 	return nil
 }
@@ -126,7 +128,7 @@ func (e *EndpointError) GRPCStatus() *status.Status {
 // resolver and the round_robin or pick_first balancer, with gRPC's health
 // checking of the wire.HealthService service): an endpoint that stops answering or
 // reports NOT_SERVING gets no calls until it is healthy again. Dial waits
-// until one endpoint is healthy, within ctx, or DefaultStartTimeout when
+// until one endpoint is healthy, within ctx, or 30 seconds when
 // ctx has no deadline. Close disconnects and never asks the service to stop: other
 // hosts use it. The broker's stream is opened as with a launched plugin,
 // but a service brokers no connections.
@@ -191,7 +193,7 @@ func (c *Client) remoteDialOptions(r Remote, tlsConfig *tls.Config, maxMsg int) 
 	if tlsConfig != nil {
 		creds = credentials.NewTLS(tlsConfig)
 	}
-	policy := cmp.Or(r.Balancing, RoundRobin)
+	policy := cmp.Or(r.Balancing, roundRobin)
 	res := manual.NewBuilderWithScheme("plugkit-remote")
 	addrs := make([]resolver.Address, len(r.Endpoints))
 	for i, e := range r.Endpoints {
@@ -205,7 +207,7 @@ func (c *Client) remoteDialOptions(r Remote, tlsConfig *tls.Config, maxMsg int) 
 	serviceConfig := fmt.Sprintf(`{"loadBalancingConfig":[{%q:{}}],"healthCheckConfig":{"serviceName":%q}}`, policy, wire.HealthService)
 	bc := backoff.DefaultConfig
 	bc.BaseDelay = 100 * time.Millisecond
-	bc.MaxDelay = cmp.Or(r.ReconnectMaxDelay, DefaultReconnectMaxDelay)
+	bc.MaxDelay = cmp.Or(r.ReconnectMaxDelay, defaultReconnectMaxDelay)
 	return append([]grpc.DialOption{
 		grpc.WithTransportCredentials(creds),
 		grpc.WithResolvers(res),
@@ -223,7 +225,7 @@ func (c *Client) firstHealthCheck(ctx context.Context, r Remote) (int, error) {
 	hctx := ctx
 	if _, ok := ctx.Deadline(); !ok {
 		var cancel context.CancelFunc
-		hctx, cancel = context.WithTimeout(ctx, DefaultStartTimeout)
+		hctx, cancel = context.WithTimeout(ctx, hostwire.DefaultStartTimeout)
 		defer cancel()
 	}
 	var md metadata.MD

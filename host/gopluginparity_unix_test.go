@@ -37,12 +37,12 @@ func TestUnixSocketGroup(t *testing.T) {
 	if !exists(t, c, "yes-1") {
 		t.Fatal("Exists answered wrongly")
 	}
-	sockDir := filepath.Dir(c.Address())
+	sockDir := filepath.Dir(c.ReattachConfig().Addr.String)
 	hostDir := filepath.Dir(sockDir)
 	for _, tc := range []struct {
 		path string
 		mode os.FileMode
-	}{{hostDir, 0o770}, {sockDir, 0o750}, {c.Address(), 0o660}} {
+	}{{hostDir, 0o770}, {sockDir, 0o750}, {c.ReattachConfig().Addr.String, 0o660}} {
 		fi, err := os.Stat(tc.path)
 		if err != nil {
 			t.Fatal(err)
@@ -62,7 +62,7 @@ func TestRunnerSocketGroup(t *testing.T) {
 	group := socketGroup()
 	cfg := config(t, "kv")
 	seen := "unset"
-	cfg.Runner = host.RunnerFunc(func(l *host.Launch) error {
+	cfg.Runner = testutil.RunnerFunc[*host.Launch](func(l *host.Launch) error {
 		seen = l.SocketGroup
 		l.SocketGroup = group
 		return nil
@@ -71,7 +71,7 @@ func TestRunnerSocketGroup(t *testing.T) {
 	if seen != "" {
 		t.Errorf("the runner saw Launch.SocketGroup %q; want Command.Listen.UnixSocketGroup's, empty", seen)
 	}
-	hostDir := filepath.Dir(filepath.Dir(c.Address()))
+	hostDir := filepath.Dir(filepath.Dir(c.ReattachConfig().Addr.String))
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	if err := c.Broker().Serve(ctx, c.Broker().NextID(), func(*grpc.Server) {}); err != nil {
@@ -83,7 +83,7 @@ func TestRunnerSocketGroup(t *testing.T) {
 	}
 	var brokered string
 	for _, e := range entries {
-		if e.IsDir() && filepath.Join(hostDir, e.Name()) != filepath.Dir(c.Address()) {
+		if e.IsDir() && filepath.Join(hostDir, e.Name()) != filepath.Dir(c.ReattachConfig().Addr.String) {
 			brokered = filepath.Join(hostDir, e.Name(), "plugin.sock")
 		}
 	}

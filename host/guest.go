@@ -8,7 +8,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"io"
 	"net"
 	"os"
 	"slices"
@@ -20,23 +19,10 @@ import (
 	"github.com/plugkit/plugkit/internal/hostwire"
 )
 
-// IsWasm reports whether the file at path is a WebAssembly module (it
-// starts with the magic "\0asm"); false when it cannot be read.
-func IsWasm(path string) bool {
-	f, err := os.Open(path)
-	if err != nil {
-		return false
-	}
-	defer f.Close()
-	head := make([]byte, hostwire.WasmMagicLen)
-	_, err = io.ReadFull(f, head)
-	return err == nil && hostwire.IsWasmModule(head)
-}
-
 // A GuestRunner is a Runner that runs a plugin inside the host's process
 // rather than as a process of its own: package wasmhost's Runtime runs
 // WebAssembly (wasip1) modules. With one as Command.Runner, Start runs a
-// Command.Path that is a WebAssembly module (IsWasm) through StartGuest
+// Command.Path that is a WebAssembly module (it starts with "\0asm") through StartGuest
 // and gives the same Client, handshake and errors as for a binary; the
 // runner's Prepare is called for any other file (wasmhost refuses them).
 //
@@ -116,7 +102,7 @@ func guestEnv(cmd Command, versions []int, describe bool) []string {
 // reports whether it is one.
 func (c *Client) startWasm(ctx context.Context, cmd Command) (bool, error) {
 	gr, isGuestRunner := cmd.Runner.(GuestRunner)
-	if !IsWasm(cmd.Path) {
+	if !hostwire.IsWasm(cmd.Path) {
 		return false, nil
 	}
 	if !isGuestRunner {
@@ -154,7 +140,7 @@ func (c *Client) startGuest(ctx context.Context, cmd Command, gr GuestRunner) er
 	}()
 	life := &guestLife{pipes: g, guest: guest, name: c.name, stopWait: stopTimeout(cmd.Timeouts.Stop)}
 	c.life = life
-	text, err := life.readHandshake(ctx, cmp.Or(cmd.Timeouts.Start, DefaultStartTimeout))
+	text, err := life.readHandshake(ctx, cmp.Or(cmd.Timeouts.Start, hostwire.DefaultStartTimeout))
 	if err == nil && c.describe && handshake.IsDescribeLine(text) {
 		err = c.finishDescribedGuest(ctx, life, text)
 		if err == nil {

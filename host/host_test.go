@@ -123,17 +123,17 @@ func TestStartCallClose(t *testing.T) {
 			if tc.network == "tcp" || !osdep.UnixSockets {
 				wantNet = "tcp"
 			}
-			if c.Network() != wantNet || c.Version() != 1 {
-				t.Errorf("network %s version %d, want %s 1", c.Network(), c.Version(), wantNet)
+			if c.ReattachConfig().Addr.Network != wantNet || c.Version() != 1 {
+				t.Errorf("network %s version %d, want %s 1", c.ReattachConfig().Addr.Network, c.Version(), wantNet)
 			}
 			if !exists(t, c, "yes-1") || exists(t, c, "no") {
 				t.Error("Exists answered wrongly")
 			}
 			if wantNet == "unix" {
-				if fi, err := os.Stat(c.Address()); err != nil {
-					t.Errorf("socket %s: %v", c.Address(), err)
+				if fi, err := os.Stat(c.ReattachConfig().Addr.String); err != nil {
+					t.Errorf("socket %s: %v", c.ReattachConfig().Addr.String, err)
 				} else if fi.Mode().Perm() != 0o600 {
-					t.Errorf("socket %s: mode %v; want 0600", c.Address(), fi.Mode().Perm())
+					t.Errorf("socket %s: mode %v; want 0600", c.ReattachConfig().Addr.String, fi.Mode().Perm())
 				}
 			}
 			start := time.Now()
@@ -149,7 +149,7 @@ func TestStartCallClose(t *testing.T) {
 				t.Error("process not reaped after Close")
 			}
 			if wantNet == "unix" {
-				if _, err := os.Stat(filepath.Dir(c.Address())); !os.IsNotExist(err) {
+				if _, err := os.Stat(filepath.Dir(c.ReattachConfig().Addr.String)); !os.IsNotExist(err) {
 					t.Errorf("socket directory left behind: %v", err)
 				}
 			}
@@ -481,8 +481,8 @@ func TestBrokerCallbacksBothWays(t *testing.T) {
 
 // TestReattachUncheckedTCPListener: a TCP reattach whose listener cannot
 // be checked (nothing on this machine listens on its address; on systems
-// other than Linux none can be checked) is refused with an error that
-// errors.Is ErrTCPListenerUnchecked and names TrustTCPListener, which a
+// other than Linux none can be checked) is refused with an Unchecked
+// *OwnerError that names TrustTCPListener, which a
 // program such as plugkit's CLI maps to its own option. With
 // TrustTCPListener set, the check is skipped.
 func TestReattachUncheckedTCPListener(t *testing.T) {
@@ -495,11 +495,12 @@ func TestReattachUncheckedTCPListener(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	_, err = host.Reattach(ctx, rc, host.Options{Versions: []int{1}}, host.ReattachOptions{})
-	if !errors.Is(err, host.ErrTCPListenerUnchecked) || !strings.Contains(err.Error(), "TrustTCPListener") {
-		t.Errorf("unchecked TCP reattach: %v; want ErrTCPListenerUnchecked, naming TrustTCPListener", err)
+	var oe *host.OwnerError
+	if !errors.As(err, &oe) || !oe.Unchecked || !strings.Contains(err.Error(), "TrustTCPListener") {
+		t.Errorf("unchecked TCP reattach: %v; want an Unchecked *OwnerError, naming TrustTCPListener", err)
 	}
 	c, err := host.Reattach(ctx, rc, host.Options{Versions: []int{1}}, host.ReattachOptions{TrustTCPListener: true})
-	if errors.Is(err, host.ErrTCPListenerUnchecked) {
+	if errors.As(err, &oe) && oe.Unchecked {
 		t.Errorf("TrustTCPListener set: %v; want the check skipped", err)
 	}
 	if err == nil {
@@ -592,7 +593,7 @@ func TestPinnedBinarySwappedAfterCheck(t *testing.T) {
 	// A Runner's Prepare runs after the check, just before the exec: the
 	// swap happens there.
 	swapped := cfg
-	swapped.Runner = host.RunnerFunc(func(*host.Launch) error {
+	swapped.Runner = testutil.RunnerFunc[*host.Launch](func(*host.Launch) error {
 		tmp := path + ".new"
 		if err := os.WriteFile(tmp, []byte(evil), 0o755); err != nil {
 			return err
@@ -635,8 +636,8 @@ func TestHostThatIsAPluginDoesNotLeakItsHandshake(t *testing.T) {
 	cfg := config(t, "kv")
 	cfg.Security = host.Plaintext()
 	c := start(t, cfg)
-	if c.Network() != defaultNetwork() || c.TLS() || c.Version() != 1 {
-		t.Errorf("network %s, TLS %v, version %d: the host's own handshake variables leaked into the plugin's", c.Network(), c.TLS(), c.Version())
+	if c.ReattachConfig().Addr.Network != defaultNetwork() || c.TLS() || c.Version() != 1 {
+		t.Errorf("network %s, TLS %v, version %d: the host's own handshake variables leaked into the plugin's", c.ReattachConfig().Addr.Network, c.TLS(), c.Version())
 	}
 }
 
@@ -720,7 +721,7 @@ func TestHandshakeNamingAnotherSocket(t *testing.T) {
 
 	cfg := config(t, "hijack")
 	cfg.Security = host.Plaintext()
-	cfg.Env = append(cfg.Env, "PLUGKIT_TEST_VICTIM="+victim.Address())
+	cfg.Env = append(cfg.Env, "PLUGKIT_TEST_VICTIM="+victim.ReattachConfig().Addr.String)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	c, err := host.Start(ctx, cfg.Command, cfg.Options)
@@ -729,10 +730,10 @@ func TestHandshakeNamingAnotherSocket(t *testing.T) {
 		t.Fatal("Start used a socket the plugin does not serve")
 	}
 	var oe *host.OwnerError
-	if !errors.As(err, &oe) || oe.Owner != victim.Pid() {
+	if !errors.As(err, &oe) || oe.OwnerPid != victim.Pid() {
 		t.Errorf("Start: %v, want an OwnerError naming the victim's pid %d", err, victim.Pid())
 	}
-	if _, err := os.Stat(victim.Address()); err != nil {
+	if _, err := os.Stat(victim.ReattachConfig().Addr.String); err != nil {
 		t.Errorf("the victim's socket is gone: %v", err)
 	}
 	select {
@@ -787,8 +788,8 @@ func TestWarnsWhenTCPWithoutTLS(t *testing.T) {
 		cfg.Listen.Network, cfg.Security = "tcp", security(!mtls)
 		cfg.Logger = slog.New(slog.NewTextHandler(&logs, nil))
 		c := start(t, cfg)
-		if c.Network() != "tcp" {
-			t.Fatalf("network %s", c.Network())
+		if c.ReattachConfig().Addr.Network != "tcp" {
+			t.Fatalf("network %s", c.ReattachConfig().Addr.Network)
 		}
 		warned := strings.Contains(logs.String(), "any local user can connect")
 		if warned == mtls {

@@ -23,11 +23,11 @@ var ErrPluginGone = errors.New("no process has that pid any more")
 // go-plugin (issue 310), the plugin's protocol version is checked against
 // opts.Versions. A unix socket must be this user's: a socket file of
 // another uid, or (on Linux) a listener running as one, is refused with a
-// *ForeignSocketError before any call reaches it, since a reattach
+// *OwnerError (Foreign) before any call reaches it, since a reattach
 // configuration usually comes from the environment. So must a TCP
 // listener (on Linux, from /proc), and a configuration's Pid must hold it
-// (ErrListenerNotPlugin); where that cannot be checked (other systems, a
-// plugin on another machine) a TCP reattach is refused unless
+// (an *OwnerError too); where that cannot be checked (other systems, a
+// plugin on another machine) a TCP reattach is refused (Unchecked) unless
 // ro.TrustTCPListener is set.
 func Reattach(ctx context.Context, r handshake.Reattach, opts Options, ro ReattachOptions) (*Client, error) {
 	if err := opts.check(); err != nil {

@@ -62,9 +62,9 @@ func TestReattachRefusesAnotherUsersSocketFile(t *testing.T) {
 		t.Fatal(err)
 	}
 	err = reattachUnix(t, sock)
-	var fe *host.ForeignSocketError
-	if !errors.As(err, &fe) || fe.Owner != nobody || fe.Listener || fe.User != 0 {
-		t.Fatalf("Reattach to a socket of uid %d: %v (%#v), want a *ForeignSocketError naming the file's owner", nobody, err, fe)
+	var fe *host.OwnerError
+	if !errors.As(err, &fe) || !fe.Foreign || fe.OwnerUID != nobody || fe.Listener || fe.User != 0 {
+		t.Fatalf("Reattach to a socket of uid %d: %v (%#v), want a foreign *OwnerError naming the file's owner", nobody, err, fe)
 	}
 	for _, want := range []string{sock, "belongs to uid 65534", "not this host's user (uid 0)", "refused"} {
 		if !strings.Contains(err.Error(), want) {
@@ -95,9 +95,9 @@ func TestReattachRefusesAnotherUsersListener(t *testing.T) {
 		t.Fatal(err)
 	}
 	err := reattachUnix(t, sock)
-	var fe *host.ForeignSocketError
-	if !errors.As(err, &fe) || fe.Owner != nobody || !fe.Listener {
-		t.Fatalf("Reattach to a socket served by uid %d: %v (%#v), want a *ForeignSocketError naming the listener's uid", nobody, err, fe)
+	var fe *host.OwnerError
+	if !errors.As(err, &fe) || !fe.Foreign || fe.OwnerUID != nobody || !fe.Listener {
+		t.Fatalf("Reattach to a socket served by uid %d: %v (%#v), want a foreign *OwnerError naming the listener's uid", nobody, err, fe)
 	}
 	if !strings.Contains(err.Error(), "is served by a process of uid 65534") {
 		t.Errorf("error does not name the listener's uid: %v", err)
@@ -207,7 +207,7 @@ func copyFile(t *testing.T, from, to string) {
 // TestReattachRefusesAnotherUsersTCPListener: a reattach configuration
 // naming a loopback TCP address on which a process of another uid
 // listens (a stale TF_REATTACH_PROVIDERS whose port another user took,
-// with an unrelated Pid 1) is refused with a *ForeignSocketError naming
+// with an unrelated Pid 1) is refused with a foreign *OwnerError naming
 // the listener's uid, and no connection reaches the listener.
 func TestReattachRefusesAnotherUsersTCPListener(t *testing.T) {
 	if os.Geteuid() != 0 {
@@ -219,9 +219,9 @@ func TestReattachRefusesAnotherUsersTCPListener(t *testing.T) {
 		t.Fatalf("the TCP listener as uid %d did not start: %q", nobody, first)
 	}
 	err := reattach(t, handshake.Reattach{Protocol: "grpc", ProtocolVersion: 1, Pid: 1, Addr: handshake.ReattachAddr{Network: "tcp", String: addr}})
-	var fe *host.ForeignSocketError
-	if !errors.As(err, &fe) || fe.Owner != nobody || !fe.Listener || fe.Address != addr {
-		t.Fatalf("Reattach to %s, served by uid %d: %v (%#v), want a *ForeignSocketError naming the listener's uid", addr, nobody, err, fe)
+	var fe *host.OwnerError
+	if !errors.As(err, &fe) || !fe.Foreign || fe.OwnerUID != nobody || !fe.Listener || fe.Address != addr {
+		t.Fatalf("Reattach to %s, served by uid %d: %v (%#v), want a foreign *OwnerError naming the listener's uid", addr, nobody, err, fe)
 	}
 	for _, want := range []string{addr, "is served by a process of uid 65534", "refused"} {
 		if !strings.Contains(err.Error(), want) {
@@ -235,7 +235,7 @@ func TestReattachRefusesAnotherUsersTCPListener(t *testing.T) {
 
 // TestReattachRefusesTCPListenerOfAnotherPid: a TCP listener of this user
 // that the reattach configuration's Pid does not hold (another process of
-// this user listens there) is refused with ErrListenerNotPlugin; with the
+// this user listens there) is refused with an *OwnerError naming its Pid; with the
 // Pid of the process that listens, the reattach goes through.
 func TestReattachRefusesTCPListenerOfAnotherPid(t *testing.T) {
 	for _, local := range []string{"127.0.0.1:0", "[::1]:0", ":0"} {
@@ -274,8 +274,9 @@ func reattachOtherPid(t *testing.T, local string) {
 	}
 	r := handshake.Reattach{Protocol: "grpc", ProtocolVersion: 1, Pid: other.Process.Pid, Addr: handshake.ReattachAddr{Network: "tcp", String: addr}}
 	err = reattach(t, r)
-	if !errors.Is(err, host.ErrListenerNotPlugin) {
-		t.Fatalf("Reattach to %s naming pid %d, which does not listen there: %v; want host.ErrListenerNotPlugin", addr, r.Pid, err)
+	var oe *host.OwnerError
+	if !errors.As(err, &oe) || oe.Pid != r.Pid || oe.Foreign || oe.Unchecked {
+		t.Fatalf("Reattach to %s naming pid %d, which does not listen there: %v; want an *OwnerError naming that pid", addr, r.Pid, err)
 	}
 	for _, want := range []string{addr, fmt.Sprintf("pid %d", r.Pid)} {
 		if !strings.Contains(err.Error(), want) {

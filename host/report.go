@@ -186,4 +186,6 @@ func init() {
 	hostwire.Report = func(t Telemetry, logger *slog.Logger, e Event) {
 		newReporter(t, cmp.Or(logger, slog.Default()), "", "").report(e)
 	}
+	// plugintest tells host.TLS(cfg) from the other settings with this.
+	hostwire.OwnTLS = func(s Security) bool { return s.mode == modeTLS }
 }

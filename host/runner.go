@@ -11,7 +11,8 @@ import (
 	"github.com/plugkit/plugkit/internal/goplugin/pluginpb"
 )
 
-// A Runner decides how Start launches a plugin (go-plugin's RunnerFunc).
+// A Runner decides how Start launches a plugin (go-plugin's RunnerFunc;
+// a type of one's own with a Prepare method, see ExampleRunner).
 // Start builds the plugin's command as always (path, arguments,
 // environment with the handshake variables, working directory, and for a
 // pinned binary the open file it executes), then hands it to the runner's
@@ -36,12 +37,6 @@ type Runner interface {
 	// never started.
 	Prepare(l *Launch) error
 }
-
-// RunnerFunc adapts a function to Runner.
-type RunnerFunc func(l *Launch) error
-
-// Prepare calls f(l).
-func (f RunnerFunc) Prepare(l *Launch) error { return f(l) }
 
 // Launch is one start of a plugin, as a Runner sees and shapes it.
 type Launch struct {

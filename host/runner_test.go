@@ -30,7 +30,7 @@ func TestRunnerShapesCommand(t *testing.T) {
 	cfg := config(t, "kv")
 	cfg.Env = []string{"GORACE=atexit_sleep_ms=0"} // no mode: the plugin would not serve
 	var got host.Launch
-	cfg.Runner = host.RunnerFunc(func(l *host.Launch) error {
+	cfg.Runner = testutil.RunnerFunc[*host.Launch](func(l *host.Launch) error {
 		got = *l
 		l.Cmd.Env = append(l.Cmd.Env, modeEnv+"=kv")
 		return nil
@@ -54,8 +54,8 @@ func TestRunnerShapesCommand(t *testing.T) {
 	if !slices.Contains(got.Cmd.Env, "PLUGIN_UNIX_SOCKET_DIR="+got.SocketDir) {
 		t.Errorf("the command's environment lacks its socket directory %s", got.SocketDir)
 	}
-	if !strings.HasPrefix(c.Address(), got.SocketDir+"/") {
-		t.Errorf("the plugin listens at %s, outside its socket directory %s", c.Address(), got.SocketDir)
+	if !strings.HasPrefix(c.ReattachConfig().Addr.String, got.SocketDir+"/") {
+		t.Errorf("the plugin listens at %s, outside its socket directory %s", c.ReattachConfig().Addr.String, got.SocketDir)
 	}
 }
 
@@ -80,7 +80,7 @@ func TestRunnerTranslatesAddresses(t *testing.T) {
 	var mu sync.Mutex
 	var toHost, toPlugin []string
 	cfg := config(t, "callback")
-	cfg.Runner = host.RunnerFunc(func(l *host.Launch) error {
+	cfg.Runner = testutil.RunnerFunc[*host.Launch](func(l *host.Launch) error {
 		if err := os.Symlink(l.SocketDir, view); err != nil {
 			return err
 		}
@@ -105,8 +105,8 @@ func TestRunnerTranslatesAddresses(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.HasPrefix(c.Address(), real+"/") {
-		t.Errorf("Address() = %s; want the host's path, under %s", c.Address(), real)
+	if !strings.HasPrefix(c.ReattachConfig().Addr.String, real+"/") {
+		t.Errorf("ReattachConfig().Addr.String = %s; want the host's path, under %s", c.ReattachConfig().Addr.String, real)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
@@ -156,7 +156,7 @@ func TestRunnerErrors(t *testing.T) {
 		pidfile := filepath.Join(testutil.TempDir(t), "pid")
 		cfg := config(t, "grandchild") // would write pidfile if it ran
 		cfg.Env = append(cfg.Env, "PLUGKIT_TEST_PIDFILE="+pidfile)
-		cfg.Runner = host.RunnerFunc(func(*host.Launch) error { return refused })
+		cfg.Runner = testutil.RunnerFunc[*host.Launch](func(*host.Launch) error { return refused })
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
 		c, err := host.Start(ctx, cfg.Command, cfg.Options)
@@ -173,7 +173,7 @@ func TestRunnerErrors(t *testing.T) {
 	})
 	t.Run("translate", func(t *testing.T) {
 		cfg := config(t, "kv")
-		cfg.Runner = host.RunnerFunc(func(l *host.Launch) error {
+		cfg.Runner = testutil.RunnerFunc[*host.Launch](func(l *host.Launch) error {
 			l.PluginToHost = func(string, string) (string, string, error) { return "", "", refused }
 			return nil
 		})
@@ -190,7 +190,7 @@ func TestRunnerErrors(t *testing.T) {
 	})
 	t.Run("nil command", func(t *testing.T) {
 		cfg := config(t, "kv")
-		cfg.Runner = host.RunnerFunc(func(l *host.Launch) error { l.Cmd = nil; return nil })
+		cfg.Runner = testutil.RunnerFunc[*host.Launch](func(l *host.Launch) error { l.Cmd = nil; return nil })
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
 		if c, err := host.Start(ctx, cfg.Command, cfg.Options); err == nil || !strings.Contains(err.Error(), "Launch.Cmd nil") {
@@ -210,7 +210,7 @@ func TestRunnerUntranslatableBrokerAddress(t *testing.T) {
 	cfg := config(t, "callback")
 	cfg.Logger = slog.New(slog.NewTextHandler(&logs, nil))
 	var calls atomic.Int32
-	cfg.Runner = host.RunnerFunc(func(l *host.Launch) error {
+	cfg.Runner = testutil.RunnerFunc[*host.Launch](func(l *host.Launch) error {
 		l.PluginToHost = func(network, address string) (string, string, error) {
 			if calls.Add(1) > 1 { // the handshake passes, broker addresses do not
 				return "", "", errors.New("not reachable from the host")
@@ -248,7 +248,7 @@ func TestRunnerExitedNamesCause(t *testing.T) {
 	cfg.Logger = slog.New(slog.NewTextHandler(&logs, nil))
 	cause := errors.New("the runner's limit killed it")
 	states := make(chan *os.ProcessState, 2)
-	cfg.Runner = host.RunnerFunc(func(l *host.Launch) error {
+	cfg.Runner = testutil.RunnerFunc[*host.Launch](func(l *host.Launch) error {
 		l.Exited = func(st *os.ProcessState) error {
 			states <- st
 			return cause
@@ -285,7 +285,7 @@ func TestRunnerExitedNamesCause(t *testing.T) {
 func TestRunnerExitedReleasesFailedStart(t *testing.T) {
 	cfg := config(t, "kv")
 	released := make(chan *os.ProcessState, 1)
-	cfg.Runner = host.RunnerFunc(func(l *host.Launch) error {
+	cfg.Runner = testutil.RunnerFunc[*host.Launch](func(l *host.Launch) error {
 		l.Cmd.Path = filepath.Join(testutil.TempDir(t), "missing")
 		l.Exited = func(st *os.ProcessState) error {
 			released <- st
@@ -317,7 +317,7 @@ func TestRunnerStderrBeforeExited(t *testing.T) {
 	var runnerCopy, commandCopy syncBuffer
 	cfg.Output.Stderr = &commandCopy
 	seen := make(chan string, 1)
-	cfg.Runner = host.RunnerFunc(func(l *host.Launch) error {
+	cfg.Runner = testutil.RunnerFunc[*host.Launch](func(l *host.Launch) error {
 		l.Stderr = &runnerCopy
 		l.Exited = func(*os.ProcessState) error {
 			seen <- runnerCopy.String()

@@ -65,12 +65,6 @@ func Plaintext() Security {
 	return Security{mode: modePlaintext}
 }
 
-// IsPlaintext reports whether s turns TLS off.
-func (s Security) IsPlaintext() bool { return s.mode == modePlaintext }
-
-// TLSConfig returns the host's own TLS configuration (set by TLS), or nil.
-func (s Security) TLSConfig() *tls.Config { return s.tls }
-
 func (s Security) check() error {
 	if s.mode == modeTLS && s.tls == nil {
 		return errors.New("host: Options.Security is host.TLS(nil): give the TLS configuration, or use host.AutoMTLS or host.Plaintext")

@@ -89,7 +89,7 @@ func TestStartUsesTheGivenIdentity(t *testing.T) {
 		var cert string
 		cfg := config(t, "kv")
 		cfg.Security = security
-		cfg.Runner = host.RunnerFunc(func(l *host.Launch) error {
+		cfg.Runner = testutil.RunnerFunc[*host.Launch](func(l *host.Launch) error {
 			i := slices.IndexFunc(l.Cmd.Env, func(kv string) bool { return strings.HasPrefix(kv, handshake.EnvClientCert+"=") })
 			if i >= 0 {
 				cert = strings.TrimPrefix(l.Cmd.Env[i], handshake.EnvClientCert+"=")
@@ -112,17 +112,23 @@ func TestStartUsesTheGivenIdentity(t *testing.T) {
 	}
 }
 
-// TestSecurityAccessors: the settings read back as set.
-func TestSecurityAccessors(t *testing.T) {
+// TestSecurityCompares: the settings compare as plugintest relies on:
+// the zero Security is AutoMTLS(nil), Plaintext() is one value, and no
+// other setting equals either.
+func TestSecurityCompares(t *testing.T) {
+	zero, plain := host.Security{}, host.Plaintext()
+	if zero != host.AutoMTLS(nil) || plain != host.Plaintext() || zero == plain {
+		t.Error("the zero Security is not AutoMTLS(nil), or Plaintext is not one value")
+	}
 	cfg := &tls.Config{ServerName: "x"}
-	if s := host.TLS(cfg); s.TLSConfig() != cfg || s.IsPlaintext() {
-		t.Errorf("host.TLS: TLSConfig %p IsPlaintext %v", s.TLSConfig(), s.IsPlaintext())
+	id, err := automtls.New()
+	if err != nil {
+		t.Fatal(err)
 	}
-	if s := host.Plaintext(); !s.IsPlaintext() || s.TLSConfig() != nil {
-		t.Error("host.Plaintext is not plain text")
-	}
-	if s := (host.Security{}); s.IsPlaintext() || s.TLSConfig() != nil || s != host.AutoMTLS(nil) {
-		t.Error("the zero Security is not AutoMTLS with a fresh identity")
+	for name, s := range map[string]host.Security{"TLS(cfg)": host.TLS(cfg), "AutoMTLS(id)": host.AutoMTLS(id)} {
+		if s == zero || s == plain {
+			t.Errorf("%s equals the zero Security or Plaintext", name)
+		}
 	}
 }
 

@@ -31,6 +31,7 @@ import (
 	"github.com/plugkit/plugkit/handshake"
 	"github.com/plugkit/plugkit/internal/brokerwire"
 	"github.com/plugkit/plugkit/internal/goplugin/pluginpb"
+	"github.com/plugkit/plugkit/internal/hostwire"
 	"github.com/plugkit/plugkit/internal/listen"
 	"github.com/plugkit/plugkit/internal/osdep"
 	"github.com/plugkit/plugkit/wire"
@@ -141,7 +142,7 @@ func (c *Client) start(ctx context.Context, cmd Command) error {
 		}
 		return &StartError{Name: c.name, Err: err}
 	}
-	text, err := l.proc.readHandshake(ctx, cmp.Or(cmd.Timeouts.Start, DefaultStartTimeout), c.name)
+	text, err := l.proc.readHandshake(ctx, cmp.Or(cmd.Timeouts.Start, hostwire.DefaultStartTimeout), c.name)
 	if err != nil {
 		return l.fail(c.name, err)
 	}
@@ -430,7 +431,7 @@ func (c *Client) startBroker(tlsConfig *tls.Config, maxMsg int, required bool) (
 }
 
 func (c *Client) checkHealth(ctx context.Context) error {
-	hctx, cancel := context.WithTimeout(ctx, DefaultHealthCheckTimeout)
+	hctx, cancel := context.WithTimeout(ctx, hostwire.DefaultHealthCheckTimeout)
 	defer cancel()
 	resp, err := healthpb.NewHealthClient(c.conn).Check(hctx, &healthpb.HealthCheckRequest{Service: wire.HealthService})
 	switch {
@@ -490,22 +491,12 @@ func (c *Client) Version() int { return c.line.AppVersion }
 // Broker is the connection broker, for callbacks between host and plugin.
 func (c *Client) Broker() *broker.Broker { return c.broker }
 
-// Network and Address say where the plugin listens.
-func (c *Client) Network() string { return c.line.Network }
-
-// Address is the socket path or host:port of the plugin.
-func (c *Client) Address() string { return c.line.Address }
-
 // TLS reports whether the connection uses TLS: AutoMTLS or the host's
 // own (host.TLS).
 func (c *Client) TLS() bool { return c.tls }
 
 // Name is the plugin's name in logs.
 func (c *Client) Name() string { return c.name }
-
-// StartDuration is how long Start took, from launch to a healthy
-// connection.
-func (c *Client) StartDuration() time.Duration { return c.ready }
 
 // Ping checks the plugin's health within ctx.
 func (c *Client) Ping(ctx context.Context) error { return c.checkHealth(ctx) }

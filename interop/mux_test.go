@@ -161,8 +161,8 @@ func TestPlugkitHostMultiplexesGoPlugin(t *testing.T) {
 				pluginListens := testutil.Listeners(t, c.Pid())
 				hostListens := testutil.Listeners(t, os.Getpid()) - hostBefore
 				if tc.mux {
-					if !slices.Equal(files, []string{c.Address()}) || pluginListens > 1 || hostListens != 0 {
-						t.Errorf("multiplexed, yet socket files %v (want only %s); the plugin listens on %d sockets (want its own at most), the host on %d more", files, c.Address(), pluginListens, hostListens)
+					if !slices.Equal(files, []string{c.ReattachConfig().Addr.String}) || pluginListens > 1 || hostListens != 0 {
+						t.Errorf("multiplexed, yet socket files %v (want only %s); the plugin listens on %d sockets (want its own at most), the host on %d more", files, c.ReattachConfig().Addr.String, pluginListens, hostListens)
 					}
 				} else if len(files) < 3 || pluginListens < 2 || hostListens < 1 {
 					t.Errorf("without multiplexing: socket files %v, the plugin listens on %d, the host on %d; want the main and two brokered sockets", files, pluginListens, hostListens)

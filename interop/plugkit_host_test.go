@@ -96,8 +96,8 @@ func TestPlugkitHostLoadsGoPlugin(t *testing.T) {
 			if c.TLS() == tc.noMTLS {
 				t.Errorf("TLS() = %v with Plaintext %v", c.TLS(), tc.noMTLS)
 			}
-			if c.Version() != 4 || c.Network() != defaultNetwork() {
-				t.Errorf("version %d network %s, want 4 %s", c.Version(), c.Network(), defaultNetwork())
+			if c.Version() != 4 || c.ReattachConfig().Addr.Network != defaultNetwork() {
+				t.Errorf("version %d network %s, want 4 %s", c.Version(), c.ReattachConfig().Addr.Network, defaultNetwork())
 			}
 			if got := list(t, c.Conn(), ""); !slices.Equal(got, []string{"version-4"}) {
 				t.Errorf("List = %v", got)

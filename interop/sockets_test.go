@@ -64,12 +64,12 @@ func testNoSocketAfterPluginKill(t *testing.T) {
 	cfg := goPluginConfig(t, "gp-store", 4)
 	cfg.Listen.UnixSocketDir = base
 	c := startHost(t, cfg)
-	if !strings.HasPrefix(c.Address(), base+"/plugkit-host-") {
-		t.Fatalf("the go-plugin plugin listens on %s, not in a private directory under %s", c.Address(), base)
+	if !strings.HasPrefix(c.ReattachConfig().Addr.String, base+"/plugkit-host-") {
+		t.Fatalf("the go-plugin plugin listens on %s, not in a private directory under %s", c.ReattachConfig().Addr.String, base)
 	}
 	testutil.Kill(c.Pid())
 	<-c.Exited()
-	if _, err := os.Stat(c.Address()); err != nil {
+	if _, err := os.Stat(c.ReattachConfig().Addr.String); err != nil {
 		t.Fatalf("the killed plugin's socket is already gone (%v): the test proves nothing", err)
 	}
 	c.Close()

@@ -16,8 +16,8 @@ const (
 	DefaultMaxBackoff     = 5 * time.Second
 	// DefaultHungCheck bounds the health check that tells a hung plugin
 	// from a slow call (RestartPolicy.HungCheck), after a call timed out;
-	// not to be confused with host.DefaultHealthCheckTimeout, the check
-	// after connect.
+	// not to be confused with host's health check after connect
+	// (5 seconds).
 	DefaultHungCheck = time.Second
 	// DefaultCallDeadline bounds a call through a Conn whose context
 	// carries no deadline, where Config.Calls sets none.

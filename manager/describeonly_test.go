@@ -82,7 +82,7 @@ func TestDescribeWithoutServing(t *testing.T) {
 	writePlugin(t, dir, "plain", "goplugin") // go-plugin: no catalog
 	opts, calls := describeCalls()
 	var runs atomic.Int32 // processes started, as the Runner sees them
-	runner := host.RunnerFunc(func(*host.Launch) error { runs.Add(1); return nil })
+	runner := testutil.RunnerFunc[*host.Launch](func(*host.Launch) error { runs.Add(1); return nil })
 	finder := &manager.Finder{Launch: host.Command{Cookie: cookie, Runner: runner}, Host: opts}
 	m := newManager(t, manager.Config{Sources: []manager.Source{finder.Dirs(dir)}, Logger: opts.Logger, Telemetry: opts.Telemetry})
 	if got, ran := finder.Launches(), runs.Load(); got != 3 || ran != 3 {

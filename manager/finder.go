@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/plugkit/plugkit/host"
+	"github.com/plugkit/plugkit/internal/hostwire"
 	"github.com/plugkit/plugkit/wire"
 )
 
@@ -209,7 +210,7 @@ func (f *Finder) Start(ctx context.Context, e Entry) (*host.Client, error) {
 			return c, nil
 		}
 	} else {
-		v = &fileValue{wasm: host.IsWasm(e.Path)}
+		v = &fileValue{wasm: hostwire.IsWasm(e.Path)}
 	}
 	return f.start(ctx, e.Path, e.Description.GetPluginVersion(), v.wasm)
 }

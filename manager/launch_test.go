@@ -23,7 +23,7 @@ func TestLaunchSettingsReachEveryStart(t *testing.T) {
 	t.Setenv("PLUGKIT_MANAGER_TEST_SECRET", "do-not-pass")
 	var mu sync.Mutex
 	var envs [][]string
-	runner := host.RunnerFunc(func(l *host.Launch) error {
+	runner := testutil.RunnerFunc[*host.Launch](func(l *host.Launch) error {
 		mu.Lock()
 		defer mu.Unlock()
 		envs = append(envs, slices.Clone(l.Cmd.Env))

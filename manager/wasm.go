@@ -7,7 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/plugkit/plugkit/host"
+	"github.com/plugkit/plugkit/internal/hostwire"
 	"github.com/plugkit/plugkit/internal/osdep"
 )
 
@@ -33,9 +33,9 @@ func (f *Finder) compileGuest(ctx context.Context, path string, wasm bool) error
 // and start), and says, in words a person can act on, why it cannot run:
 // a native binary must be executable; a WebAssembly module need not be,
 // but needs Guests; and a file named .wasm must be one. Telling a module
-// by its first bytes (host.IsWasm) costs no WebAssembly runtime.
+// by its first bytes (hostwire.IsWasm) costs no WebAssembly runtime.
 func (f *Finder) runnable(path string, mode fs.FileMode) (wasm bool, err error) {
-	if host.IsWasm(path) {
+	if hostwire.IsWasm(path) {
 		if f.Guests == nil {
 			return true, fmt.Errorf("a WebAssembly module, and Finder.Guests is nil: give the Finder a runtime for it (wasmhost.New), or move it out of the plugin directory")
 		}

@@ -38,7 +38,7 @@ func ExampleRun() {
 		fmt.Println(err)
 		return
 	}
-	fmt.Println(resp.GetMessage(), "over", client.Network(), "with TLS:", client.TLS())
+	fmt.Println(resp.GetMessage(), "over", client.ReattachConfig().Addr.Network, "with TLS:", client.TLS())
 	fmt.Println("stopped:", stop())
 	// Output:
 	// Hello, Ada! over unix with TLS: true

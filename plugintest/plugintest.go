@@ -17,6 +17,7 @@ import (
 	"github.com/plugkit/plugkit/catalog"
 	"github.com/plugkit/plugkit/handshake"
 	"github.com/plugkit/plugkit/host"
+	"github.com/plugkit/plugkit/internal/hostwire"
 	"github.com/plugkit/plugkit/internal/testutil"
 	"github.com/plugkit/plugkit/manager"
 	"github.com/plugkit/plugkit/plugin"
@@ -45,7 +46,7 @@ type Options struct {
 	// an identity Start makes and gives the plugin (an identity passed in
 	// host.AutoMTLS is not used); host.Plaintext() connects in plain text,
 	// and host.TLS(cfg) is for a plugin with its own TLS
-	// (plugin.Config.TLSProvider).
+	// (plugin.Config.TLSProvider), and for it alone.
 	Security host.Security
 	// Logger receives the plugin's and the host's diagnostics; nil means
 	// the test's log (t.Log), at warning level and above, for Start, and
@@ -107,7 +108,9 @@ func start(ctx context.Context, cfg plugin.Config, o Options, name string) (*hos
 	if cfg.Debug {
 		return nil, nil, errors.New("plugin.Config.Debug is set: debug mode serves for a person and prints a reattach line, not the handshake plugintest connects with; unset it in tests (reattach to a plugin in debug mode with host.Reattach)")
 	}
-	if cfg.TLSProvider != nil && o.Security.TLSConfig() == nil {
+	plaintext := o.Security == host.Plaintext()
+	ownTLS := hostwire.OwnTLS.(func(host.Security) bool)(o.Security)
+	if cfg.TLSProvider != nil && !ownTLS {
 		return nil, nil, errors.New("the plugin serves its own TLS (Config.TLSProvider): give the host its PKI in Options.Security, as host.TLS(cfg)")
 	}
 	if cfg.Cookie == (handshake.Cookie{}) {
@@ -127,7 +130,10 @@ func start(ctx context.Context, cfg plugin.Config, o Options, name string) (*hos
 	env := handshake.Env{Cookie: cfg.Cookie, Versions: versions, UnixSocketDir: dir}
 	var id *automtls.Identity
 	security := o.Security
-	if !security.IsPlaintext() && security.TLSConfig() == nil {
+	if cfg.TLSProvider == nil && ownTLS {
+		return nil, nil, errors.New("the plugin serves no TLS of its own (no Config.TLSProvider), but Options.Security is host.TLS(cfg): leave Options.Security zero for AutoMTLS, or give the plugin a TLSProvider")
+	}
+	if !plaintext && !ownTLS {
 		if id, err = automtls.New(); err != nil {
 			os.RemoveAll(dir)
 			return nil, nil, err

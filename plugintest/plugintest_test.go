@@ -55,13 +55,13 @@ func TestStart(t *testing.T) {
 	var addr string
 	t.Run("serve", func(t *testing.T) {
 		c := plugintest.Start(t, config(), plugintest.Options{})
-		addr = c.Address()
+		addr = c.ReattachConfig().Addr.String
 		wantNet := "unix" // loopback TCP on Windows, without a socket file
 		if !osdep.UnixSockets {
 			wantNet = "tcp"
 		}
-		if c.Version() != 2 || c.Network() != wantNet || !c.TLS() {
-			t.Errorf("version %d over %s (TLS %v): want 2 over %s with AutoMTLS", c.Version(), c.Network(), c.TLS(), wantNet)
+		if c.Version() != 2 || c.ReattachConfig().Addr.Network != wantNet || !c.TLS() {
+			t.Errorf("version %d over %s (TLS %v): want 2 over %s with AutoMTLS", c.Version(), c.ReattachConfig().Addr.Network, c.TLS(), wantNet)
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
@@ -182,7 +182,7 @@ func TestRun(t *testing.T) {
 	if err != nil || resp.GetMessage() != "Hello, Ada!" {
 		t.Errorf("Greet = %q, %v", resp.GetMessage(), err)
 	}
-	addr := c.Address()
+	addr := c.ReattachConfig().Addr.String
 	if err := stop(); err != nil {
 		t.Errorf("stop: %v", err)
 	}
@@ -213,5 +213,26 @@ func TestRunRefusesDebugMode(t *testing.T) {
 	}
 	if !strings.Contains(err.Error(), "Config.Debug") {
 		t.Fatalf("Run in debug mode: %v: want an error naming Config.Debug", err)
+	}
+}
+
+// TestSecurityMustFitThePlugin: host.TLS(cfg) is for a plugin with its own
+// TLS alone, and such a plugin needs it; either mismatch is refused before
+// anything starts, with an error that says what to set, instead of being
+// ignored or failing later at the TLS handshake.
+func TestSecurityMustFitThePlugin(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	_, _, err := plugintest.Run(ctx, config(), plugintest.Options{Security: host.TLS(&tls.Config{ServerName: "plugin.test"})})
+	if err == nil || !strings.Contains(err.Error(), "serves no TLS of its own") {
+		t.Errorf("host.TLS for a plugin without a TLSProvider: %v; want it refused, naming the mismatch", err)
+	}
+	cfg := config()
+	cfg.TLSProvider = func() (*tls.Config, error) { return &tls.Config{}, nil }
+	for name, sec := range map[string]host.Security{"zero": {}, "AutoMTLS": host.AutoMTLS(nil), "Plaintext": host.Plaintext()} {
+		_, _, err := plugintest.Run(ctx, cfg, plugintest.Options{Security: sec})
+		if err == nil || !strings.Contains(err.Error(), "give the host its PKI") {
+			t.Errorf("%s for a plugin with its own TLS: %v; want it refused, asking for host.TLS", name, err)
+		}
 	}
 }

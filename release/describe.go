@@ -88,9 +88,13 @@ func describeCommand(ctx context.Context, cmd host.Command, timeout time.Duratio
 
 // execFile is a host.Runner that executes the open file f instead of the
 // command's path (osdep.ExecFile, as a pinned host.Start does).
-func execFile(f *os.File) host.Runner {
-	return host.RunnerFunc(func(l *host.Launch) error {
-		osdep.ExecFile(l.Cmd, f)
-		return nil
-	})
+func execFile(f *os.File) host.Runner { return fileRunner{f} }
+
+// fileRunner is execFile's runner.
+type fileRunner struct{ f *os.File }
+
+// Prepare makes the launch execute the open file.
+func (r fileRunner) Prepare(l *host.Launch) error {
+	osdep.ExecFile(l.Cmd, r.f)
+	return nil
 }

@@ -24,6 +24,7 @@ import (
 	catalogv1 "github.com/plugkit/plugkit/gen/plugkit/catalog/v1"
 	"github.com/plugkit/plugkit/handshake"
 	"github.com/plugkit/plugkit/host"
+	"github.com/plugkit/plugkit/internal/hostwire"
 )
 
 // Media types and annotations of a release.
@@ -157,7 +158,7 @@ func (b platformBinary) layerType() string {
 // anything else inside it: install chooses by platform, and the manager
 // runs a module by its content.
 func checkModule(b platformBinary) error {
-	module := host.IsWasm(b.path)
+	module := hostwire.IsWasm(b.path)
 	switch {
 	case b.platform != PlatformWasm && module:
 		return fmt.Errorf("push: %s is a WebAssembly module in the directory of the native platform %s: put it in %s/%s.wasm (one module serves every platform)", b.path, b.platform, platformDir(PlatformWasm), strings.TrimSuffix(filepath.Base(b.path), ".wasm"))

@@ -153,8 +153,8 @@ func TestSandboxedPluginServesHost(t *testing.T) { bothModes(t, testSandboxedPlu
 
 func testSandboxedPluginServesHost(t *testing.T) {
 	c := startSandboxed(t, sandbox.Runner{})
-	if c.Network() != "unix" || !c.TLS() {
-		t.Errorf("connection %s TLS %v; want unix with AutoMTLS", c.Network(), c.TLS())
+	if c.ReattachConfig().Addr.Network != "unix" || !c.TLS() {
+		t.Errorf("connection %s TLS %v; want unix with AutoMTLS", c.ReattachConfig().Addr.Network, c.TLS())
 	}
 	if got := do(t, c, "loopback"); got != "ok" {
 		t.Errorf("the plugin's own loopback: %s; want ok (lo must be up)", got)

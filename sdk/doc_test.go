@@ -15,6 +15,7 @@ import (
 	"github.com/plugkit/plugkit/handshake"
 	"github.com/plugkit/plugkit/host"
 	"github.com/plugkit/plugkit/internal/goplugin/pluginpb"
+	"github.com/plugkit/plugkit/internal/hostwire"
 	"github.com/plugkit/plugkit/internal/listen"
 	"github.com/plugkit/plugkit/wire"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
@@ -88,8 +89,8 @@ func TestOtherLanguagesDocMatchesCode(t *testing.T) {
 		"stdio":                               "`" + pluginpb.GRPCStdio_StreamStdio_FullMethodName + "`",
 		"the broker":                          "`" + pluginpb.GRPCBroker_StartStream_FullMethodName + "`",
 		"reflection":                          "`" + strings.Split(reflectionv1.ServerReflection_ServerReflectionInfo_FullMethodName, "/")[1] + "`",
-		"the stop timeout":                    host.DefaultStopTimeout.String() + " each by default",
-		"the start timeout in the doc's text": "after its start timeout (" + host.DefaultStartTimeout.String() + " by default)",
+		"the stop timeout":                    hostwire.DefaultStopTimeout.String() + " each by default",
+		"the start timeout in the doc's text": "after its start timeout (" + hostwire.DefaultStartTimeout.String() + " by default)",
 		"the parent poll":                     "every 100 ms",
 	}
 	for what, text := range want {
@@ -121,7 +122,7 @@ func startSilent(t *testing.T) string {
 	if i < 0 {
 		t.Fatalf("unexpected error from a silent plugin: %v", err)
 	}
-	return strings.Replace(msg[i:], "within 200ms", "within "+host.DefaultStartTimeout.String(), 1)
+	return strings.Replace(msg[i:], "within 200ms", "within "+hostwire.DefaultStartTimeout.String(), 1)
 }
 
 // TestMain makes this test binary the silent plugin of startSilent when

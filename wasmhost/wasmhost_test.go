@@ -151,8 +151,8 @@ func TestStartCallClose(t *testing.T) {
 	rt := wasmhost.New(wasmhost.Config{CacheDir: cache, Interpret: raceEnabled})
 	t.Cleanup(func() { rt.Close(context.Background()) }) // after the Clients
 	c := startGuest(t, command(t, rt))
-	if c.Version() != 2 || c.Pid() != 0 || c.TLS() || c.Network() != "stdio" {
-		t.Errorf("version %d, pid %d, TLS %v, network %q: want 2, 0, false, stdio", c.Version(), c.Pid(), c.TLS(), c.Network())
+	if c.Version() != 2 || c.Pid() != 0 || c.TLS() || c.ReattachConfig().Addr.Network != "stdio" {
+		t.Errorf("version %d, pid %d, TLS %v, network %q: want 2, 0, false, stdio", c.Version(), c.Pid(), c.TLS(), c.ReattachConfig().Addr.Network)
 	}
 	for i := range 50 {
 		if err := exists(c, fmt.Sprintf("yes-%d", i)); err != nil {

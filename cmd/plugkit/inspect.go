@@ -63,7 +63,9 @@ func runInspect(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "plugkit inspect: want one plugin path, got %d arguments\nusage: %s\n", len(pos), usage)
 		return 2
 	}
+	began := time.Now()
 	client, code := pf.start("plugkit inspect", pos[0], *verbose, stderr)
+	startMS := float64(time.Since(began).Microseconds()) / 1000
 	if client == nil {
 		return code
 	}
@@ -80,13 +82,13 @@ func runInspect(args []string, stdout, stderr io.Writer) int {
 		Reattached:      pf.reattach != "",
 		Name:            client.Name(),
 		ProtocolVersion: client.Version(),
-		Network:         client.Network(),
-		Address:         client.Address(),
+		Network:         client.ReattachConfig().Addr.Network,
+		Address:         client.ReattachConfig().Addr.String,
 		Protocol:        handshake.ProtocolGRPC,
 		TLS:             client.TLS(),
 		Services:        services,
 		Pid:             client.Pid(),
-		StartMS:         float64(client.StartDuration().Microseconds()) / 1000,
+		StartMS:         startMS,
 	}
 	if *asJSON {
 		enc := json.NewEncoder(stdout)

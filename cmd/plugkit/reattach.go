@@ -43,7 +43,7 @@ func (p *pluginFlags) attach(cmd string, verbose bool, stderr io.Writer) (*host.
 		Versions: versions,
 		Logger:   cliLogger(verbose, stderr),
 	}, host.ReattachOptions{TrustTCPListener: p.trustTCP})
-	if errors.Is(err, host.ErrTCPListenerUnchecked) {
+	if oe := (*host.OwnerError)(nil); errors.As(err, &oe) && oe.Unchecked {
 		err = fmt.Errorf("%w (plugkit: --trust-tcp-listener)", err)
 	}
 	if err != nil {

@@ -19,7 +19,7 @@ const (
 )
 
 // Network is the network name of a guest's connection: the host's
-// Client.Network, and both ends' addresses.
+// Client.ReattachConfig().Addr.Network, and both ends' addresses.
 const Network = "stdio"
 
 // bufLimit is how much one direction holds before its writer waits for

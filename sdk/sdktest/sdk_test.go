@@ -441,7 +441,7 @@ func TestLoopbackTCP(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			network, address := c.Network(), c.Address()
+			network, address := c.ReattachConfig().Addr.Network, c.ReattachConfig().Addr.String
 			ip, port, _ := strings.Cut(address, ":")
 			if p, _ := strconv.Atoi(port); network != "tcp" || !c.TLS() || ip != "127.0.0.1" || p < 23100 || p > 23199 {
 				t.Errorf("the plugin listens on %s %s; want loopback TCP in 23100-23199 with TLS", network, address)
