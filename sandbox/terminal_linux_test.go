@@ -13,7 +13,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -23,6 +22,7 @@ import (
 	"google.golang.org/protobuf/types/known/wrapperspb"
 
 	"github.com/plugkit/plugkit/host"
+	"github.com/plugkit/plugkit/internal/testutil"
 	"github.com/plugkit/plugkit/sandbox"
 )
 
@@ -34,33 +34,6 @@ const ttyHostEnv = "PLUGKIT_SANDBOX_TEST_TTY_HOST"
 // landlockOnlyMode is the mode of a rootless host where user namespaces
 // are off (Runner.Minimum LandlockOnly).
 const landlockOnlyMode = "landlockonly"
-
-// openPTY makes a pseudo-terminal, as a terminal emulator does, without
-// making it this process's controlling terminal: its master side and its
-// terminal (the slave side) and the terminal's path.
-func openPTY(t *testing.T) (master, tty *os.File, path string) {
-	t.Helper()
-	master, err := os.OpenFile("/dev/ptmx", os.O_RDWR|syscall.O_NOCTTY, 0)
-	if err != nil {
-		t.Fatalf("opening /dev/ptmx: %v", err)
-	}
-	t.Cleanup(func() { master.Close() })
-	fd := int(master.Fd())
-	if err := unix.IoctlSetPointerInt(fd, unix.TIOCSPTLCK, 0); err != nil {
-		t.Fatalf("unlocking the pty: %v", err)
-	}
-	n, err := unix.IoctlGetInt(fd, unix.TIOCGPTN)
-	if err != nil {
-		t.Fatalf("the pty's number: %v", err)
-	}
-	path = "/dev/pts/" + strconv.Itoa(n)
-	tty, err = os.OpenFile(path, os.O_RDWR|syscall.O_NOCTTY, 0)
-	if err != nil {
-		t.Fatalf("opening %s: %v", path, err)
-	}
-	t.Cleanup(func() { tty.Close() })
-	return master, tty, path
-}
 
 // In each mode, the plugin leads a session of its own, without the
 // host's terminal: it cannot open /dev/tty, its view has none, and the
@@ -78,7 +51,8 @@ func testSandboxHostTerminal(t *testing.T, mode string) {
 		t.Fatal("the test runs its hosts as root and as uid 65534: run it as root, as CI does")
 	}
 	requireSandbox(t)
-	master, tty, path := openPTY(t)
+	master, tty := testutil.OpenPTY(t)
+	path := tty.Name()
 	exe, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
