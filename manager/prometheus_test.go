@@ -153,7 +153,10 @@ func TestPrometheusSeriesDoNotGrowWithRestarts(t *testing.T) {
 	if restarts == nil || len(restarts.GetMetric()) != 1 || restarts.GetMetric()[0].GetCounter().GetValue() != 5 {
 		t.Errorf("plugkit_plugin_restarts_total: %v; want one series counting 5", restarts)
 	}
-	checkDocExample(t, mfs, map[string]string{"/plugins/fs": bin, "2.1.0": "1.0.0"})
+	// The path as a label value of the exposition: a Windows path's
+	// backslashes escaped.
+	label := strings.NewReplacer(`\`, `\\`, `"`, `\"`).Replace(bin)
+	checkDocExample(t, mfs, map[string]string{"/plugins/fs": label, "2.1.0": "1.0.0"})
 }
 
 // difference is what a has that b has not.
