@@ -156,7 +156,11 @@ func TestPrometheusSeriesDoNotGrowWithRestarts(t *testing.T) {
 	// The path as a label value of the exposition: a Windows path's
 	// backslashes escaped.
 	label := strings.NewReplacer(`\`, `\\`, `"`, `\"`).Replace(bin)
-	checkDocExample(t, mfs, map[string]string{"/plugins/fs": label, "2.1.0": "1.0.0"})
+	replace := map[string]string{"/plugins/fs": label, "2.1.0": "1.0.0"}
+	if name := filepath.Base(bin); name != "fs" {
+		replace[`plugkit_plugin="fs"`] = `plugkit_plugin="` + name + `"` // fs.exe on Windows
+	}
+	checkDocExample(t, mfs, replace)
 }
 
 // difference is what a has that b has not.
