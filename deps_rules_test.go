@@ -37,7 +37,7 @@ const depsRules = `
 	  internal/osdep, internal/filehash, internal/goplugin/pluginpb,
 	  internal/guestconn, internal/tracehook, internal/tracewire,
 	  internal/reflectcall, internal/genfresh,
-	  internal/hostdescribe, internal/hostwire, internal/tlsfiles,
+	  internal/hostwire, internal/tlsfiles,
 	  gen/plugkit/catalog/v1,
 	  protocheck/report, protocheck/ruleset,
 	  internal/testutil, internal/testpki, internal/netnstest,
@@ -59,7 +59,7 @@ const depsRules = `
 
 	# The host side: it never imports the plugin side.
 	wire, handshake, automtls, broker, internal/filehash, internal/guestconn,
-	internal/tracewire, internal/hostdescribe, internal/hostwire
+	internal/tracewire, internal/hostwire
 	< host;
 	internal/osdep < sandbox/internal/trampoline;
 	host, sandbox/internal/trampoline < sandbox;
@@ -69,7 +69,7 @@ const depsRules = `
 
 	# Kinds on the host side. No wasmhost here: a program passes a guest
 	# runner (host.GuestRunner) if it wants one.
-	host, internal/hostdescribe, gen/plugkit/catalog/v1 < describe;
+	host, gen/plugkit/catalog/v1 < describe;
 	describe, compat, internal/tlsfiles < manager, release;
 	manager < conformance;
 	manager, catalog, internal/testutil < plugintest;

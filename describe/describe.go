@@ -13,7 +13,6 @@ import (
 
 	catalogv1 "github.com/plugkit/plugkit/gen/plugkit/catalog/v1"
 	"github.com/plugkit/plugkit/host"
-	"github.com/plugkit/plugkit/internal/hostdescribe"
 	"github.com/plugkit/plugkit/internal/hostwire"
 )
 
@@ -43,9 +42,9 @@ type compiler interface {
 }
 
 // startDescribing is host's start that asks for the description only
-// (internal/hostdescribe; host sets it in its init, before this
+// (internal/hostwire; host sets it in its init, before this
 // package's variables are initialised).
-var startDescribing = hostdescribe.Start.(func(context.Context, host.Command, host.Options) ([]byte, *host.Client, error))
+var startDescribing = hostwire.DescribeStart.(func(context.Context, host.Command, host.Options) ([]byte, *host.Client, error))
 
 // Start launches the plugin cmd names as host.Start does (the same
 // Command settings, pin check, Runner or GuestRunner, and timeouts) and

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/plugkit/plugkit/host"
-	"github.com/plugkit/plugkit/internal/hostdescribe"
+	"github.com/plugkit/plugkit/internal/hostwire"
 )
 
 // TestDescribeOrStart: a plugin that answers the describe request gives
@@ -46,7 +46,7 @@ func TestDescribeOrStart(t *testing.T) {
 }
 
 // describeOrStart is host's start that asks for the description only,
-// reached as package describe reaches it (internal/hostdescribe).
+// reached as package describe reaches it (internal/hostwire).
 func describeOrStart(ctx context.Context, cmd host.Command, opts host.Options) ([]byte, *host.Client, error) {
-	return hostdescribe.Start.(func(context.Context, host.Command, host.Options) ([]byte, *host.Client, error))(ctx, cmd, opts)
+	return hostwire.DescribeStart.(func(context.Context, host.Command, host.Options) ([]byte, *host.Client, error))(ctx, cmd, opts)
 }

@@ -6,13 +6,13 @@ import (
 	"time"
 
 	"github.com/plugkit/plugkit/handshake"
-	"github.com/plugkit/plugkit/internal/hostdescribe"
+	"github.com/plugkit/plugkit/internal/hostwire"
 )
 
 // init hands describeOrStart to package describe, the home of the
 // catalog's Describe protocol (describe.Start), through
-// internal/hostdescribe.
-func init() { hostdescribe.Start = describeOrStart }
+// internal/hostwire.
+func init() { hostwire.DescribeStart = describeOrStart }
 
 // describeOrStart launches the plugin cmd names as Start does (the same
 // Command settings, pin check, Runner and timeouts), and asks it, with

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/plugkit/plugkit/host"
-	"github.com/plugkit/plugkit/internal/hostdescribe"
+	"github.com/plugkit/plugkit/internal/hostwire"
 	"github.com/plugkit/plugkit/internal/testutil"
 )
 
@@ -57,7 +57,7 @@ func TestDescribeOrStartGuest(t *testing.T) {
 }
 
 // describeOrStart is host's start that asks for the description only,
-// reached as package describe reaches it (internal/hostdescribe).
+// reached as package describe reaches it (internal/hostwire).
 func describeOrStart(ctx context.Context, cmd host.Command, opts host.Options) ([]byte, *host.Client, error) {
-	return hostdescribe.Start.(func(context.Context, host.Command, host.Options) ([]byte, *host.Client, error))(ctx, cmd, opts)
+	return hostwire.DescribeStart.(func(context.Context, host.Command, host.Options) ([]byte, *host.Client, error))(ctx, cmd, opts)
 }
