@@ -153,7 +153,7 @@ func (p *pluginFlags) start(cmd, path string, verbose bool, stderr io.Writer) (c
 	}
 	p.module = !p.remote.set() && p.reattach == "" && hostwire.IsWasm(path)
 	if p.guest.used() && !p.module {
-		fmt.Fprintf(stderr, "%s: --wasm-cache, --grant and --grant-rw are for a WebAssembly plugin (a module that plugkit runs in its own process), and %s is not one: drop them\n", cmd, describePlugin(p, path))
+		fmt.Fprintf(stderr, "%s: --wasm-cache, --grant and --grant-rw are for a WebAssembly plugin (a module that plugkit runs inside itself), and %s is not one: drop them\n", cmd, describePlugin(p, path))
 		return nil, nil, 2
 	}
 	if p.remote.set() {
