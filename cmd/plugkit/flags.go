@@ -180,8 +180,6 @@ func (p *pluginFlags) start(cmd, path string, verbose bool, stderr io.Writer) (c
 	if !ok {
 		return nil, nil, 2
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), timeout+10*time.Second)
-	defer cancel()
 	opts := host.Options{Versions: versions, Logger: cliLogger(verbose, stderr)}
 	if p.noMTLS {
 		opts.Security = host.Plaintext()
@@ -197,7 +195,14 @@ func (p *pluginFlags) start(cmd, path string, verbose bool, stderr io.Writer) (c
 		guests := guestRuntime(p.guest.cache, p.guest.grants)
 		hc.Runner = guests
 		closeRuntime = func() { guests.Close(context.Background()) }
+		if err := compileFirst(cmd, guests, path, p.guest.cache, stderr); err != nil {
+			closeRuntime()
+			reportError(stderr, cmd, err)
+			return nil, nil, 1
+		}
 	}
+	ctx, cancel := context.WithTimeout(context.Background(), timeout+10*time.Second)
+	defer cancel()
 	client, err = host.Start(ctx, hc, opts)
 	if err != nil {
 		closeRuntime()

@@ -1,9 +1,12 @@
 package main
 
 import (
+	"context"
 	"flag"
 	"fmt"
+	"io"
 	"strings"
+	"time"
 
 	"github.com/plugkit/plugkit/wasmhost"
 )
@@ -21,7 +24,38 @@ func checkRuntime(cacheDir string) *wasmhost.Runtime {
 // for a few calls (a check, inspect, call): compiled into cacheDir when
 // given, else interpreted, and granted dirs. The caller closes it.
 func guestRuntime(cacheDir string, dirs []wasmhost.Dir) *wasmhost.Runtime {
-	return wasmhost.New(wasmhost.Config{CacheDir: cacheDir, Interpret: cacheDir == "", Dirs: dirs})
+	return wasmhost.New(wasmhost.Config{CacheDir: cacheDir, Interpret: cacheDir == "", Dirs: dirs, CompileTimeout: cliCompileTimeout})
+}
+
+// cliCompileTimeout bounds the compile of a module the CLI starts: a 30 MB
+// module's first compile took 5-6 s on a quiet 2-CPU machine and over
+// 40 s on a busy one; a person waits for it, told what it is (compileFirst),
+// and may interrupt it.
+const cliCompileTimeout = 5 * time.Minute
+
+// compileFirst compiles the module at path in rt before its start, so that
+// the start's --timeout bounds the start alone (a compile into an empty
+// --wasm-cache can take longer than the whole start). A compile that takes
+// over two seconds says so on stderr once, prefixed with cmd. On failure
+// it returns the error to report.
+func compileFirst(cmd string, rt *wasmhost.Runtime, path, cacheDir string, stderr io.Writer) error {
+	said := make(chan struct{})
+	slow := time.AfterFunc(2*time.Second, func() {
+		defer close(said)
+		if cacheDir == "" {
+			fmt.Fprintf(stderr, "%s: preparing %s for the interpreter ...\n", cmd, path)
+			return
+		}
+		fmt.Fprintf(stderr, "%s: preparing %s (compiled once into %s; later starts load it from there) ...\n", cmd, path, cacheDir)
+	})
+	err := rt.CompileFile(context.Background(), path)
+	if !slow.Stop() {
+		<-said // the message is written: nothing writes to stderr after return
+	}
+	if err != nil && cacheDir != "" {
+		return fmt.Errorf("%s: %w (leave out --wasm-cache to interpret the module: ready sooner, slower to call)", path, err)
+	}
+	return err
 }
 
 // guestFlags are the flags of inspect and call for a plugin that is a

@@ -55,15 +55,18 @@ const fsCookie = "PLUGKIT_EXAMPLE_PLUGIN=objectstore"
 // lists its services, and says it ran inside plugkit.
 func TestInspectWasm(t *testing.T) {
 	module, cache := buildFSModule(t)
-	out := mustRun(t, 0, append([]string{"inspect", module, "--cookie", fsCookie, "--timeout", "2m", "--json"}, cache...)...)
+	var stdout, stderr strings.Builder
+	if code := run(append([]string{"inspect", module, "--cookie", fsCookie, "--timeout", "2m", "--json"}, cache...), &stdout, &stderr); code != 0 {
+		t.Fatalf("inspect --json of fs.wasm: exit %d, want 0\n%s", code, stderr.String())
+	}
 	var got inspection
-	if err := json.Unmarshal([]byte(out), &got); err != nil {
-		t.Fatalf("inspect --json: %v\n%s", err, out)
+	if err := json.Unmarshal([]byte(stdout.String()), &got); err != nil {
+		t.Fatalf("inspect --json: %v\n%s", err, stdout.String())
 	}
 	if !got.Wasm || got.Pid != 0 || !strings.Contains(strings.Join(got.Services, " "), "objectstore.v2.ObjectStore") {
 		t.Errorf("inspect --json of fs.wasm: %+v; want wasm, pid 0 and objectstore.v2.ObjectStore among the services", got)
 	}
-	out = mustRun(t, 0, append([]string{"inspect", module, "--cookie", fsCookie, "--timeout", "2m"}, cache...)...)
+	out := mustRun(t, 0, append([]string{"inspect", module, "--cookie", fsCookie, "--timeout", "2m"}, cache...)...)
 	if !strings.Contains(out, "a WebAssembly module, run inside plugkit") || !strings.Contains(out, "objectstore.v1.ObjectStore") {
 		t.Errorf("inspect of fs.wasm:\n%s", out)
 	}
