@@ -70,16 +70,23 @@ func copyInto(t testing.TB, dir, src string) {
 // cells: memory through the adapter on v2 and direct on v1, fs direct on
 // both, every case of both suites passing. The fs module makes its stores
 // in the matrix's Scratch, granted to it at conformance.GuestScratch (a
-// "/"-separated path, so Windows hosts too).
+// "/"-separated path, so Windows hosts too). Under Wine the fs module is
+// left out: a guest's delete in a granted directory fails there (os.Root's
+// Remove: "I/O error"), and the fs suites delete.
 func TestMatrixWasm(t *testing.T) {
 	dir := pluginDir(t, map[string]string{"memory": "../../plugins/memory"})
 	copyInto(t, dir, buildWasm(t, "memory.wasm", "../../plugins/memory"))
-	copyInto(t, dir, buildWasm(t, "fs.wasm", "../../plugins/fs"))
+	modules := []string{filepath.Join(dir, "memory.wasm")}
+	withFS := !testutil.UnderWine()
+	if withFS {
+		copyInto(t, dir, buildWasm(t, "fs.wasm", "../../plugins/fs"))
+		modules = append(modules, filepath.Join(dir, "fs.wasm"))
+	}
 	// The command's Matrix, with the modules compiled from the tests'
 	// cache (wasmConfig), and the fs plugin granted the matrix's scratch
 	// (without it, its Init fails: isolation at work).
 	scratch := testutil.TempDir(t)
-	wc := wasmConfig(filepath.Join(dir, "memory.wasm"), filepath.Join(dir, "fs.wasm"))
+	wc := wasmConfig(modules...)
 	wc.Dirs = []wasmhost.Dir{{HostPath: scratch, GuestPath: conformance.GuestScratch, Writable: true}}
 	guests := wasmhost.New(wc)
 	defer guests.Close(context.Background())
@@ -94,7 +101,9 @@ func TestMatrixWasm(t *testing.T) {
 	want := map[string]conformance.Mode{
 		"memory v2": conformance.ModeAdapter, "memory v1": conformance.ModeDirect,
 		"memory.wasm v2": conformance.ModeAdapter, "memory.wasm v1": conformance.ModeDirect,
-		"fs.wasm v2": conformance.ModeDirect, "fs.wasm v1": conformance.ModeDirect,
+	}
+	if withFS {
+		want["fs.wasm v2"], want["fs.wasm v1"] = conformance.ModeDirect, conformance.ModeDirect
 	}
 	suites := map[int]int{2: len(objectstore.SuiteV2().Cases), 1: len(objectstore.SuiteV1().Cases)}
 	got := map[string]conformance.Cell{}
@@ -177,6 +186,9 @@ func TestManagerWasm(t *testing.T) {
 // file number", the suite handing the module a host path it had no grant
 // for). --wasm-cache takes the tests' compilation cache.
 func TestMatrixCommandWasm(t *testing.T) {
+	if testutil.UnderWine() {
+		t.Skip("a guest's delete in a granted directory fails under Wine (os.Root's Remove: I/O error), and the fs suites delete; TestMatrixWasmWithoutGrant runs the fs module there")
+	}
 	dir := testutil.TempDir(t)
 	copyInto(t, dir, buildWasm(t, "fs.wasm", "../../plugins/fs"))
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
