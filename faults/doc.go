@@ -245,6 +245,13 @@
 //     on such a directory runs none of them by default (--names
 //     plugkit-*, or a Go program linking plugkit): cmd/plugkit's
 //     TestPluginsListRunsNoOrdinaryProgram.
+//     7. a WebAssembly plugin handed a host path no grant covers: the
+//     matrix grants modules a scratch directory where the suites make
+//     their stores, objectstore-matrix's TestMatrixCommandWasm (every fs.wasm
+//     case had failed: "mkdir /tmp: Bad file number");
+//     TestMatrixWasmWithoutGrant (the error names the missing grant);
+//     inspect and call run modules, granted only what --grant and
+//     --grant-rw name: cmd/plugkit's TestInspectWasm, TestCallWasm.
 //   - the attacks of issue 40, each point with the tests that failed
 //     before its fix:
 //     1. signatures as referrers: release's TestPushSignsWithAReferrerBundle,
