@@ -214,7 +214,10 @@
 //     of docs/observability.md's example.
 //     6. restarts without plugkit_plugin_version, describe launches making
 //     series without one: the same test; the doc's example is what the
-//     scrape shows.
+//     scrape shows. The process kept by Finder.KeepDescribed, started
+//     before its version was known: TestKeptDescribeProcessSeriesCarryTheVersion
+//     (8 series without the version, then 0); a plugin with no version
+//     counted: TestUnversionedPluginIsCounted (0 starts, then 1).
 //     7. one service for host and plugins: host's
 //     TestPluginSpansCarryTheirOwnService, TestLaunchEnvPassesOTELAndTraceContext,
 //     TestTraceReachesLaunchedPlugin; cmd/plugkit's TestDemoTrace.
