@@ -228,7 +228,9 @@
 //     records, then 1); spans lost by a killed plugin: cmd/plugkit's
 //     TestDemoTrace (11 of 25 calls without the plugin's span, then 0);
 //     flushes on Close and SIGTERM: TestPluginFlushesSpansOnExit
-//     (passed before: a guard).
+//     (passed before: a guard); spans of an idle plugin lost to SIGKILL
+//     over OTLP (the demo against a Collector: 11 of 25 calls without
+//     the plugin's span, then 0): host's TestIdlePluginExportsBeforeItIsKilled.
 //     10. the collector set-ups of docs/observability.md:
 //     TestPluginExportsOverOTLP runs them as written.
 //   - the attacks of issue 38, each point with the tests that failed
