@@ -230,7 +230,7 @@
 //     flushes on Close and SIGTERM: TestPluginFlushesSpansOnExit
 //     (passed before: a guard); spans of an idle plugin lost to SIGKILL
 //     over OTLP (the demo against a Collector: 11 of 25 calls without
-//     the plugin's span, then 0): host's TestIdlePluginExportsBeforeItIsKilled.
+//     the plugin's span, then 0): its subtest "SIGKILL when idle".
 //     10. the collector set-ups of docs/observability.md:
 //     TestPluginExportsOverOTLP runs them as written.
 //   - the attacks of issue 38, each point with the tests that failed
