@@ -256,7 +256,9 @@
 //     TestVerifyFindsCosignReferrers; TestVerifyRefusesHostileReferrers (a
 //     referrer of another release, a bundle naming another release, a
 //     bundle by no trusted key, a huge referrers list in one page or in
-//     endless pages, a bundle over MaxSignatureBytes).
+//     endless pages, a bundle over MaxSignatureBytes); a bundle that
+//     go-containerregistry's tag-schema index lists by its config's type
+//     (cosign v2 sign --new-bundle-format): TestVerifyFindsReferrersListedByConfigType.
 //     2. co-signatures kept on push: TestRePushKeepsCoSignatures.
 //     3. cosign's encrypted key file: TestLoadPrivateKeyReadsCosignsEncryptedKey.
 //     11. oras pull of a whole release: TestPullOfAWholeReleaseWritesItsDirectory;
