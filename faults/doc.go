@@ -214,7 +214,10 @@
 //     of docs/observability.md's example.
 //     6. restarts without plugkit_plugin_version, describe launches making
 //     series without one: the same test; the doc's example is what the
-//     scrape shows.
+//     scrape shows. The process kept by Finder.KeepDescribed, started
+//     before its version was known: TestKeptDescribeProcessSeriesCarryTheVersion
+//     (8 series without the version, then 0); a plugin with no version
+//     counted: TestUnversionedPluginIsCounted (0 starts, then 1).
 //     7. one service for host and plugins: host's
 //     TestPluginSpansCarryTheirOwnService, TestLaunchEnvPassesOTELAndTraceContext,
 //     TestTraceReachesLaunchedPlugin; cmd/plugkit's TestDemoTrace.
@@ -225,7 +228,9 @@
 //     records, then 1); spans lost by a killed plugin: cmd/plugkit's
 //     TestDemoTrace (11 of 25 calls without the plugin's span, then 0);
 //     flushes on Close and SIGTERM: TestPluginFlushesSpansOnExit
-//     (passed before: a guard).
+//     (passed before: a guard); spans of an idle plugin lost to SIGKILL
+//     over OTLP (the demo against a Collector: 11 of 25 calls without
+//     the plugin's span, then 0): its subtest "SIGKILL when idle".
 //     10. the collector set-ups of docs/observability.md:
 //     TestPluginExportsOverOTLP runs them as written.
 //   - the attacks of issue 38, each point with the tests that failed
@@ -258,7 +263,9 @@
 //     TestVerifyFindsCosignReferrers; TestVerifyRefusesHostileReferrers (a
 //     referrer of another release, a bundle naming another release, a
 //     bundle by no trusted key, a huge referrers list in one page or in
-//     endless pages, a bundle over MaxSignatureBytes).
+//     endless pages, a bundle over MaxSignatureBytes); a bundle that
+//     go-containerregistry's tag-schema index lists by its config's type
+//     (cosign v2 sign --new-bundle-format): TestVerifyFindsReferrersListedByConfigType.
 //     2. co-signatures kept on push: TestRePushKeepsCoSignatures.
 //     3. cosign's encrypted key file: TestLoadPrivateKeyReadsCosignsEncryptedKey.
 //     11. oras pull of a whole release: TestPullOfAWholeReleaseWritesItsDirectory;

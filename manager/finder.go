@@ -212,17 +212,16 @@ func (f *Finder) Start(ctx context.Context, e Entry) (*host.Client, error) {
 	} else {
 		v = &fileValue{wasm: hostwire.IsWasm(e.Path)}
 	}
-	return f.start(ctx, e.Path, e.Description.GetPluginVersion(), v.wasm)
+	return f.start(ctx, e.Path, f.telemetryOf(e.Description.GetPluginVersion()), v.wasm)
 }
 
 // start launches the binary at path, counting the launch unless its pin
-// refused it (then it never ran); version is the plugin's release
-// version, empty when it is launched to be described (see telemetryOf);
-// wasm says it is a WebAssembly
-// module (runnable).
-func (f *Finder) start(ctx context.Context, path, version string, wasm bool) (*host.Client, error) {
+// refused it (then it never ran); tel is its telemetry (telemetryOf,
+// or describeTelemetry when it is launched to be described); wasm says it
+// is a WebAssembly module (runnable).
+func (f *Finder) start(ctx context.Context, path string, tel host.Telemetry, wasm bool) (*host.Client, error) {
 	cmd, opts := f.hostConfig(path, wasm)
-	opts.Telemetry = f.telemetryOf(version)
+	opts.Telemetry = tel
 	c, err := host.Start(ctx, cmd, opts)
 	f.countLaunch(err)
 	return c, err

@@ -113,7 +113,8 @@ func (c *configBackend) Get(key string) ([]byte, error) {
 const internalKey = "__internal__"
 
 // runPlugin serves a catalog plugin: mode is "NAME MAJORS [CAPS]", e.g.
-// "x 1,2 presign", or "plain" for a plugin without a catalog.
+// "x 1,2 presign" (release version 1.0.0; ending in " unversioned", none),
+// or "plain" for a plugin without a catalog.
 func runPlugin(mode string) {
 	if mode == "goplugin" {
 		// A real go-plugin plugin: it speaks the protocol but has no catalog.
@@ -154,6 +155,10 @@ func runPlugin(mode string) {
 		os.Exit(0)
 	}
 	f := strings.Fields(mode)
+	version := "1.0.0"
+	if f[len(f)-1] == "unversioned" {
+		f, version = f[:len(f)-1], ""
+	}
 	name, majors := f[0], f[1]
 	var caps []string
 	if len(f) > 2 {
@@ -167,7 +172,7 @@ func runPlugin(mode string) {
 	if strings.Contains(majors, "2") {
 		impls = append(impls, catalog.Implement[objectstorev2.ObjectStoreServer]("objectstore", 2, 1, name, &objectstorev2.ObjectStore_ServiceDesc, backend.V2{B: b}, caps...))
 	}
-	cat, err := catalog.New("1.0.0", impls...)
+	cat, err := catalog.New(version, impls...)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
