@@ -60,6 +60,8 @@ type Release struct {
 	SHA256 string
 	// Pid is its process, 0 when none runs (or a plugin service).
 	Pid int
+	// InFlight is how many calls and streams run on it (Status only).
+	InFlight int
 }
 
 // UpgradeResult says what an upgrade of one plugin process did.
@@ -215,11 +217,14 @@ func (m *Manager) Status() []PluginStatus {
 		p.lock <- struct{}{}
 		if p.cur != nil {
 			st.Serving = p.cur.release()
+			st.Serving.InFlight = p.cur.inFlight()
 		} else {
 			st.Serving = foundRelease(p.bin)
 		}
 		for _, in := range p.retired {
-			st.Draining = append(st.Draining, in.release())
+			r := in.release()
+			r.InFlight = in.inFlight()
+			st.Draining = append(st.Draining, r)
 		}
 		if p.trial != nil {
 			st.Probation = p.trial.ends
