@@ -3,6 +3,7 @@ package manager
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -465,7 +466,11 @@ func (p *process) upgrade(ctx context.Context, begun time.Time, to found, kind, 
 	if err := coversConns(conns, to, what, keeps, from); err != nil {
 		return refuse(err)
 	}
-	c, err := to.src.Connect(ctx, to.Entry)
+	c, err := to.src.Connect(withAsDescribed(ctx), to.Entry)
+	var ce *host.ChecksumError
+	if errors.As(err, &ce) && to.SHA256 != "" && strings.EqualFold(ce.Want, to.SHA256) {
+		return refuse(fmt.Errorf("%s changed after it was described (its SHA-256 is now %s, it was described with %s), so it was not run: %w; run Refresh (or Upgrade) again once the file is complete; %s", what, ce.Got, ce.Want, err, keeps))
+	}
 	if err != nil {
 		return refuse(fmt.Errorf("%s did not start: %w; %s", what, err, keeps))
 	}

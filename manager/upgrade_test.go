@@ -509,3 +509,41 @@ func switched(t *testing.T, m *manager.Manager, ev *events) <-chan manager.Upgra
 	ev.wait(t, manager.EventUpgradeSwitched)
 	return done
 }
+
+// swapOnConnect is a Source that runs swap before each Connect: the
+// attacker who replaces a binary after it was described, before it runs.
+type swapOnConnect struct {
+	manager.Source
+	mu   sync.Mutex
+	swap func()
+}
+
+func (s *swapOnConnect) Connect(ctx context.Context, e manager.Entry) (*host.Client, error) {
+	s.mu.Lock()
+	swap := s.swap
+	s.mu.Unlock()
+	if swap != nil {
+		swap()
+	}
+	return s.Source.Connect(ctx, e)
+}
+
+// TestUpgradeRunsOnlyTheDescribedFile: a binary replaced after the
+// sources described the new release, before it starts, is not run under
+// the description of another (without any pin: the SHA-256 the release
+// was described with is checked on the open file it executes); the
+// upgrade is refused, saying so, and the old process serves on.
+func TestUpgradeRunsOnlyTheDescribedFile(t *testing.T) {
+	testutil.NotOnWindows(t, "it rewrites a plugin binary while it runs, which Windows forbids")
+	dir := testutil.TempDir(t)
+	writePlugin(t, dir, "p", "p 2 v=1.0.0")
+	finder := &manager.Finder{Launch: host.Command{Cookie: cookie}}
+	src := &swapOnConnect{Source: finder.Dirs(dir)}
+	m := newManager(t, manager.Config{Sources: []manager.Source{src}})
+	conn, cl, pid := running(t, m, "p")
+	writePlugin(t, dir, "p", "p 2 v=2.0.0")
+	src.mu.Lock()
+	src.swap = func() { writePlugin(t, dir, "p", "p 2 v=6.6.6") }
+	src.mu.Unlock()
+	refused(t, m, "p", "changed after it was described", conn, cl, pid)
+}
