@@ -341,6 +341,7 @@ type trial struct {
 	ends   time.Time
 	rolled chan struct{} // closed by rollbackLocked
 	cause  error         // why it was rolled back
+	hung   bool          // rolled back for its health: killed, not drained
 }
 
 // rollbackLocked moves calls back to the old release of the upgrade on
@@ -539,6 +540,9 @@ func (p *process) upgrade(ctx context.Context, begun time.Time, to found, kind, 
 		m.mu.Lock()
 		m.rolledBack[placeKey(to)] = releaseKey(to)
 		m.mu.Unlock()
+		if t.hung {
+			newIn.client.Kill() // its calls cannot end, nor a graceful stop
+		}
 		p.drain(newIn, time.Now().Add(drain), &upgradedError{path: newIn.path, from: foundName(to), to: foundName(from)})
 		res.Outcome, res.Cause = UpgradeRolledBack, fmt.Errorf("%s was rolled back to %s: %w", what, foundName(from), t.cause)
 		report(EventUpgradeRolledBack, c.Pid(), res.Cause)
@@ -617,6 +621,10 @@ func hasAll(have, want []string) bool {
 
 func strconvQuote(s string) string { return fmt.Sprintf("%q", s) }
 
+// probationHealthFailures is how many health checks in a row a new
+// process on probation must fail to be rolled back.
+const probationHealthFailures = 2
+
 // probeMethod is a method no service has: a server that has the service
 // answers it "unknown method", one that has not "unknown service".
 const probeMethod = "plugkit.UpgradeProbe"
@@ -691,6 +699,7 @@ func (p *process) probation(t *trial, drainBy time.Time, cut error) (rolledBack 
 		defer d.Stop()
 		drained = d.C
 	}
+	unhealthy := 0
 	var failing <-chan struct{}
 	if v := newIn.verdict(); v != nil {
 		failing = v.failing
@@ -725,8 +734,17 @@ func (p *process) probation(t *trial, drainBy time.Time, cut error) (rolledBack 
 			ctx, cancel := context.WithTimeout(context.Background(), cmp.Or(m.cfg.Restart.HungCheck, DefaultHungCheck))
 			_, err := healthpb.NewHealthClient(newIn.client.Conn()).Check(ctx, &healthpb.HealthCheckRequest{Service: wire.HealthService})
 			cancel()
-			if err != nil && alive(newIn) {
-				rollback(func() error { return fmt.Errorf("the new process failed its health check: %w", err) })
+			if err == nil || !alive(newIn) {
+				unhealthy = 0
+				continue
+			}
+			// Two in a row: one slow answer on a loaded machine is no
+			// failure.
+			if unhealthy++; unhealthy >= probationHealthFailures {
+				rollback(func() error {
+					t.hung = true
+					return fmt.Errorf("the new process failed %d health checks in a row (each bounded by Config.Restart.HungCheck): %w", unhealthy, err)
+				})
 			}
 		case <-ends.C:
 			p.lock <- struct{}{}
