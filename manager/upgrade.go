@@ -191,7 +191,7 @@ func (m *Manager) Refresh(ctx context.Context) ([]UpgradeResult, error) {
 			continue
 		}
 		for k, to := range targets {
-			if changed(cur, to) && rolledBack[placeKey(to)] != k {
+			if changed(cur, to) && rolledBack[placeKey(to)].bad != k {
 				jobs = append(jobs, job{p, keys[0].kind, keys[0].name, to})
 			}
 		}
@@ -313,6 +313,13 @@ func (p *process) pathNow() string {
 // releaseKey names a release: where it is and its checksum.
 func releaseKey(f found) string {
 	return string(f.Origin) + "\x00" + f.Location.String() + "\x00" + f.SHA256
+}
+
+// rollback is a release rolled back (its releaseKey) and the one rolled
+// back to.
+type rollback struct {
+	bad string
+	to  found
 }
 
 // placeKey names where a release is.
@@ -538,7 +545,7 @@ func (p *process) upgrade(ctx context.Context, begun time.Time, to found, kind, 
 	if rolledBack {
 		// Rolled back: the new process drains and is closed.
 		m.mu.Lock()
-		m.rolledBack[placeKey(to)] = releaseKey(to)
+		m.rolledBack[placeKey(to)] = rollback{bad: releaseKey(to), to: from}
 		m.mu.Unlock()
 		if t.hung {
 			newIn.client.Kill() // its calls cannot end, nor a graceful stop

@@ -318,7 +318,7 @@ func TestUpgradeEndsAStreamPastTheDrainDeadline(t *testing.T) {
 func TestUpgradeRollsBackACrash(t *testing.T) {
 	testutil.NotOnWindows(t, "it rewrites a plugin binary while it runs, which Windows forbids")
 	dir := testutil.TempDir(t)
-	m, _, ev := upgradeManager(t, dir, "p 2 v=1.0.0", manager.UpgradePolicy{Probation: 20 * time.Second})
+	m, _, ev := upgradeManager(t, dir, "p 2 v=1.0.0", manager.UpgradePolicy{Probation: 5 * time.Second})
 	conn, _ := store(t, m, "p")
 	cl := initStore(t, conn, map[string]string{"bucket": "b1"})
 	if _, err := version(ctxT(t), cl, versionKey); err != nil {
@@ -340,6 +340,9 @@ func TestUpgradeRollsBackACrash(t *testing.T) {
 	}
 	if got := config(t, cl); got != "map[bucket:b1]" {
 		t.Errorf("the old release has config %q after the rollback", got)
+	}
+	if conn2, info := store(t, m, "p"); info.PluginVersion != "1.0.0" || conn2.Pid() != oldPid {
+		t.Errorf("a Dispense after the rollback: version %s, pid %d; want the release that serves, 1.0.0 (pid %d)", info.PluginVersion, conn2.Pid(), oldPid)
 	}
 	again, err := m.Refresh(ctxT(t))
 	if err != nil || len(again) != 0 {
