@@ -1,6 +1,7 @@
 package manager
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"maps"
@@ -38,9 +39,13 @@ type Manager struct {
 	// release last rolled back there, which Refresh does not try again
 	// and Lookup does not hand out: one entry per place at most.
 	rolledBack map[string]rollback
-	// done is closed by Close: upgrades on probation end.
-	done  chan struct{}
-	hooks testHooks // set by tests alone (export_test.go)
+	// done is closed by Close: upgrades on probation end; stop cancels
+	// their contexts, and Close waits for upgrades to end.
+	done     chan struct{}
+	stop     context.Context
+	cancel   context.CancelFunc
+	upgrades sync.WaitGroup
+	hooks    testHooks // set by tests alone (export_test.go)
 }
 
 // testHooks tell a test what it cannot see otherwise; each is nil but in
@@ -51,7 +56,8 @@ type testHooks struct {
 
 // New returns a Manager. Call Discover before using it.
 func New(cfg Config) *Manager {
-	return &Manager{cfg: cfg, procs: map[procKey]*process{}, rolledBack: map[string]rollback{}, done: make(chan struct{})}
+	stop, cancel := context.WithCancel(context.Background())
+	return &Manager{cfg: cfg, procs: map[procKey]*process{}, rolledBack: map[string]rollback{}, done: make(chan struct{}), stop: stop, cancel: cancel}
 }
 
 // procKey names a plugin's one process: its origin and location.
@@ -176,6 +182,7 @@ func (m *Manager) Close() error {
 	}
 	m.closed = true
 	close(m.done)
+	m.cancel()
 	procs, found := slices.Collect(maps.Values(m.procs)), m.found
 	procs = append(procs, m.moved...)
 	m.procs, m.found, m.moved = nil, nil, nil
@@ -190,6 +197,7 @@ func (m *Manager) Close() error {
 		}()
 	}
 	wg.Wait()
+	m.upgrades.Wait()
 	return nil
 }
 
