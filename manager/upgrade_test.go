@@ -642,3 +642,32 @@ func endedByClose(t *testing.T, done <-chan error) {
 		t.Fatal("Upgrade still runs 10 s after Close")
 	}
 }
+
+// TestUpgradeMovesEveryNameOfTheProcess: a binary that serves two names
+// runs in one process, which an upgrade of either name moves as a whole.
+func TestUpgradeMovesEveryNameOfTheProcess(t *testing.T) {
+	testutil.NotOnWindows(t, "it rewrites a plugin binary while it runs, which Windows forbids")
+	dir := testutil.TempDir(t)
+	m, _, _ := upgradeManager(t, dir, "a,b 2 v=1.0.0", manager.UpgradePolicy{Probation: -1})
+	connA, clA, pid := running(t, m, "a")
+	connB, clB, pidB := running(t, m, "b")
+	if pidB != pid {
+		t.Fatalf("a and b run in processes %d and %d, want one", pid, pidB)
+	}
+	writePlugin(t, dir, "p", "a,b 2 v=2.0.0")
+	res, err := m.Upgrade(ctxT(t), "objectstore", "a")
+	if err != nil || res.Outcome != manager.UpgradeCompleted || strings.Join(res.Names, " ") != "objectstore/a objectstore/b" {
+		t.Fatalf("result %+v, %v; want completed, moving objectstore/a and objectstore/b", res, err)
+	}
+	for name, cl := range map[string]objectstorev2.ObjectStoreClient{"a": clA, "b": clB} {
+		if v, err := version(ctxT(t), cl, versionKey); err != nil || v != "2.0.0" {
+			t.Errorf("%s after the upgrade: version %q, %v; want 2.0.0", name, v, err)
+		}
+	}
+	if connA.Pid() != res.To.Pid || connB.Pid() != res.To.Pid {
+		t.Errorf("a on %d, b on %d after the upgrade; want both on %d", connA.Pid(), connB.Pid(), res.To.Pid)
+	}
+	if st := m.Status(); len(st) != 2 || st[0].Name != "a" || st[1].Name != "b" || st[0].Serving.Version != "2.0.0" || st[1].Serving.Version != "2.0.0" {
+		t.Errorf("status %+v; want a and b served by 2.0.0", st)
+	}
+}
