@@ -44,8 +44,8 @@ type Conn struct {
 // this client (an object store replays its Init configuration). That is a
 // restart, the new release of an upgrade (Manager.Upgrade runs the hooks
 // before any call moves to it, and refuses the release if one fails), and
-// the old release again after a rollback when calls of this Conn ran on
-// the new one meanwhile. If a hook fails on a restart, the call that
+// the old release after a rollback for a Conn whose first calls went to
+// the new one. If a hook fails on a restart, the call that
 // triggered it fails with the hook's error and the hooks run again on the
 // next call.
 func (c *Conn) OnRestart(hook func(ctx context.Context, cc grpc.ClientConnInterface) error) {
