@@ -124,7 +124,9 @@ func (c *Conn) Invoke(ctx context.Context, method string, args, reply any, opts 
 	if ctx.Err() == nil {
 		in.verdict().record(err, ans.answered())
 	}
-	return c.deadlineSpent(ctx, d, method, c.explain(in, method, upgradedStatus(ctx, c.p.observe(ctx, in, method, err, ans))))
+	err = c.p.observe(ctx, in, method, err, ans)
+	c.p.brokeOnProbation(ctx, in, err, ans)
+	return c.deadlineSpent(ctx, d, method, c.explain(in, method, upgradedStatus(ctx, err)))
 }
 
 // NewStream opens a stream. A ctx without a deadline gets the manager's
@@ -146,7 +148,9 @@ func (c *Conn) NewStream(ctx context.Context, desc *grpc.StreamDesc, method stri
 		if ctx.Err() == nil {
 			in.verdict().record(err, ans.answered())
 		}
-		err = c.explain(in, method, upgradedStatus(ctx, c.p.observe(ctx, in, method, err, ans)))
+		err = c.p.observe(ctx, in, method, err, ans)
+		c.p.brokeOnProbation(ctx, in, err, ans)
+		err = c.explain(in, method, upgradedStatus(ctx, err))
 		in.done(ref)
 		cut(nil)
 		cancel()
@@ -252,7 +256,9 @@ func (s *observedStream) RecvMsg(m any) error {
 	if s.ctx.Err() == nil {
 		s.in.verdict().record(err, s.ans.answered())
 	}
-	return s.conn.explain(s.in, s.method, upgradedStatus(s.ctx, s.conn.p.observe(s.ctx, s.in, s.method, err, s.ans)))
+	err = s.conn.p.observe(s.ctx, s.in, s.method, err, s.ans)
+	s.conn.p.brokeOnProbation(s.ctx, s.in, err, s.ans)
+	return s.conn.explain(s.in, s.method, upgradedStatus(s.ctx, err))
 }
 
 // Pid is the process ID of the plugin process serving the Conn now, or 0

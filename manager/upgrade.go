@@ -380,6 +380,23 @@ func (p *process) rollbackLocked(cause error) {
 	close(t.rolled)
 }
 
+// brokeOnProbation rolls back the upgrade whose new process, in, failed
+// a call without answering it (its connection broke: it died, or is
+// dying): the caller's next call goes to the old process, whether or not
+// the exit was seen yet. A call the caller ended, and a plugin without a
+// process here (a plugin service), are left to the probation's other
+// checks.
+func (p *process) brokeOnProbation(ctx context.Context, in *instance, err error, ans *answer) {
+	if err == nil || ans.answered() || ctx.Err() != nil || in.verdict() == nil || in.client.Exited() == nil {
+		return
+	}
+	p.lock <- struct{}{}
+	defer p.release()
+	if p.trial != nil && p.trial.newIn == in && !p.closed {
+		p.rollbackLocked(fmt.Errorf("a call on the new process ended without its answer: %w", err))
+	}
+}
+
 func alive(in *instance) bool {
 	select {
 	case <-in.client.Exited():

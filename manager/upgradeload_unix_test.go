@@ -24,7 +24,7 @@ const (
 	loadFor     = 10 * time.Second
 )
 
-// failure is a call of the load that failed, and when.
+// failure is a call of the load that failed, and when it started.
 type failure struct {
 	at  time.Time
 	err error
@@ -60,6 +60,7 @@ func TestUpgradeUnderLoad(t *testing.T) {
 		wg.Go(func() {
 			for time.Now().Before(stop) {
 				ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+				began := time.Now()
 				var err error
 				switch {
 				case w < 4:
@@ -73,7 +74,7 @@ func TestUpgradeUnderLoad(t *testing.T) {
 				calls[w]++
 				if err != nil {
 					mu.Lock()
-					failures = append(failures, failure{time.Now(), err})
+					failures = append(failures, failure{began, err})
 					mu.Unlock()
 				}
 			}
@@ -134,7 +135,7 @@ func TestUpgradeUnderLoad(t *testing.T) {
 	}
 	for _, f := range failures {
 		if f.at.Before(crashFrom) || f.at.After(crashTo) {
-			t.Errorf("a call failed at %v, outside the crashing release's window (%v to %v): %v", f.at.Format(time.StampMicro), crashFrom.Format(time.StampMicro), crashTo.Format(time.StampMicro), f.err)
+			t.Errorf("a call started at %v failed, outside the crashing release's window (%v to %v): %v", f.at.Format(time.StampMicro), crashFrom.Format(time.StampMicro), crashTo.Format(time.StampMicro), f.err)
 		}
 	}
 	final := conn.Pid()
