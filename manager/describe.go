@@ -93,7 +93,7 @@ func (f *Finder) describe(ctx context.Context, path string, run *describeRun) *E
 // (describeTelemetry).
 func (f *Finder) startDescribe(ctx context.Context, path string, wasm bool, tel host.Telemetry) (*catalogv1.DescribeResponse, *host.Client, error) {
 	if f.KeepDescribed {
-		c, err := f.start(ctx, path, tel, wasm)
+		c, err := f.start(ctx, path, tel, wasm, "")
 		return nil, c, err
 	}
 	cmd, opts := f.hostConfig(path, wasm)
