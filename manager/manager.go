@@ -29,7 +29,9 @@ type Manager struct {
 	attached    map[regKey]*entry // Attach's names, kept across Discovers
 	problems    []string
 	procs       map[procKey]*process
-	hooks       testHooks // set by tests alone (export_test.go)
+	hooks       testHooks     // set by tests alone (export_test.go)
+	watching    bool          // Watch runs
+	closedCh    chan struct{} // closed by Close, once Watch asked for it
 }
 
 // testHooks tell a test what it cannot see otherwise; each is nil but in
@@ -153,6 +155,9 @@ func (m *Manager) Close() error {
 		return nil
 	}
 	m.closed = true
+	if m.closedCh != nil {
+		close(m.closedCh)
+	}
 	procs, found := m.procs, m.found
 	m.procs, m.found = nil, nil
 	m.mu.Unlock()
