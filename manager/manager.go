@@ -3,6 +3,8 @@ package manager
 import (
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -29,9 +31,16 @@ type Manager struct {
 	attached    map[regKey]*entry // Attach's names, kept across Discovers
 	problems    []string
 	procs       map[procKey]*process
-	hooks       testHooks     // set by tests alone (export_test.go)
-	watching    bool          // Watch runs
-	closedCh    chan struct{} // closed by Close, once Watch asked for it
+	// moved are processes an upgrade moved to a release whose key
+	// another process had already.
+	moved []*process
+	// rolledBack are the releases rolled back, which Refresh does not
+	// try again (see releaseKey).
+	rolledBack map[string]bool
+	// done is closed by Close: upgrades on probation end.
+	done     chan struct{}
+	watching bool      // Watch runs
+	hooks    testHooks // set by tests alone (export_test.go)
 }
 
 // testHooks tell a test what it cannot see otherwise; each is nil but in
@@ -42,7 +51,7 @@ type testHooks struct {
 
 // New returns a Manager. Call Discover before using it.
 func New(cfg Config) *Manager {
-	return &Manager{cfg: cfg, procs: map[procKey]*process{}}
+	return &Manager{cfg: cfg, procs: map[procKey]*process{}, rolledBack: map[string]bool{}, done: make(chan struct{})}
 }
 
 // procKey names a plugin's one process: its origin and location.
@@ -140,7 +149,7 @@ func (m *Manager) process(im Implementation) (*process, error) {
 	key := procKey{im.bin.Origin, im.Path}
 	p, ok := m.procs[key]
 	if !ok {
-		p = &process{m: m, bin: *im.bin, path: im.Path, lock: make(chan struct{}, 1)}
+		p = newProcess(m, *im.bin)
 		m.procs[key] = p
 	}
 	return p, nil
@@ -155,11 +164,10 @@ func (m *Manager) Close() error {
 		return nil
 	}
 	m.closed = true
-	if m.closedCh != nil {
-		close(m.closedCh)
-	}
-	procs, found := m.procs, m.found
-	m.procs, m.found = nil, nil
+	close(m.done)
+	procs, found := slices.Collect(maps.Values(m.procs)), m.found
+	procs = append(procs, m.moved...)
+	m.procs, m.found, m.moved = nil, nil, nil
 	m.mu.Unlock()
 	closeValues(found)
 	var wg sync.WaitGroup

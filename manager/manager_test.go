@@ -84,6 +84,9 @@ type configBackend struct {
 	*backend.Memory
 	mu     sync.Mutex
 	config string
+	// version and crash are the upgrade tests' (upgradeGet).
+	version string
+	crash   bool
 }
 
 func (c *configBackend) Init(cfg map[string]string) error {
@@ -104,6 +107,9 @@ func (c *configBackend) Get(key string) ([]byte, error) {
 	}
 	if key == internalKey {
 		return nil, errors.New("the backend failed, as asked") // Internal, the plugin's own answer
+	}
+	if data, ok := upgradeGet(c.version, c.crash, key); ok {
+		return data, nil
 	}
 	return c.Memory.Get(key)
 }
@@ -155,11 +161,18 @@ func runPlugin(mode string) {
 	}
 	f := strings.Fields(mode)
 	name, majors := f[0], f[1]
+	b := &configBackend{Memory: backend.NewMemory(), version: "1.0.0"}
 	var caps []string
-	if len(f) > 2 {
-		caps = strings.Split(f[2], ",")
+	for _, x := range f[2:] {
+		switch {
+		case strings.HasPrefix(x, "v="): // the release version (upgrade tests)
+			b.version = x[2:]
+		case x == "crash": // dies at its first call but Init (upgrade tests)
+			b.crash = true
+		default:
+			caps = strings.Split(x, ",")
+		}
 	}
-	b := &configBackend{Memory: backend.NewMemory()}
 	var impls []catalog.Implementation
 	if strings.Contains(majors, "1") {
 		impls = append(impls, catalog.Implement[objectstorev1.ObjectStoreServer]("objectstore", 1, 0, name, &objectstorev1.ObjectStore_ServiceDesc, backend.V1{B: b}))
@@ -167,7 +180,7 @@ func runPlugin(mode string) {
 	if strings.Contains(majors, "2") {
 		impls = append(impls, catalog.Implement[objectstorev2.ObjectStoreServer]("objectstore", 2, 1, name, &objectstorev2.ObjectStore_ServiceDesc, backend.V2{B: b}, caps...))
 	}
-	cat, err := catalog.New("1.0.0", impls...)
+	cat, err := catalog.New(b.version, impls...)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)

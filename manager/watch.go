@@ -279,7 +279,7 @@ func (m *Manager) Watch(ctx context.Context) error {
 		return errors.New("manager: Watch is already running: one Watch at a time refreshes the plugins")
 	}
 	m.watching = true
-	stop := m.closedChanLocked()
+	stop := m.done
 	m.mu.Unlock()
 	defer func() {
 		m.mu.Lock()
@@ -347,16 +347,4 @@ func (m *Manager) watchLoop(ctx context.Context, stop <-chan struct{}, changes <
 			}
 		}
 	}
-}
-
-// closedChanLocked is a channel closed when the Manager closes. m.mu is
-// held.
-func (m *Manager) closedChanLocked() <-chan struct{} {
-	if m.closedCh == nil {
-		m.closedCh = make(chan struct{})
-		if m.closed {
-			close(m.closedCh)
-		}
-	}
-	return m.closedCh
 }

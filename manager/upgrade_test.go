@@ -1,0 +1,433 @@
+package manager_test
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"io"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	objectstorev2 "github.com/plugkit/plugkit/examples/objectstore/gen/objectstore/v2"
+	"github.com/plugkit/plugkit/host"
+	"github.com/plugkit/plugkit/internal/testutil"
+	"github.com/plugkit/plugkit/manager"
+)
+
+// The keys the test plugin's Get answers for the upgrade tests: its
+// release version, and its release version after a sleep (a long stream
+// that spans an upgrade): "__sleep__500ms".
+const (
+	versionKey = "__version__"
+	sleepKey   = "__sleep__"
+)
+
+// upgradeGet answers the upgrade tests' keys, and dies at the first
+// other call when crash is set (a release that crashes at its first
+// call; Init, which the manager replays before the switch, lives).
+func upgradeGet(version string, crash bool, key string) ([]byte, bool) {
+	if crash {
+		os.Exit(3) // os.Stderr is the plugin's pipe, not to be written from here
+	}
+	if key == versionKey {
+		return []byte(version), true
+	}
+	if d, ok := strings.CutPrefix(key, sleepKey); ok {
+		wait, err := time.ParseDuration(d)
+		if err != nil {
+			return []byte(err.Error()), true
+		}
+		time.Sleep(wait)
+		return []byte(version), true
+	}
+	return nil, false
+}
+
+// version reads the release that serves cl, through a stream.
+func version(ctx context.Context, cl objectstorev2.ObjectStoreClient, key string) (string, error) {
+	stream, err := cl.Get(ctx, &objectstorev2.GetRequest{Key: key})
+	if err != nil {
+		return "", err
+	}
+	var got []byte
+	for {
+		msg, err := stream.Recv()
+		if errors.Is(err, io.EOF) {
+			return string(got), nil
+		}
+		if err != nil {
+			return string(got), err
+		}
+		got = append(got, msg.GetChunk()...)
+	}
+}
+
+// events collects the manager's upgrade events.
+type events struct {
+	mu  sync.Mutex
+	got []host.Event
+	ch  chan host.Event
+}
+
+func newEvents() *events { return &events{ch: make(chan host.Event, 100)} }
+
+func (e *events) on(ev host.Event) {
+	if ev.Type < manager.EventUpgradeStarted {
+		return
+	}
+	e.mu.Lock()
+	e.got = append(e.got, ev)
+	e.mu.Unlock()
+	select {
+	case e.ch <- ev:
+	default:
+	}
+}
+
+// wait waits, up to 30 s, for an event of type typ.
+func (e *events) wait(t *testing.T, typ host.EventType) host.Event {
+	t.Helper()
+	deadline := time.After(30 * time.Second)
+	for {
+		select {
+		case ev := <-e.ch:
+			if ev.Type == typ {
+				return ev
+			}
+		case <-deadline:
+			t.Fatalf("no %q event within 30 s", typ)
+		}
+	}
+}
+
+func (e *events) types() []string {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	var out []string
+	for _, ev := range e.got {
+		out = append(out, ev.Type.String())
+	}
+	return out
+}
+
+// upgradeManager is a manager of one plugin "p" in dir, at mode, with
+// the upgrade policy given and its upgrade events collected.
+func upgradeManager(t *testing.T, dir, mode string, policy manager.UpgradePolicy) (*manager.Manager, *manager.Finder, *events) {
+	t.Helper()
+	writePlugin(t, dir, "p", mode)
+	ev := newEvents()
+	finder := &manager.Finder{Launch: host.Command{Cookie: cookie}}
+	m := newManager(t, manager.Config{Sources: []manager.Source{finder.Dirs(dir)}, Upgrade: policy, Telemetry: host.Telemetry{OnEvent: ev.on}})
+	return m, finder, ev
+}
+
+func upgrade(t *testing.T, m *manager.Manager) manager.UpgradeResult {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	res, err := m.Upgrade(ctx, "objectstore", "p")
+	if res.Outcome != manager.UpgradeRefused && res.Outcome != manager.UpgradeRolledBack && err != nil {
+		t.Fatalf("Upgrade: %v (%+v)", err, res)
+	}
+	return res
+}
+
+// TestUpgradeMovesCallsAndReplaysInit: the binary replaced on disk takes
+// over: Init is replayed on it before any call moves, a stream in
+// flight across the switch completes on the old process, new calls go
+// to the new one, and the old process is gone once drained.
+func TestUpgradeMovesCallsAndReplaysInit(t *testing.T) {
+	testutil.NotOnWindows(t, "it rewrites a plugin binary while it runs, which Windows forbids")
+	dir := testutil.TempDir(t)
+	m, _, ev := upgradeManager(t, dir, "p 2 v=1.0.0", manager.UpgradePolicy{Probation: 200 * time.Millisecond})
+	conn, _ := store(t, m, "p")
+	cl := initStore(t, conn, map[string]string{"bucket": "b1"})
+	if v, err := version(ctxT(t), cl, versionKey); err != nil || v != "1.0.0" {
+		t.Fatalf("before: version %q, %v", v, err)
+	}
+	oldPid := conn.Pid()
+	type ended struct {
+		v   string
+		err error
+	}
+	spanning := make(chan ended, 1)
+	ctx := ctxT(t)
+	go func() {
+		v, err := version(ctx, cl, sleepKey+"1s")
+		spanning <- ended{v, err}
+	}()
+	time.Sleep(100 * time.Millisecond) // the stream reaches the old process (if not, it runs on the new: checked below)
+	writePlugin(t, dir, "p", "p 2 v=2.0.0")
+	res := upgrade(t, m)
+	if res.Outcome != manager.UpgradeCompleted || res.From.Version != "1.0.0" || res.To.Version != "2.0.0" || res.From.Pid != oldPid || res.To.Pid == oldPid || res.To.Pid == 0 {
+		t.Fatalf("result %+v, want completed from 1.0.0 (pid %d) to 2.0.0", res, oldPid)
+	}
+	if len(res.Names) != 1 || res.Names[0] != "objectstore/p" {
+		t.Errorf("names %v, want [objectstore/p]", res.Names)
+	}
+	s := <-spanning
+	if s.err != nil || s.v != "1.0.0" {
+		t.Errorf("the stream spanning the switch ended with %q, %v; want it completed by the old release", s.v, s.err)
+	}
+	if got := config(t, cl); got != "map[bucket:b1]" {
+		t.Errorf("the new release has config %q: Init was not replayed", got)
+	}
+	if v, err := version(ctxT(t), cl, versionKey); err != nil || v != "2.0.0" {
+		t.Errorf("after: version %q, %v; want 2.0.0", v, err)
+	}
+	if conn.Pid() != res.To.Pid {
+		t.Errorf("Conn.Pid %d, want the new process %d", conn.Pid(), res.To.Pid)
+	}
+	if testutil.Running(oldPid) {
+		t.Errorf("the old process %d still runs after its drain", oldPid)
+	}
+	if got, want := strings.Join(ev.types(), ", "), "upgrade started, upgrade switched, upgrade completed"; got != want {
+		t.Errorf("events %s, want %s", got, want)
+	}
+	st := m.Status()
+	if len(st) != 1 || st[0].Serving.Version != "2.0.0" || len(st[0].Draining) != 0 {
+		t.Errorf("status %+v, want 2.0.0 serving, nothing draining", st)
+	}
+}
+
+// TestRefreshStartsNothingWhenNothingChanged: a refresh that finds the
+// same binaries starts no process and reports nothing.
+func TestRefreshStartsNothingWhenNothingChanged(t *testing.T) {
+	testutil.NotOnWindows(t, "it rewrites a plugin binary while it runs, which Windows forbids")
+	dir := testutil.TempDir(t)
+	m, finder, _ := upgradeManager(t, dir, "p 2", manager.UpgradePolicy{})
+	conn, _ := store(t, m, "p")
+	cl := objectstorev2.NewObjectStoreClient(conn)
+	if _, err := version(ctxT(t), cl, versionKey); err != nil {
+		t.Fatal(err)
+	}
+	pid, launches := conn.Pid(), finder.Launches()
+	res, err := m.Refresh(ctxT(t))
+	if err != nil || len(res) != 0 {
+		t.Fatalf("Refresh: %+v, %v; want nothing", res, err)
+	}
+	if finder.Launches() != launches || conn.Pid() != pid {
+		t.Errorf("Refresh with nothing changed launched %d processes (pid %d, was %d)", finder.Launches()-launches, conn.Pid(), pid)
+	}
+	res1, err := m.Upgrade(ctxT(t), "objectstore", "p")
+	if err != nil || res1.Outcome != manager.UpgradeUnchanged {
+		t.Errorf("Upgrade of an unchanged plugin: %+v, %v; want unchanged", res1, err)
+	}
+}
+
+// TestUpgradeRefusesAMissingMajor: a new release that no longer serves
+// the major a Conn speaks is refused before any call moves, with a
+// message naming the plugin, both versions, what is missing and what to
+// do; the old process serves on.
+func TestUpgradeRefusesAMissingMajor(t *testing.T) {
+	testutil.NotOnWindows(t, "it rewrites a plugin binary while it runs, which Windows forbids")
+	dir := testutil.TempDir(t)
+	m, _, ev := upgradeManager(t, dir, "p 2 v=1.0.0", manager.UpgradePolicy{})
+	conn, _ := store(t, m, "p")
+	cl := objectstorev2.NewObjectStoreClient(conn)
+	if _, err := version(ctxT(t), cl, versionKey); err != nil {
+		t.Fatal(err)
+	}
+	pid := conn.Pid()
+	writePlugin(t, dir, "p", "p 1 v=3.0.0")
+	res, err := m.Upgrade(ctxT(t), "objectstore", "p")
+	if res.Outcome != manager.UpgradeRefused || err == nil {
+		t.Fatalf("result %+v, %v; want refused", res, err)
+	}
+	for _, want := range []string{"objectstore \"p\"", "v1.0.0", "v3.0.0", "major 2", "serves objectstore 1.0", "keeps serving"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("the refusal lacks %q:\n%v", want, err)
+		}
+	}
+	if v, err := version(ctxT(t), cl, versionKey); err != nil || v != "1.0.0" || conn.Pid() != pid {
+		t.Errorf("after the refusal: version %q, %v, pid %d (was %d); want the old process serving", v, err, conn.Pid(), pid)
+	}
+	if got, want := strings.Join(ev.types(), ", "), "upgrade started, upgrade refused"; got != want {
+		t.Errorf("events %s, want %s", got, want)
+	}
+}
+
+// TestUpgradeRefusesALiar: a new release whose Describe answer claims a
+// major it does not serve is refused before any call moves (the attack
+// of a binary that lies to be let in).
+func TestUpgradeRefusesALiar(t *testing.T) {
+	testutil.NotOnWindows(t, "it rewrites a plugin binary while it runs, which Windows forbids")
+	dir := testutil.TempDir(t)
+	writePlugin(t, dir, "p", "liar 2")
+	finder := &manager.Finder{Launch: host.Command{Cookie: cookie}}
+	m := newManager(t, manager.Config{Sources: []manager.Source{finder.Dirs(dir)}})
+	conn, _ := store(t, m, "liar")
+	cl := objectstorev2.NewObjectStoreClient(conn)
+	if _, err := version(ctxT(t), cl, versionKey); err != nil {
+		t.Fatal(err)
+	}
+	pid := conn.Pid()
+	writePlugin(t, dir, "p", "liar") // claims objectstore major 2, serves major 1
+	res, err := m.Upgrade(ctxT(t), "objectstore", "liar")
+	if res.Outcome != manager.UpgradeRefused || err == nil || !strings.Contains(err.Error(), "does not serve objectstore.v2.ObjectStore") {
+		t.Fatalf("result %+v, %v; want refused, naming the service it does not serve", res, err)
+	}
+	if v, err := version(ctxT(t), cl, versionKey); err != nil || v != "1.0.0" || conn.Pid() != pid {
+		t.Errorf("after the refusal: version %q, %v, pid %d (was %d); want the old process serving", v, err, conn.Pid(), pid)
+	}
+}
+
+// TestUpgradeRefusesAPinMismatch: a new binary that does not have its
+// pinned SHA-256 is refused; the old process serves on.
+func TestUpgradeRefusesAPinMismatch(t *testing.T) {
+	testutil.NotOnWindows(t, "it rewrites a plugin binary while it runs, which Windows forbids")
+	dir := testutil.TempDir(t)
+	path := writePlugin(t, dir, "p", "p 2 v=1.0.0")
+	finder := &manager.Finder{Launch: host.Command{Cookie: cookie}, Pins: map[string]string{path: fileSum(t, path)}}
+	m := newManager(t, manager.Config{Sources: []manager.Source{finder.Dirs(dir)}})
+	conn, _ := store(t, m, "p")
+	cl := objectstorev2.NewObjectStoreClient(conn)
+	if _, err := version(ctxT(t), cl, versionKey); err != nil {
+		t.Fatal(err)
+	}
+	pid := conn.Pid()
+	writePlugin(t, dir, "p", "p 2 v=6.6.6")
+	res, err := m.Upgrade(ctxT(t), "objectstore", "p")
+	if res.Outcome != manager.UpgradeRefused || err == nil || !strings.Contains(err.Error(), "SHA-256") {
+		t.Fatalf("result %+v, %v; want refused by the pin", res, err)
+	}
+	if v, err := version(ctxT(t), cl, versionKey); err != nil || v != "1.0.0" || conn.Pid() != pid {
+		t.Errorf("after the refusal: version %q, %v, pid %d (was %d); want the old process serving", v, err, conn.Pid(), pid)
+	}
+}
+
+// TestUpgradeEndsAStreamPastTheDrainDeadline: a stream still running on
+// the old process when the drain deadline passes ends with
+// codes.Unavailable, saying the plugin was upgraded.
+func TestUpgradeEndsAStreamPastTheDrainDeadline(t *testing.T) {
+	testutil.NotOnWindows(t, "it rewrites a plugin binary while it runs, which Windows forbids")
+	dir := testutil.TempDir(t)
+	m, _, _ := upgradeManager(t, dir, "p 2 v=1.0.0", manager.UpgradePolicy{Drain: 300 * time.Millisecond, Probation: -1})
+	conn, _ := store(t, m, "p")
+	cl := objectstorev2.NewObjectStoreClient(conn)
+	if _, err := version(ctxT(t), cl, versionKey); err != nil {
+		t.Fatal(err)
+	}
+	oldPid := conn.Pid()
+	spanning := make(chan error, 1)
+	ctx := ctxT(t)
+	go func() {
+		_, err := version(ctx, cl, sleepKey+"20s")
+		spanning <- err
+	}()
+	time.Sleep(100 * time.Millisecond)
+	writePlugin(t, dir, "p", "p 2 v=2.0.0")
+	if res := upgrade(t, m); res.Outcome != manager.UpgradeCompleted {
+		t.Fatalf("result %+v, want completed", res)
+	}
+	select {
+	case err := <-spanning:
+		if status.Code(err) != codes.Unavailable || !strings.Contains(err.Error(), "upgraded") || !strings.Contains(err.Error(), "2.0.0") {
+			t.Errorf("the stream past the drain deadline ended with %v; want Unavailable saying the plugin was upgraded to 2.0.0", err)
+		}
+	case <-time.After(15 * time.Second):
+		t.Fatal("the stream past the drain deadline still runs 15 s after the upgrade")
+	}
+	if testutil.Running(oldPid) {
+		t.Errorf("the old process %d still runs after its drain deadline", oldPid)
+	}
+}
+
+// TestUpgradeRollsBackACrash: a release that crashes at its first call
+// is rolled back within its probation: calls go back to the old process,
+// the result says why, and Refresh does not try it again until it
+// changes.
+func TestUpgradeRollsBackACrash(t *testing.T) {
+	testutil.NotOnWindows(t, "it rewrites a plugin binary while it runs, which Windows forbids")
+	dir := testutil.TempDir(t)
+	m, _, ev := upgradeManager(t, dir, "p 2 v=1.0.0", manager.UpgradePolicy{Probation: 20 * time.Second})
+	conn, _ := store(t, m, "p")
+	cl := initStore(t, conn, map[string]string{"bucket": "b1"})
+	if _, err := version(ctxT(t), cl, versionKey); err != nil {
+		t.Fatal(err)
+	}
+	oldPid := conn.Pid()
+	writePlugin(t, dir, "p", "p 2 v=2.0.0 crash")
+	ctx := ctxT(t)
+	done := make(chan manager.UpgradeResult, 1)
+	go func() {
+		res, _ := m.Upgrade(ctx, "objectstore", "p") // the result says what happened
+		done <- res
+	}()
+	ev.wait(t, manager.EventUpgradeSwitched)
+	_, err := version(ctxT(t), cl, versionKey)
+	if err == nil {
+		t.Fatal("the call that crashes the new release succeeded")
+	}
+	res := <-done
+	if res.Outcome != manager.UpgradeRolledBack || res.Cause == nil || !strings.Contains(res.Cause.Error(), "exit status 3") {
+		t.Fatalf("result %+v; want rolled back, the cause naming the crash", res)
+	}
+	if v, err := version(ctxT(t), cl, versionKey); err != nil || v != "1.0.0" || conn.Pid() != oldPid {
+		t.Errorf("after the rollback: version %q, %v, pid %d; want the old process %d", v, err, conn.Pid(), oldPid)
+	}
+	if got := config(t, cl); got != "map[bucket:b1]" {
+		t.Errorf("the old release has config %q after the rollback", got)
+	}
+	again, err := m.Refresh(ctxT(t))
+	if err != nil || len(again) != 0 {
+		t.Errorf("Refresh tried the release rolled back again: %+v, %v", again, err)
+	}
+	writePlugin(t, dir, "p", "p 2 v=2.0.1")
+	fixed, err := m.Refresh(ctxT(t))
+	if err != nil || len(fixed) != 1 || fixed[0].Outcome != manager.UpgradeCompleted || fixed[0].To.Version != "2.0.1" {
+		t.Errorf("Refresh of a fixed release: %+v, %v; want it completed", fixed, err)
+	}
+}
+
+// TestUpgradeRollsBackOnlyErrors: a new release whose calls all fail
+// (Internal, the plugin's own answer: Config.Upgrade.Failures of them,
+// none succeeding) is rolled back.
+func TestUpgradeRollsBackOnlyErrors(t *testing.T) {
+	testutil.NotOnWindows(t, "it rewrites a plugin binary while it runs, which Windows forbids")
+	dir := testutil.TempDir(t)
+	m, _, ev := upgradeManager(t, dir, "p 2 v=1.0.0", manager.UpgradePolicy{Probation: 20 * time.Second, Failures: 2})
+	conn, _ := store(t, m, "p")
+	cl := objectstorev2.NewObjectStoreClient(conn)
+	if _, err := version(ctxT(t), cl, versionKey); err != nil {
+		t.Fatal(err)
+	}
+	writePlugin(t, dir, "p", "p 2 v=2.0.0")
+	ctx := ctxT(t)
+	done := make(chan manager.UpgradeResult, 1)
+	go func() {
+		res, _ := m.Upgrade(ctx, "objectstore", "p") // the result says what happened
+		done <- res
+	}()
+	ev.wait(t, manager.EventUpgradeSwitched)
+	for range 2 {
+		if _, err := cl.Exists(ctxT(t), &objectstorev2.ExistsRequest{Key: internalKey}); status.Code(err) != codes.Internal {
+			t.Fatalf("Exists(%s): %v, want Internal", internalKey, err)
+		}
+	}
+	res := <-done
+	if res.Outcome != manager.UpgradeRolledBack || res.Cause == nil || !strings.Contains(res.Cause.Error(), "2 calls failed") {
+		t.Fatalf("result %+v; want rolled back for failing calls", res)
+	}
+	if v, err := version(ctxT(t), cl, versionKey); err != nil || v != "1.0.0" {
+		t.Errorf("after the rollback: version %q, %v; want 1.0.0", v, err)
+	}
+}
+
+// fileSum is the hex SHA-256 of the file at path.
+func fileSum(t *testing.T, path string) string {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum := sha256.Sum256(data)
+	return hex.EncodeToString(sum[:])
+}
