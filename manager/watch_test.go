@@ -13,6 +13,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/plugkit/plugkit/host"
+	"github.com/plugkit/plugkit/internal/testutil"
 	"github.com/plugkit/plugkit/manager"
 )
 
@@ -276,5 +277,66 @@ func TestWatchStopsWithClose(t *testing.T) {
 	}
 	if err := m.Watch(context.Background()); !errors.Is(err, manager.ErrClosed) {
 		t.Fatalf("Watch of a closed Manager = %v; want manager.ErrClosed", err)
+	}
+}
+
+// TestWatchUpgradesAnInstalledRelease: a new release renamed into a
+// watched directory, as plugkit install does, takes over from the
+// running one by itself, once.
+func TestWatchUpgradesAnInstalledRelease(t *testing.T) {
+	testutil.NotOnWindows(t, "it replaces a plugin binary while it runs, which Windows forbids")
+	dir, staging := testutil.TempDir(t), testutil.TempDir(t)
+	writePlugin(t, dir, "p", "p 2 v=1.0.0")
+	results := make(chan []manager.UpgradeResult, 16)
+	finder := &manager.Finder{Launch: host.Command{Cookie: cookie}}
+	m := newManager(t, manager.Config{
+		Sources: []manager.Source{finder.Dirs(dir)},
+		Upgrade: manager.UpgradePolicy{Probation: 200 * time.Millisecond},
+		Watch: manager.WatchPolicy{Debounce: 20 * time.Millisecond, OnRefresh: func(r []manager.UpgradeResult, err error) {
+			if err != nil {
+				t.Errorf("refresh: %v", err)
+			}
+			results <- r
+		}},
+	})
+	conn, _ := store(t, m, "p")
+	cl := initStore(t, conn, map[string]string{"bucket": "b1"})
+	if v, err := version(ctxT(t), cl, versionKey); err != nil || v != "1.0.0" {
+		t.Fatalf("before: version %q, %v", v, err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := startWatch(ctx, m)
+	defer func() {
+		cancel()
+		watchEnded(t, done)
+	}()
+	next := func(what string) []manager.UpgradeResult {
+		t.Helper()
+		select {
+		case r := <-results:
+			return r
+		case <-time.After(watchDeadline):
+			t.Fatalf("no refresh within %v %s", watchDeadline, what)
+			return nil
+		}
+	}
+	if r := next("once the watch began"); len(r) != 0 {
+		t.Fatalf("the first refresh, with nothing changed, did %+v", r)
+	}
+	staged := writePlugin(t, staging, "p", "p 2 v=2.0.0")
+	if err := os.Rename(staged, filepath.Join(dir, "p")); err != nil {
+		t.Fatal(err)
+	}
+	r := next("after a release was installed")
+	if len(r) != 1 || r[0].Outcome != manager.UpgradeCompleted || r[0].From.Version != "1.0.0" || r[0].To.Version != "2.0.0" {
+		t.Fatalf("the refresh after the install did %+v; want one upgrade from 1.0.0 to 2.0.0, completed", r)
+	}
+	if v, err := version(ctxT(t), cl, versionKey); err != nil || v != "2.0.0" {
+		t.Errorf("after: version %q, %v; want 2.0.0", v, err)
+	}
+	select {
+	case r := <-results:
+		t.Fatalf("one install was refreshed twice: %+v", r)
+	case <-time.After(300 * time.Millisecond): // can pass wrongly on a slow machine, never fail wrongly
 	}
 }
