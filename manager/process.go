@@ -248,7 +248,7 @@ func (p *process) checkHung(in *instance) {
 func (p *process) close() {
 	p.lock <- struct{}{}
 	defer p.release()
-	p.closed = true
+	p.closed, p.trial = true, nil
 	all := p.retired
 	if p.cur != nil {
 		all = append(all, p.cur)

@@ -511,7 +511,13 @@ func (p *process) upgrade(ctx context.Context, to found, kind, name string) (res
 	res.To = newIn.release()
 	report(EventUpgradeSwitched, c.Pid(), nil)
 
-	if t != nil && p.probation(t, drainBy, cut) {
+	rolledBack := t != nil && p.probation(t, drainBy, cut)
+	select {
+	case <-m.done:
+		return res, ErrClosed
+	default:
+	}
+	if rolledBack {
 		// Rolled back: the new process drains and is closed.
 		m.mu.Lock()
 		m.rolledBack[releaseKey(to)] = true
@@ -652,7 +658,7 @@ func (p *process) probation(t *trial, drainBy time.Time, cut error) (rolledBack 
 	defer tick.Stop()
 	rollback := func(cause func() error) {
 		p.lock <- struct{}{}
-		if p.trial == t {
+		if p.trial == t && !p.closed {
 			p.rollbackLocked(cause())
 		}
 		p.release()

@@ -5,8 +5,10 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -15,10 +17,17 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/plugkit/plugkit/catalog"
+	"github.com/plugkit/plugkit/examples/objectstore"
+	"github.com/plugkit/plugkit/examples/objectstore/backend"
+	objectstorev1 "github.com/plugkit/plugkit/examples/objectstore/gen/objectstore/v1"
 	objectstorev2 "github.com/plugkit/plugkit/examples/objectstore/gen/objectstore/v2"
 	"github.com/plugkit/plugkit/host"
+	"github.com/plugkit/plugkit/internal/remotetest"
 	"github.com/plugkit/plugkit/internal/testutil"
 	"github.com/plugkit/plugkit/manager"
+	"github.com/plugkit/plugkit/plugin"
+	"github.com/plugkit/plugkit/wire"
 )
 
 // The keys the test plugin's Get answers for the upgrade tests: its
@@ -309,7 +318,7 @@ func TestUpgradeRefusesAPinMismatch(t *testing.T) {
 func TestUpgradeEndsAStreamPastTheDrainDeadline(t *testing.T) {
 	testutil.NotOnWindows(t, "it rewrites a plugin binary while it runs, which Windows forbids")
 	dir := testutil.TempDir(t)
-	m, _, _ := upgradeManager(t, dir, "p 2 v=1.0.0", manager.UpgradePolicy{Drain: 300 * time.Millisecond, Probation: -1})
+	m, _, ev := upgradeManager(t, dir, "p 2 v=1.0.0", manager.UpgradePolicy{Drain: time.Second, Probation: -1})
 	conn, _ := store(t, m, "p")
 	cl := objectstorev2.NewObjectStoreClient(conn)
 	if _, err := version(ctxT(t), cl, versionKey); err != nil {
@@ -324,7 +333,16 @@ func TestUpgradeEndsAStreamPastTheDrainDeadline(t *testing.T) {
 	}()
 	time.Sleep(100 * time.Millisecond)
 	writePlugin(t, dir, "p", "p 2 v=2.0.0")
-	if res := upgrade(t, m); res.Outcome != manager.UpgradeCompleted {
+	done := make(chan manager.UpgradeResult, 1)
+	go func() {
+		res, _ := m.Upgrade(ctx, "objectstore", "p") // the result says what happened
+		done <- res
+	}()
+	ev.wait(t, manager.EventUpgradeSwitched)
+	if st := m.Status(); len(st) != 1 || st[0].Serving.Version != "2.0.0" || len(st[0].Draining) != 1 || st[0].Draining[0].Version != "1.0.0" || st[0].Draining[0].Pid != oldPid {
+		t.Errorf("status during the drain: %+v; want 2.0.0 serving, 1.0.0 (pid %d) draining", st, oldPid)
+	}
+	if res := <-done; res.Outcome != manager.UpgradeCompleted {
 		t.Fatalf("result %+v, want completed", res)
 	}
 	select {
@@ -430,4 +448,89 @@ func fileSum(t *testing.T, path string) string {
 	}
 	sum := sha256.Sum256(data)
 	return hex.EncodeToString(sum[:])
+}
+
+// TestUpgradeMovesToANewEndpointSet: a plugin service's new endpoints
+// (its remotes file rewritten) take over through the same path: calls
+// go to the new service, and Status names it.
+func TestUpgradeMovesToANewEndpointSet(t *testing.T) {
+	dir := testutil.TempDir(t)
+	pki, err := remotetest.NewPKI(dir, "127.0.0.1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	service := func(version string) string {
+		cat, err := catalog.New(version, catalog.Implement[objectstorev1.ObjectStoreServer](objectstore.Kind, 1, 0, "example.com/memory",
+			&objectstorev1.ObjectStore_ServiceDesc, backend.V1{B: backend.NewMemory()}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		addr, stop := remotetest.Start(t, pki.ServiceEnv("127.0.0.1:0"), "", plugin.Config{Versions: map[int]plugin.Register{wire.CatalogProtocolVersion: cat.Register}})
+		t.Cleanup(func() { stop() })
+		return addr
+	}
+	remotes := filepath.Join(dir, "remotes.json")
+	point := func(addr string) {
+		writeFile(t, remotes, fmt.Sprintf(`{"remotes":[{"kind":"objectstore","name":"example.com/memory","endpoints":[%q],
+		"tls":{"ca":"ca.crt","cert":"host.crt","key":"host.key"}}]}`, addr), 0o600)
+	}
+	addr1, addr2 := service("1.0.0"), service("2.0.0")
+	point(addr1)
+	finder := &manager.Finder{Launch: host.Command{Cookie: objectstore.Cookie}}
+	m := newManager(t, manager.Config{Sources: []manager.Source{finder.RemotesFile(remotes)}, Upgrade: manager.UpgradePolicy{Probation: 100 * time.Millisecond}})
+	store, err := objectstore.Open(ctxT(t), m, "example.com/memory")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := store.Put(ctxT(t), "k", []byte("on the first service")); err != nil {
+		t.Fatal(err)
+	}
+	point(addr2)
+	res, err := m.Refresh(ctxT(t))
+	if err != nil || len(res) != 1 || res[0].Outcome != manager.UpgradeCompleted || res[0].From.Path != addr1 || res[0].To.Path != addr2 || res[0].To.Version != "2.0.0" {
+		t.Fatalf("Refresh: %+v, %v; want completed from %s to %s", res, err, addr1, addr2)
+	}
+	if _, err := store.Get(ctxT(t), "k"); err == nil {
+		t.Errorf("Get found the first service's object: the call did not go to the new endpoints")
+	}
+	if st := m.Status(); len(st) != 1 || st[0].Serving.Path != addr2 || len(st[0].Draining) != 0 {
+		t.Errorf("status %+v, want %s serving, nothing draining", st, addr2)
+	}
+}
+
+// TestUpgradeIsSeen: every upgrade has a span, and the upgrades counter
+// counts it by outcome.
+func TestUpgradeIsSeen(t *testing.T) {
+	testutil.NotOnWindows(t, "it rewrites a plugin binary while it runs, which Windows forbids")
+	dir := testutil.TempDir(t)
+	writePlugin(t, dir, "p", "p 2 v=1.0.0")
+	o, tel := observe(t)
+	finder := &manager.Finder{Launch: host.Command{Cookie: cookie}}
+	m := newManager(t, manager.Config{Sources: []manager.Source{finder.Dirs(dir)}, Telemetry: tel, Upgrade: manager.UpgradePolicy{Probation: -1}})
+	conn, _ := store(t, m, "p")
+	if _, err := version(ctxT(t), objectstorev2.NewObjectStoreClient(conn), versionKey); err != nil {
+		t.Fatal(err)
+	}
+	writePlugin(t, dir, "p", "p 1 v=1.1.0")
+	if res, _ := m.Upgrade(ctxT(t), "objectstore", "p"); res.Outcome != manager.UpgradeRefused {
+		t.Fatalf("result %+v, want refused", res)
+	}
+	writePlugin(t, dir, "p", "p 2 v=2.0.0")
+	if res, err := m.Upgrade(ctxT(t), "objectstore", "p"); res.Outcome != manager.UpgradeCompleted {
+		t.Fatalf("result %+v, %v; want completed", res, err)
+	}
+	for outcome, want := range map[string]int64{"refused": 1, "completed": 1, "rolled_back": 0} {
+		if got := o.count(t, "plugkit.plugin.upgrades", "plugkit.upgrade.outcome", outcome); got != want {
+			t.Errorf("plugkit.plugin.upgrades{outcome=%s} = %d, want %d", outcome, got, want)
+		}
+	}
+	var spans []string
+	for _, s := range o.spans.GetSpans() {
+		if s.Name == "plugkit.upgrade" {
+			spans = append(spans, s.Status.Code.String())
+		}
+	}
+	if got := strings.Join(spans, ", "); got != "Error, Unset" {
+		t.Errorf("plugkit.upgrade spans with status %s, want Error (the refusal), Unset", got)
+	}
 }
