@@ -48,7 +48,10 @@ var buildFSReleases = sync.OnceValues(func() ([2]string, error) {
 // Upgrade call (the refresh Watch makes once it sees the new binary) to
 // the switch (EventUpgradeSwitched), against the plugin's start floor: a
 // plain host.Start of the same binary to a served, health-checked
-// connection. Each figure is the median of the rounds (-benchtime Nx).
+// connection; and, to tell where the time goes, a first Describe of the
+// new binary by a Finder of its own (hashed, run to describe itself),
+// which an upgrade makes before it starts the binary. Each figure is the
+// median of the rounds (-benchtime Nx).
 func BenchmarkUpgradeSwitch(b *testing.B) {
 	releases, err := buildFSReleases()
 	if err != nil {
@@ -78,9 +81,9 @@ func BenchmarkUpgradeSwitch(b *testing.B) {
 	var switched atomic.Int64 // the last EventUpgradeSwitched, in Unix nanoseconds
 	finder := &manager.Finder{Launch: host.Command{Cookie: objectstore.Cookie}, Host: host.Options{Logger: discard}}
 	m := manager.New(manager.Config{
-		Sources:   []manager.Source{finder.Dirs(plugins)},
-		Logger:    discard,
-		Upgrade:   manager.UpgradePolicy{Probation: 100 * time.Millisecond, Drain: 10 * time.Second},
+		Sources: []manager.Source{finder.Dirs(plugins)},
+		Logger:  discard,
+		Upgrade: manager.UpgradePolicy{Probation: 100 * time.Millisecond, Drain: 10 * time.Second},
 		Telemetry: host.Telemetry{OnEvent: func(e host.Event) {
 			if e.Type == manager.EventUpgradeSwitched {
 				switched.Store(time.Now().UnixNano())
@@ -102,7 +105,7 @@ func BenchmarkUpgradeSwitch(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	var steadyP50, steadyP99, switchP50, switchP99, serving, floor []time.Duration
+	var steadyP50, steadyP99, switchP50, switchP99, serving, floor, described []time.Duration
 	failed := 0
 	b.ResetTimer()
 	for round := range b.N {
@@ -122,6 +125,7 @@ func BenchmarkUpgradeSwitch(b *testing.B) {
 		failed += bad
 		serving = append(serving, time.Unix(0, switched.Load()).Sub(began))
 		floor = append(floor, startFloor(ctx, b, next))
+		described = append(described, describeFloor(ctx, b, next))
 		steadyP50, steadyP99 = append(steadyP50, pct(steady, 50)), append(steadyP99, pct(steady, 99))
 		switchP50, switchP99 = append(switchP50, pct(during, 50)), append(switchP99, pct(during, 99))
 	}
@@ -136,6 +140,7 @@ func BenchmarkUpgradeSwitch(b *testing.B) {
 	b.ReportMetric(medianMS(serving), "seen-to-serving-ms")
 	b.ReportMetric(medianMS(floor), "start-floor-ms")
 	b.ReportMetric(medianMS(serving)/medianMS(floor), "serving/floor")
+	b.ReportMetric(medianMS(described), "describe-ms")
 	b.ReportMetric(float64(failed), "failed-calls")
 	b.ReportMetric(0, "ns/op")
 }
@@ -188,6 +193,21 @@ func startFloor(ctx context.Context, b *testing.B, path string) time.Duration {
 		b.Fatal(err)
 	}
 	c.Close()
+	return took
+}
+
+// describeFloor is what an upgrade spends on a new binary before it
+// starts it: a Finder's first Describe of it (the file hashed, the
+// plugin run to write its description).
+func describeFloor(ctx context.Context, b *testing.B, path string) time.Duration {
+	b.Helper()
+	f := &manager.Finder{Launch: host.Command{Cookie: objectstore.Cookie}, Host: host.Options{Logger: discard}}
+	t := time.Now()
+	e := f.Describe(ctx, []string{path})[0]
+	took := time.Since(t)
+	if e.Err != nil {
+		b.Fatal(e.Err)
+	}
 	return took
 }
 
