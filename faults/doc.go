@@ -259,6 +259,14 @@
 //     TestCopyWithReferrersCarriesTheSignature,
 //     TestMirrorCarriesReferrerSignatures; a wrong password:
 //     TestWrongPasswordSaysWhatToDo.
+//   - the attacks of issue 41, each point with the tests that failed
+//     before its fix:
+//     2. a new release that lies in its Describe answer (claims a major
+//     whose service it does not serve) is refused by a probe of each
+//     service before any call moves to it: manager's
+//     TestUpgradeRefusesALiar; one that no longer serves a major a Conn
+//     speaks, or fails its pin: TestUpgradeRefusesAMissingMajor,
+//     TestUpgradeRefusesAPinMismatch.
 //   - many calls from many goroutines: TestManyCalls (20,000 calls from 100
 //     goroutines; goroutines, open files and heap of the host, and the
 //     plugin's open files, back to baseline); make soak runs

@@ -34,9 +34,10 @@ type Manager struct {
 	// moved are processes an upgrade moved to a release whose key
 	// another process had already.
 	moved []*process
-	// rolledBack are the releases rolled back, which Refresh does not
-	// try again (see releaseKey).
-	rolledBack map[string]bool
+	// rolledBack maps a plugin's place (Origin and Location) to the
+	// release last rolled back there (see releaseKey), which Refresh
+	// does not try again: one entry per place at most.
+	rolledBack map[string]string
 	// done is closed by Close: upgrades on probation end.
 	done     chan struct{}
 	watching bool      // Watch runs
@@ -51,7 +52,7 @@ type testHooks struct {
 
 // New returns a Manager. Call Discover before using it.
 func New(cfg Config) *Manager {
-	return &Manager{cfg: cfg, procs: map[procKey]*process{}, rolledBack: map[string]bool{}, done: make(chan struct{})}
+	return &Manager{cfg: cfg, procs: map[procKey]*process{}, rolledBack: map[string]string{}, done: make(chan struct{})}
 }
 
 // procKey names a plugin's one process: its origin and location.

@@ -60,6 +60,8 @@ type Release struct {
 	SHA256 string
 	// Pid is its process, 0 when none runs (or a plugin service).
 	Pid int
+	// InFlight is how many calls and streams run on it (Status only).
+	InFlight int
 }
 
 // UpgradeResult says what an upgrade of one plugin process did.
@@ -75,9 +77,11 @@ type UpgradeResult struct {
 	Outcome  Outcome
 	// Cause says why an upgrade was refused or rolled back.
 	Cause error
-	// Took is the time from the start of the upgrade to its outcome
-	// (for a completed upgrade: to the old process's close).
-	Took time.Duration
+	// Switch is the time from the start of the upgrade (the sources'
+	// Find included) to calls moving to the new release, 0 when none
+	// moved; Took is the time to its outcome (for a completed upgrade:
+	// to the end of the probation and the old process's close).
+	Switch, Took time.Duration
 }
 
 // PluginStatus is what serves one (kind, name) that has been dispensed,
@@ -111,6 +115,7 @@ type PluginStatus struct {
 // probation and the drain run to their ends (both bounded by
 // Config.Upgrade).
 func (m *Manager) Upgrade(ctx context.Context, kind, name string) (UpgradeResult, error) {
+	begun := time.Now()
 	res := UpgradeResult{Kind: kind, Name: name}
 	if err := m.Discover(ctx); err != nil {
 		return res, fmt.Errorf("upgrading %s %q: %w", kind, name, err)
@@ -127,7 +132,7 @@ func (m *Manager) Upgrade(ctx context.Context, kind, name string) (UpgradeResult
 		if bad := m.unusableAt(p.pathNow()); bad != nil {
 			// The release at the same place cannot be used (a pin it
 			// fails, say): the upgrade to it is refused, saying why.
-			return p.upgrade(ctx, *bad, kind, name)
+			return p.upgrade(ctx, begun, *bad, kind, name)
 		}
 		res.Outcome = UpgradeRefused
 		res.Cause = fmt.Errorf("plugin %s %q is no longer in the sources (searched %s); the running release %s keeps serving: put a release back, or close its Conns", kind, name, m.searched(), p.pathNow())
@@ -137,7 +142,7 @@ func (m *Manager) Upgrade(ctx context.Context, kind, name string) (UpgradeResult
 		res.To = foundRelease(*e.binary)
 		return res, nil
 	}
-	return p.upgrade(ctx, *e.binary, kind, name)
+	return p.upgrade(ctx, begun, *e.binary, kind, name)
 }
 
 // Refresh runs the sources' Find again (as Discover does) and upgrades,
@@ -148,6 +153,7 @@ func (m *Manager) Upgrade(ctx context.Context, kind, name string) (UpgradeResult
 // nothing changed starts nothing and returns no result. Its error is
 // Discover's.
 func (m *Manager) Refresh(ctx context.Context) ([]UpgradeResult, error) {
+	begun := time.Now()
 	if err := m.Discover(ctx); err != nil {
 		return nil, err
 	}
@@ -184,7 +190,7 @@ func (m *Manager) Refresh(ctx context.Context) ([]UpgradeResult, error) {
 			continue
 		}
 		for k, to := range targets {
-			if changed(cur, to) && !rolledBack[k] {
+			if changed(cur, to) && rolledBack[placeKey(to)] != k {
 				jobs = append(jobs, job{p, keys[0].kind, keys[0].name, to})
 			}
 		}
@@ -192,7 +198,7 @@ func (m *Manager) Refresh(ctx context.Context) ([]UpgradeResult, error) {
 	out := make([]UpgradeResult, len(jobs))
 	var wg sync.WaitGroup
 	for i, j := range jobs {
-		wg.Go(func() { out[i], _ = j.p.upgrade(ctx, j.to, j.kind, j.name) })
+		wg.Go(func() { out[i], _ = j.p.upgrade(ctx, begun, j.to, j.kind, j.name) })
 	}
 	wg.Wait()
 	results = append(results, out...)
@@ -215,11 +221,14 @@ func (m *Manager) Status() []PluginStatus {
 		p.lock <- struct{}{}
 		if p.cur != nil {
 			st.Serving = p.cur.release()
+			st.Serving.InFlight = p.cur.inFlight()
 		} else {
 			st.Serving = foundRelease(p.bin)
 		}
 		for _, in := range p.retired {
-			st.Draining = append(st.Draining, in.release())
+			r := in.release()
+			r.InFlight = in.inFlight()
+			st.Draining = append(st.Draining, r)
 		}
 		if p.trial != nil {
 			st.Probation = p.trial.ends
@@ -304,6 +313,9 @@ func (p *process) pathNow() string {
 func releaseKey(f found) string {
 	return string(f.Origin) + "\x00" + f.Location.String() + "\x00" + f.SHA256
 }
+
+// placeKey names where a release is.
+func placeKey(f found) string { return string(f.Origin) + "\x00" + f.Location.String() }
 
 // changed reports whether to is another release than from.
 func changed(from, to found) bool { return releaseKey(from) != releaseKey(to) }
@@ -397,9 +409,9 @@ func (m *Manager) rekey(p *process, from, to found) {
 }
 
 // upgrade moves the process to the release to (see Manager.Upgrade);
-// kind and name are the implementation asked for.
-func (p *process) upgrade(ctx context.Context, to found, kind, name string) (res UpgradeResult, err error) {
-	begun := time.Now()
+// kind and name are the implementation asked for, begun when the
+// upgrade (its Find) began.
+func (p *process) upgrade(ctx context.Context, begun time.Time, to found, kind, name string) (res UpgradeResult, err error) {
 	res = UpgradeResult{Kind: kind, Name: name, Names: keyNames(p.names()), To: foundRelease(to)}
 	select {
 	case p.upgrading <- struct{}{}:
@@ -508,7 +520,7 @@ func (p *process) upgrade(ctx context.Context, to found, kind, name string) (res
 	drain := cmp.Or(policy.Drain, DefaultUpgradeDrain)
 	drainBy := time.Now().Add(drain)
 	cut := &upgradedError{path: from.Location.String(), from: foundName(from), to: foundName(to)}
-	res.To = newIn.release()
+	res.To, res.Switch = newIn.release(), time.Since(begun)
 	report(EventUpgradeSwitched, c.Pid(), nil)
 
 	rolledBack := t != nil && p.probation(t, drainBy, cut)
@@ -520,7 +532,7 @@ func (p *process) upgrade(ctx context.Context, to found, kind, name string) (res
 	if rolledBack {
 		// Rolled back: the new process drains and is closed.
 		m.mu.Lock()
-		m.rolledBack[releaseKey(to)] = true
+		m.rolledBack[placeKey(to)] = releaseKey(to)
 		m.mu.Unlock()
 		p.drain(newIn, time.Now().Add(drain), &upgradedError{path: newIn.path, from: foundName(to), to: foundName(from)})
 		res.Outcome, res.Cause = UpgradeRolledBack, fmt.Errorf("%s was rolled back to %s: %w", what, foundName(from), t.cause)
@@ -535,6 +547,9 @@ func (p *process) upgrade(ctx context.Context, to found, kind, name string) (res
 		return res, ErrClosed
 	default:
 	}
+	m.mu.Lock()
+	delete(m.rolledBack, placeKey(to))
+	m.mu.Unlock()
 	res.Outcome = UpgradeCompleted
 	report(EventUpgradeCompleted, c.Pid(), nil)
 	return res, nil

@@ -212,12 +212,8 @@ func TestRefreshStartsNothingWhenNothingChanged(t *testing.T) {
 	testutil.NotOnWindows(t, "it rewrites a plugin binary while it runs, which Windows forbids")
 	dir := testutil.TempDir(t)
 	m, finder, _ := upgradeManager(t, dir, "p 2", manager.UpgradePolicy{})
-	conn, _ := store(t, m, "p")
-	cl := objectstorev2.NewObjectStoreClient(conn)
-	if _, err := version(ctxT(t), cl, versionKey); err != nil {
-		t.Fatal(err)
-	}
-	pid, launches := conn.Pid(), finder.Launches()
+	conn, _, pid := running(t, m, "p")
+	launches := finder.Launches()
 	res, err := m.Refresh(ctxT(t))
 	if err != nil || len(res) != 0 {
 		t.Fatalf("Refresh: %+v, %v; want nothing", res, err)
@@ -239,24 +235,13 @@ func TestUpgradeRefusesAMissingMajor(t *testing.T) {
 	testutil.NotOnWindows(t, "it rewrites a plugin binary while it runs, which Windows forbids")
 	dir := testutil.TempDir(t)
 	m, _, ev := upgradeManager(t, dir, "p 2 v=1.0.0", manager.UpgradePolicy{})
-	conn, _ := store(t, m, "p")
-	cl := objectstorev2.NewObjectStoreClient(conn)
-	if _, err := version(ctxT(t), cl, versionKey); err != nil {
-		t.Fatal(err)
-	}
-	pid := conn.Pid()
+	conn, cl, pid := running(t, m, "p")
 	writePlugin(t, dir, "p", "p 1 v=3.0.0")
-	res, err := m.Upgrade(ctxT(t), "objectstore", "p")
-	if res.Outcome != manager.UpgradeRefused || err == nil {
-		t.Fatalf("result %+v, %v; want refused", res, err)
-	}
-	for _, want := range []string{"objectstore \"p\"", "v1.0.0", "v3.0.0", "major 2", "serves objectstore 1.0", "keeps serving"} {
+	err := refused(t, m, "p", "keeps serving", conn, cl, pid)
+	for _, want := range []string{"objectstore \"p\"", "v1.0.0", "v3.0.0", "major 2", "serves objectstore 1.0"} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("the refusal lacks %q:\n%v", want, err)
 		}
-	}
-	if v, err := version(ctxT(t), cl, versionKey); err != nil || v != "1.0.0" || conn.Pid() != pid {
-		t.Errorf("after the refusal: version %q, %v, pid %d (was %d); want the old process serving", v, err, conn.Pid(), pid)
 	}
 	if got, want := strings.Join(ev.types(), ", "), "upgrade started, upgrade refused"; got != want {
 		t.Errorf("events %s, want %s", got, want)
@@ -272,20 +257,9 @@ func TestUpgradeRefusesALiar(t *testing.T) {
 	writePlugin(t, dir, "p", "liar 2")
 	finder := &manager.Finder{Launch: host.Command{Cookie: cookie}}
 	m := newManager(t, manager.Config{Sources: []manager.Source{finder.Dirs(dir)}})
-	conn, _ := store(t, m, "liar")
-	cl := objectstorev2.NewObjectStoreClient(conn)
-	if _, err := version(ctxT(t), cl, versionKey); err != nil {
-		t.Fatal(err)
-	}
-	pid := conn.Pid()
+	conn, cl, pid := running(t, m, "liar")
 	writePlugin(t, dir, "p", "liar") // claims objectstore major 2, serves major 1
-	res, err := m.Upgrade(ctxT(t), "objectstore", "liar")
-	if res.Outcome != manager.UpgradeRefused || err == nil || !strings.Contains(err.Error(), "does not serve objectstore.v2.ObjectStore") {
-		t.Fatalf("result %+v, %v; want refused, naming the service it does not serve", res, err)
-	}
-	if v, err := version(ctxT(t), cl, versionKey); err != nil || v != "1.0.0" || conn.Pid() != pid {
-		t.Errorf("after the refusal: version %q, %v, pid %d (was %d); want the old process serving", v, err, conn.Pid(), pid)
-	}
+	refused(t, m, "liar", "does not serve objectstore.v2.ObjectStore", conn, cl, pid)
 }
 
 // TestUpgradeRefusesAPinMismatch: a new binary that does not have its
@@ -296,20 +270,9 @@ func TestUpgradeRefusesAPinMismatch(t *testing.T) {
 	path := writePlugin(t, dir, "p", "p 2 v=1.0.0")
 	finder := &manager.Finder{Launch: host.Command{Cookie: cookie}, Pins: map[string]string{path: fileSum(t, path)}}
 	m := newManager(t, manager.Config{Sources: []manager.Source{finder.Dirs(dir)}})
-	conn, _ := store(t, m, "p")
-	cl := objectstorev2.NewObjectStoreClient(conn)
-	if _, err := version(ctxT(t), cl, versionKey); err != nil {
-		t.Fatal(err)
-	}
-	pid := conn.Pid()
+	conn, cl, pid := running(t, m, "p")
 	writePlugin(t, dir, "p", "p 2 v=6.6.6")
-	res, err := m.Upgrade(ctxT(t), "objectstore", "p")
-	if res.Outcome != manager.UpgradeRefused || err == nil || !strings.Contains(err.Error(), "SHA-256") {
-		t.Fatalf("result %+v, %v; want refused by the pin", res, err)
-	}
-	if v, err := version(ctxT(t), cl, versionKey); err != nil || v != "1.0.0" || conn.Pid() != pid {
-		t.Errorf("after the refusal: version %q, %v, pid %d (was %d); want the old process serving", v, err, conn.Pid(), pid)
-	}
+	refused(t, m, "p", "SHA-256", conn, cl, pid)
 }
 
 // TestUpgradeEndsAStreamPastTheDrainDeadline: a stream still running on
@@ -319,12 +282,7 @@ func TestUpgradeEndsAStreamPastTheDrainDeadline(t *testing.T) {
 	testutil.NotOnWindows(t, "it rewrites a plugin binary while it runs, which Windows forbids")
 	dir := testutil.TempDir(t)
 	m, _, ev := upgradeManager(t, dir, "p 2 v=1.0.0", manager.UpgradePolicy{Drain: time.Second, Probation: -1})
-	conn, _ := store(t, m, "p")
-	cl := objectstorev2.NewObjectStoreClient(conn)
-	if _, err := version(ctxT(t), cl, versionKey); err != nil {
-		t.Fatal(err)
-	}
-	oldPid := conn.Pid()
+	_, cl, oldPid := running(t, m, "p")
 	spanning := make(chan error, 1)
 	ctx := ctxT(t)
 	go func() {
@@ -333,14 +291,9 @@ func TestUpgradeEndsAStreamPastTheDrainDeadline(t *testing.T) {
 	}()
 	time.Sleep(100 * time.Millisecond)
 	writePlugin(t, dir, "p", "p 2 v=2.0.0")
-	done := make(chan manager.UpgradeResult, 1)
-	go func() {
-		res, _ := m.Upgrade(ctx, "objectstore", "p") // the result says what happened
-		done <- res
-	}()
-	ev.wait(t, manager.EventUpgradeSwitched)
-	if st := m.Status(); len(st) != 1 || st[0].Serving.Version != "2.0.0" || len(st[0].Draining) != 1 || st[0].Draining[0].Version != "1.0.0" || st[0].Draining[0].Pid != oldPid {
-		t.Errorf("status during the drain: %+v; want 2.0.0 serving, 1.0.0 (pid %d) draining", st, oldPid)
+	done := switched(t, m, ev)
+	if st := m.Status(); len(st) != 1 || st[0].Serving.Version != "2.0.0" || len(st[0].Draining) != 1 || st[0].Draining[0].Version != "1.0.0" || st[0].Draining[0].Pid != oldPid || st[0].Draining[0].InFlight != 1 {
+		t.Errorf("status during the drain: %+v; want 2.0.0 serving, 1.0.0 (pid %d) draining its stream", st, oldPid)
 	}
 	if res := <-done; res.Outcome != manager.UpgradeCompleted {
 		t.Fatalf("result %+v, want completed", res)
@@ -373,13 +326,7 @@ func TestUpgradeRollsBackACrash(t *testing.T) {
 	}
 	oldPid := conn.Pid()
 	writePlugin(t, dir, "p", "p 2 v=2.0.0 crash")
-	ctx := ctxT(t)
-	done := make(chan manager.UpgradeResult, 1)
-	go func() {
-		res, _ := m.Upgrade(ctx, "objectstore", "p") // the result says what happened
-		done <- res
-	}()
-	ev.wait(t, manager.EventUpgradeSwitched)
+	done := switched(t, m, ev)
 	_, err := version(ctxT(t), cl, versionKey)
 	if err == nil {
 		t.Fatal("the call that crashes the new release succeeded")
@@ -412,19 +359,9 @@ func TestUpgradeRollsBackOnlyErrors(t *testing.T) {
 	testutil.NotOnWindows(t, "it rewrites a plugin binary while it runs, which Windows forbids")
 	dir := testutil.TempDir(t)
 	m, _, ev := upgradeManager(t, dir, "p 2 v=1.0.0", manager.UpgradePolicy{Probation: 20 * time.Second, Failures: 2})
-	conn, _ := store(t, m, "p")
-	cl := objectstorev2.NewObjectStoreClient(conn)
-	if _, err := version(ctxT(t), cl, versionKey); err != nil {
-		t.Fatal(err)
-	}
+	_, cl, _ := running(t, m, "p")
 	writePlugin(t, dir, "p", "p 2 v=2.0.0")
-	ctx := ctxT(t)
-	done := make(chan manager.UpgradeResult, 1)
-	go func() {
-		res, _ := m.Upgrade(ctx, "objectstore", "p") // the result says what happened
-		done <- res
-	}()
-	ev.wait(t, manager.EventUpgradeSwitched)
+	done := switched(t, m, ev)
 	for range 2 {
 		if _, err := cl.Exists(ctxT(t), &objectstorev2.ExistsRequest{Key: internalKey}); status.Code(err) != codes.Internal {
 			t.Fatalf("Exists(%s): %v, want Internal", internalKey, err)
@@ -507,10 +444,7 @@ func TestUpgradeIsSeen(t *testing.T) {
 	o, tel := observe(t)
 	finder := &manager.Finder{Launch: host.Command{Cookie: cookie}}
 	m := newManager(t, manager.Config{Sources: []manager.Source{finder.Dirs(dir)}, Telemetry: tel, Upgrade: manager.UpgradePolicy{Probation: -1}})
-	conn, _ := store(t, m, "p")
-	if _, err := version(ctxT(t), objectstorev2.NewObjectStoreClient(conn), versionKey); err != nil {
-		t.Fatal(err)
-	}
+	running(t, m, "p")
 	writePlugin(t, dir, "p", "p 1 v=1.1.0")
 	if res, _ := m.Upgrade(ctxT(t), "objectstore", "p"); res.Outcome != manager.UpgradeRefused {
 		t.Fatalf("result %+v, want refused", res)
@@ -533,4 +467,45 @@ func TestUpgradeIsSeen(t *testing.T) {
 	if got := strings.Join(spans, ", "); got != "Error, Unset" {
 		t.Errorf("plugkit.upgrade spans with status %s, want Error (the refusal), Unset", got)
 	}
+}
+
+// running dispenses name from m and makes a first call, so that its
+// process runs; it returns the client and the process's pid.
+func running(t *testing.T, m *manager.Manager, name string) (*manager.Conn, objectstorev2.ObjectStoreClient, int) {
+	t.Helper()
+	conn, _ := store(t, m, name)
+	cl := objectstorev2.NewObjectStoreClient(conn)
+	if _, err := version(ctxT(t), cl, versionKey); err != nil {
+		t.Fatal(err)
+	}
+	return conn, cl, conn.Pid()
+}
+
+// refused upgrades name, wants it refused with an error that says want,
+// and the old process (pid, release 1.0.0) serving on; it returns the
+// error.
+func refused(t *testing.T, m *manager.Manager, name, want string, conn *manager.Conn, cl objectstorev2.ObjectStoreClient, pid int) error {
+	t.Helper()
+	res, err := m.Upgrade(ctxT(t), "objectstore", name)
+	if res.Outcome != manager.UpgradeRefused || err == nil || !strings.Contains(err.Error(), want) {
+		t.Fatalf("result %+v, %v; want refused, saying %q", res, err, want)
+	}
+	if v, err := version(ctxT(t), cl, versionKey); err != nil || v != "1.0.0" || conn.Pid() != pid {
+		t.Errorf("after the refusal: version %q, %v, pid %d (was %d); want the old process serving", v, err, conn.Pid(), pid)
+	}
+	return err
+}
+
+// switched upgrades "p" in the background and returns, once calls moved
+// to the new release, the channel of the upgrade's result.
+func switched(t *testing.T, m *manager.Manager, ev *events) <-chan manager.UpgradeResult {
+	t.Helper()
+	ctx := ctxT(t)
+	done := make(chan manager.UpgradeResult, 1)
+	go func() {
+		res, _ := m.Upgrade(ctx, "objectstore", "p") // the result says what happened
+		done <- res
+	}()
+	ev.wait(t, manager.EventUpgradeSwitched)
+	return done
 }

@@ -121,7 +121,13 @@ func TestUpgradeUnderLoad(t *testing.T) {
 	for _, n := range calls {
 		total += n
 	}
-	t.Logf("%d calls by %d workers in %v; %d failed; upgrades took %v, %v (rolled back), %v", total, loadWorkers, loadFor, len(failures), results[0].Took, results[1].Took, results[2].Took)
+	t.Logf("%d calls by %d workers in %v; %d failed; upgrades switched after %v, %v, %v and took %v, %v (rolled back), %v",
+		total, loadWorkers, loadFor, len(failures), results[0].Switch, results[1].Switch, results[2].Switch, results[0].Took, results[1].Took, results[2].Took)
+	for i, res := range results {
+		if res.Switch <= 0 || res.Switch > res.Took {
+			t.Errorf("upgrade %d switched after %v and took %v", i+1, res.Switch, res.Took)
+		}
+	}
 	if len(failures) > loadWorkers {
 		t.Errorf("%d calls failed, more than one per worker", len(failures))
 	}
