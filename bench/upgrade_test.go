@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"slices"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -46,7 +45,7 @@ var buildFSReleases = sync.OnceValues(func() ([2]string, error) {
 // Init replayed, health checked and probed, the switch, the old process
 // drained, a probation of 100 ms), their p50 and p99; the time from the
 // Upgrade call (the refresh Watch makes once it sees the new binary) to
-// the switch (EventUpgradeSwitched), against the plugin's start floor: a
+// the switch (UpgradeResult.Switch), against the plugin's start floor: a
 // plain host.Start of the same binary to a served, health-checked
 // connection; and, to tell where the time goes, a first Describe of the
 // new binary by a Finder of its own (hashed, run to describe itself),
@@ -78,17 +77,11 @@ func BenchmarkUpgradeSwitch(b *testing.B) {
 		}
 	}
 	install(releases[0])
-	var switched atomic.Int64 // the last EventUpgradeSwitched, in Unix nanoseconds
 	finder := &manager.Finder{Launch: host.Command{Cookie: objectstore.Cookie}, Host: host.Options{Logger: discard}}
 	m := manager.New(manager.Config{
 		Sources: []manager.Source{finder.Dirs(plugins)},
 		Logger:  discard,
 		Upgrade: manager.UpgradePolicy{Probation: 100 * time.Millisecond, Drain: 10 * time.Second},
-		Telemetry: host.Telemetry{OnEvent: func(e host.Event) {
-			if e.Type == manager.EventUpgradeSwitched {
-				switched.Store(time.Now().UnixNano())
-			}
-		}},
 	})
 	defer m.Close()
 	ctx := ctxFor(b, 10*time.Minute)
@@ -114,16 +107,14 @@ func BenchmarkUpgradeSwitch(b *testing.B) {
 		install(next)
 		var res manager.UpgradeResult
 		var upErr error
-		var began time.Time
 		during, bad := underLoad(ctx, store, func() {
-			began = time.Now()
 			res, upErr = m.Upgrade(ctx, "objectstore", "example.com/fs")
 		})
 		if upErr != nil || res.Outcome != manager.UpgradeCompleted {
 			b.Fatalf("round %d: upgrade %+v: %v", round, res, upErr)
 		}
 		failed += bad
-		serving = append(serving, time.Unix(0, switched.Load()).Sub(began))
+		serving = append(serving, res.Switch)
 		floor = append(floor, startFloor(ctx, b, next))
 		described = append(described, describeFloor(ctx, b, next))
 		steadyP50, steadyP99 = append(steadyP50, pct(steady, 50)), append(steadyP99, pct(steady, 99))

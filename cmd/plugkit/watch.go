@@ -7,11 +7,13 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"sync"
 	"time"
 
 	"google.golang.org/grpc/health/grpc_health_v1"
 
 	"github.com/plugkit/plugkit/handshake"
+	"github.com/plugkit/plugkit/host"
 	"github.com/plugkit/plugkit/manager"
 )
 
@@ -42,9 +44,17 @@ func (p *pluginsFlags) watch(cookie handshake.Cookie, stdout, stderr io.Writer) 
 	watchCtx, stop := context.WithCancel(context.Background())
 	defer stop()
 	var m *manager.Manager
+	out := &lockedWriter{w: stdout} // the upgrades' events and the refreshes print from their own goroutines
+	status := func() []manager.PluginStatus { return m.Status() }
 	m, _ = p.manager(cookie, stderr, func(cfg *manager.Config) {
 		cfg.Upgrade.Drain, cfg.Upgrade.Probation = p.watched.drain, p.watched.probation
-		cfg.Watch.OnRefresh = onRefresh(stdout, p.watched.upgrades, func() []manager.PluginStatus { return m.Status() }, stop)
+		cfg.Watch.OnRefresh = onRefresh(out, p.watched.upgrades, status, stop)
+		cfg.Telemetry.OnEvent = func(e host.Event) {
+			if e.Type == manager.EventUpgradeSwitched {
+				// Reported once calls moved: the old release drains.
+				printStatus(out, status())
+			}
+		}
 	})
 	defer m.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
@@ -55,7 +65,7 @@ func (p *pluginsFlags) watch(cookie handshake.Cookie, stdout, stderr io.Writer) 
 		return 1
 	}
 	if bins := m.Entries(); len(bins) > 0 {
-		printTable(stdout, bins)
+		printTable(out, bins)
 	}
 	for _, use := range p.watched.use {
 		if err := usePlugin(m, use); err != nil {
@@ -63,13 +73,25 @@ func (p *pluginsFlags) watch(cookie handshake.Cookie, stdout, stderr io.Writer) 
 			return 1
 		}
 	}
-	printStatus(stdout, m.Status())
-	fmt.Fprintf(stdout, "watching %s for new binaries\n", safe(strings.Join(p.dirs, ", ")))
+	printStatus(out, m.Status())
+	fmt.Fprintf(out, "watching %s for new binaries\n", safe(strings.Join(p.dirs, ", ")))
 	if err := m.Watch(watchCtx); err != nil && !errors.Is(err, context.Canceled) && !errors.Is(err, manager.ErrClosed) {
 		fmt.Fprintf(stderr, "plugkit plugins watch: %s\n", oneLine(err))
 		return 1
 	}
 	return 0
+}
+
+// lockedWriter serialises the writes to w.
+type lockedWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
 }
 
 // onRefresh prints what each refresh did, and the status after it; it
@@ -144,7 +166,7 @@ func printStatus(w io.Writer, st []manager.PluginStatus) {
 		}
 		var draining []string
 		for _, d := range s.Draining {
-			draining = append(draining, releaseName(d))
+			draining = append(draining, fmt.Sprintf("%s with %d calls in flight", releaseName(d), d.InFlight))
 		}
 		if len(draining) == 0 {
 			line += "; draining none"

@@ -41,7 +41,7 @@ func TestPluginsWatchUpgrades(t *testing.T) {
 	done := make(chan int, 1)
 	go func() {
 		done <- run([]string{"plugins", "watch", "--dir", dir, "--cookie", exampleCookie, "--use", "objectstore/example.com/fs",
-			"--upgrades", "1", "--probation", "100ms"}, &stdout, &stderr)
+			"--upgrades", "1", "--probation", "500ms"}, &stdout, &stderr)
 	}()
 	deadline := time.After(2 * time.Minute)
 	for !strings.Contains(stdout.String(), "watching ") {
@@ -67,6 +67,8 @@ func TestPluginsWatchUpgrades(t *testing.T) {
 	out := stdout.String()
 	for _, want := range []string{
 		`(?m)^serving objectstore example.com/fs: v2\.1\.0 \(pid (\d+)\); draining none$`,
+		// At the switch: the old release drains, kept to roll back to.
+		`(?m)^serving objectstore example.com/fs: v2\.2\.0 \(pid \d+\) \(on probation for \S+\); draining v2\.1\.0 \(pid \d+\) with \d+ calls in flight$`,
 		`(?m)^upgrade objectstore example.com/fs: v2\.1\.0 \(pid \d+\) -> v2\.2\.0 \(pid \d+\): completed in \S+$`,
 		`(?m)^serving objectstore example.com/fs: v2\.2\.0 \(pid (\d+)\); draining none$`,
 	} {
