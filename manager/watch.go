@@ -261,13 +261,14 @@ func (p WatchPolicy) debounce() time.Duration {
 // Config.Watch.Debounce. A file being written is not taken before it is
 // closed or renamed into place (Linux, through inotify; elsewhere, the
 // sources are polled every Finder.PollInterval and a change is taken once
-// two looks agree). Its first refresh runs once the watches are in
-// place, for what changed since Discover. It returns when ctx ends (ctx's error) or the Manager
-// is closed (ErrClosed), after every watch of a source has stopped, or at
-// once with the error of a source that cannot be watched (a missing
-// directory), or when another Watch runs. Run it on a goroutine of its
-// own, after Discover; a refresh that fails is logged (and given to
-// Config.Watch.OnRefresh), and the watch goes on.
+// two looks agree). Its first refresh runs once the watches are in place,
+// for what changed since Discover. It returns when ctx ends (ctx's error)
+// or the Manager is closed (ErrClosed), once the refresh under way has
+// ended and every watch of a source has stopped; at once with the error
+// of a source that cannot be watched (a missing directory), or when
+// another Watch runs. Run it on a goroutine of its own, after Discover; a
+// refresh that fails is logged (and given to Config.Watch.OnRefresh), and
+// the watch goes on.
 func (m *Manager) Watch(ctx context.Context) error {
 	m.mu.Lock()
 	switch {
@@ -339,6 +340,11 @@ func (m *Manager) watchLoop(ctx context.Context, stop <-chan struct{}, changes <
 		case <-timer.C:
 			first = time.Time{}
 			results, err := m.Refresh(ctx)
+			select {
+			case <-stop:
+				return ErrClosed // closed meanwhile: no refresh to report
+			default:
+			}
 			if err != nil && ctx.Err() == nil {
 				m.cfg.logger().Warn("plugkit: refreshing the plugins after a change failed; the plugins that ran serve on", "error", err)
 			}
