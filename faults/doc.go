@@ -272,7 +272,11 @@
 //     service before any call moves to it: manager's
 //     TestUpgradeRefusesALiar; one that no longer serves a major a Conn
 //     speaks, or fails its pin: TestUpgradeRefusesAMissingMajor,
-//     TestUpgradeRefusesAPinMismatch.
+//     TestUpgradeRefusesAPinMismatch; a binary replaced after the new
+//     release was described, before it starts, is not run under that
+//     description (the SHA-256 it was described with is checked on the
+//     open file it executes, without any pin):
+//     TestUpgradeRunsOnlyTheDescribedFile.
 //   - many calls from many goroutines: TestManyCalls (20,000 calls from 100
 //     goroutines; goroutines, open files and heap of the host, and the
 //     plugin's open files, back to baseline); make soak runs

@@ -78,8 +78,10 @@ type UpgradePolicy struct {
 	// upgraded. 0 means DefaultUpgradeDrain.
 	Drain time.Duration
 	// Probation is how long the new process is watched after the switch,
-	// the old one kept (serving no new call) to roll back to: a crash, a
-	// failed health check, or only errors (Failures) within it rolls the
+	// the old one kept (serving no new call) to roll back to: a crash,
+	// two failed health checks in a row (one every fifth of the
+	// probation, kept between 100 ms and 1 s apart, each bounded by
+	// Restart.HungCheck), or only errors (Failures) within it rolls the
 	// upgrade back. 0 means DefaultProbation; a negative duration means
 	// none (the old process is closed once drained).
 	Probation time.Duration

@@ -92,7 +92,7 @@ func (f *Finder) describe(ctx context.Context, path string, run *describeRun) *E
 // WebAssembly module (runnable).
 func (f *Finder) startDescribe(ctx context.Context, path string, wasm bool) (*catalogv1.DescribeResponse, *host.Client, error) {
 	if f.KeepDescribed {
-		c, err := f.start(ctx, path, "", wasm)
+		c, err := f.start(ctx, path, "", wasm, "")
 		return nil, c, err
 	}
 	cmd, opts := f.hostConfig(path, wasm)

@@ -207,7 +207,8 @@ func (k *kept) Close() error {
 // Start starts the plugin binary of e (an entry Describe made, or any
 // entry whose Path is a binary) for use: the process kept by
 // KeepDescribed the first time, if any, or a new one, pin checked on the
-// file it executes.
+// file it executes. The start of an upgrade (Manager.Upgrade) also
+// checks, on that open file, the SHA-256 e was described with.
 func (f *Finder) Start(ctx context.Context, e Entry) (*host.Client, error) {
 	v, ok := e.Value.(*fileValue)
 	if ok {
@@ -217,16 +218,37 @@ func (f *Finder) Start(ctx context.Context, e Entry) (*host.Client, error) {
 	} else {
 		v = &fileValue{wasm: hostwire.IsWasm(e.Path)}
 	}
-	return f.start(ctx, e.Path, e.Description.GetPluginVersion(), v.wasm)
+	var described string
+	if asDescribed(ctx) {
+		described = e.SHA256
+	}
+	return f.start(ctx, e.Path, e.Description.GetPluginVersion(), v.wasm, described)
+}
+
+// asDescribedKey marks the context of a start that must run the very
+// file its entry was described from (an upgrade's).
+type asDescribedKey struct{}
+
+// withAsDescribed returns ctx marking a start that must run the file
+// its entry was described from.
+func withAsDescribed(ctx context.Context) context.Context {
+	return context.WithValue(ctx, asDescribedKey{}, true)
+}
+
+func asDescribed(ctx context.Context) bool {
+	on, _ := ctx.Value(asDescribedKey{}).(bool)
+	return on
 }
 
 // start launches the binary at path, counting the launch unless its pin
 // refused it (then it never ran); version is the plugin's release
 // version, empty when it is launched to be described (see telemetryOf);
 // wasm says it is a WebAssembly
-// module (runnable).
-func (f *Finder) start(ctx context.Context, path, version string, wasm bool) (*host.Client, error) {
+// module (runnable); described, when set, is the SHA-256 the file must
+// have where it has no pin.
+func (f *Finder) start(ctx context.Context, path, version string, wasm bool, described string) (*host.Client, error) {
 	cmd, opts := f.hostConfig(path, wasm)
+	cmd.SHA256 = cmp.Or(cmd.SHA256, described)
 	opts.Telemetry = f.telemetryOf(version)
 	c, err := host.Start(ctx, cmd, opts)
 	f.countLaunch(err)

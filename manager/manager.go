@@ -35,9 +35,9 @@ type Manager struct {
 	// another process had already.
 	moved []*process
 	// rolledBack maps a plugin's place (Origin and Location) to the
-	// release last rolled back there (see releaseKey), which Refresh
-	// does not try again: one entry per place at most.
-	rolledBack map[string]string
+	// release last rolled back there, which Refresh does not try again
+	// and Lookup does not hand out: one entry per place at most.
+	rolledBack map[string]rollback
 	// done is closed by Close: upgrades on probation end.
 	done     chan struct{}
 	watching bool      // Watch runs
@@ -52,7 +52,7 @@ type testHooks struct {
 
 // New returns a Manager. Call Discover before using it.
 func New(cfg Config) *Manager {
-	return &Manager{cfg: cfg, procs: map[procKey]*process{}, rolledBack: map[string]string{}, done: make(chan struct{})}
+	return &Manager{cfg: cfg, procs: map[procKey]*process{}, rolledBack: map[string]rollback{}, done: make(chan struct{})}
 }
 
 // procKey names a plugin's one process: its origin and location.
@@ -102,8 +102,19 @@ func (m *Manager) Lookup(kind, name string) (Implementation, error) {
 		}
 		return Implementation{}, errors.New(msg)
 	}
-	im := Implementation{Kind: kind, Name: name, Path: e.binary.Location.String(), Origin: e.binary.Origin, PluginVersion: e.binary.Description.GetPluginVersion(), bin: e.binary}
-	for _, maj := range e.kind.GetMajors() {
+	bin, majors := e.binary, e.kind.GetMajors()
+	if rb, ok := m.rolledBack[placeKey(*bin)]; ok && rb.bad == releaseKey(*bin) {
+		// The sources hold a release rolled back: the one that serves
+		// instead is what a Dispense gets.
+		bin, majors = &rb.to, nil
+		for _, k := range mergeKinds(rb.to.Description.GetKinds()) {
+			if k.GetName() == kind {
+				majors = k.GetMajors()
+			}
+		}
+	}
+	im := Implementation{Kind: kind, Name: name, Path: bin.Location.String(), Origin: bin.Origin, PluginVersion: bin.Description.GetPluginVersion(), bin: bin}
+	for _, maj := range majors {
 		for _, n := range maj.GetNames() {
 			if n == name {
 				im.Majors = append(im.Majors, maj)

@@ -3,6 +3,7 @@ package manager
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -190,7 +191,7 @@ func (m *Manager) Refresh(ctx context.Context) ([]UpgradeResult, error) {
 			continue
 		}
 		for k, to := range targets {
-			if changed(cur, to) && rolledBack[placeKey(to)] != k {
+			if changed(cur, to) && rolledBack[placeKey(to)].bad != k {
 				jobs = append(jobs, job{p, keys[0].kind, keys[0].name, to})
 			}
 		}
@@ -314,6 +315,13 @@ func releaseKey(f found) string {
 	return string(f.Origin) + "\x00" + f.Location.String() + "\x00" + f.SHA256
 }
 
+// rollback is a release rolled back (its releaseKey) and the one rolled
+// back to.
+type rollback struct {
+	bad string
+	to  found
+}
+
 // placeKey names where a release is.
 func placeKey(f found) string { return string(f.Origin) + "\x00" + f.Location.String() }
 
@@ -340,6 +348,7 @@ type trial struct {
 	ends   time.Time
 	rolled chan struct{} // closed by rollbackLocked
 	cause  error         // why it was rolled back
+	hung   bool          // rolled back for its health: killed, not drained
 }
 
 // rollbackLocked moves calls back to the old release of the upgrade on
@@ -465,7 +474,11 @@ func (p *process) upgrade(ctx context.Context, begun time.Time, to found, kind, 
 	if err := coversConns(conns, to, what, keeps, from); err != nil {
 		return refuse(err)
 	}
-	c, err := to.src.Connect(ctx, to.Entry)
+	c, err := to.src.Connect(withAsDescribed(ctx), to.Entry)
+	var ce *host.ChecksumError
+	if errors.As(err, &ce) && to.SHA256 != "" && strings.EqualFold(ce.Want, to.SHA256) {
+		return refuse(fmt.Errorf("%s changed after it was described (its SHA-256 is now %s, it was described with %s), so it was not run: %w; run Refresh (or Upgrade) again once the file is complete; %s", what, ce.Got, ce.Want, err, keeps))
+	}
 	if err != nil {
 		return refuse(fmt.Errorf("%s did not start: %w; %s", what, err, keeps))
 	}
@@ -532,8 +545,11 @@ func (p *process) upgrade(ctx context.Context, begun time.Time, to found, kind, 
 	if rolledBack {
 		// Rolled back: the new process drains and is closed.
 		m.mu.Lock()
-		m.rolledBack[placeKey(to)] = releaseKey(to)
+		m.rolledBack[placeKey(to)] = rollback{bad: releaseKey(to), to: from}
 		m.mu.Unlock()
+		if t.hung {
+			newIn.client.Kill() // its calls cannot end, nor a graceful stop
+		}
 		p.drain(newIn, time.Now().Add(drain), &upgradedError{path: newIn.path, from: foundName(to), to: foundName(from)})
 		res.Outcome, res.Cause = UpgradeRolledBack, fmt.Errorf("%s was rolled back to %s: %w", what, foundName(from), t.cause)
 		report(EventUpgradeRolledBack, c.Pid(), res.Cause)
@@ -612,6 +628,10 @@ func hasAll(have, want []string) bool {
 
 func strconvQuote(s string) string { return fmt.Sprintf("%q", s) }
 
+// probationHealthFailures is how many health checks in a row a new
+// process on probation must fail to be rolled back.
+const probationHealthFailures = 2
+
 // probeMethod is a method no service has: a server that has the service
 // answers it "unknown method", one that has not "unknown service".
 const probeMethod = "plugkit.UpgradeProbe"
@@ -686,6 +706,7 @@ func (p *process) probation(t *trial, drainBy time.Time, cut error) (rolledBack 
 		defer d.Stop()
 		drained = d.C
 	}
+	unhealthy := 0
 	var failing <-chan struct{}
 	if v := newIn.verdict(); v != nil {
 		failing = v.failing
@@ -720,8 +741,17 @@ func (p *process) probation(t *trial, drainBy time.Time, cut error) (rolledBack 
 			ctx, cancel := context.WithTimeout(context.Background(), cmp.Or(m.cfg.Restart.HungCheck, DefaultHungCheck))
 			_, err := healthpb.NewHealthClient(newIn.client.Conn()).Check(ctx, &healthpb.HealthCheckRequest{Service: wire.HealthService})
 			cancel()
-			if err != nil && alive(newIn) {
-				rollback(func() error { return fmt.Errorf("the new process failed its health check: %w", err) })
+			if err == nil || !alive(newIn) {
+				unhealthy = 0
+				continue
+			}
+			// Two in a row: one slow answer on a loaded machine is no
+			// failure.
+			if unhealthy++; unhealthy >= probationHealthFailures {
+				rollback(func() error {
+					t.hung = true
+					return fmt.Errorf("the new process failed %d health checks in a row (each bounded by Config.Restart.HungCheck): %w", unhealthy, err)
+				})
 			}
 		case <-ends.C:
 			p.lock <- struct{}{}

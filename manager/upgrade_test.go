@@ -318,7 +318,7 @@ func TestUpgradeEndsAStreamPastTheDrainDeadline(t *testing.T) {
 func TestUpgradeRollsBackACrash(t *testing.T) {
 	testutil.NotOnWindows(t, "it rewrites a plugin binary while it runs, which Windows forbids")
 	dir := testutil.TempDir(t)
-	m, _, ev := upgradeManager(t, dir, "p 2 v=1.0.0", manager.UpgradePolicy{Probation: 20 * time.Second})
+	m, _, ev := upgradeManager(t, dir, "p 2 v=1.0.0", manager.UpgradePolicy{Probation: 5 * time.Second})
 	conn, _ := store(t, m, "p")
 	cl := initStore(t, conn, map[string]string{"bucket": "b1"})
 	if _, err := version(ctxT(t), cl, versionKey); err != nil {
@@ -340,6 +340,9 @@ func TestUpgradeRollsBackACrash(t *testing.T) {
 	}
 	if got := config(t, cl); got != "map[bucket:b1]" {
 		t.Errorf("the old release has config %q after the rollback", got)
+	}
+	if conn2, info := store(t, m, "p"); info.PluginVersion != "1.0.0" || conn2.Pid() != oldPid {
+		t.Errorf("a Dispense after the rollback: version %s, pid %d; want the release that serves, 1.0.0 (pid %d)", info.PluginVersion, conn2.Pid(), oldPid)
 	}
 	again, err := m.Refresh(ctxT(t))
 	if err != nil || len(again) != 0 {
@@ -508,4 +511,42 @@ func switched(t *testing.T, m *manager.Manager, ev *events) <-chan manager.Upgra
 	}()
 	ev.wait(t, manager.EventUpgradeSwitched)
 	return done
+}
+
+// swapOnConnect is a Source that runs swap before each Connect: the
+// attacker who replaces a binary after it was described, before it runs.
+type swapOnConnect struct {
+	manager.Source
+	mu   sync.Mutex
+	swap func()
+}
+
+func (s *swapOnConnect) Connect(ctx context.Context, e manager.Entry) (*host.Client, error) {
+	s.mu.Lock()
+	swap := s.swap
+	s.mu.Unlock()
+	if swap != nil {
+		swap()
+	}
+	return s.Source.Connect(ctx, e)
+}
+
+// TestUpgradeRunsOnlyTheDescribedFile: a binary replaced after the
+// sources described the new release, before it starts, is not run under
+// the description of another (without any pin: the SHA-256 the release
+// was described with is checked on the open file it executes); the
+// upgrade is refused, saying so, and the old process serves on.
+func TestUpgradeRunsOnlyTheDescribedFile(t *testing.T) {
+	testutil.NotOnWindows(t, "it rewrites a plugin binary while it runs, which Windows forbids")
+	dir := testutil.TempDir(t)
+	writePlugin(t, dir, "p", "p 2 v=1.0.0")
+	finder := &manager.Finder{Launch: host.Command{Cookie: cookie}}
+	src := &swapOnConnect{Source: finder.Dirs(dir)}
+	m := newManager(t, manager.Config{Sources: []manager.Source{src}})
+	conn, cl, pid := running(t, m, "p")
+	writePlugin(t, dir, "p", "p 2 v=2.0.0")
+	src.mu.Lock()
+	src.swap = func() { writePlugin(t, dir, "p", "p 2 v=6.6.6") }
+	src.mu.Unlock()
+	refused(t, m, "p", "changed after it was described", conn, cl, pid)
 }

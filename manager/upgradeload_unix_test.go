@@ -7,6 +7,7 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -167,4 +168,31 @@ func openFDs(t *testing.T) int {
 		t.Skipf("cannot count fds here: %v", err)
 	}
 	return len(ents)
+}
+
+// TestUpgradeRollsBackAHungRelease: a new process that stops answering
+// its health checks on probation (stopped with SIGSTOP) is rolled back;
+// calls go back to the old process.
+func TestUpgradeRollsBackAHungRelease(t *testing.T) {
+	dir := testutil.TempDir(t)
+	m, _, ev := upgradeManager(t, dir, "p 2 v=1.0.0", manager.UpgradePolicy{Probation: 20 * time.Second, Drain: 2 * time.Second})
+	_, cl, oldPid := running(t, m, "p")
+	writePlugin(t, dir, "p", "p 2 v=2.0.0")
+	done := switched(t, m, ev)
+	st := m.Status()
+	if len(st) != 1 || st[0].Serving.Version != "2.0.0" || st[0].Probation.IsZero() {
+		t.Fatalf("status after the switch: %+v; want 2.0.0 serving on probation", st)
+	}
+	newPid := st[0].Serving.Pid
+	if err := syscall.Kill(newPid, syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	defer syscall.Kill(newPid, syscall.SIGCONT)
+	res := <-done
+	if res.Outcome != manager.UpgradeRolledBack || res.Cause == nil || !strings.Contains(res.Cause.Error(), "health checks in a row") {
+		t.Fatalf("result %+v; want rolled back for failed health checks", res)
+	}
+	if v, err := version(ctxT(t), cl, versionKey); err != nil || v != "1.0.0" {
+		t.Errorf("after the rollback: version %q, %v; want 1.0.0 (pid %d)", v, err, oldPid)
+	}
 }
