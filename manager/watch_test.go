@@ -255,7 +255,11 @@ func TestWatchStopsWithClose(t *testing.T) {
 	finder := &manager.Finder{Launch: host.Command{Cookie: cookie}}
 	remotes := filepath.Join(dir, "remotes.json")
 	writeFile(t, remotes, `{"remotes": []}`, 0o600)
-	m := manager.New(manager.Config{Sources: []manager.Source{finder.Dirs(dir), finder.RemotesFile(remotes), finder.Remotes()}})
+	refreshed := make(chan struct{}, 16)
+	m := manager.New(manager.Config{
+		Sources: []manager.Source{finder.Dirs(dir), finder.RemotesFile(remotes), finder.Remotes()},
+		Watch:   manager.WatchPolicy{Debounce: time.Millisecond, OnRefresh: func([]manager.UpgradeResult, error) { refreshed <- struct{}{} }},
+	})
 	done := startWatch(context.Background(), m)
 	// A second Watch is refused while the first runs (it may not have
 	// begun yet: then the first of the two is refused).
@@ -270,6 +274,13 @@ func TestWatchStopsWithClose(t *testing.T) {
 	}
 	if refused == nil || !strings.Contains(refused.Error(), "already running") {
 		t.Fatalf("a second Watch returned %v; want it refused, as one is running", refused)
+	}
+	// The first refresh has run: the watch waits for changes when the
+	// Manager closes.
+	select {
+	case <-refreshed:
+	case <-time.After(watchDeadline):
+		t.Fatalf("no first refresh within %v", watchDeadline)
 	}
 	m.Close()
 	if err := watchEnded(t, done); !errors.Is(err, manager.ErrClosed) {
