@@ -41,9 +41,13 @@ type Conn struct {
 
 // OnRestart adds a hook that runs, before anything else is sent, on every
 // new process after the first: it re-initialises the plugin's state for
-// this client (an object store replays its Init configuration). If a hook
-// fails, the call that triggered it fails with the hook's error and the
-// hooks run again on the next call.
+// this client (an object store replays its Init configuration). That is a
+// restart, the new release of an upgrade (Manager.Upgrade runs the hooks
+// before any call moves to it, and refuses the release if one fails), and
+// the old release after a rollback for a Conn whose first calls went to
+// the new one. If a hook fails on a restart, the call that
+// triggered it fails with the hook's error and the hooks run again on the
+// next call.
 func (c *Conn) OnRestart(hook func(ctx context.Context, cc grpc.ClientConnInterface) error) {
 	c.mu.Lock()
 	c.hooks = append(c.hooks, hook)

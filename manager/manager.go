@@ -1,6 +1,7 @@
 package manager
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"maps"
@@ -38,9 +39,13 @@ type Manager struct {
 	// release last rolled back there, which Refresh does not try again
 	// and Lookup does not hand out: one entry per place at most.
 	rolledBack map[string]rollback
-	// done is closed by Close: upgrades on probation end.
+	// done is closed by Close: upgrades on probation end; stop cancels
+	// their contexts, and Close waits for upgrades to end.
 	done     chan struct{}
-	watching bool      // Watch runs
+	stop     context.Context
+	cancel   context.CancelFunc
+	upgrades sync.WaitGroup
+	watching bool // Watch runs
 	hooks    testHooks // set by tests alone (export_test.go)
 }
 
@@ -52,7 +57,8 @@ type testHooks struct {
 
 // New returns a Manager. Call Discover before using it.
 func New(cfg Config) *Manager {
-	return &Manager{cfg: cfg, procs: map[procKey]*process{}, rolledBack: map[string]rollback{}, done: make(chan struct{})}
+	stop, cancel := context.WithCancel(context.Background())
+	return &Manager{cfg: cfg, procs: map[procKey]*process{}, rolledBack: map[string]rollback{}, done: make(chan struct{}), stop: stop, cancel: cancel}
 }
 
 // procKey names a plugin's one process: its origin and location.
@@ -177,6 +183,7 @@ func (m *Manager) Close() error {
 	}
 	m.closed = true
 	close(m.done)
+	m.cancel()
 	procs, found := slices.Collect(maps.Values(m.procs)), m.found
 	procs = append(procs, m.moved...)
 	m.procs, m.found, m.moved = nil, nil, nil
@@ -191,6 +198,7 @@ func (m *Manager) Close() error {
 		}()
 	}
 	wg.Wait()
+	m.upgrades.Wait()
 	return nil
 }
 

@@ -174,11 +174,13 @@ func runPlugin(mode string) {
 		}
 	}
 	var impls []catalog.Implementation
-	if strings.Contains(majors, "1") {
-		impls = append(impls, catalog.Implement[objectstorev1.ObjectStoreServer]("objectstore", 1, 0, name, &objectstorev1.ObjectStore_ServiceDesc, backend.V1{B: b}))
-	}
-	if strings.Contains(majors, "2") {
-		impls = append(impls, catalog.Implement[objectstorev2.ObjectStoreServer]("objectstore", 2, 1, name, &objectstorev2.ObjectStore_ServiceDesc, backend.V2{B: b}, caps...))
+	for _, name := range strings.Split(name, ",") { // "a,b": two names in one binary
+		if strings.Contains(majors, "1") {
+			impls = append(impls, catalog.Implement[objectstorev1.ObjectStoreServer]("objectstore", 1, 0, name, &objectstorev1.ObjectStore_ServiceDesc, backend.V1{B: b}))
+		}
+		if strings.Contains(majors, "2") {
+			impls = append(impls, catalog.Implement[objectstorev2.ObjectStoreServer]("objectstore", 2, 1, name, &objectstorev2.ObjectStore_ServiceDesc, backend.V2{B: b}, caps...))
+		}
 	}
 	cat, err := catalog.New(b.version, impls...)
 	if err != nil {

@@ -422,6 +422,19 @@ func (m *Manager) rekey(p *process, from, to found) {
 // upgrade (its Find) began.
 func (p *process) upgrade(ctx context.Context, begun time.Time, to found, kind, name string) (res UpgradeResult, err error) {
 	res = UpgradeResult{Kind: kind, Name: name, Names: keyNames(p.names()), To: foundRelease(to)}
+	m := p.m
+	m.mu.Lock()
+	if m.closed {
+		m.mu.Unlock()
+		return res, ErrClosed
+	}
+	m.upgrades.Add(1)
+	m.mu.Unlock()
+	defer m.upgrades.Done()
+	// Close ends the upgrade: its start and checks too.
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	defer context.AfterFunc(m.stop, cancel)()
 	select {
 	case p.upgrading <- struct{}{}:
 	case <-ctx.Done():
@@ -441,7 +454,6 @@ func (p *process) upgrade(ctx context.Context, begun time.Time, to found, kind, 
 		res.Outcome = UpgradeUnchanged
 		return res, nil
 	}
-	m := p.m
 	ctx, end := m.span(ctx, "plugkit.upgrade", attribute.String("plugkit.kind", kind), attribute.String("plugkit.name", name),
 		attribute.String("plugkit.binary", to.Location.String()), attribute.String("plugkit.upgrade.from_version", from.Description.GetPluginVersion()),
 		attribute.String("plugkit.upgrade.to_version", to.Description.GetPluginVersion()))
@@ -461,6 +473,9 @@ func (p *process) upgrade(ctx context.Context, begun time.Time, to found, kind, 
 	}
 	report(EventUpgradeStarted, 0, nil)
 	refuse := func(cause error) (UpgradeResult, error) {
+		if m.stop.Err() != nil {
+			return res, ErrClosed
+		}
 		res.Outcome, res.Cause = UpgradeRefused, cause
 		report(EventUpgradeRefused, 0, cause)
 		return res, cause

@@ -9,11 +9,13 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
@@ -549,4 +551,123 @@ func TestUpgradeRunsOnlyTheDescribedFile(t *testing.T) {
 	src.swap = func() { writePlugin(t, dir, "p", "p 2 v=6.6.6") }
 	src.mu.Unlock()
 	refused(t, m, "p", "changed after it was described", conn, cl, pid)
+}
+
+// TestCloseEndsAnUpgrade: Close during an upgrade's probation ends it
+// (Upgrade returns ErrClosed) and returns with no process of either
+// release running.
+func TestCloseEndsAnUpgrade(t *testing.T) {
+	testutil.NotOnWindows(t, "it rewrites a plugin binary while it runs, which Windows forbids")
+	dir := testutil.TempDir(t)
+	m, _, ev := upgradeManager(t, dir, "p 2 v=1.0.0", manager.UpgradePolicy{Probation: time.Minute})
+	_, _, oldPid := running(t, m, "p")
+	writePlugin(t, dir, "p", "p 2 v=2.0.0")
+	ctx := ctxT(t)
+	done := make(chan error, 1)
+	go func() {
+		_, err := m.Upgrade(ctx, "objectstore", "p")
+		done <- err
+	}()
+	ev.wait(t, manager.EventUpgradeSwitched)
+	newPid := m.Status()[0].Serving.Pid
+	m.Close()
+	goneAfterClose(t, oldPid, newPid)
+	endedByClose(t, done)
+}
+
+// TestCloseWaitsForAnUpgradeBeingChecked: Close while an upgrade runs
+// the Conns' hooks on the new process (before any call moved) ends the
+// upgrade and returns once the new process is gone.
+func TestCloseWaitsForAnUpgradeBeingChecked(t *testing.T) {
+	testutil.NotOnWindows(t, "it rewrites a plugin binary while it runs, which Windows forbids")
+	dir := testutil.TempDir(t)
+	writePlugin(t, dir, "p", "p 2 v=1.0.0")
+	var mu sync.Mutex
+	var started []int
+	finder := &manager.Finder{Launch: host.Command{Cookie: cookie}, Host: host.Options{Telemetry: host.Telemetry{OnEvent: func(e host.Event) {
+		if e.Type == host.EventStarted {
+			mu.Lock()
+			started = append(started, e.Pid)
+			mu.Unlock()
+		}
+	}}}}
+	m := newManager(t, manager.Config{Sources: []manager.Source{finder.Dirs(dir)}})
+	conn, _, _ := running(t, m, "p")
+	inHook := make(chan struct{})
+	var once sync.Once
+	conn.OnRestart(func(ctx context.Context, _ grpc.ClientConnInterface) error {
+		once.Do(func() { close(inHook) })
+		<-ctx.Done() // held until the upgrade's context ends
+		return ctx.Err()
+	})
+	writePlugin(t, dir, "p", "p 2 v=2.0.0")
+	done := make(chan error, 1)
+	go func() {
+		_, err := m.Upgrade(context.Background(), "objectstore", "p")
+		done <- err
+	}()
+	select {
+	case <-inHook:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the upgrade did not run the hook within 30 s")
+	}
+	m.Close()
+	mu.Lock()
+	pids := slices.Clone(started)
+	mu.Unlock()
+	goneAfterClose(t, pids...)
+	endedByClose(t, done)
+}
+
+// goneAfterClose wants none of pids running.
+func goneAfterClose(t *testing.T, pids ...int) {
+	t.Helper()
+	for _, pid := range pids {
+		if testutil.Running(pid) {
+			t.Errorf("process %d still runs after Close", pid)
+		}
+	}
+}
+
+// endedByClose wants the Upgrade whose error done carries ended, by
+// Close, within 10 s.
+func endedByClose(t *testing.T, done <-chan error) {
+	t.Helper()
+	select {
+	case err := <-done:
+		if !errors.Is(err, manager.ErrClosed) {
+			t.Errorf("Upgrade ended by Close returned %v, want ErrClosed", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("Upgrade still runs 10 s after Close")
+	}
+}
+
+// TestUpgradeMovesEveryNameOfTheProcess: a binary that serves two names
+// runs in one process, which an upgrade of either name moves as a whole.
+func TestUpgradeMovesEveryNameOfTheProcess(t *testing.T) {
+	testutil.NotOnWindows(t, "it rewrites a plugin binary while it runs, which Windows forbids")
+	dir := testutil.TempDir(t)
+	m, _, _ := upgradeManager(t, dir, "a,b 2 v=1.0.0", manager.UpgradePolicy{Probation: -1})
+	connA, clA, pid := running(t, m, "a")
+	connB, clB, pidB := running(t, m, "b")
+	if pidB != pid {
+		t.Fatalf("a and b run in processes %d and %d, want one", pid, pidB)
+	}
+	writePlugin(t, dir, "p", "a,b 2 v=2.0.0")
+	res, err := m.Upgrade(ctxT(t), "objectstore", "a")
+	if err != nil || res.Outcome != manager.UpgradeCompleted || strings.Join(res.Names, " ") != "objectstore/a objectstore/b" {
+		t.Fatalf("result %+v, %v; want completed, moving objectstore/a and objectstore/b", res, err)
+	}
+	for name, cl := range map[string]objectstorev2.ObjectStoreClient{"a": clA, "b": clB} {
+		if v, err := version(ctxT(t), cl, versionKey); err != nil || v != "2.0.0" {
+			t.Errorf("%s after the upgrade: version %q, %v; want 2.0.0", name, v, err)
+		}
+	}
+	if connA.Pid() != res.To.Pid || connB.Pid() != res.To.Pid {
+		t.Errorf("a on %d, b on %d after the upgrade; want both on %d", connA.Pid(), connB.Pid(), res.To.Pid)
+	}
+	if st := m.Status(); len(st) != 2 || st[0].Name != "a" || st[1].Name != "b" || st[0].Serving.Version != "2.0.0" || st[1].Serving.Version != "2.0.0" {
+		t.Errorf("status %+v; want a and b served by 2.0.0", st)
+	}
 }
