@@ -275,6 +275,12 @@
 //     TestWrongPasswordSaysWhatToDo.
 //   - the attacks of issue 41, each point with the tests that failed
 //     before its fix:
+//     1. a binary half written into a watched plugin directory is never
+//     taken: Manager.Watch holds every change back while a file there is
+//     open for writing (inotify), so no refresh describes or starts it:
+//     manager's TestWatchDirWaitsForAFileToBeClosed; install's staging
+//     file (a dot name) and the Finder's cache files are no change:
+//     TestWatchDirSeesAnInstall.
 //     2. a new release that lies in its Describe answer (claims a major
 //     whose service it does not serve) is refused by a probe of each
 //     service before any call moves to it: manager's

@@ -64,6 +64,9 @@ type Config struct {
 	// Upgrade is how Manager.Upgrade and Manager.Refresh move a running
 	// plugin to a new release.
 	Upgrade UpgradePolicy
+	// Watch is how Manager.Watch refreshes the plugins when a source
+	// changes.
+	Watch WatchPolicy
 }
 
 // UpgradePolicy says how a running plugin moves to a new release (see

@@ -89,6 +89,11 @@ type Finder struct {
 	// names plugins itself and is not filtered. A log line per directory
 	// counts the files skipped.
 	Names string
+	// PollInterval is how often Dirs, Files and RemotesFile are looked at
+	// for changes by a Manager's Watch where the system does not report
+	// them (systems other than Linux; Linux when inotify's limits are
+	// reached); 0 means DefaultPollInterval.
+	PollInterval time.Duration
 
 	launches atomic.Int64
 	cache    fileCache         // the Describe answers of binaries

@@ -45,6 +45,7 @@ type Manager struct {
 	stop     context.Context
 	cancel   context.CancelFunc
 	upgrades sync.WaitGroup
+	watching bool      // Watch runs
 	hooks    testHooks // set by tests alone (export_test.go)
 }
 
