@@ -204,6 +204,17 @@
 //     saying why; P-256, P-384, Ed25519 and RSA-2048 trusted); each payload
 //     fetched once: TestSignaturePayloadFetchedOnce; bidirectional controls
 //     escaped: cmd/plugkit's TestPluginTextIsEscaped.
+//   - the attacks of issue 42 (row 5: a guest's calls without wazero's
+//     per-loop exit to Go; the guest's own stop checks take its place),
+//     each with the test that failed before its fix:
+//     5. a guest that computes for ever (a loop that never calls out)
+//     ends at a stop, compiled and interpreted: wasmhost's
+//     TestStopEndsComputingGuest (ran on after Stop without the checks); a
+//     module that sets the stop global to clear it is refused before it
+//     runs: TestGuestCannotClearStop (compiled and spun without the
+//     refusal); Runtime.Close does not close the files of a guest still
+//     in a host call: TestCloseWaitsAtMostCloseWait under -race (a data
+//     race in wazero's file table without the wait).
 //   - the attacks of issue 40 (points 4 to 10: metrics and traces as
 //     Prometheus and OpenTelemetry users expect), each point with the
 //     tests that failed before its fix:
