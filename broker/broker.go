@@ -70,6 +70,12 @@ type Broker struct {
 	// and held (guarded by mu) counts the knocks admitted and not yet
 	// taken from it, so queueing never blocks.
 	answers chan knockAnswer
+	// runEnded is closed when Run returns; senderOnce starts the sender
+	// of answers (answerKnocks) at the first answer queued, so that a
+	// broker whose peer never knocks (no multiplexing) keeps no goroutine
+	// for it.
+	runEnded   chan struct{}
+	senderOnce sync.Once
 
 	stalled     chan struct{} // closed when a Send did not complete within sendTimeout
 	sendTimeout time.Duration // defaultSendTimeout but in tests
@@ -147,13 +153,12 @@ func (b *Broker) run(s brokerwire.Stream) error {
 		return errors.New("broker: a stream is already attached")
 	}
 	b.stream = s
+	b.runEnded = make(chan struct{})
+	defer close(b.runEnded)
 	close(b.attached)
 	b.sendMu.Unlock()
 	received := make(chan error, 1)
 	go func() { received <- b.receive(s) }()
-	ended := make(chan struct{})
-	defer close(ended)
-	go b.answerKnocks(ended)
 	select {
 	case err := <-received:
 		return err

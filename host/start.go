@@ -156,7 +156,7 @@ func (c *Client) start(ctx context.Context, cmd Command) error {
 	c.rep.report(Event{Type: EventReady, Pid: c.Pid(), Major: c.line.AppVersion, Duration: c.ready})
 	l.proc.forwarding = true
 	go l.proc.forwardStdout(c.logger)
-	go l.watchExit()
+	l.proc.whenExited(l.watchExit)
 	return nil
 }
 
