@@ -225,8 +225,11 @@ func (b *figureSet) scale() {
 	}
 	vs("scale_300_start", "start-ms", "ms", "<= 1x go-plugin (keep ahead)", 1)
 	vs("scale_300_close_all", "close-ms", "ms", "<= 0.8x go-plugin", 0.8)
+	// What a host keeps once for all its plugins (the thread they are
+	// forked from, the lock of their socket directories) is 1/300 of one
+	// per plugin: counts to two decimals.
 	perPlugin := func(fig, metric, unit string, goal float64) {
-		b.add(Figure{Name: fig, Unit: unit, Plugkit: s.median(name, "plugkit-"+metric), Baseline: goal,
+		b.add(Figure{Name: fig, Unit: unit, Plugkit: round(s.median(name, "plugkit-"+metric), 2), Baseline: goal,
 			GoPlugin: gp(s.median(name, "goplugin-"+metric)), BaselineIs: fmt.Sprintf("the goal, %g", goal),
 			Goal: fmt.Sprintf("<= %g", goal), Runs: runs}, atMost(1))
 	}
