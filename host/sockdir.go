@@ -35,31 +35,10 @@ const (
 // owned by a live host.
 type sockDir struct {
 	path string
-	// owner is the lock this directory's ownerFile shares with the host's
-	// other directories under the same parent; nil when the directory has
-	// a lock of its own (lock).
-	owner *ownerLock
-	lock  *os.File
+	lock *os.File
 }
 
-// An ownerLock is one lock file, kept flock()ed, that every socket
-// directory a host makes under one parent shares: each directory's
-// ownerFile is a hard link to it. A sweeper that opens any of them opens
-// the same file, so the one lock proves all of them owned, and the host
-// keeps one descriptor open however many plugins it runs, not one a
-// plugin; nor does it free a file's inode each time a plugin closes
-// (an ext4 journal transaction, ~2 ms on a loaded machine, paid inside
-// the close of the lock when it was the last link).
-type ownerLock struct {
-	mu    sync.Mutex
-	f     *os.File            // open and locked while links is not empty
-	links map[string]struct{} // the ownerFile paths linked to f's file
-}
-
-var (
-	sweptDirs sync.Map // parent directory -> struct{}: swept once per process
-	owners    sync.Map // parent directory -> *ownerLock
-)
+var sweptDirs sync.Map // parent directory -> struct{}: swept once per process
 
 // newSockDir makes a private directory for one plugin under parent (the
 // temporary directory when empty, or /tmp when that path is too long for
@@ -87,28 +66,8 @@ func newSockDir(parent string) (*sockDir, error) {
 	if err != nil {
 		return nil, fmt.Errorf("creating the plugin's socket directory: %w", err)
 	}
-	o, _ := owners.LoadOrStore(parent, &ownerLock{})
-	owner := o.(*ownerLock)
-	if owner.share(dir) {
-		return &sockDir{path: dir, owner: owner}, nil
-	}
-	// The first directory (or a file system without hard links): a lock
-	// of its own, which later directories share when they can.
-	f, err := lockNew(dir)
-	if err != nil {
-		os.RemoveAll(dir)
-		return nil, err
-	}
-	if owner.adopt(dir, f) {
-		return &sockDir{path: dir, owner: owner}, nil
-	}
-	return &sockDir{path: dir, lock: f}, nil
-}
-
-// lockNew makes and locks dir's ownerFile: locked under a temporary name,
-// then renamed, so that a sweeper, which only looks at ownerFile, never
-// sees the file before it is locked.
-func lockNew(dir string) (*os.File, error) {
+	// Lock under a temporary name, then rename: a sweeper only looks at
+	// ownerFile, so it never sees the file before it is locked.
 	tmp := filepath.Join(dir, ownerFile+".new")
 	f, err := os.OpenFile(tmp, os.O_CREATE|os.O_RDWR|os.O_EXCL, 0o600)
 	if err == nil {
@@ -120,63 +79,15 @@ func lockNew(dir string) (*os.File, error) {
 		if f != nil {
 			f.Close()
 		}
+		os.RemoveAll(dir)
 		return nil, fmt.Errorf("locking the plugin's socket directory %s: %w", dir, err)
 	}
-	return f, nil
+	return &sockDir{path: dir, lock: f}, nil
 }
 
-// share gives dir an ownerFile linked to the held lock, and reports
-// whether it did: not when no lock is held now, nor when the link fails
-// (a file system without hard links, or the file's most links).
-func (o *ownerLock) share(dir string) bool {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	for from := range o.links {
-		to := filepath.Join(dir, ownerFile)
-		if os.Link(from, to) != nil {
-			return false
-		}
-		o.links[to] = struct{}{}
-		return true
-	}
-	return false
-}
-
-// adopt makes f, dir's own locked ownerFile, the lock later directories
-// share, when none is held; it reports whether it took f.
-func (o *ownerLock) adopt(dir string, f *os.File) bool {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	if o.f != nil {
-		return false // another start's, made meanwhile: f stays dir's own
-	}
-	o.f, o.links = f, map[string]struct{}{filepath.Join(dir, ownerFile): {}}
-	return true
-}
-
-// release forgets dir's link, before dir is removed, so that no later
-// directory links to it; the last one closes the lock.
-func (o *ownerLock) release(dir string) {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	delete(o.links, filepath.Join(dir, ownerFile))
-	if len(o.links) == 0 && o.f != nil {
-		o.f.Close()
-		o.f = nil
-	}
-}
-
-// remove deletes the directory and everything in it, then drops its part
-// of the lock.
+// remove deletes the directory and everything in it, then drops the lock.
 func (d *sockDir) remove() {
 	if d == nil || d.path == "" {
-		return
-	}
-	if d.owner != nil {
-		// Unlinked from the shared lock first: a directory being removed
-		// must not be where a new one links from.
-		d.owner.release(d.path)
-		os.RemoveAll(d.path)
 		return
 	}
 	os.RemoveAll(d.path)

@@ -43,6 +43,10 @@ var notes = map[string]string{
 		"scavenge after start-up made RSS larger, not smaller (the GC's own pages).",
 	"scale_300_close_all":         scaleCloseNote,
 	"scale_goroutines_per_plugin": scaleGoroutinesNote,
+	"scale_fds_per_plugin": "a plugin costs its host its stdout and stderr pipes, the connection, the process's pidfd (as " +
+		"go-plugin's host) and the flock()ed lock file in its socket directory, which tells the next host whether this one " +
+		"still lives. One lock for all of a host's directories saves the fifth and measured slower to close many plugins " +
+		"at once (see scale_300_close_all).",
 	"scale_300_start": "each start is the one of start_to_first_call_automtls, 8 at a time on 2 CPUs: a start waits for CPU " +
 		"behind the 7 others; go-plugin's host pays its P-521 key pairs the same way.",
 	"scale_rss_per_plugin": "the host's heap and stacks for 13 goroutines, two pipes' buffers, one TLS connection and its " +
@@ -59,13 +63,14 @@ const scaleCloseNote = "closing 300 plugins at once is bound by CPU: 300 process
 	"calls Stop and the process exits) and its host ~0.3 ms; a plugkit plugin ends its broker and stdio streams and stops " +
 	"gracefully (GOAWAY and a ping the host must answer, so that the stdio stream's last output reaches the host), which " +
 	"costs it more CPU and one more round trip with the host while 300 others wait for the same CPUs. Found and removed: " +
-	"each Close freed its socket directory's lock file (an ext4 journal transaction, ~2 ms a close, 600 ms of thread time " +
-	"in all: the lock is now one file per host, hard-linked into each directory), and every idle plugin woke 10 times a " +
-	"second to poll for its host (~1.2 ms of CPU a second each: now once a second where the kernel reports the host's " +
-	"death itself; 15-27% less CPU for the whole run). Measured and left: stopping without the graceful stop (Stop right " +
+	"every idle plugin woke 10 times a second to poll for its host (~1.2 ms of CPU a second each: now once a second where " +
+	"the kernel reports the host's death itself; 15-27% less CPU for the whole run). Measured and left: stopping without the graceful stop (Stop right " +
 	"after the streams end) saved ~0.3 ms of plugin CPU a close and would lose the stdio stream's last output; one " +
 	"process-wide lock around the removal of the socket directories (the unlinks of 300 concurrent closes contend on the " +
-	"parent directory's lock) changed nothing measurable. The reaping itself costs the host as much as go-plugin's: the " +
+	"parent directory's lock) changed nothing measurable; one lock file for all of a host's socket directories (hard links " +
+	"to it, or a lock beside them that names them) saves the lock's descriptor a plugin and each Close's freeing of the " +
+	"lock's inode (~2 ms of thread time in an ext4 journal transaction), yet closing all measured 15-30% slower in 10 of " +
+	"10 interleaved pairs, for a cause not found: not kept (branch h-close-onelock). The reaping itself costs the host as much as go-plugin's: the " +
 	"kernel drops each process's /proc entries (release_task, d_invalidate)."
 
 // scaleGoroutinesNote explains scale_goroutines_per_plugin.
