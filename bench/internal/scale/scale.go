@@ -47,8 +47,28 @@ func Parse(line string) (Result, error) {
 	return r, nil
 }
 
-// Args reads a host's arguments: PLUGIN N INFLIGHT.
-func Args(args []string) (plugin string, n, inflight int, err error) {
+// Main is a scale host's main: it reads its arguments, PLUGIN N INFLIGHT,
+// runs Run with start given PLUGIN, within 5 minutes, and prints the
+// Result; it exits 2 on wrong arguments and 1 on any other failure, with
+// the error on stderr.
+func Main(start func(ctx context.Context, plugin string) (stop func(), err error)) {
+	plugin, n, inflight, err := args(os.Args[1:])
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(2)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	r, err := Run(ctx, n, inflight, func(ctx context.Context) (func(), error) { return start(ctx, plugin) })
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	fmt.Println(r)
+}
+
+// args reads a host's arguments: PLUGIN N INFLIGHT.
+func args(args []string) (plugin string, n, inflight int, err error) {
 	if len(args) != 3 {
 		return "", 0, 0, errors.New("usage: HOST PLUGIN N INFLIGHT")
 	}

@@ -5,9 +5,6 @@ package main
 
 import (
 	"context"
-	"fmt"
-	"os"
-	"time"
 
 	"google.golang.org/grpc"
 
@@ -17,14 +14,7 @@ import (
 )
 
 func main() {
-	plugin, n, inflight, err := scale.Args(os.Args[1:])
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(2)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancel()
-	r, err := scale.Run(ctx, n, inflight, func(ctx context.Context) (func(), error) {
+	scale.Main(func(ctx context.Context, plugin string) (func(), error) {
 		client := gpecho.NewClient(plugin)
 		rpc, err := client.Client()
 		if err != nil {
@@ -42,9 +32,4 @@ func main() {
 		}
 		return client.Kill, nil
 	})
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	fmt.Println(r)
 }

@@ -7,10 +7,7 @@ package main
 
 import (
 	"context"
-	"fmt"
 	"log/slog"
-	"os"
-	"time"
 
 	"github.com/plugkit/plugkit/bench/internal/echo"
 	"github.com/plugkit/plugkit/bench/internal/scale"
@@ -18,15 +15,8 @@ import (
 )
 
 func main() {
-	plugin, n, inflight, err := scale.Args(os.Args[1:])
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(2)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancel()
 	opts := host.Options{Versions: []int{1}, Logger: slog.New(slog.DiscardHandler)}
-	r, err := scale.Run(ctx, n, inflight, func(ctx context.Context) (func(), error) {
+	scale.Main(func(ctx context.Context, plugin string) (func(), error) {
 		c, err := host.Start(ctx, host.Command{Path: plugin, Cookie: echo.Cookie}, opts)
 		if err != nil {
 			return nil, err
@@ -37,9 +27,4 @@ func main() {
 		}
 		return func() { c.Close() }, nil
 	})
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	fmt.Println(r)
 }
