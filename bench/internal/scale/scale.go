@@ -70,13 +70,13 @@ func Main(start func(ctx context.Context, plugin string) (stop func(), err error
 // args reads a host's arguments: PLUGIN N INFLIGHT.
 func args(args []string) (plugin string, n, inflight int, err error) {
 	if len(args) != 3 {
-		return "", 0, 0, errors.New("usage: HOST PLUGIN N INFLIGHT")
+		return "", 0, 0, errors.New("usage: a scale host takes the arguments PLUGIN N INFLIGHT: the plugin binary, how many copies to start, how many starts in flight")
 	}
 	if n, err = strconv.Atoi(args[1]); err != nil || n < 1 {
-		return "", 0, 0, fmt.Errorf("N %q: want a positive number of plugins", args[1])
+		return "", 0, 0, fmt.Errorf("the number of plugins %q: want a positive number", args[1])
 	}
 	if inflight, err = strconv.Atoi(args[2]); err != nil || inflight < 1 {
-		return "", 0, 0, fmt.Errorf("INFLIGHT %q: want a positive number of starts in flight", args[2])
+		return "", 0, 0, fmt.Errorf("the starts in flight %q: want a positive number", args[2])
 	}
 	return args[0], n, inflight, nil
 }
