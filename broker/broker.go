@@ -93,6 +93,7 @@ type Broker struct {
 	unanswered int
 	servers    []*grpc.Server
 	lns        []net.Listener
+	end        func() // ends the stream runInline reads; nil for others
 }
 
 func init() {
@@ -145,7 +146,9 @@ func newBroker(opts brokerwire.Options) *Broker {
 //
 // Run may return while a Recv or Send on s still blocks: the caller then
 // ends s, by cancelling the context of a client stream or returning from
-// the handler of a server stream (serverHandler does).
+// the handler of a server stream (serverHandler does). A stream Run can
+// end itself (brokerwire.EndableStream: the host's) is read in the
+// caller's goroutine instead, and ended by Close or a stalled Send.
 func (b *Broker) run(s brokerwire.Stream) error {
 	b.sendMu.Lock()
 	if b.stream != nil {
@@ -157,6 +160,9 @@ func (b *Broker) run(s brokerwire.Stream) error {
 	defer close(b.runEnded)
 	close(b.attached)
 	b.sendMu.Unlock()
+	if e, ok := s.(brokerwire.EndableStream); ok {
+		return b.runInline(e)
+	}
 	received := make(chan error, 1)
 	go func() { received <- b.receive(s) }()
 	select {
@@ -168,6 +174,42 @@ func (b *Broker) run(s brokerwire.Stream) error {
 		return ErrStalled
 	case <-b.done:
 		return nil
+	}
+}
+
+// runInline is run's work for a stream it can end: Close and a stalled
+// Send end the stream (b.end), which ends receive.
+func (b *Broker) runInline(s brokerwire.EndableStream) error {
+	b.mu.Lock()
+	b.end = s.End
+	b.mu.Unlock()
+	select {
+	case <-b.done: // closed before the end was set: end it now
+		s.End()
+	case <-b.stalled:
+		s.End()
+	default:
+	}
+	err := b.receive(s)
+	select {
+	case <-b.stalled:
+		b.logger().Warn(ErrStalled.Error())
+		b.Close()
+		return ErrStalled
+	case <-b.done:
+		return nil
+	default:
+		return err
+	}
+}
+
+// endStream ends the stream runInline reads, if any.
+func (b *Broker) endStream() {
+	b.mu.Lock()
+	end := b.end
+	b.mu.Unlock()
+	if end != nil {
+		end()
 	}
 }
 
@@ -294,7 +336,12 @@ func (b *Broker) send(ctx context.Context, info *pluginpb.ConnInfo) error {
 
 // stall records that a Send did not complete in time; Run then closes
 // the broker and returns.
-func (b *Broker) stall() { b.stallOnce.Do(func() { close(b.stalled) }) }
+func (b *Broker) stall() {
+	b.stallOnce.Do(func() {
+		close(b.stalled)
+		b.endStream()
+	})
+}
 
 // Serve serves the services that register adds on a new brokered
 // connection for id, in the background, until the broker is closed. It
@@ -381,6 +428,7 @@ func (b *Broker) dialOptions(dial func(context.Context) (net.Conn, error)) []grp
 func (b *Broker) Close() error {
 	b.once.Do(func() {
 		close(b.done)
+		b.endStream()
 		b.mu.Lock()
 		servers, lns := b.servers, b.lns
 		b.servers, b.lns = nil, nil
