@@ -169,11 +169,24 @@ func (b *Broker) run(s brokerwire.Stream) error {
 	case err := <-received:
 		return err
 	case <-b.stalled:
+	case <-b.done:
+	}
+	return b.ending(nil)
+}
+
+// ending is what Run returns once it stops reading with err: ErrStalled
+// after a stalled Send (the broker is closed then), nil after Close, err
+// otherwise.
+func (b *Broker) ending(err error) error {
+	select {
+	case <-b.stalled:
 		b.logger().Warn(ErrStalled.Error())
 		b.Close()
 		return ErrStalled
 	case <-b.done:
 		return nil
+	default:
+		return err
 	}
 }
 
@@ -190,17 +203,7 @@ func (b *Broker) runInline(s brokerwire.EndableStream) error {
 		s.End()
 	default:
 	}
-	err := b.receive(s)
-	select {
-	case <-b.stalled:
-		b.logger().Warn(ErrStalled.Error())
-		b.Close()
-		return ErrStalled
-	case <-b.done:
-		return nil
-	default:
-		return err
-	}
+	return b.ending(b.receive(s))
 }
 
 // endStream ends the stream runInline reads, if any.
