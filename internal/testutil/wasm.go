@@ -32,10 +32,12 @@ func BuildWasm(ctx context.Context, out, pkg string) error {
 	// grpcnotrace leaves out grpc's golang.org/x/net/trace (html/template,
 	// text/template), which a guest never uses: a quarter of the module,
 	// as docs/wasm.md recommends to plugin authors.
-	cmd := exec.CommandContext(ctx, GoTool(), "build", "-tags", "grpcnotrace", "-o", out, pkg)
-	cmd.Env = append(os.Environ(), "GOOS=wasip1", "GOARCH=wasm")
-	if b, err := cmd.CombinedOutput(); err != nil {
-		return fmt.Errorf("GOOS=wasip1 GOARCH=wasm go build -tags grpcnotrace %s: %v\n%s", pkg, err, b)
+	// -s=false keeps the name section (the guest's function names in
+	// traps and stack traces) that go run's -s would strip, as go build
+	// keeps it.
+	env := append(os.Environ(), "GOOS=wasip1", "GOARCH=wasm")
+	if err := goLink(ctx, env, []string{"-tags", "grpcnotrace", "-ldflags=-s=false"}, out, pkg); err != nil {
+		return fmt.Errorf("GOOS=wasip1 GOARCH=wasm: %w", err)
 	}
 	return nil
 }
