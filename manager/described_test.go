@@ -124,7 +124,7 @@ func TestRestartRunsOnlyTheDescribedFile(t *testing.T) {
 // Discover described it, before its first use, is not started under the
 // description of another.
 func TestFirstStartRunsOnlyTheDescribedFile(t *testing.T) {
-	testutil.NotOnWindows(t, "it rewrites a plugin binary, which the Windows test plugins do not")
+	testutil.NotOnWindows(t, "its plugin's file is rewritten in place; under Wine every restart of TestCallsRacingRestarts runs the same check")
 	dir := testutil.TempDir(t)
 	m, finder, ev := upgradeManager(t, dir, "p 2 v=1.0.0", manager.UpgradePolicy{})
 	writePlugin(t, dir, "p", "p 2 v=6.6.6")
@@ -146,7 +146,7 @@ func TestFirstStartRunsOnlyTheDescribedFile(t *testing.T) {
 // its description nor its process (kept for the first use under
 // KeepDescribed) may stand for the bytes hashed.
 func TestDescribeRunsOnlyTheHashedFile(t *testing.T) {
-	testutil.NotOnWindows(t, "it rewrites a plugin binary, which the Windows test plugins do not")
+	testutil.NotOnWindows(t, "its plugin's file is rewritten in place; under Wine every restart of TestCallsRacingRestarts runs the same check")
 	for _, keep := range []bool{false, true} {
 		t.Run(map[bool]string{false: "described and stopped", true: "KeepDescribed"}[keep], func(t *testing.T) {
 			dir := testutil.TempDir(t)
