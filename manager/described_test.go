@@ -2,6 +2,7 @@ package manager_test
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -35,6 +36,9 @@ func restartRefused(t *testing.T, v string, err error) {
 		if !strings.Contains(err.Error(), want) {
 			t.Fatalf("call failed with %v; want an error saying %q", err, want)
 		}
+	}
+	if ce := (*host.ChecksumError)(nil); !errors.As(err, &ce) || strings.Contains(err.Error(), "pinned") {
+		t.Errorf("call failed with %v; want a *host.ChecksumError, in words that speak of no pin", err)
 	}
 }
 

@@ -191,6 +191,17 @@ type stale struct {
 	at  time.Time
 }
 
+// changedFileError is a start refused because the plugin's file changed
+// since its release was described: its own words (the host's would speak
+// of a pin), and the *host.ChecksumError for errors.As.
+type changedFileError struct {
+	*host.ChecksumError
+	msg string
+}
+
+func (e *changedFileError) Error() string { return e.msg }
+func (e *changedFileError) Unwrap() error { return e.ChecksumError }
+
 // refuseStale refuses to start the process from a file that changed
 // since its release was described (ce), reporting EventRestartRefused
 // once per change of the file, and returns the error calls get. A
@@ -200,8 +211,8 @@ func (p *process) refuseStale(ce *host.ChecksumError) error {
 	if p.gen == 0 {
 		what, started = "started", "had not started yet"
 	}
-	err := fmt.Errorf("plugin %s %s, and its file changed since its release was described (its SHA-256 is now %s, it was described with %s), so it was not %s: a restart runs only the release the plugin serves as. Take the new file through Manager.Refresh or Manager.Upgrade (Manager.Watch does it by itself), which check it before any call moves to it, or put the described file back: %w",
-		foundName(p.bin), started, ce.Got, ce.Want, what, ce)
+	err := &changedFileError{ChecksumError: ce, msg: fmt.Sprintf("plugin %s %s, and its file changed since its release was described (its SHA-256 is now %s, it was described with %s), so it was not %s: a restart runs only the release the plugin serves as. Take the new file through Manager.Refresh or Manager.Upgrade (Manager.Watch does it by itself), which check it before any call moves to it, or put the described file back",
+		foundName(p.bin), started, ce.Got, ce.Want, what)}
 	if p.stale == nil || p.stale.got != ce.Got {
 		p.m.report(p.event(EventRestartRefused, 0, err))
 	}
