@@ -157,8 +157,9 @@ func (p *process) startClient(ctx context.Context) (in *instance, err error) {
 		ctx, end = p.m.span(ctx, "plugkit.restart", attribute.String("plugkit.binary", p.path), attribute.Int("plugkit.restarts", p.restarts))
 		defer func() { end(err) }()
 	}
-	// A pinned binary is checked by host.Start itself, on the open file
-	// it then executes (Command.SHA256 from Finder.hostConfig).
+	// host.Start checks the file, on the open file it then executes: its
+	// pin, or else the SHA-256 its release was described with
+	// (Finder.Start); a file changed since is refused, not restarted.
 	c, err := p.bin.src.Connect(ctx, p.bin.Entry)
 	if ce, ok := changedSince(err, p.bin.SHA256); ok {
 		return nil, p.refuseStale(ce)
