@@ -315,7 +315,9 @@
 //     died at its memory limit, its module renamed over:
 //     TestRestartRunsOnlyTheDescribedModule; the launch that describes a
 //     file (and the process KeepDescribed keeps) runs the bytes hashed:
-//     TestDescribeRunsOnlyTheHashedFile.
+//     TestDescribeRunsOnlyTheHashedFile; an upgrade in place rolled back
+//     after the old process died does not restart the old release from
+//     the file rolled back: TestRollbackRunsOnlyTheDescribedFile.
 //   - many calls from many goroutines: TestManyCalls (20,000 calls from 100
 //     goroutines; goroutines, open files and heap of the host, and the
 //     plugin's open files, back to baseline); make soak runs

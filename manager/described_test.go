@@ -213,3 +213,38 @@ func TestRestartRunsOnlyTheDescribedModule(t *testing.T) {
 	restartRefused(t, "", err)
 	ev.wait(t, manager.EventRestartRefused)
 }
+
+// TestRollbackRunsOnlyTheDescribedFile: an upgrade in place (the new
+// release written over the old one's file) rolled back when the old
+// process is gone does not restart the old release from the file now
+// there, the release rolled back.
+func TestRollbackRunsOnlyTheDescribedFile(t *testing.T) {
+	testutil.NotOnWindows(t, "it rewrites a plugin binary while it runs, which Windows forbids")
+	dir := testutil.TempDir(t)
+	m, _, ev := upgradeManager(t, dir, "p 2 v=1.0.0", manager.UpgradePolicy{Probation: 5 * time.Second, Drain: 2 * time.Second})
+	_, cl, oldPid := running(t, m, "p")
+	writePlugin(t, dir, "p", "p 2 v=2.0.0 crash")
+	done := switched(t, m, ev)
+	testutil.Kill(oldPid) // the old process, kept to roll back to, dies
+	deadline := time.Now().Add(10 * time.Second)
+	for oldGone := false; !oldGone; {
+		oldGone = true
+		for _, st := range m.Status() {
+			for _, r := range st.Draining {
+				oldGone = oldGone && r.Pid != oldPid
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the old process still running 10 s after SIGKILL")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	if _, err := version(ctxT(t), cl, versionKey); err == nil {
+		t.Fatal("the call that crashes the new release succeeded")
+	}
+	if res := <-done; res.Outcome != manager.UpgradeRolledBack {
+		t.Fatalf("result %+v; want rolled back", res)
+	}
+	v, err := version(ctxT(t), cl, versionKey)
+	restartRefused(t, v, err)
+}
