@@ -221,7 +221,9 @@ func TestRestartRunsOnlyTheDescribedModule(t *testing.T) {
 func TestRollbackRunsOnlyTheDescribedFile(t *testing.T) {
 	testutil.NotOnWindows(t, "it rewrites a plugin binary while it runs, which Windows forbids")
 	dir := testutil.TempDir(t)
-	m, _, ev := upgradeManager(t, dir, "p 2 v=1.0.0", manager.UpgradePolicy{Probation: 5 * time.Second, Drain: 2 * time.Second})
+	// A long probation: the rollback must come from the crash, however
+	// loaded the machine.
+	m, _, ev := upgradeManager(t, dir, "p 2 v=1.0.0", manager.UpgradePolicy{Probation: time.Minute, Drain: 2 * time.Second})
 	_, cl, oldPid := running(t, m, "p")
 	writePlugin(t, dir, "p", "p 2 v=2.0.0 crash")
 	done := switched(t, m, ev)
