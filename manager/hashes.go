@@ -118,7 +118,7 @@ func fileSHA256(ctx context.Context, path string, same func(fs.FileInfo) bool) (
 	if !same(fi) {
 		return "", changedError(path)
 	}
-	sum, err := filehash.SHA256(ctx, f)
+	sum, err := filehash.SHA256File(ctx, f)
 	if err != nil {
 		return "", fmt.Errorf("hashing %s: %w", path, err)
 	}
