@@ -148,8 +148,8 @@ func TestYourOwnKindCommands(t *testing.T) {
 	testutil.GoBuild(ctx, t, filepath.Join(bin, "plugkit"), "github.com/plugkit/plugkit/cmd/plugkit")
 	ran := 0
 	for _, b := range blocks {
-		if b.Illustration {
-			continue
+		if b.Illustration || b.First() == moduleSetup {
+			continue // TestYourOwnKindModuleSetup runs the module's set-up
 		}
 		ran++
 		cmd := exec.CommandContext(ctx, "bash", "-e", "-o", "pipefail", "-c", b.Text)
@@ -166,4 +166,52 @@ func TestYourOwnKindCommands(t *testing.T) {
 	if ran < 2 {
 		t.Errorf("docs/your-own-kind.md has %d shell blocks to run; it shows the matrix and plugins list", ran)
 	}
+}
+
+// moduleSetup is the first command of docs/your-own-kind.md's block that
+// starts a kind's module beside a clone of plugkit.
+const moduleSetup = "go mod init example.com/kv"
+
+// TestYourOwnKindModuleSetup runs the block of docs/your-own-kind.md that
+// starts a module, as the page says to: in a new directory beside a clone
+// of plugkit (here a link to this checkout), without the network. The
+// module must then run its generator through go tool, as buf.gen.yaml does.
+func TestYourOwnKindModuleSetup(t *testing.T) {
+	if testutil.UnderWine() {
+		t.Skip("it runs the Go tool, which does not run under Wine")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+	root, err := filepath.Abs(filepath.Join("..", ".."))
+	if err != nil {
+		t.Fatal(err)
+	}
+	blocks, err := testutil.DocShellBlocks(filepath.Join(root, "docs", "your-own-kind.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var setup *testutil.DocBlock
+	for i, b := range blocks {
+		if b.First() == moduleSetup && !b.Illustration {
+			setup = &blocks[i]
+		}
+	}
+	if setup == nil {
+		t.Fatalf("docs/your-own-kind.md has no shell block starting with %q: it shows how to start a kind's module", moduleSetup)
+	}
+	dir := t.TempDir()
+	if err := os.Symlink(root, filepath.Join(dir, "plugkit")); err != nil {
+		t.Fatal(err)
+	}
+	kv := filepath.Join(dir, "kv")
+	if err := os.Mkdir(kv, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.CommandContext(ctx, "bash", "-e", "-o", "pipefail", "-c", setup.Text)
+	cmd.Dir = kv
+	cmd.Env = append(os.Environ(), "GOWORK=off", "GOFLAGS=-mod=readonly", "GOPROXY=off")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("docs/your-own-kind.md:%d: %v\n%s\n%s", setup.Line, err, setup.Text, out)
+	}
+	goCmd(ctx, t, kv, "tool", "-n", "protoc-gen-plugkit")
 }
