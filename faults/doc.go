@@ -261,6 +261,13 @@
 //     on such a directory runs none of them by default (--names
 //     plugkit-*, or a Go program linking plugkit): cmd/plugkit's
 //     TestPluginsListRunsNoOrdinaryProgram.
+//     2. docs that send a newcomer wrong: a kind's module is started
+//     offline as docs/your-own-kind.md says, examples/kvcheck's
+//     TestYourOwnKindModuleSetup; the SDKs' READMEs build a kind's image
+//     with the buf the tests run, sdk/sdktest's TestREADMEsNameTheBufThatRuns.
+//     5. a silent wait: a matrix command's run of over two seconds (a
+//     WebAssembly module's compile) says what it does first, conformance's
+//     TestCommandSaysWhatItDoesWhenSlow.
 //     7. a WebAssembly plugin handed a host path no grant covers: the
 //     matrix grants modules a scratch directory where the suites make
 //     their stores, objectstore-matrix's TestMatrixCommandWasm (every fs.wasm
