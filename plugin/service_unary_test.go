@@ -6,7 +6,6 @@ import (
 	"crypto/x509"
 	"net"
 	"os"
-	"runtime/metrics"
 	"testing"
 	"time"
 
@@ -19,11 +18,21 @@ import (
 	"github.com/plugkit/plugkit/plugin"
 )
 
-// goroutinesCreated is how many goroutines this process has started.
-func goroutinesCreated() uint64 {
-	s := []metrics.Sample{{Name: "/sched/goroutines-created:goroutines"}}
-	metrics.Read(s)
-	return s[0].Value.Uint64()
+// serviceTLS is the mutual TLS of pki's service, made with crypto/tls
+// alone: a server of a test's own serving as the plugin service would.
+func serviceTLS(t *testing.T, pki *remotetest.PKI) *tls.Config {
+	t.Helper()
+	cert, err := tls.LoadX509KeyPair(pki.ServerCert, pki.ServerKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	caPEM, err := os.ReadFile(pki.CAFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	clientCAs := x509.NewCertPool()
+	clientCAs.AppendCertsFromPEM(caPEM)
+	return &tls.Config{Certificates: []tls.Certificate{cert}, ClientCAs: clientCAs, ClientAuth: tls.RequireAndVerifyClientCert, MinVersion: tls.VersionTLS12}
 }
 
 // TestServiceUnaryCallStartsNoGoroutineOfItsOwn: a unary call to a plugin
@@ -37,22 +46,11 @@ func TestServiceUnaryCallStartsNoGoroutineOfItsOwn(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cert, err := tls.LoadX509KeyPair(pki.ServerCert, pki.ServerKey)
-	if err != nil {
-		t.Fatal(err)
-	}
-	caPEM, err := os.ReadFile(pki.CAFile)
-	if err != nil {
-		t.Fatal(err)
-	}
-	clientCAs := x509.NewCertPool()
-	clientCAs.AppendCertsFromPEM(caPEM)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	plain := grpc.NewServer(grpc.Creds(credentials.NewTLS(&tls.Config{Certificates: []tls.Certificate{cert}, ClientCAs: clientCAs,
-		ClientAuth: tls.RequireAndVerifyClientCert, MinVersion: tls.VersionTLS12})))
+	plain := grpc.NewServer(grpc.Creds(credentials.NewTLS(serviceTLS(t, pki))))
 	testgrpc.RegisterTestServiceServer(plain, &remotetest.TestService{ID: "one"})
 	go plain.Serve(ln)
 	t.Cleanup(plain.Stop)
@@ -60,7 +58,7 @@ func TestServiceUnaryCallStartsNoGoroutineOfItsOwn(t *testing.T) {
 
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	const calls = 200
+	const calls, created = 200, "/sched/goroutines-created:goroutines"
 	perCall := func(addr string) float64 {
 		client := testgrpc.NewTestServiceClient(dialTLS(t, addr, pki.HostTLS()))
 		call := func() {
@@ -71,11 +69,11 @@ func TestServiceUnaryCallStartsNoGoroutineOfItsOwn(t *testing.T) {
 		for range 20 { // connect, warm up
 			call()
 		}
-		before := goroutinesCreated()
+		before := metricValue(created)
 		for range calls {
 			call()
 		}
-		return float64(goroutinesCreated()-before) / calls
+		return float64(metricValue(created)-before) / calls
 	}
 	want, got := perCall(ln.Addr().String()), perCall(addr)
 	t.Logf("goroutines started per unary call: plain grpc-go %.2f, plugin service %.2f", want, got)
