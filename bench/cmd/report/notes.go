@@ -49,7 +49,7 @@ var notes = map[string]string{
 		"at once (see scale_300_close_all).",
 	"scale_300_start": "each start is the one of start_to_first_call_automtls, 8 at a time on 2 CPUs: a start waits for CPU " +
 		"behind the 7 others; go-plugin's host pays its P-521 key pairs the same way.",
-	"scale_rss_per_plugin": "the host's heap and stacks for 13 goroutines, two pipes' buffers, one TLS connection and its " +
+	"scale_rss_per_plugin": "the host's heap and stacks for 9 goroutines, two pipes' buffers, one TLS connection and its " +
 		"gRPC transport per plugin; go-plugin's host keeps the same per plugin.",
 	"concurrent_*": "as unary_*: identical grpc-go transports; with 16-256 callers on 2 CPUs the figure is bound by CPU and scheduling, and varies by several percent between runs.",
 }
