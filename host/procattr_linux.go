@@ -7,6 +7,7 @@ import (
 	"runtime"
 	"sync"
 	"syscall"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -47,15 +48,24 @@ var (
 	childExits chan os.Signal // SIGCHLD
 )
 
+// reapCheck is how often the spawner looks for exits without a SIGCHLD:
+// a safety net for a program that stops the notification of signals it
+// did not ask for (signal.Reset with no arguments), whose plugins' exits
+// would otherwise go unseen.
+const reapCheck = time.Second
+
 // spawner starts the commands it is sent, from its own locked thread, and
 // reaps the processes that exited (reapExited) whenever a child exits.
 func spawner() {
 	runtime.LockOSThread() // never unlocked: this thread lives as long as the process
+	check := time.NewTicker(reapCheck)
 	for {
 		select {
 		case r := <-spawns:
 			r.done <- r.cmd.Start()
 		case <-childExits:
+			reapExited()
+		case <-check.C:
 			reapExited()
 		}
 	}

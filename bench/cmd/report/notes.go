@@ -82,7 +82,7 @@ const scaleGoroutinesNote = "each started plugin costs its host 9 goroutines (Te
 	"than the goal of 8 is a pump: one poller for every plugin's pipes would meet it. Removed (15, then 12, before): " +
 	"the stdio stream and its 2 goroutines for plugkit plugins, which keep their output on the pipes the host reads anyway " +
 	"when the host has no Output writers (PLUGKIT_STDIO_PIPES; go-plugin plugins still get the stream); the goroutine " +
-	"(and thread, in waitid) that waited for each plugin's exit (one reaper, the spawner thread, polls the pidfds on SIGCHLD); " +
+	"(and thread, in waitid) that waited for each plugin's exit (one reaper, the spawner thread, asks epoll which pidfds are ready on SIGCHLD); " +
 	"the goroutine that waited to report an unexpected exit, the broker's sender of knock answers (started at the first " +
 	"knock, which comes only with multiplexing), and the broker's own goroutine beside its reader."
 
