@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/tetratelabs/wazero"
+	"github.com/tetratelabs/wazero/api"
 	"github.com/tetratelabs/wazero/experimental/sysfs"
 	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
 	"github.com/tetratelabs/wazero/sys"
@@ -67,6 +68,12 @@ type Config struct {
 	// CompileTimeout bounds a module's compile, and the context given to
 	// Compile or host.Start bounds it too; 0 means DefaultCompileTimeout.
 	CompileTimeout time.Duration
+	// SnapshotBytes bounds the memory the Runtime keeps in snapshots of
+	// guests after their init (a module built with -buildmode=c-shared
+	// starts from one: see docs/wasm.md); past it the oldest go. 0 means
+	// DefaultSnapshotBytes; negative keeps none (every start runs the
+	// guest's init).
+	SnapshotBytes int64
 }
 
 // Dir grants a guest one host directory. Every path the guest names
@@ -102,6 +109,8 @@ type Runtime struct {
 	reads    atomic.Int32                          // module files read (a test hook)
 	running  atomic.Int32                          // guests started and not yet ended
 	guests   map[*guest]struct{}
+	snaps    snapshots
+	restores atomic.Int32 // guests started from a snapshot (a test hook)
 }
 
 // New returns a Runtime with cfg.
@@ -148,6 +157,14 @@ func (r *Runtime) init() error {
 		newRuntimeMu.Unlock()
 		if _, err := wasi_snapshot_preview1.Instantiate(ctx, r.rt); err != nil {
 			r.initErr = fmt.Errorf("wasmhost: instantiating WASI: %w", err)
+			return
+		}
+		r.snaps.limit = r.cfg.SnapshotBytes
+		if r.snaps.limit == 0 {
+			r.snaps.limit = DefaultSnapshotBytes
+		}
+		if r.snaps.limit > 0 {
+			r.snaps.setter = newGlobalSetter(ctx, r.rt)
 		}
 	})
 	return r.initErr
@@ -291,7 +308,7 @@ func (r *Runtime) StartGuest(ctx context.Context, spec host.GuestSpec) (host.Gue
 	if err != nil {
 		return nil, err
 	}
-	fsc, closeFS, err := r.fsConfig()
+	fsc, closeFS, opened, err := r.fsConfig()
 	if err != nil {
 		return nil, err
 	}
@@ -300,13 +317,15 @@ func (r *Runtime) StartGuest(ctx context.Context, spec host.GuestSpec) (host.Gue
 	// makes its descriptor 0, the one poll_oneoff waits on.
 	conn := guestconn.New()
 	g := &guest{done: make(chan struct{}), budget: r.cfg.CPUBudget, conn: conn}
-	fsc = fsc.(sysfs.FSConfig).WithSysFSMount(newConnFS(conn, &g.polls), guestconn.Dir)
+	connFS := newConnFS(conn, &g.polls)
+	fsc = fsc.(sysfs.FSConfig).WithSysFSMount(connFS, guestconn.Dir)
 	oom := &oomWatch{w: spec.Stderr}
 	runCtx, cancel := context.WithCancelCause(context.Background())
 	g.cancel = cancel
+	args := append([]string{filepath.Base(spec.Path)}, spec.Args...)
 	mc := wazero.NewModuleConfig().
 		WithName("").
-		WithArgs(append([]string{filepath.Base(spec.Path)}, spec.Args...)...).
+		WithArgs(args...).
 		WithStdout(spec.Stdout).WithStderr(oom).
 		WithSysWalltime().WithSysNanotime().WithNanosleep(sleepUntilDone(runCtx)).
 		WithRandSource(rand.Reader).
@@ -329,7 +348,14 @@ func (r *Runtime) StartGuest(ctx context.Context, spec host.GuestSpec) (host.Gue
 			delete(r.guests, g)
 			r.mu.Unlock()
 		}()
-		mod, err := r.rt.InstantiateModule(r.withMemory(runCtx, compiled, g.done), compiled, mc)
+		ctx := r.withMemory(runCtx, compiled, g.done)
+		var mod api.Module
+		var err error
+		if isReactor(compiled) {
+			mod, err = r.runReactor(ctx, compiled, mc, newSnapKey(compiled, args, spec.Env), func() bool { return opened() || connFS.opened.Load() })
+		} else {
+			mod, err = r.rt.InstantiateModule(ctx, compiled, mc)
+		}
 		if mod != nil {
 			mod.Close(context.Background())
 		}
@@ -366,8 +392,9 @@ func (r *Runtime) guestModule(ctx context.Context, spec host.GuestSpec) (wazero.
 }
 
 // fsConfig grants Config.Dirs, each beneath its directory (grantFS);
-// call closeFS when the guest has ended.
-func (r *Runtime) fsConfig() (fsc wazero.FSConfig, closeFS func(), err error) {
+// call closeFS when the guest has ended; opened reports whether the guest
+// opened a file in one.
+func (r *Runtime) fsConfig() (fsc wazero.FSConfig, closeFS func(), opened func() bool, err error) {
 	fsc = wazero.NewFSConfig()
 	var grants []*grantFS
 	closeFS = func() {
@@ -375,11 +402,19 @@ func (r *Runtime) fsConfig() (fsc wazero.FSConfig, closeFS func(), err error) {
 			g.close()
 		}
 	}
+	opened = func() bool {
+		for _, g := range grants {
+			if g.opened.Load() {
+				return true
+			}
+		}
+		return false
+	}
 	for _, d := range r.cfg.Dirs {
 		g, err := openGrant(d)
 		if err != nil {
 			closeFS()
-			return nil, nil, fmt.Errorf("wasmhost: Config.Dirs: %s is not a directory (%v)", d.HostPath, err)
+			return nil, nil, nil, fmt.Errorf("wasmhost: Config.Dirs: %s is not a directory (%v)", d.HostPath, err)
 		}
 		grants = append(grants, g)
 		guestPath := d.GuestPath
@@ -388,7 +423,7 @@ func (r *Runtime) fsConfig() (fsc wazero.FSConfig, closeFS func(), err error) {
 		}
 		fsc = fsc.(sysfs.FSConfig).WithSysFSMount(g, guestPath)
 	}
-	return fsc, closeFS, nil
+	return fsc, closeFS, opened, nil
 }
 
 // exitErr is how a guest ended: nil for exit status 0, what Stop was

@@ -26,23 +26,35 @@ func GoBuildWasm(ctx context.Context, t testing.TB, out, pkg string) string {
 
 // BuildWasm is GoBuildWasm for callers without a testing.TB.
 func BuildWasm(ctx context.Context, out, pkg string) error {
+	return buildWasm(ctx, out, pkg, ".wasm")
+}
+
+// BuildWasmReactor is BuildWasm with -buildmode=c-shared: a WASI reactor,
+// which wasmhost starts from a snapshot taken after its init (the
+// prebuilt file's name ends in ".reactor.wasm").
+func BuildWasmReactor(ctx context.Context, out, pkg string) error {
+	return buildWasm(ctx, out, pkg, ".reactor.wasm", "-buildmode=c-shared")
+}
+
+func buildWasm(ctx context.Context, out, pkg, ext string, flags ...string) error {
 	if dir := os.Getenv(PrebuiltEnv); dir != "" {
-		return copyPrebuiltWasm(dir, out, pkg)
+		return copyPrebuiltWasm(dir, out, pkg, ext)
 	}
 	// grpcnotrace leaves out grpc's golang.org/x/net/trace (html/template,
 	// text/template), which a guest never uses: a quarter of the module,
 	// as docs/wasm.md recommends to plugin authors.
-	cmd := exec.CommandContext(ctx, GoTool(), "build", "-tags", "grpcnotrace", "-o", out, pkg)
+	args := append(append([]string{"build"}, flags...), "-tags", "grpcnotrace", "-o", out, pkg)
+	cmd := exec.CommandContext(ctx, GoTool(), args...)
 	cmd.Env = append(os.Environ(), "GOOS=wasip1", "GOARCH=wasm")
 	if b, err := cmd.CombinedOutput(); err != nil {
-		return fmt.Errorf("GOOS=wasip1 GOARCH=wasm go build -tags grpcnotrace %s: %v\n%s", pkg, err, b)
+		return fmt.Errorf("GOOS=wasip1 GOARCH=wasm go %s: %v\n%s", strings.Join(args[:len(args)-3], " ")+" "+pkg, err, b)
 	}
 	return nil
 }
 
 // copyPrebuiltWasm copies pkg's module from dir to out.
-func copyPrebuiltWasm(dir, out, pkg string) error {
-	name, err := prebuiltName(pkg, ".wasm")
+func copyPrebuiltWasm(dir, out, pkg, ext string) error {
+	name, err := prebuiltName(pkg, ext)
 	if err != nil {
 		return err
 	}

@@ -1,0 +1,289 @@
+package wasmhost
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"strings"
+	"sync"
+	"unsafe"
+
+	"github.com/tetratelabs/wazero"
+	"github.com/tetratelabs/wazero/api"
+	"github.com/tetratelabs/wazero/experimental"
+)
+
+// A guest built with -buildmode=c-shared (a WASI reactor) initialises in
+// its export _initialize (the Go runtime, then every package's init) and
+// returns to the host, its WebAssembly stack empty: the whole of its state
+// is then its linear memory and its globals (Go's wasm port keeps its
+// goroutine stacks in linear memory and its registers SP, g, ... in
+// globals). The host records both once (the technique Wizer made known)
+// and starts later guests of the same module, arguments and environment
+// from the record: it instantiates the module without running
+// _initialize, writes the recorded memory and globals, and calls
+// plugkit_main (plugin's export, which runs the program's main).
+//
+// A snapshot lives in the Runtime's memory only, beside the module's
+// compiled form, and goes with it; it is keyed by the compiled module
+// (found by its content), the arguments and the environment, so a guest
+// never starts from another module's record, nor from one made with
+// another environment (Go reads its environment during its init).
+
+// Export names of a snapshot-ready guest.
+const (
+	exportInitialize = "_initialize"
+	exportMain       = "plugkit_main"
+)
+
+// DefaultSnapshotBytes bounds the snapshots a Runtime keeps when
+// Config.SnapshotBytes is 0: 256 MiB, some eight of a Go guest's (a
+// gRPC plugin's memory after its init is 20-30 MiB).
+const DefaultSnapshotBytes = 256 << 20
+
+// snapPage is the unit in which a snapshot skips zero memory.
+const snapPage = 4 << 10
+
+// snapshot is a guest's state after its init.
+type snapshot struct {
+	size    uint32     // memory size in bytes
+	pages   []snapPart // its non-zero parts, in order
+	globals []uint64
+	bytes   int64 // what the snapshot holds
+}
+
+// snapPart is one run of non-zero pages of a snapshot's memory.
+type snapPart struct {
+	off  uint32
+	data []byte
+}
+
+// snapKey finds a snapshot: the compiled module, the guest's arguments
+// and its environment.
+type snapKey struct {
+	module  wazero.CompiledModule
+	argsEnv string
+}
+
+func newSnapKey(m wazero.CompiledModule, args, env []string) snapKey {
+	return snapKey{module: m, argsEnv: strings.Join(args, "\x00") + "\x01" + strings.Join(env, "\x00")}
+}
+
+// snapshots are a Runtime's snapshots, within a total size.
+type snapshots struct {
+	mu     sync.Mutex
+	limit  int64
+	bytes  int64
+	byKey  map[snapKey]*snapshot
+	order  []snapKey     // oldest first
+	setter *globalSetter // nil: globals cannot be written, no snapshots
+}
+
+// get returns the snapshot for key, nil when there is none.
+func (s *snapshots) get(key snapKey) *snapshot {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.byKey[key]
+}
+
+// put keeps snap for key, dropping the oldest ones past the limit; a
+// snapshot larger than the limit is not kept.
+func (s *snapshots) put(key snapKey, snap *snapshot) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if snap.bytes > s.limit || s.byKey[key] != nil {
+		return
+	}
+	for s.bytes+snap.bytes > s.limit && len(s.order) > 0 {
+		old := s.order[0]
+		s.order = s.order[1:]
+		s.bytes -= s.byKey[old].bytes
+		delete(s.byKey, old)
+	}
+	if s.byKey == nil {
+		s.byKey = make(map[snapKey]*snapshot)
+	}
+	s.byKey[key] = snap
+	s.order = append(s.order, key)
+	s.bytes += snap.bytes
+}
+
+// isReactor reports whether m is a WASI reactor (built with
+// -buildmode=c-shared): it exports _initialize, and no _start.
+func isReactor(m wazero.CompiledModule) bool {
+	fns := m.ExportedFunctions()
+	_, init := fns[exportInitialize]
+	_, start := fns["_start"]
+	return init && !start
+}
+
+// errNoMain reports a reactor module without plugin's entry point.
+var errNoMain = errors.New("wasmhost: the module is a WASI reactor (built with -buildmode=c-shared) without a plugkit_main export: build a plugin that calls plugin.Serve (or catalog.Serve), with plugkit's plugin package of this release or later")
+
+// takeSnapshot records mod's memory and globals.
+func takeSnapshot(mod api.Module) (*snapshot, bool) {
+	im, ok := mod.(experimental.InternalModule)
+	if !ok || mod.Memory() == nil {
+		return nil, false
+	}
+	mem, ok := mod.Memory().Read(0, mod.Memory().Size())
+	if !ok {
+		return nil, false
+	}
+	snap := &snapshot{size: uint32(len(mem)), globals: make([]uint64, im.NumGlobal())}
+	for i := range snap.globals {
+		if t := im.Global(i).Type(); t != api.ValueTypeI32 && t != api.ValueTypeI64 && t != api.ValueTypeF32 && t != api.ValueTypeF64 {
+			return nil, false // a vector (Get gives 64 bits of it) or a reference
+		}
+		snap.globals[i] = im.Global(i).Get()
+	}
+	zero := make([]byte, snapPage)
+	for off := 0; off < len(mem); {
+		if bytes.Equal(mem[off:min(off+snapPage, len(mem))], zero[:min(snapPage, len(mem)-off)]) {
+			off += snapPage
+			continue
+		}
+		end := off + snapPage
+		for end < len(mem) && !bytes.Equal(mem[end:min(end+snapPage, len(mem))], zero[:min(snapPage, len(mem)-end)]) {
+			end += snapPage
+		}
+		end = min(end, len(mem))
+		snap.pages = append(snap.pages, snapPart{off: uint32(off), data: bytes.Clone(mem[off:end])})
+		snap.bytes += int64(end - off)
+		off = end
+	}
+	snap.bytes += int64(8 * len(snap.globals))
+	return snap, true
+}
+
+// restore writes snap into mod, freshly instantiated without its
+// _initialize: its memory grown to the snapshot's size, the memory its
+// data segments wrote cleared, the snapshot's parts and globals written.
+func (s *snapshots) restore(mod api.Module, snap *snapshot) error {
+	im, ok := mod.(experimental.InternalModule)
+	mem := mod.Memory()
+	if !ok || mem == nil || im.NumGlobal() != len(snap.globals) || mem.Size() > snap.size {
+		return errSnapshotMismatch
+	}
+	initial := mem.Size() // where the data segments are
+	if _, ok := mem.Grow((snap.size - initial) / pageSize); !ok || mem.Size() != snap.size {
+		return errSnapshotMismatch
+	}
+	// Clear what the data segments wrote, up to the initial size, except
+	// where the snapshot writes anyway.
+	buf, _ := mem.Read(0, initial)
+	at := uint32(0)
+	for _, p := range snap.pages {
+		if at < min(p.off, initial) {
+			clear(buf[at:min(p.off, initial)])
+		}
+		at = p.off + uint32(len(p.data))
+	}
+	if at < initial {
+		clear(buf[at:])
+	}
+	for _, p := range snap.pages {
+		mem.Write(p.off, p.data)
+	}
+	for i, v := range snap.globals {
+		if im.Global(i).Get() != v && !s.setter.set(im.Global(i), v) {
+			return errSnapshotMismatch
+		}
+	}
+	return nil
+}
+
+// errSnapshotMismatch reports a snapshot that does not fit the module it
+// is written into: not reached, as a snapshot is found by its module.
+var errSnapshotMismatch = errors.New("wasmhost: a guest's snapshot does not fit its module")
+
+// globalSetter writes any global of a module, exported or not, mutable
+// or not. wazero v1.12.0 reads every global (experimental.InternalModule)
+// but writes exported mutable ones only (api.MutableGlobal); a Go module
+// exports none. Its read-only view and its writable one (the types
+// behind InternalModule.Global and an exported mutable global) hold the
+// same one pointer to the global: the setter keeps the type of a
+// writable view, taken from a module of its own, and gives it the pointer
+// of the view to write. set checks the value reads back, so a later
+// wazero where this no longer holds turns snapshots off rather than
+// corrupting a guest (TestSnapshotGlobalSetter).
+type globalSetter struct {
+	writable api.MutableGlobal
+}
+
+// setterModule is (module (global (export "g") (mut i64) (i64.const 0))).
+var setterModule = []byte{0, 'a', 's', 'm', 1, 0, 0, 0, 6, 6, 1, 0x7e, 1, 0x42, 0, 0x0b, 7, 5, 1, 1, 'g', 3, 0}
+
+// newGlobalSetter instantiates setterModule in rt; nil when wazero's
+// views are not what globalSetter needs.
+func newGlobalSetter(ctx context.Context, rt wazero.Runtime) *globalSetter {
+	mod, err := rt.InstantiateWithConfig(ctx, setterModule, wazero.NewModuleConfig().WithName(""))
+	if err != nil {
+		return nil
+	}
+	w, ok := mod.ExportedGlobal("g").(api.MutableGlobal)
+	if !ok || unsafe.Sizeof(w) != unsafe.Sizeof(ifaceWords{}) {
+		return nil
+	}
+	s := &globalSetter{writable: w}
+	// Its own global, through its read-only view, proves the layout.
+	if im, ok := mod.(experimental.InternalModule); !ok || im.NumGlobal() != 1 || !s.set(im.Global(0), 0x5eed) || w.Get() != 0x5eed {
+		return nil
+	}
+	return s
+}
+
+// ifaceWords is an interface value's two words.
+type ifaceWords struct{ typ, data unsafe.Pointer }
+
+// set writes v to the global g views, and reports whether it reads back.
+func (s *globalSetter) set(g api.Global, v uint64) bool {
+	if s == nil || g == nil {
+		return false
+	}
+	w := s.writable
+	(*ifaceWords)(unsafe.Pointer(&w)).data = (*ifaceWords)(unsafe.Pointer(&g)).data
+	w.Set(v)
+	return g.Get() == v
+}
+
+// runReactor runs a snapshot-ready guest: from its snapshot for key when
+// there is one, else through its _initialize, after which its snapshot is
+// taken unless the guest opened a file meanwhile (initOpened): a file
+// opened in the init is a descriptor of that guest's own, which a guest
+// started from its memory would not have. It returns when the guest ends.
+func (r *Runtime) runReactor(ctx context.Context, compiled wazero.CompiledModule, mc wazero.ModuleConfig, key snapKey, initOpened func() bool) (api.Module, error) {
+	if _, ok := compiled.ExportedFunctions()[exportMain]; !ok {
+		return nil, errNoMain
+	}
+	snap := r.snaps.get(key)
+	start := exportInitialize
+	if snap != nil {
+		start = ""
+	}
+	mod, err := r.rt.InstantiateModule(ctx, compiled, mc.WithStartFunctions(startFunctions(start)...))
+	if err != nil {
+		return mod, err
+	}
+	switch {
+	case snap != nil:
+		if err := r.snaps.restore(mod, snap); err != nil {
+			return mod, err
+		}
+		r.restores.Add(1)
+	case r.snaps.setter != nil && !initOpened():
+		if snap, ok := takeSnapshot(mod); ok {
+			r.snaps.put(key, snap)
+		}
+	}
+	_, err = mod.ExportedFunction(exportMain).Call(ctx)
+	return mod, err
+}
+
+// startFunctions is the start functions to run: name, or none.
+func startFunctions(name string) []string {
+	if name == "" {
+		return nil
+	}
+	return []string{name}
+}
