@@ -17,3 +17,6 @@ func Polls(r *Runtime) int64 {
 	}
 	return n
 }
+
+// Restores is how many guests r started from a snapshot.
+func Restores(r *Runtime) int { return int(r.restores.Load()) }

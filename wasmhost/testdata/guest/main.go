@@ -11,6 +11,8 @@
 //	alloc          allocate until memory runs out
 //	spin           for {}
 //	env:NAME       the variable is set
+//	initfile       reads the file its init opened (PLUGKIT_GUEST_INIT_OPEN)
+//	count:N        counts its calls in this guest: true when this is the Nth
 //
 // PLUGKIT_GUEST_STALL=1 makes it wait forever before its handshake.
 // PLUGKIT_GUEST_DESCRIBE makes it answer a describe request
@@ -49,6 +51,19 @@ type store struct {
 
 var sink [][]byte
 
+// initFile is the file PLUGKIT_GUEST_INIT_OPEN names, opened by the init;
+// counted counts the probes "count:N".
+var (
+	initFile *os.File
+	counted  int
+)
+
+func init() {
+	if path := os.Getenv("PLUGKIT_GUEST_INIT_OPEN"); path != "" {
+		initFile, _ = os.Open(path)
+	}
+}
+
 func probe(key string) error {
 	verb, arg, _ := strings.Cut(key, ":")
 	switch verb {
@@ -73,6 +88,18 @@ func probe(key string) error {
 	case "env":
 		if _, ok := os.LookupEnv(arg); !ok {
 			return fmt.Errorf("%s is not set", arg)
+		}
+		return nil
+	case "initfile":
+		if initFile == nil {
+			return errors.New("the init opened no file")
+		}
+		_, err := initFile.ReadAt(make([]byte, 1), 0)
+		return err
+	case "count":
+		counted++
+		if got := fmt.Sprint(counted); arg != got {
+			return fmt.Errorf("this is call %s", got)
 		}
 		return nil
 	case "print":

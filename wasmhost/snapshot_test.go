@@ -1,0 +1,166 @@
+package wasmhost_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/plugkit/plugkit/host"
+	"github.com/plugkit/plugkit/internal/testutil"
+	"github.com/plugkit/plugkit/wasmhost"
+)
+
+var reactorBuild struct {
+	once      sync.Once
+	path, alt string // the guest built with -buildmode=c-shared; alt: the same plus a custom section
+	err       error
+}
+
+// reactorModules builds testdata/guest as a WASI reactor, once, and
+// compiles it (and alt) into the tests' cache.
+func reactorModules(t *testing.T) (path, alt string) {
+	t.Helper()
+	buildGuest()
+	reactorBuild.once.Do(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+		defer cancel()
+		reactorBuild.path = filepath.Join(buildDir, "reactor", "guest.wasm")
+		reactorBuild.alt = filepath.Join(buildDir, "alt", "guest.wasm")
+		os.MkdirAll(filepath.Dir(reactorBuild.path), 0o755)
+		os.MkdirAll(filepath.Dir(reactorBuild.alt), 0o755)
+		if reactorBuild.err = testutil.BuildWasmReactor(ctx, reactorBuild.path, "./testdata/guest"); reactorBuild.err != nil {
+			return
+		}
+		b, err := os.ReadFile(reactorBuild.path)
+		if err != nil {
+			reactorBuild.err = err
+			return
+		}
+		// A custom section (id 0, name "x"): another module that runs the same.
+		b = append(b, 0, 3, 1, 'x', 0)
+		if reactorBuild.err = os.WriteFile(reactorBuild.alt, b, 0o644); reactorBuild.err != nil {
+			return
+		}
+		if guestCache != "" {
+			testutil.CompiledWasm(ctx, reactorBuild.path, reactorBuild.alt)
+		}
+	})
+	if reactorBuild.err != nil {
+		t.Fatal(reactorBuild.err)
+	}
+	return reactorBuild.path, reactorBuild.alt
+}
+
+func reactorRuntime(t *testing.T, cfg wasmhost.Config) *wasmhost.Runtime {
+	rt := wasmhost.New(testConfig(cfg))
+	t.Cleanup(func() { rt.Close(context.Background()) })
+	return rt
+}
+
+func mustExist(t *testing.T, c *host.Client, key string) {
+	t.Helper()
+	if err := exists(c, key); err != nil {
+		t.Fatalf("Exists(%q): %v", key, err)
+	}
+}
+
+func wantRestores(t *testing.T, rt *wasmhost.Runtime, want int) {
+	t.Helper()
+	if got := wasmhost.Restores(rt); got != want {
+		t.Fatalf("%d guests started from a snapshot, want %d", got, want)
+	}
+}
+
+// A reactor's first start runs its init and records it; later ones start
+// from the record, with nothing of an earlier guest's life after its
+// init (its calls counted afresh), two at once.
+func TestSnapshotStart(t *testing.T) {
+	path, _ := reactorModules(t)
+	rt := reactorRuntime(t, wasmhost.Config{})
+	cmd := host.Command{Path: path, Cookie: testCookie, Runner: rt}
+	c := startGuest(t, cmd)
+	mustExist(t, c, "count:1")
+	mustExist(t, c, "count:2")
+	c.Close()
+	wantRestores(t, rt, 0)
+	a, b := startGuest(t, cmd), startGuest(t, cmd)
+	wantRestores(t, rt, 2)
+	for _, c := range []*host.Client{a, b} {
+		mustExist(t, c, "count:1")
+		mustExist(t, c, "yes")
+	}
+	if err := a.Close(); err != nil {
+		t.Fatalf("Close of a guest started from its snapshot: %v", err)
+	}
+}
+
+// Go reads its environment in its init: a guest started with another
+// environment than the snapshot's runs its own init and sees its own.
+func TestSnapshotKeyedByEnv(t *testing.T) {
+	path, _ := reactorModules(t)
+	rt := reactorRuntime(t, wasmhost.Config{})
+	cmd := host.Command{Path: path, Cookie: testCookie, Runner: rt, Env: []string{"SNAP_A=1"}}
+	startGuest(t, cmd).Close()
+	cmd.Env = []string{"SNAP_B=1"}
+	c := startGuest(t, cmd)
+	wantRestores(t, rt, 0)
+	mustExist(t, c, "env:SNAP_B")
+	if err := exists(c, "env:SNAP_A"); err == nil {
+		t.Fatal("a guest started with SNAP_B=1 sees SNAP_A, the environment of another guest's snapshot")
+	}
+	c.Close()
+	c = startGuest(t, cmd)
+	wantRestores(t, rt, 1)
+	mustExist(t, c, "env:SNAP_B")
+}
+
+// A snapshot is the module's own: another module, even one of the same
+// name, arguments and environment (a file replaced by one that differs),
+// runs its own init.
+func TestSnapshotKeyedByModule(t *testing.T) {
+	path, alt := reactorModules(t)
+	rt := reactorRuntime(t, wasmhost.Config{})
+	startGuest(t, host.Command{Path: alt, Cookie: testCookie, Runner: rt}).Close()
+	c := startGuest(t, host.Command{Path: path, Cookie: testCookie, Runner: rt})
+	wantRestores(t, rt, 0)
+	mustExist(t, c, "yes")
+}
+
+// A file the init opened is a descriptor of that guest's own, which a
+// guest started from its memory would lack: such a guest is not recorded,
+// and each start runs the init.
+func TestSnapshotNotAfterInitOpen(t *testing.T) {
+	path, _ := reactorModules(t)
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "f"), []byte("data"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	rt := reactorRuntime(t, wasmhost.Config{Dirs: []wasmhost.Dir{{HostPath: dir, GuestPath: "/data"}}})
+	cmd := host.Command{Path: path, Cookie: testCookie, Runner: rt, Env: []string{"PLUGKIT_GUEST_INIT_OPEN=/data/f"}}
+	for range 2 {
+		c := startGuest(t, cmd)
+		mustExist(t, c, "initfile")
+		c.Close()
+	}
+	wantRestores(t, rt, 0)
+}
+
+// Config.SnapshotBytes bounds what a Runtime keeps: a guest's snapshot
+// over it is not kept, and negative keeps none; the guests run all the
+// same.
+func TestSnapshotBytes(t *testing.T) {
+	path, _ := reactorModules(t)
+	for _, limit := range []int64{1 << 20, -1} {
+		rt := reactorRuntime(t, wasmhost.Config{SnapshotBytes: limit})
+		cmd := host.Command{Path: path, Cookie: testCookie, Runner: rt}
+		for range 2 {
+			c := startGuest(t, cmd)
+			mustExist(t, c, "yes")
+			c.Close()
+		}
+		wantRestores(t, rt, 0)
+	}
+}
