@@ -106,11 +106,11 @@ func TestSnapshotKeyedByEnv(t *testing.T) {
 	startGuest(t, cmd).Close()
 	cmd.Env = []string{"SNAP_B=1"}
 	c := startGuest(t, cmd)
-	wantRestores(t, rt, 0)
 	mustExist(t, c, "env:SNAP_B")
 	if err := exists(c, "env:SNAP_A"); err == nil {
 		t.Fatal("a guest started with SNAP_B=1 sees SNAP_A, the environment of another guest's snapshot")
 	}
+	wantRestores(t, rt, 0)
 	c.Close()
 	c = startGuest(t, cmd)
 	wantRestores(t, rt, 1)
