@@ -20,3 +20,28 @@ func Polls(r *Runtime) int64 {
 
 // Restores is how many guests r started from a snapshot.
 func Restores(r *Runtime) int { return int(r.restores.Load()) }
+
+// CleanRestores is how many of them started with the module's data-less
+// form.
+func CleanRestores(r *Runtime) int { return int(r.cleanRestores.Load()) }
+
+// WithoutData is the module with its data segments emptied.
+func WithoutData(module []byte) ([]byte, bool) { return withoutData(module) }
+
+// DatalessReady reports whether every data-less form r began compiling
+// is compiled.
+func DatalessReady(r *Runtime) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, v := range r.variants {
+		select {
+		case <-v.ready:
+			if v.compiled == nil {
+				return false
+			}
+		default:
+			return false
+		}
+	}
+	return len(r.variants) > 0
+}

@@ -3,6 +3,7 @@ package wasmhost
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"errors"
 	"strings"
 	"sync"
@@ -158,8 +159,9 @@ func takeSnapshot(mod api.Module) (*snapshot, bool) {
 
 // restore writes snap into mod, freshly instantiated without its
 // _initialize: its memory grown to the snapshot's size, the memory its
-// data segments wrote cleared, the snapshot's parts and globals written.
-func (s *snapshots) restore(mod api.Module, snap *snapshot) error {
+// data segments wrote cleared (unless clean: all zero, as a data-less
+// module's), the snapshot's parts and globals written.
+func (s *snapshots) restore(mod api.Module, snap *snapshot, clean bool) error {
 	im, ok := mod.(experimental.InternalModule)
 	mem := mod.Memory()
 	if !ok || mem == nil || im.NumGlobal() != len(snap.globals) || mem.Size() > snap.size {
@@ -172,14 +174,17 @@ func (s *snapshots) restore(mod api.Module, snap *snapshot) error {
 	// Clear what the data segments wrote, up to the initial size, except
 	// where the snapshot writes anyway.
 	buf, _ := mem.Read(0, initial)
+	if clean {
+		buf = nil
+	}
 	at := uint32(0)
 	for _, p := range snap.pages {
-		if at < min(p.off, initial) {
-			clear(buf[at:min(p.off, initial)])
+		if end := min(p.off, uint32(len(buf))); at < end {
+			clear(buf[at:end])
 		}
 		at = p.off + uint32(len(p.data))
 	}
-	if at < initial {
+	if at < uint32(len(buf)) {
 		clear(buf[at:])
 	}
 	for _, p := range snap.pages {
@@ -257,17 +262,21 @@ func (r *Runtime) runReactor(ctx context.Context, compiled wazero.CompiledModule
 		return nil, errNoMain
 	}
 	snap := r.snaps.get(key)
-	start := exportInitialize
+	start, module, clean := exportInitialize, compiled, false
 	if snap != nil {
 		start = ""
+		if m := r.dataless(compiled); m != nil {
+			module, clean = m, true
+			r.cleanRestores.Add(1)
+		}
 	}
-	mod, err := r.rt.InstantiateModule(ctx, compiled, mc.WithStartFunctions(startFunctions(start)...))
+	mod, err := r.rt.InstantiateModule(ctx, module, mc.WithStartFunctions(startFunctions(start)...))
 	if err != nil {
 		return mod, err
 	}
 	switch {
 	case snap != nil:
-		if err := r.snaps.restore(mod, snap); err != nil {
+		if err := r.snaps.restore(mod, snap, clean); err != nil {
 			return mod, err
 		}
 		r.restores.Add(1)
@@ -286,4 +295,145 @@ func startFunctions(name string) []string {
 		return nil
 	}
 	return []string{name}
+}
+
+// A guest started from a snapshot needs none of its module's data
+// segments, which wazero copies into every new memory (7.7 MB for a gRPC
+// plugin, most of an instantiation's time): the Runtime compiles, once,
+// in the background, the same module with every data segment emptied,
+// and starts guests from the snapshot with it once it is ready.
+
+// variant is a reactor's data-less form, being compiled or compiled.
+type variant struct {
+	ready    chan struct{} // closed when compiled is set, or the compile failed
+	compiled wazero.CompiledModule
+}
+
+// withoutData is module with each data segment's bytes removed (the
+// segments stay, empty, so the data count holds); false when it has none
+// or cannot be read.
+func withoutData(module []byte) ([]byte, bool) {
+	if len(module) < 8 {
+		return nil, false
+	}
+	out := append([]byte(nil), module[:8]...)
+	r := reader{b: module, pos: 8}
+	found := false
+	for !r.done() {
+		start := r.pos
+		id := r.byte()
+		body := r.bytes(int(r.u32()))
+		if r.err != nil {
+			return nil, false
+		}
+		if id != 11 { // not the data section
+			out = append(out, module[start:r.pos]...)
+			continue
+		}
+		found = true
+		sr := reader{b: body}
+		n := sr.u32()
+		sec := binary.AppendUvarint(nil, uint64(n))
+		for range n {
+			from := sr.pos
+			switch sr.u32() { // the segment's kind
+			case 0: // active, memory 0
+				sr.constExpr()
+			case 1: // passive
+			case 2: // active, memory named
+				sr.u32()
+				sr.constExpr()
+			default:
+				return nil, false
+			}
+			header := sr.b[from:sr.pos]
+			sr.bytes(int(sr.u32()))
+			if sr.err != nil {
+				return nil, false
+			}
+			sec = append(append(sec, header...), 0)
+		}
+		if !sr.done() || sr.err != nil {
+			return nil, false
+		}
+		out = append(binary.AppendUvarint(append(out, 11), uint64(len(sec))), sec...)
+	}
+	return out, found
+}
+
+// dataless is the data-less form of the reactor compiled, nil until it
+// is compiled; the first call starts its compile, in the background.
+func (r *Runtime) dataless(compiled wazero.CompiledModule) wazero.CompiledModule {
+	r.mu.Lock()
+	v, ok := r.variants[compiled]
+	if !ok && r.closing.Err() == nil { // Close waits for what started before it
+		v = &variant{ready: make(chan struct{})}
+		r.variants[compiled] = v
+		module := r.moduleOf(compiled)
+		r.background.Add(1)
+		go func() {
+			defer r.background.Done()
+			defer close(v.ready)
+			stripped, ok := withoutData(module)
+			if !ok {
+				return
+			}
+			timeout := r.cfg.CompileTimeout
+			if timeout <= 0 {
+				timeout = DefaultCompileTimeout
+			}
+			// The compile stops between functions when Close cancels
+			// closing, and it ends before Close closes wazero's runtime.
+			ctx, cancel := context.WithTimeout(r.closing, timeout)
+			defer cancel()
+			m, err := r.rt.CompileModule(experimental.WithCompilationWorkers(ctx, compileWorkers), stripped)
+			if err != nil {
+				return
+			}
+			r.mu.Lock()
+			r.shapes[m] = r.shapes[compiled]
+			r.mu.Unlock()
+			v.compiled = m
+		}()
+	}
+	r.mu.Unlock()
+	if v == nil {
+		return nil
+	}
+	select {
+	case <-v.ready:
+		return v.compiled
+	default:
+		return nil
+	}
+}
+
+// waitDataless compiles the data-less form of m, a reactor, and waits
+// for it within ctx; for another module it does nothing.
+func (r *Runtime) waitDataless(ctx context.Context, m wazero.CompiledModule) {
+	if !isReactor(m) || r.snaps.setter == nil {
+		return
+	}
+	r.dataless(m)
+	r.mu.Lock()
+	v := r.variants[m]
+	r.mu.Unlock()
+	if v != nil {
+		select {
+		case <-v.ready:
+		case <-ctx.Done():
+		}
+	}
+}
+
+// moduleOf is the content of the module compiled; r.mu is held.
+func (r *Runtime) moduleOf(compiled wazero.CompiledModule) []byte {
+	for _, cs := range r.compiled {
+		for _, c := range cs {
+			if c.compiled == compiled {
+				return c.module
+			}
+		}
+	}
+	return nil
 }

@@ -2,6 +2,7 @@ package wasmhost_test
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"sync"
@@ -44,8 +45,19 @@ func reactorModules(t *testing.T) (path, alt string) {
 		if reactorBuild.err = os.WriteFile(reactorBuild.alt, b, 0o644); reactorBuild.err != nil {
 			return
 		}
+		// The data-less form the Runtime compiles for starts from a
+		// snapshot, compiled beforehand too.
+		stripped, ok := wasmhost.WithoutData(b[:len(b)-5])
+		if !ok {
+			reactorBuild.err = errors.New("WithoutData found no data section in the reactor")
+			return
+		}
+		strippedPath := filepath.Join(buildDir, "reactor", "stripped.wasm")
+		if reactorBuild.err = os.WriteFile(strippedPath, stripped, 0o644); reactorBuild.err != nil {
+			return
+		}
 		if guestCache != "" {
-			testutil.CompiledWasm(ctx, reactorBuild.path, reactorBuild.alt)
+			testutil.CompiledWasm(ctx, reactorBuild.path, reactorBuild.alt, strippedPath)
 		}
 	})
 	if reactorBuild.err != nil {
@@ -95,6 +107,21 @@ func TestSnapshotStart(t *testing.T) {
 	if err := a.Close(); err != nil {
 		t.Fatalf("Close of a guest started from its snapshot: %v", err)
 	}
+	// Once the module's data-less form is compiled, starts from the
+	// snapshot use it: wazero copies no data segments into their memory.
+	deadline := time.Now().Add(2 * time.Minute)
+	for !wasmhost.DatalessReady(rt) {
+		if time.Now().After(deadline) {
+			t.Fatal("the module's data-less form was not compiled within 2 minutes")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	c = startGuest(t, cmd)
+	if wasmhost.CleanRestores(rt) != 1 {
+		t.Fatalf("%d guests started from the data-less form, want 1", wasmhost.CleanRestores(rt))
+	}
+	mustExist(t, c, "count:1")
+	mustExist(t, c, "yes")
 }
 
 // Go reads its environment in its init: a guest started with another

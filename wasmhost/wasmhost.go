@@ -111,11 +111,22 @@ type Runtime struct {
 	guests   map[*guest]struct{}
 	snaps    snapshots
 	restores atomic.Int32 // guests started from a snapshot (a test hook)
+	// cleanRestores are those of them started with a data-less module (a
+	// test hook).
+	cleanRestores atomic.Int32
+	// variants are the reactors' data-less forms (snapshot.go), compiled
+	// in the background until closing ends (Close).
+	variants   map[wazero.CompiledModule]*variant
+	background sync.WaitGroup
+	closing    context.Context
+	close      context.CancelFunc
 }
 
 // New returns a Runtime with cfg.
 func New(cfg Config) *Runtime {
-	return &Runtime{cfg: cfg, seed: maphash.MakeSeed(), compiled: make(map[uint64][]compiledModule), shapes: make(map[wazero.CompiledModule]moduleShape), files: make(map[string]fileModule), guests: make(map[*guest]struct{})}
+	r := &Runtime{cfg: cfg, seed: maphash.MakeSeed(), compiled: make(map[uint64][]compiledModule), shapes: make(map[wazero.CompiledModule]moduleShape), files: make(map[string]fileModule), guests: make(map[*guest]struct{}), variants: make(map[wazero.CompiledModule]*variant)}
+	r.closing, r.close = context.WithCancel(context.Background())
+	return r
 }
 
 // errNotWasm reports a Runtime asked to launch something else.
@@ -172,9 +183,14 @@ func (r *Runtime) init() error {
 
 // Compile compiles module (kept for the next start of the same content);
 // StartGuest does it when needed, and a manager's Describe does it ahead
-// of the first start.
+// of the first start. A module built with -buildmode=c-shared is compiled
+// twice: as it is, and without its data for the starts from its snapshot
+// (docs/wasm.md); a start compiles the second in the background.
 func (r *Runtime) Compile(ctx context.Context, module []byte) error {
-	_, err := r.compile(ctx, module)
+	m, err := r.compile(ctx, module)
+	if err == nil {
+		r.waitDataless(ctx, m)
+	}
 	return err
 }
 
@@ -211,7 +227,10 @@ func (r *Runtime) compile(ctx context.Context, module []byte) (wazero.CompiledMo
 // since (the same file, size and modification time), neither reads it
 // again nor compares its content.
 func (r *Runtime) CompileFile(ctx context.Context, path string) error {
-	_, err := r.compileFile(ctx, path)
+	m, err := r.compileFile(ctx, path)
+	if err == nil {
+		r.waitDataless(ctx, m)
+	}
 	return err
 }
 
@@ -276,6 +295,7 @@ var errRuntimeClosed = errors.New("wasmhost: the Runtime was closed")
 // a guest waiting for input ends when its Client closes its connection), waits
 // for them within ctx (at most 2 s), and releases the compiled modules.
 func (r *Runtime) Close(ctx context.Context) error {
+	r.close()
 	if r.init() != nil || r.rt == nil {
 		return nil
 	}
@@ -298,6 +318,7 @@ func (r *Runtime) Close(ctx context.Context) error {
 		case <-wait.Done():
 		}
 	}
+	r.background.Wait() // a compile stops at its next function once closing is done
 	return r.rt.Close(ctx)
 }
 
