@@ -259,6 +259,16 @@
 //     TestCopyWithReferrersCarriesTheSignature,
 //     TestMirrorCarriesReferrerSignatures; a wrong password:
 //     TestWrongPasswordSaysWhatToDo.
+//   - the attacks of issue 42 (a WebAssembly guest started from a snapshot
+//     of its memory after its init), each with the test that failed before
+//     its fix (package wasmhost):
+//     1. another module's snapshot (a file replaced, same name, arguments
+//     and environment): TestSnapshotKeyedByModule.
+//     2. a snapshot taken with another environment: TestSnapshotKeyedByEnv.
+//     3. a descriptor opened by the init, missing from a guest started from
+//     its memory: TestSnapshotNotAfterInitOpen.
+//     4. snapshots past Config.SnapshotBytes: TestSnapshotBytes,
+//     TestSnapshotsLimit.
 //   - many calls from many goroutines: TestManyCalls (20,000 calls from 100
 //     goroutines; goroutines, open files and heap of the host, and the
 //     plugin's open files, back to baseline); make soak runs
