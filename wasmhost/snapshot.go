@@ -309,9 +309,9 @@ type variant struct {
 	compiled wazero.CompiledModule
 }
 
-// withoutData is module with each data segment's bytes removed (the
-// segments stay, empty, so the data count holds); false when it has none
-// or cannot be read.
+// withoutData is module with each data segment made passive and empty
+// (the segments stay, so their count and indices hold); false when it has
+// none or cannot be read.
 func withoutData(module []byte) ([]byte, bool) {
 	if len(module) < 8 {
 		return nil, false
@@ -335,7 +335,6 @@ func withoutData(module []byte) ([]byte, bool) {
 		n := sr.u32()
 		sec := binary.AppendUvarint(nil, uint64(n))
 		for range n {
-			from := sr.pos
 			switch sr.u32() { // the segment's kind
 			case 0: // active, memory 0
 				sr.constExpr()
@@ -346,12 +345,13 @@ func withoutData(module []byte) ([]byte, bool) {
 			default:
 				return nil, false
 			}
-			header := sr.b[from:sr.pos]
 			sr.bytes(int(sr.u32()))
 			if sr.err != nil {
 				return nil, false
 			}
-			sec = append(append(sec, header...), 0)
+			// Passive and empty: instantiation neither evaluates its
+			// offset nor copies anything.
+			sec = append(sec, 1, 0)
 		}
 		if !sr.done() || sr.err != nil {
 			return nil, false
