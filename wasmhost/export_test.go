@@ -45,3 +45,7 @@ func DatalessReady(r *Runtime) bool {
 	}
 	return len(r.variants) > 0
 }
+
+// MappedRestores is how many guests started from a snapshot mapped
+// copy-on-write.
+func MappedRestores(r *Runtime) int { return int(r.snaps.mapped.Load()) }

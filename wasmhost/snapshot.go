@@ -5,8 +5,10 @@ import (
 	"context"
 	"encoding/binary"
 	"errors"
+	"os"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"unsafe"
 
 	"github.com/tetratelabs/wazero"
@@ -50,7 +52,8 @@ type snapshot struct {
 	size    uint32     // memory size in bytes
 	pages   []snapPart // its non-zero parts, in order
 	globals []uint64
-	bytes   int64 // what the snapshot holds
+	bytes   int64    // what the snapshot holds
+	file    *os.File // the memory in a sealed file (Linux), or nil
 }
 
 // snapPart is one run of non-zero pages of a snapshot's memory.
@@ -78,6 +81,7 @@ type snapshots struct {
 	byKey  map[snapKey]*snapshot
 	order  []snapKey     // oldest first
 	setter *globalSetter // nil: globals cannot be written, no snapshots
+	mapped atomic.Int32  // restores that mapped the snapshot (a test hook)
 }
 
 // get returns the snapshot for key, nil when there is none.
@@ -93,12 +97,18 @@ func (s *snapshots) put(key snapKey, snap *snapshot) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if snap.bytes > s.limit || s.byKey[key] != nil {
+		if snap.file != nil {
+			snap.file.Close()
+		}
 		return
 	}
 	for s.bytes+snap.bytes > s.limit && len(s.order) > 0 {
 		old := s.order[0]
 		s.order = s.order[1:]
 		s.bytes -= s.byKey[old].bytes
+		if f := s.byKey[old].file; f != nil {
+			f.Close() // a guest mapping it holds it open until it has
+		}
 		delete(s.byKey, old)
 	}
 	if s.byKey == nil {
@@ -107,6 +117,19 @@ func (s *snapshots) put(key snapKey, snap *snapshot) {
 	s.byKey[key] = snap
 	s.order = append(s.order, key)
 	s.bytes += snap.bytes
+}
+
+// drop forgets every snapshot and closes their files (a guest that maps
+// one holds it open until it has).
+func (s *snapshots) drop() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, snap := range s.byKey {
+		if snap.file != nil {
+			snap.file.Close()
+		}
+	}
+	s.byKey, s.order, s.bytes = nil, nil, 0
 }
 
 // isReactor reports whether m is a WASI reactor (built with
@@ -161,7 +184,11 @@ func takeSnapshot(mod api.Module) (*snapshot, bool) {
 // _initialize: its memory grown to the snapshot's size, the memory its
 // data segments wrote cleared (unless clean: all zero, as a data-less
 // module's), the snapshot's parts and globals written.
-func (s *snapshots) restore(mod api.Module, snap *snapshot, clean bool) error {
+//
+// With reserved (the guest's memory is reserveMemory's mapping, which
+// restore may map over), clean and the snapshot in a file, restore maps
+// the file over the memory, copy-on-write, instead of copying it.
+func (s *snapshots) restore(mod api.Module, snap *snapshot, clean, reserved bool) error {
 	im, ok := mod.(experimental.InternalModule)
 	mem := mod.Memory()
 	if !ok || mem == nil || im.NumGlobal() != len(snap.globals) || mem.Size() > snap.size {
@@ -173,6 +200,12 @@ func (s *snapshots) restore(mod api.Module, snap *snapshot, clean bool) error {
 	}
 	// Clear what the data segments wrote, up to the initial size, except
 	// where the snapshot writes anyway.
+	if clean && reserved && snap.file != nil {
+		if all, ok := mem.Read(0, snap.size); ok && mapSnapshot(snap.file, all) {
+			s.mapped.Add(1)
+			return s.setGlobals(mod, im, snap)
+		}
+	}
 	buf, _ := mem.Read(0, initial)
 	if clean {
 		buf = nil
@@ -190,6 +223,11 @@ func (s *snapshots) restore(mod api.Module, snap *snapshot, clean bool) error {
 	for _, p := range snap.pages {
 		mem.Write(p.off, p.data)
 	}
+	return s.setGlobals(mod, im, snap)
+}
+
+// setGlobals writes snap's globals into mod.
+func (s *snapshots) setGlobals(_ api.Module, im experimental.InternalModule, snap *snapshot) error {
 	for i, v := range snap.globals {
 		if im.Global(i).Get() != v && !s.setter.set(im.Global(i), v) {
 			return errSnapshotMismatch
@@ -257,7 +295,9 @@ func (s *globalSetter) set(g api.Global, v uint64) bool {
 // taken unless the guest opened a file meanwhile (initOpened): a file
 // opened in the init is a descriptor of that guest's own, which a guest
 // started from its memory would not have. It returns when the guest ends.
-func (r *Runtime) runReactor(ctx context.Context, compiled wazero.CompiledModule, mc wazero.ModuleConfig, key snapKey, initOpened func() bool) (api.Module, error) {
+//
+// reserved reports whether the guest's memory is reserveMemory's mapping.
+func (r *Runtime) runReactor(ctx context.Context, compiled wazero.CompiledModule, mc wazero.ModuleConfig, key snapKey, initOpened, reserved func() bool) (api.Module, error) {
 	if _, ok := compiled.ExportedFunctions()[exportMain]; !ok {
 		return nil, errNoMain
 	}
@@ -276,12 +316,13 @@ func (r *Runtime) runReactor(ctx context.Context, compiled wazero.CompiledModule
 	}
 	switch {
 	case snap != nil:
-		if err := r.snaps.restore(mod, snap, clean); err != nil {
+		if err := r.snaps.restore(mod, snap, clean, reserved()); err != nil {
 			return mod, err
 		}
 		r.restores.Add(1)
 	case r.snaps.setter != nil && !initOpened():
 		if snap, ok := takeSnapshot(mod); ok {
+			snap.file = snapshotFile(snap)
 			r.snaps.put(key, snap)
 		}
 	}

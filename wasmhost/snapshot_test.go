@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sync"
 	"testing"
 	"time"
@@ -120,8 +121,16 @@ func TestSnapshotStart(t *testing.T) {
 	if wasmhost.CleanRestores(rt) != 1 {
 		t.Fatalf("%d guests started from the data-less form, want 1", wasmhost.CleanRestores(rt))
 	}
+	if runtime.GOOS == "linux" && wasmhost.MappedRestores(rt) != 1 {
+		t.Fatalf("%d guests started from the snapshot mapped copy-on-write, want 1 (Linux)", wasmhost.MappedRestores(rt))
+	}
 	mustExist(t, c, "count:1")
 	mustExist(t, c, "yes")
+	// What a guest writes to its memory mapped from the snapshot is its
+	// own: the next one counts from 1 again.
+	d := startGuest(t, cmd)
+	mustExist(t, d, "count:1")
+	mustExist(t, c, "count:2")
 }
 
 // Go reads its environment in its init: a guest started with another

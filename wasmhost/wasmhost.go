@@ -319,6 +319,7 @@ func (r *Runtime) Close(ctx context.Context) error {
 		}
 	}
 	r.background.Wait() // a compile stops at its next function once closing is done
+	r.snaps.drop()
 	return r.rt.Close(ctx)
 }
 
@@ -369,11 +370,12 @@ func (r *Runtime) StartGuest(ctx context.Context, spec host.GuestSpec) (host.Gue
 			delete(r.guests, g)
 			r.mu.Unlock()
 		}()
-		ctx := r.withMemory(runCtx, compiled, g.done)
+		var reserved atomic.Bool
+		ctx := r.withMemory(runCtx, compiled, g.done, &reserved)
 		var mod api.Module
 		var err error
 		if isReactor(compiled) {
-			mod, err = r.runReactor(ctx, compiled, mc, newSnapKey(compiled, args, spec.Env), func() bool { return opened() || connFS.opened.Load() })
+			mod, err = r.runReactor(ctx, compiled, mc, newSnapKey(compiled, args, spec.Env), func() bool { return opened() || connFS.opened.Load() }, reserved.Load)
 		} else {
 			mod, err = r.rt.InstantiateModule(ctx, compiled, mc)
 		}
