@@ -322,7 +322,9 @@ func (r *Runtime) runReactor(ctx context.Context, compiled wazero.CompiledModule
 		r.restores.Add(1)
 	case r.snaps.setter != nil && !initOpened():
 		if snap, ok := takeSnapshot(mod); ok {
-			snap.file = snapshotFile(snap)
+			if snap.file = snapshotFile(snap); snap.file != nil {
+				snap.bytes *= 2 // its pages once more, in the file
+			}
 			r.snaps.put(key, snap)
 		}
 	}
