@@ -20,4 +20,5 @@ func programMain()
 // called _initialize (or started the guest from a record of it).
 //
 //go:wasmexport plugkit_main
+//lint:ignore U1000 the host calls it: go:wasmexport exports it
 func plugkitMain() { programMain() }
