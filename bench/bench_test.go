@@ -41,6 +41,7 @@ import (
 var bin struct {
 	dir                                                            string
 	pkplugin, gpplugin, rawserver, pkhost, gphost, rawhost, memory string
+	pkscale, gpscale                                               string
 }
 
 // streamMiB is how much one streaming operation downloads, in MiB
@@ -76,12 +77,14 @@ func build(dir string) error {
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "go", "build", "-o", dir+"/",
 		"./testdata/pkplugin", "./testdata/gpplugin", "./testdata/rawserver", "./testdata/pkhost", "./testdata/gphost", "./testdata/rawhost",
+		"./testdata/pkscale", "./testdata/gpscale",
 		"../examples/objectstore/plugins/memory")
 	if out, err := cmd.CombinedOutput(); err != nil {
 		return fmt.Errorf("building the benchmark binaries: %v\n%s", err, out)
 	}
 	bin.dir = dir
-	for name, p := range map[string]*string{"pkplugin": &bin.pkplugin, "gpplugin": &bin.gpplugin, "rawserver": &bin.rawserver, "pkhost": &bin.pkhost, "gphost": &bin.gphost, "rawhost": &bin.rawhost, "memory": &bin.memory} {
+	for name, p := range map[string]*string{"pkplugin": &bin.pkplugin, "gpplugin": &bin.gpplugin, "rawserver": &bin.rawserver, "pkhost": &bin.pkhost, "gphost": &bin.gphost, "rawhost": &bin.rawhost, "memory": &bin.memory,
+		"pkscale": &bin.pkscale, "gpscale": &bin.gpscale} {
 		*p = filepath.Join(dir, name)
 	}
 	return nil

@@ -70,6 +70,12 @@ type Broker struct {
 	// and held (guarded by mu) counts the knocks admitted and not yet
 	// taken from it, so queueing never blocks.
 	answers chan knockAnswer
+	// runEnded is closed when Run returns; senderOnce starts the sender
+	// of answers (answerKnocks) at the first answer queued, so that a
+	// broker whose peer never knocks (no multiplexing) keeps no goroutine
+	// for it.
+	runEnded   chan struct{}
+	senderOnce sync.Once
 
 	stalled     chan struct{} // closed when a Send did not complete within sendTimeout
 	sendTimeout time.Duration // defaultSendTimeout but in tests
@@ -87,6 +93,7 @@ type Broker struct {
 	unanswered int
 	servers    []*grpc.Server
 	lns        []net.Listener
+	end        func() // ends the stream runInline reads; nil for others
 }
 
 func init() {
@@ -139,7 +146,9 @@ func newBroker(opts brokerwire.Options) *Broker {
 //
 // Run may return while a Recv or Send on s still blocks: the caller then
 // ends s, by cancelling the context of a client stream or returning from
-// the handler of a server stream (serverHandler does).
+// the handler of a server stream (serverHandler does). A stream Run can
+// end itself (brokerwire.EndableStream: the host's) is read in the
+// caller's goroutine instead, and ended by Close or a stalled Send.
 func (b *Broker) run(s brokerwire.Stream) error {
 	b.sendMu.Lock()
 	if b.stream != nil {
@@ -147,22 +156,63 @@ func (b *Broker) run(s brokerwire.Stream) error {
 		return errors.New("broker: a stream is already attached")
 	}
 	b.stream = s
+	b.runEnded = make(chan struct{})
+	defer close(b.runEnded)
 	close(b.attached)
 	b.sendMu.Unlock()
+	if e, ok := s.(brokerwire.EndableStream); ok {
+		return b.runInline(e)
+	}
 	received := make(chan error, 1)
 	go func() { received <- b.receive(s) }()
-	ended := make(chan struct{})
-	defer close(ended)
-	go b.answerKnocks(ended)
 	select {
 	case err := <-received:
 		return err
+	case <-b.stalled:
+	case <-b.done:
+	}
+	return b.ending(nil)
+}
+
+// ending is what Run returns once it stops reading with err: ErrStalled
+// after a stalled Send (the broker is closed then), nil after Close, err
+// otherwise.
+func (b *Broker) ending(err error) error {
+	select {
 	case <-b.stalled:
 		b.logger().Warn(ErrStalled.Error())
 		b.Close()
 		return ErrStalled
 	case <-b.done:
 		return nil
+	default:
+		return err
+	}
+}
+
+// runInline is run's work for a stream it can end: Close and a stalled
+// Send end the stream (b.end), which ends receive.
+func (b *Broker) runInline(s brokerwire.EndableStream) error {
+	b.mu.Lock()
+	b.end = s.End
+	b.mu.Unlock()
+	select {
+	case <-b.done: // closed before the end was set: end it now
+		s.End()
+	case <-b.stalled:
+		s.End()
+	default:
+	}
+	return b.ending(b.receive(s))
+}
+
+// endStream ends the stream runInline reads, if any.
+func (b *Broker) endStream() {
+	b.mu.Lock()
+	end := b.end
+	b.mu.Unlock()
+	if end != nil {
+		end()
 	}
 }
 
@@ -289,7 +339,12 @@ func (b *Broker) send(ctx context.Context, info *pluginpb.ConnInfo) error {
 
 // stall records that a Send did not complete in time; Run then closes
 // the broker and returns.
-func (b *Broker) stall() { b.stallOnce.Do(func() { close(b.stalled) }) }
+func (b *Broker) stall() {
+	b.stallOnce.Do(func() {
+		close(b.stalled)
+		b.endStream()
+	})
+}
 
 // Serve serves the services that register adds on a new brokered
 // connection for id, in the background, until the broker is closed. It
@@ -376,6 +431,7 @@ func (b *Broker) dialOptions(dial func(context.Context) (net.Conn, error)) []grp
 func (b *Broker) Close() error {
 	b.once.Do(func() {
 		close(b.done)
+		b.endStream()
 		b.mu.Lock()
 		servers, lns := b.servers, b.lns
 		b.servers, b.lns = nil, nil

@@ -69,11 +69,13 @@ func (b *Broker) knocked(id uint32, k *pluginpb.ConnInfo_Knock) {
 	b.mux.admit(id, func(refusal string) { b.queueAnswer(id, refusal) })
 }
 
-// queueAnswer queues the answer to an admitted knock. It never blocks:
-// the answers queued are among the knocks held, at most MaxPending, the
-// queue's capacity.
+// queueAnswer queues the answer to an admitted knock, and starts the
+// sender of answers at the first. It never blocks: the answers queued are
+// among the knocks held, at most MaxPending, the queue's capacity. Knocks
+// arrive only while Run reads the stream, which made runEnded.
 func (b *Broker) queueAnswer(id uint32, refusal string) {
 	b.answers <- knockAnswer{id: id, refusal: refusal}
+	b.senderOnce.Do(func() { go b.answerKnocks(b.runEnded) })
 }
 
 // answerKnocks sends the queued answers to the peer's knocks, in order,

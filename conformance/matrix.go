@@ -118,6 +118,14 @@ type Matrix struct {
 	// Config says what they may use; the caller closes it. Nil fails a
 	// module's cells at "start", saying so; native binaries need none.
 	Guests host.GuestRunner
+	// Scratch is the host directory in which the suites make the
+	// directories they hand the plugins (TempDir), such as an object
+	// store's: grant it to Guests, writable, at GuestScratch, and the
+	// modules are handed paths under GuestScratch, the binaries paths in
+	// it as they are. Empty means os.TempDir(), and then a suite's
+	// TempDir fails for a module, saying to set it. The caller makes and
+	// removes it.
+	Scratch string
 
 	// newManager makes each binary's manager (given the Finder of its
 	// source): manager.New when nil. Tests set it to watch the managers
@@ -213,7 +221,8 @@ func (mx Matrix) binary(ctx context.Context, bin string) []Cell {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	if mx.Guests == nil && hostwire.IsWasm(bin) {
+	module := hostwire.IsWasm(bin)
+	if mx.Guests == nil && module {
 		return mx.failAll(filepath.Base(bin), "", bin, "start", errors.New("a WebAssembly module, and Matrix.Guests is nil: set it to a runtime for modules (wasmhost.New), or take the module out of the directory"))
 	}
 	newManager := mx.newManager
@@ -240,6 +249,7 @@ func (mx Matrix) binary(ctx context.Context, bin string) []Cell {
 	if b.Err != nil {
 		return mx.failAll(filepath.Base(bin), "", bin, "start", b.Err)
 	}
+	ctx = mx.withScratch(ctx, bin, module)
 	var cells []Cell
 	for _, name := range mx.names(b.Description) {
 		im, err := m.Lookup(mx.Kind, name)

@@ -204,6 +204,17 @@
 //     saying why; P-256, P-384, Ed25519 and RSA-2048 trusted); each payload
 //     fetched once: TestSignaturePayloadFetchedOnce; bidirectional controls
 //     escaped: cmd/plugkit's TestPluginTextIsEscaped.
+//   - the attacks of issue 42 (row 5: a guest's calls without wazero's
+//     per-loop exit to Go; the guest's own stop checks take its place),
+//     each with the test that failed before its fix:
+//     5. a guest that computes for ever (a loop that never calls out)
+//     ends at a stop, compiled and interpreted: wasmhost's
+//     TestStopEndsComputingGuest (ran on after Stop without the checks); a
+//     module that sets the stop global to clear it is refused before it
+//     runs: TestGuestCannotClearStop (compiled and spun without the
+//     refusal); Runtime.Close does not close the files of a guest still
+//     in a host call: TestCloseWaitsAtMostCloseWait under -race (a data
+//     race in wazero's file table without the wait).
 //   - the attacks of issue 40 (points 4 to 10: metrics and traces as
 //     Prometheus and OpenTelemetry users expect), each point with the
 //     tests that failed before its fix:
@@ -214,7 +225,10 @@
 //     of docs/observability.md's example.
 //     6. restarts without plugkit_plugin_version, describe launches making
 //     series without one: the same test; the doc's example is what the
-//     scrape shows.
+//     scrape shows. The process kept by Finder.KeepDescribed, started
+//     before its version was known: TestKeptDescribeProcessSeriesCarryTheVersion
+//     (8 series without the version, then 0); a plugin with no version
+//     counted: TestUnversionedPluginIsCounted (0 starts, then 1).
 //     7. one service for host and plugins: host's
 //     TestPluginSpansCarryTheirOwnService, TestLaunchEnvPassesOTELAndTraceContext,
 //     TestTraceReachesLaunchedPlugin; cmd/plugkit's TestDemoTrace.
@@ -225,7 +239,9 @@
 //     records, then 1); spans lost by a killed plugin: cmd/plugkit's
 //     TestDemoTrace (11 of 25 calls without the plugin's span, then 0);
 //     flushes on Close and SIGTERM: TestPluginFlushesSpansOnExit
-//     (passed before: a guard).
+//     (passed before: a guard); spans of an idle plugin lost to SIGKILL
+//     over OTLP (the demo against a Collector: 11 of 25 calls without
+//     the plugin's span, then 0): its subtest "SIGKILL when idle".
 //     10. the collector set-ups of docs/observability.md:
 //     TestPluginExportsOverOTLP runs them as written.
 //   - the attacks of issue 38, each point with the tests that failed
@@ -245,13 +261,22 @@
 //     on such a directory runs none of them by default (--names
 //     plugkit-*, or a Go program linking plugkit): cmd/plugkit's
 //     TestPluginsListRunsNoOrdinaryProgram.
+//     7. a WebAssembly plugin handed a host path no grant covers: the
+//     matrix grants modules a scratch directory where the suites make
+//     their stores, objectstore-matrix's TestMatrixCommandWasm (every fs.wasm
+//     case had failed: "mkdir /tmp: Bad file number");
+//     TestMatrixWasmWithoutGrant (the error names the missing grant);
+//     inspect and call run modules, granted only what --grant and
+//     --grant-rw name: cmd/plugkit's TestInspectWasm, TestCallWasm.
 //   - the attacks of issue 40, each point with the tests that failed
 //     before its fix:
 //     1. signatures as referrers: release's TestPushSignsWithAReferrerBundle,
 //     TestVerifyFindsCosignReferrers; TestVerifyRefusesHostileReferrers (a
 //     referrer of another release, a bundle naming another release, a
 //     bundle by no trusted key, a huge referrers list in one page or in
-//     endless pages, a bundle over MaxSignatureBytes).
+//     endless pages, a bundle over MaxSignatureBytes); a bundle that
+//     go-containerregistry's tag-schema index lists by its config's type
+//     (cosign v2 sign --new-bundle-format): TestVerifyFindsReferrersListedByConfigType.
 //     2. co-signatures kept on push: TestRePushKeepsCoSignatures.
 //     3. cosign's encrypted key file: TestLoadPrivateKeyReadsCosignsEncryptedKey.
 //     11. oras pull of a whole release: TestPullOfAWholeReleaseWritesItsDirectory;
@@ -259,6 +284,24 @@
 //     TestCopyWithReferrersCarriesTheSignature,
 //     TestMirrorCarriesReferrerSignatures; a wrong password:
 //     TestWrongPasswordSaysWhatToDo.
+//   - the attacks of issue 41, each point with the tests that failed
+//     before its fix:
+//     1. a binary half written into a watched plugin directory is never
+//     taken: Manager.Watch holds every change back while a file there is
+//     open for writing (inotify), so no refresh describes or starts it:
+//     manager's TestWatchDirWaitsForAFileToBeClosed; install's staging
+//     file (a dot name) and the Finder's cache files are no change:
+//     TestWatchDirSeesAnInstall.
+//     2. a new release that lies in its Describe answer (claims a major
+//     whose service it does not serve) is refused by a probe of each
+//     service before any call moves to it: manager's
+//     TestUpgradeRefusesALiar; one that no longer serves a major a Conn
+//     speaks, or fails its pin: TestUpgradeRefusesAMissingMajor,
+//     TestUpgradeRefusesAPinMismatch; a binary replaced after the new
+//     release was described, before it starts, is not run under that
+//     description (the SHA-256 it was described with is checked on the
+//     open file it executes, without any pin):
+//     TestUpgradeRunsOnlyTheDescribedFile.
 //   - the attacks of issue 42 (a WebAssembly guest started from a snapshot
 //     of its memory after its init), each with the test that failed before
 //     its fix (package wasmhost):

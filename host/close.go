@@ -191,9 +191,9 @@ func (l *launched) listenerCheck() func(pid, uid int, address string) error {
 
 // watchExit reports a plugin that exits while its host still uses it: one
 // event (a WARN record with the exit status and the tail of its stderr,
-// an ERROR one for a panic), and the error Close returns.
+// an ERROR one for a panic), and the error Close returns. It runs once the
+// process has exited (process.whenExited).
 func (l *launched) watchExit() {
-	<-l.proc.exited
 	if !l.stopping.Load() {
 		l.reportDeath()
 	}

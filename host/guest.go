@@ -14,6 +14,8 @@ import (
 	"strings"
 	"time"
 
+	"google.golang.org/grpc"
+
 	"github.com/plugkit/plugkit/handshake"
 	"github.com/plugkit/plugkit/internal/guestconn"
 	"github.com/plugkit/plugkit/internal/hostwire"
@@ -295,4 +297,15 @@ func readPinnedModule(path, pin string) ([]byte, error) {
 		return nil, &ChecksumError{Path: path, Want: strings.ToLower(pin), Got: got}
 	}
 	return b, nil
+}
+
+// guestDialOptions fix the flow-control windows of a guest's connection
+// (guestconn.Window), as the guest fixes its own: grpc-go's bandwidth
+// estimation would PING the guest after every answer; none for a
+// plugin process.
+func guestDialOptions(guest bool) []grpc.DialOption {
+	if !guest {
+		return nil
+	}
+	return []grpc.DialOption{grpc.WithInitialWindowSize(guestconn.Window), grpc.WithInitialConnWindowSize(guestconn.Window)}
 }

@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/plugkit/plugkit/internal/osdep"
@@ -37,6 +38,8 @@ type process struct {
 	cause   error // what Launch.Exited made of the exit, if anything
 
 	forwarding bool // forwardStdout was started
+	// afterExit, when set, runs once after exited is closed (whenExited).
+	afterExit  atomic.Pointer[func()]
 	stderrDone chan struct{}
 	stdoutDone chan struct{}
 	lineCh     chan lineResult
@@ -101,12 +104,29 @@ func startProcess(cmd *exec.Cmd, logger *slog.Logger, stderrCopy io.Writer, drai
 			p.cause = onExit(p.state)
 		}
 		close(p.exited)
+		if f := p.afterExit.Swap(nil); f != nil {
+			(*f)()
+		}
 	}()
 	go func() {
 		line, complete, err := readLine(p.stdout, maxHandshakeLine)
 		p.lineCh <- lineResult{line, complete, err}
 	}()
 	return p, nil
+}
+
+// whenExited has f run once the process has exited: by the goroutine
+// that reaped it, with no goroutine of its own waiting meanwhile, or here
+// when it has exited already. f runs once.
+func (p *process) whenExited(f func()) {
+	p.afterExit.Store(&f)
+	select {
+	case <-p.exited:
+		if f := p.afterExit.Swap(nil); f != nil {
+			(*f)()
+		}
+	default:
+	}
 }
 
 // stderrCopy is where the plugin's stderr is copied besides the host's

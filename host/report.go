@@ -43,6 +43,7 @@ type instruments struct {
 	hung        metric.Int64Counter
 	pinRefusals metric.Int64Counter
 	gaveUp      metric.Int64Counter
+	upgrades    metric.Int64Counter
 }
 
 func newInstruments(mp metric.MeterProvider) *instruments {
@@ -61,6 +62,7 @@ func newInstruments(mp metric.MeterProvider) *instruments {
 	i.hung, _ = m.Int64Counter("plugkit.plugin.hung", metric.WithDescription("Plugins found hung by a health check and killed."))
 	i.pinRefusals, _ = m.Int64Counter("plugkit.plugin.pin_refusals", metric.WithDescription("Binaries refused because their SHA-256 was not the pinned one."))
 	i.gaveUp, _ = m.Int64Counter("plugkit.plugin.gave_up", metric.WithDescription("Plugins the manager stopped restarting."))
+	i.upgrades, _ = m.Int64Counter("plugkit.plugin.upgrades", metric.WithDescription("Upgrades of running plugins to a new release, by outcome (completed, rolled_back, refused)."))
 	return i
 }
 
@@ -82,10 +84,12 @@ func (r *reporter) report(e Event) {
 func (r *reporter) log(e Event) {
 	level, msg := slog.LevelDebug, "plugin "+e.Type.String()
 	switch {
-	case e.Type == EventExited && e.Unexpected, e.Type == eventRestarted:
+	case e.Type == EventExited && e.Unexpected, e.Type == eventRestarted, e.Type == eventUpgradeRefused:
 		level = slog.LevelWarn
-	case e.Type == EventCrashed, e.Type == eventHung, e.Type == eventGaveUp, e.Type == EventPinRefused:
+	case e.Type == EventCrashed, e.Type == eventHung, e.Type == eventGaveUp, e.Type == EventPinRefused, e.Type == eventUpgradeRolledBack:
 		level = slog.LevelError
+	case e.Type >= eventUpgradeStarted && e.Type <= eventUpgradeCompleted:
+		level = slog.LevelInfo
 	}
 	if !r.logger.Enabled(context.Background(), level) {
 		return
@@ -110,6 +114,8 @@ func (r *reporter) log(e Event) {
 		args = append(args, "pid", e.Pid)
 	case eventRestarted:
 		args = append(args, "restarts", e.Restarts)
+	case eventUpgradeSwitched, eventUpgradeCompleted, eventUpgradeRolledBack:
+		args = append(args, "pid", e.Pid)
 	}
 	if e.Signal != "" {
 		args = append(args, "signal", e.Signal)
@@ -148,6 +154,9 @@ func (r *reporter) count(e Event) {
 		r.m.gaveUp.Add(ctx, 1, set)
 	case EventPinRefused:
 		r.m.pinRefusals.Add(ctx, 1, set)
+	case eventUpgradeCompleted, eventUpgradeRolledBack, eventUpgradeRefused:
+		outcome := map[EventType]string{eventUpgradeCompleted: "completed", eventUpgradeRolledBack: "rolled_back", eventUpgradeRefused: "refused"}[e.Type]
+		r.m.upgrades.Add(ctx, 1, metric.WithAttributes(append(attrs, attribute.String("plugkit.upgrade.outcome", outcome))...))
 	}
 }
 

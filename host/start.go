@@ -156,7 +156,7 @@ func (c *Client) start(ctx context.Context, cmd Command) error {
 	c.rep.report(Event{Type: EventReady, Pid: c.Pid(), Major: c.line.AppVersion, Duration: c.ready})
 	l.proc.forwarding = true
 	go l.proc.forwardStdout(c.logger)
-	go l.watchExit()
+	l.proc.whenExited(l.watchExit)
 	return nil
 }
 
@@ -332,7 +332,7 @@ func (c *Client) connect(ctx context.Context, tlsConfig *tls.Config) error {
 		grpc.WithTransportCredentials(creds),
 		grpc.WithContextDialer(dial),
 		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(maxMsg), grpc.MaxCallSendMsgSize(maxMsg)),
-	}, slices.Concat(c.opts.Telemetry.dialOptions(c.name, c.rep.binary), c.opts.DialOptions)...)
+	}, slices.Concat(guestDialOptions(c.rawDial != nil), c.opts.Telemetry.dialOptions(c.name, c.rep.binary), c.opts.DialOptions)...)
 	conn, err := grpc.NewClient("passthrough:///"+address, opts...)
 	if err != nil {
 		c.closeMux()
@@ -425,10 +425,21 @@ func (c *Client) startBroker(tlsConfig *tls.Config, maxMsg int, required bool) (
 	go func() {
 		defer c.bg.Done()
 		defer endStream()
-		brokerRun.Run(c.launch.brokerStream(stream, c.logger))
+		brokerRun.Run(endableStream{c.launch.brokerStream(stream, c.logger), endStream})
 	}()
 	return bgCtx, nil
 }
+
+// endableStream is the host's broker stream with the cancelling of its
+// context: the broker reads it in the goroutine that runs it, and ends it
+// when closed (brokerwire.EndableStream).
+type endableStream struct {
+	brokerwire.Stream
+	end context.CancelFunc
+}
+
+// End ends the stream.
+func (s endableStream) End() { s.end() }
 
 func (c *Client) checkHealth(ctx context.Context) error {
 	hctx, cancel := context.WithTimeout(ctx, hostwire.DefaultHealthCheckTimeout)

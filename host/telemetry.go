@@ -86,9 +86,18 @@ const (
 	// EventPinRefused: the binary did not have its pinned SHA-256 and
 	// was not run (Cause is the *ChecksumError).
 	EventPinRefused
+	// Package manager's upgrade events: manager.EventUpgradeStarted,
+	// EventUpgradeSwitched, EventUpgradeCompleted,
+	// EventUpgradeRolledBack and EventUpgradeRefused.
+	eventUpgradeStarted
+	eventUpgradeSwitched
+	eventUpgradeCompleted
+	eventUpgradeRolledBack
+	eventUpgradeRefused
 )
 
-var eventNames = [...]string{"", "started", "ready", "exited", "crashed", "restarted", "hung", "gave up", "refused by pin"}
+var eventNames = [...]string{"", "started", "ready", "exited", "crashed", "restarted", "hung", "gave up", "refused by pin",
+	"upgrade started", "upgrade switched", "upgrade completed", "upgrade rolled back", "upgrade refused"}
 
 // String names the event as the log records do.
 func (t EventType) String() string {

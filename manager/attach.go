@@ -50,7 +50,9 @@ func (m *Manager) Attach(ctx context.Context, label string, c *host.Client) erro
 			}
 		}
 	}
-	m.procs[key] = &process{m: m, bin: *b, path: label, lock: make(chan struct{}, 1), client: c, gen: 1, started: time.Now()}
+	p := newProcess(m, *b)
+	p.cur, p.gen, p.started = newInstance(*b, c, 1), 1, time.Now()
+	m.procs[key] = p
 	m.addAttachedLocked()
 	return nil
 }

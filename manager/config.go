@@ -22,6 +22,17 @@ const (
 	// DefaultCallDeadline bounds a call through a Conn whose context
 	// carries no deadline, where Config.Calls sets none.
 	DefaultCallDeadline = time.Minute
+	// DefaultUpgradeDrain is how long an upgraded plugin's old process
+	// may take to finish its calls in flight (UpgradePolicy.Drain).
+	DefaultUpgradeDrain = 30 * time.Second
+	// DefaultProbation is how long a new plugin process is watched after
+	// an upgrade, the old one kept to roll back to
+	// (UpgradePolicy.Probation).
+	DefaultProbation = 10 * time.Second
+	// DefaultProbationFailures is how many failed calls, with none that
+	// succeeded, make a new process one that answers only errors
+	// (UpgradePolicy.Failures).
+	DefaultProbationFailures = 3
 	// stableAfter is how long a process must live for its restart count
 	// to start again from zero.
 	stableAfter = 30 * time.Second
@@ -50,6 +61,38 @@ type Config struct {
 	// Calls bounds the calls made through a Conn whose context carries
 	// no deadline, so that a hung plugin cannot hold a caller forever.
 	Calls CallPolicy
+	// Upgrade is how Manager.Upgrade and Manager.Refresh move a running
+	// plugin to a new release.
+	Upgrade UpgradePolicy
+	// Watch is how Manager.Watch refreshes the plugins when a source
+	// changes.
+	Watch WatchPolicy
+}
+
+// UpgradePolicy says how a running plugin moves to a new release (see
+// Manager.Upgrade). The zero value is the defaults.
+type UpgradePolicy struct {
+	// Drain is how long the old process may take to finish its calls and
+	// streams in flight once new calls go to the new one; those still
+	// running then end with codes.Unavailable, saying the plugin was
+	// upgraded. 0 means DefaultUpgradeDrain.
+	Drain time.Duration
+	// Probation is how long the new process is watched after the switch,
+	// the old one kept (serving no new call) to roll back to: a crash
+	// (or a call its process failed without answering: its connection
+	// broke), two failed health checks in a row (one every fifth of the
+	// probation, kept between 100 ms and 1 s apart, each bounded by
+	// Restart.HungCheck), or only errors (Failures) within it rolls the
+	// upgrade back. 0 means DefaultProbation; a negative duration means
+	// none (the old process is closed once drained).
+	Probation time.Duration
+	// Failures is how many calls on the new process must fail, with none
+	// succeeding, for the new process to count as answering only errors.
+	// A call fails when the plugin never answered it (its connection
+	// broke) or answered Internal, Unknown, Unavailable, DataLoss or
+	// Unimplemented; any other answer, an application error such as
+	// NotFound included, is a success. 0 means DefaultProbationFailures.
+	Failures int
 }
 
 // CallPolicy gives a deadline to the calls, unary or streaming, whose

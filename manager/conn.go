@@ -16,7 +16,6 @@ import (
 	"google.golang.org/grpc/status"
 
 	catalogv1 "github.com/plugkit/plugkit/gen/plugkit/catalog/v1"
-	"github.com/plugkit/plugkit/host"
 	"github.com/plugkit/plugkit/internal/hostwire"
 	"github.com/plugkit/plugkit/wire"
 )
@@ -33,17 +32,22 @@ type Conn struct {
 	kind  string
 	major *catalogv1.Major
 
-	mu     sync.Mutex
-	gen    int // the process generation the hooks last ran for
-	hooks  []func(ctx context.Context, cc grpc.ClientConnInterface) error
-	closed bool
+	mu      sync.Mutex
+	gen     int // the process generation the hooks last ran for
+	prevGen int // gen before an upgrade moved it, for a rollback
+	hooks   []func(ctx context.Context, cc grpc.ClientConnInterface) error
+	closed  bool
 }
 
 // OnRestart adds a hook that runs, before anything else is sent, on every
 // new process after the first: it re-initialises the plugin's state for
-// this client (an object store replays its Init configuration). If a hook
-// fails, the call that triggered it fails with the hook's error and the
-// hooks run again on the next call.
+// this client (an object store replays its Init configuration). That is a
+// restart, the new release of an upgrade (Manager.Upgrade runs the hooks
+// before any call moves to it, and refuses the release if one fails), and
+// the old release after a rollback for a Conn whose first calls went to
+// the new one. If a hook fails on a restart, the call that
+// triggered it fails with the hook's error and the hooks run again on the
+// next call.
 func (c *Conn) OnRestart(hook func(ctx context.Context, cc grpc.ClientConnInterface) error) {
 	c.mu.Lock()
 	c.hooks = append(c.hooks, hook)
@@ -56,37 +60,49 @@ func (c *Conn) Close() error {
 	c.mu.Lock()
 	c.closed = true
 	c.mu.Unlock()
+	c.p.connsMu.Lock()
+	delete(c.p.conns, c)
+	c.p.connsMu.Unlock()
 	return nil
 }
 
-// ready returns the live client, running the restart hooks first when the
-// process is new.
-func (c *Conn) ready(ctx context.Context) (*host.Client, error) {
+// ready returns the live instance, with ref held on it, running the
+// restart hooks first when the process is new.
+func (c *Conn) ready(ctx context.Context, ref *callRef) (*instance, error) {
 	c.mu.Lock()
 	closed := c.closed
 	c.mu.Unlock()
 	if closed {
 		return nil, fmt.Errorf("%s: %w", c.name, ErrClosed)
 	}
-	cl, gen, err := c.p.get(ctx)
+	in, err := c.p.get(ctx, ref)
 	if err != nil {
 		return nil, err
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.gen == gen {
-		return cl, nil
+	if c.gen == in.gen {
+		return in, nil
 	}
 	if c.gen != 0 {
-		direct := named{cc: cl.Conn(), name: c.name}
-		for _, hook := range c.hooks {
-			if err := hook(ctx, direct); err != nil {
-				return nil, fmt.Errorf("re-initialising %s after its plugin restarted: %w", c.name, err)
-			}
+		if err := c.runHooks(ctx, in); err != nil {
+			in.done(ref)
+			return nil, fmt.Errorf("re-initialising %s after its plugin restarted: %w", c.name, err)
 		}
 	}
-	c.gen = gen
-	return cl, nil
+	c.gen = in.gen
+	return in, nil
+}
+
+// runHooks runs the restart hooks on in. c.mu is held.
+func (c *Conn) runHooks(ctx context.Context, in *instance) error {
+	direct := named{cc: in.client.Conn(), name: c.name}
+	for _, hook := range c.hooks {
+		if err := hook(ctx, direct); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // Invoke performs a unary call. A ctx without a deadline gets the
@@ -94,36 +110,61 @@ func (c *Conn) ready(ctx context.Context) (*host.Client, error) {
 func (c *Conn) Invoke(ctx context.Context, method string, args, reply any, opts ...grpc.CallOption) error {
 	ctx, cancel, d := c.callContext(ctx)
 	defer cancel()
-	cl, err := c.ready(ctx)
+	// The call's own context, which an upgrade's drain deadline ends.
+	ctx, cut := context.WithCancelCause(ctx)
+	defer cut(nil)
+	ref := &callRef{cancel: cut}
+	in, err := c.ready(ctx, ref)
 	if err != nil {
 		return c.deadlineSpent(ctx, d, method, err)
 	}
-	callCtx, ans := withAnswer(c.metered(ctx))
-	err = named{cc: cl.Conn(), name: c.name}.Invoke(callCtx, method, args, reply, opts...)
-	return c.deadlineSpent(ctx, d, method, c.explain(method, c.p.observe(ctx, cl, method, err, ans)))
+	defer in.done(ref)
+	callCtx, ans := withAnswer(c.metered(ctx, in))
+	err = named{cc: in.client.Conn(), name: c.name}.Invoke(callCtx, method, args, reply, opts...)
+	if ctx.Err() == nil {
+		in.verdict().record(err, ans.answered())
+	}
+	err = c.p.observe(ctx, in, method, err, ans)
+	c.p.brokeOnProbation(ctx, in, err, ans)
+	return c.deadlineSpent(ctx, d, method, c.explain(in, method, upgradedStatus(ctx, err)))
 }
 
 // NewStream opens a stream. A ctx without a deadline gets the manager's
 // (Config.Calls), for the stream's whole life.
 func (c *Conn) NewStream(ctx context.Context, desc *grpc.StreamDesc, method string, opts ...grpc.CallOption) (grpc.ClientStream, error) {
 	ctx, cancel, d := c.callContext(ctx)
-	cl, err := c.ready(ctx)
+	// The stream's own context, which an upgrade's drain deadline ends.
+	ctx, cut := context.WithCancelCause(ctx)
+	ref := &callRef{cancel: cut}
+	in, err := c.ready(ctx, ref)
 	if err != nil {
+		cut(nil)
 		cancel()
 		return nil, c.deadlineSpent(ctx, d, method, err)
 	}
-	callCtx, ans := withAnswer(c.metered(ctx))
-	s, err := named{cc: cl.Conn(), name: c.name}.NewStream(callCtx, desc, method, opts...)
+	callCtx, ans := withAnswer(c.metered(ctx, in))
+	s, err := named{cc: in.client.Conn(), name: c.name}.NewStream(callCtx, desc, method, opts...)
 	if err != nil {
+		if ctx.Err() == nil {
+			in.verdict().record(err, ans.answered())
+		}
+		err = c.p.observe(ctx, in, method, err, ans)
+		c.p.brokeOnProbation(ctx, in, err, ans)
+		err = c.explain(in, method, upgradedStatus(ctx, err))
+		in.done(ref)
+		cut(nil)
 		cancel()
-		return nil, c.deadlineSpent(ctx, d, method, c.explain(method, c.p.observe(ctx, cl, method, err, ans)))
+		return nil, c.deadlineSpent(ctx, d, method, err)
 	}
-	if d > 0 {
-		// gRPC ends the stream's context when the stream ends; the
-		// deadline's timer goes with it.
-		context.AfterFunc(s.Context(), cancel)
-	}
-	return &observedStream{ClientStream: s, ctx: ctx, conn: c, c: cl, method: method, ans: ans}, nil
+	// gRPC ends the stream's context when the stream ends: the stream
+	// leaves its instance (which may be draining), and the deadline's
+	// timer goes.
+	context.AfterFunc(s.Context(), func() {
+		in.done(ref)
+		cut(nil)
+		cancel()
+	})
+	return &observedStream{ClientStream: s, ctx: ctx, conn: c, in: in, method: method, ans: ans}, nil
 }
 
 // callContext gives ctx the deadline of Config.Calls for this Conn's kind
@@ -153,13 +194,13 @@ func (c *Conn) deadlineSpent(ctx context.Context, d time.Duration, method string
 // explain turns the plugin's "unknown service" answer into what it means:
 // its Describe answer claimed a kind and major for this name that it does
 // not serve. The gRPC status (Unimplemented) stays in the chain.
-func (c *Conn) explain(method string, err error) error {
+func (c *Conn) explain(in *instance, method string, err error) error {
 	if c.major == nil || status.Code(err) != codes.Unimplemented || !strings.HasPrefix(status.Convert(err).Message(), "unknown service") {
 		return err
 	}
 	service, _, _ := strings.Cut(strings.TrimPrefix(method, "/"), "/")
 	return fmt.Errorf("plugin %s said in its Describe answer that it serves %s %q at major %d.%d (service %s), but it does not serve %s: its Describe answer is wrong; fix or replace the plugin: %w",
-		c.p.path, c.kind, c.name, c.major.GetMajor(), c.major.GetMinor(), c.major.GetService(), service, err)
+		in.path, c.kind, c.name, c.major.GetMajor(), c.major.GetMinor(), c.major.GetService(), service, err)
 }
 
 // named adds the implementation's name to every call on cc.
@@ -178,12 +219,12 @@ func (n named) NewStream(ctx context.Context, desc *grpc.StreamDesc, method stri
 
 // metered adds the Conn's kind, name and plugin version to the metrics
 // of a call made with ctx, when the manager has a MeterProvider.
-func (c *Conn) metered(ctx context.Context) context.Context {
+func (c *Conn) metered(ctx context.Context, in *instance) context.Context {
 	if c.p.m.cfg.Telemetry.MeterProvider == nil {
 		return ctx
 	}
 	attrs := []attribute.KeyValue{attribute.String("plugkit.kind", c.kind), attribute.String("plugkit.name", c.name)}
-	if v := c.p.bin.Description.GetPluginVersion(); v != "" {
+	if v := in.version(); v != "" {
 		// A process Discover kept (Finder.KeepDescribed) was started
 		// before the version was known.
 		attrs = append(attrs, versionAttribute(v))
@@ -196,17 +237,28 @@ type observedStream struct {
 	grpc.ClientStream
 	ctx    context.Context
 	conn   *Conn
-	c      *host.Client
+	in     *instance // the instance it runs on
 	method string
 	ans    *answer // whether the plugin answered the stream
 }
 
 func (s *observedStream) RecvMsg(m any) error {
 	err := s.ClientStream.RecvMsg(m)
-	if err == nil || errors.Is(err, io.EOF) {
+	if err == nil {
+		return nil
+	}
+	if errors.Is(err, io.EOF) {
+		if s.in != nil {
+			s.in.verdict().record(nil, true)
+		}
 		return err
 	}
-	return s.conn.explain(s.method, s.conn.p.observe(s.ctx, s.c, s.method, err, s.ans))
+	if s.ctx.Err() == nil {
+		s.in.verdict().record(err, s.ans.answered())
+	}
+	err = s.conn.p.observe(s.ctx, s.in, s.method, err, s.ans)
+	s.conn.p.brokeOnProbation(s.ctx, s.in, err, s.ans)
+	return s.conn.explain(s.in, s.method, upgradedStatus(s.ctx, err))
 }
 
 // Pid is the process ID of the plugin process serving the Conn now, or 0
@@ -216,13 +268,13 @@ func (c *Conn) Pid() int {
 		return 0
 	}
 	defer c.p.release()
-	if c.p.client == nil {
+	if c.p.cur == nil {
 		return 0
 	}
 	select {
-	case <-c.p.client.Exited():
+	case <-c.p.cur.client.Exited():
 		return 0
 	default:
-		return c.p.client.Pid()
+		return c.p.cur.client.Pid()
 	}
 }

@@ -74,8 +74,8 @@ func (f *Finder) describe(ctx context.Context, path string, run *describeRun) *E
 		return b
 	}
 	var c *host.Client
-	b.Description, c, b.Err = f.launchDescribe(ctx, path, func(ctx context.Context) (*catalogv1.DescribeResponse, *host.Client, error) {
-		return f.startDescribe(ctx, path, v.wasm)
+	b.Description, c, b.Err = f.launchDescribe(ctx, path, func(ctx context.Context, tel host.Telemetry) (*catalogv1.DescribeResponse, *host.Client, error) {
+		return f.startDescribe(ctx, path, v.wasm, tel)
 	})
 	if c != nil {
 		v.c.Store(c)
@@ -89,14 +89,15 @@ func (f *Finder) describe(ctx context.Context, path string, run *describeRun) *E
 // (describe.Start: no key pair, listener or gRPC; it exits once it
 // has written it); any other plugin, and a kept one, is started and
 // returns its Client, for Describe over gRPC. wasm says the file is a
-// WebAssembly module (runnable).
-func (f *Finder) startDescribe(ctx context.Context, path string, wasm bool) (*catalogv1.DescribeResponse, *host.Client, error) {
+// WebAssembly module (runnable); tel is its telemetry
+// (describeTelemetry).
+func (f *Finder) startDescribe(ctx context.Context, path string, wasm bool, tel host.Telemetry) (*catalogv1.DescribeResponse, *host.Client, error) {
 	if f.KeepDescribed {
-		c, err := f.start(ctx, path, "", wasm)
+		c, err := f.start(ctx, path, tel, wasm, "")
 		return nil, c, err
 	}
 	cmd, opts := f.hostConfig(path, wasm)
-	opts.Telemetry = f.telemetryOf("")
+	opts.Telemetry = tel
 	d, c, err := describe.Start(ctx, cmd, opts)
 	f.countLaunch(err)
 	return d, c, err
@@ -105,14 +106,16 @@ func (f *Finder) startDescribe(ctx context.Context, path string, wasm bool) (*ca
 // launchDescribe starts a plugin (start) and asks it for its
 // description, within DescribeTimeout. The process is then stopped, or
 // returned for the plugin's first use (KeepDescribed); where names the
-// plugin for its span. start may return the description itself (the
-// plugin wrote it and exited) instead of a Client.
-func (f *Finder) launchDescribe(ctx context.Context, where string, start func(context.Context) (*catalogv1.DescribeResponse, *host.Client, error)) (d *catalogv1.DescribeResponse, kept *host.Client, err error) {
+// plugin for its span. start, given the telemetry of the launch
+// (describeTelemetry), may return the description itself (the plugin
+// wrote it and exited) instead of a Client.
+func (f *Finder) launchDescribe(ctx context.Context, where string, start func(context.Context, host.Telemetry) (*catalogv1.DescribeResponse, *host.Client, error)) (d *catalogv1.DescribeResponse, kept *host.Client, err error) {
 	ctx, cancel := context.WithTimeout(ctx, cmp.Or(f.DescribeTimeout, describe.DefaultTimeout))
 	defer cancel()
 	ctx, end := span(ctx, f.Host.Telemetry, "plugkit.describe", attribute.String("plugkit.binary", where))
 	defer func() { end(err) }()
-	d, c, err := start(ctx)
+	tel, described := f.describeTelemetry()
+	d, c, err := start(ctx, tel)
 	if err != nil || c == nil {
 		return d, nil, err // described without serving (startDescribe), or failed
 	}
@@ -121,6 +124,7 @@ func (f *Finder) launchDescribe(ctx context.Context, where string, start func(co
 		c.Close()
 		return d, nil, err
 	}
+	described(d.GetPluginVersion())
 	return d, c, nil
 }
 

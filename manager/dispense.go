@@ -74,6 +74,9 @@ func Dispense[T any](ctx context.Context, m *Manager, kind, name string, majors 
 		return zero, err
 	}
 	conn := &Conn{p: p, name: name, kind: kind, major: chosen}
+	p.connsMu.Lock()
+	p.conns[conn] = struct{}{}
+	p.connsMu.Unlock()
 	info := Info{
 		Kind: kind, Name: name, PluginVersion: im.PluginVersion, Path: im.Path, Origin: im.Origin,
 		Major: int(chosen.GetMajor()), Minor: int(chosen.GetMinor()), Capabilities: chosen.GetCapabilities(),

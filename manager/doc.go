@@ -52,6 +52,27 @@
 // wraps how it ended (a *host.ExitError, and its Cause: errors.As
 // finds a *sandbox.MemoryLimitError there), and the restart logs it.
 //
+// Upgrades: Manager.Upgrade and Manager.Refresh move a running plugin to
+// a new release (a binary replaced on disk, a new path, a plugin
+// service's new endpoints, a new WebAssembly module, described, and so
+// compiled, by the sources' Find) without a failed call. The new release
+// is checked before any call moves: its pin, its Describe answer, every
+// major (and minor, and capability) its Conns were dispensed with, and a
+// probe of each service it claims; it is started, every Conn's OnRestart
+// hooks run on it and it passes a health check. Then new calls and
+// streams go to it while the old process finishes its calls in flight
+// (Config.Upgrade.Drain; those still running then end with
+// codes.Unavailable saying the plugin was upgraded), and is kept to roll
+// back to until the probation ends (Config.Upgrade.Probation): a new
+// process that dies, fails a health check or answers only errors is
+// rolled back, and Refresh does not try that release again until it
+// changes. The calls in flight on a release when it dies fail, as they
+// do on a crash. A process upgrades as a whole: every (kind, name) it
+// serves moves with it. So Init must be idempotent (it runs again on the
+// new process, and on the old after a rollback) and state that must
+// outlive a process must live outside it. Status says which release
+// serves and which drain.
+//
 // Deadlines: a call or stream whose context carries no deadline gets the
 // manager's (Config.Calls: DefaultCallDeadline unless set, per kind if
 // need be), so that a hung plugin cannot hold its caller forever; the

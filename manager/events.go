@@ -16,4 +16,20 @@ const (
 	// EventGaveUp: the manager stopped restarting a plugin that crashed
 	// Event.Restarts times in a row (Config.Restart.Max).
 	EventGaveUp host.EventType = 7
+	// EventUpgradeStarted: Upgrade or Refresh is starting the new
+	// release of a running plugin (Event.Binary; its version in
+	// Attributes, the old one as plugkit.upgrade.from_version).
+	EventUpgradeStarted host.EventType = 9
+	// EventUpgradeSwitched: new calls go to the new process (Pid); the
+	// old one drains and is kept until the probation ends.
+	EventUpgradeSwitched host.EventType = 10
+	// EventUpgradeCompleted: the new process lived through its
+	// probation and the old one is closed.
+	EventUpgradeCompleted host.EventType = 11
+	// EventUpgradeRolledBack: the new process failed within its
+	// probation (Cause); calls went back to the old one.
+	EventUpgradeRolledBack host.EventType = 12
+	// EventUpgradeRefused: the new release failed a check before any
+	// call moved (Cause); the old process serves on.
+	EventUpgradeRefused host.EventType = 13
 )

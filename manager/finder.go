@@ -89,6 +89,11 @@ type Finder struct {
 	// names plugins itself and is not filtered. A log line per directory
 	// counts the files skipped.
 	Names string
+	// PollInterval is how often Dirs, Files and RemotesFile are looked at
+	// for changes by a Manager's Watch where the system does not report
+	// them (systems other than Linux; Linux when inotify's limits are
+	// reached); 0 means DefaultPollInterval.
+	PollInterval time.Duration
 
 	launches atomic.Int64
 	cache    fileCache         // the Describe answers of binaries
@@ -202,7 +207,8 @@ func (k *kept) Close() error {
 // Start starts the plugin binary of e (an entry Describe made, or any
 // entry whose Path is a binary) for use: the process kept by
 // KeepDescribed the first time, if any, or a new one, pin checked on the
-// file it executes.
+// file it executes. The start of an upgrade (Manager.Upgrade) also
+// checks, on that open file, the SHA-256 e was described with.
 func (f *Finder) Start(ctx context.Context, e Entry) (*host.Client, error) {
 	v, ok := e.Value.(*fileValue)
 	if ok {
@@ -212,17 +218,37 @@ func (f *Finder) Start(ctx context.Context, e Entry) (*host.Client, error) {
 	} else {
 		v = &fileValue{wasm: hostwire.IsWasm(e.Path)}
 	}
-	return f.start(ctx, e.Path, e.Description.GetPluginVersion(), v.wasm)
+	var described string
+	if asDescribed(ctx) {
+		described = e.SHA256
+	}
+	return f.start(ctx, e.Path, f.telemetryOf(e.Description.GetPluginVersion()), v.wasm, described)
+}
+
+// asDescribedKey marks the context of a start that must run the very
+// file its entry was described from (an upgrade's).
+type asDescribedKey struct{}
+
+// withAsDescribed returns ctx marking a start that must run the file
+// its entry was described from.
+func withAsDescribed(ctx context.Context) context.Context {
+	return context.WithValue(ctx, asDescribedKey{}, true)
+}
+
+func asDescribed(ctx context.Context) bool {
+	on, _ := ctx.Value(asDescribedKey{}).(bool)
+	return on
 }
 
 // start launches the binary at path, counting the launch unless its pin
-// refused it (then it never ran); version is the plugin's release
-// version, empty when it is launched to be described (see telemetryOf);
-// wasm says it is a WebAssembly
-// module (runnable).
-func (f *Finder) start(ctx context.Context, path, version string, wasm bool) (*host.Client, error) {
+// refused it (then it never ran); tel is its telemetry (telemetryOf,
+// or describeTelemetry when it is launched to be described); wasm says it
+// is a WebAssembly module (runnable); described, when set, is the SHA-256
+// the file must have where it has no pin.
+func (f *Finder) start(ctx context.Context, path string, tel host.Telemetry, wasm bool, described string) (*host.Client, error) {
 	cmd, opts := f.hostConfig(path, wasm)
-	opts.Telemetry = f.telemetryOf(version)
+	cmd.SHA256 = cmp.Or(cmd.SHA256, described)
+	opts.Telemetry = tel
 	c, err := host.Start(ctx, cmd, opts)
 	f.countLaunch(err)
 	return c, err

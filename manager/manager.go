@@ -1,8 +1,11 @@
 package manager
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -29,7 +32,21 @@ type Manager struct {
 	attached    map[regKey]*entry // Attach's names, kept across Discovers
 	problems    []string
 	procs       map[procKey]*process
-	hooks       testHooks // set by tests alone (export_test.go)
+	// moved are processes an upgrade moved to a release whose key
+	// another process had already.
+	moved []*process
+	// rolledBack maps a plugin's place (Origin and Location) to the
+	// release last rolled back there, which Refresh does not try again
+	// and Lookup does not hand out: one entry per place at most.
+	rolledBack map[string]rollback
+	// done is closed by Close: upgrades on probation end; stop cancels
+	// their contexts, and Close waits for upgrades to end.
+	done     chan struct{}
+	stop     context.Context
+	cancel   context.CancelFunc
+	upgrades sync.WaitGroup
+	watching bool      // Watch runs
+	hooks    testHooks // set by tests alone (export_test.go)
 }
 
 // testHooks tell a test what it cannot see otherwise; each is nil but in
@@ -40,7 +57,8 @@ type testHooks struct {
 
 // New returns a Manager. Call Discover before using it.
 func New(cfg Config) *Manager {
-	return &Manager{cfg: cfg, procs: map[procKey]*process{}}
+	stop, cancel := context.WithCancel(context.Background())
+	return &Manager{cfg: cfg, procs: map[procKey]*process{}, rolledBack: map[string]rollback{}, done: make(chan struct{}), stop: stop, cancel: cancel}
 }
 
 // procKey names a plugin's one process: its origin and location.
@@ -90,8 +108,19 @@ func (m *Manager) Lookup(kind, name string) (Implementation, error) {
 		}
 		return Implementation{}, errors.New(msg)
 	}
-	im := Implementation{Kind: kind, Name: name, Path: e.binary.Location.String(), Origin: e.binary.Origin, PluginVersion: e.binary.Description.GetPluginVersion(), bin: e.binary}
-	for _, maj := range e.kind.GetMajors() {
+	bin, majors := e.binary, e.kind.GetMajors()
+	if rb, ok := m.rolledBack[placeKey(*bin)]; ok && rb.bad == releaseKey(*bin) {
+		// The sources hold a release rolled back: the one that serves
+		// instead is what a Dispense gets.
+		bin, majors = &rb.to, nil
+		for _, k := range mergeKinds(rb.to.Description.GetKinds()) {
+			if k.GetName() == kind {
+				majors = k.GetMajors()
+			}
+		}
+	}
+	im := Implementation{Kind: kind, Name: name, Path: bin.Location.String(), Origin: bin.Origin, PluginVersion: bin.Description.GetPluginVersion(), bin: bin}
+	for _, maj := range majors {
 		for _, n := range maj.GetNames() {
 			if n == name {
 				im.Majors = append(im.Majors, maj)
@@ -138,7 +167,7 @@ func (m *Manager) process(im Implementation) (*process, error) {
 	key := procKey{im.bin.Origin, im.Path}
 	p, ok := m.procs[key]
 	if !ok {
-		p = &process{m: m, bin: *im.bin, path: im.Path, lock: make(chan struct{}, 1)}
+		p = newProcess(m, *im.bin)
 		m.procs[key] = p
 	}
 	return p, nil
@@ -153,8 +182,11 @@ func (m *Manager) Close() error {
 		return nil
 	}
 	m.closed = true
-	procs, found := m.procs, m.found
-	m.procs, m.found = nil, nil
+	close(m.done)
+	m.cancel()
+	procs, found := slices.Collect(maps.Values(m.procs)), m.found
+	procs = append(procs, m.moved...)
+	m.procs, m.found, m.moved = nil, nil, nil
 	m.mu.Unlock()
 	closeValues(found)
 	var wg sync.WaitGroup
@@ -166,6 +198,7 @@ func (m *Manager) Close() error {
 		}()
 	}
 	wg.Wait()
+	m.upgrades.Wait()
 	return nil
 }
 

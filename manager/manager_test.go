@@ -84,6 +84,9 @@ type configBackend struct {
 	*backend.Memory
 	mu     sync.Mutex
 	config string
+	// version and crash are the upgrade tests' (upgradeGet).
+	version string
+	crash   bool
 }
 
 func (c *configBackend) Init(cfg map[string]string) error {
@@ -105,6 +108,9 @@ func (c *configBackend) Get(key string) ([]byte, error) {
 	if key == internalKey {
 		return nil, errors.New("the backend failed, as asked") // Internal, the plugin's own answer
 	}
+	if data, ok := upgradeGet(c.version, c.crash, key); ok {
+		return data, nil
+	}
 	return c.Memory.Get(key)
 }
 
@@ -113,7 +119,8 @@ func (c *configBackend) Get(key string) ([]byte, error) {
 const internalKey = "__internal__"
 
 // runPlugin serves a catalog plugin: mode is "NAME MAJORS [CAPS]", e.g.
-// "x 1,2 presign", or "plain" for a plugin without a catalog.
+// "x 1,2 presign" (release version 1.0.0; ending in " unversioned", none),
+// or "plain" for a plugin without a catalog.
 func runPlugin(mode string) {
 	if mode == "goplugin" {
 		// A real go-plugin plugin: it speaks the protocol but has no catalog.
@@ -154,20 +161,33 @@ func runPlugin(mode string) {
 		os.Exit(0)
 	}
 	f := strings.Fields(mode)
+	version := "1.0.0"
+	if f[len(f)-1] == "unversioned" {
+		f, version = f[:len(f)-1], ""
+	}
 	name, majors := f[0], f[1]
+	b := &configBackend{Memory: backend.NewMemory(), version: version}
 	var caps []string
-	if len(f) > 2 {
-		caps = strings.Split(f[2], ",")
+	for _, x := range f[2:] {
+		switch {
+		case strings.HasPrefix(x, "v="): // the release version (upgrade tests)
+			b.version = x[2:]
+		case x == "crash": // dies at its first call but Init (upgrade tests)
+			b.crash = true
+		default:
+			caps = strings.Split(x, ",")
+		}
 	}
-	b := &configBackend{Memory: backend.NewMemory()}
 	var impls []catalog.Implementation
-	if strings.Contains(majors, "1") {
-		impls = append(impls, catalog.Implement[objectstorev1.ObjectStoreServer]("objectstore", 1, 0, name, &objectstorev1.ObjectStore_ServiceDesc, backend.V1{B: b}))
+	for _, name := range strings.Split(name, ",") { // "a,b": two names in one binary
+		if strings.Contains(majors, "1") {
+			impls = append(impls, catalog.Implement[objectstorev1.ObjectStoreServer]("objectstore", 1, 0, name, &objectstorev1.ObjectStore_ServiceDesc, backend.V1{B: b}))
+		}
+		if strings.Contains(majors, "2") {
+			impls = append(impls, catalog.Implement[objectstorev2.ObjectStoreServer]("objectstore", 2, 1, name, &objectstorev2.ObjectStore_ServiceDesc, backend.V2{B: b}, caps...))
+		}
 	}
-	if strings.Contains(majors, "2") {
-		impls = append(impls, catalog.Implement[objectstorev2.ObjectStoreServer]("objectstore", 2, 1, name, &objectstorev2.ObjectStore_ServiceDesc, backend.V2{B: b}, caps...))
-	}
-	cat, err := catalog.New("1.0.0", impls...)
+	cat, err := catalog.New(b.version, impls...)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)

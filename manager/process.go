@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"sync"
 	"time"
 
 	"google.golang.org/grpc/codes"
@@ -19,22 +20,36 @@ import (
 )
 
 // process is the one shared plugin process of a binary: started on first
-// use, restarted after a crash, never after close.
+// use, restarted after a crash, never after close, and moved to a new
+// release by an upgrade. Its Conns hold it; each call holds the instance
+// (one running process of one release) it started on.
 type process struct {
-	m    *Manager
-	bin  found  // the plugin, which its source connects to
-	path string // bin.Path, for messages
+	m *Manager
 
-	lock chan struct{} // held while starting; waiters honour their context
+	lock chan struct{} // held while starting or switching; waiters honour their context
 
 	// The fields below are guarded by lock.
-	client   *host.Client
+	bin      found  // the release new processes start from
+	path     string // bin's Location.String(), for messages
+	cur      *instance
 	gen      int // increments with every start
 	closed   bool
 	restarts int // restarts in a row without a stable run
 	started  time.Time
 	lastErr  error
-	gaveUp   bool // the gave-up event was reported
+	gaveUp   bool        // the gave-up event was reported
+	trial    *trial      // the upgrade on probation, if any
+	retired  []*instance // older (or rolled back) instances still running
+
+	// upgrading is held by the one upgrade of the process at a time.
+	upgrading chan struct{}
+
+	connsMu sync.Mutex
+	conns   map[*Conn]struct{} // the Conns dispensed on it and not closed
+}
+
+func newProcess(m *Manager, bin found) *process {
+	return &process{m: m, bin: bin, path: bin.Location.String(), lock: make(chan struct{}, 1), upgrading: make(chan struct{}, 1), conns: map[*Conn]struct{}{}}
 }
 
 func (p *process) acquire(ctx context.Context) error {
@@ -48,33 +63,44 @@ func (p *process) acquire(ctx context.Context) error {
 
 func (p *process) release() { <-p.lock }
 
-// get returns a live client and its generation, starting or restarting
-// the process when needed.
-func (p *process) get(ctx context.Context) (*host.Client, int, error) {
+// get returns a live instance with the call ref held on it, starting or
+// restarting the process when needed.
+func (p *process) get(ctx context.Context, ref *callRef) (*instance, error) {
 	if err := p.acquire(ctx); err != nil {
-		return nil, 0, err
+		return nil, err
 	}
 	defer p.release()
 	if p.closed {
-		return nil, 0, ErrClosed
+		return nil, ErrClosed
 	}
-	if p.client != nil {
+	if p.cur != nil {
 		select {
-		case <-p.client.Exited():
+		case <-p.cur.client.Exited():
 			// Close says how it ended: its exit status, and the cause its
 			// Runner saw (a sandbox's memory limit, say).
-			exitErr := p.client.Close()
-			p.m.cfg.logger().Warn("plugin process exited; restarting it", "plugin", p.path, "pid", p.client.Pid(), "error", exitErr)
+			exitErr := p.cur.client.Close()
+			if p.trial != nil {
+				// A new release that died on probation is rolled back,
+				// never restarted.
+				p.rollbackLocked(crashed(p.cur, exitErr))
+				if p.cur != nil {
+					p.cur.hold(ref)
+					return p.cur, nil
+				}
+				break
+			}
+			p.m.cfg.logger().Warn("plugin process exited; restarting it", "plugin", p.path, "pid", p.cur.client.Pid(), "error", exitErr)
 			if exitErr != nil {
 				p.lastErr = exitErr
 			}
-			p.client = nil
+			p.cur = nil
 			if time.Since(p.started) > stableAfter {
 				p.restarts = 0
 			}
 			p.restarts++
 		default:
-			return p.client, p.gen, nil
+			p.cur.hold(ref)
+			return p.cur, nil
 		}
 	}
 	maxRestarts := cmp.Or(p.m.cfg.Restart.Max, DefaultMaxRestarts)
@@ -83,9 +109,22 @@ func (p *process) get(ctx context.Context) (*host.Client, int, error) {
 			p.gaveUp = true
 			p.m.report(p.event(EventGaveUp, 0, p.lastErr))
 		}
-		return nil, 0, fmt.Errorf("plugin %s crashed %d times in a row; gave up restarting it (last error: %v); fix the plugin and create a new Manager", p.path, p.restarts, p.lastErr)
+		return nil, fmt.Errorf("plugin %s crashed %d times in a row; gave up restarting it (last error: %v); fix the plugin and create a new Manager", p.path, p.restarts, p.lastErr)
 	}
-	return p.startClient(ctx)
+	in, err := p.startClient(ctx)
+	if err != nil {
+		return nil, err
+	}
+	in.hold(ref)
+	return in, nil
+}
+
+// crashed is the cause of a rollback for a new release that exited.
+func crashed(in *instance, exitErr error) error {
+	if exitErr == nil {
+		exitErr = errors.New("it exited")
+	}
+	return fmt.Errorf("the new process (pid %d) died on probation: %w", in.client.Pid(), exitErr)
 }
 
 // event is a lifecycle event of the process's plugin.
@@ -99,7 +138,7 @@ func (p *process) event(typ host.EventType, pid int, cause error) host.Event {
 
 // startClient starts the process, or restarts it after a backoff when
 // it ran before. The lock is held.
-func (p *process) startClient(ctx context.Context) (c *host.Client, gen int, err error) {
+func (p *process) startClient(ctx context.Context) (in *instance, err error) {
 	if p.restarts > 0 {
 		backoff := cmp.Or(p.m.cfg.Restart.Backoff, DefaultRestartBackoff) << (p.restarts - 1)
 		backoff = min(backoff, DefaultMaxBackoff)
@@ -108,7 +147,7 @@ func (p *process) startClient(ctx context.Context) (c *host.Client, gen int, err
 		case <-t.C:
 		case <-ctx.Done():
 			t.Stop()
-			return nil, 0, fmt.Errorf("waiting %v to restart plugin %s: %w", backoff, p.path, ctx.Err())
+			return nil, fmt.Errorf("waiting %v to restart plugin %s: %w", backoff, p.path, ctx.Err())
 		}
 		var end func(error)
 		ctx, end = p.m.span(ctx, "plugkit.restart", attribute.String("plugkit.binary", p.path), attribute.Int("plugkit.restarts", p.restarts))
@@ -116,18 +155,18 @@ func (p *process) startClient(ctx context.Context) (c *host.Client, gen int, err
 	}
 	// A pinned binary is checked by host.Start itself, on the open file
 	// it then executes (Command.SHA256 from Finder.hostConfig).
-	c, err = p.bin.src.Connect(ctx, p.bin.Entry)
+	c, err := p.bin.src.Connect(ctx, p.bin.Entry)
 	if err != nil {
 		p.lastErr = err
 		p.restarts++
-		return nil, 0, err
+		return nil, err
 	}
 	if p.restarts > 0 {
 		p.m.report(p.event(EventRestarted, c.Pid(), nil))
 	}
-	p.client, p.started = c, time.Now()
 	p.gen++
-	return c, p.gen, nil
+	p.cur, p.started = newInstance(p.bin, c, p.gen), time.Now()
+	return p.cur, nil
 }
 
 // observe looks at a failed call: a crash is logged and wrapped; a call
@@ -139,7 +178,8 @@ func (p *process) startClient(ctx context.Context) (c *host.Client, gen int, err
 // tell a crash from a connection the plugin lives on after: at most
 // exitWait, and never for a plugin without a process here (attached,
 // remote).
-func (p *process) observe(ctx context.Context, c *host.Client, method string, err error, ans *answer) error {
+func (p *process) observe(ctx context.Context, in *instance, method string, err error, ans *answer) error {
+	c := in.client
 	if err == nil {
 		return nil
 	}
@@ -147,7 +187,7 @@ func (p *process) observe(ctx context.Context, c *host.Client, method string, er
 		// The caller cancelled or ran out of time: its error is the
 		// answer, at once. A hung plugin is still looked into.
 		if status.Code(err) == codes.DeadlineExceeded {
-			go p.checkHung(c)
+			go p.checkHung(in)
 		}
 		return err
 	}
@@ -160,12 +200,12 @@ func (p *process) observe(ctx context.Context, c *host.Client, method string, er
 			// Close, on a process that has exited, only cleans up and
 			// says how it ended (the restart closes it again: a no-op).
 			if exitErr := c.Close(); exitErr != nil {
-				return fmt.Errorf("plugin %s (pid %d) died during %s; the call failed and was not retried; the next call restarts the plugin: %w (%w)", p.path, c.Pid(), method, err, exitErr)
+				return fmt.Errorf("plugin %s (pid %d) died during %s; the call failed and was not retried; the next call restarts the plugin: %w (%w)", in.path, c.Pid(), method, err, exitErr)
 			}
-			return fmt.Errorf("plugin %s (pid %d) died during %s; the call failed and was not retried; the next call restarts the plugin: %w", p.path, c.Pid(), method, err)
+			return fmt.Errorf("plugin %s (pid %d) died during %s; the call failed and was not retried; the next call restarts the plugin: %w", in.path, c.Pid(), method, err)
 		}
 	case codes.DeadlineExceeded:
-		go p.checkHung(c)
+		go p.checkHung(in)
 	}
 	return err
 }
@@ -188,7 +228,8 @@ func exitSeen(ctx context.Context, exited <-chan struct{}, hook func()) bool {
 	return false
 }
 
-func (p *process) checkHung(c *host.Client) {
+func (p *process) checkHung(in *instance) {
+	c := in.client
 	ctx, cancel := context.WithTimeout(context.Background(), cmp.Or(p.m.cfg.Restart.HungCheck, DefaultHungCheck))
 	defer cancel()
 	_, err := healthpb.NewHealthClient(c.Conn()).Check(ctx, &healthpb.HealthCheckRequest{Service: wire.HealthService})
@@ -197,18 +238,23 @@ func (p *process) checkHung(c *host.Client) {
 	}
 	if errors.Is(ctx.Err(), context.DeadlineExceeded) || status.Code(err) == codes.DeadlineExceeded {
 		// The event's ERROR record says it; the next call restarts it.
-		p.m.report(p.event(EventHung, c.Pid(), err))
+		p.m.report(in.event(EventHung, c.Pid(), err))
 		c.Kill()
 	}
 }
 
-// close stops the process for good.
+// close stops the process for good, with every instance of it still
+// running.
 func (p *process) close() {
 	p.lock <- struct{}{}
 	defer p.release()
-	p.closed = true
-	if p.client != nil {
-		p.client.Close()
-		p.client = nil
+	p.closed, p.trial = true, nil
+	all := p.retired
+	if p.cur != nil {
+		all = append(all, p.cur)
+	}
+	p.cur, p.retired = nil, nil
+	for _, in := range all {
+		in.client.Close()
 	}
 }

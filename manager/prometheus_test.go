@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -19,6 +20,7 @@ import (
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
+	"go.opentelemetry.io/otel/attribute"
 	otelprom "go.opentelemetry.io/otel/exporters/prometheus"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 
@@ -218,5 +220,105 @@ func checkDocExample(t *testing.T, scraped map[string]*dto.MetricFamily, replace
 		if s := scraped[name]; s == nil || s.GetType() != mf.GetType() {
 			t.Errorf("the doc's %s is a %v; the scrape's %v", name, mf.GetType(), s.GetType())
 		}
+	}
+}
+
+// TestKeptDescribeProcessSeriesCarryTheVersion (issue 40 point 6): under
+// Finder.KeepDescribed the process discovery starts to describe the
+// plugin serves its first calls, and was started before its version was
+// known. Scraped through promhttp and read by Prometheus's parser, every
+// series of the scrape still carries the plugin's version: its start,
+// start duration, exit and calls, the Describe call among them, are
+// counted under it, and nothing is counted without it. Its exit event
+// carries the version too.
+func TestKeptDescribeProcessSeriesCarryTheVersion(t *testing.T) {
+	tel, url := promServer(t)
+	var mu sync.Mutex
+	var exits []host.Event
+	tel.OnEvent = func(e host.Event) {
+		if e.Type == host.EventExited || e.Type == host.EventCrashed {
+			mu.Lock()
+			exits = append(exits, e)
+			mu.Unlock()
+		}
+	}
+	dir := testutil.TempDir(t)
+	writePlugin(t, dir, "fs", "fs 2")
+	finder := &manager.Finder{Launch: host.Command{Cookie: cookie}, KeepDescribed: true, Host: host.Options{Telemetry: tel, Logger: slog.New(slog.DiscardHandler)}}
+	m := newManager(t, manager.Config{Sources: []manager.Source{finder.Dirs(dir)}, Telemetry: tel, Logger: slog.New(slog.DiscardHandler), Restart: manager.RestartPolicy{Max: 20}})
+	conn, _ := store(t, m, "fs")
+	cl := objectstorev2.NewObjectStoreClient(conn)
+	if _, err := cl.Exists(ctxT(t), &objectstorev2.ExistsRequest{Key: "k"}); err != nil {
+		t.Fatal(err)
+	}
+	if finder.Launches() != 1 {
+		t.Fatalf("%d launches before the crash; want 1, the kept one", finder.Launches())
+	}
+	crashAndRestart(t, cl) // the kept process exits; a new one starts
+	mfs := scrape(t, url)
+	var unversioned []string
+	for _, s := range seriesOf(mfs) {
+		if (strings.HasPrefix(s, "plugkit_") || strings.HasPrefix(s, "rpc_")) && !strings.Contains(s, "plugkit_plugin_version=1.0.0") && !strings.Contains(s, "_bucket{") {
+			unversioned = append(unversioned, s)
+		}
+	}
+	if len(unversioned) > 0 {
+		t.Errorf("%d series (buckets not counted) without the plugin's version:\n%s", len(unversioned), strings.Join(unversioned, "\n"))
+	}
+	want := map[string]float64{"plugkit_plugin_starts_total": 2, "plugkit_plugin_exits_total": 1, "plugkit_plugin_start_duration_seconds": 2}
+	for name, n := range want {
+		if got := total(mfs[name]); got != n {
+			t.Errorf("%s counts %v in all; want %v (the kept process and its restart)", name, got, n)
+		}
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(exits) == 0 {
+		t.Error("no exit event of the kept process")
+	}
+	for _, e := range exits {
+		if !slices.Contains(e.Attributes, attribute.String("plugkit.plugin.version", "1.0.0")) {
+			t.Errorf("the %v event of pid %d has no version: %v", e.Type, e.Pid, e.Attributes)
+		}
+	}
+}
+
+// total is the sum of a family's counters and histogram counts.
+func total(mf *dto.MetricFamily) float64 {
+	var n float64
+	for _, m := range mf.GetMetric() {
+		n += m.GetCounter().GetValue() + float64(m.GetHistogram().GetSampleCount())
+	}
+	return n
+}
+
+// TestUnversionedPluginIsCounted: a plugin whose Describe answer gives no
+// release version is counted all the same, without the label (the
+// launch to describe it still makes no series).
+func TestUnversionedPluginIsCounted(t *testing.T) {
+	tel, url := promServer(t)
+	dir := testutil.TempDir(t)
+	writePlugin(t, dir, "fs", "fs 2 unversioned")
+	finder := &manager.Finder{Launch: host.Command{Cookie: cookie}, Host: host.Options{Telemetry: tel, Logger: slog.New(slog.DiscardHandler)}}
+	m := newManager(t, manager.Config{Sources: []manager.Source{finder.Dirs(dir)}, Telemetry: tel, Logger: slog.New(slog.DiscardHandler)})
+	conn, info := store(t, m, "fs")
+	if info.PluginVersion != "" {
+		t.Fatalf("the plugin has version %q; want none", info.PluginVersion)
+	}
+	if _, err := objectstorev2.NewObjectStoreClient(conn).Exists(ctxT(t), &objectstorev2.ExistsRequest{Key: "k"}); err != nil {
+		t.Fatal(err)
+	}
+	mfs := scrape(t, url)
+	if got := total(mfs["plugkit_plugin_starts_total"]); got != 1 {
+		t.Errorf("plugkit_plugin_starts_total counts %v; want 1 (the plugin's start for use)", got)
+	}
+	var calls float64
+	for _, m := range mfs["rpc_client_call_duration_seconds"].GetMetric() {
+		if strings.Contains(labelsOf(m), "rpc_method=objectstore.v2.ObjectStore/Exists") {
+			calls += float64(m.GetHistogram().GetSampleCount())
+		}
+	}
+	if calls != 1 {
+		t.Errorf("rpc_client_call_duration_seconds counts %v Exists calls; want 1", calls)
 	}
 }

@@ -102,7 +102,7 @@ func (s remoteSource) Connect(ctx context.Context, e Entry) (*host.Client, error
 	if c := v.take(); c != nil {
 		return c, nil
 	}
-	return s.f.dialRemote(ctx, v.r, e.Description.GetPluginVersion())
+	return s.f.dialRemote(ctx, v.r, s.f.telemetryOf(e.Description.GetPluginVersion()))
 }
 
 // remoteValue is the Value of a remote entry: the entry, and the
@@ -218,8 +218,8 @@ func (f *Finder) describeRemotes(ctx context.Context, rs []Remote) []Entry {
 func (f *Finder) describeRemote(ctx context.Context, r Remote, cache func() map[string]json.RawMessage) *Entry {
 	v := &remoteValue{r: r}
 	b := &Entry{Location: Location{Origin: OriginRemote, Endpoints: r.Endpoints}, Value: v}
-	d, c, err := f.launchDescribe(ctx, r.endpoints(), func(ctx context.Context) (*catalogv1.DescribeResponse, *host.Client, error) {
-		c, err := f.dialRemote(ctx, r, "")
+	d, c, err := f.launchDescribe(ctx, r.endpoints(), func(ctx context.Context, tel host.Telemetry) (*catalogv1.DescribeResponse, *host.Client, error) {
+		c, err := f.dialRemote(ctx, r, tel)
 		return nil, c, err
 	})
 	if c != nil {
@@ -286,11 +286,11 @@ func describeNames(d *catalogv1.DescribeResponse) string {
 }
 
 // dialRemote connects to a remote entry: Finder.Host with the entry's
-// own security and dial options; version is the plugin's release version,
-// empty when the connection is to describe it (see telemetryOf).
-func (f *Finder) dialRemote(ctx context.Context, r Remote, version string) (*host.Client, error) {
+// own security and dial options; tel is its telemetry (telemetryOf, or
+// describeTelemetry when the connection is to describe it).
+func (f *Finder) dialRemote(ctx context.Context, r Remote, tel host.Telemetry) (*host.Client, error) {
 	opts := f.Host
-	opts.Telemetry = f.telemetryOf(version)
+	opts.Telemetry = tel
 	opts.Versions = []int{wire.CatalogProtocolVersion}
 	opts.Name = fmt.Sprintf("%s %q at %s", r.Kind, r.Name, r.endpoints())
 	opts.Logger = f.logger()

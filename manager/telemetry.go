@@ -55,21 +55,31 @@ func reportEvent(tel host.Telemetry, logger *slog.Logger, e host.Event) {
 
 // telemetryOf is Finder.Host.Telemetry for a process (or a connection
 // to a service) of a plugin whose release version is version, which its
-// metrics and events carry. With no version, that of a launch to
-// describe a binary whose version is not known yet, it has no
-// MeterProvider: such a short-lived process would make series without
-// plugkit.plugin.version, which are no plugin's. It keeps it only under
-// Finder.KeepDescribed, where the process may serve the plugin's first
-// use: its calls through a Conn then carry the version (Conn.metered).
+// metrics and events carry (none when the plugin gives no version).
 func (f *Finder) telemetryOf(version string) host.Telemetry {
 	tel := f.Host.Telemetry
-	switch {
-	case version != "":
+	if version != "" {
 		tel.Attributes = append(slices.Clip(tel.Attributes), versionAttribute(version))
-	case !f.KeepDescribed:
-		tel.MeterProvider = nil
 	}
 	return tel
+}
+
+// describeTelemetry is Finder.Host.Telemetry for a process (or a
+// connection) started to describe a plugin, whose version is not known
+// yet, and the function to call with the version its Describe answer
+// gives, if it is to be kept. Such a short-lived process makes no
+// metrics: its series would lack plugkit.plugin.version and be no
+// plugin's. Under Finder.KeepDescribed, where it may serve the plugin's
+// first use, its metrics are held until then (versionGate), and then
+// made with the version.
+func (f *Finder) describeTelemetry() (tel host.Telemetry, described func(version string)) {
+	tel = f.Host.Telemetry
+	if !f.KeepDescribed || tel.MeterProvider == nil {
+		tel.MeterProvider = nil
+		return tel, func(string) {}
+	}
+	g := &versionGate{}
+	return g.telemetry(tel), g.open
 }
 
 // versionAttribute is the plugin's release version as an attribute of

@@ -59,10 +59,14 @@ func watchHostFromStart(lookup func(string) (string, bool)) *startWatch {
 	if gone == nil {
 		return nil
 	}
-	wake, disarm := deathSignal() // the kernel's word, at once
+	wake, disarm, kernelWatches := deathSignal() // the kernel's word, at once
+	interval := parentPollInterval
+	if kernelWatches {
+		interval = watchedPollInterval
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	w := &startWatch{stop: cancel}
-	w.gone = pollGone(ctx, parentPollInterval, wake, gone, func() { disarm(); release() })
+	w.gone = pollGone(ctx, interval, wake, gone, func() { disarm(); release() })
 	go w.exitUnlessServing(ctx)
 	return w
 }

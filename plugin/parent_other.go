@@ -9,7 +9,9 @@ import (
 )
 
 // deathSignal: only Linux has a parent-death signal; the poll watches.
-func deathSignal() (wake <-chan os.Signal, disarm func()) { return nil, func() {} }
+func deathSignal() (wake <-chan os.Signal, disarm func(), kernelWatches bool) {
+	return nil, func() {}, false
+}
 
 // hostExists reports whether process pid exists (a zombie counts: these
 // systems offer no portable way to tell).

@@ -48,4 +48,6 @@ func bornAfterUs(h windows.Handle) bool {
 }
 
 // deathSignal: Windows has no parent-death signal; the handle is polled.
-func deathSignal() (wake <-chan os.Signal, disarm func()) { return nil, func() {} }
+func deathSignal() (wake <-chan os.Signal, disarm func(), kernelWatches bool) {
+	return nil, func() {}, false
+}

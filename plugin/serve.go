@@ -40,6 +40,14 @@ const DefaultShutdownTimeout = 1500 * time.Millisecond
 // alive: well inside the 1 s within which an orphaned plugin must exit.
 const parentPollInterval = 100 * time.Millisecond
 
+// watchedPollInterval is the poll's interval where the kernel tells of
+// the host's death at once (Linux: PR_SET_PDEATHSIG, the plugin's own
+// signal or the SIGKILL plugkit's host sets): the poll is then only a
+// safety net, and an idle plugin wakes once a second for it, not ten
+// times (300 idle plugins polling every 100 ms took ~17% of a 2-CPU
+// machine, and slowed closing them all at once; see BENCHMARKS.md).
+const watchedPollInterval = time.Second
+
 // Register registers the gRPC services of one app protocol version on s.
 // b is the broker, for services that call back into the host.
 type Register func(s *grpc.Server, b *broker.Broker) error

@@ -221,9 +221,15 @@ func serveContext(Config) (context.Context, context.CancelFunc) {
 // stream workers serve calls on goroutines they keep, where grpc-go
 // starts one per call otherwise, which Go's single-threaded wasm port
 // pays for on every call. A call that finds every worker busy still gets
-// a goroutine of its own, so a call that waits holds up no other.
+// a goroutine of its own, so a call that waits holds up no other. The
+// flow-control windows are fixed (guestconn.Window), as the host fixes
+// its own: no bandwidth-estimation PINGs to answer.
 func platformServerOptions() []grpc.ServerOption {
-	return []grpc.ServerOption{grpc.NumStreamWorkers(guestStreamWorkers)}
+	return []grpc.ServerOption{
+		grpc.NumStreamWorkers(guestStreamWorkers),
+		grpc.InitialWindowSize(guestconn.Window),
+		grpc.InitialConnWindowSize(guestconn.Window),
+	}
 }
 
 // guestStreamWorkers is how many stream workers a guest keeps.

@@ -202,7 +202,14 @@ func (c *sigCheck) referrers(ctx context.Context) ([]ocispec.Descriptor, error) 
 	}
 	var sigs []ocispec.Descriptor
 	for _, r := range all {
-		if r.ArtifactType == MediaTypeBundle || r.ArtifactType == ArtifactTypeCosignSignature {
+		switch r.ArtifactType {
+		case MediaTypeBundle, ArtifactTypeCosignSignature:
+			sigs = append(sigs, r)
+		case ocispec.MediaTypeEmptyJSON:
+			// go-containerregistry's tag-schema index (cosign v2's sign
+			// --new-bundle-format on a registry without the referrers
+			// API) lists a referrer by its config's media type, not its
+			// artifactType: its manifest says what it is (referrer).
 			sigs = append(sigs, r)
 		}
 	}

@@ -20,7 +20,8 @@ import (
 // with the cosign tag only: see docs/distribution.md), that `cosign
 // verify --key --insecure-ignore-tlog` accepts plugkit's signature of a
 // release, and that Verify accepts a signature made by `cosign sign --key
-// --tlog-upload=false` with a key cosign imported.
+// --tlog-upload=false` (and COSIGN_SIGN_FLAGS: cosign v3 offline needs
+// --use-signing-config=false) with a key cosign imported.
 func TestCosignInterop(t *testing.T) {
 	repo, ctx, dir, cli := cosignRun(t)
 	writePEM := func(name string, der func() ([]byte, error)) {
@@ -49,7 +50,7 @@ func TestCosignInterop(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cli("sign", "--key", "imported.key", "--tlog-upload=false", "--allow-insecure-registry", "--allow-http-registry", repo.Source+"@"+rel2.Digest.String())
+	cli(append(append([]string{"sign", "--key", "imported.key", "--tlog-upload=false"}, strings.Fields(os.Getenv("COSIGN_SIGN_FLAGS"))...), "--allow-insecure-registry", "--allow-http-registry", repo.Source+"@"+rel2.Digest.String())...)
 	if err := Verify(ctx, repo, rel2.Digest, pub2); err != nil {
 		t.Fatalf("Verify refused cosign's signature: %v", err)
 	}

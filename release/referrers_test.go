@@ -179,6 +179,28 @@ func TestVerifyFindsCosignReferrers(t *testing.T) {
 	}
 }
 
+// TestVerifyFindsReferrersListedByConfigType: a registry without the
+// referrers API keeps a release's referrers in a tag-schema index, which
+// the client that pushes a referrer writes. go-containerregistry's (cosign
+// v2.6.5's sign --new-bundle-format) lists a sigstore bundle with its
+// config's media type, application/vnd.oci.empty.v1+json, as its
+// artifactType, not the manifest's own. The bundle still verifies (cosign
+// v2 verify accepts it; plugkit install refused it as "none of its
+// signatures verifies").
+func TestVerifyFindsReferrersListedByConfigType(t *testing.T) {
+	repo := openRegistry(t, "acme/fs", nil)
+	ctx := testCtx(t)
+	rel := pushUnsigned(t, repo, "fs", "2.1.0", fakeDescription("2.1.0", 1), false)
+	raw, pub := cosignBundle(t, rel.Digest)
+	ref := attach(t, repo, indexOf(t, repo, rel), MediaTypeBundle, MediaTypeBundle, raw, nil)
+	ref.ArtifactType = ocispec.MediaTypeEmptyJSON // as go-containerregistry lists it
+	idx := ocispec.Index{Versioned: specs.Versioned{SchemaVersion: 2}, MediaType: ocispec.MediaTypeImageIndex, Manifests: []ocispec.Descriptor{ref}}
+	tagIndex(t, repo, idx, rel.Digest.Algorithm().String()+"-"+rel.Digest.Encoded())
+	if err := Verify(ctx, repo, rel.Digest, []crypto.PublicKey{pub}); err != nil {
+		t.Fatalf("Verify of a bundle listed with its config's type: %v", err)
+	}
+}
+
 // TestVerifyRefusesHostileReferrers: the attacks on signatures found as
 // referrers.
 func TestVerifyRefusesHostileReferrers(t *testing.T) {

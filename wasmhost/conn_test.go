@@ -99,6 +99,34 @@ func TestGuestIdlesWithoutSpinning(t *testing.T) {
 	}
 }
 
+// TestUnaryCallWakesGuestTwice: a unary call wakes the guest for its
+// input twice (the request; the host's acknowledgement of the answer),
+// not three times: host and guest fix their flow-control windows, so
+// grpc-go's bandwidth estimation sends no PING after each answer for
+// the guest to read and acknowledge.
+func TestUnaryCallWakesGuestTwice(t *testing.T) {
+	rt := wasmhost.New(testConfig(wasmhost.Config{}))
+	defer rt.Close(context.Background())
+	c := startGuest(t, command(t, rt))
+	for range 20 { // the connection's first calls settle
+		if err := exists(c, "yes"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	const calls = 100
+	before := wasmhost.Polls(rt)
+	for range calls {
+		if err := exists(c, "yes"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	perCall := float64(wasmhost.Polls(rt)-before) / calls
+	t.Logf("%.2f waits for input a call", perCall)
+	if perCall > 2.3 {
+		t.Errorf("the guest waited for input %.2f times a call; want at most 2.3 (a PING to answer after each call?)", perCall)
+	}
+}
+
 // TestGuestWithoutPlugkitHost: a plugkit guest run by a runtime that gives
 // it no connection (plain wazero here) exits saying to load it with
 // plugkit's host.

@@ -116,12 +116,17 @@ func (r *Runtime) findCompiled(key uint64, module []byte) wazero.CompiledModule 
 // its context between functions only when more than one does.
 const compileWorkers = 2
 
-// compileBounded checks module against the limits, then compiles it
-// within ctx and Config.CompileTimeout: at the deadline it returns, and
+// compileBounded checks module against the limits, adds its stop checks
+// (addStopChecks), then compiles it within ctx and Config.CompileTimeout: at the deadline it returns, and
 // the compile stops at its next function (one function's compile is
 // bounded by Limits.FunctionSize and Limits.Blocks).
 func (r *Runtime) compileBounded(ctx context.Context, module []byte) (wazero.CompiledModule, moduleShape, error) {
 	shape, err := validate(module, r.cfg.Limits.withDefaults(), r.memoryLimit()/pageSize*pageSize)
+	if err != nil {
+		return nil, shape, err
+	}
+	module, err = addStopChecks(module, shape.code)
+	shape.code = codeShape{}
 	if err != nil {
 		return nil, shape, err
 	}

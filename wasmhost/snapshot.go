@@ -176,6 +176,11 @@ func takeSnapshot(mod api.Module) (*snapshot, bool) {
 		snap.bytes += int64(end - off)
 		off = end
 	}
+	// The stop global (stop.go) starts each guest at 0, whatever it was
+	// when the snapshot was taken: armed afterwards, it takes a Stop then.
+	if i := globalIndex(mod, im, stopExport); i >= 0 {
+		snap.globals[i] = 0
+	}
 	snap.bytes += int64(8 * len(snap.globals))
 	return snap, true
 }
@@ -276,6 +281,23 @@ func newGlobalSetter(ctx context.Context, rt wazero.Runtime) *globalSetter {
 	return s
 }
 
+// globalIndex is the index of the global mod exports as name, -1 when
+// none: the exported view and the indexed one hold the same global.
+func globalIndex(mod api.Module, im experimental.InternalModule, name string) int {
+	eg := mod.ExportedGlobal(name)
+	if eg == nil {
+		return -1
+	}
+	want := (*ifaceWords)(unsafe.Pointer(&eg)).data
+	for i := range im.NumGlobal() {
+		g := im.Global(i)
+		if (*ifaceWords)(unsafe.Pointer(&g)).data == want {
+			return i
+		}
+	}
+	return -1
+}
+
 // ifaceWords is an interface value's two words.
 type ifaceWords struct{ typ, data unsafe.Pointer }
 
@@ -297,47 +319,50 @@ func (s *globalSetter) set(g api.Global, v uint64) bool {
 // started from its memory would not have. It returns when the guest ends.
 //
 // reserved reports whether the guest's memory is reserveMemory's mapping.
-func (r *Runtime) runReactor(ctx context.Context, compiled wazero.CompiledModule, mc wazero.ModuleConfig, key snapKey, initOpened, reserved func() bool) (api.Module, error) {
+func (r *Runtime) runReactor(ctx context.Context, compiled wazero.CompiledModule, mc wazero.ModuleConfig, key snapKey, initOpened, reserved func() bool, stops *stopSwitch) (api.Module, error) {
 	if _, ok := compiled.ExportedFunctions()[exportMain]; !ok {
 		return nil, errNoMain
 	}
 	snap := r.snaps.get(key)
-	start, module, clean := exportInitialize, compiled, false
+	module, clean := compiled, false
 	if snap != nil {
-		start = ""
 		if m := r.dataless(compiled); m != nil {
 			module, clean = m, true
 			r.cleanRestores.Add(1)
 		}
 	}
-	mod, err := r.rt.InstantiateModule(ctx, module, mc.WithStartFunctions(startFunctions(start)...))
+	mod, err := r.rt.InstantiateModule(ctx, module, mc.WithStartFunctions())
 	if err != nil {
 		return mod, err
 	}
-	switch {
-	case snap != nil:
+	// The snapshot first, then the stop global armed: a Stop that came
+	// meanwhile sets it once armed, and no snapshot overwrites it.
+	if snap != nil {
 		if err := r.snaps.restore(mod, snap, clean, reserved()); err != nil {
 			return mod, err
 		}
 		r.restores.Add(1)
-	case r.snaps.setter != nil && !initOpened():
-		if snap, ok := takeSnapshot(mod); ok {
-			if snap.file = snapshotFile(snap); snap.file != nil {
-				snap.bytes *= 2 // its pages once more, in the file
+	}
+	if !r.cfg.Interpret {
+		if err := stops.arm(mod); err != nil {
+			return mod, err
+		}
+	}
+	if snap == nil {
+		if _, err := mod.ExportedFunction(exportInitialize).Call(ctx); err != nil {
+			return mod, err
+		}
+		if r.snaps.setter != nil && !initOpened() {
+			if snap, ok := takeSnapshot(mod); ok {
+				if snap.file = snapshotFile(snap); snap.file != nil {
+					snap.bytes *= 2 // its pages once more, in the file
+				}
+				r.snaps.put(key, snap)
 			}
-			r.snaps.put(key, snap)
 		}
 	}
 	_, err = mod.ExportedFunction(exportMain).Call(ctx)
 	return mod, err
-}
-
-// startFunctions is the start functions to run: name, or none.
-func startFunctions(name string) []string {
-	if name == "" {
-		return nil
-	}
-	return []string{name}
 }
 
 // A guest started from a snapshot needs none of its module's data
@@ -419,6 +444,13 @@ func (r *Runtime) dataless(compiled wazero.CompiledModule) wazero.CompiledModule
 			defer close(v.ready)
 			stripped, ok := withoutData(module)
 			if !ok {
+				return
+			}
+			shape, err := validate(stripped, r.cfg.Limits.withDefaults(), r.memoryLimit()/pageSize*pageSize)
+			if err != nil {
+				return
+			}
+			if stripped, err = addStopChecks(stripped, shape.code); err != nil {
 				return
 			}
 			timeout := r.cfg.CompileTimeout

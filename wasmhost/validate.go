@@ -108,6 +108,23 @@ type moduleShape struct {
 	maxBody     int    // size of the largest function's code
 	tableBytes  uint64 // the host memory its tables may reach
 	memoryBytes uint64 // its memory's declared minimum
+	code        codeShape
+}
+
+// codeShape is where validate found what addStopChecks changes: the
+// sections, the loops, the globals and the highest global the code sets.
+type codeShape struct {
+	sections   []sectionSpan
+	loops      []int  // offsets in the module just after each loop's block type, ascending
+	globals    uint32 // imported and defined
+	globalSets uint64 // 1 + the highest global index a global.set names; 0: none
+}
+
+// sectionSpan is one section of a module: its id at start, its content
+// from body to end.
+type sectionSpan struct {
+	id               byte
+	start, body, end int
 }
 
 // errMalformed is a module validate cannot read; wazero would refuse it
@@ -128,13 +145,15 @@ func validate(module []byte, l Limits, memoryLimit int64) (moduleShape, error) {
 	var tables []tableLimits
 	grows := false // the code has a table.grow
 	for !r.done() {
+		start := r.pos
 		id := r.byte()
 		size := r.u32()
 		body := r.bytes(int(size))
 		if r.err != nil {
 			return s, r.fail("a section")
 		}
-		sr := reader{b: body}
+		s.code.sections = append(s.code.sections, sectionSpan{id: id, start: start, body: r.pos - len(body), end: r.pos})
+		sr := reader{b: body, base: r.pos - len(body)}
 		var err error
 		switch id {
 		case 0:
@@ -170,6 +189,7 @@ func validate(module []byte, l Limits, memoryLimit int64) (moduleShape, error) {
 				case 3: // global
 					r.valType()
 					r.byte()
+					s.code.globals++
 				default:
 					r.err = errMalformed
 				}
@@ -195,6 +215,7 @@ func validate(module []byte, l Limits, memoryLimit int64) (moduleShape, error) {
 			})
 		case 6:
 			err = eachItem(&sr, maxGlobals, "globals", func(r *reader) {
+				s.code.globals++
 				r.valType()
 				r.byte()
 				r.constExpr()
@@ -218,6 +239,7 @@ func validate(module []byte, l Limits, memoryLimit int64) (moduleShape, error) {
 		case 10:
 			err = validateCode(&sr, l, &s)
 			grows = sr.tableGrow
+			s.code.loops, s.code.globalSets = sr.loops, sr.globalSets
 		case 11:
 			err = eachItem(&sr, maxSegments, "data segments", func(r *reader) {
 				switch r.u32() {
@@ -362,7 +384,7 @@ func validateCode(r *reader, l Limits, s *moduleShape) error {
 		if r.err == nil && uint64(size) > uint64(l.FunctionSize) {
 			return &LimitError{What: fmt.Sprintf("bytes of code in function %d", i), Have: uint64(size), Limit: uint64(l.FunctionSize), Field: "Limits.FunctionSize"}
 		}
-		fr := reader{b: r.bytes(int(size))}
+		fr := reader{b: r.bytes(int(size)), base: r.base + r.pos - int(size), loops: r.loops, globalSets: r.globalSets}
 		if r.err != nil {
 			return r.fail("the code section")
 		}
@@ -382,6 +404,7 @@ func validateCode(r *reader, l Limits, s *moduleShape) error {
 		s.maxLocals = max(s.maxLocals, locals)
 		blocks, err := countBlocks(&fr, l.Blocks)
 		r.tableGrow = r.tableGrow || fr.tableGrow
+		r.loops, r.globalSets = fr.loops, fr.globalSets
 		if err != nil {
 			return fmt.Errorf("function %d: %w", i, err)
 		}
@@ -391,7 +414,9 @@ func validateCode(r *reader, l Limits, s *moduleShape) error {
 }
 
 // countBlocks reads a function's instructions to their end and counts
-// its blocks; past limit it stops with a *LimitError. The instructions
+// its blocks; past limit it stops with a *LimitError. It notes in r
+// where each loop's body begins and the highest global set (for
+// addStopChecks). The instructions
 // of most of a compiler's code (no immediate, or one or two numbers) are
 // read inline: a 30 MB module is read in a few tens of milliseconds.
 func countBlocks(r *reader, limit int) (int, error) {
@@ -403,8 +428,16 @@ func countBlocks(r *reader, limit int) (int, error) {
 		switch {
 		case op >= 0x45 && op <= 0xc4, op == 0x0b, op == 0x1a, op == 0x1b, op == 0x0f:
 			// no immediate
-		case op >= 0x20 && op <= 0x24, op == 0x0c, op == 0x0d, op == 0x10, op == 0x41, op == 0x42:
+		case op >= 0x20 && op <= 0x23, op == 0x0c, op == 0x0d, op == 0x10, op == 0x41, op == 0x42:
 			pos = skipLEB(b, pos)
+		case op == 0x24: // global.set: which global
+			r.pos = pos
+			g := r.u32()
+			if r.err != nil {
+				return blocks, r.fail("the code")
+			}
+			r.globalSets = max(r.globalSets, uint64(g)+1)
+			pos = r.pos
 		case op >= 0x28 && op <= 0x3e:
 			if pos < len(b) && b[pos]&0x40 != 0 {
 				pos = skipLEB(b, pos) // a memory index follows the alignment
@@ -418,6 +451,9 @@ func countBlocks(r *reader, limit int) (int, error) {
 					return blocks, &LimitError{What: "blocks in one function", Have: uint64(blocks), Limit: uint64(limit), Field: "Limits.Blocks"}
 				}
 				r.blockType()
+				if op == 0x03 {
+					r.loops = append(r.loops, r.base+r.pos)
+				}
 				if op == 0x1f {
 					for range r.u32() {
 						if kind := r.byte(); kind < 2 {
@@ -538,10 +574,13 @@ func (r *reader) prefixFD(sub uint32) {
 // reader reads a module's bytes; the first error sticks, and every read
 // after it returns zero.
 type reader struct {
-	b         []byte
-	pos       int
-	err       error
-	tableGrow bool // a table.grow was read
+	b          []byte
+	pos        int
+	err        error
+	base       int    // b's offset in the module
+	tableGrow  bool   // a table.grow was read
+	loops      []int  // offsets in the module after each loop's block type read (countBlocks)
+	globalSets uint64 // 1 + the highest global a global.set read names (countBlocks)
 }
 
 func (r *reader) done() bool { return r.pos >= len(r.b) || r.err != nil }

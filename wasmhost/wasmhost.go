@@ -120,6 +120,7 @@ type Runtime struct {
 	background sync.WaitGroup
 	closing    context.Context
 	close      context.CancelFunc
+	closed     bool // Close was called
 }
 
 // New returns a Runtime with cfg.
@@ -152,7 +153,11 @@ func (r *Runtime) init() error {
 		if r.cfg.Interpret {
 			rc = wazero.NewRuntimeConfigInterpreter()
 		}
-		rc = rc.WithCloseOnContextDone(true).WithMemoryLimitPages(uint32(min(max(limit/pageSize, 1), 1<<16))) // 4 GiB at most: a limit above only lets tables grow
+		// A compiled guest stops through the checks addStopChecks puts in
+		// it (stop.go); wazero's own, at every loop, cost a call half its
+		// time. The interpreter keeps wazero's: it checks without leaving
+		// Go, and reads globals as plain Go values.
+		rc = rc.WithCloseOnContextDone(r.cfg.Interpret).WithMemoryLimitPages(uint32(min(max(limit/pageSize, 1), 1<<16))) // 4 GiB at most: a limit above only lets tables grow
 		if r.cfg.CacheDir != "" {
 			newRuntimeMu.Lock()
 			cache, err := wazero.NewCompilationCacheWithDir(r.cfg.CacheDir)
@@ -293,13 +298,17 @@ var errRuntimeClosed = errors.New("wasmhost: the Runtime was closed")
 
 // Close stops the guests still running (close their host.Clients first:
 // a guest waiting for input ends when its Client closes its connection), waits
-// for them within ctx (at most 2 s), and releases the compiled modules.
+// for them within ctx (at most 2 s), and releases the compiled modules:
+// at once, or, when a guest outlives the wait (one waiting in the
+// operating system), once the last such guest has ended. Later starts
+// fail.
 func (r *Runtime) Close(ctx context.Context) error {
 	r.close()
 	if r.init() != nil || r.rt == nil {
 		return nil
 	}
 	r.mu.Lock()
+	r.closed = true
 	guests := make([]*guest, 0, len(r.guests))
 	for g := range r.guests {
 		guests = append(guests, g)
@@ -312,15 +321,29 @@ func (r *Runtime) Close(ctx context.Context) error {
 	// waited on after it would be waited on for ever.
 	wait, cancel := context.WithTimeout(ctx, closeWait)
 	defer cancel()
+	var stayed []*guest
 	for _, g := range guests {
 		select {
 		case <-g.done:
 		case <-wait.Done():
+			stayed = append(stayed, g)
 		}
 	}
 	r.background.Wait() // a compile stops at its next function once closing is done
-	r.snaps.drop()
-	return r.rt.Close(ctx)
+	r.snaps.drop()      // a guest that maps a snapshot's file holds it open until it ends
+	if len(stayed) == 0 {
+		return r.rt.Close(ctx)
+	}
+	// wazero's Close closes every module it holds, files and all: a guest
+	// still in a host call (wazero stopped none: see stop.go) would use
+	// them as they close.
+	go func() {
+		for _, g := range stayed {
+			<-g.done
+		}
+		r.rt.Close(context.Background())
+	}()
+	return nil
 }
 
 // StartGuest starts the module spec holds in a goroutine of its own and
@@ -347,6 +370,7 @@ func (r *Runtime) StartGuest(ctx context.Context, spec host.GuestSpec) (host.Gue
 	args := append([]string{filepath.Base(spec.Path)}, spec.Args...)
 	mc := wazero.NewModuleConfig().
 		WithName("").
+		WithStartFunctions(). // runStart (or runReactor) runs it once the stop global is armed
 		WithArgs(args...).
 		WithStdout(spec.Stdout).WithStderr(oom).
 		WithSysWalltime().WithSysNanotime().WithNanosleep(sleepUntilDone(runCtx)).
@@ -356,8 +380,13 @@ func (r *Runtime) StartGuest(ctx context.Context, spec host.GuestSpec) (host.Gue
 		k, v, _ := strings.Cut(kv, "=")
 		mc = mc.WithEnv(k, v)
 	}
-	r.running.Add(1)
 	r.mu.Lock()
+	if r.closed {
+		r.mu.Unlock()
+		closeFS()
+		return nil, errRuntimeClosed
+	}
+	r.running.Add(1)
 	r.guests[g] = struct{}{}
 	r.mu.Unlock()
 	go func() {
@@ -375,9 +404,15 @@ func (r *Runtime) StartGuest(ctx context.Context, spec host.GuestSpec) (host.Gue
 		var mod api.Module
 		var err error
 		if isReactor(compiled) {
-			mod, err = r.runReactor(ctx, compiled, mc, newSnapKey(compiled, args, spec.Env), func() bool { return opened() || connFS.opened.Load() }, reserved.Load)
+			mod, err = r.runReactor(ctx, compiled, mc, newSnapKey(compiled, args, spec.Env), func() bool { return opened() || connFS.opened.Load() }, reserved.Load, &g.stops)
 		} else {
 			mod, err = r.rt.InstantiateModule(ctx, compiled, mc)
+			if err == nil && !r.cfg.Interpret {
+				err = g.stops.arm(mod)
+			}
+			if err == nil {
+				err = runStart(runCtx, mod)
+			}
 		}
 		if mod != nil {
 			mod.Close(context.Background())
@@ -478,6 +513,7 @@ type guest struct {
 	cancel context.CancelCauseFunc
 	budget time.Duration
 	conn   *guestconn.Pipe
+	stops  stopSwitch
 	polls  atomic.Int64 // the guest's waits for input (a test hook)
 }
 
@@ -497,6 +533,7 @@ func (g *guest) Stop(cause error) {
 		cause = context.Canceled
 	}
 	g.cancel(cause)
+	g.stops.stop() // a guest computing traps at its next loop
 	// A guest waiting in poll_oneoff is in the host's code, where the
 	// cancelled context does not reach: closing its connection wakes it.
 	g.conn.Close()

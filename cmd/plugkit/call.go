@@ -106,11 +106,11 @@ func runCall(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return code
 	}
 
-	client, code := pf.start("plugkit call", pos[0], *verbose, stderr)
+	client, stop, code := pf.start("plugkit call", pos[0], *verbose, stderr)
 	if client == nil {
 		return code
 	}
-	defer client.Close()
+	defer stop()
 
 	c := &caller{rc: reflectcall.New(client.Conn()), md: md, timeout: *rpcTimeout, compact: *compact, stdout: stdout, stderr: stderr}
 	if *fromStdin {

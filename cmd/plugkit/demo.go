@@ -70,6 +70,7 @@ func demo(ctx context.Context, out, stderr io.Writer, verbose bool) error {
 
 	// Each manager has a Finder of its own: the second one finds the
 	// answers in the cache file, not in the first one's memory.
+	upgrades := make(chan []manager.UpgradeResult, 8) // the refreshes of the upgrade step's Watch
 	newManager := func() (*manager.Manager, *manager.Finder) {
 		finder := &manager.Finder{
 			CacheFile: filepath.Join(work, "describe-cache.json"),
@@ -82,6 +83,8 @@ func demo(ctx context.Context, out, stderr io.Writer, verbose bool) error {
 			Telemetry: tel,
 			Releases:  objectstore.Releases(),
 			Restart:   manager.RestartPolicy{Backoff: 50 * time.Millisecond},
+			Upgrade:   manager.UpgradePolicy{Probation: demoProbation, Drain: demoDrain},
+			Watch:     manager.WatchPolicy{Debounce: demoDebounce, OnRefresh: func(r []manager.UpgradeResult, _ error) { upgrades <- r }},
 		}), finder
 	}
 	m, finder := newManager()
@@ -112,6 +115,14 @@ func demo(ctx context.Context, out, stderr io.Writer, verbose bool) error {
 		return err
 	}
 	if err := demoMatrix(ctx, out, step, pluginDir); err != nil {
+		return err
+	}
+	m3, _ := newManager()
+	defer m3.Close()
+	if err := demoUpgrade(ctx, out, step, m3, pluginDir, dataDir, work, upgrades); err != nil {
+		return err
+	}
+	if err := m3.Close(); err != nil {
 		return err
 	}
 	step("closing: every plugin process is stopped and reaped; %s removed", work)

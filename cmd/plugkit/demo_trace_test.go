@@ -79,7 +79,14 @@ func TestDemoTrace(t *testing.T) {
 	if code := run([]string{"demo"}, &stdout, &stderr); code != 0 {
 		t.Fatalf("demo exit %d: %s\n%s", code, stderr.String(), stdout.String())
 	}
-	spans := consoleSpans(t, stdout.String())
+	// The upgrade step's spans are left out: its broken release dies
+	// before it writes the spans of the calls it was given, and an
+	// upgrade's probes of a new process have no serving span.
+	out := stdout.String()
+	if i, j := strings.Index(out, "\n==> upgrading "), strings.Index(out, "\n==> closing"); i >= 0 && j > i {
+		out = out[:i] + out[j:]
+	}
+	spans := consoleSpans(t, out)
 	hostService := ""
 	for _, s := range spans {
 		if s.Name == "plugkit demo" {

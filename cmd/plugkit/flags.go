@@ -6,11 +6,13 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"sync"
 	"time"
 	"unicode"
 
 	"github.com/plugkit/plugkit/handshake"
 	"github.com/plugkit/plugkit/host"
+	"github.com/plugkit/plugkit/internal/hostwire"
 )
 
 // parseArgs parses flags that may come before, between or after the
@@ -63,6 +65,10 @@ type pluginFlags struct {
 	versionsSet bool
 	// args are the words after "--": the launched plugin's arguments.
 	args []string
+	// guest is --wasm-cache and the grants, for a WebAssembly plugin.
+	guest guestFlags
+	// module is set by start when the plugin is a WebAssembly module.
+	module bool
 }
 
 func (p *pluginFlags) register(fs *flag.FlagSet) {
@@ -71,6 +77,7 @@ func (p *pluginFlags) register(fs *flag.FlagSet) {
 	fs.BoolVar(&p.noMTLS, "no-mtls", false, "turn AutoMTLS off (for plugins that cannot do TLS)")
 	fs.StringVar(&p.timeout, "timeout", "30s", "how long to wait for the plugin to start")
 	p.remote.register(fs)
+	p.guest.register(fs)
 	fs.StringVar(&p.reattach, "reattach", "", "connect to a running plugin instead of launching one: the `JSON` (or the whole PLUGKIT_REATTACH='...' or TF_REATTACH_PROVIDERS='...' line) a plugin in debug mode prints; no PLUGIN, no --cookie; the plugin is left running")
 	fs.BoolVar(&p.trustTCP, "trust-tcp-listener", false, "with a TCP --reattach, connect even where plugkit cannot check that the plugin is who listens on the address (every system but Linux, or a plugin on another machine): give it only for a plugin you started yourself, since whoever listens there gets the calls")
 }
@@ -127,63 +134,108 @@ func (p *pluginFlags) parse() (handshake.Cookie, []int, error) {
 }
 
 // start launches the plugin at path as the flags say, logging its records
-// to stderr when verbose. It reports failures itself, prefixed with cmd,
-// and returns the exit code to use.
-func (p *pluginFlags) start(cmd, path string, verbose bool, stderr io.Writer) (*host.Client, int) {
+// to stderr when verbose: a WebAssembly module runs in a runtime of its
+// own, as --wasm-cache and the grants say (guestRuntime). It reports
+// failures itself, prefixed with cmd, and returns the exit code to use;
+// stop closes the plugin, then its runtime.
+func (p *pluginFlags) start(cmd, path string, verbose bool, stderr io.Writer) (client *host.Client, stop func(), code int) {
 	if p.remote.set() && p.reattach != "" {
 		fmt.Fprintf(stderr, "%s: --connect and --reattach both name the plugin: give one\n", cmd)
-		return nil, 2
+		return nil, nil, 2
 	}
 	if p.trustTCP && p.reattach == "" {
 		fmt.Fprintf(stderr, "%s: --trust-tcp-listener applies to --reattach only: drop it, or give --reattach\n", cmd)
-		return nil, 2
+		return nil, nil, 2
 	}
 	if len(p.args) > 0 && (p.remote.set() || p.reattach != "") {
 		fmt.Fprintf(stderr, "%s: the arguments after -- go to a plugin that plugkit launches; with --connect or --reattach the plugin is already running: drop them\n", cmd)
-		return nil, 2
+		return nil, nil, 2
+	}
+	p.module = !p.remote.set() && p.reattach == "" && hostwire.IsWasm(path)
+	if p.guest.used() && !p.module {
+		fmt.Fprintf(stderr, "%s: --wasm-cache, --grant and --grant-rw are for a WebAssembly plugin (a module that plugkit runs inside itself), and %s is not one: drop them\n", cmd, describePlugin(p, path))
+		return nil, nil, 2
 	}
 	if p.remote.set() {
 		timeout, ok := p.startTimeout(cmd, stderr)
 		if !ok {
-			return nil, 2
+			return nil, nil, 2
 		}
 		versions, err := p.explicitVersions()
 		if err != nil {
 			fmt.Fprintf(stderr, "%s: --versions: %v\n", cmd, err)
-			return nil, 2
+			return nil, nil, 2
 		}
-		return p.remote.dial(cmd, versions, timeout, verbose, stderr)
+		return closing(p.remote.dial(cmd, versions, timeout, verbose, stderr))
 	}
 	if p.reattach != "" {
-		return p.attach(cmd, verbose, stderr)
+		return closing(p.attach(cmd, verbose, stderr))
 	}
 	cookie, versions, err := p.parse()
 	if err != nil {
 		fmt.Fprintf(stderr, "%s: %v\n", cmd, err)
-		return nil, 2
+		return nil, nil, 2
 	}
 	timeout, ok := p.startTimeout(cmd, stderr)
 	if !ok {
-		return nil, 2
+		return nil, nil, 2
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), timeout+10*time.Second)
-	defer cancel()
 	opts := host.Options{Versions: versions, Logger: cliLogger(verbose, stderr)}
 	if p.noMTLS {
 		opts.Security = host.Plaintext()
 	}
-	client, err := host.Start(ctx, host.Command{
+	hc := host.Command{
 		Path:     path,
 		Args:     p.args,
 		Cookie:   cookie,
 		Timeouts: host.Timeouts{Start: timeout},
-	}, opts)
-	if err != nil {
-		reportError(stderr, cmd, withPathHint(path, err))
-		return nil, 1
 	}
-	track(func() { client.Close() })
-	return client, 0
+	closeRuntime := func() {}
+	if p.module {
+		guests := guestRuntime(p.guest.cache, p.guest.grants)
+		hc.Runner = guests
+		closeRuntime = func() { guests.Close(context.Background()) }
+		if err := compileFirst(cmd, guests, path, p.guest.cache, stderr); err != nil {
+			closeRuntime()
+			reportError(stderr, cmd, err)
+			return nil, nil, 1
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), timeout+10*time.Second)
+	defer cancel()
+	client, err = host.Start(ctx, hc, opts)
+	if err != nil {
+		closeRuntime()
+		reportError(stderr, cmd, withPathHint(path, err))
+		return nil, nil, 1
+	}
+	stop = sync.OnceFunc(func() {
+		client.Close()
+		closeRuntime()
+	})
+	track(stop)
+	return client, stop, 0
+}
+
+// closing adds to a client and an exit code the stop function that
+// closes the client.
+func closing(client *host.Client, code int) (*host.Client, func(), int) {
+	if client == nil {
+		return nil, nil, code
+	}
+	return client, func() { client.Close() }, code
+}
+
+// describePlugin names what the flags p and path launch or reach, for an
+// error message.
+func describePlugin(p *pluginFlags, path string) string {
+	switch {
+	case p.remote.set():
+		return "a service (--connect)"
+	case p.reattach != "":
+		return "a running plugin (--reattach)"
+	}
+	return path
 }
 
 // unprintable says whether safe escapes r: a control character, or a

@@ -5,6 +5,8 @@ import (
 	"os"
 	"os/exec"
 	"strings"
+
+	"github.com/plugkit/plugkit/internal/hostwire"
 )
 
 // withPathHint adds to err, the failure to start the plugin named path, a
@@ -13,6 +15,9 @@ import (
 // does, and the user most likely meant the file here.
 func withPathHint(path string, err error) error {
 	if strings.ContainsRune(path, '/') || strings.ContainsRune(path, os.PathSeparator) {
+		return err
+	}
+	if hostwire.IsWasm(path) { // a module is read from the file named, never looked up in PATH
 		return err
 	}
 	if _, lookErr := exec.LookPath(path); lookErr == nil {

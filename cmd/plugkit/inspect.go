@@ -34,6 +34,9 @@ type inspection struct {
 	// in the reattach configuration, and Path is empty.
 	Reattached bool   `json:"reattached,omitempty"`
 	Name       string `json:"name,omitempty"`
+	// Wasm is set for a WebAssembly plugin, run inside plugkit's process
+	// (Pid 0) and reached over an in-memory connection (Network stdio).
+	Wasm bool `json:"wasm,omitempty"`
 }
 
 func runInspect(args []string, stdout, stderr io.Writer) int {
@@ -64,12 +67,12 @@ func runInspect(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	began := time.Now()
-	client, code := pf.start("plugkit inspect", pos[0], *verbose, stderr)
+	client, stop, code := pf.start("plugkit inspect", pos[0], *verbose, stderr)
 	startMS := float64(time.Since(began).Microseconds()) / 1000
 	if client == nil {
 		return code
 	}
-	defer client.Close()
+	defer stop()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	services, err := reflectcall.New(client.Conn()).Services(ctx)
@@ -89,6 +92,7 @@ func runInspect(args []string, stdout, stderr io.Writer) int {
 		Services:        services,
 		Pid:             client.Pid(),
 		StartMS:         startMS,
+		Wasm:            pf.module,
 	}
 	if *asJSON {
 		enc := json.NewEncoder(stdout)
@@ -120,10 +124,18 @@ func printInspection(w io.Writer, out inspection, remote bool, versions string) 
 		fmt.Fprintf(w, "plugin:    %s (pid %d, reattached; left running)\n", safe(out.Name), out.Pid)
 		fmt.Fprintf(w, "protocol:  %s, app protocol version %d\n", out.Protocol, out.ProtocolVersion)
 	} else {
-		fmt.Fprintf(w, "plugin:    %s (pid %d)\n", out.Path, out.Pid)
+		if out.Wasm {
+			fmt.Fprintf(w, "plugin:    %s (a WebAssembly module, run inside plugkit)\n", out.Path)
+		} else {
+			fmt.Fprintf(w, "plugin:    %s (pid %d)\n", out.Path, out.Pid)
+		}
 		fmt.Fprintf(w, "protocol:  %s, app protocol version %d (host offered %s)\n", out.Protocol, out.ProtocolVersion, versions)
 	}
-	fmt.Fprintf(w, "listening: %s %s, AutoMTLS %v\n", out.Network, out.Address, out.TLS)
+	if out.Wasm {
+		fmt.Fprintf(w, "listening: an in-memory connection, no socket (no TLS needed)\n")
+	} else {
+		fmt.Fprintf(w, "listening: %s %s, AutoMTLS %v\n", out.Network, out.Address, out.TLS)
+	}
 	fmt.Fprintf(w, "started:   %.1f ms\n", out.StartMS)
 	fmt.Fprintf(w, "services:\n")
 	for _, s := range out.Services {

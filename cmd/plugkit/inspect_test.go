@@ -104,6 +104,8 @@ func TestDemo(t *testing.T) {
 		"example.com/fs      2.1.0    fs      v2          direct        13      0",
 		"example.com/future  3.0.0    future  v2          incompatible  0       0",
 		"6 cells in",
+		"installed fs 2.2.0\n    switched: v2.1.0 (pid ", "serving objectstore example.com/fs: v2.2.0 (pid ",
+		"installed fs 2.3.0, broken: it dies at its first call\n    rolled back to v2.2.0 (pid ", "0 failed during the switch to 2.2.0",
 	} {
 		if !strings.Contains(stdout.String(), want) {
 			t.Errorf("demo output lacks %q:\n%s", want, stdout.String())

@@ -21,7 +21,7 @@ import (
 
 func init() {
 	commands["plugins"] = command{
-		summary: "list the plugin binaries in a directory (list), or describe one (describe)",
+		summary: "list the plugin binaries in a directory (list), describe one (describe), or keep them running and upgrade them as new ones are installed (watch)",
 		run:     runPlugins,
 	}
 }
@@ -92,7 +92,7 @@ func printTable(w io.Writer, bins []manager.Entry) {
 	tw.Flush()
 }
 
-const pluginsUsage = "plugkit plugins list --dir DIR [--dir DIR...] --cookie KEY=VALUE [--names PATTERN] [--json]\n       plugkit plugins list --connect HOST:PORT --tls-ca F --tls-cert F --tls-key F [--json]\n       plugkit plugins describe BINARY --cookie KEY=VALUE [--json]\n\nlist exits 0 when at least one binary is usable, 1 when none is or the directories hold none (a line on stderr says where it looked); describe exits 1 when the binary is unusable\n\nlist runs only the files of a directory that identify as plugins: those named as --names says (default " + defaultNames + "), and Go programs that link plugkit's module (read from their build info, without running them); --names '*' runs every executable, as Dirs without Finder.Names does. A plugin file that others may write, set-user-ID, or owned by another user than yours or root is refused before it runs."
+const pluginsUsage = "plugkit plugins list --dir DIR [--dir DIR...] --cookie KEY=VALUE [--names PATTERN] [--json]\n       plugkit plugins list --connect HOST:PORT --tls-ca F --tls-cert F --tls-key F [--json]\n       plugkit plugins describe BINARY --cookie KEY=VALUE [--json]\n       " + pluginsWatchSynopsis + "\n\nlist exits 0 when at least one binary is usable, 1 when none is or the directories hold none (a line on stderr says where it looked); describe exits 1 when the binary is unusable\n\nlist runs only the files of a directory that identify as plugins: those named as --names says (default " + defaultNames + "), and Go programs that link plugkit's module (read from their build info, without running them); --names '*' runs every executable, as Dirs without Finder.Names does. A plugin file that others may write, set-user-ID, or owned by another user than yours or root is refused before it runs.\n\n" + pluginsWatchAbout
 
 // defaultNames is the CLI's default --names: a directory such as /bin
 // holds no file of that name, so its programs are never run to ask what
@@ -108,18 +108,22 @@ type pluginsFlags struct {
 	cacheFile string
 	names     string
 	remote    remoteFlags
+	watched   watchFlags // plugins watch's
 }
 
 func (p *pluginsFlags) register(fs *flag.FlagSet) {
-	if p.sub == "list" {
+	if p.sub != "describe" {
 		fs.Var(&p.dirs, "dir", "a plugin `directory` (repeatable; earlier ones win duplicate names)")
 		fs.StringVar(&p.names, "names", defaultNames, "the `PATTERN` (filepath.Match) of the file names in --dir that are plugins; Go programs that link plugkit are plugins whatever their name; '*' runs every executable")
 	}
 	fs.StringVar(&p.cookie, "cookie", "", "the plugins' magic cookie, `KEY=VALUE` (required; the plugins' documentation names it)")
 	fs.BoolVar(&p.asJSON, "json", false, "print JSON")
 	fs.StringVar(&p.cacheFile, "cache", "", "a `file` that caches Describe answers between runs")
-	if p.sub == "list" {
+	switch p.sub {
+	case "list":
 		p.remote.register(fs)
+	case "watch":
+		p.watched.register(fs)
 	}
 }
 
@@ -128,12 +132,12 @@ func runPlugins(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "usage: %s\n", pluginsUsage)
 		return 2
 	}
-	if args[0] != "list" && args[0] != "describe" {
+	if args[0] != "list" && args[0] != "describe" && args[0] != "watch" {
 		if isHelp(args[0]) {
 			fmt.Fprintf(stderr, "usage: %s\n", pluginsUsage)
 			return 0
 		}
-		fmt.Fprintf(stderr, "plugkit plugins: unknown subcommand %q (want list or describe)\nusage: %s\n", args[0], pluginsUsage)
+		fmt.Fprintf(stderr, "plugkit plugins: unknown subcommand %q (want list, describe or watch)\nusage: %s\n", args[0], pluginsUsage)
 		return 2
 	}
 	p := &pluginsFlags{sub: args[0]}
@@ -167,8 +171,11 @@ func runPlugins(args []string, stdout, stderr io.Writer) int {
 		return p.describe(pos, cookie, stdout, stderr)
 	}
 	if len(p.dirs) == 0 || len(pos) != 0 {
-		fmt.Fprintf(stderr, "plugkit plugins list: name the plugin directories with --dir\nusage: %s\n", pluginsUsage)
+		fmt.Fprintf(stderr, "plugkit plugins %s: name the plugin directories with --dir\nusage: %s\n", p.sub, pluginsUsage)
 		return 2
+	}
+	if p.sub == "watch" {
+		return p.watch(cookie, stdout, stderr)
 	}
 	return p.list(cookie, stdout, stderr)
 }
@@ -178,7 +185,7 @@ func runPlugins(args []string, stdout, stderr io.Writer) int {
 // describe), stopped when the command ends or is interrupted.
 // WebAssembly plugins run in a wasmhost runtime, their compiled form
 // kept beside the cache file when there is one.
-func (p *pluginsFlags) manager(cookie handshake.Cookie, stderr io.Writer) (*manager.Manager, *manager.Finder) {
+func (p *pluginsFlags) manager(cookie handshake.Cookie, stderr io.Writer, configure ...func(*manager.Config)) (*manager.Manager, *manager.Finder) {
 	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelError + 1}))
 	guests := wasmhost.New(wasmhost.Config{CacheDir: wasmCacheDir(p.cacheFile)})
 	finder := &manager.Finder{
@@ -192,7 +199,11 @@ func (p *pluginsFlags) manager(cookie handshake.Cookie, stderr io.Writer) (*mana
 	if len(p.dirs) > 0 {
 		sources = []manager.Source{finder.Dirs(p.dirs...)}
 	}
-	m := manager.New(manager.Config{Sources: sources, Logger: logger})
+	cfg := manager.Config{Sources: sources, Logger: logger}
+	for _, c := range configure {
+		c(&cfg)
+	}
+	m := manager.New(cfg)
 	track(func() {
 		m.Close()
 		guests.Close(context.Background())

@@ -7,7 +7,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"os"
 	"slices"
 
 	"google.golang.org/grpc/codes"
@@ -25,17 +24,19 @@ import (
 func key(ctx context.Context, name string) string { return conformance.RunID(ctx) + "/" + name }
 
 // initFresh gives the store a fresh directory (the fs store keeps its
-// objects there; others ignore it) and removes it afterwards.
+// objects there; others ignore it) and removes it afterwards. The
+// directory is conformance.TempDir's: one a WebAssembly plugin in the
+// matrix is granted.
 func initFresh(ctx context.Context, init func(context.Context, map[string]string) error) (func(), error) {
-	dir, err := os.MkdirTemp("", "objectstore-conformance-")
+	dir, cleanup, err := conformance.TempDir(ctx, "objectstore-conformance-")
 	if err != nil {
 		return nil, err
 	}
 	if err := init(ctx, map[string]string{"dir": dir}); err != nil {
-		os.RemoveAll(dir)
+		cleanup()
 		return nil, fmt.Errorf("Init: %w", err)
 	}
-	return func() { os.RemoveAll(dir) }, nil
+	return cleanup, nil
 }
 
 // wantCode checks that err carries the gRPC code want.

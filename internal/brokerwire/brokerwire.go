@@ -17,6 +17,15 @@ type Stream interface {
 	Recv() (*pluginpb.ConnInfo, error)
 }
 
+// EndableStream is a Stream its reader may end from outside: the host's
+// client stream, whose context End cancels. Run reads such a stream in
+// its caller's goroutine, and ends it when the broker is closed or a Send
+// stalls, instead of keeping a goroutine of its own to return at once.
+type EndableStream interface {
+	Stream
+	End()
+}
+
 // Options configure a broker. The zero value serves and dials in plain
 // text over unix sockets in the temporary directory (over loopback TCP on
 // Windows, as go-plugin's broker does there).

@@ -22,6 +22,16 @@ const (
 // Client.ReattachConfig().Addr.Network, and both ends' addresses.
 const Network = "stdio"
 
+// Window is the HTTP/2 flow-control window, of each stream and of the
+// connection, that a guest's gRPC server and its host's client both fix
+// (grpc.InitialWindowSize and InitialConnWindowSize, and the client's
+// WithInitialWindowSize and WithInitialConnWindowSize). A fixed window
+// turns off grpc-go's bandwidth estimation, whose PING after each DATA
+// frame cost a guest one more wake-up and write per unary call (3 waits
+// for input and 3 writes per call, then 2 and 2); it is the size of one
+// direction's buffer here, which the window cannot usefully pass.
+const Window = bufLimit
+
 // bufLimit is how much one direction holds before its writer waits for
 // the reader, as a pipe's buffer does.
 const bufLimit = 1 << 20

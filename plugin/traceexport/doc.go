@@ -1,8 +1,10 @@
 // Package traceexport, imported for its effect alone, lets plugin.Serve,
 // plugin.Run and catalog.Serve export the plugin's spans where the
 // standard OTEL_* environment says (the one a tracing plugkit host passes
-// on): OTLP over gRPC or HTTP, or the console. Import it in the plugin's
-// main package:
+// on): OTLP over gRPC or HTTP (in batches, and whenever the plugin is
+// idle, so that a plugin killed between calls loses none of their spans),
+// or the console (each span as it ends). Import it in the plugin's main
+// package:
 //
 //	import _ "github.com/plugkit/plugkit/plugin/traceexport"
 //

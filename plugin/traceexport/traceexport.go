@@ -3,6 +3,8 @@ package traceexport
 import (
 	"context"
 	"sync"
+	"sync/atomic"
+	"time"
 
 	"go.opentelemetry.io/otel/exporters/stdout/stdouttrace"
 	"go.opentelemetry.io/otel/sdk/resource"
@@ -16,7 +18,8 @@ import (
 func init() { tracehook.Provider = provider }
 
 // provider is an SDK provider sending spans to the exporters the
-// environment names (in batches, but to the console as each ends), with the resource it describes (OTEL_SERVICE_NAME,
+// environment names (in batches, and whenever the plugin is idle; to the
+// console as each ends), with the resource it describes (OTEL_SERVICE_NAME,
 // which a plugkit host sets to the plugin's name, and
 // OTEL_RESOURCE_ATTRIBUTES); nil for none. The first export error goes
 // to report, once for all the exporters.
@@ -35,7 +38,7 @@ func provider(ctx context.Context, lookup func(string) (string, bool), report fu
 			opts = append(opts, sdktrace.WithSyncer(r))
 			continue
 		}
-		opts = append(opts, sdktrace.WithBatcher(r))
+		opts = append(opts, sdktrace.WithSpanProcessor(newIdleExport(sdktrace.NewBatchSpanProcessor(r))))
 	}
 	tp := sdktrace.NewTracerProvider(opts...)
 	return tp, tp.Shutdown, nil
@@ -57,4 +60,75 @@ func (r *reporting) ExportSpans(ctx context.Context, spans []sdktrace.ReadOnlySp
 		r.once.Do(func() { r.report(err) })
 	}
 	return nil
+}
+
+// idleInterval is the least time between two of idleExport's exports.
+const idleInterval = 100 * time.Millisecond
+
+// idleFlushTimeout bounds one of idleExport's exports.
+const idleFlushTimeout = 5 * time.Second
+
+// idleExport is the batch processor of an exporter over the network
+// that also exports whenever the plugin has no span open: when it is
+// idle between calls. A batch otherwise waits up to
+// OTEL_BSP_SCHEDULE_DELAY (5 s by default), and a plugin killed or
+// crashed in the meantime loses it: the spans of calls that ended long
+// before. Such exports run one at a time, at most one per idleInterval;
+// the spans that end meanwhile go in the next. A plugin that always has a
+// span open (a long stream) exports on the batch schedule alone.
+type idleExport struct {
+	sdktrace.SpanProcessor // the batch processor
+	open                   atomic.Int64
+	kick                   chan struct{} // an export is due
+	done                   chan struct{} // closed by Shutdown
+	stop                   sync.Once
+}
+
+func newIdleExport(batch sdktrace.SpanProcessor) *idleExport {
+	p := &idleExport{SpanProcessor: batch, kick: make(chan struct{}, 1), done: make(chan struct{})}
+	go p.run()
+	return p
+}
+
+func (p *idleExport) OnStart(ctx context.Context, s sdktrace.ReadWriteSpan) {
+	p.open.Add(1)
+	p.SpanProcessor.OnStart(ctx, s)
+}
+
+func (p *idleExport) OnEnd(s sdktrace.ReadOnlySpan) {
+	p.SpanProcessor.OnEnd(s)
+	if p.open.Add(-1) == 0 {
+		select {
+		case p.kick <- struct{}{}:
+		default: // one is due already
+		}
+	}
+}
+
+// run exports what the batch holds each time the plugin becomes idle,
+// until Shutdown.
+func (p *idleExport) run() {
+	for {
+		select {
+		case <-p.done:
+			return
+		case <-p.kick:
+		}
+		start := time.Now()
+		ctx, cancel := context.WithTimeout(context.Background(), idleFlushTimeout)
+		p.SpanProcessor.ForceFlush(ctx) // a failure is reported by the exporter (reporting)
+		cancel()
+		wait := time.NewTimer(idleInterval - time.Since(start))
+		select {
+		case <-p.done:
+			wait.Stop()
+			return
+		case <-wait.C:
+		}
+	}
+}
+
+func (p *idleExport) Shutdown(ctx context.Context) error {
+	p.stop.Do(func() { close(p.done) })
+	return p.SpanProcessor.Shutdown(ctx)
 }

@@ -202,7 +202,40 @@ func figures(s samples, streamMiB int) []Figure {
 	b.remote(streamMiB)
 	b.telemetry()
 	b.discoveryAndMemory()
+	b.scale()
 	return b.figs
+}
+
+// scale adds the figures of many plugins at once (BenchmarkScale), when
+// they were measured: the start of one plugin and the close of them all
+// against go-plugin's host in the same iterations, and what each plugin
+// costs its host against the goals.
+func (b *figureSet) scale() {
+	s := b.s
+	const name = "Scale"
+	if s.runs(name, "plugkit-close-ms") == 0 {
+		return
+	}
+	runs := s.runs(name, "plugkit-close-ms")
+	const shape = "go-plugin v1.8.0 host (bench/testdata/gpscale), same iterations"
+	vs := func(fig, metric, unit, goal string, limit float64) {
+		b.add(Figure{Name: fig, Unit: unit, Plugkit: s.median(name, "plugkit-"+metric), Baseline: s.median(name, "goplugin-"+metric),
+			BaselineIs: shape, Goal: goal, Runs: runs,
+			Spread: math.Max(b.spread("plugkit-"+metric, name), b.spread("goplugin-"+metric, name))}, atMost(limit))
+	}
+	vs("scale_300_start", "start-ms", "ms", "<= 1x go-plugin (keep ahead)", 1)
+	vs("scale_300_close_all", "close-ms", "ms", "<= 0.8x go-plugin", 0.8)
+	// What a host keeps once for all its plugins (the thread they are
+	// forked from, the lock of their socket directories) is 1/300 of one
+	// per plugin: counts to two decimals.
+	perPlugin := func(fig, metric, unit string, goal float64) {
+		b.add(Figure{Name: fig, Unit: unit, Plugkit: round(s.median(name, "plugkit-"+metric), 2), Baseline: goal,
+			GoPlugin: gp(s.median(name, "goplugin-"+metric)), BaselineIs: fmt.Sprintf("the goal, %g", goal),
+			Goal: fmt.Sprintf("<= %g", goal), Runs: runs}, atMost(1))
+	}
+	perPlugin("scale_goroutines_per_plugin", "goroutines", "goroutines", 8)
+	perPlugin("scale_fds_per_plugin", "fds", "fds", 4)
+	vs("scale_rss_per_plugin", "rss-KiB", "KiB", "<= 1.1x go-plugin", 1.1)
 }
 
 // telemetry adds the cost of observability (BenchmarkTelemetry), when it

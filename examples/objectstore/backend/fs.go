@@ -7,9 +7,11 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 )
 
@@ -34,12 +36,23 @@ func (f *FS) Init(config map[string]string) error {
 		return fmt.Errorf("fs store: no directory: set the \"dir\" config or %s", DirEnv)
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return fmt.Errorf("fs store: %w", err)
+		return fmt.Errorf("fs store: %w", notGranted(dir, err))
 	}
 	f.mu.Lock()
 	f.dir = dir
 	f.mu.Unlock()
 	return nil
+}
+
+// notGranted explains err, the failure to make dir, when this plugin runs
+// as a WebAssembly module that was not granted the directory: there a
+// path outside every granted directory fails with EBADF, "Bad file
+// number", which says nothing of the cause.
+func notGranted(dir string, err error) error {
+	if runtime.GOOS != "wasip1" || !errors.Is(err, syscall.EBADF) {
+		return err
+	}
+	return fmt.Errorf("%s is in no directory granted to this WebAssembly plugin: grant it (or a directory above it) to the guest, writable (wasmhost.Config.Dirs; plugkit call and inspect: --grant-rw DIR), or configure a directory inside one granted (%w)", dir, err)
 }
 
 func (f *FS) path(key string) (string, error) {

@@ -9,7 +9,7 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/tetratelabs/wazero"
+	"github.com/plugkit/plugkit/wasmhost"
 )
 
 func main() {
@@ -45,22 +45,20 @@ func prune(dir string, old time.Time) {
 	})
 }
 
-// compile compiles each module into the cache in dir.
+// compile compiles each module into the cache in dir, as a
+// wasmhost.Runtime compiles it (its checks, then wazero's compile of the
+// module with its stop checks added), so that the Runtimes of the tests
+// find it there.
 func compile(dir string, modules []string) error {
 	ctx := context.Background()
-	cache, err := wazero.NewCompilationCacheWithDir(dir)
-	if err != nil {
-		return err
-	}
-	// The cache key covers WithCloseOnContextDone, which wasmhost sets.
-	rt := wazero.NewRuntimeWithConfig(ctx, wazero.NewRuntimeConfig().WithCompilationCache(cache).WithCloseOnContextDone(true))
+	rt := wasmhost.New(wasmhost.Config{CacheDir: dir})
 	defer rt.Close(ctx)
 	for _, path := range modules {
 		b, err := os.ReadFile(path)
 		if err != nil {
 			return err
 		}
-		if _, err := rt.CompileModule(ctx, b); err != nil {
+		if err := rt.Compile(ctx, b); err != nil {
 			return fmt.Errorf("%s: %w", path, err)
 		}
 	}

@@ -6,7 +6,7 @@
 // incompatible (with the release to pick) or fail (with the failing cases).
 // It builds nothing: it tests what is in the directory.
 //
-//	objectstore-matrix --dir DIR [--json | --markdown] [--releases FILE] [--v3] [--parallel N]
+//	objectstore-matrix --dir DIR [--json | --markdown] [--releases FILE] [--v3] [--wasm-cache DIR] [--parallel N]
 //
 // The exit status is 0 when no cell fails, 1 when one does, 2 for bad
 // usage. Incompatible cells are information, not failures.
@@ -15,6 +15,7 @@ package main
 import (
 	"context"
 	"flag"
+	"fmt"
 	"io"
 	"os"
 	"os/signal"
@@ -33,15 +34,33 @@ func main() {
 }
 
 // run is conformance's matrix command over the object-store hosts, with
-// --v3 of its own; the release index defaults to the examples'
-// releases.json. WebAssembly modules in the directory run in a
-// wasmhost.Runtime that grants them nothing.
+// --v3 and --wasm-cache of its own; the release index defaults to the
+// examples' releases.json. WebAssembly modules in the directory run in a
+// wasmhost.Runtime that grants them one directory, the matrix's scratch
+// (conformance.GuestScratch), where the suites make the fs store's
+// directories; it is removed when the run ends.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	guests := wasmhost.New(wasmhost.Config{})
-	defer guests.Close(context.Background())
-	mx := conformance.Matrix{Kind: objectstore.Kind, Cookie: objectstore.Cookie, Releases: objectstore.Releases(), Guests: guests}
+	scratch, err := os.MkdirTemp("", "objectstore-matrix-")
+	if err != nil {
+		fmt.Fprintf(stderr, "objectstore-matrix: a scratch directory for the plugins: %v (set TMPDIR to a writable directory)\n", err)
+		return 1
+	}
+	defer os.RemoveAll(scratch)
+	var guests *wasmhost.Runtime
+	defer func() {
+		if guests != nil {
+			guests.Close(context.Background())
+		}
+	}()
+	mx := conformance.Matrix{Kind: objectstore.Kind, Cookie: objectstore.Cookie, Releases: objectstore.Releases(), Scratch: scratch}
 	return conformance.CommandFlags(ctx, mx, "objectstore-matrix", args, stdout, stderr, func(fs *flag.FlagSet) func(*conformance.Matrix) {
 		withV3 := fs.Bool("v3", false, "also test against the v3 preview host")
-		return func(mx *conformance.Matrix) { mx.Hosts = objectstore.MatrixHosts(*withV3) }
+		cache := fs.String("wasm-cache", "", "a compilation cache `directory` for the WebAssembly modules (.wasm), kept across runs; without it they are compiled in memory at every run")
+		return func(mx *conformance.Matrix) {
+			mx.Hosts = objectstore.MatrixHosts(*withV3)
+			guests = wasmhost.New(wasmhost.Config{CacheDir: *cache,
+				Dirs: []wasmhost.Dir{{HostPath: scratch, GuestPath: conformance.GuestScratch, Writable: true}}})
+			mx.Guests = guests
+		}
 	})
 }

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -69,28 +68,30 @@ func copyInto(t testing.TB, dir, src string) {
 // TestMatrixWasm: the memory and fs plugins built as WebAssembly modules
 // appear in the matrix beside the native memory binary, with the same
 // cells: memory through the adapter on v2 and direct on v1, fs direct on
-// both, every case of both suites passing. On Windows the fs module is
-// left out: the suite gives its stores host directories (C:\...), which
-// no guest path can name.
+// both, every case of both suites passing. The fs module makes its stores
+// in the matrix's Scratch, granted to it at conformance.GuestScratch (a
+// "/"-separated path, so Windows hosts too). Under Wine the fs module is
+// left out: a guest's delete in a granted directory fails there (os.Root's
+// Remove: "I/O error"), and the fs suites delete.
 func TestMatrixWasm(t *testing.T) {
 	dir := pluginDir(t, map[string]string{"memory": "../../plugins/memory"})
 	copyInto(t, dir, buildWasm(t, "memory.wasm", "../../plugins/memory"))
 	modules := []string{filepath.Join(dir, "memory.wasm")}
-	withFS := runtime.GOOS != "windows"
+	withFS := !testutil.UnderWine()
 	if withFS {
 		copyInto(t, dir, buildWasm(t, "fs.wasm", "../../plugins/fs"))
 		modules = append(modules, filepath.Join(dir, "fs.wasm"))
 	}
 	// The command's Matrix, with the modules compiled from the tests'
-	// cache (wasmConfig), and the fs plugin granted the directory where
-	// the suite makes its stores (without it, its Init fails: isolation
-	// at work).
+	// cache (wasmConfig), and the fs plugin granted the matrix's scratch
+	// (without it, its Init fails: isolation at work).
+	scratch := testutil.TempDir(t)
 	wc := wasmConfig(modules...)
-	wc.Dirs = []wasmhost.Dir{{HostPath: os.TempDir(), Writable: true}}
+	wc.Dirs = []wasmhost.Dir{{HostPath: scratch, GuestPath: conformance.GuestScratch, Writable: true}}
 	guests := wasmhost.New(wc)
 	defer guests.Close(context.Background())
 	mx := conformance.Matrix{Kind: objectstore.Kind, Cookie: objectstore.Cookie, Releases: objectstore.Releases(),
-		Hosts: objectstore.MatrixHosts(false), Guests: guests}
+		Hosts: objectstore.MatrixHosts(false), Guests: guests, Scratch: scratch}
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	cells, err := mx.Run(ctx, dir)
@@ -176,4 +177,85 @@ func TestManagerWasm(t *testing.T) {
 		t.Errorf("memory.wasm dispensed as %+v; want major 1 through the adapter", info)
 	}
 	objectstore.SuiteV2().Test(t, s)
+}
+
+// TestMatrixCommandWasm: the objectstore-matrix command, as a user runs
+// it, tests the fs plugin's module: it grants the module a scratch
+// directory of its own where the suites make the stores, and every case
+// of both suites passes (they had all failed in Init: "mkdir /tmp: Bad
+// file number", the suite handing the module a host path it had no grant
+// for). --wasm-cache takes the tests' compilation cache.
+func TestMatrixCommandWasm(t *testing.T) {
+	if testutil.UnderWine() {
+		t.Skip("a guest's delete in a granted directory fails under Wine (os.Root's Remove: I/O error), and the fs suites delete; TestMatrixWasmWithoutGrant runs the fs module there")
+	}
+	dir := testutil.TempDir(t)
+	copyInto(t, dir, buildWasm(t, "fs.wasm", "../../plugins/fs"))
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	args := []string{"--dir", dir, "--json"}
+	if cache := testutil.CompiledWasm(ctx, filepath.Join(dir, "fs.wasm")); cache != "" {
+		args = append(args, "--wasm-cache", cache)
+	}
+	code, out, errOut := runMatrix(t, args...)
+	if code != 0 {
+		t.Errorf("exit %d, want 0; stderr: %s\n%s", code, errOut, out)
+	}
+	cells := cellsOf(t, out)
+	suites := map[int]int{2: len(objectstore.SuiteV2().Cases), 1: len(objectstore.SuiteV1().Cases)}
+	for _, k := range []string{"example.com/fs v2", "example.com/fs v1"} {
+		c, ok := cells[k]
+		if !ok {
+			t.Errorf("no cell %s in %v", k, cells)
+			continue
+		}
+		if c.Mode != conformance.ModeDirect || c.Passed != suites[c.HostMajor] || c.Failed != 0 {
+			t.Errorf("%s: mode %s, %d passed, %d failed (%v); want direct and all %d cases", k, c.Mode, c.Passed, c.Failed, c.Failures, suites[c.HostMajor])
+		}
+	}
+}
+
+// TestMatrixWasmWithoutGrant: a Matrix that does not give the fs module a
+// directory fails its cells saying which grant is missing, not "Bad file
+// number": without Scratch, the suite's TempDir names Matrix.Scratch and
+// conformance.GuestScratch; with Scratch set but not granted to the
+// runtime, the plugin's Init names the directory and the grant.
+func TestMatrixWasmWithoutGrant(t *testing.T) {
+	dir := testutil.TempDir(t)
+	copyInto(t, dir, buildWasm(t, "fs.wasm", "../../plugins/fs"))
+	guests := wasmhost.New(wasmConfig(filepath.Join(dir, "fs.wasm"))) // grants nothing
+	defer guests.Close(context.Background())
+	for _, tc := range []struct {
+		name, scratch string
+		want          []string
+	}{
+		{"no scratch", "", []string{"fs.wasm is a WebAssembly module", "Matrix.Scratch is empty", conformance.GuestScratch}},
+		{"scratch not granted", testutil.TempDir(t), []string{"is in no directory granted to this WebAssembly plugin", "--grant-rw"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			mx := conformance.Matrix{Kind: objectstore.Kind, Cookie: objectstore.Cookie, Hosts: objectstore.MatrixHosts(false), Guests: guests, Scratch: tc.scratch}
+			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+			defer cancel()
+			cells, err := mx.Run(ctx, dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(cells) != 2 {
+				t.Fatalf("%d cells, want 2: %v", len(cells), cells)
+			}
+			for _, c := range cells {
+				if c.Mode != conformance.ModeFailing || len(c.Failures) == 0 {
+					t.Errorf("v%d: %s, want failing", c.HostMajor, c.Mode)
+					continue
+				}
+				for _, f := range c.Failures {
+					for _, w := range tc.want {
+						if !strings.Contains(f.Error, w) {
+							t.Errorf("v%d %s: %q does not say %q", c.HostMajor, f.Case, f.Error, w)
+						}
+					}
+				}
+			}
+		})
+	}
 }

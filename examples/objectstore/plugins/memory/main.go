@@ -8,8 +8,10 @@ import (
 	_ "github.com/plugkit/plugkit/plugin/traceexport" // spans exported where OTEL_* says (the demo's console)
 )
 
-// version is this plugin's release.
-const version = "1.3.0"
+// version is this plugin's release; a build may set another
+// (-ldflags "-X main.version=1.4.0"), as manager's test of a guest's
+// upgrade does.
+var version = "1.3.0"
 
 // newCatalog declares what this plugin serves: main serves it as a
 // binary, and the tests serve it inside the test process (plugintest).
