@@ -112,7 +112,7 @@ func BenchmarkWasmColdStart(b *testing.B) {
 			if path == "" {
 				path = wasmBuild.path
 			}
-			shared := wasmhost.New(wasmhost.Config{CacheDir: cache})
+			shared := wasmhost.New(wasmhost.Config{CacheDir: cache, SnapshotBytes: wasmhost.DefaultSnapshotBytes})
 			defer shared.Close(ctx)
 			if err := shared.CompileFile(ctx, path); err != nil {
 				b.Fatal(err)

@@ -68,6 +68,9 @@ func reactorModules(t *testing.T) (path, alt string) {
 }
 
 func reactorRuntime(t *testing.T, cfg wasmhost.Config) *wasmhost.Runtime {
+	if cfg.SnapshotBytes == 0 {
+		cfg.SnapshotBytes = wasmhost.DefaultSnapshotBytes
+	}
 	rt := wasmhost.New(testConfig(cfg))
 	t.Cleanup(func() { rt.Close(context.Background()) })
 	return rt
@@ -200,3 +203,4 @@ func TestSnapshotBytes(t *testing.T) {
 		wantRestores(t, rt, 0)
 	}
 }
+

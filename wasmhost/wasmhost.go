@@ -70,9 +70,10 @@ type Config struct {
 	CompileTimeout time.Duration
 	// SnapshotBytes bounds the memory the Runtime keeps in snapshots of
 	// guests after their init (a module built with -buildmode=c-shared
-	// starts from one: see docs/wasm.md); past it the oldest go. 0 means
-	// DefaultSnapshotBytes; negative keeps none (every start runs the
-	// guest's init).
+	// starts from one: see docs/wasm.md); past it the oldest go. 0 or
+	// negative keeps none (every start runs the guest's init): snapshots
+	// are opt-in until a restored guest that spins is shown to stop at its
+	// CPU budget (issue 42); DefaultSnapshotBytes is the suggested value.
 	SnapshotBytes int64
 }
 
@@ -176,9 +177,6 @@ func (r *Runtime) init() error {
 			return
 		}
 		r.snaps.limit = r.cfg.SnapshotBytes
-		if r.snaps.limit == 0 {
-			r.snaps.limit = DefaultSnapshotBytes
-		}
 		if r.snaps.limit > 0 {
 			r.snaps.setter = newGlobalSetter(ctx, r.rt)
 		}
