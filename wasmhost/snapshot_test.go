@@ -203,4 +203,3 @@ func TestSnapshotBytes(t *testing.T) {
 		wantRestores(t, rt, 0)
 	}
 }
-
