@@ -203,3 +203,39 @@ func TestSnapshotBytes(t *testing.T) {
 		wantRestores(t, rt, 0)
 	}
 }
+
+// TestSnapshotGuestStops: a guest started from a snapshot that spins is
+// ended by its CPU budget, as any guest is, in both forms (the module
+// and its data-less form).
+func TestSnapshotGuestStops(t *testing.T) {
+	path, _ := reactorModules(t)
+	rt := reactorRuntime(t, wasmhost.Config{CPUBudget: 300 * time.Millisecond})
+	cmd := host.Command{Path: path, Cookie: testCookie, Runner: rt}
+	first := startGuest(t, cmd)
+	mustExist(t, first, "yes")
+	first.Close()
+	for _, form := range []string{"snapshot", "data-less snapshot"} {
+		if form == "data-less snapshot" {
+			deadline := time.Now().Add(2 * time.Minute)
+			for !wasmhost.DatalessReady(rt) {
+				if time.Now().After(deadline) {
+					t.Fatal("the module's data-less form was not compiled within 2 minutes")
+				}
+				time.Sleep(50 * time.Millisecond)
+			}
+		}
+		c := startGuest(t, cmd)
+		if err := exists(c, "spin"); err == nil {
+			t.Fatalf("%s: a spinning call answered", form)
+		}
+		select {
+		case <-c.Exited():
+		case <-time.After(time.Minute):
+			t.Fatalf("%s: a spinning guest still runs a minute past its CPU budget", form)
+		}
+		var be *host.BudgetError
+		if err := c.Close(); !errors.As(err, &be) {
+			t.Errorf("%s: Close: %v; want a BudgetError", form, err)
+		}
+	}
+}
