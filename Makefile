@@ -17,9 +17,14 @@ all: test
 test: fmt-check
 	@$(MAKE) --no-print-directory --output-sync=line -j3 vet lint test-go
 
-## test-go: the Go tests alone (make test runs them beside vet and lint)
+## test-go: the Go tests alone (make test runs them beside vet and lint),
+## TESTP packages at a time: twice the CPUs by default, since many tests
+## wait on plugin processes, sockets and deadlines rather than compute
+## (at go test's default, one package per CPU, the CPUs were idle for
+## part of the run); TESTP=N sets it.
+TESTP ?= $(shell n=$$(getconf _NPROCESSORS_ONLN 2>/dev/null || echo 1); echo $$((n * 2)))
 test-go: tofu
-	PLUGKIT_TOFU=$(abspath $(TOFU)) $(GO) test -race -count=1 -timeout 9m ./...
+	PLUGKIT_TOFU=$(abspath $(TOFU)) $(GO) test -race -count=1 -p $(TESTP) -timeout 9m ./...
 
 ## tofu: OpenTofu, the engine the Terraform end-to-end test always runs,
 ## built from its Go module by the tools module internal/tools/tofu (pinned

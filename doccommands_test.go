@@ -2,6 +2,8 @@ package plugkit
 
 import (
 	"context"
+	"crypto/sha256"
+	"errors"
 	"fmt"
 	"maps"
 	"os"
@@ -9,6 +11,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -132,6 +135,7 @@ func TestDocCommandsFromRoot(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	clone := docClone(t, root)
 	ran := 0
 	for _, doc := range docFiles(t) {
 		blocks, err := testutil.DocShellBlocks(doc)
@@ -143,7 +147,12 @@ func TestDocCommandsFromRoot(t *testing.T) {
 				continue
 			}
 			ran++
-			clone := t.TempDir()
+			if err := os.RemoveAll(clone); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Mkdir(clone, 0o755); err != nil {
+				t.Fatal(err)
+			}
 			for _, e := range entries {
 				if e.Name() == ".git" {
 					continue
@@ -165,6 +174,54 @@ func TestDocCommandsFromRoot(t *testing.T) {
 	if ran == 0 {
 		t.Error("docCommandTests gives this test no block to run")
 	}
+}
+
+// docClone returns the directory, not yet made, in which
+// TestDocCommandsFromRoot runs the blocks of the checkout at root: the
+// same directory on every run in that checkout. Without -trimpath the Go
+// build cache keys a package by its directory, so blocks run in a new
+// directory each time compiled every package of the module they build
+// (the CLI's among them) anew, run after run: most of this package's test
+// time. In a directory of its own kept by name, a run finds them compiled
+// by the last. A file beside it holding the process ID keeps two runs of
+// the same checkout out of each other's way: while the process that
+// holds it lives, another run takes a new temporary directory instead
+// (correct, only slower). Both are removed when the test ends.
+func docClone(t *testing.T, root string) string {
+	t.Helper()
+	base, err := os.UserCacheDir()
+	if err != nil {
+		return filepath.Join(t.TempDir(), "clone")
+	}
+	sum := sha256.Sum256([]byte(root))
+	dir := filepath.Join(base, "plugkit-test", fmt.Sprintf("docclone-%x", sum[:8]))
+	owner := dir + ".pid"
+	if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for attempt := 0; ; attempt++ {
+		f, err := os.OpenFile(owner, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644)
+		if err == nil {
+			_, err = fmt.Fprint(f, os.Getpid())
+			if err = errors.Join(err, f.Close()); err != nil {
+				t.Fatal(err)
+			}
+			break
+		}
+		b, _ := os.ReadFile(owner)
+		if pid, err := strconv.Atoi(string(b)); attempt > 0 || (err == nil && testutil.Exists(pid)) {
+			t.Logf("%s is in use by process %s: running the blocks in a new directory, where what they build compiles anew", dir, b)
+			return filepath.Join(t.TempDir(), "clone")
+		}
+		os.Remove(owner) // left by a run that was killed
+	}
+	t.Cleanup(func() {
+		if err := os.RemoveAll(dir); err != nil {
+			t.Error(err)
+		}
+		os.Remove(owner)
+	})
+	return dir
 }
 
 // docFiles returns README.md and docs/*.md.

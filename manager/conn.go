@@ -132,6 +132,7 @@ func (c *Conn) Invoke(ctx context.Context, method string, args, reply any, opts 
 // NewStream opens a stream. A ctx without a deadline gets the manager's
 // (Config.Calls), for the stream's whole life.
 func (c *Conn) NewStream(ctx context.Context, desc *grpc.StreamDesc, method string, opts ...grpc.CallOption) (grpc.ClientStream, error) {
+	caller := ctx
 	ctx, cancel, d := c.callContext(ctx)
 	// The stream's own context, which an upgrade's drain deadline ends.
 	ctx, cut := context.WithCancelCause(ctx)
@@ -164,7 +165,7 @@ func (c *Conn) NewStream(ctx context.Context, desc *grpc.StreamDesc, method stri
 		cut(nil)
 		cancel()
 	})
-	return &observedStream{ClientStream: s, ctx: ctx, conn: c, in: in, method: method, ans: ans}, nil
+	return &observedStream{ClientStream: s, caller: caller, ctx: ctx, conn: c, in: in, method: method, ans: ans}, nil
 }
 
 // callContext gives ctx the deadline of Config.Calls for this Conn's kind
@@ -235,6 +236,11 @@ func (c *Conn) metered(ctx context.Context, in *instance) context.Context {
 // observedStream reports a crash seen while receiving.
 type observedStream struct {
 	grpc.ClientStream
+	// caller is the caller's context: whether it ended tells a stream
+	// the caller gave up on from one that broke. ctx is the stream's own,
+	// which the stream's end cancels (and an upgrade's drain deadline,
+	// with its cause).
+	caller context.Context
 	ctx    context.Context
 	conn   *Conn
 	in     *instance // the instance it runs on
@@ -253,12 +259,16 @@ func (s *observedStream) RecvMsg(m any) error {
 		}
 		return err
 	}
-	if s.ctx.Err() == nil {
+	if _, ok := context.Cause(s.ctx).(*upgradedError); ok {
+		// Ended at an upgrade's drain deadline: not the plugin's failure.
+		return upgradedStatus(s.ctx, err)
+	}
+	if s.caller.Err() == nil {
 		s.in.verdict().record(err, s.ans.answered())
 	}
-	err = s.conn.p.observe(s.ctx, s.in, s.method, err, s.ans)
-	s.conn.p.brokeOnProbation(s.ctx, s.in, err, s.ans)
-	return s.conn.explain(s.in, s.method, upgradedStatus(s.ctx, err))
+	err = s.conn.p.observe(s.caller, s.in, s.method, err, s.ans)
+	s.conn.p.brokeOnProbation(s.caller, s.in, err, s.ans)
+	return s.conn.explain(s.in, s.method, err)
 }
 
 // Pid is the process ID of the plugin process serving the Conn now, or 0

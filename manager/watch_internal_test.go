@@ -6,13 +6,15 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/plugkit/plugkit/internal/testutil"
 )
 
 // TestPollSeesAChangeOnceSettled is the watch of systems without inotify:
 // a change is reported once two looks agree, and the watch stops with
 // its context.
 func TestPollSeesAChangeOnceSettled(t *testing.T) {
-	dir := t.TempDir()
+	dir := testutil.TempDir(t)
 	f := &Finder{}
 	w, err := f.watchSet([]string{dir}, nil)
 	if err != nil {

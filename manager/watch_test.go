@@ -96,7 +96,7 @@ func install(t *testing.T, dir, name, content string) {
 }
 
 func TestWatchDirSeesAnInstall(t *testing.T) {
-	dir := t.TempDir()
+	dir := testutil.TempDir(t)
 	finder := &manager.Finder{Launch: host.Command{Cookie: cookie}, CacheFile: filepath.Join(dir, "cache.json"), PollInterval: 50 * time.Millisecond}
 	ch := watchSource(t, finder.Dirs(dir))
 	writeFile(t, filepath.Join(dir, ".tmp9-plugkit-a"), "half", 0o755)
@@ -112,7 +112,7 @@ func TestWatchDirSeesAnInstall(t *testing.T) {
 }
 
 func TestWatchDirWaitsForAFileToBeClosed(t *testing.T) {
-	dir := t.TempDir()
+	dir := testutil.TempDir(t)
 	finder := &manager.Finder{Launch: host.Command{Cookie: cookie}}
 	ch := watchSource(t, finder.Dirs(dir))
 	// A copy in progress: created and half written, not yet closed.
@@ -140,7 +140,7 @@ func TestWatchDirWaitsForAFileToBeClosed(t *testing.T) {
 }
 
 func TestWatchFilesAndRemotesFile(t *testing.T) {
-	dir := t.TempDir()
+	dir := testutil.TempDir(t)
 	finder := &manager.Finder{Launch: host.Command{Cookie: cookie}}
 	bin := filepath.Join(dir, "plugkit-one")
 	writeFile(t, bin, "#!/bin/sh\n", 0o755)
@@ -168,7 +168,7 @@ func TestWatchFilesAndRemotesFile(t *testing.T) {
 
 func TestWatchRefusesAMissingDirectory(t *testing.T) {
 	finder := &manager.Finder{Launch: host.Command{Cookie: cookie}}
-	missing := filepath.Join(t.TempDir(), "nope")
+	missing := filepath.Join(testutil.TempDir(t), "nope")
 	_, err := finder.Dirs(missing).(manager.Watcher).Watch(context.Background())
 	if err == nil || !errors.Is(err, os.ErrNotExist) {
 		t.Fatalf("Watch of a missing directory = %v; want an error naming it", err)
@@ -176,7 +176,7 @@ func TestWatchRefusesAMissingDirectory(t *testing.T) {
 }
 
 func TestWatchDirRemovedAndMadeAgain(t *testing.T) {
-	parent := t.TempDir()
+	parent := testutil.TempDir(t)
 	dir := filepath.Join(parent, "plugins")
 	if err := os.Mkdir(dir, 0o755); err != nil {
 		t.Fatal(err)
@@ -214,7 +214,7 @@ func watchEnded(t *testing.T, done <-chan error) error {
 }
 
 func TestWatchRefreshesAfterAnInstall(t *testing.T) {
-	dir := t.TempDir()
+	dir := testutil.TempDir(t)
 	// The cache file in the watched directory, rewritten by a refresh, is
 	// not a change.
 	finder := &manager.Finder{Launch: host.Command{Cookie: cookie}, CacheFile: filepath.Join(dir, "cache.json")}
@@ -251,7 +251,7 @@ func TestWatchRefreshesAfterAnInstall(t *testing.T) {
 
 func TestWatchStopsWithClose(t *testing.T) {
 	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
-	dir := t.TempDir()
+	dir := testutil.TempDir(t)
 	finder := &manager.Finder{Launch: host.Command{Cookie: cookie}}
 	remotes := filepath.Join(dir, "remotes.json")
 	writeFile(t, remotes, `{"remotes": []}`, 0o600)

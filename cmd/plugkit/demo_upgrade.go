@@ -49,6 +49,9 @@ func goBuildRelease(ctx context.Context, out, name, version string, broken bool)
 // of pluginDir; upgrades gets the results of its refreshes
 // (Config.Watch.OnRefresh).
 func demoUpgrade(ctx context.Context, out io.Writer, step demoStep, m *manager.Manager, pluginDir, dataDir, work string, upgrades <-chan []manager.UpgradeResult) error {
+	// The heading first: the step's own Discover, start and Init belong
+	// to it (their spans too, which TestDemoTrace leaves out by step).
+	step("upgrading example.com/fs under load: %d workers call it while new releases are installed into %s, which the manager watches", demoWorkers, pluginDir)
 	if err := m.Discover(ctx); err != nil {
 		return err
 	}
@@ -59,7 +62,6 @@ func demoUpgrade(ctx context.Context, out io.Writer, step demoStep, m *manager.M
 	if err != nil {
 		return err
 	}
-	step("upgrading example.com/fs under load: %d workers call it while new releases are installed into %s, which the manager watches", demoWorkers, pluginDir)
 	staging := filepath.Join(work, "staging")
 	if err := os.Mkdir(staging, 0o755); err != nil {
 		return err

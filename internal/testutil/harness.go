@@ -4,10 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strings"
@@ -88,8 +86,11 @@ const PrebuiltEnv = "PLUGKIT_PREBUILT"
 
 // GoBuild builds the main package pkg (an import path, or a path relative
 // to the test's directory, testdata included) into the file out, as `go
-// build -o out pkg`, and returns the file's path: out, with ".exe" added on Windows when out
-// has no extension, since Windows runs only files named so. Under make
+// build -o out pkg` without debug information, and returns the file's
+// path: out, with ".exe" added on Windows when out has no extension,
+// since Windows runs only files named so. The program is linked once
+// into the Go build cache and copied from there (goLink), so the same
+// plugin built by many tests costs one link. Under make
 // test-windows, where the Go tool does not run, it copies the binary
 // built beforehand instead.
 func GoBuild(ctx context.Context, t testing.TB, out, pkg string) string {
@@ -113,8 +114,8 @@ func BuildBinary(ctx context.Context, out, pkg string) (string, error) {
 		}
 		return out, nil
 	}
-	if b, err := exec.CommandContext(ctx, GoTool(), "build", "-o", out, pkg).CombinedOutput(); err != nil {
-		return "", fmt.Errorf("go build %s: %v\n%s", pkg, err, b)
+	if err := goLink(ctx, nil, nil, out, pkg); err != nil {
+		return "", err
 	}
 	return out, nil
 }
@@ -128,23 +129,10 @@ func copyPrebuilt(dir, out, pkg string) error {
 	if err != nil {
 		return err
 	}
-	src, err := os.Open(filepath.Join(dir, name))
-	if err != nil {
+	if err := copyExecutable(filepath.Join(dir, name), out, 0o755); err != nil {
 		return fmt.Errorf("%w (make test-windows builds every main package of the module beforehand)", err)
 	}
-	defer src.Close()
-	if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
-		return err
-	}
-	dst, err := os.OpenFile(out, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o755)
-	if err != nil {
-		return err
-	}
-	if _, err := io.Copy(dst, src); err != nil {
-		dst.Close()
-		return err
-	}
-	return dst.Close()
+	return nil
 }
 
 // prebuiltName is the file name make test-windows gives the build of

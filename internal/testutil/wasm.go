@@ -48,11 +48,21 @@ func buildWasm(ctx context.Context, out, pkg, ext string, flags ...string) error
 	// grpcnotrace leaves out grpc's golang.org/x/net/trace (html/template,
 	// text/template), which a guest never uses: a quarter of the module,
 	// as docs/wasm.md recommends to plugin authors.
-	args := append([]string{"build", "-tags", "grpcnotrace", "-o", out}, flags...)
-	cmd := exec.CommandContext(ctx, GoTool(), append(args, pkg)...)
-	cmd.Env = append(os.Environ(), "GOOS=wasip1", "GOARCH=wasm")
-	if b, err := cmd.CombinedOutput(); err != nil {
-		return fmt.Errorf("GOOS=wasip1 GOARCH=wasm go build -tags grpcnotrace %s %s: %v\n%s", strings.Join(flags, " "), pkg, err, b)
+	// -s=false keeps the name section (the guest's function names in
+	// traps and stack traces) that go run's -s would strip, as go build
+	// keeps it; a caller's -ldflags add to it.
+	ldflags := "-s=false"
+	args := []string{"-tags", "grpcnotrace"}
+	for _, f := range flags {
+		if v, ok := strings.CutPrefix(f, "-ldflags="); ok {
+			ldflags += " " + v
+			continue
+		}
+		args = append(args, f)
+	}
+	env := append(os.Environ(), "GOOS=wasip1", "GOARCH=wasm")
+	if err := goLink(ctx, env, append(args, "-ldflags="+ldflags), out, pkg); err != nil {
+		return fmt.Errorf("GOOS=wasip1 GOARCH=wasm: %w", err)
 	}
 	return nil
 }

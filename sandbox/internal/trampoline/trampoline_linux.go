@@ -262,7 +262,7 @@ func checkIsolated(sp Spec) (*parentWatch, error) {
 		namespaces = append(namespaces, "user")
 	}
 	for _, ns := range namespaces {
-		own, err := os.Readlink("/proc/self/ns/" + ns)
+		own, err := ownNamespace(ns)
 		if err != nil {
 			return nil, fmt.Errorf("reading this process's %s namespace: %w", ns, err)
 		}
@@ -282,6 +282,16 @@ func checkIsolated(sp Spec) (*parentWatch, error) {
 		}
 	}
 	return w, nil
+}
+
+// ownNamespace is the link of the calling thread's namespace ns. The
+// trampoline makes its cgroup namespace with unshare(2) on its locked
+// thread, which need not be the process's first: /proc/self names the
+// first thread's namespaces, so a trampoline whose goroutine had moved to
+// another thread (as it may on a loaded machine) saw the host's cgroup
+// namespace there and refused to run.
+func ownNamespace(ns string) (string, error) {
+	return os.Readlink("/proc/thread-self/ns/" + ns)
 }
 
 // parentWatch reads this process's parent from the host's /proc, where

@@ -1,0 +1,94 @@
+package testutil
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"testing"
+	"time"
+)
+
+// GoBuild hands each caller a copy of its own: what one test does to its
+// program (here, overwrite it) does not reach the next build of the same
+// package, which still runs.
+func TestGoBuildHandsOutCopies(t *testing.T) {
+	if UnderWine() {
+		t.Skip("the Go tool does not run under Wine")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	dir := TempDir(t)
+	first := GoBuild(ctx, t, filepath.Join(dir, "first", "hello"), "./testdata/hello")
+	if err := os.WriteFile(first, []byte("spoiled"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	second := GoBuild(ctx, t, filepath.Join(dir, "second", "hello"), "./testdata/hello")
+	out, err := exec.CommandContext(ctx, second).Output()
+	if err != nil || string(out) != "hello from testdata/hello\n" {
+		t.Fatalf("the second build: %q, %v; want the program's greeting (a build must not share its file with another)", out, err)
+	}
+	if fi, err := os.Stat(second); err != nil || (runtime.GOOS != "windows" && fi.Mode().Perm()&0o100 == 0) {
+		t.Fatalf("the build's mode: %v, %v; want it executable", fi, err)
+	}
+}
+
+// A module GoBuildWasm builds keeps its name section (the guest's
+// function names in traps), as go build writes it.
+func TestGoBuildWasmKeepsNames(t *testing.T) {
+	if UnderWine() {
+		t.Skip("the Go tool does not run under Wine")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	module := GoBuildWasm(ctx, t, filepath.Join(TempDir(t), "hello.wasm"), "./testdata/hello")
+	b, err := os.ReadFile(module)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.HasPrefix(b, []byte("\x00asm")) {
+		t.Fatalf("%s is not a WebAssembly module: it starts %q", module, b[:min(len(b), 8)])
+	}
+	if !hasCustomSection(t, b, "name") {
+		t.Fatal("the module has no name section: it was linked with -s")
+	}
+}
+
+// hasCustomSection reports whether the WebAssembly module b has a custom
+// section called name.
+func hasCustomSection(t *testing.T, b []byte, name string) bool {
+	t.Helper()
+	uleb := func() uint64 {
+		v, n := binary.Uvarint(b)
+		if n <= 0 {
+			t.Fatal("a section runs past the module's end")
+		}
+		b = b[n:]
+		return v
+	}
+	for b = b[8:]; len(b) > 0; {
+		id := b[0]
+		b = b[1:]
+		size := uleb()
+		if size > uint64(len(b)) {
+			t.Fatal("a section runs past the module's end")
+		}
+		payload := b[:size]
+		b = b[size:]
+		if id != 0 {
+			continue
+		}
+		rest := b
+		b = payload
+		n := uleb()
+		found := n <= uint64(len(b)) && string(b[:n]) == name
+		b = rest
+		if found {
+			return true
+		}
+	}
+	return false
+}
