@@ -49,3 +49,10 @@ func DatalessReady(r *Runtime) bool {
 // MappedRestores is how many guests started from a snapshot mapped
 // copy-on-write.
 func MappedRestores(r *Runtime) int { return int(r.snaps.mapped.Load()) }
+
+// Snapshots is how many snapshots r keeps.
+func Snapshots(r *Runtime) int {
+	r.snaps.mu.Lock()
+	defer r.snaps.mu.Unlock()
+	return len(r.snaps.byKey)
+}

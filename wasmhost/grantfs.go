@@ -6,7 +6,6 @@ import (
 	"os"
 	"path"
 	"path/filepath"
-	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -30,7 +29,6 @@ type grantFS struct {
 	experimentalsys.UnimplementedFS
 	root     *os.Root
 	readOnly bool
-	opened   atomic.Bool // the guest opened something beneath it
 }
 
 // errEscape is a guest's path that would resolve outside its grant.
@@ -121,9 +119,6 @@ func osFlag(flag experimentalsys.Oflag) int {
 
 // OpenFile opens the file at p beneath the grant.
 func (g *grantFS) OpenFile(p string, flag experimentalsys.Oflag, perm fs.FileMode) (experimentalsys.File, experimentalsys.Errno) {
-	if p != "." && p != "" { // "." is the grant itself, which wazero opens
-		g.opened.Store(true)
-	}
 	if g.readOnly && flag&writes != 0 {
 		if flag&experimentalsys.O_DIRECTORY != 0 {
 			return nil, experimentalsys.EISDIR

@@ -5,8 +5,8 @@ import (
 	"context"
 	"encoding/binary"
 	"errors"
+	"io/fs"
 	"os"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"unsafe"
@@ -14,6 +14,8 @@ import (
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/api"
 	"github.com/tetratelabs/wazero/experimental"
+	experimentalsys "github.com/tetratelabs/wazero/experimental/sys"
+	"github.com/tetratelabs/wazero/sys"
 )
 
 // A guest built with -buildmode=c-shared (a WASI reactor) initialises in
@@ -69,8 +71,17 @@ type snapKey struct {
 	argsEnv string
 }
 
+// newSnapKey is the key of m started with args and env: each string
+// after its length, so that no two lists make the same key.
 func newSnapKey(m wazero.CompiledModule, args, env []string) snapKey {
-	return snapKey{module: m, argsEnv: strings.Join(args, "\x00") + "\x01" + strings.Join(env, "\x00")}
+	var b []byte
+	for _, list := range [][]string{args, env} {
+		b = binary.AppendUvarint(b, uint64(len(list)))
+		for _, s := range list {
+			b = append(binary.AppendUvarint(b, uint64(len(s))), s...)
+		}
+	}
+	return snapKey{module: m, argsEnv: string(b)}
 }
 
 // snapshots are a Runtime's snapshots, within a total size.
@@ -144,8 +155,9 @@ func isReactor(m wazero.CompiledModule) bool {
 // errNoMain reports a reactor module without plugin's entry point.
 var errNoMain = errors.New("wasmhost: the module is a WASI reactor (built with -buildmode=c-shared) without a plugkit_main export: build a plugin that calls plugin.Serve (or catalog.Serve), with plugkit's plugin package of this release or later")
 
-// takeSnapshot records mod's memory and globals.
-func takeSnapshot(mod api.Module) (*snapshot, bool) {
+// takeSnapshot records mod's memory and globals; false when they take
+// more than limit bytes (it stops copying there).
+func takeSnapshot(mod api.Module, limit int64) (*snapshot, bool) {
 	im, ok := mod.(experimental.InternalModule)
 	if !ok || mod.Memory() == nil {
 		return nil, false
@@ -172,17 +184,20 @@ func takeSnapshot(mod api.Module) (*snapshot, bool) {
 			end += snapPage
 		}
 		end = min(end, len(mem))
+		if snap.bytes += int64(end - off); snap.bytes > limit {
+			return nil, false
+		}
 		snap.pages = append(snap.pages, snapPart{off: uint32(off), data: bytes.Clone(mem[off:end])})
-		snap.bytes += int64(end - off)
 		off = end
 	}
-	// The stop global (stop.go) starts each guest at 0, whatever it was
-	// when the snapshot was taken: armed afterwards, it takes a Stop then.
-	if i := globalIndex(mod, im, stopExport); i >= 0 {
-		snap.globals[i] = 0
+	// The last two globals are $tick and $stop (stop.go), which start
+	// each guest as they start a module: $stop at 0 whatever it was when
+	// the snapshot was taken (armed afterwards, it takes a Stop then).
+	if n := len(snap.globals); n >= 2 {
+		snap.globals[n-2], snap.globals[n-1] = tickPeriod, 0
 	}
 	snap.bytes += int64(8 * len(snap.globals))
-	return snap, true
+	return snap, snap.bytes <= limit
 }
 
 // restore writes snap into mod, freshly instantiated without its
@@ -281,23 +296,6 @@ func newGlobalSetter(ctx context.Context, rt wazero.Runtime) *globalSetter {
 	return s
 }
 
-// globalIndex is the index of the global mod exports as name, -1 when
-// none: the exported view and the indexed one hold the same global.
-func globalIndex(mod api.Module, im experimental.InternalModule, name string) int {
-	eg := mod.ExportedGlobal(name)
-	if eg == nil {
-		return -1
-	}
-	want := (*ifaceWords)(unsafe.Pointer(&eg)).data
-	for i := range im.NumGlobal() {
-		g := im.Global(i)
-		if (*ifaceWords)(unsafe.Pointer(&g)).data == want {
-			return i
-		}
-	}
-	return -1
-}
-
 // ifaceWords is an interface value's two words.
 type ifaceWords struct{ typ, data unsafe.Pointer }
 
@@ -314,12 +312,14 @@ func (s *globalSetter) set(g api.Global, v uint64) bool {
 
 // runReactor runs a snapshot-ready guest: from its snapshot for key when
 // there is one, else through its _initialize, after which its snapshot is
-// taken unless the guest opened a file meanwhile (initOpened): a file
-// opened in the init is a descriptor of that guest's own, which a guest
-// started from its memory would not have. It returns when the guest ends.
+// taken unless the init called the file system (fsUses counts the
+// guest's calls): a file the init opened is a descriptor of that guest's
+// own, which a guest started from its memory would not have, and what the
+// init read or found there may differ at the next start. It returns when
+// the guest ends.
 //
 // reserved reports whether the guest's memory is reserveMemory's mapping.
-func (r *Runtime) runReactor(ctx context.Context, compiled wazero.CompiledModule, mc wazero.ModuleConfig, key snapKey, initOpened, reserved func() bool, stops *stopSwitch) (api.Module, error) {
+func (r *Runtime) runReactor(ctx context.Context, compiled wazero.CompiledModule, mc wazero.ModuleConfig, key snapKey, fsUses func() int64, reserved func() bool, stops *stopSwitch) (api.Module, error) {
 	if _, ok := compiled.ExportedFunctions()[exportMain]; !ok {
 		return nil, errNoMain
 	}
@@ -349,11 +349,12 @@ func (r *Runtime) runReactor(ctx context.Context, compiled wazero.CompiledModule
 		}
 	}
 	if snap == nil {
+		uses := fsUses()
 		if _, err := mod.ExportedFunction(exportInitialize).Call(ctx); err != nil {
 			return mod, err
 		}
-		if r.snaps.setter != nil && !initOpened() {
-			if snap, ok := takeSnapshot(mod); ok {
+		if r.snaps.setter != nil && fsUses() == uses && ctx.Err() == nil {
+			if snap, ok := takeSnapshot(mod, r.snaps.limit); ok {
 				if snap.file = snapshotFile(snap); snap.file != nil {
 					snap.bytes *= 2 // its pages once more, in the file
 				}
@@ -363,6 +364,83 @@ func (r *Runtime) runReactor(ctx context.Context, compiled wazero.CompiledModule
 	}
 	_, err = mod.ExportedFunction(exportMain).Call(ctx)
 	return mod, err
+}
+
+// usedFS is a file system that counts the calls a guest makes to it in
+// uses, except the first opening of its directory itself: wazero's own,
+// at the first use of the directory's descriptor (Go's runtime makes one
+// in its init), kept inside wazero and never a descriptor of the guest's.
+// Any later one is the guest's (os.Open of the directory).
+type usedFS struct {
+	experimentalsys.FS
+	uses *atomic.Int64
+	dot  atomic.Bool // the directory itself was opened
+}
+
+func newUsedFS(fs experimentalsys.FS, uses *atomic.Int64) *usedFS {
+	return &usedFS{FS: fs, uses: uses}
+}
+
+func (u *usedFS) OpenFile(p string, flag experimentalsys.Oflag, perm fs.FileMode) (experimentalsys.File, experimentalsys.Errno) {
+	if (p != "." && p != "") || !u.dot.CompareAndSwap(false, true) {
+		u.uses.Add(1)
+	}
+	return u.FS.OpenFile(p, flag, perm)
+}
+
+func (u *usedFS) Lstat(p string) (sys.Stat_t, experimentalsys.Errno) {
+	u.uses.Add(1)
+	return u.FS.Lstat(p)
+}
+
+func (u *usedFS) Stat(p string) (sys.Stat_t, experimentalsys.Errno) {
+	u.uses.Add(1)
+	return u.FS.Stat(p)
+}
+
+func (u *usedFS) Mkdir(p string, perm fs.FileMode) experimentalsys.Errno {
+	u.uses.Add(1)
+	return u.FS.Mkdir(p, perm)
+}
+
+func (u *usedFS) Chmod(p string, perm fs.FileMode) experimentalsys.Errno {
+	u.uses.Add(1)
+	return u.FS.Chmod(p, perm)
+}
+
+func (u *usedFS) Rename(from, to string) experimentalsys.Errno {
+	u.uses.Add(1)
+	return u.FS.Rename(from, to)
+}
+
+func (u *usedFS) Rmdir(p string) experimentalsys.Errno {
+	u.uses.Add(1)
+	return u.FS.Rmdir(p)
+}
+
+func (u *usedFS) Unlink(p string) experimentalsys.Errno {
+	u.uses.Add(1)
+	return u.FS.Unlink(p)
+}
+
+func (u *usedFS) Link(oldPath, newPath string) experimentalsys.Errno {
+	u.uses.Add(1)
+	return u.FS.Link(oldPath, newPath)
+}
+
+func (u *usedFS) Symlink(oldPath, linkName string) experimentalsys.Errno {
+	u.uses.Add(1)
+	return u.FS.Symlink(oldPath, linkName)
+}
+
+func (u *usedFS) Readlink(p string) (string, experimentalsys.Errno) {
+	u.uses.Add(1)
+	return u.FS.Readlink(p)
+}
+
+func (u *usedFS) Utimens(p string, atim, mtim int64) experimentalsys.Errno {
+	u.uses.Add(1)
+	return u.FS.Utimens(p, atim, mtim)
 }
 
 // A guest started from a snapshot needs none of its module's data

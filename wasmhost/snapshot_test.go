@@ -168,23 +168,127 @@ func TestSnapshotKeyedByModule(t *testing.T) {
 	mustExist(t, c, "yes")
 }
 
-// A file the init opened is a descriptor of that guest's own, which a
-// guest started from its memory would lack: such a guest is not recorded,
-// and each start runs the init.
-func TestSnapshotNotAfterInitOpen(t *testing.T) {
+// A reactor's init that calls the file system is not recorded, and each
+// start runs it: a file it opened (a granted directory itself included)
+// is a descriptor of that guest's own, which a guest started from its
+// memory would lack, and what it found there may have changed by the next
+// start (a file its init stats, removed between two starts).
+func TestSnapshotNotAfterInitFileSystem(t *testing.T) {
 	path, _ := reactorModules(t)
-	dir := t.TempDir()
-	if err := os.WriteFile(filepath.Join(dir, "f"), []byte("data"), 0o644); err != nil {
-		t.Fatal(err)
+	dir := testutil.TempDir(t)
+	file := filepath.Join(dir, "f")
+	for _, c := range []struct{ env, probe string }{
+		{"PLUGKIT_GUEST_INIT_OPEN=/data/f", "initfile"},
+		{"PLUGKIT_GUEST_INIT_OPEN=/data", "initfile"},
+		{"PLUGKIT_GUEST_INIT_STAT=/data/f", "initstat"},
+	} {
+		if err := os.WriteFile(file, []byte("data"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		rt := reactorRuntime(t, wasmhost.Config{Dirs: []wasmhost.Dir{{HostPath: dir, GuestPath: "/data"}}})
+		cmd := host.Command{Path: path, Cookie: testCookie, Runner: rt, Env: []string{c.env}}
+		first := startGuest(t, cmd)
+		mustExist(t, first, c.probe)
+		first.Close()
+		second := startGuest(t, cmd)
+		if err := exists(second, c.probe); err != nil {
+			t.Errorf("%s: the second guest's %s: %v (started from a snapshot: %v)", c.env, c.probe, err, wasmhost.Restores(rt) > 0)
+		}
+		second.Close()
+		if c.probe == "initstat" {
+			if err := os.Remove(file); err != nil {
+				t.Fatal(err)
+			}
+			third := startGuest(t, cmd)
+			if err := exists(third, c.probe); err == nil {
+				t.Errorf("%s: a guest started after the file was removed says its init found it (started from a snapshot: %v)", c.env, wasmhost.Restores(rt) > 0)
+			}
+			third.Close()
+		}
+		if n := wasmhost.Restores(rt); n != 0 {
+			t.Errorf("%s: %d guests started from a snapshot, want none", c.env, n)
+		}
 	}
-	rt := reactorRuntime(t, wasmhost.Config{Dirs: []wasmhost.Dir{{HostPath: dir, GuestPath: "/data"}}})
-	cmd := host.Command{Path: path, Cookie: testCookie, Runner: rt, Env: []string{"PLUGKIT_GUEST_INIT_OPEN=/data/f"}}
-	for range 2 {
-		c := startGuest(t, cmd)
-		mustExist(t, c, "initfile")
-		c.Close()
+}
+
+// Go reads its arguments in its init: guests started with other
+// arguments than the snapshot's run their own init, and each sees its own.
+func TestSnapshotKeyedByArgs(t *testing.T) {
+	path, _ := reactorModules(t)
+	rt := reactorRuntime(t, wasmhost.Config{})
+	cmd := host.Command{Path: path, Cookie: testCookie, Runner: rt, Args: []string{"first"}}
+	startGuest(t, cmd).Close()
+	cmd.Args = []string{"second"}
+	c := startGuest(t, cmd)
+	mustExist(t, c, "arg:second")
+	if err := exists(c, "arg:first"); err == nil {
+		t.Fatal("a guest started with the argument second sees first, the argument of another guest's snapshot")
 	}
 	wantRestores(t, rt, 0)
+	c.Close()
+	c = startGuest(t, cmd)
+	wantRestores(t, rt, 1)
+	mustExist(t, c, "arg:second")
+}
+
+// A reactor's init that never returns (it spins, or sleeps) ends at the
+// start's deadline, as a command's does, and one that exits fails the
+// start; none leaves a snapshot, and the Runtime goes on.
+func TestSnapshotInitNeverReturns(t *testing.T) {
+	path, _ := reactorModules(t)
+	rt := reactorRuntime(t, wasmhost.Config{})
+	for _, how := range []string{"spin", "sleep", "exit"} {
+		cmd := host.Command{Path: path, Cookie: testCookie, Runner: rt, Env: []string{"PLUGKIT_GUEST_INIT=" + how}, Timeouts: host.Timeouts{Start: 2 * time.Second}}
+		for range 2 {
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			c, err := host.Start(ctx, cmd, host.Options{Versions: []int{1, 2}, Logger: testutil.Logger(t)})
+			cancel()
+			if err == nil {
+				c.Close()
+				t.Fatalf("init %s: the start succeeded", how)
+			}
+			t.Logf("init %s: %v", how, err)
+		}
+		waitEnded(t, rt)
+	}
+	if n := wasmhost.Snapshots(rt); n != 0 {
+		t.Fatalf("%d snapshots kept of guests whose init never returned", n)
+	}
+	c := startGuest(t, host.Command{Path: path, Cookie: testCookie, Runner: rt})
+	mustExist(t, c, "yes")
+}
+
+// A guest started from a snapshot keeps the bounds of any guest: its
+// directories (nothing beyond them, a read-only one unwritable) and its
+// memory limit.
+func TestSnapshotGuestBounds(t *testing.T) {
+	path, _ := reactorModules(t)
+	ro, outside := testutil.TempDir(t), testutil.TempDir(t)
+	if err := os.WriteFile(filepath.Join(ro, "data"), []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	rt := reactorRuntime(t, wasmhost.Config{MemoryLimit: 64 << 20, Dirs: []wasmhost.Dir{{HostPath: ro, GuestPath: "/ro"}}})
+	cmd := host.Command{Path: path, Cookie: testCookie, Runner: rt}
+	startGuest(t, cmd).Close()
+	c := startGuest(t, cmd)
+	wantRestores(t, rt, 1)
+	mustExist(t, c, "read:/ro/data")
+	for _, key := range []string{"read:/etc/passwd", "write:/ro/new", "write:/ro/../" + filepath.Base(outside) + "/escaped", "write:" + filepath.ToSlash(filepath.Join(outside, "escaped"))} {
+		if err := exists(c, key); err == nil {
+			t.Errorf("%s succeeded in a guest started from a snapshot; want it refused", key)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(outside, "escaped")); err == nil {
+		t.Error("a guest started from a snapshot wrote outside its directories")
+	}
+	if err := exists(c, "alloc"); err == nil {
+		t.Fatal("allocating without bound succeeded")
+	}
+	<-c.Exited()
+	var me *wasmhost.MemoryError
+	if err := c.Close(); !errors.As(err, &me) || me.Limit != 64<<20 {
+		t.Errorf("Close of a guest started from a snapshot that allocated without bound: %v; want a MemoryError of 64 MiB", err)
+	}
 }
 
 // Config.SnapshotBytes bounds what a Runtime keeps: a guest's snapshot

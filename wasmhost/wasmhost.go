@@ -18,6 +18,7 @@ import (
 
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/api"
+	experimentalsys "github.com/tetratelabs/wazero/experimental/sys"
 	"github.com/tetratelabs/wazero/experimental/sysfs"
 	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
 	"github.com/tetratelabs/wazero/sys"
@@ -351,7 +352,10 @@ func (r *Runtime) StartGuest(ctx context.Context, spec host.GuestSpec) (host.Gue
 	if err != nil {
 		return nil, err
 	}
-	fsc, closeFS, opened, err := r.fsConfig()
+	// fsUses counts the guest's file system calls: a reactor's init that
+	// makes one is not recorded (runReactor).
+	fsUses := new(atomic.Int64)
+	fsc, closeFS, err := r.fsConfig(fsUses)
 	if err != nil {
 		return nil, err
 	}
@@ -360,8 +364,7 @@ func (r *Runtime) StartGuest(ctx context.Context, spec host.GuestSpec) (host.Gue
 	// makes its descriptor 0, the one poll_oneoff waits on.
 	conn := guestconn.New()
 	g := &guest{done: make(chan struct{}), budget: r.cfg.CPUBudget, conn: conn}
-	connFS := newConnFS(conn, &g.polls)
-	fsc = fsc.(sysfs.FSConfig).WithSysFSMount(connFS, guestconn.Dir)
+	fsc = fsc.(sysfs.FSConfig).WithSysFSMount(newUsedFS(newConnFS(conn, &g.polls), fsUses), guestconn.Dir)
 	oom := &oomWatch{w: spec.Stderr}
 	runCtx, cancel := context.WithCancelCause(context.Background())
 	g.cancel = cancel
@@ -402,7 +405,7 @@ func (r *Runtime) StartGuest(ctx context.Context, spec host.GuestSpec) (host.Gue
 		var mod api.Module
 		var err error
 		if isReactor(compiled) {
-			mod, err = r.runReactor(ctx, compiled, mc, newSnapKey(compiled, args, spec.Env), func() bool { return opened() || connFS.opened.Load() }, reserved.Load, &g.stops)
+			mod, err = r.runReactor(ctx, compiled, mc, newSnapKey(compiled, args, spec.Env), fsUses.Load, reserved.Load, &g.stops)
 		} else {
 			mod, err = r.rt.InstantiateModule(ctx, compiled, mc)
 			if err == nil && !r.cfg.Interpret {
@@ -448,9 +451,9 @@ func (r *Runtime) guestModule(ctx context.Context, spec host.GuestSpec) (wazero.
 }
 
 // fsConfig grants Config.Dirs, each beneath its directory (grantFS);
-// call closeFS when the guest has ended; opened reports whether the guest
-// opened a file in one.
-func (r *Runtime) fsConfig() (fsc wazero.FSConfig, closeFS func(), opened func() bool, err error) {
+// call closeFS when the guest has ended. uses, when not nil, counts the
+// guest's calls to them (usedFS).
+func (r *Runtime) fsConfig(uses *atomic.Int64) (fsc wazero.FSConfig, closeFS func(), err error) {
 	fsc = wazero.NewFSConfig()
 	var grants []*grantFS
 	closeFS = func() {
@@ -458,28 +461,24 @@ func (r *Runtime) fsConfig() (fsc wazero.FSConfig, closeFS func(), opened func()
 			g.close()
 		}
 	}
-	opened = func() bool {
-		for _, g := range grants {
-			if g.opened.Load() {
-				return true
-			}
-		}
-		return false
-	}
 	for _, d := range r.cfg.Dirs {
 		g, err := openGrant(d)
 		if err != nil {
 			closeFS()
-			return nil, nil, nil, fmt.Errorf("wasmhost: Config.Dirs: %s is not a directory (%v)", d.HostPath, err)
+			return nil, nil, fmt.Errorf("wasmhost: Config.Dirs: %s is not a directory (%v)", d.HostPath, err)
 		}
 		grants = append(grants, g)
 		guestPath := d.GuestPath
 		if guestPath == "" {
 			guestPath = d.HostPath
 		}
-		fsc = fsc.(sysfs.FSConfig).WithSysFSMount(g, guestPath)
+		var fs experimentalsys.FS = g
+		if uses != nil {
+			fs = newUsedFS(g, uses)
+		}
+		fsc = fsc.(sysfs.FSConfig).WithSysFSMount(fs, guestPath)
 	}
-	return fsc, closeFS, opened, nil
+	return fsc, closeFS, nil
 }
 
 // exitErr is how a guest ended: nil for exit status 0, what Stop was
