@@ -41,10 +41,9 @@ const (
 	exportMain       = "plugkit_main"
 )
 
-// DefaultSnapshotBytes is the suggested Config.SnapshotBytes: 256 MiB,
-// some thirteen of a gRPC guest's (9.3 MiB after its init, counted twice
-// on Linux).
-const DefaultSnapshotBytes = 256 << 20
+// DefaultSnapshotBytes is Config.SnapshotBytes when it is 0: 64 MiB,
+// some six snapshots of a gRPC guest (9.3 MiB after its init).
+const DefaultSnapshotBytes = 64 << 20
 
 // snapPage is the unit in which a snapshot skips zero memory.
 const snapPage = 4 << 10
@@ -56,12 +55,17 @@ type snapshot struct {
 	globals []uint64
 	bytes   int64    // what the snapshot holds
 	file    *os.File // the memory in a sealed file (Linux), or nil
+	// users are the restores reading it (snapshots.mu); a snapshot
+	// dropped meanwhile closes its file after the last.
+	users   int
+	dropped bool
 }
 
-// snapPart is one run of non-zero pages of a snapshot's memory.
+// snapPart is one run of non-zero pages of a snapshot's memory: n bytes
+// at off, in data, or in the snapshot's file when data is nil.
 type snapPart struct {
-	off  uint32
-	data []byte
+	off, n uint32
+	data   []byte
 }
 
 // snapKey finds a snapshot: the compiled module, the guest's arguments
@@ -95,11 +99,36 @@ type snapshots struct {
 	mapped atomic.Int32  // restores that mapped the snapshot (a test hook)
 }
 
-// get returns the snapshot for key, nil when there is none.
+// get returns the snapshot for key, nil when there is none; release it
+// once restored.
 func (s *snapshots) get(key snapKey) *snapshot {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.byKey[key]
+	snap := s.byKey[key]
+	if snap != nil {
+		snap.users++
+	}
+	return snap
+}
+
+// release ends a restore's use of snap.
+func (s *snapshots) release(snap *snapshot) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	snap.users--
+	if snap.dropped {
+		s.closeFile(snap)
+	}
+}
+
+// closeFile closes snap's file, dropped, once no restore reads it (a
+// guest that maps it holds it open until it ends); s.mu is held.
+func (s *snapshots) closeFile(snap *snapshot) {
+	snap.dropped = true
+	if snap.users == 0 && snap.file != nil {
+		snap.file.Close()
+		snap.file = nil
+	}
 }
 
 // put keeps snap for key, dropping the oldest ones past the limit; a
@@ -108,18 +137,14 @@ func (s *snapshots) put(key snapKey, snap *snapshot) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if snap.bytes > s.limit || s.byKey[key] != nil {
-		if snap.file != nil {
-			snap.file.Close()
-		}
+		s.closeFile(snap)
 		return
 	}
 	for s.bytes+snap.bytes > s.limit && len(s.order) > 0 {
 		old := s.order[0]
 		s.order = s.order[1:]
 		s.bytes -= s.byKey[old].bytes
-		if f := s.byKey[old].file; f != nil {
-			f.Close() // a guest mapping it holds it open until it has
-		}
+		s.closeFile(s.byKey[old])
 		delete(s.byKey, old)
 	}
 	if s.byKey == nil {
@@ -130,15 +155,13 @@ func (s *snapshots) put(key snapKey, snap *snapshot) {
 	s.bytes += snap.bytes
 }
 
-// drop forgets every snapshot and closes their files (a guest that maps
-// one holds it open until it has).
+// drop forgets every snapshot and closes their files once no restore
+// reads them.
 func (s *snapshots) drop() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for _, snap := range s.byKey {
-		if snap.file != nil {
-			snap.file.Close()
-		}
+		s.closeFile(snap)
 	}
 	s.byKey, s.order, s.bytes = nil, nil, 0
 }
@@ -187,7 +210,7 @@ func takeSnapshot(mod api.Module, limit int64) (*snapshot, bool) {
 		if snap.bytes += int64(end - off); snap.bytes > limit {
 			return nil, false
 		}
-		snap.pages = append(snap.pages, snapPart{off: uint32(off), data: bytes.Clone(mem[off:end])})
+		snap.pages = append(snap.pages, snapPart{off: uint32(off), n: uint32(end - off), data: bytes.Clone(mem[off:end])})
 		off = end
 	}
 	// The last two globals are $tick and $stop (stop.go), which start
@@ -235,13 +258,19 @@ func (s *snapshots) restore(mod api.Module, snap *snapshot, clean, reserved bool
 		if end := min(p.off, uint32(len(buf))); at < end {
 			clear(buf[at:end])
 		}
-		at = p.off + uint32(len(p.data))
+		at = p.off + p.n
 	}
 	if at < uint32(len(buf)) {
 		clear(buf[at:])
 	}
 	for _, p := range snap.pages {
-		mem.Write(p.off, p.data)
+		if p.data != nil {
+			mem.Write(p.off, p.data)
+			continue
+		}
+		if part, ok := mem.Read(p.off, p.n); !ok || readFull(snap.file, part, int64(p.off)) != nil {
+			return errSnapshotMismatch
+		}
 	}
 	return s.setGlobals(mod, im, snap)
 }
@@ -254,6 +283,12 @@ func (s *snapshots) setGlobals(_ api.Module, im experimental.InternalModule, sna
 		}
 	}
 	return nil
+}
+
+// readFull reads len(b) bytes of f at off.
+func readFull(f *os.File, b []byte, off int64) error {
+	_, err := f.ReadAt(b, off)
+	return err
 }
 
 // errSnapshotMismatch reports a snapshot that does not fit the module it
@@ -333,12 +368,17 @@ func (r *Runtime) runReactor(ctx context.Context, compiled wazero.CompiledModule
 	}
 	mod, err := r.rt.InstantiateModule(ctx, module, mc.WithStartFunctions())
 	if err != nil {
+		if snap != nil {
+			r.snaps.release(snap)
+		}
 		return mod, err
 	}
 	// The snapshot first, then the stop global armed: a Stop that came
 	// meanwhile sets it once armed, and no snapshot overwrites it.
 	if snap != nil {
-		if err := r.snaps.restore(mod, snap, clean, reserved()); err != nil {
+		err := r.snaps.restore(mod, snap, clean, reserved())
+		r.snaps.release(snap)
+		if err != nil {
 			return mod, err
 		}
 		r.restores.Add(1)
@@ -356,7 +396,9 @@ func (r *Runtime) runReactor(ctx context.Context, compiled wazero.CompiledModule
 		if r.snaps.setter != nil && fsUses() == uses && ctx.Err() == nil {
 			if snap, ok := takeSnapshot(mod, r.snaps.limit); ok {
 				if snap.file = snapshotFile(snap); snap.file != nil {
-					snap.bytes *= 2 // its pages once more, in the file
+					for i := range snap.pages {
+						snap.pages[i].data = nil // kept in the file only
+					}
 				}
 				r.snaps.put(key, snap)
 			}

@@ -67,10 +67,9 @@ func reactorModules(t *testing.T) (path, alt string) {
 	return reactorBuild.path, reactorBuild.alt
 }
 
+// reactorRuntime is a Runtime with cfg, whose zero SnapshotBytes keeps
+// snapshots (DefaultSnapshotBytes).
 func reactorRuntime(t *testing.T, cfg wasmhost.Config) *wasmhost.Runtime {
-	if cfg.SnapshotBytes == 0 {
-		cfg.SnapshotBytes = wasmhost.DefaultSnapshotBytes
-	}
 	rt := wasmhost.New(testConfig(cfg))
 	t.Cleanup(func() { rt.Close(context.Background()) })
 	return rt

@@ -71,10 +71,9 @@ type Config struct {
 	CompileTimeout time.Duration
 	// SnapshotBytes bounds the memory the Runtime keeps in snapshots of
 	// guests after their init (a module built with -buildmode=c-shared
-	// starts from one: see docs/wasm.md); past it the oldest go. 0 or
-	// negative keeps none (every start runs the guest's init): snapshots
-	// are opt-in until a restored guest that spins is shown to stop at its
-	// CPU budget (issue 42); DefaultSnapshotBytes is the suggested value.
+	// starts from one: see docs/wasm.md); past it the oldest go. 0 means
+	// DefaultSnapshotBytes; negative keeps none, and every start runs the
+	// guest's init.
 	SnapshotBytes int64
 }
 
@@ -178,6 +177,9 @@ func (r *Runtime) init() error {
 			return
 		}
 		r.snaps.limit = r.cfg.SnapshotBytes
+		if r.snaps.limit == 0 {
+			r.snaps.limit = DefaultSnapshotBytes
+		}
 		if r.snaps.limit > 0 {
 			r.snaps.setter = newGlobalSetter(ctx, r.rt)
 		}
