@@ -312,8 +312,8 @@
 //     1. another module's snapshot (a file replaced, same name, arguments
 //     and environment): TestSnapshotKeyedByModule.
 //     2. a snapshot taken with another environment or other arguments:
-//     TestSnapshotKeyedByEnv, TestSnapshotKeyedByArgs; two lists that
-//     made one key: TestSnapKeyApart.
+//     TestSnapshotKeyedByEnv (both); two lists that made one key:
+//     TestSnapKeyApart.
 //     3. an init that called the file system (a descriptor missing from a
 //     guest started from its memory; a stat whose answer changed):
 //     TestSnapshotNotAfterInitFileSystem.

@@ -125,7 +125,7 @@ func (r *Runtime) compileBounded(ctx context.Context, module []byte) (wazero.Com
 	if err != nil {
 		return nil, shape, err
 	}
-	module, err = addStopChecks(module, shape.code)
+	module, err = r.withStopChecks(module, shape.code)
 	shape.code = codeShape{}
 	if err != nil {
 		return nil, shape, err

@@ -179,8 +179,9 @@ func isReactor(m wazero.CompiledModule) bool {
 var errNoMain = errors.New("wasmhost: the module is a WASI reactor (built with -buildmode=c-shared) without a plugkit_main export: build a plugin that calls plugin.Serve (or catalog.Serve), with plugkit's plugin package of this release or later")
 
 // takeSnapshot records mod's memory and globals; false when they take
-// more than limit bytes (it stops copying there).
-func takeSnapshot(mod api.Module, limit int64) (*snapshot, bool) {
+// more than limit bytes (it stops copying there). stops says whether mod
+// has the stop checks' globals (stop.go).
+func takeSnapshot(mod api.Module, limit int64, stops bool) (*snapshot, bool) {
 	im, ok := mod.(experimental.InternalModule)
 	if !ok || mod.Memory() == nil {
 		return nil, false
@@ -216,7 +217,7 @@ func takeSnapshot(mod api.Module, limit int64) (*snapshot, bool) {
 	// The last two globals are $tick and $stop (stop.go), which start
 	// each guest as they start a module: $stop at 0 whatever it was when
 	// the snapshot was taken (armed afterwards, it takes a Stop then).
-	if n := len(snap.globals); n >= 2 {
+	if n := len(snap.globals); stops && n >= 2 {
 		snap.globals[n-2], snap.globals[n-1] = tickPeriod, 0
 	}
 	snap.bytes += int64(8 * len(snap.globals))
@@ -394,7 +395,7 @@ func (r *Runtime) runReactor(ctx context.Context, compiled wazero.CompiledModule
 			return mod, err
 		}
 		if r.snaps.setter != nil && fsUses() == uses && ctx.Err() == nil {
-			if snap, ok := takeSnapshot(mod, r.snaps.limit); ok {
+			if snap, ok := takeSnapshot(mod, r.snaps.limit, !r.cfg.Interpret); ok {
 				if snap.file = snapshotFile(snap); snap.file != nil {
 					for i := range snap.pages {
 						snap.pages[i].data = nil // kept in the file only
@@ -570,7 +571,7 @@ func (r *Runtime) dataless(compiled wazero.CompiledModule) wazero.CompiledModule
 			if err != nil {
 				return
 			}
-			if stripped, err = addStopChecks(stripped, shape.code); err != nil {
+			if stripped, err = r.withStopChecks(stripped, shape.code); err != nil {
 				return
 			}
 			timeout := r.cfg.CompileTimeout

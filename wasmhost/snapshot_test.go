@@ -135,24 +135,35 @@ func TestSnapshotStart(t *testing.T) {
 	mustExist(t, c, "count:2")
 }
 
-// Go reads its environment in its init: a guest started with another
-// environment than the snapshot's runs its own init and sees its own.
+// Go reads its environment and arguments in its init: a guest started
+// with another environment, or other arguments, than the snapshot's runs
+// its own init and sees its own; the next such guest starts from its own
+// snapshot.
 func TestSnapshotKeyedByEnv(t *testing.T) {
 	path, _ := reactorModules(t)
-	rt := reactorRuntime(t, wasmhost.Config{})
-	cmd := host.Command{Path: path, Cookie: testCookie, Runner: rt, Env: []string{"SNAP_A=1"}}
-	startGuest(t, cmd).Close()
-	cmd.Env = []string{"SNAP_B=1"}
-	c := startGuest(t, cmd)
-	mustExist(t, c, "env:SNAP_B")
-	if err := exists(c, "env:SNAP_A"); err == nil {
-		t.Fatal("a guest started with SNAP_B=1 sees SNAP_A, the environment of another guest's snapshot")
+	for _, c := range []struct {
+		first, second host.Command
+		sees, seesNot string
+	}{
+		{host.Command{Env: []string{"SNAP_A=1"}}, host.Command{Env: []string{"SNAP_B=1"}}, "env:SNAP_B", "env:SNAP_A"},
+		{host.Command{Args: []string{"first"}}, host.Command{Args: []string{"second"}}, "arg:second", "arg:first"},
+	} {
+		rt := reactorRuntime(t, wasmhost.Config{})
+		for _, cmd := range []*host.Command{&c.first, &c.second} {
+			cmd.Path, cmd.Cookie, cmd.Runner = path, testCookie, rt
+		}
+		startGuest(t, c.first).Close()
+		g := startGuest(t, c.second)
+		mustExist(t, g, c.sees)
+		if err := exists(g, c.seesNot); err == nil {
+			t.Fatalf("a guest started to see %s also sees %s, as did another guest's snapshot", c.sees, c.seesNot)
+		}
+		wantRestores(t, rt, 0)
+		g.Close()
+		g = startGuest(t, c.second)
+		wantRestores(t, rt, 1)
+		mustExist(t, g, c.sees)
 	}
-	wantRestores(t, rt, 0)
-	c.Close()
-	c = startGuest(t, cmd)
-	wantRestores(t, rt, 1)
-	mustExist(t, c, "env:SNAP_B")
 }
 
 // A snapshot is the module's own: another module, even one of the same
@@ -208,26 +219,6 @@ func TestSnapshotNotAfterInitFileSystem(t *testing.T) {
 			t.Errorf("%s: %d guests started from a snapshot, want none", c.env, n)
 		}
 	}
-}
-
-// Go reads its arguments in its init: guests started with other
-// arguments than the snapshot's run their own init, and each sees its own.
-func TestSnapshotKeyedByArgs(t *testing.T) {
-	path, _ := reactorModules(t)
-	rt := reactorRuntime(t, wasmhost.Config{})
-	cmd := host.Command{Path: path, Cookie: testCookie, Runner: rt, Args: []string{"first"}}
-	startGuest(t, cmd).Close()
-	cmd.Args = []string{"second"}
-	c := startGuest(t, cmd)
-	mustExist(t, c, "arg:second")
-	if err := exists(c, "arg:first"); err == nil {
-		t.Fatal("a guest started with the argument second sees first, the argument of another guest's snapshot")
-	}
-	wantRestores(t, rt, 0)
-	c.Close()
-	c = startGuest(t, cmd)
-	wantRestores(t, rt, 1)
-	mustExist(t, c, "arg:second")
 }
 
 // A reactor's init that never returns (it spins, or sleeps) ends at the

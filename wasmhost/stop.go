@@ -110,6 +110,18 @@ var sectionOrder = map[byte]int{1: 1, 2: 2, 3: 3, 4: 4, 5: 5, 13: 6, 6: 7, 7: 8,
 // own: after addStopChecks that would be the stop global.
 var errSetsStopGlobal = errors.New("wasmhost: the module's code sets a global it does not declare; wazero would refuse it: rebuild it with a WebAssembly compiler")
 
+// withStopChecks is module with its stop checks (addStopChecks) when r
+// compiles guests; the interpreter checks its context itself, out of the
+// guest's code (and is Go code, which Go's scheduler stops), so an
+// interpreted module goes as it is: its compile, slow already, does not
+// translate the checks too.
+func (r *Runtime) withStopChecks(module []byte, s codeShape) ([]byte, error) {
+	if r.cfg.Interpret {
+		return module, nil
+	}
+	return addStopChecks(module, s)
+}
+
 // addStopChecks returns module with its stop global and the check at
 // each loop's head (see above); s is what validate found in module.
 func addStopChecks(module []byte, s codeShape) ([]byte, error) {
