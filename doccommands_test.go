@@ -25,13 +25,14 @@ import (
 // test must read the commands from the doc (its package's tests name the doc
 // file), so that the doc and what runs cannot drift apart.
 var docCommandTests = map[string]string{
-	"docs/your-own-kind.md: go build -o bin/ ./plugins/...              # one binary per plugin: bin/mem":                   "examples/kvcheck TestYourOwnKindCommands",
-	"README.md: go build -o plugins/ ./examples/objectstore/plugins/...   # plugins/memory, plugins/fs, plugins/future":     ". " + rootRunner,
-	"docs/remote.md: go build -o plugins/ ./examples/objectstore/plugins/...":                                               ". " + rootRunner,
-	"docs/wasm.md: GOOS=wasip1 GOARCH=wasm go build -tags grpcnotrace -o memory.wasm ./examples/objectstore/plugins/memory": ". " + rootRunner,
-	"docs/your-own-kind.md: plugkit plugins list --dir bin --cookie KV_PLUGIN=kv-5e0d":                                      "examples/kvcheck TestYourOwnKindCommands",
-	"docs/your-own-kind.md: go mod init example.com/kv":                                                                     "examples/kvcheck TestYourOwnKindModuleSetup",
-	"docs/observability.md: OTEL_TRACES_EXPORTER=otlp":                                                                      "host TestPluginExportsOverOTLP",
+	"docs/your-own-kind.md: go build -o bin/ ./plugins/...              # one binary per plugin: bin/mem":                                       "examples/kvcheck TestYourOwnKindCommands",
+	"README.md: go build -o plugins/ ./examples/objectstore/plugins/...   # plugins/memory, plugins/fs, plugins/future":                         ". " + rootRunner,
+	"docs/remote.md: go build -o plugins/ ./examples/objectstore/plugins/...":                                                                   ". " + rootRunner,
+	"docs/wasm.md: GOOS=wasip1 GOARCH=wasm go build -tags grpcnotrace -o memory.wasm ./examples/objectstore/plugins/memory":                     ". " + rootRunner,
+	"docs/wasm.md: GOOS=wasip1 GOARCH=wasm go build -buildmode=c-shared -tags grpcnotrace -o memory.wasm ./examples/objectstore/plugins/memory": ". " + rootRunner,
+	"docs/your-own-kind.md: plugkit plugins list --dir bin --cookie KV_PLUGIN=kv-5e0d":                                                          "examples/kvcheck TestYourOwnKindCommands",
+	"docs/your-own-kind.md: go mod init example.com/kv":                                                                                         "examples/kvcheck TestYourOwnKindModuleSetup",
+	"docs/observability.md: OTEL_TRACES_EXPORTER=otlp":                                                                                          "host TestPluginExportsOverOTLP",
 }
 
 // TestDocCommands keeps the commands of README.md and docs/*.md true: every

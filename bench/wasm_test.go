@@ -31,6 +31,7 @@ var wasmBuild struct {
 	once        sync.Once
 	path, cache string
 	module      []byte
+	reactor     string // the plugin built with -buildmode=c-shared
 	err         error
 }
 
@@ -48,9 +49,16 @@ func echoWasm(b *testing.B) (path, cache string) {
 		if wasmBuild.module, wasmBuild.err = os.ReadFile(wasmBuild.path); wasmBuild.err != nil {
 			return
 		}
+		wasmBuild.reactor = filepath.Join(bin.dir, "pkplugin-reactor.wasm")
+		if wasmBuild.err = testutil.BuildWasmReactor(ctx, wasmBuild.reactor, "./testdata/pkplugin"); wasmBuild.err != nil {
+			return
+		}
 		rt := wasmhost.New(wasmhost.Config{CacheDir: wasmBuild.cache})
-		wasmBuild.err = rt.Compile(ctx, wasmBuild.module)
-		rt.Close(ctx)
+		defer rt.Close(ctx)
+		if wasmBuild.err = rt.Compile(ctx, wasmBuild.module); wasmBuild.err != nil {
+			return
+		}
+		wasmBuild.err = rt.CompileFile(ctx, wasmBuild.reactor)
 	})
 	if wasmBuild.err != nil {
 		b.Fatal(wasmBuild.err)
@@ -61,6 +69,12 @@ func echoWasm(b *testing.B) (path, cache string) {
 // startWasm starts the echo guest with rt and makes its first call.
 func startWasm(ctx context.Context, b *testing.B, rt *wasmhost.Runtime) *host.Client {
 	path, _ := echoWasm(b)
+	return startModule(ctx, b, rt, path)
+}
+
+// startModule starts the echo guest in the module at path with rt and
+// makes its first call.
+func startModule(ctx context.Context, b *testing.B, rt *wasmhost.Runtime, path string) *host.Client {
 	c, err := host.Start(ctx, host.Command{Path: path, Cookie: echo.Cookie, Runner: rt, Env: guestEnv()}, host.Options{Versions: []int{1}, Logger: discard})
 	if err != nil {
 		b.Fatal(err)
@@ -75,32 +89,46 @@ func startWasm(ctx context.Context, b *testing.B, rt *wasmhost.Runtime) *host.Cl
 // then Close (in ns/op too). cold: a new
 // Runtime without a cache each time (the compile included); cached: a new
 // Runtime over the compilation cache; warm: one Runtime (the module
-// compiled in memory); interpreted: a new interpreting Runtime; native:
-// the same plugin as a process (plaintext, as the guest).
+// compiled in memory); snapshot: the plugin built with -buildmode=c-shared
+// in one Runtime, which starts it from its snapshot after the first;
+// interpreted: a new interpreting Runtime; native: the same plugin as a
+// process (plaintext, as the guest).
 func BenchmarkWasmColdStart(b *testing.B) {
 	_, cache := echoWasm(b)
 	ctx := ctxFor(b, 30*time.Minute)
 	for _, bc := range []struct {
 		name string
 		cfg  *wasmhost.Config // nil: one Runtime for all iterations
+		path string           // the module; "": wasmBuild.path
 	}{
-		{"cold", &wasmhost.Config{}},
-		{"cached", &wasmhost.Config{CacheDir: cache}},
-		{"warm", nil},
-		{"interpreted", &wasmhost.Config{Interpret: true}},
+		{"cold", &wasmhost.Config{}, ""},
+		{"cached", &wasmhost.Config{CacheDir: cache}, ""},
+		{"warm", nil, ""},
+		{"snapshot", nil, wasmBuild.reactor},
+		{"interpreted", &wasmhost.Config{Interpret: true}, ""},
 	} {
 		b.Run(bc.name, func(b *testing.B) {
-			shared := wasmhost.New(wasmhost.Config{CacheDir: cache})
+			path := bc.path
+			if path == "" {
+				path = wasmBuild.path
+			}
+			shared := wasmhost.New(wasmhost.Config{CacheDir: cache, SnapshotBytes: wasmhost.DefaultSnapshotBytes})
 			defer shared.Close(ctx)
-			shared.Compile(ctx, wasmBuild.module)
+			if err := shared.CompileFile(ctx, path); err != nil {
+				b.Fatal(err)
+			}
+			if bc.cfg == nil { // the first start runs the inits and takes the snapshot
+				startModule(ctx, b, shared, path).Close()
+			}
 			var first time.Duration
+			cpu0, haveCPU := cpuTime()
 			for b.Loop() {
 				rt := shared
 				if bc.cfg != nil {
 					rt = wasmhost.New(*bc.cfg)
 				}
 				t0 := time.Now()
-				c := startWasm(ctx, b, rt)
+				c := startModule(ctx, b, rt, path)
 				first += time.Since(t0)
 				c.Close()
 				if bc.cfg != nil {
@@ -108,6 +136,12 @@ func BenchmarkWasmColdStart(b *testing.B) {
 				}
 			}
 			b.ReportMetric(float64(first.Milliseconds())/float64(b.N), "ms-to-first-answer")
+			if cpu1, _ := cpuTime(); haveCPU {
+				// The guest runs in this process: its CPU, and the host's,
+				// start to Close (less sensitive to a loaded machine than
+				// the time).
+				b.ReportMetric(float64((cpu1-cpu0).Microseconds())/1000/float64(b.N), "cpu-ms/op")
+			}
 		})
 	}
 	b.Run("native", func(b *testing.B) {

@@ -214,7 +214,11 @@
 //     runs: TestGuestCannotClearStop (compiled and spun without the
 //     refusal); Runtime.Close does not close the files of a guest still
 //     in a host call: TestCloseWaitsAtMostCloseWait under -race (a data
-//     race in wazero's file table without the wait).
+//     race in wazero's file table without the wait); a guest that spins
+//     while Go's garbage collector stops the world (it waited for the
+//     guest forever, the whole host still): TestSpinningGuestLetsGCRun
+//     (its process hung before the guest left its machine code every
+//     65,536 loop headers).
 //   - the attacks of issue 40 (points 4 to 10: metrics and traces as
 //     Prometheus and OpenTelemetry users expect), each point with the
 //     tests that failed before its fix:
@@ -325,6 +329,25 @@
 //     TestDescribeRunsOnlyTheHashedFile; an upgrade in place rolled back
 //     after the old process died does not restart the old release from
 //     the file rolled back: TestRollbackRunsOnlyTheDescribedFile.
+//   - the attacks of issue 42 (a WebAssembly guest started from a snapshot
+//     of its memory after its init), each with the test that failed before
+//     its fix (package wasmhost):
+//     1. another module's snapshot (a file replaced, same name, arguments
+//     and environment): TestSnapshotKeyedByModule.
+//     2. a snapshot taken with another environment or other arguments:
+//     TestSnapshotKeyedByEnv (both); two lists that made one key:
+//     TestSnapKeyApart.
+//     3. an init that called the file system (a descriptor missing from a
+//     guest started from its memory; a stat whose answer changed):
+//     TestSnapshotNotAfterInitFileSystem.
+//     4. snapshots past Config.SnapshotBytes: TestSnapshotBytes,
+//     TestSnapshotsLimit.
+//     5. a guest started from a snapshot that spins, past its CPU budget
+//     (the host's garbage collector waited for it forever, every
+//     goroutine stopped): TestSnapshotGuestStops, TestSpinningGuestLetsGCRun.
+//     6. a guest started from a snapshot outside its directories or past
+//     its memory limit: TestSnapshotGuestBounds; an init that never
+//     returns: TestSnapshotInitNeverReturns.
 //   - many calls from many goroutines: TestManyCalls (20,000 calls from 100
 //     goroutines; goroutines, open files and heap of the host, and the
 //     plugin's open files, back to baseline); make soak runs

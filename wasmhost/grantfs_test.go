@@ -42,7 +42,7 @@ func fsProbe(t *testing.T, cfg Config, ops ...string) map[string]string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	fsc, closeFS, err := r.fsConfig()
+	fsc, closeFS, err := r.fsConfig(nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"sync/atomic"
 	"time"
 
 	"github.com/tetratelabs/wazero"
@@ -23,8 +24,9 @@ import (
 // memoryAllocator makes guestMemory of at most limit bytes, for the
 // guest whose goroutine closes done when it ends.
 type memoryAllocator struct {
-	limit uint64
-	done  <-chan struct{}
+	limit    uint64
+	done     <-chan struct{}
+	reserved *atomic.Bool // set when the memory is reserveMemory's mapping; may be nil
 }
 
 // Allocate reserves min(maximum, limit) bytes (wazero asks for the
@@ -34,6 +36,9 @@ func (a memoryAllocator) Allocate(_, maximum uint64) experimental.LinearMemory {
 	m := &guestMemory{limit: size}
 	buf, free := reserveMemory(size)
 	m.buf = buf
+	if free != nil && a.reserved != nil {
+		a.reserved.Store(true)
+	}
 	if free != nil {
 		// wazero frees a module's memory when the module is closed, which
 		// Runtime.Close does while a guest may still run (waiting in a
@@ -120,7 +125,7 @@ func (r *Runtime) compileBounded(ctx context.Context, module []byte) (wazero.Com
 	if err != nil {
 		return nil, shape, err
 	}
-	module, err = addStopChecks(module, shape.code)
+	module, err = r.withStopChecks(module, shape.code)
 	shape.code = codeShape{}
 	if err != nil {
 		return nil, shape, err
@@ -169,10 +174,10 @@ func (e errCompileTimeout) Error() string {
 // withMemory is ctx with the allocator of the memory of the guest whose
 // goroutine closes done: at most MemoryLimit less what the module's
 // tables may take.
-func (r *Runtime) withMemory(ctx context.Context, compiled wazero.CompiledModule, done <-chan struct{}) context.Context {
+func (r *Runtime) withMemory(ctx context.Context, compiled wazero.CompiledModule, done <-chan struct{}, reserved *atomic.Bool) context.Context {
 	r.mu.Lock()
 	tables := r.shapes[compiled].tableBytes
 	r.mu.Unlock()
 	limit := uint64(r.memoryLimit() / pageSize * pageSize)
-	return experimental.WithMemoryAllocator(ctx, memoryAllocator{limit: limit - min(tables, limit), done: done})
+	return experimental.WithMemoryAllocator(ctx, memoryAllocator{limit: limit - min(tables, limit), done: done, reserved: reserved})
 }

@@ -17,33 +17,90 @@ import (
 // points), so that check cost a unary call half of its time.
 //
 // The Runtime does the same check inside the guest instead: before it
-// compiles a module, addStopChecks gives it one more global, a mutable
-// i32 exported as stopExport and 0 at start, and at the head of every
-// loop, where wazero put its check, the instructions
+// compiles a module, addStopChecks gives it two more globals, mutable
+// i32s: $tick, tickPeriod at start, and $stop, exported as stopExport
+// and 0 at start; and at the head of every loop, where wazero put its
+// check, the instructions
 //
-//	global.get $stop
+//	global.get $tick
+//	i32.const 1
+//	i32.sub
+//	global.set $tick
+//	global.get $tick
+//	i32.eqz
 //	if
-//	  unreachable
+//	  i32.const tickPeriod
+//	  global.set $tick
+//	  global.get $stop
+//	  if
+//	    unreachable
+//	  end
+//	  i32.const 0
+//	  memory.grow
+//	  drop
 //	end
 //
-// a load and a branch in machine code. Stop sets the global to 1: the
-// guest traps at its next loop header (any code that runs on must pass
-// one, or end). The guest cannot clear it: a module whose code sets a
-// global it does not declare is refused, as wazero refuses it.
+// a count down and a branch in machine code, and once every tickPeriod
+// loop headers, the rest. Stop sets $stop to 1: the guest traps within
+// tickPeriod loop headers (any code that runs on must pass one, or end).
+// The guest cannot clear it: a module whose code sets a global it does
+// not declare is refused, as wazero refuses it.
+//
+// The memory.grow by 0 pages, which changes nothing, is how the guest
+// lets Go's scheduler in: wazero runs it in Go, out of the machine code.
+// Go cannot stop a goroutine inside machine code it did not compile, and
+// its garbage collector stops every goroutine (stop the world) at times:
+// a guest that computed without ever leaving the machine code held the
+// whole process still (every goroutine stopped, the one that would Stop
+// the guest among them) for as long as it computed: forever, for one
+// that spins (TestSpinningGuestLetsGCRun). A module without a memory is
+// given one of no pages for it.
 
 // stopExport is the name under which a guest's stop global is exported.
 const stopExport = "plugkit.stop"
 
+// tickPeriod is how many loop headers a guest passes between two
+// leaves of its machine code (a fraction of a millisecond of a loop that
+// spins): how long Go's garbage collector may wait for it to stop, and
+// a Stop for it to end.
+const tickPeriod = 1 << 16
+
 // stopCheck is the check inserted at the head of every loop, for the
-// global at index idx.
-func stopCheck(idx uint32) []byte {
-	check := append([]byte{0x23}, appendULEB(nil, uint64(idx))...) // global.get
-	return append(check, 0x04, 0x40, 0x00, 0x0b)                   // if (no result) unreachable end
+// globals $tick at index tick and $stop after it.
+func stopCheck(tick uint32) []byte {
+	getTick := appendULEB([]byte{0x23}, uint64(tick)) // global.get
+	setTick := appendULEB([]byte{0x24}, uint64(tick)) // global.set
+	b := append(getTick, 0x41, 0x01, 0x6b)            // i32.const 1, i32.sub
+	b = append(b, setTick...)
+	b = append(b, getTick...)
+	b = append(b, 0x45, 0x04, 0x40) // i32.eqz, if (no result)
+	b = append(b, 0x41)             // i32.const
+	b = appendSLEB(b, tickPeriod)
+	b = append(b, setTick...)
+	b = appendULEB(append(b, 0x23), uint64(tick)+1) // global.get $stop
+	b = append(b, 0x04, 0x40, 0x00, 0x0b)           // if (no result) unreachable end
+	b = append(b, 0x41, 0x00, 0x40, 0x00, 0x1a)     // i32.const 0, memory.grow 0, drop
+	return append(b, 0x0b)                          // end
 }
 
-// stopGlobalEntry is the stop global's declaration: i32, mutable,
-// initialised by i32.const 0.
-var stopGlobalEntry = []byte{0x7f, 0x01, 0x41, 0x00, 0x0b}
+// appendSLEB appends n in signed LEB128.
+func appendSLEB(b []byte, n int64) []byte {
+	for {
+		c := byte(n & 0x7f)
+		n >>= 7
+		if (n == 0 && c&0x40 == 0) || (n == -1 && c&0x40 != 0) {
+			return append(b, c)
+		}
+		b = append(b, c|0x80)
+	}
+}
+
+// stopGlobalEntries declare $tick and $stop: i32, mutable, initialised
+// by i32.const tickPeriod and 0.
+var stopGlobalEntries = append(append(append([]byte{0x7f, 0x01, 0x41}, appendSLEB(nil, tickPeriod)...), 0x0b), 0x7f, 0x01, 0x41, 0x00, 0x0b)
+
+// noPagesMemory declares a memory of no pages, at most none.
+var noPagesMemory = []byte{0x01, 0x00, 0x00}
 
 // sectionOrder ranks the sections that are not custom in the order the
 // binary format requires.
@@ -53,25 +110,44 @@ var sectionOrder = map[byte]int{1: 1, 2: 2, 3: 3, 4: 4, 5: 5, 13: 6, 6: 7, 7: 8,
 // own: after addStopChecks that would be the stop global.
 var errSetsStopGlobal = errors.New("wasmhost: the module's code sets a global it does not declare; wazero would refuse it: rebuild it with a WebAssembly compiler")
 
+// withStopChecks is module with its stop checks (addStopChecks) when r
+// compiles guests; the interpreter checks its context itself, out of the
+// guest's code (and is Go code, which Go's scheduler stops), so an
+// interpreted module goes as it is: its compile, slow already, does not
+// translate the checks too.
+func (r *Runtime) withStopChecks(module []byte, s codeShape) ([]byte, error) {
+	if r.cfg.Interpret {
+		return module, nil
+	}
+	return addStopChecks(module, s)
+}
+
 // addStopChecks returns module with its stop global and the check at
 // each loop's head (see above); s is what validate found in module.
 func addStopChecks(module []byte, s codeShape) ([]byte, error) {
 	if s.globalSets > uint64(s.globals) {
 		return nil, errSetsStopGlobal
 	}
+	if s.memories > 1 {
+		return nil, errMalformed // wazero runs one memory at most
+	}
 	check := stopCheck(s.globals)
 	out := make([]byte, 0, len(module)+len(s.loops)*len(check)+64)
 	out = append(out, module[:8]...)
-	addedGlobal, addedExport := false, false
-	// addMissing adds the global and export sections where the module has
-	// none, before a section that must follow them (rank).
+	addedMemory, addedGlobal, addedExport := s.memories > 0, false, false
+	// addMissing adds the memory, global and export sections where the
+	// module has none, before a section that must follow them (rank).
 	addMissing := func(rank int) {
+		if !addedMemory && rank > sectionOrder[5] {
+			out = appendSection(out, 5, appendULEB(nil, 1), noPagesMemory)
+			addedMemory = true
+		}
 		if !addedGlobal && rank > sectionOrder[6] {
-			out = appendSection(out, 6, appendULEB(nil, 1), stopGlobalEntry)
+			out = appendSection(out, 6, appendULEB(nil, 2), stopGlobalEntries)
 			addedGlobal = true
 		}
 		if !addedExport && rank > sectionOrder[7] {
-			out = appendSection(out, 7, appendULEB(nil, 1), exportEntry(s.globals))
+			out = appendSection(out, 7, appendULEB(nil, 1), exportEntry(s.globals+1))
 			addedExport = true
 		}
 	}
@@ -83,10 +159,10 @@ func addStopChecks(module []byte, s codeShape) ([]byte, error) {
 		body := module[sec.body:sec.end]
 		switch sec.id {
 		case 6:
-			out = appendCounted(out, 6, body, stopGlobalEntry)
+			out = appendCounted(out, 6, body, 2, stopGlobalEntries)
 			addedGlobal = true
 		case 7:
-			out = appendCounted(out, 7, body, exportEntry(s.globals))
+			out = appendCounted(out, 7, body, 1, exportEntry(s.globals+1))
 			addedExport = true
 		case 10:
 			var err error
@@ -110,11 +186,11 @@ func exportEntry(idx uint32) []byte {
 }
 
 // appendCounted appends section id, whose content is body (a vector),
-// with one more item, item, at its end.
-func appendCounted(out []byte, id byte, body, item []byte) []byte {
+// with more items, items (count of them), at its end.
+func appendCounted(out []byte, id byte, body []byte, count uint64, items []byte) []byte {
 	r := reader{b: body}
 	n := r.u32()
-	return appendSection(out, id, appendULEB(nil, uint64(n)+1), body[r.pos:], item)
+	return appendSection(out, id, appendULEB(nil, uint64(n)+count), body[r.pos:], items)
 }
 
 // addChecksToCode appends the code section sec of module with check

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"os"
+	"os/exec"
+	"runtime"
 	"testing"
 	"time"
 
@@ -22,6 +24,11 @@ const (
 // for ever. The module declares globals mutable i32 globals; when set is
 // 0 or more, the loop sets global set (its own when set < globals).
 func spinModule(globals, set int) []byte {
+	return spinModuleMemory(globals, set, false)
+}
+
+// spinModuleMemory is spinModule, with a memory of one page when memory.
+func spinModuleMemory(globals, set int, memory bool) []byte {
 	spin := []byte{opLoop, voidBlock}
 	if set >= 0 {
 		spin = cat(spin, []byte{opI32Const, 1, opGlobalSet}, uleb(uint64(set)))
@@ -32,6 +39,9 @@ func spinModule(globals, set int) []byte {
 		decls = append(decls, []byte{i32, 1, opI32Const, 0, opEnd})
 	}
 	sections := [][]byte{voidType, section(secFunction, vec(uleb(0), uleb(0)))}
+	if memory {
+		sections = append(sections, section(secMemory, vec([]byte{0, 1})))
+	}
 	if globals > 0 {
 		sections = append(sections, section(secGlobal, vec(decls...)))
 	}
@@ -87,5 +97,61 @@ func TestGuestCannotClearStop(t *testing.T) {
 			t.Fatalf("%d globals: a module that sets global %d compiled", globals, globals)
 		}
 		t.Logf("%d globals: %v", globals, err)
+	}
+}
+
+// TestSpinningGuestLetsGCRun: Go's garbage collector stops every
+// goroutine at times (stop the world), and cannot stop one inside a
+// guest's machine code: a compiled guest that spins must leave it often
+// enough, or the whole host process stands still for as long as it spins
+// (forever: the goroutine that would stop it is stopped too). A process
+// of its own (this test run again) spins guests, with a memory and
+// without, collects garbage, stops them; this one gives it two minutes.
+func TestSpinningGuestLetsGCRun(t *testing.T) {
+	if os.Getenv(spinGCEnv) != "" {
+		spinAndCollect(t)
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, os.Args[0], "-test.run=^TestSpinningGuestLetsGCRun$", "-test.count=1", "-test.v")
+	cmd.Env = append(os.Environ(), spinGCEnv+"=1")
+	out, err := cmd.CombinedOutput()
+	if ctx.Err() != nil {
+		t.Fatalf("the process whose guests spin did not end within 2 minutes: its garbage collector waited for them (every goroutine stopped):\n%s", out)
+	}
+	if err != nil {
+		t.Fatalf("the process whose guests spin: %v\n%s", err, out)
+	}
+}
+
+// spinGCEnv makes TestSpinningGuestLetsGCRun the process that spins.
+const spinGCEnv = "PLUGKIT_TEST_SPIN_GC"
+
+// spinAndCollect starts two compiled guests that spin, collects garbage
+// while they do, and stops them.
+func spinAndCollect(t *testing.T) {
+	rt := wasmhost.New(wasmhost.Config{})
+	defer rt.Close(context.Background())
+	var guests []host.Guest
+	for _, memory := range []bool{false, true} {
+		g, err := rt.StartGuest(context.Background(), host.GuestSpec{Path: "spin.wasm", Module: spinModuleMemory(0, -1, memory), Stdout: os.Stdout, Stderr: os.Stderr})
+		if err != nil {
+			t.Fatalf("memory %v: %v", memory, err)
+		}
+		guests = append(guests, g)
+	}
+	time.Sleep(200 * time.Millisecond) // they spin
+	for range 3 {
+		runtime.GC()
+	}
+	for _, g := range guests {
+		select {
+		case <-g.Done():
+			t.Fatalf("a guest ended before Stop: %v", g.Err())
+		default:
+		}
+		g.Stop(errors.New("stopped by the test"))
+		<-g.Done()
 	}
 }

@@ -118,6 +118,7 @@ type codeShape struct {
 	loops      []int  // offsets in the module just after each loop's block type, ascending
 	globals    uint32 // imported and defined
 	globalSets uint64 // 1 + the highest global index a global.set names; 0: none
+	memories   uint32 // imported and defined
 }
 
 // sectionSpan is one section of a module: its id at start, its content
@@ -186,6 +187,7 @@ func validate(module []byte, l Limits, memoryLimit int64) (moduleShape, error) {
 					tables = append(tables, r.tableLimits())
 				case 2: // memory
 					r.limits()
+					s.code.memories++
 				case 3: // global
 					r.valType()
 					r.byte()
@@ -212,6 +214,7 @@ func validate(module []byte, l Limits, memoryLimit int64) (moduleShape, error) {
 			err = eachItem(&sr, 1, "memories", func(r *reader) {
 				minPages, _, _ := r.limits()
 				s.memoryBytes = minPages * pageSize
+				s.code.memories++
 			})
 		case 6:
 			err = eachItem(&sr, maxGlobals, "globals", func(r *reader) {

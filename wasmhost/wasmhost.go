@@ -17,6 +17,8 @@ import (
 	"time"
 
 	"github.com/tetratelabs/wazero"
+	"github.com/tetratelabs/wazero/api"
+	experimentalsys "github.com/tetratelabs/wazero/experimental/sys"
 	"github.com/tetratelabs/wazero/experimental/sysfs"
 	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
 	"github.com/tetratelabs/wazero/sys"
@@ -74,6 +76,12 @@ type Config struct {
 	// CompileTimeout bounds a module's compile, and the context given to
 	// Compile or host.Start bounds it too; 0 means DefaultCompileTimeout.
 	CompileTimeout time.Duration
+	// SnapshotBytes bounds the memory the Runtime keeps in snapshots of
+	// guests after their init (a module built with -buildmode=c-shared
+	// starts from one: see docs/wasm.md); past it the oldest go. 0 means
+	// DefaultSnapshotBytes; negative keeps none, and every start runs the
+	// guest's init.
+	SnapshotBytes int64
 }
 
 // Dir grants a guest one host directory. Every path the guest names
@@ -110,12 +118,25 @@ type Runtime struct {
 	reads    atomic.Int32                          // module files read (a test hook)
 	running  atomic.Int32                          // guests started and not yet ended
 	guests   map[*guest]struct{}
-	closed   bool // Close was called
+	snaps    snapshots
+	restores atomic.Int32 // guests started from a snapshot (a test hook)
+	// cleanRestores are those of them started with a data-less module (a
+	// test hook).
+	cleanRestores atomic.Int32
+	// variants are the reactors' data-less forms (snapshot.go), compiled
+	// in the background until closing ends (Close).
+	variants   map[wazero.CompiledModule]*variant
+	background sync.WaitGroup
+	closing    context.Context
+	close      context.CancelFunc
+	closed     bool // Close was called
 }
 
 // New returns a Runtime with cfg.
 func New(cfg Config) *Runtime {
-	return &Runtime{cfg: cfg, seed: maphash.MakeSeed(), compiled: make(map[uint64][]compiledModule), shapes: make(map[wazero.CompiledModule]moduleShape), files: make(map[string]fileModule), guests: make(map[*guest]struct{})}
+	r := &Runtime{cfg: cfg, seed: maphash.MakeSeed(), compiled: make(map[uint64][]compiledModule), shapes: make(map[wazero.CompiledModule]moduleShape), files: make(map[string]fileModule), guests: make(map[*guest]struct{}), variants: make(map[wazero.CompiledModule]*variant)}
+	r.closing, r.close = context.WithCancel(context.Background())
+	return r
 }
 
 // errNotWasm reports a Runtime asked to launch something else.
@@ -162,6 +183,14 @@ func (r *Runtime) init() error {
 		newRuntimeMu.Unlock()
 		if _, err := wasi_snapshot_preview1.Instantiate(ctx, r.rt); err != nil {
 			r.initErr = fmt.Errorf("wasmhost: instantiating WASI: %w", err)
+			return
+		}
+		r.snaps.limit = r.cfg.SnapshotBytes
+		if r.snaps.limit == 0 {
+			r.snaps.limit = DefaultSnapshotBytes
+		}
+		if r.snaps.limit > 0 {
+			r.snaps.setter = newGlobalSetter(ctx, r.rt)
 		}
 	})
 	return r.initErr
@@ -169,9 +198,14 @@ func (r *Runtime) init() error {
 
 // Compile compiles module (kept for the next start of the same content);
 // StartGuest does it when needed, and a manager's Describe does it ahead
-// of the first start.
+// of the first start. A module built with -buildmode=c-shared is compiled
+// twice: as it is, and without its data for the starts from its snapshot
+// (docs/wasm.md); a start compiles the second in the background.
 func (r *Runtime) Compile(ctx context.Context, module []byte) error {
-	_, err := r.compile(ctx, module)
+	m, err := r.compile(ctx, module)
+	if err == nil {
+		r.waitDataless(ctx, m)
+	}
 	return err
 }
 
@@ -209,7 +243,10 @@ func (r *Runtime) compile(ctx context.Context, module []byte) (wazero.CompiledMo
 // since (the same file, size and modification time), neither reads it
 // again nor compares its content.
 func (r *Runtime) CompileFile(ctx context.Context, path string) error {
-	_, err := r.compileFile(ctx, path)
+	m, err := r.compileFile(ctx, path)
+	if err == nil {
+		r.waitDataless(ctx, m)
+	}
 	return err
 }
 
@@ -277,6 +314,7 @@ var errRuntimeClosed = errors.New("wasmhost: the Runtime was closed")
 // operating system), once the last such guest has ended. Later starts
 // fail.
 func (r *Runtime) Close(ctx context.Context) error {
+	r.close()
 	if r.init() != nil || r.rt == nil {
 		return nil
 	}
@@ -302,6 +340,8 @@ func (r *Runtime) Close(ctx context.Context) error {
 			stayed = append(stayed, g)
 		}
 	}
+	r.background.Wait() // a compile stops at its next function once closing is done
+	r.snaps.drop()      // a guest that maps a snapshot's file holds it open until it ends
 	if len(stayed) == 0 {
 		return r.rt.Close(ctx)
 	}
@@ -324,7 +364,10 @@ func (r *Runtime) StartGuest(ctx context.Context, spec host.GuestSpec) (host.Gue
 	if err != nil {
 		return nil, err
 	}
-	fsc, closeFS, err := r.fsConfig()
+	// fsUses counts the guest's file system calls: a reactor's init that
+	// makes one is not recorded (runReactor).
+	fsUses := new(atomic.Int64)
+	fsc, closeFS, err := r.fsConfig(fsUses)
 	if err != nil {
 		return nil, err
 	}
@@ -333,14 +376,15 @@ func (r *Runtime) StartGuest(ctx context.Context, spec host.GuestSpec) (host.Gue
 	// makes its descriptor 0, the one poll_oneoff waits on.
 	conn := guestconn.New()
 	g := &guest{done: make(chan struct{}), budget: r.cfg.CPUBudget, conn: conn}
-	fsc = fsc.(sysfs.FSConfig).WithSysFSMount(newConnFS(conn, &g.polls), guestconn.Dir)
+	fsc = fsc.(sysfs.FSConfig).WithSysFSMount(newUsedFS(newConnFS(conn, &g.polls), fsUses), guestconn.Dir)
 	oom := &oomWatch{w: spec.Stderr}
 	runCtx, cancel := context.WithCancelCause(context.Background())
 	g.cancel = cancel
+	args := append([]string{filepath.Base(spec.Path)}, spec.Args...)
 	mc := wazero.NewModuleConfig().
 		WithName("").
-		WithStartFunctions(). // runStart runs _start once the stop global is armed
-		WithArgs(append([]string{filepath.Base(spec.Path)}, spec.Args...)...).
+		WithStartFunctions(). // runStart (or runReactor) runs it once the stop global is armed
+		WithArgs(args...).
 		WithStdout(spec.Stdout).WithStderr(oom).
 		WithSysWalltime().WithSysNanotime().WithNanosleep(sleepUntilDone(runCtx)).
 		WithRandSource(rand.Reader).
@@ -368,12 +412,20 @@ func (r *Runtime) StartGuest(ctx context.Context, spec host.GuestSpec) (host.Gue
 			delete(r.guests, g)
 			r.mu.Unlock()
 		}()
-		mod, err := r.rt.InstantiateModule(r.withMemory(runCtx, compiled, g.done), compiled, mc)
-		if err == nil && !r.cfg.Interpret {
-			err = g.stops.arm(mod)
-		}
-		if err == nil {
-			err = runStart(runCtx, mod)
+		var reserved atomic.Bool
+		ctx := r.withMemory(runCtx, compiled, g.done, &reserved)
+		var mod api.Module
+		var err error
+		if isReactor(compiled) {
+			mod, err = r.runReactor(ctx, compiled, mc, newSnapKey(compiled, args, spec.Env), fsUses.Load, reserved.Load, &g.stops)
+		} else {
+			mod, err = r.rt.InstantiateModule(ctx, compiled, mc)
+			if err == nil && !r.cfg.Interpret {
+				err = g.stops.arm(mod)
+			}
+			if err == nil {
+				err = runStart(runCtx, mod)
+			}
 		}
 		if mod != nil {
 			mod.Close(context.Background())
@@ -411,8 +463,9 @@ func (r *Runtime) guestModule(ctx context.Context, spec host.GuestSpec) (wazero.
 }
 
 // fsConfig grants Config.Dirs, each beneath its directory (grantFS);
-// call closeFS when the guest has ended.
-func (r *Runtime) fsConfig() (fsc wazero.FSConfig, closeFS func(), err error) {
+// call closeFS when the guest has ended. uses, when not nil, counts the
+// guest's calls to them (usedFS).
+func (r *Runtime) fsConfig(uses *atomic.Int64) (fsc wazero.FSConfig, closeFS func(), err error) {
 	fsc = wazero.NewFSConfig()
 	var grants []*grantFS
 	closeFS = func() {
@@ -431,7 +484,11 @@ func (r *Runtime) fsConfig() (fsc wazero.FSConfig, closeFS func(), err error) {
 		if guestPath == "" {
 			guestPath = d.HostPath
 		}
-		fsc = fsc.(sysfs.FSConfig).WithSysFSMount(g, guestPath)
+		var fs experimentalsys.FS = g
+		if uses != nil {
+			fs = newUsedFS(g, uses)
+		}
+		fsc = fsc.(sysfs.FSConfig).WithSysFSMount(fs, guestPath)
 	}
 	return fsc, closeFS, nil
 }

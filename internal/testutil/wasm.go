@@ -28,11 +28,22 @@ func GoBuildWasm(ctx context.Context, t testing.TB, out, pkg string, flags ...st
 
 // BuildWasm is GoBuildWasm for callers without a testing.TB.
 func BuildWasm(ctx context.Context, out, pkg string, flags ...string) error {
+	return buildWasm(ctx, out, pkg, ".wasm", flags...)
+}
+
+// BuildWasmReactor is BuildWasm with -buildmode=c-shared: a WASI reactor,
+// which wasmhost starts from a snapshot taken after its init (the
+// prebuilt file's name ends in ".reactor.wasm").
+func BuildWasmReactor(ctx context.Context, out, pkg string) error {
+	return buildWasm(ctx, out, pkg, ".reactor.wasm", "-buildmode=c-shared")
+}
+
+func buildWasm(ctx context.Context, out, pkg, ext string, flags ...string) error {
 	if dir := os.Getenv(PrebuiltEnv); dir != "" {
-		if len(flags) > 0 {
+		if len(flags) > 0 && ext == ".wasm" {
 			return fmt.Errorf("%s built with %q: make test-windows builds no such module beforehand; skip this test under Wine", pkg, flags)
 		}
-		return copyPrebuiltWasm(dir, out, pkg)
+		return copyPrebuiltWasm(dir, out, pkg, ext)
 	}
 	// grpcnotrace leaves out grpc's golang.org/x/net/trace (html/template,
 	// text/template), which a guest never uses: a quarter of the module,
@@ -57,8 +68,8 @@ func BuildWasm(ctx context.Context, out, pkg string, flags ...string) error {
 }
 
 // copyPrebuiltWasm copies pkg's module from dir to out.
-func copyPrebuiltWasm(dir, out, pkg string) error {
-	name, err := prebuiltName(pkg, ".wasm")
+func copyPrebuiltWasm(dir, out, pkg, ext string) error {
+	name, err := prebuiltName(pkg, ext)
 	if err != nil {
 		return err
 	}

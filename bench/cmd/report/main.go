@@ -203,7 +203,27 @@ func figures(s samples, streamMiB int) []Figure {
 	b.telemetry()
 	b.discoveryAndMemory()
 	b.scale()
+	b.wasmStart()
 	return b.figs
+}
+
+// wasmStart adds a WebAssembly guest's first answer with a warm compile
+// cache (BenchmarkWasmColdStart), when it was measured: the guest built
+// with -buildmode=c-shared, started from its snapshot, against the goal
+// of 10 ms, and against the same plugin started as a process.
+func (b *figureSet) wasmStart() {
+	s := b.s
+	const snap, native = "WasmColdStart/snapshot", "WasmColdStart/native"
+	if s.runs(snap, "ms-to-first-answer") == 0 {
+		return
+	}
+	runs := s.runs(snap, "ms-to-first-answer")
+	first := s.median(snap, "ms-to-first-answer")
+	b.add(Figure{Name: "wasm_first_answer", Unit: "ms", Plugkit: first, Baseline: 10, BaselineIs: "the goal, 10 ms",
+		Goal: "<= 10 ms", Runs: runs, Spread: b.spread("ms-to-first-answer", snap)}, atMost(1))
+	b.add(Figure{Name: "wasm_first_answer_vs_native", Unit: "ms", Plugkit: first, Baseline: s.median(native, "ms-to-first-answer"),
+		BaselineIs: "the same plugin as a process (native)", Goal: "reported", Runs: runs,
+		Spread: b.spread("ms-to-first-answer", snap, native)}, nil)
 }
 
 // scale adds the figures of many plugins at once (BenchmarkScale), when

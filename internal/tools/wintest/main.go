@@ -165,8 +165,19 @@ func prebuild(dir string) error {
 			return errors.New("building the WebAssembly plugins: " + err.Error())
 		}
 	}
+	for _, p := range wasmReactors {
+		name := strings.ReplaceAll(p, "/", "_") + ".reactor.wasm"
+		cmd := command(context.Background(), "", []string{"GOOS=wasip1", "GOARCH=wasm", "CGO_ENABLED=0"}, "go", "build", "-buildmode=c-shared", "-tags", "grpcnotrace", "-o", filepath.Join(dir, name), p)
+		if err := runQuiet(cmd); err != nil {
+			return errors.New("building the WebAssembly plugins: " + err.Error())
+		}
+	}
 	return nil
 }
+
+// wasmReactors are the plugins tests build for wasip1 with
+// -buildmode=c-shared (testutil.BuildWasmReactor).
+var wasmReactors = []string{"github.com/plugkit/plugkit/wasmhost/testdata/guest"}
 
 // wasmModules are the plugins tests build for wasip1 (testutil.GoBuildWasm),
 // which run under Wine as they are: one module for every system.

@@ -11,8 +11,15 @@
 //	alloc          allocate until memory runs out
 //	spin           for {}
 //	env:NAME       the variable is set
+//	initfile       stats the file its init opened (PLUGKIT_GUEST_INIT_OPEN)
+//	initstat       its init found the file PLUGKIT_GUEST_INIT_STAT names
+//	arg:X          X is one of its arguments
+//	count:N        counts its calls in this guest: true when this is the Nth
 //
-// PLUGKIT_GUEST_STALL=1 makes it wait forever before its handshake.
+// PLUGKIT_GUEST_STALL=1 makes it wait forever before its handshake;
+// PLUGKIT_GUEST_INIT=spin, sleep or exit makes its init spin for ever,
+// sleep for ever or exit 3 (before main: a reactor's _initialize never
+// returns).
 // PLUGKIT_GUEST_DESCRIBE makes it answer a describe request
 // (handshake.EnvDescribe) with the describe line of the payload
 // "described", as catalog.Serve does: "exit" then exits 0, "stay" waits
@@ -29,6 +36,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -48,6 +56,33 @@ type store struct {
 }
 
 var sink [][]byte
+
+// initFile is the file PLUGKIT_GUEST_INIT_OPEN names, opened by the init;
+// initStat whether the init found PLUGKIT_GUEST_INIT_STAT's; counted
+// counts the probes "count:N".
+var (
+	initFile *os.File
+	initStat error
+	counted  int
+)
+
+func init() {
+	if path := os.Getenv("PLUGKIT_GUEST_INIT_OPEN"); path != "" {
+		initFile, _ = os.Open(path)
+	}
+	if path := os.Getenv("PLUGKIT_GUEST_INIT_STAT"); path != "" {
+		_, initStat = os.Stat(path)
+	}
+	switch os.Getenv("PLUGKIT_GUEST_INIT") {
+	case "spin":
+		for {
+		}
+	case "sleep":
+		time.Sleep(time.Hour) // select{} would be a deadlock the runtime ends
+	case "exit":
+		os.Exit(3)
+	}
+}
 
 func probe(key string) error {
 	verb, arg, _ := strings.Cut(key, ":")
@@ -73,6 +108,25 @@ func probe(key string) error {
 	case "env":
 		if _, ok := os.LookupEnv(arg); !ok {
 			return fmt.Errorf("%s is not set", arg)
+		}
+		return nil
+	case "initfile":
+		if initFile == nil {
+			return errors.New("the init opened no file")
+		}
+		_, err := initFile.Stat()
+		return err
+	case "initstat":
+		return initStat
+	case "arg":
+		if !slices.Contains(os.Args, arg) {
+			return fmt.Errorf("%s is not an argument (%q)", arg, os.Args)
+		}
+		return nil
+	case "count":
+		counted++
+		if got := fmt.Sprint(counted); arg != got {
+			return fmt.Errorf("this is call %s", got)
 		}
 		return nil
 	case "print":
