@@ -219,6 +219,17 @@
 //     guest forever, the whole host still): TestSpinningGuestLetsGCRun
 //     (its process hung before the guest left its machine code every
 //     65,536 loop headers).
+//   - the attacks of issue 42 (found while measuring row 6, remote unary
+//     over a veth), with the test that failed before its fix (package
+//     plugin):
+//     6. a plugin service with its own grpc.Creds could not be reached:
+//     the in-flight budget, blind to sizes there, charged each read a
+//     whole connection share, which a host's health watch kept from its
+//     other calls: TestServiceWithOwnCredentialsServesHostDial (host.Dial's
+//     health check timed out); the budget still bounds memory under those
+//     credentials: TestServiceInflightBudgetBoundsMemory's "own
+//     credentials" case (226 MiB above a 64 MiB budget with reads charged
+//     only once decoded).
 //   - the attacks of issue 40 (points 4 to 10: metrics and traces as
 //     Prometheus and OpenTelemetry users expect), each point with the
 //     tests that failed before its fix:

@@ -87,8 +87,21 @@ type share struct {
 	queued atomic.Int64
 }
 
-func (b *budget) newShare() *share {
+// When the sizes of a connection's messages are unknown (sized false: its
+// transport is not the one the frameSniffer follows, grpc.Creds in
+// Config.ServerOptions), every message's read takes the room the largest
+// one would (maxCost), for as long as it is read or, on a client stream,
+// awaited. The calls that live as long as the connection (a host's health
+// watch and broker stream) hold their headers and request all along: a
+// share of maxCost would leave no later call room to read anything. Such
+// a connection's share is room for one read beside a quarter of the
+// budget held (at most the whole budget): what the service buffers stays
+// within the budget, and its calls are read one at a time.
+func (b *budget) newShare(sized bool) *share {
 	n := max(b.limit/connShares, min(b.maxCost, b.limit))
+	if !sized {
+		n = min(b.limit, b.maxCost+b.limit/connShares)
+	}
 	return &share{sem: semaphore.NewWeighted(n), limit: n}
 }
 

@@ -121,11 +121,18 @@ type ServiceLimits struct {
 	// 16 KiB, as HTTP/2 counts them) take twice their size for the call's
 	// whole life. One connection's calls hold at most a quarter of the
 	// budget (or the room one message takes, when that is more); its
-	// other calls wait. When the requests in flight and those waiting take
-	// the whole budget, or the connection's share, new calls are refused
-	// with codes.ResourceExhausted. 0 means DefaultMaxInflightBytes; it
-	// must be at least three times the maximum message size, so that any
-	// message can be read.
+	// other calls wait. Under grpc.Creds of Config.ServerOptions the sizes
+	// are unknown: each message takes room for the largest (three times
+	// the maximum message size) while it is read or, on a client stream,
+	// awaited, and a connection holds at most that plus a quarter of the
+	// budget (at most the whole budget); then give the budget at least
+	// four times the maximum message size (the default does), or the
+	// headers a host's health watch holds leave no room for its other
+	// calls. When the requests in flight and those waiting take the whole
+	// budget, or the connection's share, new calls are refused with
+	// codes.ResourceExhausted. 0 means DefaultMaxInflightBytes; it must be
+	// at least three times the maximum message size, so that any message
+	// can be read.
 	MaxInflightBytes int64
 }
 
@@ -357,11 +364,14 @@ type connStats struct {
 
 func (h connStats) TagConn(ctx context.Context, info *stats.ConnTagInfo) context.Context {
 	// The connection's streams' contexts derive from this one.
+	sized := false
 	if c := h.ln.handshakeDone(connKey(info.RemoteAddr, info.LocalAddr)); c != nil && c.sniffer != nil {
 		ctx = context.WithValue(ctx, snifferKey{}, c.sniffer)
+		// gRPC read the client preface before it tags the connection.
+		sized = c.sniffer.following()
 	}
 	if h.budget != nil {
-		ctx = context.WithValue(ctx, shareKey{}, h.budget.newShare())
+		ctx = context.WithValue(ctx, shareKey{}, h.budget.newShare(sized))
 	}
 	return ctx
 }

@@ -363,15 +363,23 @@ func loadClients() {
 // for the rest of the process. (The heap in use, which the garbage
 // collector lets grow to twice the live data, is logged.) Under the race
 // detector the load is scaled down by 4 (15 MiB messages, a 16 MiB
-// maximum, a 64 MiB budget).
+// maximum, a 64 MiB budget). The bound holds too for a service with its
+// own credentials (grpc.Creds in Config.ServerOptions), through which
+// the budget cannot see the messages' sizes (issue 42, h-creds).
 func TestServiceInflightBudgetBoundsMemory(t *testing.T) {
 	pki, err := remotetest.NewPKI(testutil.TempDir(t), "127.0.0.1")
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Run("service TLS", func(t *testing.T) { budgetBoundsMemory(t, pki, plugin.Config{}) })
+	t.Run("own credentials", func(t *testing.T) {
+		budgetBoundsMemory(t, pki, plugin.Config{ServerOptions: []grpc.ServerOption{grpc.Creds(credentials.NewTLS(serviceTLS(t, pki)))}})
+	})
+}
+
+func budgetBoundsMemory(t *testing.T, pki *remotetest.PKI, cfg plugin.Config) {
 	budget, size := int64(plugin.DefaultMaxInflightBytes), 60<<20
 	env := pki.ServiceEnv("127.0.0.1:0")
-	var cfg plugin.Config
 	if raceDetector {
 		budget, size, cfg.MaxMessageSize = budget/4, size/4, wire.DefaultMaxMessageSize/4
 		env[plugin.EnvMaxInflightBytes] = strconv.FormatInt(budget, 10)

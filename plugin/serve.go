@@ -70,7 +70,9 @@ type Config struct {
 	// do not add another; and it reads unbuffered, whatever
 	// grpc.ReadBufferSize says. grpc.Creds here replaces the service's
 	// transport, and then its in-flight budget cannot see the sizes of
-	// request messages: it counts each at the largest it may be.
+	// request messages: it counts each at the largest it may be, so a
+	// connection's calls are read one at a time, and the service's mostly
+	// so (see ServiceLimits.MaxInflightBytes).
 	ServerOptions []grpc.ServerOption
 	// MaxMessageSize bounds gRPC messages both ways; 0 means
 	// wire.DefaultMaxMessageSize.
