@@ -17,6 +17,7 @@ import (
 	"google.golang.org/grpc"
 
 	"github.com/plugkit/plugkit/handshake"
+	"github.com/plugkit/plugkit/internal/guestcall"
 	"github.com/plugkit/plugkit/internal/guestconn"
 	"github.com/plugkit/plugkit/internal/hostwire"
 )
@@ -178,6 +179,9 @@ func (c *Client) connectGuest(ctx context.Context, life *guestLife, text string)
 	if err != nil {
 		return err
 	}
+	// A guest that serves calls without HTTP/2 says so in its address;
+	// a traced host keeps HTTP/2, where its stats handler sees each call.
+	c.guestCalls = line.Address == guestconn.CallsAddress && !c.opts.Telemetry.traced()
 	line.Network, line.Address = guestconn.Network, c.rep.binary
 	c.line = line
 	c.rawDial = life.pipes.dial
@@ -303,6 +307,17 @@ func readPinnedModule(path, pin string) ([]byte, error) {
 // (guestconn.Window), as the guest fixes its own: grpc-go's bandwidth
 // estimation would PING the guest after every answer; none for a
 // plugin process.
+// guestCallOptions carry the calls to a guest that serves them without
+// HTTP/2 (internal/guestcall) over streams of its multiplexed connection:
+// the innermost interceptors, after the host's own. Nil for any other
+// plugin.
+func (c *Client) guestCallOptions() []grpc.DialOption {
+	if !c.guestCalls || c.mux == nil {
+		return nil
+	}
+	return guestcall.DialOptions(c.mux.Open)
+}
+
 func guestDialOptions(guest bool) []grpc.DialOption {
 	if !guest {
 		return nil

@@ -63,6 +63,7 @@ type Client struct {
 	syncStderr  io.Writer
 	endpoints   []string                                        // the endpoints of a plugin service (Dial); nil otherwise
 	rawDial     func(context.Context, string) (net.Conn, error) // a guest's one connection (guest.go); nil otherwise
+	guestCalls  bool                                            // calls go to the guest without HTTP/2 (guestCallOptions)
 
 	bg       sync.WaitGroup // stdio forwarding and the broker stream
 	cancelBG context.CancelFunc
@@ -332,7 +333,7 @@ func (c *Client) connect(ctx context.Context, tlsConfig *tls.Config) error {
 		grpc.WithTransportCredentials(creds),
 		grpc.WithContextDialer(dial),
 		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(maxMsg), grpc.MaxCallSendMsgSize(maxMsg)),
-	}, slices.Concat(guestDialOptions(c.rawDial != nil), c.opts.Telemetry.dialOptions(c.name, c.rep.binary), c.opts.DialOptions)...)
+	}, slices.Concat(guestDialOptions(c.rawDial != nil), c.opts.Telemetry.dialOptions(c.name, c.rep.binary), c.opts.DialOptions, c.guestCallOptions())...)
 	conn, err := grpc.NewClient("passthrough:///"+address, opts...)
 	if err != nil {
 		c.closeMux()

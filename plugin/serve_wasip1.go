@@ -16,6 +16,7 @@ import (
 	"google.golang.org/grpc"
 
 	"github.com/plugkit/plugkit/handshake"
+	"github.com/plugkit/plugkit/internal/guestcall"
 	"github.com/plugkit/plugkit/internal/guestconn"
 )
 
@@ -230,6 +231,20 @@ func platformServerOptions() []grpc.ServerOption {
 		grpc.InitialWindowSize(guestconn.Window),
 		grpc.InitialConnWindowSize(guestconn.Window),
 	}
+}
+
+// splitCalls serves the host's call streams (internal/guestcall) beside
+// HTTP/2 on ln, and returns the listener of what is left and the address
+// that tells the host so; a server this path cannot serve as grpc-go
+// would (stats handlers, a codec of its own) serves HTTP/2 alone.
+func (p *hosted) splitCalls(ln net.Listener) (net.Listener, string) {
+	calls, err := guestcall.NewServer(p.srv)
+	if err != nil {
+		p.logger.Debug("plugin serving its calls over HTTP/2 alone", "reason", err)
+		return ln, ""
+	}
+	p.calls = calls
+	return calls.Split(ln), guestconn.CallsAddress
 }
 
 // guestStreamWorkers is how many stream workers a guest keeps.

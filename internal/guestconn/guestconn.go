@@ -22,6 +22,11 @@ const (
 // Client.ReattachConfig().Addr.Network, and both ends' addresses.
 const Network = "stdio"
 
+// CallsAddress is the address in the handshake line of a guest that also
+// serves its calls without HTTP/2 (package internal/guestcall's call
+// streams); a guest that says Network serves HTTP/2 alone.
+const CallsAddress = Network + "+calls"
+
 // Window is the HTTP/2 flow-control window, of each stream and of the
 // connection, that a guest's gRPC server and its host's client both fix
 // (grpc.InitialWindowSize and InitialConnWindowSize, and the client's
