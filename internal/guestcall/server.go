@@ -112,7 +112,11 @@ func (l *splitListener) run() {
 func (l *splitListener) route(c net.Conn) {
 	br := bufio.NewReaderSize(c, 4096)
 	head, err := br.Peek(len(Magic))
-	if err == nil && string(head) == Magic {
+	if err != nil {
+		c.Close() // a call abandoned before its first frame
+		return
+	}
+	if string(head) == Magic {
 		br.Discard(len(Magic))
 		l.s.serveCall(c, br)
 		return
@@ -200,6 +204,7 @@ func (s *Server) serveCall(c net.Conn, br *bufio.Reader) {
 		return 0
 	}
 	var recvErr error
+	ended := false // the host sent the end of its messages
 	for recvErr == nil {
 		kind, p, err := readFrame(br, limit)
 		switch {
@@ -210,6 +215,9 @@ func (s *Server) serveCall(c net.Conn, br *bufio.Reader) {
 				cancel()
 			}
 			recvErr = err
+		case kind == kindMessage && ended:
+			recvErr = errors.New("a message after the end of the messages")
+			cancel()
 		case kind == kindMessage:
 			select {
 			case st.msgs <- p:
@@ -219,6 +227,7 @@ func (s *Server) serveCall(c net.Conn, br *bufio.Reader) {
 				recvErr = ctx.Err()
 			}
 		case kind == kindEnd:
+			ended = true
 			st.endOnce.Do(func() { close(st.msgs) })
 		case kind == kindCancel:
 			cancel()
