@@ -137,7 +137,7 @@ func (c *client) start(ctx context.Context, desc *grpc.StreamDesc, method string
 	payload = appendMD(payload, md)
 	cs := &clientStream{c: c, ctx: ctx, desc: desc, conn: conn, r: bufio.NewReaderSize(conn, 4096), o: o, headerc: make(chan struct{})}
 	cs.out = append(cs.out, Magic...)
-	cs.out = appendFrame(cs.out, kindCall, payload)
+	cs.out = appendFrame(cs.out, kindCall, 0, payload)
 	if o.peer != nil {
 		*o.peer = peer.Peer{Addr: conn.RemoteAddr(), LocalAddr: conn.LocalAddr()}
 	}
@@ -212,7 +212,7 @@ func (cs *clientStream) cancel() {
 	cs.conn.SetReadDeadline(time.Now())
 	cs.conn.SetWriteDeadline(time.Now().Add(time.Second))
 	cs.mu.Lock()
-	cs.out = appendFrame(cs.out[:0], kindCancel, nil)
+	cs.out = appendFrame(cs.out[:0], kindCancel, 0, nil)
 	cs.flush()
 	cs.mu.Unlock()
 	cs.conn.Close()
@@ -235,8 +235,7 @@ func (cs *clientStream) SendMsg(m any) error {
 	if cs.closed {
 		return status.Error(codes.Internal, "SendMsg called after CloseSend")
 	}
-	cs.out = append(cs.out, kindMessage)
-	cs.out = binaryAppendLen(cs.out, n)
+	cs.out = appendHead(cs.out, kindMessage, 0, n)
 	for _, b := range data {
 		cs.out = append(cs.out, b.ReadOnlyData()...)
 	}
@@ -257,7 +256,7 @@ func (cs *clientStream) CloseSend() error {
 		return nil
 	}
 	cs.closed = true
-	cs.out = appendFrame(cs.out, kindEnd, nil)
+	cs.out = appendFrame(cs.out, kindEnd, 0, nil)
 	err := cs.flush()
 	if cs.desc == unaryDesc {
 		return err
@@ -266,7 +265,7 @@ func (cs *clientStream) CloseSend() error {
 }
 
 // limit is how much each frame kind from the guest may hold.
-func (cs *clientStream) limit(k byte) int {
+func (cs *clientStream) limit(k byte, _ uint32) int {
 	switch k {
 	case kindMessage:
 		if cs.o.maxRecv < 0 {
@@ -290,7 +289,7 @@ func (cs *clientStream) next() (msg []byte, err error) {
 		return nil, cs.statusErr()
 	}
 	for {
-		kind, p, err := readFrame(cs.r, cs.limit)
+		kind, _, p, err := readFrame(cs.r, cs.limit)
 		if err != nil {
 			if fe := (*errFrameTooLarge)(nil); errors.As(err, &fe) && fe.kind == kindMessage {
 				return nil, status.Errorf(codes.ResourceExhausted, "grpc: received message larger than max (%d vs. %d)", fe.size, cs.o.maxRecv)

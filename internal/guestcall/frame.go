@@ -34,14 +34,21 @@ const (
 	kindTrailer byte = 'T'
 )
 
-// frameHeader is a frame's kind and length.
-const frameHeader = 5
+// frameHeader is a frame's kind, call ID and length. The ID tells the
+// calls of a lane apart (0 on a call stream, which holds one call).
+const frameHeader = 9
 
-// appendFrame appends a frame of kind with payload to b.
-func appendFrame(b []byte, kind byte, payload []byte) []byte {
+// appendHead appends the header of a frame of kind for call id, n bytes
+// long.
+func appendHead(b []byte, kind byte, id uint32, n int) []byte {
 	b = append(b, kind)
-	b = binary.BigEndian.AppendUint32(b, uint32(len(payload)))
-	return append(b, payload...)
+	b = binary.BigEndian.AppendUint32(b, id)
+	return binary.BigEndian.AppendUint32(b, uint32(n))
+}
+
+// appendFrame appends a frame of kind for call id with payload to b.
+func appendFrame(b []byte, kind byte, id uint32, payload []byte) []byte {
+	return append(appendHead(b, kind, id, len(payload)), payload...)
 }
 
 // errFrameTooLarge reports a frame over its bound.
@@ -66,30 +73,36 @@ func kindName(k byte) string {
 	return fmt.Sprintf("frame of kind %q", k)
 }
 
-// readFrame reads one frame; limit says the most each kind may hold (0:
-// the kind is not allowed). The payload is read only once its length is
-// within the bound.
-func readFrame(r *bufio.Reader, limit func(kind byte) int) (byte, []byte, error) {
+// skip is what a limit returns for a frame to read past unseen.
+const skip = -1
+
+// readFrame reads one frame; limit says the most a frame of kind for
+// call id may hold (0: the frame is not allowed; skip: read past it
+// without keeping it, and return it with a nil payload). The payload is
+// read only once its length is within the bound.
+func readFrame(r *bufio.Reader, limit func(kind byte, id uint32) int) (byte, uint32, []byte, error) {
 	var h [frameHeader]byte
 	if _, err := io.ReadFull(r, h[:]); err != nil {
-		return 0, nil, err
+		return 0, 0, nil, err
 	}
-	kind, n := h[0], binary.BigEndian.Uint32(h[1:])
-	max := limit(kind)
-	if max <= 0 {
-		return kind, nil, fmt.Errorf("a frame of unknown kind %q", kind)
-	}
-	if uint64(n) > uint64(max) {
-		return kind, nil, &errFrameTooLarge{kind: kind, size: n, max: uint32(max)}
-	}
-	if n == 0 {
-		return kind, nil, nil
+	kind, id, n := h[0], binary.BigEndian.Uint32(h[1:]), binary.BigEndian.Uint32(h[5:])
+	max := limit(kind, id)
+	switch {
+	case max == skip:
+		_, err := r.Discard(int(n))
+		return kind, id, nil, err
+	case max <= 0:
+		return kind, id, nil, fmt.Errorf("a frame of unknown kind %q", kind)
+	case uint64(n) > uint64(max):
+		return kind, id, nil, &errFrameTooLarge{kind: kind, size: n, max: uint32(max)}
+	case n == 0:
+		return kind, id, nil, nil
 	}
 	p := make([]byte, n)
 	if _, err := io.ReadFull(r, p); err != nil {
-		return kind, nil, err
+		return kind, id, nil, err
 	}
-	return kind, p, nil
+	return kind, id, p, nil
 }
 
 // appendString appends s, its length first.

@@ -261,7 +261,9 @@ func TestDeadlineAndCancel(t *testing.T) {
 	if d := <-svc.deadline; d <= 0 || d > 300*time.Millisecond {
 		t.Errorf("the handler's deadline is %v away", d)
 	}
-	if err := <-svc.ended; !errors.Is(err, context.DeadlineExceeded) {
+	// The host's cancel at its deadline may reach the handler before the
+	// handler's own deadline does, as over HTTP/2 (RST_STREAM).
+	if err := <-svc.ended; !errors.Is(err, context.DeadlineExceeded) && !errors.Is(err, context.Canceled) {
 		t.Errorf("the handler's context ended with %v", err)
 	}
 	ctx, cancel = context.WithCancel(testCtx(t))

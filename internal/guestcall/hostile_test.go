@@ -40,9 +40,9 @@ func hostileGuest(t *testing.T, answer func(w io.Writer)) healthpb.HealthClient 
 				if _, err := io.ReadFull(br, make([]byte, len(Magic))); err != nil {
 					return
 				}
-				any := func(byte) int { return MaxMetadata }
+				any := func(byte, uint32) int { return MaxMetadata }
 				for {
-					kind, _, err := readFrame(br, any)
+					kind, _, _, err := readFrame(br, any)
 					if err != nil || kind == kindCancel {
 						return
 					}
@@ -66,7 +66,7 @@ func hostileGuest(t *testing.T, answer func(w io.Writer)) healthpb.HealthClient 
 }
 
 func frameHead(kind byte, n uint32) []byte {
-	return binary.BigEndian.AppendUint32([]byte{kind}, n)
+	return appendHead(nil, kind, 0, int(n))
 }
 
 // heapGrowth runs f and returns how much the heap in use grew.

@@ -163,7 +163,7 @@ func (s *Server) serveCall(c net.Conn, br *bufio.Reader) {
 		return
 	}
 	defer s.calls.Done()
-	kind, p, err := readFrame(br, func(k byte) int {
+	kind, _, p, err := readFrame(br, func(k byte, _ uint32) int {
 		if k == kindCall {
 			return MaxMetadata
 		}
@@ -194,7 +194,7 @@ func (s *Server) serveCall(c net.Conn, br *bufio.Reader) {
 		st.finish(s.dispatch(st))
 	}()
 	// Read the host's messages, its end of them, or its cancel.
-	limit := func(k byte) int {
+	limit := func(k byte, _ uint32) int {
 		switch k {
 		case kindMessage:
 			return max(s.parts.maxRecv, 0) + 1 // one more, for RecvMsg to refuse
@@ -206,7 +206,7 @@ func (s *Server) serveCall(c net.Conn, br *bufio.Reader) {
 	var recvErr error
 	ended := false // the host sent the end of its messages
 	for recvErr == nil {
-		kind, p, err := readFrame(br, limit)
+		kind, _, p, err := readFrame(br, limit)
 		switch {
 		case err != nil:
 			if fe := (*errFrameTooLarge)(nil); errors.As(err, &fe) {
@@ -272,7 +272,8 @@ func (s *Server) dispatch(st *serverStream) error {
 // serverStream is a call as its handler sees it.
 type serverStream struct {
 	s       *Server
-	conn    net.Conn
+	conn    io.Writer // the call stream, or its lane (lockedWriter)
+	id      uint32    // the call's ID on its lane; 0 on a call stream
 	ctx     context.Context
 	method  string
 	desc    *grpc.StreamDesc
@@ -333,7 +334,7 @@ func (st *serverStream) SetTrailer(md metadata.MD) {
 
 // appendHeader queues the header frame; st.mu is held.
 func (st *serverStream) appendHeader() {
-	st.out = appendFrame(st.out, kindHeader, appendMD(nil, st.header))
+	st.out = appendFrame(st.out, kindHeader, st.id, appendMD(nil, st.header))
 	st.sent = true
 }
 
@@ -367,8 +368,7 @@ func (st *serverStream) SendMsg(m any) error {
 	if !st.sent {
 		st.appendHeader()
 	}
-	st.out = append(st.out, kindMessage)
-	st.out = binaryAppendLen(st.out, data.Len())
+	st.out = appendHead(st.out, kindMessage, st.id, data.Len())
 	for _, b := range data {
 		st.out = append(st.out, b.ReadOnlyData()...)
 	}
@@ -430,12 +430,7 @@ func (st *serverStream) finish(err error) {
 	}
 	payload := appendString(nil, string(sp))
 	payload = appendMD(payload, st.trailer)
-	st.out = appendFrame(st.out, kindTrailer, payload)
+	st.out = appendFrame(st.out, kindTrailer, st.id, payload)
 	st.flush()
 	st.done = true
-}
-
-// binaryAppendLen appends a frame's length.
-func binaryAppendLen(b []byte, n int) []byte {
-	return append(b, byte(n>>24), byte(n>>16), byte(n>>8), byte(n))
 }
