@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"context"
 	"errors"
-	"fmt"
 	"io"
 	"net"
 	"sync"
@@ -30,12 +29,14 @@ import (
 // still serves.
 func DialOptions(open func() (net.Conn, error)) []grpc.DialOption {
 	c := &client{open: open, codec: encoding.GetCodecV2(proto.Name)}
+	c.lane = newHostLane(c)
 	return []grpc.DialOption{grpc.WithChainUnaryInterceptor(c.invoke), grpc.WithChainStreamInterceptor(c.newStream)}
 }
 
 type client struct {
 	open  func() (net.Conn, error)
 	codec encoding.CodecV2
+	lane  *hostLane // carries the unary calls
 }
 
 // defaultMaxRecv is grpc-go's default bound on a received message, for a
@@ -77,24 +78,12 @@ func readOptions(opts []grpc.CallOption) (callOptions, bool) {
 	return o, true
 }
 
-var unaryDesc = &grpc.StreamDesc{}
-
 func (c *client) invoke(ctx context.Context, method string, req, reply any, cc *grpc.ClientConn, invoker grpc.UnaryInvoker, opts ...grpc.CallOption) error {
 	o, ok := readOptions(opts)
 	if !ok {
 		return invoker(ctx, method, req, reply, cc, opts...)
 	}
-	cs, err := c.start(ctx, unaryDesc, method, o)
-	if err != nil {
-		return err
-	}
-	if err := cs.SendMsg(req); err != nil {
-		return cs.end(err)
-	}
-	if err := cs.CloseSend(); err != nil {
-		return cs.end(err)
-	}
-	return cs.end(cs.recvUnary(reply))
+	return c.lane.invoke(ctx, method, req, reply, o)
 }
 
 func (c *client) newStream(ctx context.Context, desc *grpc.StreamDesc, cc *grpc.ClientConn, method string, streamer grpc.Streamer, opts ...grpc.CallOption) (grpc.ClientStream, error) {
@@ -239,9 +228,6 @@ func (cs *clientStream) SendMsg(m any) error {
 	for _, b := range data {
 		cs.out = append(cs.out, b.ReadOnlyData()...)
 	}
-	if cs.desc == unaryDesc {
-		return nil // written with the end, at once
-	}
 	if err := cs.flush(); err != nil {
 		// As grpc-go: the failure shows in RecvMsg.
 		return io.EOF
@@ -257,10 +243,7 @@ func (cs *clientStream) CloseSend() error {
 	}
 	cs.closed = true
 	cs.out = appendFrame(cs.out, kindEnd, 0, nil)
-	err := cs.flush()
-	if cs.desc == unaryDesc {
-		return err
-	}
+	cs.flush() // as grpc-go: a failure shows in RecvMsg
 	return nil
 }
 
@@ -322,17 +305,12 @@ func (cs *clientStream) next() (msg []byte, err error) {
 			}
 			return p, nil
 		case kindTrailer:
-			d := decoder{b: p}
-			sp, md := d.string(), d.md()
-			if d.err != nil {
-				return nil, status.Errorf(codes.Internal, "the guest sent a bad trailer: %v", d.err)
-			}
-			var pb spb.Status
-			if err := protobuf.Unmarshal([]byte(sp), &pb); err != nil {
-				return nil, status.Errorf(codes.Internal, "the guest sent a bad status: %v", err)
+			st, md, err := parseTrailer(p)
+			if err != nil {
+				return nil, err
 			}
 			cs.trailer = md
-			cs.status = status.FromProto(&pb)
+			cs.status = st
 			if !cs.gotHead {
 				cs.gotHeader()
 			}
@@ -411,15 +389,6 @@ func (cs *clientStream) RecvMsg(m any) error {
 	return nil
 }
 
-// recvUnary reads a unary call's answer; cs.recvMu is not held.
-func (cs *clientStream) recvUnary(reply any) error {
-	err := cs.RecvMsg(reply)
-	if err == io.EOF {
-		return status.Error(codes.Internal, "cardinality violation: the guest ended a unary call without an answer")
-	}
-	return err
-}
-
 // end ends the call once with err (io.EOF: it ended well), and returns
 // err.
 func (cs *clientStream) end(err error) error {
@@ -451,4 +420,11 @@ func binaryAppendUvarint(b []byte, v uint64) []byte {
 	return append(b, byte(v))
 }
 
-var _ = fmt.Sprintf
+// decodeStatus reads a google.rpc.Status.
+func decodeStatus(b string) (*status.Status, error) {
+	var pb spb.Status
+	if err := protobuf.Unmarshal([]byte(b), &pb); err != nil {
+		return nil, status.Errorf(codes.Internal, "the guest sent a bad status: %v", err)
+	}
+	return status.FromProto(&pb), nil
+}

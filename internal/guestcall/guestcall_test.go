@@ -347,3 +347,40 @@ func TestInterceptorsRun(t *testing.T) {
 		t.Errorf("interceptors ran: server unary %d, server stream %d, client unary %d; %d calls framed", serverUnary.Load(), serverStream.Load(), clientUnary.Load(), svc.framed.Load())
 	}
 }
+
+// TestParallelUnaryCalls: unary calls share one lane; many at once, some
+// cancelled on the way, each gets its own answer or its own status.
+func TestParallelUnaryCalls(t *testing.T) {
+	svc := &service{ended: make(chan error, 1000), deadline: make(chan time.Duration, 1000)}
+	c := setup(t, svc, nil)
+	ctx := testCtx(t)
+	errs := make(chan error, 40)
+	for g := range 40 {
+		go func() {
+			for i := range 20 {
+				body := fmt.Sprintf("%d-%d", g, i)
+				if i%5 == 4 { // a call cancelled while the guest holds it
+					cctx, cancel := context.WithTimeout(ctx, time.Millisecond)
+					_, err := c.UnaryCall(cctx, &testpb.SimpleRequest{ResponseSize: -1})
+					cancel()
+					if code := status.Code(err); code != codes.DeadlineExceeded {
+						errs <- fmt.Errorf("a call past its deadline: %v", err)
+						return
+					}
+					continue
+				}
+				resp, err := c.UnaryCall(ctx, &testpb.SimpleRequest{ResponseSize: int32(i), Payload: &testpb.Payload{Body: []byte(body)}})
+				if err != nil || resp.Username != body || len(resp.Payload.Body) != i {
+					errs <- fmt.Errorf("call %s: %v, %v", body, resp, err)
+					return
+				}
+			}
+			errs <- nil
+		}()
+	}
+	for range 40 {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+}

@@ -21,7 +21,7 @@ import (
 // hostileGuest accepts call streams on a loopback listener, reads each
 // call up to its end, answers with what answer writes, and ends its
 // side of the stream.
-func hostileGuest(t *testing.T, answer func(w io.Writer)) healthpb.HealthClient {
+func hostileGuest(t *testing.T, answer func(w io.Writer, id uint32)) healthpb.HealthClient {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -41,16 +41,18 @@ func hostileGuest(t *testing.T, answer func(w io.Writer)) healthpb.HealthClient 
 					return
 				}
 				any := func(byte, uint32) int { return MaxMetadata }
+				var id uint32
 				for {
-					kind, _, _, err := readFrame(br, any)
+					kind, fid, _, err := readFrame(br, any)
 					if err != nil || kind == kindCancel {
 						return
 					}
+					id = fid
 					if kind == kindEnd {
 						break
 					}
 				}
-				answer(c)
+				answer(c, id)
 				c.(*net.TCPConn).CloseWrite()
 				io.Copy(io.Discard, br) // until the host ends the call
 			}()
@@ -65,8 +67,8 @@ func hostileGuest(t *testing.T, answer func(w io.Writer)) healthpb.HealthClient 
 	return healthpb.NewHealthClient(cc)
 }
 
-func frameHead(kind byte, n uint32) []byte {
-	return appendHead(nil, kind, 0, int(n))
+func frameHead(kind byte, id, n uint32) []byte {
+	return appendHead(nil, kind, id, int(n))
 }
 
 // heapGrowth runs f and returns how much the heap in use grew.
@@ -86,37 +88,60 @@ func heapGrowth(f func()) uint64 {
 // host reads or allocates it, and each bad answer fails the call with a
 // status that says what the guest did, at once.
 func TestHostileGuestAnswers(t *testing.T) {
+	count := binary.AppendUvarint(nil, 1<<60)
 	for _, tc := range []struct {
 		name   string
-		answer []byte
+		answer func(id uint32) []byte
 		code   codes.Code
 		says   string
 	}{
-		{"a 4 GiB header", frameHead(kindHeader, 1<<32-1), codes.Internal, "more than the"},
-		{"a 4 GiB trailer", frameHead(kindTrailer, 1<<32-1), codes.Internal, "more than the"},
-		{"a message over the call's limit", frameHead(kindMessage, 64<<20), codes.ResourceExhausted, "larger than max"},
-		{"a frame of no known kind", append(frameHead('X', 1<<30), "junk"...), codes.Internal, "unknown kind"},
-		{"a count of 2^60 metadata values", append(append(frameHead(kindHeader, 10), binary.AppendUvarint(nil, 1<<60)...), make([]byte, 10-len(binary.AppendUvarint(nil, 1<<60)))...), codes.Internal, "bad header"},
-		{"an end without a status", nil, codes.Internal, "without a status"},
-		{"two answers to a unary call", append(append(frameHead(kindMessage, 0), frameHead(kindMessage, 0)...), frameHead(kindMessage, 0)...), codes.Internal, "cardinality"},
-		{"a status that is not one", append(frameHead(kindTrailer, 4), 2, 0xff, 0xff, 0), codes.Internal, "bad status"},
+		{"a 4 GiB header", func(id uint32) []byte { return frameHead(kindHeader, id, 1<<32-1) }, codes.Internal, "more than the"},
+		{"a 4 GiB trailer", func(id uint32) []byte { return frameHead(kindTrailer, id, 1<<32-1) }, codes.Internal, "more than the"},
+		{"a message over the call's limit", func(id uint32) []byte { return frameHead(kindMessage, id, 64<<20) }, codes.ResourceExhausted, "larger than max"},
+		{"a frame of no known kind", func(id uint32) []byte { return append(frameHead('X', id, 1<<30), "junk"...) }, codes.Internal, "unknown kind"},
+		{"a count of 2^60 metadata values", func(id uint32) []byte {
+			return append(append(frameHead(kindHeader, id, 10), count...), make([]byte, 10-len(count))...)
+		}, codes.Internal, "bad header"},
+		{"an end without a status", func(uint32) []byte { return nil }, codes.Internal, "without a status"},
+		{"two answers to a unary call", func(id uint32) []byte {
+			return append(append(frameHead(kindMessage, id, 0), frameHead(kindMessage, id, 0)...), frameHead(kindMessage, id, 0)...)
+		}, codes.Internal, "cardinality"},
+		{"a status that is not one", func(id uint32) []byte { return append(frameHead(kindTrailer, id, 4), 2, 0xff, 0xff, 0) }, codes.Internal, "bad status"},
 	} {
-		t.Run(tc.name, func(t *testing.T) {
-			c := hostileGuest(t, func(w io.Writer) { w.Write(tc.answer) })
-			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-			defer cancel()
-			var err error
-			grew := heapGrowth(func() { _, err = c.Check(ctx, &healthpb.HealthCheckRequest{}) })
-			if st := status.Convert(err); st.Code() != tc.code || !strings.Contains(st.Message(), tc.says) {
-				t.Errorf("the call failed with %v; want %v saying %q", err, tc.code, tc.says)
-			}
-			if ctx.Err() != nil {
-				t.Errorf("the call waited for its deadline")
-			}
-			if grew > 8<<20 {
-				t.Errorf("the host's heap grew by %d MiB", grew>>20)
-			}
-		})
+		for _, kind := range []string{"unary", "stream"} {
+			t.Run(tc.name+"/"+kind, func(t *testing.T) {
+				c := hostileGuest(t, func(w io.Writer, id uint32) { w.Write(tc.answer(id)) })
+				ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+				defer cancel()
+				var err error
+				grew := heapGrowth(func() {
+					if kind == "unary" {
+						_, err = c.Check(ctx, &healthpb.HealthCheckRequest{})
+						return
+					}
+					var s healthpb.Health_WatchClient
+					if s, err = c.Watch(ctx, &healthpb.HealthCheckRequest{}); err == nil {
+						for err == nil {
+							_, err = s.Recv()
+						}
+					}
+				})
+				want := tc.code
+				if kind == "stream" && tc.name == "two answers to a unary call" {
+					// A stream may answer many; the stream's end then has no status.
+					want, tc.says = codes.Internal, "without a status"
+				}
+				if st := status.Convert(err); st.Code() != want || !strings.Contains(st.Message(), tc.says) {
+					t.Errorf("the call failed with %v; want %v saying %q", err, want, tc.says)
+				}
+				if ctx.Err() != nil {
+					t.Errorf("the call waited for its deadline")
+				}
+				if grew > 8<<20 {
+					t.Errorf("the host's heap grew by %d MiB", grew>>20)
+				}
+			})
+		}
 	}
 }
 
@@ -125,7 +150,7 @@ func TestHostileGuestAnswers(t *testing.T) {
 func TestSilentGuestCallEnds(t *testing.T) {
 	block := make(chan struct{})
 	t.Cleanup(func() { close(block) })
-	c := hostileGuest(t, func(io.Writer) { <-block })
+	c := hostileGuest(t, func(io.Writer, uint32) { <-block })
 	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
 	defer cancel()
 	if _, err := c.Check(ctx, &healthpb.HealthCheckRequest{}); status.Code(err) != codes.DeadlineExceeded {

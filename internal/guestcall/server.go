@@ -116,9 +116,14 @@ func (l *splitListener) route(c net.Conn) {
 		c.Close() // a call abandoned before its first frame
 		return
 	}
-	if string(head) == Magic {
+	switch string(head) {
+	case Magic:
 		br.Discard(len(Magic))
 		l.s.serveCall(c, br)
+		return
+	case LaneMagic:
+		br.Discard(len(LaneMagic))
+		l.s.serveLane(c, br)
 		return
 	}
 	select {
@@ -277,7 +282,8 @@ type serverStream struct {
 	ctx     context.Context
 	method  string
 	desc    *grpc.StreamDesc
-	msgs    chan []byte // the host's messages; closed at their end
+	msgs    chan []byte        // the host's messages; closed at their end
+	cancel  context.CancelFunc // ends the call's context (a lane's call)
 	endOnce sync.Once
 
 	recvMu  sync.Mutex
