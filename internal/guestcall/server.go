@@ -90,16 +90,17 @@ type splitListener struct {
 	conns     chan net.Conn
 	done      chan struct{}
 	closeOnce sync.Once
-	err       error // ln's Accept error, once done is closed by run
-	errOnce   sync.Once
-	ended     chan struct{}
+	mu        sync.Mutex
+	err       error // ln's Accept error, which ended run
 }
 
 func (l *splitListener) run() {
 	for {
 		c, err := l.ln.Accept()
 		if err != nil {
-			l.errOnce.Do(func() { l.err = err })
+			l.mu.Lock()
+			l.err = err
+			l.mu.Unlock()
 			l.Close()
 			return
 		}
@@ -138,6 +139,8 @@ func (l *splitListener) Accept() (net.Conn, error) {
 	case c := <-l.conns:
 		return c, nil
 	case <-l.done:
+		l.mu.Lock()
+		defer l.mu.Unlock()
 		if l.err != nil {
 			return nil, l.err
 		}
@@ -145,8 +148,12 @@ func (l *splitListener) Accept() (net.Conn, error) {
 	}
 }
 
+// Close closes ln too: call streams accepted already go on.
 func (l *splitListener) Close() error {
-	l.closeOnce.Do(func() { close(l.done) })
+	l.closeOnce.Do(func() {
+		close(l.done)
+		l.ln.Close()
+	})
 	return nil
 }
 
@@ -244,10 +251,7 @@ func (s *Server) serveCall(c net.Conn, br *bufio.Reader) {
 
 // dispatch runs the call's handler, as grpc-go's server would.
 func (s *Server) dispatch(st *serverStream) error {
-	m := st.method
-	if strings.HasPrefix(m, "/") {
-		m = m[1:]
-	}
+	m := strings.TrimPrefix(st.method, "/")
 	i := strings.LastIndex(m, "/")
 	if i <= 0 {
 		return status.Errorf(codes.Unimplemented, "malformed method name: %q", st.method)
