@@ -31,6 +31,7 @@ import (
 	"github.com/plugkit/plugkit/handshake"
 	"github.com/plugkit/plugkit/internal/brokerwire"
 	"github.com/plugkit/plugkit/internal/goplugin/pluginpb"
+	"github.com/plugkit/plugkit/internal/guestcall"
 	"github.com/plugkit/plugkit/internal/hostwire"
 	"github.com/plugkit/plugkit/internal/listen"
 	"github.com/plugkit/plugkit/internal/osdep"
@@ -63,7 +64,8 @@ type Client struct {
 	syncStderr  io.Writer
 	endpoints   []string                                        // the endpoints of a plugin service (Dial); nil otherwise
 	rawDial     func(context.Context, string) (net.Conn, error) // a guest's one connection (guest.go); nil otherwise
-	guestCalls  bool                                            // calls go to the guest without HTTP/2 (guestCallOptions)
+	guestCalls  bool                                            // the guest takes calls without HTTP/2 (guestCallOptions)
+	calls       *guestcall.Host                                 // its connection's unary calls, once connected; nil otherwise
 
 	bg       sync.WaitGroup // stdio forwarding and the broker stream
 	cancelBG context.CancelFunc

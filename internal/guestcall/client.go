@@ -13,25 +13,12 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/encoding"
-	"google.golang.org/grpc/encoding/proto"
 	"google.golang.org/grpc/mem"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/peer"
 	"google.golang.org/grpc/status"
 	protobuf "google.golang.org/protobuf/proto"
 )
-
-// DialOptions make a *grpc.ClientConn carry its calls over call streams
-// that open opens: the innermost unary and stream interceptors, so add
-// them after every other option. A call with an option this path does not
-// carry (a codec, a compressor, per-call credentials, a content subtype)
-// goes over the ClientConn's own transport (HTTP/2), which the guest
-// still serves.
-func DialOptions(open func() (net.Conn, error)) []grpc.DialOption {
-	c := &client{open: open, codec: encoding.GetCodecV2(proto.Name)}
-	c.lane = newHostLane(c)
-	return []grpc.DialOption{grpc.WithChainUnaryInterceptor(c.invoke), grpc.WithChainStreamInterceptor(c.newStream)}
-}
 
 type client struct {
 	open  func() (net.Conn, error)

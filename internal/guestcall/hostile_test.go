@@ -18,11 +18,13 @@ import (
 	"google.golang.org/grpc/status"
 )
 
-// hostileGuest accepts call streams on a loopback listener, reads each
-// call up to its end, answers with what answer writes, and ends its
-// side of the stream.
-func hostileGuest(t *testing.T, answer func(w io.Writer, id uint32)) healthpb.HealthClient {
+// hostileGuest answers every call with what answer gives: a unary
+// call on its connection, in a chunk (or as it is, when raw), and a
+// streaming call on a loopback stream of its own, after which it ends
+// its side.
+func hostileGuest(t *testing.T, answer func(id uint32) []byte, raw bool) healthpb.HealthClient {
 	t.Helper()
+	// Streaming calls.
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -41,25 +43,52 @@ func hostileGuest(t *testing.T, answer func(w io.Writer, id uint32)) healthpb.He
 					return
 				}
 				any := func(byte, uint32) int { return MaxMetadata }
-				var id uint32
 				for {
-					kind, fid, _, err := readFrame(br, any)
+					kind, _, _, err := readFrame(br, any)
 					if err != nil || kind == kindCancel {
 						return
 					}
-					id = fid
 					if kind == kindEnd {
 						break
 					}
 				}
-				answer(c, id)
+				c.Write(answer(0))
 				c.(*net.TCPConn).CloseWrite()
 				io.Copy(io.Discard, br) // until the host ends the call
 			}()
 		}
 	}()
+	// Unary calls.
+	hostRaw, guestRaw := net.Pipe()
+	t.Cleanup(func() { hostRaw.Close() })
+	go func() {
+		defer guestRaw.Close()
+		var h [chunkHeader]byte
+		for {
+			if _, err := io.ReadFull(guestRaw, h[:]); err != nil {
+				return
+			}
+			b := make([]byte, binary.BigEndian.Uint32(h[1:]))
+			if _, err := io.ReadFull(guestRaw, b); err != nil {
+				return
+			}
+			if h[0] != chunkCall || b[0] != kindCall {
+				continue
+			}
+			a := answer(binary.BigEndian.Uint32(b[1:]))
+			if !raw {
+				a = append(binary.BigEndian.AppendUint32([]byte{chunkCall}, uint32(len(a))), a...)
+			}
+			if len(a) == 0 {
+				return // ends the connection
+			}
+			guestRaw.Write(a)
+		}
+	}()
+	h := NewHost(hostRaw, 4<<20)
+	go io.Copy(io.Discard, h.Conn())
 	open := func() (net.Conn, error) { return net.Dial("tcp", ln.Addr().String()) }
-	cc, err := grpc.NewClient("passthrough:///guest", append([]grpc.DialOption{grpc.WithTransportCredentials(insecure.NewCredentials())}, DialOptions(open)...)...)
+	cc, err := grpc.NewClient("passthrough:///guest", append([]grpc.DialOption{grpc.WithTransportCredentials(insecure.NewCredentials())}, h.DialOptions(open)...)...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -94,23 +123,28 @@ func TestHostileGuestAnswers(t *testing.T) {
 		answer func(id uint32) []byte
 		code   codes.Code
 		says   string
+		raw    bool // the unary answer is the whole chunk
 	}{
-		{"a 4 GiB header", func(id uint32) []byte { return frameHead(kindHeader, id, 1<<32-1) }, codes.Internal, "more than the"},
-		{"a 4 GiB trailer", func(id uint32) []byte { return frameHead(kindTrailer, id, 1<<32-1) }, codes.Internal, "more than the"},
-		{"a message over the call's limit", func(id uint32) []byte { return frameHead(kindMessage, id, 64<<20) }, codes.ResourceExhausted, "larger than max"},
-		{"a frame of no known kind", func(id uint32) []byte { return append(frameHead('X', id, 1<<30), "junk"...) }, codes.Internal, "unknown kind"},
+		{"a 4 GiB chunk", func(uint32) []byte { return []byte{chunkCall, 0xff, 0xff, 0xff, 0xff} }, codes.Unavailable, "more than the", true},
+		{"a 4 GiB header", func(id uint32) []byte { return frameHead(kindHeader, id, 1<<32-1) }, codes.Internal, "more than the", false},
+		{"a 4 GiB trailer", func(id uint32) []byte { return frameHead(kindTrailer, id, 1<<32-1) }, codes.Internal, "more than the", false},
+		{"a message over the call's limit", func(id uint32) []byte { return frameHead(kindMessage, id, 64<<20) }, codes.ResourceExhausted, "larger than max", false},
+		{"a frame of no known kind", func(id uint32) []byte { return append(frameHead('X', id, 1<<30), "junk"...) }, codes.Internal, "unknown kind", false},
 		{"a count of 2^60 metadata values", func(id uint32) []byte {
 			return append(append(frameHead(kindHeader, id, 10), count...), make([]byte, 10-len(count))...)
-		}, codes.Internal, "bad header"},
-		{"an end without a status", func(uint32) []byte { return nil }, codes.Internal, "without a status"},
+		}, codes.Internal, "bad header", false},
+		{"an end without a status", func(uint32) []byte { return nil }, codes.Internal, "without a status", true},
 		{"two answers to a unary call", func(id uint32) []byte {
 			return append(append(frameHead(kindMessage, id, 0), frameHead(kindMessage, id, 0)...), frameHead(kindMessage, id, 0)...)
-		}, codes.Internal, "cardinality"},
-		{"a status that is not one", func(id uint32) []byte { return append(frameHead(kindTrailer, id, 4), 2, 0xff, 0xff, 0) }, codes.Internal, "bad status"},
+		}, codes.Internal, "cardinality", false},
+		{"a status that is not one", func(id uint32) []byte { return append(frameHead(kindTrailer, id, 4), 2, 0xff, 0xff, 0) }, codes.Internal, "bad status", false},
 	} {
 		for _, kind := range []string{"unary", "stream"} {
 			t.Run(tc.name+"/"+kind, func(t *testing.T) {
-				c := hostileGuest(t, func(w io.Writer, id uint32) { w.Write(tc.answer(id)) })
+				if tc.raw && kind == "stream" {
+					t.Skip("a stream's answers are frames of its own stream")
+				}
+				c := hostileGuest(t, tc.answer, tc.raw)
 				ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 				defer cancel()
 				var err error
@@ -150,7 +184,7 @@ func TestHostileGuestAnswers(t *testing.T) {
 func TestSilentGuestCallEnds(t *testing.T) {
 	block := make(chan struct{})
 	t.Cleanup(func() { close(block) })
-	c := hostileGuest(t, func(io.Writer, uint32) { <-block })
+	c := hostileGuest(t, func(uint32) []byte { <-block; return nil }, false)
 	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
 	defer cancel()
 	if _, err := c.Check(ctx, &healthpb.HealthCheckRequest{}); status.Code(err) != codes.DeadlineExceeded {

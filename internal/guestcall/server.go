@@ -122,10 +122,6 @@ func (l *splitListener) route(c net.Conn) {
 		br.Discard(len(Magic))
 		l.s.serveCall(c, br)
 		return
-	case LaneMagic:
-		br.Discard(len(LaneMagic))
-		l.s.serveLane(c, br)
-		return
 	}
 	select {
 	case l.conns <- &peekedConn{Conn: c, r: br}:
