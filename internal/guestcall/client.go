@@ -24,6 +24,7 @@ type client struct {
 	open  func() (net.Conn, error)
 	codec encoding.CodecV2
 	lane  *hostLane // carries the unary calls
+	stats connStats
 }
 
 // defaultMaxRecv is grpc-go's default bound on a received message, for a
@@ -37,6 +38,7 @@ type callOptions struct {
 	maxRecv         int
 	maxSend         int
 	onFinish        []func(error)
+	stats           *callStats // nil without stats handlers
 }
 
 // readOptions reads opts, and reports false for one this path does not
@@ -67,17 +69,21 @@ func readOptions(opts []grpc.CallOption) (callOptions, bool) {
 
 func (c *client) invoke(ctx context.Context, method string, req, reply any, cc *grpc.ClientConn, invoker grpc.UnaryInvoker, opts ...grpc.CallOption) error {
 	o, ok := readOptions(opts)
-	if !ok {
+	hs, statsOK := c.stats.read(cc)
+	if !ok || !statsOK {
 		return invoker(ctx, method, req, reply, cc, opts...)
 	}
+	ctx, o.stats = beginStats(ctx, hs, method, &grpc.StreamDesc{})
 	return c.lane.invoke(ctx, method, req, reply, o)
 }
 
 func (c *client) newStream(ctx context.Context, desc *grpc.StreamDesc, cc *grpc.ClientConn, method string, streamer grpc.Streamer, opts ...grpc.CallOption) (grpc.ClientStream, error) {
 	o, ok := readOptions(opts)
-	if !ok {
+	hs, statsOK := c.stats.read(cc)
+	if !ok || !statsOK {
 		return streamer(ctx, desc, cc, method, opts...)
 	}
+	ctx, o.stats = beginStats(ctx, hs, method, desc)
 	cs, err := c.start(ctx, desc, method, o)
 	if err != nil {
 		return nil, err
@@ -121,8 +127,10 @@ func (c *client) start(ctx context.Context, desc *grpc.StreamDesc, method string
 	return cs, nil
 }
 
-// finished calls the OnFinish options with err and returns it.
+// finished reports the call's end to the stats handlers and calls the
+// OnFinish options with err, and returns it.
 func finished(o callOptions, err error) error {
+	o.stats.end(err, nil)
 	for _, f := range o.onFinish {
 		f(err)
 	}
@@ -298,6 +306,7 @@ func (cs *clientStream) next() (msg []byte, err error) {
 			}
 			cs.trailer = md
 			cs.status = st
+			cs.o.stats.trailer(md)
 			if !cs.gotHead {
 				cs.gotHeader()
 			}

@@ -17,6 +17,7 @@ import (
 	"google.golang.org/grpc/encoding/gzip"
 	testpb "google.golang.org/grpc/interop/grpc_testing"
 	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/stats"
 	"google.golang.org/grpc/status"
 
 	"github.com/plugkit/plugkit/internal/guestcall"
@@ -389,5 +390,74 @@ func TestParallelUnaryCalls(t *testing.T) {
 		if err := <-errs; err != nil {
 			t.Fatal(err)
 		}
+	}
+}
+
+// recorder is a client stats handler that counts what it is told.
+type recorder struct{ begins, trailers, ends, failed atomic.Int64 }
+
+func (r *recorder) TagRPC(ctx context.Context, _ *stats.RPCTagInfo) context.Context { return ctx }
+func (r *recorder) HandleRPC(_ context.Context, s stats.RPCStats) {
+	switch s := s.(type) {
+	case *stats.Begin:
+		r.begins.Add(1)
+	case *stats.InTrailer:
+		r.trailers.Add(1)
+	case *stats.End:
+		r.ends.Add(1)
+		if s.Error != nil {
+			r.failed.Add(1)
+		}
+	}
+}
+func (r *recorder) TagConn(ctx context.Context, _ *stats.ConnTagInfo) context.Context { return ctx }
+func (r *recorder) HandleConn(context.Context, stats.ConnStats)                       {}
+
+// TestStatsHandlersSeeCalls: the host's stats handlers are told of each
+// call that skips HTTP/2, its begin, the guest's trailer (a manager tells
+// from it that the plugin answered a failed call) and its end.
+func TestStatsHandlersSeeCalls(t *testing.T) {
+	svc := &service{}
+	rec := &recorder{}
+	c := setup(t, svc, nil, grpc.WithStatsHandler(rec))
+	ctx := testCtx(t)
+	if _, err := c.UnaryCall(ctx, &testpb.SimpleRequest{}); err != nil {
+		t.Fatal(err)
+	}
+	_, err := c.UnaryCall(ctx, &testpb.SimpleRequest{ResponseStatus: &testpb.EchoStatus{Code: int32(codes.NotFound)}})
+	if status.Code(err) != codes.NotFound {
+		t.Fatal(err)
+	}
+	s, err := c.StreamingOutputCall(ctx, &testpb.StreamingOutputCallRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Recv(); err != io.EOF {
+		t.Fatal(err)
+	}
+	if rec.begins.Load() != 3 || rec.trailers.Load() != 3 || rec.ends.Load() != 3 || rec.failed.Load() != 1 || svc.framed.Load() != 3 {
+		t.Errorf("begins %d, trailers %d, ends %d (failed %d); %d calls framed; want 3, 3, 3 (1), 3",
+			rec.begins.Load(), rec.trailers.Load(), rec.ends.Load(), rec.failed.Load(), svc.framed.Load())
+	}
+}
+
+// token is per-call credentials given as a dial option.
+type token struct{}
+
+func (token) GetRequestMetadata(context.Context, ...string) (map[string]string, error) {
+	return map[string]string{"token": "t"}, nil
+}
+func (token) RequireTransportSecurity() bool { return false }
+
+// TestDialCredentialsKeepHTTP2: per-call credentials given as a dial
+// option, which frames cannot carry, keep the calls on HTTP/2.
+func TestDialCredentialsKeepHTTP2(t *testing.T) {
+	svc := &service{}
+	c := setup(t, svc, nil, grpc.WithPerRPCCredentials(token{}))
+	if _, err := c.UnaryCall(testCtx(t), &testpb.SimpleRequest{}); err != nil {
+		t.Fatal(err)
+	}
+	if svc.framed.Load() != 0 || svc.http2.Load() != 1 {
+		t.Errorf("%d calls framed, %d over HTTP/2; want 0, 1", svc.framed.Load(), svc.http2.Load())
 	}
 }

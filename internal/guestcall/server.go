@@ -286,8 +286,8 @@ type serverStream struct {
 	cancel  context.CancelFunc // ends the call's context (a lane's call)
 	endOnce sync.Once
 
-	recvMu  sync.Mutex
-	failed  error // a receive error RecvMsg returns (a message too large)
+	failMu  sync.Mutex // guards failed alone: RecvMsg does not hold it while it waits
+	failed  error      // a receive error RecvMsg returns (a message too large)
 	mu      sync.Mutex
 	header  metadata.MD
 	sent    bool // the header is sent
@@ -385,14 +385,15 @@ func (st *serverStream) SendMsg(m any) error {
 }
 
 func (st *serverStream) RecvMsg(m any) error {
-	st.recvMu.Lock()
-	defer st.recvMu.Unlock()
-	if st.failed != nil {
-		return st.failed
+	if err := st.failure(); err != nil {
+		return err
 	}
 	select {
 	case p, ok := <-st.msgs:
 		if !ok {
+			if err := st.failure(); err != nil {
+				return err
+			}
 			return io.EOF
 		}
 		if len(p) > st.s.parts.maxRecv {
@@ -407,11 +408,18 @@ func (st *serverStream) RecvMsg(m any) error {
 	}
 }
 
-// fail makes RecvMsg return err from now on (the reader saw it).
+func (st *serverStream) failure() error {
+	st.failMu.Lock()
+	defer st.failMu.Unlock()
+	return st.failed
+}
+
+// fail makes RecvMsg return err from now on (the reader saw it), and
+// wakes a RecvMsg that waits.
 func (st *serverStream) fail(err error) {
-	st.recvMu.Lock()
+	st.failMu.Lock()
 	st.failed = err
-	st.recvMu.Unlock()
+	st.failMu.Unlock()
 	st.endOnce.Do(func() { close(st.msgs) })
 }
 

@@ -184,6 +184,7 @@ func (l *hostLane) wait(ctx context.Context, id uint32, lc *laneCall, reply any,
 			}
 		case kindTrailer:
 			st, trailer, terr := parseTrailer(f.p)
+			o.stats.trailer(trailer)
 			if o.header != nil {
 				*o.header = header
 			}
