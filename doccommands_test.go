@@ -30,6 +30,7 @@ var docCommandTests = map[string]string{
 	"docs/remote.md: go build -o plugins/ ./examples/objectstore/plugins/...":                                               ". " + rootRunner,
 	"docs/wasm.md: GOOS=wasip1 GOARCH=wasm go build -tags grpcnotrace -o memory.wasm ./examples/objectstore/plugins/memory": ". " + rootRunner,
 	"docs/your-own-kind.md: plugkit plugins list --dir bin --cookie KV_PLUGIN=kv-5e0d":                                      "examples/kvcheck TestYourOwnKindCommands",
+	"docs/your-own-kind.md: go mod init example.com/kv":                                                                     "examples/kvcheck TestYourOwnKindModuleSetup",
 	"docs/observability.md: OTEL_TRACES_EXPORTER=otlp":                                                                      "host TestPluginExportsOverOTLP",
 }
 

@@ -29,8 +29,9 @@ const (
 // Each iteration runs them in the order plugkit, go-plugin, go-plugin,
 // plugkit, so that drift in the machine's load falls on both alike, and
 // reports each side's medians: the start of one plugin (ms), closing all
-// (ms), and the host's goroutines, file descriptors and resident KiB per
-// plugin. Linux only: the hosts count from /proc.
+// (ms), the host's CPU time in that close (ms), and the host's goroutines,
+// file descriptors and resident KiB per plugin. Linux only: the hosts
+// count from /proc.
 func BenchmarkScale(b *testing.B) {
 	if err := scaleLimits(scalePlugins); err != nil {
 		b.Fatal(err)
@@ -62,6 +63,7 @@ func BenchmarkScale(b *testing.B) {
 		b.ReportMetric(med(func(r scale.Result) float64 { return r.Goroutines }), side.name+"-goroutines")
 		b.ReportMetric(med(func(r scale.Result) float64 { return r.FDs }), side.name+"-fds")
 		b.ReportMetric(med(func(r scale.Result) float64 { return r.RSSKiB }), side.name+"-rss-KiB")
+		b.ReportMetric(med(func(r scale.Result) float64 { return r.HostCloseCPUMS }), side.name+"-close-host-cpu-ms")
 	}
 }
 

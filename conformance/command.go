@@ -23,8 +23,10 @@ import (
 // It runs mx over the plugin binaries of --dir and prints the cells as a
 // table, or as --json or --markdown; --releases names a release index for
 // the advice of incompatible cells (default mx.Releases), --parallel and
-// --timeout bound the run. It exits with status 0 when no cell fails, 1
-// when one does, 2 for bad usage; SIGINT and SIGTERM end the run.
+// --timeout bound the run; a run that lasts over two seconds says so on
+// stderr first, as nothing else is printed until the table. It exits with
+// status 0 when no cell fails, 1 when one does, 2 for bad usage; SIGINT
+// and SIGTERM end the run.
 func Main(mx Matrix) {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	code := Command(ctx, mx, filepath.Base(os.Args[0]), os.Args[1:], os.Stdout, os.Stderr)
@@ -86,7 +88,15 @@ func CommandFlags(ctx context.Context, mx Matrix, name string, args []string, st
 	ctx, cancel := context.WithTimeout(ctx, *timeout)
 	defer cancel()
 	start := time.Now()
+	said := make(chan struct{})
+	slow := time.AfterFunc(slowRun, func() {
+		defer close(said)
+		fmt.Fprintf(stderr, "%s: testing the plugins in %s against %d host majors; the table follows when every cell has run (a WebAssembly module is compiled first, which can take a minute) ...\n", name, *dir, len(mx.Hosts))
+	})
 	cells, err := mx.Run(ctx, *dir)
+	if !slow.Stop() {
+		<-said // the notice is written: nothing else writes to stderr at once
+	}
 	if err == nil {
 		err = writeCells(stdout, cells, *asJSON, *asMarkdown)
 	}
@@ -102,6 +112,10 @@ func CommandFlags(ctx context.Context, mx Matrix, name string, args []string, st
 	}
 	return 0
 }
+
+// slowRun is how long a matrix runs before the command says, on stderr,
+// what it is doing: nothing else is printed until the table.
+const slowRun = 2 * time.Second
 
 // writeCells writes cells in the format the flags chose.
 func writeCells(w io.Writer, cells []Cell, asJSON, asMarkdown bool) error {

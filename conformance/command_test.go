@@ -16,6 +16,7 @@ import (
 	"github.com/plugkit/plugkit/conformance"
 	"github.com/plugkit/plugkit/examples/objectstore"
 	"github.com/plugkit/plugkit/internal/testutil"
+	"github.com/plugkit/plugkit/manager"
 )
 
 // TestCommandRunsTheMatrix runs the matrix command of Command over a v1
@@ -114,4 +115,30 @@ func writeTestPlugin(t *testing.T, path string) {
 		t.Fatal(err)
 	}
 	t.Setenv(pluginEnv, "1")
+}
+
+// TestCommandSaysWhatItDoesWhenSlow: a run that lasts over two seconds (a
+// WebAssembly module's compile took 27-34 s on a loaded machine) says on
+// stderr what it is doing, before the table. The binary's start here waits
+// for that notice, with a generous deadline.
+func TestCommandSaysWhatItDoesWhenSlow(t *testing.T) {
+	dir := testutil.TempDir(t)
+	writeTestPlugin(t, filepath.Join(dir, "memory"))
+	var stderr testutil.Buffer
+	const notice = "testing the plugins in "
+	mx := conformance.WithNewManager(conformance.Matrix{Kind: objectstore.Kind, Cookie: objectstore.Cookie, Hosts: objectstore.MatrixHosts(false)},
+		func(_ *manager.Finder, cfg manager.Config) *manager.Manager {
+			for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline) && !strings.Contains(stderr.String(), notice); {
+				time.Sleep(20 * time.Millisecond)
+			}
+			return manager.New(cfg)
+		})
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	var stdout bytes.Buffer
+	code := conformance.Command(ctx, mx, "kv-matrix", []string{"--dir", dir}, &stdout, &stderr)
+	want := "kv-matrix: " + notice + dir + " against 2 host majors"
+	if code != 0 || !strings.Contains(stderr.String(), want) {
+		t.Errorf("exit %d; stderr %q, want a line starting %q; stdout %s", code, stderr.String(), want, stdout.String())
+	}
 }

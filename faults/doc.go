@@ -272,6 +272,13 @@
 //     on such a directory runs none of them by default (--names
 //     plugkit-*, or a Go program linking plugkit): cmd/plugkit's
 //     TestPluginsListRunsNoOrdinaryProgram.
+//     2. docs that send a newcomer wrong: a kind's module is started
+//     offline as docs/your-own-kind.md says, examples/kvcheck's
+//     TestYourOwnKindModuleSetup; the SDKs' READMEs build a kind's image
+//     with the buf the tests run, sdk/sdktest's TestREADMEsNameTheBufThatRuns.
+//     5. a silent wait: a matrix command's run of over two seconds (a
+//     WebAssembly module's compile) says what it does first, conformance's
+//     TestCommandSaysWhatItDoesWhenSlow.
 //     7. a WebAssembly plugin handed a host path no grant covers: the
 //     matrix grants modules a scratch directory where the suites make
 //     their stores, objectstore-matrix's TestMatrixCommandWasm (every fs.wasm
@@ -313,6 +320,22 @@
 //     description (the SHA-256 it was described with is checked on the
 //     open file it executes, without any pin):
 //     TestUpgradeRunsOnlyTheDescribedFile.
+//     3. (a leftover: a restart, not an upgrade) a plugin whose file was
+//     replaced on disk, and whose process then ends (a crash, a kill, the
+//     memory limit, a hang's kill), is not restarted from the file now
+//     there: every start checks, on the open file it executes, the
+//     SHA-256 its release was described with, and refuses a changed file
+//     with EventRestartRefused: manager's
+//     TestRestartRunsOnlyTheDescribedFile (with the file's modification
+//     time restored, Refresh still takes the new file: the refusal drops
+//     the describe cache's entry); the first start after Discover:
+//     TestFirstStartRunsOnlyTheDescribedFile; a WebAssembly guest that
+//     died at its memory limit, its module renamed over:
+//     TestRestartRunsOnlyTheDescribedModule; the launch that describes a
+//     file (and the process KeepDescribed keeps) runs the bytes hashed:
+//     TestDescribeRunsOnlyTheHashedFile; an upgrade in place rolled back
+//     after the old process died does not restart the old release from
+//     the file rolled back: TestRollbackRunsOnlyTheDescribedFile.
 //   - many calls from many goroutines: TestManyCalls (20,000 calls from 100
 //     goroutines; goroutines, open files and heap of the host, and the
 //     plugin's open files, back to baseline); make soak runs

@@ -150,7 +150,10 @@ type Output struct {
 	// SyncStdout and SyncStderr receive what the plugin writes to
 	// os.Stdout and os.Stderr after the handshake, sent over the
 	// GRPCStdio stream (go-plugin's ClientConfig.SyncStdout and
-	// SyncStderr). Nil means each line is logged.
+	// SyncStderr). Nil means each line is logged; with all of Output nil,
+	// a plugkit plugin keeps that output on its own pipes, which the host
+	// reads and logs the same, and no stdio stream is opened
+	// (wire.EnvStdioPipes).
 	SyncStdout, SyncStderr io.Writer
 	// Stderr, when set, receives every line the plugin writes to its
 	// standard error file descriptor, as written (newline included),

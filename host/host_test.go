@@ -200,6 +200,31 @@ func TestStdioAndLogsReachTheLogger(t *testing.T) {
 	}
 }
 
+// TestSyncStdoutKeepsTheStdioStream: a host given Output.SyncStdout does
+// not ask the plugin to keep its output on its pipes (wire.EnvStdioPipes),
+// even when it inherited the variable itself (a host that is a plugin),
+// so the plugin's os.Stdout still reaches the writer over GRPCStdio
+// instead of the log.
+func TestSyncStdoutKeepsTheStdioStream(t *testing.T) {
+	t.Setenv(wire.EnvStdioPipes, "1")
+	var stdout syncBuffer
+	cfg := config(t, "kv")
+	cfg.Command.Output.SyncStdout = &stdout
+	c := start(t, cfg)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if _, err := objectstorev1.NewObjectStoreClient(c.Conn()).List(ctx, &objectstorev1.ListRequest{}); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for !strings.Contains(stdout.String(), "list called\n") && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if got := stdout.String(); got != "list called\n" {
+		t.Errorf("Output.SyncStdout got %q, want the plugin's line", got)
+	}
+}
+
 func TestHostileStderrIsLoggedNotFatal(t *testing.T) {
 	var logs syncBuffer
 	cfg := config(t, "hostile")

@@ -21,14 +21,16 @@ func (e *ChecksumError) Error() string {
 }
 
 // openPinned opens path, hashes what it reads from the open file and
-// compares it with want. On success the caller executes the returned open
+// compares it with want (a file hashed before and unchanged since, by its
+// identity, size and times, change time included, is not read again:
+// filehash.SHA256File). On success the caller executes the returned open
 // file (osdep.ExecFile), never path again.
 func openPinned(ctx context.Context, path, want string) (*os.File, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
 	}
-	got, err := filehash.SHA256(ctx, f)
+	got, err := filehash.SHA256File(ctx, f)
 	if err != nil {
 		f.Close()
 		return nil, fmt.Errorf("hashing %s: %w", path, err)

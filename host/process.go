@@ -94,7 +94,7 @@ func startProcess(cmd *exec.Cmd, logger *slog.Logger, stderrCopy io.Writer, drai
 		defer errR.Close()
 		p.stderr.consume(errR)
 	}()
-	go func() {
+	reapWhenExited(cmd.Process, func() {
 		p.waitErr = cmd.Wait()
 		p.state = cmd.ProcessState
 		if drainFirst {
@@ -107,7 +107,7 @@ func startProcess(cmd *exec.Cmd, logger *slog.Logger, stderrCopy io.Writer, drai
 		if f := p.afterExit.Swap(nil); f != nil {
 			(*f)()
 		}
-	}()
+	})
 	go func() {
 		line, complete, err := readLine(p.stdout, maxHandshakeLine)
 		p.lineCh <- lineResult{line, complete, err}

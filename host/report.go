@@ -86,7 +86,7 @@ func (r *reporter) log(e Event) {
 	switch {
 	case e.Type == EventExited && e.Unexpected, e.Type == eventRestarted, e.Type == eventUpgradeRefused:
 		level = slog.LevelWarn
-	case e.Type == EventCrashed, e.Type == eventHung, e.Type == eventGaveUp, e.Type == EventPinRefused, e.Type == eventUpgradeRolledBack:
+	case e.Type == EventCrashed, e.Type == eventHung, e.Type == eventGaveUp, e.Type == EventPinRefused, e.Type == eventUpgradeRolledBack, e.Type == eventRestartRefused:
 		level = slog.LevelError
 	case e.Type >= eventUpgradeStarted && e.Type <= eventUpgradeCompleted:
 		level = slog.LevelInfo

@@ -23,6 +23,7 @@ import (
 	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/credentials/insecure"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/types/known/emptypb"
 
@@ -66,6 +67,11 @@ type Client struct {
 	rawDial     func(context.Context, string) (net.Conn, error) // a guest's one connection (guest.go); nil otherwise
 	guestCalls  bool                                            // the guest takes calls without HTTP/2 (guestCallOptions)
 	calls       *guestcall.Host                                 // its connection's unary calls, once connected; nil otherwise
+
+	// stdioPipes: the host asked a launched plugin to leave its output on
+	// its pipes (wire.EnvStdioPipes); pipesKept: the plugin said it does,
+	// so no stdio stream is opened.
+	stdioPipes, pipesKept bool
 
 	bg       sync.WaitGroup // stdio forwarding and the broker stream
 	cancelBG context.CancelFunc
@@ -193,6 +199,8 @@ func (c *Client) launchProcess(ctx context.Context, cmd Command, id *automtls.Id
 		unnamed = len(hostEnv)
 	}
 	x.Env = withHostPID(x.Env, cmd.Runner == nil)
+	noOutput := cmd.Output.SyncStdout == nil && cmd.Output.SyncStderr == nil && cmd.Output.Stderr == nil
+	x.Env, c.stdioPipes = withStdioPipes(x.Env, noOutput)
 	launch, err := cmd.prepare(x, sock.path, unnamed)
 	if err != nil {
 		sock.remove()
@@ -236,6 +244,21 @@ func withHostPID(env []string, direct bool) []string {
 		env = append(env, wire.EnvHostPID+"="+strconv.Itoa(os.Getpid()))
 	}
 	return env
+}
+
+// withStdioPipes drops from env the wire.EnvStdioPipes it inherited (the
+// host may itself be a plugin) and, when ask, sets it: the host then reads
+// the plugin's output from its pipes alone. Only a Command without
+// Output asks: a plugin that keeps its output on its pipes sends what it
+// writes to os.Stdout and os.Stderr where it writes its logs, which the
+// host logs the same, but neither Output.SyncStdout nor SyncStderr could
+// tell it apart, and Output.Stderr would get it too.
+func withStdioPipes(env []string, ask bool) ([]string, bool) {
+	env = slices.DeleteFunc(env, func(kv string) bool { return strings.HasPrefix(kv, wire.EnvStdioPipes+"=") })
+	if ask {
+		env = append(env, wire.EnvStdioPipes+"=1")
+	}
+	return env, ask
 }
 
 // launchEnv is what the handshake variables tell a launched plugin.
@@ -343,18 +366,22 @@ func (c *Client) connect(ctx context.Context, tlsConfig *tls.Config) error {
 	}
 	c.conn = conn
 	c.tls = tlsConfig != nil
-	if err := c.checkHealth(ctx); err != nil {
+	var header metadata.MD
+	if err := c.checkHealth(ctx, grpc.Header(&header)); err != nil {
 		conn.Close()
 		c.closeMux()
 		return err
 	}
+	c.pipesKept = c.stdioPipes && slices.Equal(header.Get(wire.StdioPipesHeader), []string{"1"})
 	bgCtx, err := c.startBroker(tlsConfig, maxMsg, true)
 	if err != nil {
 		conn.Close()
 		c.closeMux()
 		return err
 	}
-	c.openStdio(bgCtx)
+	if !c.pipesKept {
+		c.openStdio(bgCtx)
+	}
 	return nil
 }
 
@@ -444,10 +471,12 @@ type endableStream struct {
 // End ends the stream.
 func (s endableStream) End() { s.end() }
 
-func (c *Client) checkHealth(ctx context.Context) error {
+// checkHealth makes the health check, with opts (grpc.Header, to read
+// the answer's header).
+func (c *Client) checkHealth(ctx context.Context, opts ...grpc.CallOption) error {
 	hctx, cancel := context.WithTimeout(ctx, hostwire.DefaultHealthCheckTimeout)
 	defer cancel()
-	resp, err := healthpb.NewHealthClient(c.conn).Check(hctx, &healthpb.HealthCheckRequest{Service: wire.HealthService})
+	resp, err := healthpb.NewHealthClient(c.conn).Check(hctx, &healthpb.HealthCheckRequest{Service: wire.HealthService}, opts...)
 	switch {
 	case status.Code(err) == codes.Unimplemented:
 		c.logger.Debug("plugin has no health service; assuming it serves")

@@ -94,10 +94,12 @@ const (
 	eventUpgradeCompleted
 	eventUpgradeRolledBack
 	eventUpgradeRefused
+	// Package manager's manager.EventRestartRefused.
+	eventRestartRefused
 )
 
 var eventNames = [...]string{"", "started", "ready", "exited", "crashed", "restarted", "hung", "gave up", "refused by pin",
-	"upgrade started", "upgrade switched", "upgrade completed", "upgrade rolled back", "upgrade refused"}
+	"upgrade started", "upgrade switched", "upgrade completed", "upgrade rolled back", "upgrade refused", "restart refused"}
 
 // String names the event as the log records do.
 func (t EventType) String() string {

@@ -155,6 +155,25 @@ func readStateFile(ctx context.Context, path, what string) ([]byte, error) {
 	return buf, nil
 }
 
+// forget drops path's entry from the cache (the next Describe hashes
+// and describes the file afresh, and the next save drops it from the
+// file): a start found the file changed since it was described, which
+// a same-size rewrite with its mtime restored hides from the cache's
+// size and mtime check.
+func (f *Finder) forget(path string) {
+	fc := &f.cache
+	fc.mu.Lock()
+	defer fc.mu.Unlock()
+	if _, ok := fc.entries[path]; !ok {
+		return
+	}
+	delete(fc.entries, path)
+	if fc.dropped == nil {
+		fc.dropped = map[string]bool{}
+	}
+	fc.dropped[path] = true
+}
+
 // saveCache records the binaries' descriptions and, when they changed,
 // writes the cache file. Only the bookkeeping holds the cache's mu; the
 // file is read and written under its writeMu alone.

@@ -73,10 +73,17 @@ func (f *Finder) describe(ctx context.Context, path string, run *describeRun) *E
 		b.Err = err
 		return b
 	}
+	if f.launched != nil {
+		f.launched(path)
+	}
 	var c *host.Client
 	b.Description, c, b.Err = f.launchDescribe(ctx, path, func(ctx context.Context, tel host.Telemetry) (*catalogv1.DescribeResponse, *host.Client, error) {
-		return f.startDescribe(ctx, path, v.wasm, tel)
+		return f.startDescribe(ctx, path, v.wasm, tel, b.SHA256)
 	})
+	if ce, ok := changedSince(b.Err, b.SHA256); ok {
+		f.forget(path)
+		b.Err = fmt.Errorf("the file changed after Discover found its SHA-256 %s (hashed, or from the cache), before its launch to describe it: it is now %s, so it was not run (what is described must be what was hashed); run Discover again once the file is in place", ce.Want, ce.Got)
+	}
 	if c != nil {
 		v.c.Store(c)
 	}
@@ -90,13 +97,16 @@ func (f *Finder) describe(ctx context.Context, path string, run *describeRun) *E
 // has written it); any other plugin, and a kept one, is started and
 // returns its Client, for Describe over gRPC. wasm says the file is a
 // WebAssembly module (runnable); tel is its telemetry
-// (describeTelemetry).
-func (f *Finder) startDescribe(ctx context.Context, path string, wasm bool, tel host.Telemetry) (*catalogv1.DescribeResponse, *host.Client, error) {
+// (describeTelemetry); sum is the file's SHA-256, which the file it
+// executes must have (checked on that open file, so that the description
+// and a kept process are those of the bytes hashed).
+func (f *Finder) startDescribe(ctx context.Context, path string, wasm bool, tel host.Telemetry, sum string) (*catalogv1.DescribeResponse, *host.Client, error) {
 	if f.KeepDescribed {
-		c, err := f.start(ctx, path, tel, wasm, "")
+		c, err := f.start(ctx, path, tel, wasm, sum)
 		return nil, c, err
 	}
 	cmd, opts := f.hostConfig(path, wasm)
+	cmd.SHA256 = cmp.Or(cmd.SHA256, sum)
 	opts.Telemetry = tel
 	d, c, err := describe.Start(ctx, cmd, opts)
 	f.countLaunch(err)

@@ -33,3 +33,12 @@ const (
 	// call moved (Cause); the old process serves on.
 	EventUpgradeRefused host.EventType = 13
 )
+
+// EventRestartRefused: the plugin's process exited (or had not started
+// yet) and its file no longer has the SHA-256 its release was described
+// with, so the manager did not start it (Cause names both checksums and
+// what to do): a restart runs only the release the plugin serves as;
+// Refresh, Upgrade or Watch take the new file through an upgrade's
+// checks. Calls fail with the same error until then, or until the
+// described file is back.
+const EventRestartRefused host.EventType = 14

@@ -13,7 +13,8 @@ func TestManagerEventsAreTheHosts(t *testing.T) {
 	own := []host.EventType{host.EventStarted, host.EventReady, host.EventExited, host.EventCrashed, host.EventPinRefused}
 	for typ, name := range map[host.EventType]string{manager.EventRestarted: "restarted", manager.EventHung: "hung", manager.EventGaveUp: "gave up",
 		manager.EventUpgradeStarted: "upgrade started", manager.EventUpgradeSwitched: "upgrade switched", manager.EventUpgradeCompleted: "upgrade completed",
-		manager.EventUpgradeRolledBack: "upgrade rolled back", manager.EventUpgradeRefused: "upgrade refused"} {
+		manager.EventUpgradeRolledBack: "upgrade rolled back", manager.EventUpgradeRefused: "upgrade refused",
+		manager.EventRestartRefused: "restart refused"} {
 		if got := typ.String(); got != name {
 			t.Errorf("event %d is %q, want %q", typ, got, name)
 		}

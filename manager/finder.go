@@ -99,6 +99,7 @@ type Finder struct {
 	cache    fileCache         // the Describe answers of binaries
 	remotes  remoteCache       // the remote plugins' answers
 	hashed   func(path string) // a file is about to be read and hashed; set by tests alone
+	launched func(path string) // a hashed file is about to be launched for Describe; set by tests alone
 }
 
 // Dirs is the source of the plugin binaries in dirs: every executable in
@@ -207,8 +208,12 @@ func (k *kept) Close() error {
 // Start starts the plugin binary of e (an entry Describe made, or any
 // entry whose Path is a binary) for use: the process kept by
 // KeepDescribed the first time, if any, or a new one, pin checked on the
-// file it executes. The start of an upgrade (Manager.Upgrade) also
-// checks, on that open file, the SHA-256 e was described with.
+// file it executes. Every start also checks, on that open file, the
+// SHA-256 e was described with (e.SHA256, when set), so that a file
+// replaced since never runs under the description of another: it is
+// refused with a *host.ChecksumError whose Want is e.SHA256, and the
+// Finder's cache forgets the path, so that the next Describe hashes the
+// file afresh.
 func (f *Finder) Start(ctx context.Context, e Entry) (*host.Client, error) {
 	v, ok := e.Value.(*fileValue)
 	if ok {
@@ -218,33 +223,30 @@ func (f *Finder) Start(ctx context.Context, e Entry) (*host.Client, error) {
 	} else {
 		v = &fileValue{wasm: hostwire.IsWasm(e.Path)}
 	}
-	var described string
-	if asDescribed(ctx) {
-		described = e.SHA256
+	c, err := f.start(ctx, e.Path, f.telemetryOf(e.Description.GetPluginVersion()), v.wasm, e.SHA256)
+	if _, ok := changedSince(err, e.SHA256); ok {
+		f.forget(e.Path)
 	}
-	return f.start(ctx, e.Path, f.telemetryOf(e.Description.GetPluginVersion()), v.wasm, described)
+	return c, err
 }
 
-// asDescribedKey marks the context of a start that must run the very
-// file its entry was described from (an upgrade's).
-type asDescribedKey struct{}
-
-// withAsDescribed returns ctx marking a start that must run the file
-// its entry was described from.
-func withAsDescribed(ctx context.Context) context.Context {
-	return context.WithValue(ctx, asDescribedKey{}, true)
-}
-
-func asDescribed(ctx context.Context) bool {
-	on, _ := ctx.Value(asDescribedKey{}).(bool)
-	return on
+// changedSince reports whether err refused a file because it no longer
+// has sum, the SHA-256 it was described (or hashed) with, and returns
+// the refusal.
+func changedSince(err error, sum string) (*host.ChecksumError, bool) {
+	var ce *host.ChecksumError
+	if sum == "" || !errors.As(err, &ce) || !strings.EqualFold(ce.Want, sum) {
+		return nil, false
+	}
+	return ce, true
 }
 
 // start launches the binary at path, counting the launch unless its pin
 // refused it (then it never ran); tel is its telemetry (telemetryOf,
 // or describeTelemetry when it is launched to be described); wasm says it
 // is a WebAssembly module (runnable); described, when set, is the SHA-256
-// the file must have where it has no pin.
+// the file must have where it has no pin (the one it was described, or
+// hashed, with), checked on the open file it executes.
 func (f *Finder) start(ctx context.Context, path string, tel host.Telemetry, wasm bool, described string) (*host.Client, error) {
 	cmd, opts := f.hostConfig(path, wasm)
 	cmd.SHA256 = cmp.Or(cmd.SHA256, described)

@@ -30,8 +30,9 @@ func idOf(fi fs.FileInfo) (id fileID, ok bool) {
 // hashes hashes the binaries of one Discover: each file once, however
 // many paths reach it, at most cap(slots) at a time. It lives no longer
 // than one Finder.Describe: a file changed in place with its
-// mtime restored is hashed afresh by the next one, and a pinned binary's
-// launch is checked again by host.Start on the file it executes.
+// mtime restored is hashed afresh by the next one, and every launch is
+// checked again by host.Start on the file it executes (against its pin,
+// or else the sum found here).
 type hashes struct {
 	hook  func(path string) // nil but in tests: told of each file hashed
 	slots chan struct{}
@@ -117,7 +118,7 @@ func fileSHA256(ctx context.Context, path string, same func(fs.FileInfo) bool) (
 	if !same(fi) {
 		return "", changedError(path)
 	}
-	sum, err := filehash.SHA256(ctx, f)
+	sum, err := filehash.SHA256File(ctx, f)
 	if err != nil {
 		return "", fmt.Errorf("hashing %s: %w", path, err)
 	}

@@ -40,6 +40,7 @@ type process struct {
 	gaveUp   bool        // the gave-up event was reported
 	trial    *trial      // the upgrade on probation, if any
 	retired  []*instance // older (or rolled back) instances still running
+	stale    *stale      // the last start refused because bin's file changed
 
 	// upgrading is held by the one upgrade of the process at a time.
 	upgrading chan struct{}
@@ -103,6 +104,9 @@ func (p *process) get(ctx context.Context, ref *callRef) (*instance, error) {
 			return p.cur, nil
 		}
 	}
+	if p.stale != nil && time.Since(p.stale.at) < staleRecheck {
+		return nil, p.stale.err
+	}
 	maxRestarts := cmp.Or(p.m.cfg.Restart.Max, DefaultMaxRestarts)
 	if p.restarts > maxRestarts {
 		if !p.gaveUp {
@@ -153,20 +157,68 @@ func (p *process) startClient(ctx context.Context) (in *instance, err error) {
 		ctx, end = p.m.span(ctx, "plugkit.restart", attribute.String("plugkit.binary", p.path), attribute.Int("plugkit.restarts", p.restarts))
 		defer func() { end(err) }()
 	}
-	// A pinned binary is checked by host.Start itself, on the open file
-	// it then executes (Command.SHA256 from Finder.hostConfig).
+	// host.Start checks the file, on the open file it then executes: its
+	// pin, or else the SHA-256 its release was described with
+	// (Finder.Start); a file changed since is refused, not restarted.
 	c, err := p.bin.src.Connect(ctx, p.bin.Entry)
+	if ce, ok := changedSince(err, p.bin.SHA256); ok {
+		return nil, p.refuseStale(ce)
+	}
 	if err != nil {
 		p.lastErr = err
 		p.restarts++
 		return nil, err
 	}
+	p.stale = nil
 	if p.restarts > 0 {
 		p.m.report(p.event(EventRestarted, c.Pid(), nil))
 	}
 	p.gen++
 	p.cur, p.started = newInstance(p.bin, c, p.gen), time.Now()
 	return p.cur, nil
+}
+
+// staleRecheck is how long calls to a plugin whose start was refused
+// because its file changed fail at once with that refusal, before the
+// next call looks at the file again (hashing it): the described file may
+// be put back.
+const staleRecheck = time.Second
+
+// stale is a start refused because the plugin's file no longer has the
+// SHA-256 its release was described with.
+type stale struct {
+	err error
+	got string // the file's SHA-256 then
+	at  time.Time
+}
+
+// changedFileError is a start refused because the plugin's file changed
+// since its release was described: its own words (the host's would speak
+// of a pin), and the *host.ChecksumError for errors.As.
+type changedFileError struct {
+	*host.ChecksumError
+	msg string
+}
+
+func (e *changedFileError) Error() string { return e.msg }
+func (e *changedFileError) Unwrap() error { return e.ChecksumError }
+
+// refuseStale refuses to start the process from a file that changed
+// since its release was described (ce), reporting EventRestartRefused
+// once per change of the file, and returns the error calls get. A
+// refusal is no crash: it does not count as a restart. The lock is held.
+func (p *process) refuseStale(ce *host.ChecksumError) error {
+	what, started := "restarted", "exited"
+	if p.gen == 0 {
+		what, started = "started", "had not started yet"
+	}
+	err := &changedFileError{ChecksumError: ce, msg: fmt.Sprintf("plugin %s %s, and its file changed since its release was described (its SHA-256 is now %s, it was described with %s), so it was not %s: a restart runs only the release the plugin serves as. Take the new file through Manager.Refresh or Manager.Upgrade (Manager.Watch does it by itself), which check it before any call moves to it, or put the described file back",
+		foundName(p.bin), started, ce.Got, ce.Want, what)}
+	if p.stale == nil || p.stale.got != ce.Got {
+		p.m.report(p.event(EventRestartRefused, 0, err))
+	}
+	p.stale = &stale{err: err, got: ce.Got, at: time.Now()}
+	return err
 }
 
 // observe looks at a failed call: a crash is logged and wrapped; a call

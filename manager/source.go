@@ -94,6 +94,10 @@ type Source interface {
 	Find(ctx context.Context) ([]Entry, error)
 	// Connect starts, or connects to, a plugin that Find listed (e), for
 	// use. The Manager calls it again after the plugin's process exits.
+	// It must start what e describes: Finder.Start checks e.SHA256 on
+	// the file it executes; a *host.ChecksumError whose Want is e.SHA256
+	// tells the Manager the file changed since (it then refuses the
+	// restart, see EventRestartRefused).
 	Connect(ctx context.Context, e Entry) (*host.Client, error)
 }
 

@@ -77,7 +77,7 @@ func TestRestartAndHungAreReported(t *testing.T) {
 func TestGiveUpAndPinRefusalAreReported(t *testing.T) {
 	o, tel := observe(t)
 	dir := t.TempDir()
-	bin := writePlugin(t, dir, "p", "p 2")
+	bin, crashAtStart := writeCrashingPlugin(t, dir, "p", "p 2")
 	writePlugin(t, dir, "pinned", "q 2")
 	finder := &manager.Finder{Launch: host.Command{Cookie: cookie}, Host: host.Options{Telemetry: tel}, Pins: map[string]string{"pinned": strings.Repeat("0", 64)}}
 	m := newManager(t, manager.Config{Sources: []manager.Source{finder.Dirs(dir)}, Telemetry: tel, Restart: manager.RestartPolicy{Max: 1}})
@@ -89,7 +89,7 @@ func TestGiveUpAndPinRefusalAreReported(t *testing.T) {
 	if _, err := cl.Exists(ctxT(t), &objectstorev2.ExistsRequest{Key: "k"}); err != nil {
 		t.Fatal(err)
 	}
-	writeFile(t, bin, "#!/bin/sh\necho 'segfault at start' >&2\nexit 139\n", 0o755)
+	crashAtStart()
 	testutil.Kill(conn.Pid())
 	waitExited(t, conn)
 	for range 4 {

@@ -3,7 +3,6 @@ package manager
 import (
 	"cmp"
 	"context"
-	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -360,7 +359,7 @@ func (p *process) rollbackLocked(cause error) {
 	}
 	p.trial, t.cause = nil, cause
 	p.bin, p.path = t.oldBin, t.oldBin.Location.String()
-	p.restarts, p.gaveUp, p.lastErr = 0, false, nil
+	p.restarts, p.gaveUp, p.lastErr, p.stale = 0, false, nil, nil
 	p.cur = nil
 	if t.old != nil && alive(t.old) {
 		t.old.reinstate()
@@ -506,9 +505,8 @@ func (p *process) upgrade(ctx context.Context, begun time.Time, to found, kind, 
 	if err := coversConns(conns, to, what, keeps, from); err != nil {
 		return refuse(err)
 	}
-	c, err := to.src.Connect(withAsDescribed(ctx), to.Entry)
-	var ce *host.ChecksumError
-	if errors.As(err, &ce) && to.SHA256 != "" && strings.EqualFold(ce.Want, to.SHA256) {
+	c, err := to.src.Connect(ctx, to.Entry)
+	if ce, ok := changedSince(err, to.SHA256); ok {
 		return refuse(fmt.Errorf("%s changed after it was described (its SHA-256 is now %s, it was described with %s), so it was not run: %w; run Refresh (or Upgrade) again once the file is complete; %s", what, ce.Got, ce.Want, err, keeps))
 	}
 	if err != nil {
@@ -542,7 +540,7 @@ func (p *process) upgrade(ctx context.Context, begun time.Time, to found, kind, 
 		c.mu.Unlock()
 	}
 	p.bin, p.path, p.cur = to, to.Location.String(), newIn
-	p.restarts, p.gaveUp, p.lastErr, p.started = 0, false, nil, time.Now()
+	p.restarts, p.gaveUp, p.lastErr, p.stale, p.started = 0, false, nil, nil, time.Now()
 	if old != nil && !alive(old) {
 		old.client.Close()
 		old = nil

@@ -191,6 +191,12 @@ type callBudget struct {
 	headerHeld  bool          // of inSem, header is the headers'; else counted as queued
 	compression string        // the client's grpc-encoding
 	ended       bool
+
+	// stop cancels the settling at the context's end (context.AfterFunc).
+	stop func() bool
+	// unary: the call sends one request and gets one response; set by
+	// the call's goroutine (stats.Begin) and read by it only.
+	unary bool
 }
 
 // tap refuses a call when the requests in flight and those waiting for
@@ -224,7 +230,9 @@ func (b *budget) tap(ctx context.Context, info *tap.Info) (context.Context, erro
 		cb.sn, cb.stream, cb.eos = sn, sn.lastHeaders, sn.lastHeadersEnd
 		sn.register(cb)
 	}
-	context.AfterFunc(ctx, cb.end)
+	// Settled when the context ends, however the call ends; a unary call
+	// that answers settles earlier, in its own goroutine (settleUnary).
+	cb.stop = context.AfterFunc(ctx, cb.end)
 	return context.WithValue(ctx, callBudgetKey{}, cb), nil
 }
 
@@ -350,6 +358,18 @@ func (cb *callBudget) drop() {
 	}
 	cb.inSem -= n
 	cb.b.release(cb.share, n)
+}
+
+// settleUnary settles a unary call once its response is sent: its request
+// was read, decoded and handled, and the call ends without waiting for
+// the client. It saves the goroutine context.AfterFunc starts at the
+// context's end, which gRPC cancels before it queues the call's trailers:
+// across a network that goroutine cost a thread wake-up in every call's
+// round trip (TestServiceUnaryCallStartsNoGoroutineOfItsOwn).
+func (cb *callBudget) settleUnary() {
+	if cb.unary && cb.stop() {
+		cb.end()
+	}
 }
 
 // end settles the call when its context ends.

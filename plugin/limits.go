@@ -383,11 +383,14 @@ func (h connStats) HandleRPC(ctx context.Context, s stats.RPCStats) {
 		// Before Begin, in the call's goroutine.
 		cb.takeHeader(ctx, s.Compression)
 	case *stats.Begin:
+		cb.unary = !s.IsClientStream && !s.IsServerStream
 		// A call that is not client-streaming reads its one request
 		// message right after this, in this goroutine: wait for room.
 		if !s.IsClientStream {
 			cb.reserveNext(ctx)
 		}
+	case *stats.OutPayload:
+		cb.settleUnary()
 	case *stats.InPayload:
 		cb.received(int64(max(s.Length, s.CompressedLength)))
 	}

@@ -213,8 +213,11 @@ func heapInuse() uint64 {
 }
 
 // heapLive is the heap's live data as of the last garbage collection.
-func heapLive() uint64 {
-	s := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
+func heapLive() uint64 { return metricValue("/gc/heap/live:bytes") }
+
+// metricValue reads one of runtime/metrics' counters.
+func metricValue(name string) uint64 {
+	s := []metrics.Sample{{Name: name}}
 	metrics.Read(s)
 	return s[0].Value.Uint64()
 }
@@ -858,18 +861,7 @@ func TestServiceBudgetWithOwnCredentials(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cert, err := tls.LoadX509KeyPair(pki.ServerCert, pki.ServerKey)
-	if err != nil {
-		t.Fatal(err)
-	}
-	caPEM, err := os.ReadFile(pki.CAFile)
-	if err != nil {
-		t.Fatal(err)
-	}
-	clientCAs := x509.NewCertPool()
-	clientCAs.AppendCertsFromPEM(caPEM)
-	own := grpc.Creds(credentials.NewTLS(&tls.Config{Certificates: []tls.Certificate{cert}, ClientCAs: clientCAs,
-		ClientAuth: tls.RequireAndVerifyClientCert, MinVersion: tls.VersionTLS12}))
+	own := grpc.Creds(credentials.NewTLS(serviceTLS(t, pki)))
 	for _, tc := range []struct {
 		name string
 		env  map[string]string

@@ -17,6 +17,7 @@ import (
 	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/health"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/reflection"
 	reflectionv1 "google.golang.org/grpc/reflection/grpc_reflection_v1"
 	reflectionv1alpha "google.golang.org/grpc/reflection/grpc_reflection_v1alpha"
@@ -181,10 +182,14 @@ type hosted struct {
 	health   *health.Server
 	brk      *broker.Broker
 	stdio    *stdioServer
-	mux      brokerwire.Mux    // nil unless the host asked for multiplexing
-	shutdown chan struct{}     // the host's Shutdown
-	tracing  *tracing          // nil without
-	calls    *guestcall.Server // a guest's calls without HTTP/2; nil without
+	mux      brokerwire.Mux // nil unless the host asked for multiplexing
+	shutdown chan struct{}  // the host's Shutdown
+	tracing  *tracing       // nil without
+	// pipes leaves os.Stdout and os.Stderr on the process's own pipes,
+	// which the host asked for (wire.EnvStdioPipes) and is told of on
+	// health checks (wire.StdioPipesHeader).
+	pipes bool
+	calls *guestcall.Server // a guest's calls without HTTP/2; nil without
 }
 
 // runHosted negotiates with the host through the environment, serves,
@@ -212,6 +217,10 @@ func runHosted(ctx context.Context, cfg Config, h Harness, logger *slog.Logger, 
 	}
 	defer ln.Close()
 	p := &hosted{cfg: cfg, h: h, logger: logger, stdio: newStdioServer(), shutdown: make(chan struct{}, 1), tracing: tr}
+	// A plugkit host that reads the pipes itself needs no stdio stream
+	// (wire.EnvStdioPipes): the output stays on them.
+	pipes, _ := h.LookupEnv(wire.EnvStdioPipes)
+	p.pipes = !debug && pipes == "1"
 	serveLn, mux := multiplex(ln, env)
 	if mux != nil {
 		defer mux.Close()
@@ -242,7 +251,7 @@ func runHosted(ctx context.Context, cfg Config, h Harness, logger *slog.Logger, 
 		p.srv.Stop()
 		return err
 	}
-	if !h.KeepStdio {
+	if !h.KeepStdio && !p.pipes {
 		restore, err := p.stdio.capture()
 		if err != nil {
 			p.srv.Stop()
@@ -271,7 +280,12 @@ func (p *hosted) build(version int, tlsConfig *tls.Config, env handshake.Env) er
 	opts = append(opts, platformServerOptions()...)
 	opts = append(opts, p.cfg.ServerOptions...)
 	opts = append(opts, p.tracing.serverOptions()...)
+	var healthWrap func(*health.Server) healthpb.HealthServer
+	if p.pipes {
+		healthWrap = func(hs *health.Server) healthpb.HealthServer { return pipesHealth{hs} }
+	}
 	srv, hs, err := p.cfg.newServer(version, opts, serverParts{
+		health:     healthWrap,
 		broker:     brokerRun.Handler(),
 		controller: controller{shutdown: p.shutdown},
 		stdio:      p.stdio,
@@ -283,6 +297,20 @@ func (p *hosted) build(version int, tlsConfig *tls.Config, env handshake.Env) er
 	}
 	p.srv, p.health, p.brk = srv, hs, brk
 	return nil
+}
+
+// pipesHeader is what pipesHealth tells the host.
+var pipesHeader = metadata.Pairs(wire.StdioPipesHeader, "1")
+
+// pipesHealth is the health service of a plugin whose output stays on its
+// pipes: its answers to Check say so (wire.StdioPipesHeader), and the
+// host then opens no stdio stream.
+type pipesHealth struct{ *health.Server }
+
+// Check answers as the health server does, with the header.
+func (h pipesHealth) Check(ctx context.Context, req *healthpb.HealthCheckRequest) (*healthpb.HealthCheckResponse, error) {
+	grpc.SetHeader(ctx, pipesHeader)
+	return h.Server.Check(ctx, req)
 }
 
 // announce writes the handshake line (in debug mode, the reattach line)

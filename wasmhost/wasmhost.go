@@ -54,6 +54,13 @@ type Config struct {
 	// takes seconds, a cached one a fraction of that. Empty keeps them
 	// in memory, for the Runtime's life, only.
 	CacheDir string
+	// CacheBytes bounds what CacheDir holds: when the Runtime opens the
+	// cache and after each compile, the compiled modules used longest
+	// ago are removed until the rest fit (the newest always stays; a
+	// removed one is compiled again when next needed). A compiled module
+	// is about three times its .wasm file. 0 means DefaultCacheBytes;
+	// negative, no bound.
+	CacheBytes int64
 	// Interpret runs guests with wazero's interpreter instead of
 	// compiling them to machine code: a module is ready about ten times
 	// sooner (a second, not ten, for a 30 MB one), and its calls run
@@ -91,6 +98,7 @@ type Runtime struct {
 	cfg Config
 
 	once    sync.Once
+	trimMu  sync.Mutex // one trimCache at a time
 	rt      wazero.Runtime
 	initErr error
 
@@ -147,6 +155,7 @@ func (r *Runtime) init() error {
 				return
 			}
 			rc = rc.WithCompilationCache(cache)
+			r.trimCache()
 		}
 		newRuntimeMu.Lock()
 		r.rt = wazero.NewRuntimeWithConfig(ctx, rc)
@@ -181,6 +190,7 @@ func (r *Runtime) compile(ctx context.Context, module []byte) (wazero.CompiledMo
 	if err != nil {
 		return nil, err
 	}
+	r.trimCache()
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	for _, c := range r.compiled[key] {

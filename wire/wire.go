@@ -30,3 +30,18 @@ const DefaultMaxMessageSize = 64 << 20
 // plugin that starts after its host already died, re-parented, tells so
 // from it (see plugin.EnvHostPID).
 const EnvHostPID = "PLUGKIT_HOST_PID"
+
+// EnvStdioPipes, set to 1 by a plugkit host in a launched plugin's
+// environment, says that the host reads the plugin's standard output and
+// standard error pipes to their end and needs no GRPCStdio stream: a
+// plugkit plugin then leaves os.Stdout and os.Stderr on those pipes and
+// answers its health check with StdioPipesHeader, and the host opens no
+// stdio stream (two goroutines and a stream fewer a plugin, on each side).
+// go-plugin plugins ignore it; a host opens the stream for any plugin
+// whose health check answer lacks the header.
+const EnvStdioPipes = "PLUGKIT_STDIO_PIPES"
+
+// StdioPipesHeader is the response header, value "1", on a plugin's
+// answer to grpc.health.v1 Health/Check by which it tells a host that
+// asked (EnvStdioPipes) that its output stays on its pipes.
+const StdioPipesHeader = "plugkit-stdio-pipes"

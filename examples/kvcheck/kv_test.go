@@ -126,19 +126,9 @@ func handWritten(t *testing.T, dir string, tests bool) int {
 // directive points at this checkout, with a plugkit command built from it
 // first on PATH, as `go install ./cmd/plugkit` in a clone would leave it.
 func TestYourOwnKindCommands(t *testing.T) {
-	if testutil.UnderWine() {
-		t.Skip("it runs the Go tool, which does not run under Wine")
-	}
+	root, blocks := yourOwnKindBlocks(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 6*time.Minute)
 	defer cancel()
-	root, err := filepath.Abs(filepath.Join("..", ".."))
-	if err != nil {
-		t.Fatal(err)
-	}
-	blocks, err := testutil.DocShellBlocks(filepath.Join(root, "docs", "your-own-kind.md"))
-	if err != nil {
-		t.Fatal(err)
-	}
 	kv := filepath.Join(t.TempDir(), "kv")
 	if err := os.CopyFS(kv, os.DirFS(filepath.Join(root, "examples", "kv"))); err != nil {
 		t.Fatal(err)
@@ -148,15 +138,11 @@ func TestYourOwnKindCommands(t *testing.T) {
 	testutil.GoBuild(ctx, t, filepath.Join(bin, "plugkit"), "github.com/plugkit/plugkit/cmd/plugkit")
 	ran := 0
 	for _, b := range blocks {
-		if b.Illustration {
-			continue
+		if b.Illustration || b.First() == moduleSetup {
+			continue // TestYourOwnKindModuleSetup runs the module's set-up
 		}
 		ran++
-		cmd := exec.CommandContext(ctx, "bash", "-e", "-o", "pipefail", "-c", b.Text)
-		cmd.Dir = kv
-		cmd.Env = append(os.Environ(), "PATH="+bin+string(filepath.ListSeparator)+os.Getenv("PATH"),
-			"GOWORK=off", "GOFLAGS=-mod=readonly", "GOPROXY=off")
-		out, err := cmd.CombinedOutput()
+		out, err := runBlock(ctx, kv, b, "PATH="+bin+string(filepath.ListSeparator)+os.Getenv("PATH"))
 		if err != nil {
 			t.Errorf("docs/your-own-kind.md:%d: %v\n%s\n%s", b.Line, err, b.Text, out)
 			continue
@@ -166,4 +152,68 @@ func TestYourOwnKindCommands(t *testing.T) {
 	if ran < 2 {
 		t.Errorf("docs/your-own-kind.md has %d shell blocks to run; it shows the matrix and plugins list", ran)
 	}
+}
+
+// moduleSetup is the first command of docs/your-own-kind.md's block that
+// starts a kind's module beside a clone of plugkit.
+const moduleSetup = "go mod init example.com/kv"
+
+// TestYourOwnKindModuleSetup runs the block of docs/your-own-kind.md that
+// starts a module, as the page says to: in a new directory beside a clone
+// of plugkit (here a link to this checkout), without the network. The
+// module must then run its generator through go tool, as buf.gen.yaml does.
+func TestYourOwnKindModuleSetup(t *testing.T) {
+	root, blocks := yourOwnKindBlocks(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+	var setup *testutil.DocBlock
+	for i, b := range blocks {
+		if b.First() == moduleSetup && !b.Illustration {
+			setup = &blocks[i]
+		}
+	}
+	if setup == nil {
+		t.Fatalf("docs/your-own-kind.md has no shell block starting with %q: it shows how to start a kind's module", moduleSetup)
+	}
+	dir := t.TempDir()
+	if err := os.Symlink(root, filepath.Join(dir, "plugkit")); err != nil {
+		t.Fatal(err)
+	}
+	kv := filepath.Join(dir, "kv")
+	if err := os.Mkdir(kv, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := runBlock(ctx, kv, *setup); err != nil {
+		t.Fatalf("docs/your-own-kind.md:%d: %v\n%s\n%s", setup.Line, err, setup.Text, out)
+	}
+	goCmd(ctx, t, kv, "tool", "-n", "protoc-gen-plugkit")
+}
+
+// yourOwnKindBlocks returns the checkout's root and the shell blocks of its
+// docs/your-own-kind.md, and skips t under Wine, where the Go tool the
+// blocks run does not run.
+func yourOwnKindBlocks(t *testing.T) (string, []testutil.DocBlock) {
+	t.Helper()
+	if testutil.UnderWine() {
+		t.Skip("it runs the Go tool, which does not run under Wine")
+	}
+	root, err := filepath.Abs(filepath.Join("..", ".."))
+	if err != nil {
+		t.Fatal(err)
+	}
+	blocks, err := testutil.DocShellBlocks(filepath.Join(root, "docs", "your-own-kind.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return root, blocks
+}
+
+// runBlock runs a doc's shell block in dir with bash -e, as a reader's
+// shell would, the Go tool kept off the network (as goCmd does) and env
+// added, and returns its output.
+func runBlock(ctx context.Context, dir string, b testutil.DocBlock, env ...string) ([]byte, error) {
+	cmd := exec.CommandContext(ctx, "bash", "-e", "-o", "pipefail", "-c", b.Text)
+	cmd.Dir = dir
+	cmd.Env = append(append(os.Environ(), env...), "GOWORK=off", "GOFLAGS=-mod=readonly", "GOPROXY=off")
+	return cmd.CombinedOutput()
 }

@@ -19,8 +19,25 @@ import (
 )
 
 // bufModule is the buf the repository pins (the Makefile's BUF), which the
-// SDKs' READMEs name for a kind's image: buf build -o image.binpb.
+// SDKs' READMEs name for a kind's image: go run bufModule build -o image.binpb.
 const bufModule = "github.com/bufbuild/buf/cmd/buf@v1.75.0"
+
+// TestREADMEsNameTheBufThatRuns keeps the image command of the SDKs'
+// READMEs one that works without buf installed, the one
+// TestInstalledSDKsServeANewKind runs: a newcomer has the Go toolchain,
+// not buf, and "buf build" alone fails with "command not found".
+func TestREADMEsNameTheBufThatRuns(t *testing.T) {
+	want := "    go run " + bufModule + " build -o image.binpb\n"
+	for _, readme := range []string{"../python/README.md", "../node/README.md"} {
+		b, err := os.ReadFile(readme)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(string(b), want) {
+			t.Errorf("%s does not show the command that builds a kind's image, %q", readme, strings.TrimSpace(want))
+		}
+	}
+}
 
 // The new kind's test data: its module of .proto files and a plugin in
 // each language, written as a user would against the installed SDKs.

@@ -49,7 +49,7 @@ var notes = map[string]string{
 		"at once (see scale_300_close_all).",
 	"scale_300_start": "each start is the one of start_to_first_call_automtls, 8 at a time on 2 CPUs: a start waits for CPU " +
 		"behind the 7 others; go-plugin's host pays its P-521 key pairs the same way.",
-	"scale_rss_per_plugin": "the host's heap and stacks for 13 goroutines, two pipes' buffers, one TLS connection and its " +
+	"scale_rss_per_plugin": "the host's heap and stacks for 9 goroutines, two pipes' buffers, one TLS connection and its " +
 		"gRPC transport per plugin; go-plugin's host keeps the same per plugin.",
 	"concurrent_*": "as unary_*: identical grpc-go transports; with 16-256 callers on 2 CPUs the figure is bound by CPU and scheduling, and varies by several percent between runs.",
 }
@@ -74,17 +74,17 @@ const scaleCloseNote = "closing 300 plugins at once is bound by CPU: 300 process
 	"kernel drops each process's /proc entries (release_task, d_invalidate)."
 
 // scaleGoroutinesNote explains scale_goroutines_per_plugin.
-const scaleGoroutinesNote = "each started plugin costs its host 12 goroutines (TestHostCostPerPlugin counts them): grpc-go's " +
+const scaleGoroutinesNote = "each started plugin costs its host 9 goroutines (TestHostCostPerPlugin counts them): grpc-go's " +
 	"connection 5 (the HTTP/2 reader, the writer, and the resolver's, balancer's and connectivity state's callback " +
-	"serializers), the broker stream 2 (the broker reading it, and grpc-go's context watcher of the stream), the stdio " +
-	"stream 2 (its receiver and grpc-go's watcher), and the process 3 (its stderr and stdout pumps and the goroutine that " +
-	"waits for its exit). go-plugin's wire protocol keeps the two streams open for the plugin's whole life, so grpc-go " +
-	"alone takes 9 and the goal of 8 cannot be met by the host; what is left to share is the process's 3 (one reaper for " +
-	"every plugin, through SIGCHLD or pidfds, and one poller for every plugin's pipes), which would bring it to 10. " +
-	"Removed (15 before): the goroutine that waited to report an unexpected exit (the goroutine that reaps the process " +
-	"reports it), the broker's sender of knock answers (started at the first knock, which comes only with " +
-	"multiplexing), and the broker's own goroutine beside its reader (the host's broker stream is read by the goroutine " +
-	"that runs the broker, which Close ends by cancelling the stream)."
+	"serializers), the broker stream 2 (the broker reading it, and grpc-go's context watcher of the stream), and the " +
+	"process's stderr and stdout pumps 2. go-plugin's wire protocol keeps the broker stream open for the plugin's whole " +
+	"life (a go-plugin plugin blocks on Accept until the host reads it), so grpc-go alone takes 7; the one goroutine more " +
+	"than the goal of 8 is a pump: one poller for every plugin's pipes would meet it. Removed (15, then 12, before): " +
+	"the stdio stream and its 2 goroutines for plugkit plugins, which keep their output on the pipes the host reads anyway " +
+	"when the host has no Output writers (PLUGKIT_STDIO_PIPES; go-plugin plugins still get the stream); the goroutine " +
+	"(and thread, in waitid) that waited for each plugin's exit (one reaper, the spawner thread, asks epoll which pidfds are ready on SIGCHLD); " +
+	"the goroutine that waited to report an unexpected exit, the broker's sender of knock answers (started at the first " +
+	"knock, which comes only with multiplexing), and the broker's own goroutine beside its reader."
 
 // mtlsNote explains the -mtls data-path figures.
 const mtlsNote = "plugkit's data path is grpc-go's, with the same TLS 1.3 (AES-GCM) as the baseline: plugkit's connection " +

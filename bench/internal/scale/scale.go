@@ -19,6 +19,14 @@ import (
 // error after it ended whatever it started itself.
 type Start func(ctx context.Context) (stop func(), err error)
 
+// EnvCPU, set to 1 in a scale host's environment, has it measure the CPU
+// time the plugin processes spend in the close too
+// (Result.PluginCloseCPUMS). Off by default: reading each plugin's
+// /proc/PID/task makes the kernel drop those entries again when the
+// plugin is reaped, which slows the close itself (both hosts alike) and
+// adds to the host's CPU time.
+const EnvCPU = "SCALE_CPU"
+
 // Result is what one run measured.
 type Result struct {
 	// StartMS is the median, over the plugins, of one start: from the call
@@ -31,17 +39,23 @@ type Result struct {
 	// host, per plugin: the difference from before the first start, after
 	// the last call and an idle pause, divided by the number of plugins.
 	Goroutines, FDs, RSSKiB float64
+	// HostCloseCPUMS is the CPU time the host used while it closed them
+	// all, in ms; PluginCloseCPUMS the CPU time one plugin process used
+	// from the start of the close to its exit, the mean over the plugins,
+	// in ms (0 unless EnvCPU is set). On 2 CPUs, 300 plugins closed at
+	// once are bound by the sum.
+	HostCloseCPUMS, PluginCloseCPUMS float64
 }
 
 // String is the line the hosts print, in the order Parse reads.
 func (r Result) String() string {
-	return fmt.Sprintf("%.3f %.3f %.3f %.3f %.1f", r.StartMS, r.CloseAllMS, r.Goroutines, r.FDs, r.RSSKiB)
+	return fmt.Sprintf("%.3f %.3f %.3f %.3f %.1f %.1f %.3f", r.StartMS, r.CloseAllMS, r.Goroutines, r.FDs, r.RSSKiB, r.HostCloseCPUMS, r.PluginCloseCPUMS)
 }
 
 // Parse reads a line String wrote.
 func Parse(line string) (Result, error) {
 	var r Result
-	if _, err := fmt.Sscan(line, &r.StartMS, &r.CloseAllMS, &r.Goroutines, &r.FDs, &r.RSSKiB); err != nil {
+	if _, err := fmt.Sscan(line, &r.StartMS, &r.CloseAllMS, &r.Goroutines, &r.FDs, &r.RSSKiB, &r.HostCloseCPUMS, &r.PluginCloseCPUMS); err != nil {
 		return Result{}, fmt.Errorf("a scale host printed %q: %w", line, err)
 	}
 	return r, nil
@@ -125,7 +139,10 @@ func Run(ctx context.Context, n, inflight int, start Start) (Result, error) {
 	}
 	slices.Sort(took)
 	r.StartMS = float64(took[n/2]) / 1e6
+	cpu := closeCPU(os.Getenv(EnvCPU) == "1")
 	r.CloseAllMS = float64(closeAll()) / 1e6
+	host, plugins := cpu()
+	r.HostCloseCPUMS, r.PluginCloseCPUMS = float64(host)/1e6, float64(plugins)/1e6/float64(n)
 	return r, nil
 }
 

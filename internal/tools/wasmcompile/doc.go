@@ -7,6 +7,7 @@
 // compiler, built with the race detector, takes minutes over a 30 MB Go
 // module; built without it, seconds. The cache is keyed by each module's
 // content, the wazero version and the CPU, so the race-built test then
-// loads the compiled module from it in a fraction of a second. Entries
-// older than three days are removed (each is some 90 MB).
+// loads the compiled module from it in a fraction of a second. The cache
+// keeps at most 4 GiB (each entry is some 90 MB): the entries used longest
+// ago go first (wasmhost.Config.CacheBytes).
 package main
