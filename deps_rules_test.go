@@ -35,7 +35,7 @@ const depsRules = `
 	NONE
 	< wire, handshake, automtls, compat,
 	  internal/osdep, internal/filehash, internal/goplugin/pluginpb,
-	  internal/guestconn, internal/tracehook, internal/tracewire,
+	  internal/guestconn, internal/guestcall, internal/tracehook, internal/tracewire,
 	  internal/reflectcall, internal/genfresh,
 	  internal/hostwire, internal/tlsfiles,
 	  gen/plugkit/catalog/v1,
@@ -51,7 +51,7 @@ const depsRules = `
 	handshake < internal/debugline;
 
 	# The plugin side: it never imports the host side.
-	wire, handshake, automtls, broker, internal/guestconn,
+	wire, handshake, automtls, broker, internal/guestconn, internal/guestcall,
 	internal/tracehook, internal/tracewire, internal/debugline
 	< plugin;
 	plugin, gen/plugkit/catalog/v1 < catalog;
@@ -59,7 +59,7 @@ const depsRules = `
 
 	# The host side: it never imports the plugin side.
 	wire, handshake, automtls, broker, internal/filehash, internal/guestconn,
-	internal/tracewire, internal/hostwire
+	internal/guestcall, internal/tracewire, internal/hostwire
 	< host;
 	internal/osdep < sandbox/internal/trampoline;
 	host, sandbox/internal/trampoline < sandbox;

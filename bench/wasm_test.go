@@ -53,7 +53,9 @@ func echoWasm(b *testing.B) (path, cache string) {
 		if wasmBuild.err = testutil.BuildWasmReactor(ctx, wasmBuild.reactor, "./testdata/pkplugin"); wasmBuild.err != nil {
 			return
 		}
-		rt := wasmhost.New(wasmhost.Config{CacheDir: wasmBuild.cache})
+		// The bench's own modules: a first compile may take minutes on a
+		// loaded machine.
+		rt := wasmhost.New(wasmhost.Config{CacheDir: wasmBuild.cache, CompileTimeout: 15 * time.Minute})
 		defer rt.Close(ctx)
 		if wasmBuild.err = rt.Compile(ctx, wasmBuild.module); wasmBuild.err != nil {
 			return

@@ -230,6 +230,17 @@
 //     credentials: TestServiceInflightBudgetBoundsMemory's "own
 //     credentials" case (226 MiB above a 64 MiB budget with reads charged
 //     only once decoded).
+//   - the attacks of issue 42 (row 5, round 2: a guest's calls without
+//     HTTP/2, internal/guestcall's chunks and call streams; the path is
+//     new, so each bound was seen to fail by removing it):
+//     5. a guest that answers a chunk of 4 GiB, a header or trailer of 4
+//     GiB, a message over the call's limit, a frame of no known kind, a
+//     metadata count of 2^60, no status, two answers to a unary call, a
+//     status that is not one, or nothing at all, to a unary call and to a
+//     streaming one: guestcall's TestHostileGuestAnswers and
+//     TestSilentGuestCallEnds (without the chunk bound the host allocated
+//     4 GiB for the chunk; without the frame bound, 4 GiB for each 4 GiB
+//     frame of a stream and 64 MiB for its message).
 //   - the attacks of issue 40 (points 4 to 10: metrics and traces as
 //     Prometheus and OpenTelemetry users expect), each point with the
 //     tests that failed before its fix:

@@ -127,7 +127,13 @@ func (c *Client) startGuest(ctx context.Context, cmd Command, gr GuestRunner) er
 	if err != nil {
 		return &StartError{Name: c.name, Err: err}
 	}
-	guest, err := gr.StartGuest(ctx, GuestSpec{Path: cmd.Path, Module: module, Args: cmd.Args, Env: guestEnv(cmd, c.opts.Versions, c.describe), Stdout: g.outW, Stderr: g.errW})
+	env := guestEnv(cmd, c.opts.Versions, c.describe)
+	if !c.opts.Telemetry.traced() {
+		// Calls without HTTP/2, if the guest can; a traced host keeps
+		// HTTP/2, where its stats handler sees each call.
+		env = append(env, guestconn.EnvCalls+"=1")
+	}
+	guest, err := gr.StartGuest(ctx, GuestSpec{Path: cmd.Path, Module: module, Args: cmd.Args, Env: env, Stdout: g.outW, Stderr: g.errW})
 	if err != nil {
 		g.closeGuestEnds()
 		g.closeHostEnds()
@@ -178,6 +184,9 @@ func (c *Client) connectGuest(ctx context.Context, life *guestLife, text string)
 	if err != nil {
 		return err
 	}
+	// A guest that serves calls without HTTP/2 says so in its address
+	// (only when asked: guestconn.EnvCalls).
+	c.guestCalls = line.Address == guestconn.CallsAddress && !c.opts.Telemetry.traced()
 	line.Network, line.Address = guestconn.Network, c.rep.binary
 	c.line = line
 	c.rawDial = life.pipes.dial
@@ -303,6 +312,17 @@ func readPinnedModule(path, pin string) ([]byte, error) {
 // (guestconn.Window), as the guest fixes its own: grpc-go's bandwidth
 // estimation would PING the guest after every answer; none for a
 // plugin process.
+// guestCallOptions carry the calls to a guest that serves them without
+// HTTP/2 (internal/guestcall) over streams of its multiplexed connection:
+// the innermost interceptors, after the host's own. Nil for any other
+// plugin.
+func (c *Client) guestCallOptions() []grpc.DialOption {
+	if c.calls == nil || c.mux == nil {
+		return nil
+	}
+	return c.calls.DialOptions(c.mux.Open)
+}
+
 func guestDialOptions(guest bool) []grpc.DialOption {
 	if !guest {
 		return nil

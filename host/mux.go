@@ -1,12 +1,15 @@
 package host
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"net"
 
 	"github.com/plugkit/plugkit/internal/brokerwire"
+	"github.com/plugkit/plugkit/internal/guestcall"
+	"github.com/plugkit/plugkit/wire"
 )
 
 // ErrMultiplexNotSupported reports a plugin that cannot multiplex its
@@ -20,6 +23,11 @@ func (c *Client) openMux(ctx context.Context, dial func(context.Context, string)
 	raw, err := dial(ctx, "")
 	if err != nil {
 		return nil, fmt.Errorf("connecting to %s %s: %w", c.line.Network, c.line.Address, err)
+	}
+	if c.guestCalls {
+		// The guest's connection carries unary calls beside the session.
+		c.calls = guestcall.NewHost(raw, cmp.Or(c.opts.MaxMessageSize, wire.DefaultMaxMessageSize))
+		raw = c.calls.Conn()
 	}
 	mux, err := brokerwire.DialMux(raw)
 	if err != nil {

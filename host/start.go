@@ -32,6 +32,7 @@ import (
 	"github.com/plugkit/plugkit/handshake"
 	"github.com/plugkit/plugkit/internal/brokerwire"
 	"github.com/plugkit/plugkit/internal/goplugin/pluginpb"
+	"github.com/plugkit/plugkit/internal/guestcall"
 	"github.com/plugkit/plugkit/internal/hostwire"
 	"github.com/plugkit/plugkit/internal/listen"
 	"github.com/plugkit/plugkit/internal/osdep"
@@ -64,6 +65,8 @@ type Client struct {
 	syncStderr  io.Writer
 	endpoints   []string                                        // the endpoints of a plugin service (Dial); nil otherwise
 	rawDial     func(context.Context, string) (net.Conn, error) // a guest's one connection (guest.go); nil otherwise
+	guestCalls  bool                                            // the guest takes calls without HTTP/2 (guestCallOptions)
+	calls       *guestcall.Host                                 // its connection's unary calls, once connected; nil otherwise
 
 	// stdioPipes: the host asked a launched plugin to leave its output on
 	// its pipes (wire.EnvStdioPipes); pipesKept: the plugin said it does,
@@ -355,7 +358,7 @@ func (c *Client) connect(ctx context.Context, tlsConfig *tls.Config) error {
 		grpc.WithTransportCredentials(creds),
 		grpc.WithContextDialer(dial),
 		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(maxMsg), grpc.MaxCallSendMsgSize(maxMsg)),
-	}, slices.Concat(guestDialOptions(c.rawDial != nil), c.opts.Telemetry.dialOptions(c.name, c.rep.binary), c.opts.DialOptions)...)
+	}, slices.Concat(guestDialOptions(c.rawDial != nil), c.opts.Telemetry.dialOptions(c.name, c.rep.binary), c.opts.DialOptions, c.guestCallOptions())...)
 	conn, err := grpc.NewClient("passthrough:///"+address, opts...)
 	if err != nil {
 		c.closeMux()

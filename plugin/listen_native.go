@@ -27,5 +27,8 @@ func openListener(env handshake.Env) (net.Listener, error) {
 // adds to its own: none (serve_wasip1.go has a guest's).
 func platformServerOptions() []grpc.ServerOption { return nil }
 
+// splitCalls is a guest's alone: a native plugin serves HTTP/2 only.
+func (p *hosted) splitCalls(ln net.Listener) (net.Listener, string) { return ln, "" }
+
 // handshakeOut is where the handshake line goes: standard output.
 func handshakeOut() io.Writer { return os.Stdout }

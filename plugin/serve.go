@@ -28,6 +28,7 @@ import (
 	"github.com/plugkit/plugkit/handshake"
 	"github.com/plugkit/plugkit/internal/brokerwire"
 	"github.com/plugkit/plugkit/internal/goplugin/pluginpb"
+	"github.com/plugkit/plugkit/internal/guestcall"
 	"github.com/plugkit/plugkit/internal/listen"
 	"github.com/plugkit/plugkit/wire"
 )
@@ -190,6 +191,7 @@ type hosted struct {
 	// which the host asked for (wire.EnvStdioPipes) and is told of on
 	// health checks (wire.StdioPipesHeader).
 	pipes bool
+	calls *guestcall.Server // a guest's calls without HTTP/2; nil without
 }
 
 // runHosted negotiates with the host through the environment, serves,
@@ -231,6 +233,7 @@ func runHosted(ctx context.Context, cfg Config, h Harness, logger *slog.Logger, 
 	}
 	defer p.brk.Close()
 
+	serveLn, address := p.splitCalls(serveLn)
 	served := make(chan error, 1)
 	go func() { served <- p.srv.Serve(serveLn) }()
 	line := handshake.Line{
@@ -242,6 +245,9 @@ func runHosted(ctx context.Context, cfg Config, h Harness, logger *slog.Logger, 
 		ServerCert:   serverCert,
 		Multiplex:    mux != nil,
 		HasMultiplex: env.Multiplex,
+	}
+	if address != "" {
+		line.Address = address
 	}
 	if err := p.announce(line, debug); err != nil {
 		p.srv.Stop()
@@ -346,6 +352,9 @@ func (p *hosted) wait(ctx context.Context, served <-chan error, parentGone <-cha
 		p.stdio.close()
 		p.brk.Close()
 	}
+	// A guest's calls without HTTP/2 end as the server's do: a graceful
+	// stop waits for them, within the same bound.
+	defer p.stopCalls()
 	select {
 	case <-p.shutdown:
 		p.logger.Debug("plugin stopping: the host asked")
@@ -370,6 +379,17 @@ func (p *hosted) wait(ctx context.Context, served <-chan error, parentGone <-cha
 		}
 	}
 	return nil
+}
+
+// stopCalls waits for a guest's calls without HTTP/2 to end, within the
+// shutdown timeout, and then ends them.
+func (p *hosted) stopCalls() {
+	if p.calls == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), p.cfg.shutdownTimeout())
+	defer cancel()
+	p.calls.Shutdown(ctx)
 }
 
 // serverParts are the services that differ between a plugin serving its

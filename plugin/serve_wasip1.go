@@ -16,6 +16,7 @@ import (
 	"google.golang.org/grpc"
 
 	"github.com/plugkit/plugkit/handshake"
+	"github.com/plugkit/plugkit/internal/guestcall"
 	"github.com/plugkit/plugkit/internal/guestconn"
 )
 
@@ -69,6 +70,7 @@ func handshakeOut() io.Writer {
 // written, and then blocks until closed.
 type stdioListener struct {
 	conn      *stdioConn
+	wrap      func(net.Conn) net.Conn // set before the announcement: the connection carries calls beside the session
 	announced chan struct{}
 	announce  sync.Once
 	accepted  sync.Once
@@ -141,6 +143,9 @@ func (l *stdioListener) Accept() (net.Conn, error) {
 	}
 	select {
 	case <-l.announced:
+		if l.wrap != nil {
+			conn = l.wrap(conn)
+		}
 		return conn, nil
 	case <-l.closed:
 		return nil, net.ErrClosed
@@ -230,6 +235,28 @@ func platformServerOptions() []grpc.ServerOption {
 		grpc.InitialWindowSize(guestconn.Window),
 		grpc.InitialConnWindowSize(guestconn.Window),
 	}
+}
+
+// splitCalls serves the host's call streams (internal/guestcall) beside
+// HTTP/2 on ln, and returns the listener of what is left and the address
+// that tells the host so; a server this path cannot serve as grpc-go
+// would (stats handlers, a codec of its own) serves HTTP/2 alone.
+func (p *hosted) splitCalls(ln net.Listener) (net.Listener, string) {
+	if v, _ := p.h.LookupEnv(guestconn.EnvCalls); v != "1" {
+		return ln, "" // a host that sends HTTP/2 only
+	}
+	calls, err := guestcall.NewServer(p.srv)
+	if err != nil {
+		p.logger.Debug("plugin serving its calls over HTTP/2 alone", "reason", err)
+		return ln, ""
+	}
+	stdio, err := guestStdio()
+	if err != nil {
+		return ln, ""
+	}
+	p.calls = calls
+	stdio.wrap = calls.Wrap
+	return calls.Split(ln), guestconn.CallsAddress
 }
 
 // guestStreamWorkers is how many stream workers a guest keeps.

@@ -22,6 +22,17 @@ const (
 // Client.ReattachConfig().Addr.Network, and both ends' addresses.
 const Network = "stdio"
 
+// EnvCalls, set to 1 in a guest's environment, says its host can send
+// calls without HTTP/2 (package internal/guestcall); CallsAddress, the
+// address in the handshake line of a guest that then does so, says the
+// guest's connection carries them (unary calls beside its session, in
+// chunks). A guest that says Network serves HTTP/2 alone, on the bare
+// session.
+const (
+	EnvCalls     = "PLUGKIT_GUEST_CALLS"
+	CallsAddress = Network + "+calls"
+)
+
 // Window is the HTTP/2 flow-control window, of each stream and of the
 // connection, that a guest's gRPC server and its host's client both fix
 // (grpc.InitialWindowSize and InitialConnWindowSize, and the client's

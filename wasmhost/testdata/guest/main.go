@@ -20,6 +20,9 @@
 // PLUGKIT_GUEST_INIT=spin, sleep or exit makes its init spin for ever,
 // sleep for ever or exit 3 (before main: a reactor's _initialize never
 // returns).
+// PLUGKIT_GUEST_HTTP2=1 gives its server a stats handler, which call
+// streams do not carry: it then serves HTTP/2 alone and says so in its
+// handshake, exactly as a guest built before call streams.
 // PLUGKIT_GUEST_DESCRIBE makes it answer a describe request
 // (handshake.EnvDescribe) with the describe line of the payload
 // "described", as catalog.Serve does: "exit" then exits 0, "stay" waits
@@ -43,6 +46,7 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/health"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+	"google.golang.org/grpc/stats"
 
 	"github.com/plugkit/plugkit/broker"
 	objectstorev1 "github.com/plugkit/plugkit/examples/objectstore/gen/objectstore/v1"
@@ -177,6 +181,14 @@ func (s *store) Init(ctx context.Context, req *objectstorev1.InitRequest) (*obje
 	return &objectstorev1.InitResponse{}, nil
 }
 
+// noStats is a stats handler that records nothing.
+type noStats struct{}
+
+func (noStats) TagRPC(ctx context.Context, _ *stats.RPCTagInfo) context.Context   { return ctx }
+func (noStats) HandleRPC(context.Context, stats.RPCStats)                         {}
+func (noStats) TagConn(ctx context.Context, _ *stats.ConnTagInfo) context.Context { return ctx }
+func (noStats) HandleConn(context.Context, stats.ConnStats)                       {}
+
 func register(s *grpc.Server, b *broker.Broker) error {
 	objectstorev1.RegisterObjectStoreServer(s, &store{broker: b})
 	return nil
@@ -216,8 +228,13 @@ func main() {
 	if os.Getenv("PLUGKIT_GUEST_VERSIONS") == "3" {
 		versions = map[int]plugin.Register{3: register}
 	}
+	var opts []grpc.ServerOption
+	if os.Getenv("PLUGKIT_GUEST_HTTP2") != "" {
+		opts = append(opts, grpc.StatsHandler(noStats{}))
+	}
 	plugin.Serve(plugin.Config{
-		Cookie:   handshake.Cookie{Key: "PLUGKIT_TEST_COOKIE", Value: "c00kie"},
-		Versions: versions,
+		Cookie:        handshake.Cookie{Key: "PLUGKIT_TEST_COOKIE", Value: "c00kie"},
+		Versions:      versions,
+		ServerOptions: opts,
 	})
 }
