@@ -5,6 +5,7 @@ package kvcheck_test
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -183,7 +184,14 @@ func TestYourOwnKindModuleSetup(t *testing.T) {
 	if err := os.Mkdir(kv, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if out, err := runBlock(ctx, kv, *setup); err != nil {
+	// go mod tidy also reads the modules that the tests of plugkit's
+	// dependencies import, which a fresh module cache lacks (the
+	// checkout's builds never fetch them): this block may fetch them
+	// through the module proxy, as a newcomer's go mod tidy does. Their
+	// sums go into the scratch module's go.sum only; GOSUMDB=off because
+	// a machine may reach the proxy and not sum.golang.org (as CI's).
+	proxy := "GOPROXY=" + cmp.Or(os.Getenv("GOPROXY"), "https://proxy.golang.org,direct")
+	if out, err := runBlock(ctx, kv, *setup, proxy, "GOSUMDB=off"); err != nil {
 		t.Fatalf("docs/your-own-kind.md:%d: %v\n%s\n%s", setup.Line, err, setup.Text, out)
 	}
 	goCmd(ctx, t, kv, "tool", "-n", "protoc-gen-plugkit")
@@ -214,6 +222,6 @@ func yourOwnKindBlocks(t *testing.T) (string, []testutil.DocBlock) {
 func runBlock(ctx context.Context, dir string, b testutil.DocBlock, env ...string) ([]byte, error) {
 	cmd := exec.CommandContext(ctx, "bash", "-e", "-o", "pipefail", "-c", b.Text)
 	cmd.Dir = dir
-	cmd.Env = append(append(os.Environ(), env...), "GOWORK=off", "GOFLAGS=-mod=readonly", "GOPROXY=off")
+	cmd.Env = append(append(os.Environ(), "GOWORK=off", "GOFLAGS=-mod=readonly", "GOPROXY=off"), env...)
 	return cmd.CombinedOutput()
 }
