@@ -308,10 +308,6 @@ func readPinnedModule(path, pin string) ([]byte, error) {
 	return b, nil
 }
 
-// guestDialOptions fix the flow-control windows of a guest's connection
-// (guestconn.Window), as the guest fixes its own: grpc-go's bandwidth
-// estimation would PING the guest after every answer; none for a
-// plugin process.
 // guestCallOptions carry the calls to a guest that serves them without
 // HTTP/2 (internal/guestcall) over streams of its multiplexed connection:
 // the innermost interceptors, after the host's own. Nil for any other
@@ -323,6 +319,10 @@ func (c *Client) guestCallOptions() []grpc.DialOption {
 	return c.calls.DialOptions(c.mux.Open)
 }
 
+// guestDialOptions fix the flow-control windows of a guest's connection
+// (guestconn.Window), as the guest fixes its own: grpc-go's bandwidth
+// estimation would PING the guest after every answer; none for a
+// plugin process.
 func guestDialOptions(guest bool) []grpc.DialOption {
 	if !guest {
 		return nil

@@ -10,11 +10,7 @@ import (
 	"time"
 )
 
-func readCount() int {
-	reads.Lock()
-	defer reads.Unlock()
-	return reads.n
-}
+func readCount() int64 { return reads.Load() }
 
 func sumOf(t *testing.T, path string) string {
 	t.Helper()
