@@ -63,9 +63,10 @@ type multiplexer struct {
 	mu      sync.Mutex
 	expect  []uint32 // IDs knocked and acknowledged, oldest first
 	byID    map[uint32]*muxListener
-	waiting []admission   // the peer's knocks waiting for a listener, oldest (first due) first
-	expiry  *time.Timer   // refuses the due knocks of waiting; armed while waiting is not empty
-	slots   chan struct{} // one per stream of the peer handed out and not yet closed
+	waiting []admission           // the peer's knocks waiting for a listener, oldest (first due) first
+	expiry  *time.Timer           // refuses the due knocks of waiting; armed while waiting is not empty
+	slots   chan struct{}         // one per stream of the peer handed out and not yet closed
+	live    map[net.Conn]struct{} // the streams handed out (the peer's and this side's) not yet closed
 }
 
 // admission is a knock of the peer waiting for its listener. The one who
@@ -83,6 +84,7 @@ func newMultiplexer() *multiplexer {
 		slots:  make(chan struct{}, MaxStreams),
 		closed: make(chan struct{}),
 		byID:   make(map[uint32]*muxListener),
+		live:   make(map[net.Conn]struct{}),
 	}
 }
 
@@ -138,7 +140,7 @@ func (m *multiplexer) acceptHost(ln net.Listener, cfg *yamux.Config) {
 		m.start(nil, r.err)
 		return
 	}
-	sess, err := yamux.Server(r.conn, cfg)
+	sess, err := yamux.Server(&endingConn{Conn: r.conn, ended: m.releaseStreams}, cfg)
 	if err != nil {
 		r.conn.Close()
 	}
@@ -151,11 +153,11 @@ func dialMuxConn(conn net.Conn) (*multiplexer, error) {
 	if tc, ok := conn.(*net.TCPConn); ok {
 		tc.SetKeepAlive(true)
 	}
-	sess, err := yamux.Client(conn, muxConfig())
+	m := newMultiplexer()
+	sess, err := yamux.Client(&endingConn{Conn: conn, ended: m.releaseStreams}, muxConfig())
 	if err != nil {
 		return nil, fmt.Errorf("broker: starting the multiplexed session: %w", err)
 	}
-	m := newMultiplexer()
 	m.start(sess, nil)
 	return m, nil
 }
@@ -198,8 +200,12 @@ func (m *multiplexer) route() {
 			m.Close()
 			return
 		}
-		conn := &slotConn{Conn: stream, free: func() { <-m.slots }}
+		conn := &slotConn{Conn: stream, free: func() {
+			m.streamClosed(stream)
+			<-m.slots
+		}}
 		m.mu.Lock()
+		m.live[stream] = struct{}{}
 		var ln *muxListener
 		if len(m.expect) > 0 {
 			id := m.expect[0]
@@ -222,11 +228,64 @@ func (m *multiplexer) Open() (net.Conn, error) {
 	if err != nil {
 		return nil, err
 	}
-	conn, err := sess.Open()
+	stream, err := sess.Open()
 	if err != nil {
 		return nil, fmt.Errorf("broker: opening a multiplexed stream: %w", err)
 	}
-	return conn, nil
+	m.mu.Lock()
+	m.live[stream] = struct{}{}
+	m.mu.Unlock()
+	return &slotConn{Conn: stream, free: func() { m.streamClosed(stream) }}, nil
+}
+
+// streamClosed drops a closed stream from the live ones.
+func (m *multiplexer) streamClosed(stream net.Conn) {
+	m.mu.Lock()
+	delete(m.live, stream)
+	m.mu.Unlock()
+}
+
+// releaseStreams ends the waits of every live stream, before the session
+// learns that its connection failed or is closed by Close. yamux v0.1.2
+// wakes a Stream.Read or Write waiting when the session shuts down, and
+// the woken wait goes round its loop, never blocking, until the session
+// has closed the stream: on another thread, soon; in a WebAssembly
+// guest, whose one thread Go never preempts, never, so that the guest
+// spun until its host stopped it (TestCloseEndsGuestByItsOwnStop in
+// wasmhost). A deadline in the past makes each such wait return
+// ErrTimeout at once; what a stream received already is still read first.
+func (m *multiplexer) releaseStreams() {
+	past := time.Unix(1, 0)
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for stream := range m.live {
+		stream.SetReadDeadline(past)
+		stream.SetWriteDeadline(past)
+	}
+}
+
+// endingConn is the session's connection: its first failure releases the
+// streams' waits (releaseStreams) before yamux sees it.
+type endingConn struct {
+	net.Conn
+	once  sync.Once
+	ended func()
+}
+
+func (c *endingConn) Read(p []byte) (int, error) {
+	n, err := c.Conn.Read(p)
+	if err != nil {
+		c.once.Do(c.ended)
+	}
+	return n, err
+}
+
+func (c *endingConn) Write(p []byte) (int, error) {
+	n, err := c.Conn.Write(p)
+	if err != nil {
+		c.once.Do(c.ended)
+	}
+	return n, err
 }
 
 // Main is the listener of the plugin's main gRPC server: it accepts the
@@ -261,6 +320,7 @@ func (m *multiplexer) Close() error {
 		select {
 		case <-m.ready:
 			if m.sess != nil {
+				m.releaseStreams()
 				m.sess.Close()
 			}
 		default:
