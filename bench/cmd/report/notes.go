@@ -125,6 +125,12 @@ var about = []string{
 	"**stream_SIZE**: the plugin streams SIZE in 1 MiB messages to the host. Bound by protobuf and HTTP/2 copies and flow " +
 		"control in grpc-go (and by AES-GCM in the `-mtls` rows).",
 	"**concurrent_N**: 16-byte echo calls from N goroutines sharing one connection, calls per second.",
+	"**remote_unary_16B_mtls / remote_stream_mtls** (BenchmarkRemote, needs root): host.Dial across a veth pair between two " +
+		"network namespaces to plugin services (PLUGKIT_LISTEN) with mutual TLS, against plain grpc-go servers with the same TLS, " +
+		"three service processes a contender; each round every connection in turn, in a rotating order, makes 5 unary calls or " +
+		"streams 16 MiB. Ratio: the median over rounds of plugkit's median block divided by grpc-go's; spread: that ratio's " +
+		"across runs. `_service`: grpc-go's client calling plugkit's service (the service's part without the host's); " +
+		"`_service_cpu`: the service processes' CPU time per call or per MiB (schedstat of their threads).",
 	"**manager_discover_100_cold**: `manager.Discover` over 100 symlinks of the example objectstore plugin with an empty cache: " +
 		"the one file they reach is hashed once (SHA-256 of a 22 MB binary) and each path is launched for its description " +
 		"(PLUGKIT_DESCRIBE=1: the plugin writes it and exits, without serving), two per CPU at a time. Baseline, its floor in the same run (`ManagerDiscover/floor`): hash each distinct file once and run the 100 " +
