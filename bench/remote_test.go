@@ -209,6 +209,7 @@ func remoteRounds(b *testing.B, conns []remoteConn, unit string, opsPerBlock flo
 	all := make([][]float64, len(remoteSides))
 	var ratios []float64
 	inRound := make([][]float64, len(remoteSides))
+	perConn := make([][]float64, len(conns))
 	cpu0 := make([]time.Duration, len(conns))
 	for i, c := range conns {
 		cpu0[i] = processCPU(c.pid)
@@ -218,8 +219,10 @@ func remoteRounds(b *testing.B, conns []remoteConn, unit string, opsPerBlock flo
 			inRound[i] = inRound[i][:0]
 		}
 		for j := range conns {
-			c := conns[(round+j)%len(conns)]
+			k := (round + j) % len(conns)
+			c := conns[k]
 			v := block(c.cc)
+			perConn[k] = append(perConn[k], v)
 			inRound[c.side] = append(inRound[c.side], v)
 			all[c.side] = append(all[c.side], v)
 		}
@@ -228,6 +231,7 @@ func remoteRounds(b *testing.B, conns []remoteConn, unit string, opsPerBlock flo
 	cpu := make([]time.Duration, len(remoteSides))
 	for i, c := range conns {
 		cpu[c.side] += processCPU(c.pid) - cpu0[i]
+		b.Logf("%s, process %d: median %.1f %s", remoteSides[c.side], c.pid, median(perConn[i]), unit)
 	}
 	for i, side := range remoteSides {
 		ops := float64(len(all[i])) * opsPerBlock
