@@ -10,7 +10,6 @@ import (
 	"os"
 	"os/exec"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -19,6 +18,7 @@ import (
 	"google.golang.org/grpc/credentials"
 
 	"github.com/plugkit/plugkit/bench/internal/echo"
+	"github.com/plugkit/plugkit/bench/internal/scale"
 	"github.com/plugkit/plugkit/host"
 	"github.com/plugkit/plugkit/internal/netnstest"
 	"github.com/plugkit/plugkit/internal/remotetest"
@@ -212,7 +212,7 @@ func remoteRounds(b *testing.B, conns []remoteConn, unit string, opsPerBlock flo
 	perConn := make([][]float64, len(conns))
 	cpu0 := make([]time.Duration, len(conns))
 	for i, c := range conns {
-		cpu0[i] = processCPU(c.pid)
+		cpu0[i] = scale.RunTime(c.pid)
 	}
 	for round := 0; b.Loop(); round++ {
 		for i := range inRound {
@@ -230,7 +230,7 @@ func remoteRounds(b *testing.B, conns []remoteConn, unit string, opsPerBlock flo
 	}
 	cpu := make([]time.Duration, len(remoteSides))
 	for i, c := range conns {
-		cpu[c.side] += processCPU(c.pid) - cpu0[i]
+		cpu[c.side] += scale.RunTime(c.pid) - cpu0[i]
 		b.Logf("%s, process %d: median %.1f %s", remoteSides[c.side], c.pid, median(perConn[i]), unit)
 	}
 	for i, side := range remoteSides {
@@ -239,24 +239,6 @@ func remoteRounds(b *testing.B, conns []remoteConn, unit string, opsPerBlock flo
 		b.ReportMetric(median(all[i]), side+"-"+unit)
 	}
 	b.ReportMetric(median(ratios), "ratio")
-}
-
-// processCPU is the CPU time pid's threads have run (schedstat), 0 when
-// unknown.
-func processCPU(pid int) time.Duration {
-	tasks, _ := os.ReadDir(fmt.Sprintf("/proc/%d/task", pid))
-	var sum time.Duration
-	for _, t := range tasks {
-		raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%s/schedstat", pid, t.Name()))
-		if err != nil {
-			continue
-		}
-		if f := strings.Fields(string(raw)); len(f) > 0 {
-			ns, _ := strconv.ParseInt(f[0], 10, 64)
-			sum += time.Duration(ns)
-		}
-	}
-	return sum
 }
 
 // median is the median of v, which it sorts.

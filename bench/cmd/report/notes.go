@@ -55,6 +55,11 @@ var notes = map[string]string{
 		"behind the 7 others; go-plugin's host pays its P-521 key pairs the same way.",
 	"scale_rss_per_plugin": "the host's heap and stacks for 9 goroutines, two pipes' buffers, one TLS connection and its " +
 		"gRPC transport per plugin; go-plugin's host keeps the same per plugin.",
+	"remote_*": "a round trip across the veth is mostly thread wake-ups in the host and the service; plugkit's service " +
+		"spends about the CPU grpc-go's does per call and per MiB (the _service_cpu rows), its own code (the in-flight budget " +
+		"and its stats handler, which bound a hostile host's memory) ~3.5% of the service's CPU profile, ~1-2 µs a call, and " +
+		"~0.3 more futex wake-ups a call (BENCHMARKS.md, \"Remote unary over a veth\"). The _service rows tell the service's " +
+		"part from the host's.",
 	"concurrent_*": "as unary_*: identical grpc-go transports; with 16-256 callers on 2 CPUs the figure is bound by CPU and scheduling, and varies by several percent between runs.",
 }
 
