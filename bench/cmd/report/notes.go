@@ -58,7 +58,7 @@ var notes = map[string]string{
 	"remote_*": "a round trip across the veth is mostly thread wake-ups in the host and the service; plugkit's service " +
 		"spends about the CPU grpc-go's does per call and per MiB (the _service_cpu rows), its own code (the in-flight budget " +
 		"and its stats handler, which bound a hostile host's memory) ~3.5% of the service's CPU profile, ~1-2 µs a call, and " +
-		"~0.3 more futex wake-ups a call (BENCHMARKS.md, \"Remote unary over a veth\"). The _service rows tell the service's " +
+		"~0.3 more futex wake-ups a call, likely from the GC of ~22 more heap objects a call (BENCHMARKS.md, \"Remote unary over a veth\"). The _service rows tell the service's " +
 		"part from the host's.",
 	"concurrent_*": "as unary_*: identical grpc-go transports; with 16-256 callers on 2 CPUs the figure is bound by CPU and scheduling, and varies by several percent between runs.",
 }
