@@ -194,10 +194,13 @@ type callBudget struct {
 	prefixN  int
 	bodyLeft int64
 
-	mu          sync.Mutex
-	sizes       []msgSize     // messages announced by their prefix, not yet read
+	mu    sync.Mutex
+	sizes []msgSize // messages announced by their prefix, not yet read
+	// first backs sizes for the first message: a unary call's one
+	// request announces without allocating.
+	first       [1]msgSize
 	eos         bool          // the client sent its last message
-	wake        chan struct{} // closed, and replaced, when sizes or eos change
+	wake        chan struct{} // made by a call waiting for sizes or eos; closed, and cleared, when they change
 	inSem       int64         // bytes this call holds in b.sem
 	pending     int64         // of inSem, the reservation for the message being read
 	header      int64         // the headers' cost (headerCost)
@@ -232,7 +235,8 @@ func (b *budget) tap(ctx context.Context, info *tap.Info) (context.Context, erro
 	}
 	// The headers count as waiting until the call's goroutine takes
 	// their room (takeHeader).
-	cb := &callBudget{b: b, share: s, header: hdr, wake: make(chan struct{})}
+	cb := &callBudget{b: b, share: s, header: hdr}
+	cb.sizes = cb.first[:0]
 	b.queued.Add(hdr)
 	if s != nil {
 		s.queued.Add(hdr)
@@ -298,6 +302,9 @@ func (cb *callBudget) reserveNext(ctx context.Context) {
 	cost := cb.b.maxCost
 	if cb.sn != nil {
 		for len(cb.sizes) == 0 && !cb.eos {
+			if cb.wake == nil {
+				cb.wake = make(chan struct{})
+			}
 			wake := cb.wake
 			cb.mu.Unlock()
 			select {
@@ -414,8 +421,10 @@ func (cb *callBudget) announce(m msgSize, eos bool) {
 	} else {
 		cb.sizes = append(cb.sizes, m)
 	}
-	close(cb.wake)
-	cb.wake = make(chan struct{})
+	if cb.wake != nil {
+		close(cb.wake)
+		cb.wake = nil
+	}
 }
 
 // data follows a DATA frame's payload of this call's stream.

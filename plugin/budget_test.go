@@ -63,7 +63,7 @@ func TestFrameSnifferFindsMessageSizes(t *testing.T) {
 			}
 			// The tap runs when a new stream's headers were read.
 			if id := s.lastHeaders; id != 0 && calls[id] == nil && !s.inFrame {
-				cb := &callBudget{b: b, sn: s, stream: id, wake: make(chan struct{}), eos: s.lastHeadersEnd}
+				cb := &callBudget{b: b, sn: s, stream: id, eos: s.lastHeadersEnd}
 				calls[id] = cb
 				s.register(cb)
 			}

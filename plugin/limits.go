@@ -384,15 +384,19 @@ func (h connStats) HandleRPC(ctx context.Context, s stats.RPCStats) {
 	if h.budget == nil {
 		return
 	}
-	cb, _ := ctx.Value(callBudgetKey{}).(*callBudget)
-	if cb == nil {
-		return
-	}
+	// Only these events touch the budget: the others (OutHeader,
+	// OutTrailer, End) skip looking for the call's account.
 	switch s := s.(type) {
 	case *stats.InHeader:
 		// Before Begin, in the call's goroutine.
-		cb.takeHeader(ctx, s.Compression)
+		if cb := callBudgetOf(ctx); cb != nil {
+			cb.takeHeader(ctx, s.Compression)
+		}
 	case *stats.Begin:
+		cb := callBudgetOf(ctx)
+		if cb == nil {
+			return
+		}
 		cb.unary = !s.IsClientStream && !s.IsServerStream
 		// A call that is not client-streaming reads its one request
 		// message right after this, in this goroutine: wait for room.
@@ -400,8 +404,18 @@ func (h connStats) HandleRPC(ctx context.Context, s stats.RPCStats) {
 			cb.reserveNext(ctx)
 		}
 	case *stats.OutPayload:
-		cb.settleUnary()
+		if cb := callBudgetOf(ctx); cb != nil {
+			cb.settleUnary()
+		}
 	case *stats.InPayload:
-		cb.received(int64(max(s.Length, s.CompressedLength)))
+		if cb := callBudgetOf(ctx); cb != nil {
+			cb.received(int64(max(s.Length, s.CompressedLength)))
+		}
 	}
+}
+
+// callBudgetOf is the account of the call of ctx, or nil.
+func callBudgetOf(ctx context.Context) *callBudget {
+	cb, _ := ctx.Value(callBudgetKey{}).(*callBudget)
+	return cb
 }

@@ -199,7 +199,7 @@ func figures(s samples, streamMiB int) []Figure {
 	for _, tls := range []string{"", "-mtls"} {
 		b.transport(tls, streamMiB)
 	}
-	b.remote(streamMiB)
+	b.remote()
 	b.telemetry()
 	b.discoveryAndMemory()
 	b.scale()
@@ -282,10 +282,13 @@ type figureSet struct {
 	figs []Figure
 }
 
-// add rounds f, computes its ratio and, when check is set, whether the
-// goal is met, and appends it.
+// add rounds f, computes its ratio unless f has one (paired in the
+// benchmark) and, when check is set, whether the goal is met, and
+// appends it.
 func (b *figureSet) add(f Figure, check func(r float64) bool) {
-	if f.Baseline != 0 && !math.IsNaN(f.Baseline) {
+	if f.Ratio != 0 {
+		f.Ratio = round(f.Ratio, 3)
+	} else if f.Baseline != 0 && !math.IsNaN(f.Baseline) {
 		f.Ratio = round(f.Plugkit/f.Baseline, 3)
 	}
 	if check != nil && !math.IsNaN(f.Ratio) {
@@ -406,18 +409,34 @@ func (b *figureSet) transport(tls string, streamMiB int) {
 
 // remote adds a plugin service's figures (PLUGKIT_LISTEN, host.Dial)
 // against grpc-go with the same mutual TLS, across one veth pair between
-// namespaces, when they were measured.
-func (b *figureSet) remote(streamMiB int) {
+// namespaces, when they were measured (BenchmarkRemote: interleaved
+// blocks, several processes a contender). The ratio is the median of the
+// runs' paired ratios (each the median over its rounds), and the spread
+// that ratio's across runs; grpc-go's client to plugkit's service is
+// reported beside, to tell the host's part from the service's, and the
+// CPU time of plugkit's and grpc-go's service processes per op.
+func (b *figureSet) remote() {
 	s := b.s
-	if s.runs("Remote/unary_16B/plugkit", "ns/op") == 0 {
-		return
+	for _, r := range []struct {
+		name, bench, unit, metric, cpu, goal string
+		check                                func(float64) bool
+	}{
+		{"remote_unary_16B_mtls", "Remote/unary_16B", "µs/call", "us", "us/call", "<= 1.05x grpc-go", atMost(1.05)},
+		{"remote_stream_mtls", "Remote/stream", "MB/s", "MB/s", "us/MiB", ">= 0.95x grpc-go", atLeast(0.95)},
+	} {
+		runs := s.runs(r.bench, "ratio")
+		if runs == 0 {
+			continue
+		}
+		grpcGo := s.median(r.bench, "grpc-go-"+r.metric)
+		b.add(Figure{Name: r.name, Unit: r.unit, Plugkit: s.median(r.bench, "plugkit-"+r.metric), Baseline: grpcGo,
+			Ratio: s.median(r.bench, "ratio"), BaselineIs: "grpc-go-mtls over the same veth, interleaved", Goal: r.goal, Runs: runs,
+			Spread: b.spread("ratio", r.bench)}, r.check)
+		b.add(Figure{Name: r.name + "_service", Unit: r.unit, Plugkit: s.median(r.bench, "grpc-go-to-service-"+r.metric), Baseline: grpcGo,
+			BaselineIs: "grpc-go-mtls; plugkit's service called by grpc-go's client", Goal: "reported", Runs: runs}, nil)
+		b.add(Figure{Name: r.name + "_service_cpu", Unit: "CPU " + strings.Replace(r.cpu, "us", "µs", 1), Plugkit: s.median(r.bench, "plugkit-service-cpu-"+r.cpu),
+			Baseline: s.median(r.bench, "grpc-go-service-cpu-"+r.cpu), BaselineIs: "grpc-go-mtls: the service processes' CPU time", Goal: "reported", Runs: runs}, nil)
 	}
-	b.add(Figure{Name: "remote_unary_16B_mtls", Unit: "µs/call", Plugkit: b.us("Remote/unary_16B/plugkit"), Baseline: b.us("Remote/unary_16B/raw"),
-		BaselineIs: "grpc-go-mtls over the same veth", Goal: "<= 1.05x grpc-go", Runs: s.runs("Remote/unary_16B/plugkit", "ns/op"),
-		Spread: b.spread("ns/op", "Remote/unary_16B/plugkit", "Remote/unary_16B/raw")}, atMost(1.05))
-	b.add(Figure{Name: fmt.Sprintf("remote_stream_%s_mtls", sizeName(streamMiB)), Unit: "MB/s", Plugkit: s.median("Remote/stream/plugkit", "MB/s"),
-		Baseline: s.median("Remote/stream/raw", "MB/s"), BaselineIs: "grpc-go-mtls over the same veth", Goal: ">= 0.95x grpc-go",
-		Runs: s.runs("Remote/stream/plugkit", "MB/s"), Spread: b.spread("MB/s", "Remote/stream/plugkit", "Remote/stream/raw")}, atLeast(0.95))
 }
 
 // discoveryAndMemory adds the manager's discovery figures and the

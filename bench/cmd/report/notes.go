@@ -55,6 +55,11 @@ var notes = map[string]string{
 		"behind the 7 others; go-plugin's host pays its P-521 key pairs the same way.",
 	"scale_rss_per_plugin": "the host's heap and stacks for 9 goroutines, two pipes' buffers, one TLS connection and its " +
 		"gRPC transport per plugin; go-plugin's host keeps the same per plugin.",
+	"remote_*": "a round trip across the veth is mostly thread wake-ups in the host and the service; plugkit's service " +
+		"spends about the CPU grpc-go's does per call and per MiB (the _service_cpu rows), its own code (the in-flight budget " +
+		"and its stats handler, which bound a hostile host's memory) ~3.5% of the service's CPU profile, ~1-2 µs a call, and " +
+		"~0.3 more futex wake-ups a call, likely from the GC of ~22 more heap objects a call (BENCHMARKS.md, \"Remote unary over a veth\"). The _service rows tell the service's " +
+		"part from the host's.",
 	"concurrent_*": "as unary_*: identical grpc-go transports; with 16-256 callers on 2 CPUs the figure is bound by CPU and scheduling, and varies by several percent between runs.",
 }
 
@@ -125,6 +130,12 @@ var about = []string{
 	"**stream_SIZE**: the plugin streams SIZE in 1 MiB messages to the host. Bound by protobuf and HTTP/2 copies and flow " +
 		"control in grpc-go (and by AES-GCM in the `-mtls` rows).",
 	"**concurrent_N**: 16-byte echo calls from N goroutines sharing one connection, calls per second.",
+	"**remote_unary_16B_mtls / remote_stream_mtls** (BenchmarkRemote, needs root): host.Dial across a veth pair between two " +
+		"network namespaces to plugin services (PLUGKIT_LISTEN) with mutual TLS, against plain grpc-go servers with the same TLS, " +
+		"three service processes a contender; each round every connection in turn, in a rotating order, makes 5 unary calls or " +
+		"streams 16 MiB. Ratio: the median over rounds of plugkit's median block divided by grpc-go's; spread: that ratio's " +
+		"across runs. `_service`: grpc-go's client calling plugkit's service (the service's part without the host's); " +
+		"`_service_cpu`: the service processes' CPU time per call or per MiB (schedstat of their threads).",
 	"**manager_discover_100_cold**: `manager.Discover` over 100 symlinks of the example objectstore plugin with an empty cache: " +
 		"the one file they reach is hashed once (SHA-256 of a 22 MB binary) and each path is launched for its description " +
 		"(PLUGKIT_DESCRIBE=1: the plugin writes it and exits, without serving), two per CPU at a time. Baseline, its floor in the same run (`ManagerDiscover/floor`): hash each distinct file once and run the 100 " +

@@ -78,3 +78,7 @@ func runTime(pid int) time.Duration {
 	}
 	return sum
 }
+
+// RunTime is the CPU time pid's threads have used so far (their
+// schedstat): what a process costs, read from outside it.
+func RunTime(pid int) time.Duration { return runTime(pid) }
