@@ -163,8 +163,7 @@ func (c *Client) start(ctx context.Context, cmd Command) error {
 	}
 	c.ready = time.Since(c.started)
 	c.rep.report(Event{Type: EventReady, Pid: c.Pid(), Major: c.line.AppVersion, Duration: c.ready})
-	l.proc.forwarding = true
-	go l.proc.forwardStdout(c.logger)
+	l.proc.forwardStdout(c.logger)
 	l.proc.whenExited(l.watchExit)
 	return nil
 }
@@ -207,7 +206,7 @@ func (c *Client) launchProcess(ctx context.Context, cmd Command, id *automtls.Id
 		return nil, err
 	}
 	if launch.SocketGroup != "" && sock.path != "" {
-		if err := listen.ShareDir(sock.path, launch.SocketGroup); err != nil {
+		if err := sock.share(launch.SocketGroup); err != nil {
 			sock.remove()
 			setting := "Command.Listen.UnixSocketGroup"
 			if launch.SocketGroup != cmd.Listen.UnixSocketGroup {
