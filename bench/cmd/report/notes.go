@@ -47,13 +47,14 @@ var notes = map[string]string{
 		"scavenge after start-up made RSS larger, not smaller (the GC's own pages).",
 	"scale_300_close_all":         scaleCloseNote,
 	"scale_goroutines_per_plugin": scaleGoroutinesNote,
-	"scale_fds_per_plugin": "a plugin costs its host its stdout and stderr pipes, the connection, the process's pidfd (as " +
-		"go-plugin's host) and the flock()ed lock file in its socket directory, which tells the next host whether this one " +
-		"still lives. One lock for all of a host's directories saves the fifth and measured slower to close many plugins " +
-		"at once (see scale_300_close_all).",
+	"scale_fds_per_plugin": "a plugin costs its host its stdout and stderr pipes, the connection and the process's pidfd (as " +
+		"go-plugin's host). The lock that tells the next host whether this one still lives is one for all of a host's " +
+		"plugins: their socket directories are inside the host's, which holds it (before issue 42's round 3, a lock file a " +
+		"plugin). Per plugin is what each plugin after the first adds; the host's shared descriptors (the lock, the epoll " +
+		"instances of the reaper and the pipe poller, its wake-up eventfd) come with the first.",
 	"scale_300_start": "each start is the one of start_to_first_call_automtls, 8 at a time on 2 CPUs: a start waits for CPU " +
 		"behind the 7 others; go-plugin's host pays its P-521 key pairs the same way.",
-	"scale_rss_per_plugin": "the host's heap and stacks for 9 goroutines, two pipes' buffers, one TLS connection and its " +
+	"scale_rss_per_plugin": "the host's heap and stacks for 8 goroutines, two pipes' buffers, one TLS connection and its " +
 		"gRPC transport per plugin; go-plugin's host keeps the same per plugin.",
 	"concurrent_*": "as unary_*: identical grpc-go transports; with 16-256 callers on 2 CPUs the figure is bound by CPU and scheduling, and varies by several percent between runs.",
 }
@@ -78,12 +79,13 @@ const scaleCloseNote = "closing 300 plugins at once is bound by CPU: 300 process
 	"kernel drops each process's /proc entries (release_task, d_invalidate)."
 
 // scaleGoroutinesNote explains scale_goroutines_per_plugin.
-const scaleGoroutinesNote = "each started plugin costs its host 9 goroutines (TestHostCostPerPlugin counts them): grpc-go's " +
+const scaleGoroutinesNote = "each started plugin costs its host 8 goroutines (TestHostCostPerPlugin counts them): grpc-go's " +
 	"connection 5 (the HTTP/2 reader, the writer, and the resolver's, balancer's and connectivity state's callback " +
 	"serializers), the broker stream 2 (the broker reading it, and grpc-go's context watcher of the stream), and the " +
-	"process's stderr and stdout pumps 2. go-plugin's wire protocol keeps the broker stream open for the plugin's whole " +
-	"life (a go-plugin plugin blocks on Accept until the host reads it), so grpc-go alone takes 7; the one goroutine more " +
-	"than the goal of 8 is a pump: one poller for every plugin's pipes would meet it. Removed (15, then 12, before): " +
+	"process's stderr pump 1. go-plugin's wire protocol keeps the broker stream open for the plugin's whole " +
+	"life (a go-plugin plugin blocks on Accept until the host reads it), so grpc-go alone takes 7. Removed (15, then 12, " +
+	"then 9, before): the stdout pump (one poller, an epoll instance read by one goroutine while any plugin's stdout is " +
+	"watched, reads every plugin's stdout after the handshake; stderr keeps its pump, whose copy writer is the caller's and may block); " +
 	"the stdio stream and its 2 goroutines for plugkit plugins, which keep their output on the pipes the host reads anyway " +
 	"when the host has no Output writers (PLUGKIT_STDIO_PIPES; go-plugin plugins still get the stream); the goroutine " +
 	"(and thread, in waitid) that waited for each plugin's exit (one reaper, the spawner thread, asks epoll which pidfds are ready on SIGCHLD); " +
