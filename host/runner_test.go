@@ -48,7 +48,7 @@ func TestRunnerShapesCommand(t *testing.T) {
 		}
 		return
 	}
-	if !strings.HasPrefix(filepath.Base(filepath.Dir(got.SocketDir)), "plugkit-host-") {
+	if !strings.HasPrefix(filepath.Base(got.SocketDir), "plugkit-host-") {
 		t.Fatalf("the runner saw socket directory %q", got.SocketDir)
 	}
 	if !slices.Contains(got.Cmd.Env, "PLUGIN_UNIX_SOCKET_DIR="+got.SocketDir) {

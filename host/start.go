@@ -206,7 +206,7 @@ func (c *Client) launchProcess(ctx context.Context, cmd Command, id *automtls.Id
 		return nil, err
 	}
 	if launch.SocketGroup != "" && sock.path != "" {
-		if err := sock.share(launch.SocketGroup); err != nil {
+		if err := listen.ShareDir(sock.path, launch.SocketGroup); err != nil {
 			sock.remove()
 			setting := "Command.Listen.UnixSocketGroup"
 			if launch.SocketGroup != cmd.Listen.UnixSocketGroup {

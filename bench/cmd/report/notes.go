@@ -47,11 +47,11 @@ var notes = map[string]string{
 		"scavenge after start-up made RSS larger, not smaller (the GC's own pages).",
 	"scale_300_close_all":         scaleCloseNote,
 	"scale_goroutines_per_plugin": scaleGoroutinesNote,
-	"scale_fds_per_plugin": "a plugin costs its host its stdout and stderr pipes, the connection and the process's pidfd (as " +
-		"go-plugin's host). The lock that tells the next host whether this one still lives is one for all of a host's " +
-		"plugins: their socket directories are inside the host's, which holds it (before issue 42's round 3, a lock file a " +
-		"plugin). Per plugin is what each plugin after the first adds; the host's shared descriptors (the lock, the epoll " +
-		"instances of the reaper and the pipe poller, its wake-up eventfd) come with the first.",
+	"scale_fds_per_plugin": "a plugin costs its host its stdout and stderr pipes, the connection, the process's pidfd (as " +
+		"go-plugin's host) and the flock()ed lock file in its socket directory, which tells the next host whether this one " +
+		"still lives. One lock for all of a host's directories saves the fifth and measured slower to close many plugins " +
+		"at once, three ways (hard links to one lock file, a lock beside the directories that names them, and the " +
+		"directories inside one of the host's that holds the lock): see scale_300_close_all.",
 	"scale_300_start": "each start is the one of start_to_first_call_automtls, 8 at a time on 2 CPUs: a start waits for CPU " +
 		"behind the 7 others; go-plugin's host pays its P-521 key pairs the same way.",
 	"scale_rss_per_plugin": "the host's heap and stacks for 8 goroutines, two pipes' buffers, one TLS connection and its " +

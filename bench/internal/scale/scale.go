@@ -40,9 +40,9 @@ type Result struct {
 	// alone, and an idle pause) and after the last call (and the same
 	// pause), divided by the number of plugins less one. What a host sets
 	// up once for all its plugins, with the first (plugkit's spawner
-	// thread and poller, the epoll instances, the lock of the socket
-	// directories; grpc-go's and the TLS stack's one-time state), is not
-	// a plugin's cost, as in host's TestHostCostPerPlugin.
+	// thread, pipe poller and their epoll instances; grpc-go's and the
+	// TLS stack's one-time state), is not a plugin's cost, as in host's
+	// TestHostCostPerPlugin.
 	Goroutines, FDs, RSSKiB float64
 	// HostCloseCPUMS is the CPU time the host used while it closed them
 	// all, in ms; PluginCloseCPUMS the CPU time one plugin process used

@@ -222,10 +222,7 @@ func mountSocketDir(sp Spec) error {
 	if sp.SocketDir == "" {
 		return nil
 	}
-	// 0711: the plugin's user passes through the directories on the way
-	// (its host's directory of socket directories), made here as root;
-	// the tmpfs mounted on the last has its own mode.
-	if err := os.MkdirAll(sp.SocketDir, 0o711); err != nil {
+	if err := os.MkdirAll(sp.SocketDir, 0o700); err != nil {
 		return fmt.Errorf("making the mount point %s: %w", sp.SocketDir, err)
 	}
 	opts := fmt.Sprintf("mode=0700,uid=%d,gid=%d,size=%d,nr_inodes=%d", sp.UID, sp.GID, SocketDirSize, SocketDirInodes)
