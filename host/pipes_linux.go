@@ -12,9 +12,12 @@ import (
 // for all plugins (pollPipes) and logged, instead of a goroutine a plugin
 // blocked in its read. epoll is level-triggered and each ready pipe gets
 // one read (at most pipeRead bytes) a round, so a plugin that floods its
-// stdout takes its turn with the others. stderr keeps a goroutine a
-// plugin: its copy (Command.Output.Stderr, Launch.Stderr) is the caller's
-// writer, which may block, and would block every plugin's output here.
+// stdout takes its turn with the others. Memory: one buffer of pipeRead
+// for all plugins, and a plugin's unfinished line, at most maxLogLine
+// (the goroutine a plugin had a buffer of maxLogLine each). stderr keeps
+// a goroutine a plugin: its copy (Command.Output.Stderr, Launch.Stderr)
+// is the caller's writer, which may block, and would block every
+// plugin's output here.
 
 // pipeRead is the most the poller reads from one pipe at a time, and the
 // size of its one buffer.
