@@ -75,7 +75,8 @@ const scaleCloseNote = "closing 300 plugins at once is bound by CPU: 300 process
 	"parent directory's lock) changed nothing measurable; one lock file for all of a host's socket directories (hard links " +
 	"to it, or a lock beside them that names them) saves the lock's descriptor a plugin and each Close's freeing of the " +
 	"lock's inode (~2 ms of thread time in an ext4 journal transaction), yet closing all measured 15-30% slower in 10 of " +
-	"10 interleaved pairs, for a cause not found: not kept (branch h-close-onelock). The reaping itself costs the host as much as go-plugin's: the " +
+	"10 interleaved pairs, for a cause not found: not kept (branch h-close-onelock); a third way, the directories inside one of " +
+	"the host's that holds the lock, measured slower in 7 of 7 rounds too (branch h-close4, commit a6afe55). The reaping itself costs the host as much as go-plugin's: the " +
 	"kernel drops each process's /proc entries (release_task, d_invalidate)."
 
 // scaleGoroutinesNote explains scale_goroutines_per_plugin.
@@ -140,7 +141,8 @@ var about = []string{
 		"plugkit in each iteration: 300 plugins, 8 starts in flight, one echo call each, then all closed at once, each Close " +
 		"in a goroutine of its own. start is the median of one plugin's start until its first call is answered; close_all " +
 		"is until the last Close returns; per plugin is the host's goroutines, open file descriptors and VmRSS after the " +
-		"calls and a 300 ms pause, less before the first start, divided by 300.",
+		"calls and a 300 ms pause, less after the first start (made alone) and the same pause, divided by 299: what each " +
+		"plugin adds, without what a host sets up once for all its plugins.",
 	"**rss_total / rss_host / rss_plugin**: resident set of a small host program (`bench/testdata/pkhost`, `gphost`) and its " +
 		"plugin after one call and 300 ms idle, both with AutoMTLS. rss_plugin's baseline is the same echo service on bare grpc-go " +
 		"(`rawserver`, started and called by `rawhost` in the same way): one service, the same mutual TLS with a fresh P-256 key " +
