@@ -241,6 +241,14 @@
 //     TestSilentGuestCallEnds (without the chunk bound the host allocated
 //     4 GiB for the chunk; without the frame bound, 4 GiB for each 4 GiB
 //     frame of a stream and 64 MiB for its message).
+//   - the attacks of issue 42 (row 3: one poller for all plugins'
+//     stdout; the socket directories' locks, kept one a directory):
+//     3. another host's sweep (its first start) removing the directory of
+//     a plugin whose host lives, and a dead host's directory left
+//     unswept: host's TestSweepSparesLiveHost; the poller logs a plugin's
+//     stdout line for line as a goroutine a pipe did, whatever the pieces
+//     it reads (lines over 64 KiB cut and marked, no newline at the end):
+//     host's TestPushLogsAsConsume.
 //   - the attacks of issue 40 (points 4 to 10: metrics and traces as
 //     Prometheus and OpenTelemetry users expect), each point with the
 //     tests that failed before its fix:

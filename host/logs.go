@@ -156,6 +156,45 @@ func (s *logSink) consume(r io.Reader) {
 	}
 }
 
+// lineBuf holds a line whose end has not come yet, for push.
+type lineBuf struct {
+	held []byte
+	long bool // held continues a line over maxLogLine bytes
+}
+
+// push takes the next piece of a stream read by someone else (the pipe
+// poller) and logs its lines as consume logs what it reads: a line over
+// maxLogLine in pieces marked truncated; an unfinished line waits in b
+// for the rest (flush logs it at the end).
+func (s *logSink) push(b *lineBuf, p []byte) {
+	s.copyOut(p)
+	for len(p) > 0 {
+		n := len(p)
+		if i := bytes.IndexByte(p, '\n'); i >= 0 {
+			n = i + 1
+		}
+		n = min(n, maxLogLine-len(b.held))
+		b.held = append(b.held, p[:n]...)
+		p = p[n:]
+		switch {
+		case b.held[len(b.held)-1] == '\n':
+			s.line(b.held, b.long)
+			b.held, b.long = b.held[:0], false
+		case len(b.held) == maxLogLine:
+			s.line(b.held, true)
+			b.held, b.long = b.held[:0], true
+		}
+	}
+}
+
+// flush logs the unfinished line push holds in b, at the stream's end.
+func (s *logSink) flush(b *lineBuf) {
+	if len(b.held) > 0 {
+		s.line(b.held, b.long)
+	}
+	*b = lineBuf{}
+}
+
 // copyOut hands raw bytes to the copy writer, if any.
 func (s *logSink) copyOut(p []byte) {
 	if s.copy != nil {

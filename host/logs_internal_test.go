@@ -58,3 +58,45 @@ func TestInheritedEnvironment(t *testing.T) {
 		t.Errorf("empty InheritEnv: %v", got)
 	}
 }
+
+// TestPushLogsAsConsume: the stdout the pipe poller reads arrives in
+// pieces of any size, cut anywhere; push must log it record for record as
+// consume logs the same bytes read from a pipe: lines over maxLogLine in
+// marked pieces, a line cut across pieces whole, a last line without a
+// newline at the end, and nothing held beyond one line.
+func TestPushLogsAsConsume(t *testing.T) {
+	input := []byte("first\n" + strings.Repeat("x", maxLogLine+10) + "\nshort\n" +
+		strings.Repeat("y", maxLogLine-1) + "\n" + strings.Repeat("z", 2*maxLogLine) + "\n{\"@message\":\"json\"}\nno newline at the end")
+	records := func(feed func(*logSink)) string {
+		var out bytes.Buffer
+		h := slog.NewJSONHandler(&out, &slog.HandlerOptions{ReplaceAttr: func(_ []string, a slog.Attr) slog.Attr {
+			if a.Key == slog.TimeKey {
+				return slog.Attr{}
+			}
+			return a
+		}})
+		feed(newLogSink(slog.New(h), "stdout"))
+		return out.String()
+	}
+	want := records(func(s *logSink) { s.consume(bytes.NewReader(input)) })
+	if strings.Count(want, "\n") < 8 {
+		t.Fatalf("consume logged only:\n%.2000s", want)
+	}
+	for _, size := range []int{1, 7, 4096, maxLogLine - 1, maxLogLine, maxLogLine + 1, len(input)} {
+		got := records(func(s *logSink) {
+			var b lineBuf
+			for rest := input; len(rest) > 0; {
+				n := min(size, len(rest))
+				s.push(&b, rest[:n])
+				rest = rest[n:]
+				if len(b.held) > maxLogLine {
+					t.Fatalf("pieces of %d: push holds %d bytes, over a line's %d", size, len(b.held), maxLogLine)
+				}
+			}
+			s.flush(&b)
+		})
+		if got != want {
+			t.Errorf("pieces of %d bytes: push logged %d bytes of records, consume %d; they differ", size, len(got), len(want))
+		}
+	}
+}

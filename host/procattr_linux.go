@@ -80,6 +80,7 @@ func startSpawner() {
 		// With the spawner, so that whoever counts a host's descriptors
 		// after its first plugin counts this one too.
 		exitsFD, _ = unix.EpollCreate1(unix.EPOLL_CLOEXEC)
+		openPipePoller()
 		go spawner()
 	})
 }

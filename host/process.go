@@ -37,7 +37,8 @@ type process struct {
 	waitErr error
 	cause   error // what Launch.Exited made of the exit, if anything
 
-	forwarding bool // forwardStdout was started
+	forwarding bool   // forwardStdout was started
+	stopStdout func() // ends the poller's watch of stdout, if it has one
 	// afterExit, when set, runs once after exited is closed (whenExited).
 	afterExit  atomic.Pointer[func()]
 	stderrDone chan struct{}
@@ -230,11 +231,23 @@ func (p *process) waitStderr() {
 	}
 }
 
-// forwardStdout logs whatever the plugin writes straight to its stdout
-// file descriptor after the handshake.
+// forwardStdout has whatever the plugin writes straight to its stdout
+// file descriptor after the handshake logged: by the poller of all
+// plugins' pipes where there is one (Linux), else by a goroutine of its
+// own.
 func (p *process) forwardStdout(logger *slog.Logger) {
-	defer close(p.stdoutDone)
-	newLogSink(logger, "stdout").consume(p.stdout)
+	p.forwarding = true
+	sink := newLogSink(logger, "stdout")
+	// What the handshake's reader read past its line.
+	first, _ := p.stdout.Peek(p.stdout.Buffered())
+	if stop, ok := watchPipe(p.outR, first, sink, p.stdoutDone); ok {
+		p.stopStdout = stop
+		return
+	}
+	go func() {
+		defer close(p.stdoutDone)
+		sink.consume(p.stdout)
+	}()
 }
 
 // failGrace is how long a plugin that failed to start gets to exit after
@@ -256,6 +269,9 @@ func (p *process) closePipes() {
 		select {
 		case <-p.stdoutDone:
 		case <-time.After(drainTimeout):
+			if p.stopStdout != nil {
+				p.stopStdout()
+			}
 			p.outR.Close()
 			<-p.stdoutDone
 		}

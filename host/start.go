@@ -163,8 +163,7 @@ func (c *Client) start(ctx context.Context, cmd Command) error {
 	}
 	c.ready = time.Since(c.started)
 	c.rep.report(Event{Type: EventReady, Pid: c.Pid(), Major: c.line.AppVersion, Duration: c.ready})
-	l.proc.forwarding = true
-	go l.proc.forwardStdout(c.logger)
+	l.proc.forwardStdout(c.logger)
 	l.proc.whenExited(l.watchExit)
 	return nil
 }

@@ -50,10 +50,11 @@ var notes = map[string]string{
 	"scale_fds_per_plugin": "a plugin costs its host its stdout and stderr pipes, the connection, the process's pidfd (as " +
 		"go-plugin's host) and the flock()ed lock file in its socket directory, which tells the next host whether this one " +
 		"still lives. One lock for all of a host's directories saves the fifth and measured slower to close many plugins " +
-		"at once (see scale_300_close_all).",
+		"at once, three ways (hard links to one lock file, a lock beside the directories that names them, and the " +
+		"directories inside one of the host's that holds the lock): see scale_300_close_all.",
 	"scale_300_start": "each start is the one of start_to_first_call_automtls, 8 at a time on 2 CPUs: a start waits for CPU " +
 		"behind the 7 others; go-plugin's host pays its P-521 key pairs the same way.",
-	"scale_rss_per_plugin": "the host's heap and stacks for 9 goroutines, two pipes' buffers, one TLS connection and its " +
+	"scale_rss_per_plugin": "the host's heap and stacks for 8 goroutines, two pipes' buffers, one TLS connection and its " +
 		"gRPC transport per plugin; go-plugin's host keeps the same per plugin.",
 	"remote_*": "a round trip across the veth is mostly thread wake-ups in the host and the service; plugkit's service " +
 		"spends about the CPU grpc-go's does per call and per MiB (the _service_cpu rows), its own code (the in-flight budget " +
@@ -79,16 +80,18 @@ const scaleCloseNote = "closing 300 plugins at once is bound by CPU: 300 process
 	"parent directory's lock) changed nothing measurable; one lock file for all of a host's socket directories (hard links " +
 	"to it, or a lock beside them that names them) saves the lock's descriptor a plugin and each Close's freeing of the " +
 	"lock's inode (~2 ms of thread time in an ext4 journal transaction), yet closing all measured 15-30% slower in 10 of " +
-	"10 interleaved pairs, for a cause not found: not kept (branch h-close-onelock). The reaping itself costs the host as much as go-plugin's: the " +
+	"10 interleaved pairs, for a cause not found: not kept (branch h-close-onelock); a third way, the directories inside one of " +
+	"the host's that holds the lock, measured slower in 7 of 7 rounds too (branch h-close4, commit a6afe55). The reaping itself costs the host as much as go-plugin's: the " +
 	"kernel drops each process's /proc entries (release_task, d_invalidate)."
 
 // scaleGoroutinesNote explains scale_goroutines_per_plugin.
-const scaleGoroutinesNote = "each started plugin costs its host 9 goroutines (TestHostCostPerPlugin counts them): grpc-go's " +
+const scaleGoroutinesNote = "each started plugin costs its host 8 goroutines (TestHostCostPerPlugin counts them): grpc-go's " +
 	"connection 5 (the HTTP/2 reader, the writer, and the resolver's, balancer's and connectivity state's callback " +
 	"serializers), the broker stream 2 (the broker reading it, and grpc-go's context watcher of the stream), and the " +
-	"process's stderr and stdout pumps 2. go-plugin's wire protocol keeps the broker stream open for the plugin's whole " +
-	"life (a go-plugin plugin blocks on Accept until the host reads it), so grpc-go alone takes 7; the one goroutine more " +
-	"than the goal of 8 is a pump: one poller for every plugin's pipes would meet it. Removed (15, then 12, before): " +
+	"process's stderr pump 1. go-plugin's wire protocol keeps the broker stream open for the plugin's whole " +
+	"life (a go-plugin plugin blocks on Accept until the host reads it), so grpc-go alone takes 7. Removed (15, then 12, " +
+	"then 9, before): the stdout pump (one poller, an epoll instance read by one goroutine while any plugin's stdout is " +
+	"watched, reads every plugin's stdout after the handshake; stderr keeps its pump, whose copy writer is the caller's and may block); " +
 	"the stdio stream and its 2 goroutines for plugkit plugins, which keep their output on the pipes the host reads anyway " +
 	"when the host has no Output writers (PLUGKIT_STDIO_PIPES; go-plugin plugins still get the stream); the goroutine " +
 	"(and thread, in waitid) that waited for each plugin's exit (one reaper, the spawner thread, asks epoll which pidfds are ready on SIGCHLD); " +
@@ -149,7 +152,8 @@ var about = []string{
 		"plugkit in each iteration: 300 plugins, 8 starts in flight, one echo call each, then all closed at once, each Close " +
 		"in a goroutine of its own. start is the median of one plugin's start until its first call is answered; close_all " +
 		"is until the last Close returns; per plugin is the host's goroutines, open file descriptors and VmRSS after the " +
-		"calls and a 300 ms pause, less before the first start, divided by 300.",
+		"calls and a 300 ms pause, less after the first start (made alone) and the same pause, divided by 299: what each " +
+		"plugin adds, without what a host sets up once for all its plugins.",
 	"**rss_total / rss_host / rss_plugin**: resident set of a small host program (`bench/testdata/pkhost`, `gphost`) and its " +
 		"plugin after one call and 300 ms idle, both with AutoMTLS. rss_plugin's baseline is the same echo service on bare grpc-go " +
 		"(`rawserver`, started and called by `rawhost` in the same way): one service, the same mutual TLS with a fresh P-256 key " +

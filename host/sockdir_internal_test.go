@@ -1,0 +1,52 @@
+//go:build unix
+
+package host
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// TestSweepSparesLiveHost: the attack the socket directories' locks guard
+// against is a sweep (another host's, at its first start) removing the
+// directory of a plugin whose host lives, which would take its socket and
+// its brokered servers' away. A sweep must leave a live host's
+// directories, also after another of them was removed, and remove a dead
+// host's (its lock free).
+func TestSweepSparesLiveHost(t *testing.T) {
+	base := t.TempDir()
+	dead := filepath.Join(base, hostDirPrefix+"dead")
+	if err := os.MkdirAll(filepath.Join(dead, "plugkit-1"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dead, ownerFile), nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	a, err := newSockDir(base) // sweeps base first, once per process
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(dead); !os.IsNotExist(err) {
+		t.Errorf("the dead host's directory %s was not swept (%v)", dead, err)
+	}
+	b, err := newSockDir(base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.remove()
+	if n := sweepDeadHostDirs(base); n != 0 {
+		t.Errorf("a sweep removed %d directories of a live host", n)
+	}
+	if _, err := os.Stat(b.path); err != nil {
+		t.Errorf("the live plugin's directory is gone after a sweep: %v", err)
+	}
+	b.remove()
+	left, err := os.ReadDir(base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(left) != 0 {
+		t.Errorf("%d entries left in %s after every plugin directory was removed, want none", len(left), base)
+	}
+}
