@@ -36,7 +36,7 @@ func TestMain(m *testing.M) {
 		catalog.Serve(objectstore.Cookie, cat)
 		os.Exit(0)
 	}
-	os.Exit(m.Run())
+	os.Exit(testutil.Main(m))
 }
 
 // TestMatrixDescribesEachBinaryOnce checks that the matrix starts and

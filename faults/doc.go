@@ -309,6 +309,16 @@
 //     TestMatrixWasmWithoutGrant (the error names the missing grant);
 //     inspect and call run modules, granted only what --grant and
 //     --grant-rw name: cmd/plugkit's TestInspectWasm, TestCallWasm.
+//     8. tests that litter the user's /tmp: each guarded test binary runs
+//     in a TMPDIR of its own and fails, naming them, when its tests leave
+//     a file there or a process running (internal/testutil's Main;
+//     TestLeftBehindNamesFilesLeft, TestLeftBehindNamesAndKillsProcessesLeft).
+//     It failed first on cmd/plugkit (plugkit-cli-wasm-*: the fs.wasm
+//     build), plugintest (plugintest-*: Run's socket directory kept on a
+//     Security and TLSProvider mismatch) and sandbox (plugkit-sysctl-*:
+//     the rootless tty host's os.Exit skipped its removal; and, under a
+//     TMPDIR below /tmp, the root-mode plugin could not pass the 0700
+//     parents of its socket directory's mount point).
 //   - the attacks of issue 40, each point with the tests that failed
 //     before its fix:
 //     1. signatures as referrers: release's TestPushSignsWithAReferrerBundle,

@@ -36,7 +36,7 @@ func TestMain(m *testing.M) {
 		runChild(mode)
 		os.Exit(0)
 	}
-	code := m.Run()
+	code := testutil.Main(m)
 	if code == 0 {
 		if err := goleak.Find(goleak.IgnoreTopFunction("github.com/plugkit/plugkit/host.spawner")); err != nil {
 			fmt.Fprintln(os.Stderr, "goleak:", err)

@@ -37,7 +37,7 @@ func TestMain(m *testing.M) {
 		runTestPlugin(mode)
 		return
 	}
-	goleak.VerifyTestMain(m, goleak.IgnoreTopFunction("github.com/plugkit/plugkit/host.spawner")) // the thread every plugin is forked from
+	goleak.VerifyTestMain(testutil.Tidy(m), goleak.IgnoreTopFunction("github.com/plugkit/plugkit/host.spawner")) // the thread every plugin is forked from
 }
 
 // config returns what starts this test binary as plugin mode.

@@ -49,7 +49,11 @@ func TestMain(m *testing.M) {
 		discoverAndPrint(dir)
 		return
 	}
-	goleak.VerifyTestMain(m, goleak.IgnoreTopFunction("github.com/plugkit/plugkit/host.spawner")) // the thread every plugin is forked from
+	goleak.VerifyTestMain(testutil.Tidy(testutil.Then(m, func() {
+		if builtReleases.dir != "" {
+			os.RemoveAll(builtReleases.dir)
+		}
+	})), goleak.IgnoreTopFunction("github.com/plugkit/plugkit/host.spawner")) // the thread every plugin is forked from
 }
 
 // discoverEnv names a plugin directory that the test binary, run with it

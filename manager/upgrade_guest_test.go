@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"sync"
 	"testing"
 	"time"
 
@@ -57,6 +58,42 @@ func TestUpgradeWasmGuest(t *testing.T) {
 	}
 }
 
+// builtReleases are memoryReleases' modules, built once per test binary
+// (each test only reads them) in dir, which TestMain removes.
+var builtReleases struct {
+	once    sync.Once
+	dir     string
+	modules map[string]string
+	cache   string
+	err     error
+}
+
+// memoryModules builds the memory example's module as releases 1.3.0 and
+// 1.4.0, once per test binary, and returns them by version, with the
+// compilation cache holding both.
+func memoryModules(ctx context.Context, t *testing.T) (map[string]string, string) {
+	t.Helper()
+	b := &builtReleases
+	b.once.Do(func() {
+		if b.dir, b.err = os.MkdirTemp("", "manager-wasm-"); b.err != nil {
+			return
+		}
+		const pkg = "../examples/objectstore/plugins/memory"
+		b.modules = map[string]string{"1.3.0": filepath.Join(b.dir, "v13.wasm"), "1.4.0": filepath.Join(b.dir, "v14.wasm")}
+		if b.err = testutil.BuildWasm(ctx, b.modules["1.3.0"], pkg); b.err != nil {
+			return
+		}
+		if b.err = testutil.BuildWasm(ctx, b.modules["1.4.0"], pkg, "-ldflags=-X main.version=1.4.0"); b.err != nil {
+			return
+		}
+		b.cache = testutil.CompiledWasm(ctx, b.modules["1.3.0"], b.modules["1.4.0"])
+	})
+	if b.err != nil {
+		t.Fatal(b.err)
+	}
+	return b.modules, b.cache
+}
+
 // memoryReleases builds two releases of the memory example's module,
 // 1.3.0 and 1.4.0, and returns a runtime (cfg, with a compilation cache
 // of both; closed after the test's Manager) and the function that
@@ -67,13 +104,8 @@ func memoryReleases(ctx context.Context, t *testing.T, dir string, cfg wasmhost.
 	if testutil.UnderWine() {
 		t.Skip("it builds two releases of a module with the Go tool, which does not run under Wine")
 	}
-	build := testutil.TempDir(t)
-	const pkg = "../examples/objectstore/plugins/memory"
-	modules := map[string]string{
-		"1.3.0": testutil.GoBuildWasm(ctx, t, filepath.Join(build, "v13.wasm"), pkg),
-		"1.4.0": testutil.GoBuildWasm(ctx, t, filepath.Join(build, "v14.wasm"), pkg, "-ldflags=-X main.version=1.4.0"),
-	}
-	cfg.CacheDir = testutil.CompiledWasm(ctx, modules["1.3.0"], modules["1.4.0"])
+	modules, cache := memoryModules(ctx, t)
+	cfg.CacheDir = cache
 	guests := wasmhost.New(cfg)
 	t.Cleanup(func() { guests.Close(context.Background()) }) // after the Manager's Close
 	return guests, func(version string) {

@@ -53,7 +53,7 @@ func TestMain(m *testing.M) {
 		serviceMain()
 		return
 	}
-	goleak.VerifyTestMain(m, goleak.IgnoreTopFunction("github.com/plugkit/plugkit/host.spawner")) // the thread every plugin is forked from
+	goleak.VerifyTestMain(testutil.Tidy(m), goleak.IgnoreTopFunction("github.com/plugkit/plugkit/host.spawner")) // the thread every plugin is forked from
 }
 
 // bareHost starts the plugin the way a host that does nothing special

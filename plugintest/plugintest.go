@@ -123,6 +123,9 @@ func start(ctx context.Context, cfg plugin.Config, o Options, name string) (*hos
 	if versions == nil {
 		versions = slices.Sorted(maps.Keys(cfg.Versions))
 	}
+	if cfg.TLSProvider == nil && ownTLS {
+		return nil, nil, errors.New("the plugin serves no TLS of its own (no Config.TLSProvider), but Options.Security is host.TLS(cfg): leave Options.Security zero for AutoMTLS, or give the plugin a TLSProvider")
+	}
 	dir, err := os.MkdirTemp("", "plugintest-")
 	if err != nil {
 		return nil, nil, err
@@ -130,9 +133,6 @@ func start(ctx context.Context, cfg plugin.Config, o Options, name string) (*hos
 	env := handshake.Env{Cookie: cfg.Cookie, Versions: versions, UnixSocketDir: dir}
 	var id *automtls.Identity
 	security := o.Security
-	if cfg.TLSProvider == nil && ownTLS {
-		return nil, nil, errors.New("the plugin serves no TLS of its own (no Config.TLSProvider), but Options.Security is host.TLS(cfg): leave Options.Security zero for AutoMTLS, or give the plugin a TLSProvider")
-	}
 	if !plaintext && !ownTLS {
 		if id, err = automtls.New(); err != nil {
 			os.RemoveAll(dir)

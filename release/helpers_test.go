@@ -39,11 +39,11 @@ func TestMain(m *testing.M) {
 	if os.Getenv(lineOnlyEnv) != "" {
 		describeByLineOnly()
 	}
-	code := m.Run()
-	if buildDir != "" {
-		os.RemoveAll(buildDir)
-	}
-	os.Exit(code)
+	os.Exit(testutil.Main(testutil.Then(m, func() {
+		if buildDir != "" {
+			os.RemoveAll(buildDir)
+		}
+	})))
 }
 
 // plugins are the example objectstore plugins and their versions.

@@ -138,32 +138,40 @@ func testSandboxHostTerminal(t *testing.T, mode string) {
 
 // runTTYHost is the host of TestSandboxHostTerminal: it starts the probe
 // in the sandbox of the mode ttyHostEnv names, asks it to attack its
-// standard input's terminal, prints the answer and exits.
+// standard input's terminal, prints the answer and exits (status 1 on
+// an error, which it prints).
 func runTTYHost() {
-	mode := os.Getenv(ttyHostEnv)
-	fail := func(err error) {
+	if err := ttyHost(); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
+	os.Exit(0)
+}
+
+// ttyHost is runTTYHost but for the exit, which would skip its deferred
+// removal of the sysctl directory (it had left one in the temporary
+// directory on every run).
+func ttyHost() error {
+	mode := os.Getenv(ttyHostEnv)
 	r := sandbox.Runner{}
 	if mode == landlockOnlyMode {
 		dir, err := userNamespacesOff()
 		defer os.RemoveAll(dir)
 		if err != nil {
-			fail(err)
+			return err
 		}
 		r = sandbox.WithSysctlDir(sandbox.Runner{Minimum: sandbox.LandlockOnly}, dir)
 		if got, err := r.Check(); err != nil || got != sandbox.LandlockOnly {
-			fail(fmt.Errorf("Check: %v, %v; want LandlockOnly", got, err))
+			return fmt.Errorf("Check: %v, %v; want LandlockOnly", got, err)
 		}
 	}
 	pts, err := os.Readlink("/proc/self/fd/0")
 	if err != nil {
-		fail(err)
+		return err
 	}
 	exe, err := os.Executable()
 	if err != nil {
-		fail(err)
+		return err
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -174,14 +182,14 @@ func runTTYHost() {
 		Runner: r,
 	}, host.Options{Versions: []int{1}})
 	if err != nil {
-		fail(err)
+		return err
 	}
 	out := new(wrapperspb.StringValue)
 	err = c.Conn().Invoke(ctx, probeMethod, wrapperspb.String("tty "+pts), out)
 	c.Close()
 	if err != nil {
-		fail(err)
+		return err
 	}
 	fmt.Println(out.GetValue())
-	os.Exit(0)
+	return nil
 }

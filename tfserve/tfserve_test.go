@@ -19,6 +19,7 @@ import (
 
 	"github.com/plugkit/plugkit/host"
 	"github.com/plugkit/plugkit/internal/reflectcall"
+	"github.com/plugkit/plugkit/internal/testutil"
 	"github.com/plugkit/plugkit/plugin"
 	"github.com/plugkit/plugkit/tfserve"
 )
@@ -32,7 +33,7 @@ func TestMain(m *testing.M) {
 		serveTestProvider(mode)
 		return
 	}
-	goleak.VerifyTestMain(m, goleak.IgnoreTopFunction("github.com/plugkit/plugkit/host.spawner")) // the thread every plugin is forked from
+	goleak.VerifyTestMain(testutil.Tidy(m), goleak.IgnoreTopFunction("github.com/plugkit/plugkit/host.spawner")) // the thread every plugin is forked from
 }
 
 // testProvider answers GetProviderSchema; its other methods are never

@@ -17,9 +17,9 @@ import (
 // binary, and the compilation cache that holds it compiled ("" when there
 // is none: the CLI then interprets it).
 var fsModule struct {
-	once        sync.Once
-	path, cache string
-	err         error
+	once             sync.Once
+	dir, path, cache string
+	err              error
 }
 
 // buildFSModule returns the fs plugin's module and its --wasm-cache flag
@@ -27,14 +27,13 @@ var fsModule struct {
 func buildFSModule(t *testing.T) (string, []string) {
 	t.Helper()
 	fsModule.once.Do(func() {
-		dir, err := os.MkdirTemp("", "plugkit-cli-wasm-")
-		if err != nil {
-			fsModule.err = err
+		fsModule.dir, fsModule.err = os.MkdirTemp("", "plugkit-cli-wasm-") // removed by TestMain
+		if fsModule.err != nil {
 			return
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 		defer cancel()
-		fsModule.path = filepath.Join(dir, "fs.wasm")
+		fsModule.path = filepath.Join(fsModule.dir, "fs.wasm")
 		if fsModule.err = testutil.BuildWasm(ctx, fsModule.path, "../../examples/objectstore/plugins/fs"); fsModule.err == nil {
 			fsModule.cache = testutil.CompiledWasm(ctx, fsModule.path)
 		}

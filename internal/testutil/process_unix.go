@@ -5,6 +5,7 @@ package testutil
 import (
 	"errors"
 	"io/fs"
+	"os"
 	"syscall"
 )
 
@@ -27,3 +28,9 @@ func FileGID(fi fs.FileInfo) int {
 // UnderWine reports whether this program is a Windows one under Wine:
 // never, here.
 func UnderWine() bool { return false }
+
+// ownedByMe reports whether this process's user owns the file fi.
+func ownedByMe(fi fs.FileInfo) bool {
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	return ok && int(st.Uid) == os.Getuid()
+}

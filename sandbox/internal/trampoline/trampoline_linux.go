@@ -222,7 +222,10 @@ func mountSocketDir(sp Spec) error {
 	if sp.SocketDir == "" {
 		return nil
 	}
-	if err := os.MkdirAll(sp.SocketDir, 0o700); err != nil {
+	// The directories above it (the host's TMPDIR may be /tmp/user/0,
+	// say) are made in the plugin's own /tmp; the plugin's user must be
+	// able to pass through them. The tmpfs mounted on the last is 0700.
+	if err := os.MkdirAll(sp.SocketDir, 0o755); err != nil {
 		return fmt.Errorf("making the mount point %s: %w", sp.SocketDir, err)
 	}
 	opts := fmt.Sprintf("mode=0700,uid=%d,gid=%d,size=%d,nr_inodes=%d", sp.UID, sp.GID, SocketDirSize, SocketDirInodes)

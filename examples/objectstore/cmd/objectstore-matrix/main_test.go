@@ -30,7 +30,7 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	binDir = dir
-	code := m.Run()
+	code := testutil.Main(m)
 	os.RemoveAll(dir)
 	os.Exit(code)
 }

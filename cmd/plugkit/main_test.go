@@ -1,0 +1,19 @@
+package main
+
+import (
+	"os"
+	"testing"
+
+	"github.com/plugkit/plugkit/internal/testutil"
+)
+
+// TestMain removes the builds the tests share, and fails the tests when
+// they leave files in the temporary directory or processes running
+// (testutil.Main).
+func TestMain(m *testing.M) {
+	os.Exit(testutil.Main(testutil.Then(m, func() {
+		if fsModule.dir != "" {
+			os.RemoveAll(fsModule.dir)
+		}
+	})))
+}

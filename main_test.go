@@ -1,0 +1,12 @@
+package plugkit
+
+import (
+	"os"
+	"testing"
+
+	"github.com/plugkit/plugkit/internal/testutil"
+)
+
+// TestMain fails the tests when they leave files in the temporary
+// directory or processes running (testutil.Main).
+func TestMain(m *testing.M) { os.Exit(testutil.Main(m)) }
