@@ -22,7 +22,7 @@ func TestMain(m *testing.M) {
 		runChild(mode)
 		os.Exit(0)
 	}
-	goleak.VerifyTestMain(m,
+	goleak.VerifyTestMain(testutil.Tidy(m),
 		goleak.IgnoreTopFunction("github.com/plugkit/plugkit/host.spawner"), // the thread every plugin is forked from
 		// go-plugin's own: a go-plugin host's broker keeps each knock
 		// answer's waiter for 5 s after the dial it answered succeeded
