@@ -184,9 +184,9 @@ func waitEnded(t *testing.T, rt *wasmhost.Runtime) {
 
 // TestStartCallClose compiles the guest into a compilation cache, and a
 // second Runtime starts it from the cache. Under the race detector, where
-// wazero's compiler takes minutes over the guest (and its interpreter tens
-// of seconds), the guest runs from the tests' own cache (testConfig);
-// interpreted guests are the objectstore matrix's.
+// wazero's compiler takes minutes over the guest (and its interpreter some
+// 6 s of CPU to prepare it), the guest runs from the tests' own cache
+// (testConfig); the objectstore matrix's tests run guests interpreted.
 func TestStartCallClose(t *testing.T) {
 	cache := filepath.Join(buildDir, "cache")
 	rt := sharedRuntime()
