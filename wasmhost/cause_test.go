@@ -1,7 +1,6 @@
 package wasmhost_test
 
 import (
-	"context"
 	"errors"
 	"testing"
 	"time"
@@ -15,12 +14,7 @@ import (
 // Exited, says why, every time (issue 36, point 7): Close must not race
 // the guest's end.
 func TestCloseReportsCauseAtOnce(t *testing.T) {
-	mem := wasmhost.New(testConfig(wasmhost.Config{MemoryLimit: 64 << 20}))
-	cpu := wasmhost.New(testConfig(wasmhost.Config{CPUBudget: 300 * time.Millisecond}))
-	t.Cleanup(func() { // after the Clients
-		mem.Close(context.Background())
-		cpu.Close(context.Background())
-	})
+	mem, cpu := sharedRuntimeWith(64<<20, 0), sharedRuntimeWith(0, 300*time.Millisecond)
 	for i := range 2 {
 		c := startGuest(t, command(t, mem))
 		if err := exists(c, "alloc"); err == nil {

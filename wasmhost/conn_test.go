@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/tetratelabs/wazero"
-	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
 
 	"github.com/plugkit/plugkit/handshake"
 	"github.com/plugkit/plugkit/host"
@@ -23,8 +22,8 @@ import (
 // Stop's cause: the host's code it waits in is where a cancelled context
 // does not reach, so Stop must close its connection.
 func TestStopWakesWaitingGuest(t *testing.T) {
-	rt := wasmhost.New(testConfig(wasmhost.Config{}))
-	defer rt.Close(context.Background())
+	rt := sharedRuntime()
+	waitEnded(t, rt) // Polls counts every guest of rt's
 	outR, outW, err := os.Pipe()
 	if err != nil {
 		t.Fatal(err)
@@ -80,8 +79,8 @@ func waitPolling(t *testing.T, rt *wasmhost.Runtime) {
 // waits for input in poll_oneoff and does not come back to poll again and
 // again (a busy loop: thousands of waits a second, a core of CPU).
 func TestGuestIdlesWithoutSpinning(t *testing.T) {
-	rt := wasmhost.New(testConfig(wasmhost.Config{}))
-	defer rt.Close(context.Background())
+	rt := sharedRuntime()
+	waitEnded(t, rt) // Polls counts every guest of rt's
 	c := startGuest(t, command(t, rt))
 	if err := exists(c, "yes"); err != nil {
 		t.Fatal(err)
@@ -105,8 +104,8 @@ func TestGuestIdlesWithoutSpinning(t *testing.T) {
 // grpc-go's bandwidth estimation sends no PING after each answer for
 // the guest to read and acknowledge.
 func TestUnaryCallWakesGuestTwice(t *testing.T) {
-	rt := wasmhost.New(testConfig(wasmhost.Config{}))
-	defer rt.Close(context.Background())
+	rt := sharedRuntime()
+	waitEnded(t, rt) // Polls counts every guest of rt's
 	c := startGuest(t, command(t, rt))
 	for range 20 { // the connection's first calls settle
 		if err := exists(c, "yes"); err != nil {
@@ -128,18 +127,12 @@ func TestUnaryCallWakesGuestTwice(t *testing.T) {
 }
 
 // TestGuestWithoutPlugkitHost: a plugkit guest run by a runtime that gives
-// it no connection (plain wazero here) exits saying to load it with
-// plugkit's host.
+// it no connection (wazero with nothing but the module's configuration:
+// no connection, no grants) exits saying to load it with plugkit's host.
+// The guest is the one the shared Runtime compiled already.
 func TestGuestWithoutPlugkitHost(t *testing.T) {
-	module, err := os.ReadFile(guestModule(t))
-	if err != nil {
-		t.Fatal(err)
-	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	r := wazero.NewRuntimeWithConfig(ctx, wazero.NewRuntimeConfigInterpreter())
-	defer r.Close(ctx)
-	wasi_snapshot_preview1.MustInstantiate(ctx, r)
 	var stderr testutil.Buffer
 	env := handshake.Env{Cookie: testCookie, Versions: []int{1}, Multiplex: true}
 	mc := wazero.NewModuleConfig().WithStderr(&stderr).WithStdout(&stderr).WithArgs("guest.wasm")
@@ -147,7 +140,7 @@ func TestGuestWithoutPlugkitHost(t *testing.T) {
 		k, v, _ := strings.Cut(kv, "=")
 		mc = mc.WithEnv(k, v)
 	}
-	if _, err := r.InstantiateWithConfig(ctx, module, mc); err == nil {
+	if err := wasmhost.InstantiatePlain(ctx, sharedRuntime(), guestModule(t), mc); err == nil {
 		t.Fatal("the guest ran without a connection; want it to exit with an error")
 	}
 	if out := stderr.String(); !strings.Contains(out, "load it with plugkit's host.Start") {

@@ -1,5 +1,11 @@
 package wasmhost
 
+import (
+	"context"
+
+	"github.com/tetratelabs/wazero"
+)
+
 // Running is how many guests r started that have not ended.
 func Running(r *Runtime) int { return int(r.running.Load()) }
 
@@ -25,9 +31,6 @@ func Restores(r *Runtime) int { return int(r.restores.Load()) }
 // form.
 func CleanRestores(r *Runtime) int { return int(r.cleanRestores.Load()) }
 
-// WithoutData is the module with its data segments emptied.
-func WithoutData(module []byte) ([]byte, bool) { return withoutData(module) }
-
 // DatalessReady reports whether every data-less form r began compiling
 // is compiled.
 func DatalessReady(r *Runtime) bool {
@@ -50,9 +53,29 @@ func DatalessReady(r *Runtime) bool {
 // copy-on-write.
 func MappedRestores(r *Runtime) int { return int(r.snaps.mapped.Load()) }
 
-// Snapshots is how many snapshots r keeps.
-func Snapshots(r *Runtime) int {
+// SnapshotKeys are the arguments and environments of the snapshots r
+// keeps, each string after its length (newSnapKey).
+func SnapshotKeys(r *Runtime) []string {
 	r.snaps.mu.Lock()
 	defer r.snaps.mu.Unlock()
-	return len(r.snaps.byKey)
+	var keys []string
+	for k := range r.snaps.byKey {
+		keys = append(keys, k.argsEnv)
+	}
+	return keys
+}
+
+// InstantiatePlain runs the module in the file at path, compiled by r, as
+// plain wazero runs a module: with mc alone (its _start at instantiation),
+// none of a guest's connection, grants or stop switch.
+func InstantiatePlain(ctx context.Context, r *Runtime, path string, mc wazero.ModuleConfig) error {
+	compiled, err := r.compileFile(ctx, path)
+	if err != nil {
+		return err
+	}
+	mod, err := r.rt.InstantiateModule(ctx, compiled, mc.WithName(""))
+	if mod != nil {
+		mod.Close(context.Background())
+	}
+	return err
 }

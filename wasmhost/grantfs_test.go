@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -22,35 +23,23 @@ import (
 
 // fsProbe runs testdata/fsguest with cfg's grants (interpreted: the file
 // system does not depend on the engine) and returns its result for each
-// operation: "ok ..." or "err ERRNO".
+// operation: "ok ..." or "err ERRNO". The probe is built and compiled
+// once per test binary (fsGuest); each call runs it with cfg's grants.
 func fsProbe(t *testing.T, cfg Config, ops ...string) map[string]string {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	wasm := filepath.Join(testutil.TempDir(t), "fsguest.wasm")
-	if err := testutil.BuildWasm(ctx, wasm, "./testdata/fsguest"); err != nil {
-		t.Fatal(err)
-	}
-	module, err := os.ReadFile(wasm)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg.Interpret = true
-	r := New(cfg)
-	defer r.Close(context.Background())
-	compiled, err := r.compile(ctx, module)
-	if err != nil {
-		t.Fatal(err)
-	}
-	fsc, closeFS, err := r.fsConfig(nil)
+	fr, compiled := fsGuestCompiled(t)
+	// A Runtime for its grants only: it compiles nothing (no Close).
+	fsc, closeFS, err := New(cfg).fsConfig(nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer closeFS()
 	var stdout, stderr bytes.Buffer
-	mc := wazero.NewModuleConfig().WithArgs(append([]string{"fsguest"}, ops...)...).
+	mc := wazero.NewModuleConfig().WithName("").WithArgs(append([]string{"fsguest"}, ops...)...).
 		WithStdout(&stdout).WithStderr(&stderr).WithFSConfig(fsc)
-	mod, err := r.rt.InstantiateModule(ctx, compiled, mc)
+	mod, err := fr.rt.InstantiateModule(ctx, compiled, mc)
 	if mod != nil {
 		mod.Close(ctx)
 	}
@@ -72,6 +61,40 @@ func fsProbe(t *testing.T, cfg Config, ops ...string) map[string]string {
 		}
 	}
 	return got
+}
+
+// fsGuest is testdata/fsguest built, and compiled by an interpreting
+// Runtime of no grants (fsProbe gives each run its grants), once per test
+// binary: its build and compile cost a probe most of its time.
+var fsGuest struct {
+	once     sync.Once
+	r        *Runtime
+	compiled wazero.CompiledModule
+	err      error
+}
+
+// fsGuestCompiled is fsGuest, built and compiled at its first use.
+func fsGuestCompiled(t *testing.T) (*Runtime, wazero.CompiledModule) {
+	t.Helper()
+	fsGuest.once.Do(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+		defer cancel()
+		wasm := filepath.Join(testutil.TempDir(t), "fsguest.wasm")
+		if fsGuest.err = testutil.BuildWasm(ctx, wasm, "./testdata/fsguest"); fsGuest.err != nil {
+			return
+		}
+		module, err := os.ReadFile(wasm)
+		if err != nil {
+			fsGuest.err = err
+			return
+		}
+		fsGuest.r = New(Config{Interpret: true})
+		fsGuest.compiled, fsGuest.err = fsGuest.r.compile(ctx, module)
+	})
+	if fsGuest.err != nil {
+		t.Fatal(fsGuest.err)
+	}
+	return fsGuest.r, fsGuest.compiled
 }
 
 // skipUnderWine skips a symbolic-link escape test under Wine, whose links

@@ -78,8 +78,8 @@ func TestIsolationProbes(t *testing.T) {
 // TestMemoryLimit: a guest that allocates past its limit ends with a
 // MemoryError, and the runtime starts the next guest as before.
 func TestMemoryLimit(t *testing.T) {
-	rt := wasmhost.New(testConfig(wasmhost.Config{MemoryLimit: 64 << 20}))
-	t.Cleanup(func() { rt.Close(context.Background()) }) // after the Clients
+	rt := sharedRuntimeWith(64<<20, 0)
+	waitEnded(t, rt)
 	c := startGuest(t, command(t, rt))
 	if err := exists(c, "alloc"); err == nil {
 		t.Fatal("allocating without bound succeeded")
@@ -105,8 +105,8 @@ func TestMemoryLimit(t *testing.T) {
 // TestCPUBudget: a call that spins forever costs the guest its life
 // after its CPU budget; Close says why, and the host goes on.
 func TestCPUBudget(t *testing.T) {
-	rt := wasmhost.New(testConfig(wasmhost.Config{CPUBudget: 300 * time.Millisecond}))
-	t.Cleanup(func() { rt.Close(context.Background()) }) // after the Clients
+	rt := sharedRuntimeWith(0, 300*time.Millisecond)
+	waitEnded(t, rt)
 	c := startGuest(t, command(t, rt))
 	if err := exists(c, "yes"); err != nil {
 		t.Fatal(err)

@@ -6,6 +6,8 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -46,19 +48,11 @@ func reactorModules(t *testing.T) (path, alt string) {
 		if reactorBuild.err = os.WriteFile(reactorBuild.alt, b, 0o644); reactorBuild.err != nil {
 			return
 		}
-		// The data-less form the Runtime compiles for starts from a
-		// snapshot, compiled beforehand too.
-		stripped, ok := wasmhost.WithoutData(b[:len(b)-5])
-		if !ok {
-			reactorBuild.err = errors.New("WithoutData found no data section in the reactor")
-			return
-		}
-		strippedPath := filepath.Join(buildDir, "reactor", "stripped.wasm")
-		if reactorBuild.err = os.WriteFile(strippedPath, stripped, 0o644); reactorBuild.err != nil {
-			return
-		}
+		// wasmcompile's Compile of a reactor compiles its data-less form
+		// too (Runtime.Compile waits for it), which the starts from a
+		// snapshot use.
 		if guestCache != "" {
-			testutil.CompiledWasm(ctx, reactorBuild.path, reactorBuild.alt, strippedPath)
+			testutil.CompiledWasm(ctx, reactorBuild.path, reactorBuild.alt)
 		}
 	})
 	if reactorBuild.err != nil {
@@ -82,11 +76,31 @@ func mustExist(t *testing.T, c *host.Client, key string) {
 	}
 }
 
-func wantRestores(t *testing.T, rt *wasmhost.Runtime, want int) {
+// wantRestores checks that rt started want guests from a snapshot since
+// it had started base (wasmhost.Restores when the test began: the tests
+// share a Runtime where their Configs allow).
+func wantRestores(t *testing.T, rt *wasmhost.Runtime, base, want int) {
 	t.Helper()
-	if got := wasmhost.Restores(rt); got != want {
+	if got := wasmhost.Restores(rt) - base; got != want {
 		t.Fatalf("%d guests started from a snapshot, want %d", got, want)
 	}
+}
+
+// reactorCommand starts the reactor path with rt, in an environment of
+// the test's own: a snapshot is found by the module, arguments and
+// environment, so that no other test's snapshot in a shared Runtime is
+// this test's (more may be added to Env, none removed).
+func reactorCommand(t *testing.T, rt *wasmhost.Runtime, path string) host.Command {
+	return host.Command{Path: path, Cookie: testCookie, Runner: rt, Env: []string{"PLUGKIT_TEST_NAME=" + t.Name()}}
+}
+
+// sharedReactorRuntime is sharedRuntime, for the snapshot tests of the
+// zero Config: it waits for the guests of earlier tests to end, and
+// returns the count of its restores so far.
+func sharedReactorRuntime(t *testing.T) (rt *wasmhost.Runtime, restores int) {
+	rt = sharedRuntime()
+	waitEnded(t, rt)
+	return rt, wasmhost.Restores(rt)
 }
 
 // A reactor's first start runs its init and records it; later ones start
@@ -94,15 +108,16 @@ func wantRestores(t *testing.T, rt *wasmhost.Runtime, want int) {
 // init (its calls counted afresh), two at once.
 func TestSnapshotStart(t *testing.T) {
 	path, _ := reactorModules(t)
-	rt := reactorRuntime(t, wasmhost.Config{})
-	cmd := host.Command{Path: path, Cookie: testCookie, Runner: rt}
+	rt, base := sharedReactorRuntime(t)
+	clean, mapped := wasmhost.CleanRestores(rt), wasmhost.MappedRestores(rt)
+	cmd := reactorCommand(t, rt, path)
 	c := startGuest(t, cmd)
 	mustExist(t, c, "count:1")
 	mustExist(t, c, "count:2")
 	c.Close()
-	wantRestores(t, rt, 0)
+	wantRestores(t, rt, base, 0)
 	a, b := startGuest(t, cmd), startGuest(t, cmd)
-	wantRestores(t, rt, 2)
+	wantRestores(t, rt, base, 2)
 	for _, c := range []*host.Client{a, b} {
 		mustExist(t, c, "count:1")
 		mustExist(t, c, "yes")
@@ -120,11 +135,11 @@ func TestSnapshotStart(t *testing.T) {
 		time.Sleep(50 * time.Millisecond)
 	}
 	c = startGuest(t, cmd)
-	if wasmhost.CleanRestores(rt) != 1 {
-		t.Fatalf("%d guests started from the data-less form, want 1", wasmhost.CleanRestores(rt))
+	if n := wasmhost.CleanRestores(rt) - clean; n != 1 {
+		t.Fatalf("%d guests started from the data-less form, want 1", n)
 	}
-	if runtime.GOOS == "linux" && wasmhost.MappedRestores(rt) != 1 {
-		t.Fatalf("%d guests started from the snapshot mapped copy-on-write, want 1 (Linux)", wasmhost.MappedRestores(rt))
+	if n := wasmhost.MappedRestores(rt) - mapped; runtime.GOOS == "linux" && n != 1 {
+		t.Fatalf("%d guests started from the snapshot mapped copy-on-write, want 1 (Linux)", n)
 	}
 	mustExist(t, c, "count:1")
 	mustExist(t, c, "yes")
@@ -141,6 +156,7 @@ func TestSnapshotStart(t *testing.T) {
 // snapshot.
 func TestSnapshotKeyedByEnv(t *testing.T) {
 	path, _ := reactorModules(t)
+	rt, _ := sharedReactorRuntime(t)
 	for _, c := range []struct {
 		first, second host.Command
 		sees, seesNot string
@@ -148,9 +164,10 @@ func TestSnapshotKeyedByEnv(t *testing.T) {
 		{host.Command{Env: []string{"SNAP_A=1"}}, host.Command{Env: []string{"SNAP_B=1"}}, "env:SNAP_B", "env:SNAP_A"},
 		{host.Command{Args: []string{"first"}}, host.Command{Args: []string{"second"}}, "arg:second", "arg:first"},
 	} {
-		rt := reactorRuntime(t, wasmhost.Config{})
+		base := wasmhost.Restores(rt)
 		for _, cmd := range []*host.Command{&c.first, &c.second} {
 			cmd.Path, cmd.Cookie, cmd.Runner = path, testCookie, rt
+			cmd.Env = append(cmd.Env, reactorCommand(t, rt, path).Env...)
 		}
 		startGuest(t, c.first).Close()
 		g := startGuest(t, c.second)
@@ -158,10 +175,10 @@ func TestSnapshotKeyedByEnv(t *testing.T) {
 		if err := exists(g, c.seesNot); err == nil {
 			t.Fatalf("a guest started to see %s also sees %s, as did another guest's snapshot", c.sees, c.seesNot)
 		}
-		wantRestores(t, rt, 0)
+		wantRestores(t, rt, base, 0)
 		g.Close()
 		g = startGuest(t, c.second)
-		wantRestores(t, rt, 1)
+		wantRestores(t, rt, base, 1)
 		mustExist(t, g, c.sees)
 	}
 }
@@ -171,10 +188,10 @@ func TestSnapshotKeyedByEnv(t *testing.T) {
 // runs its own init.
 func TestSnapshotKeyedByModule(t *testing.T) {
 	path, alt := reactorModules(t)
-	rt := reactorRuntime(t, wasmhost.Config{})
-	startGuest(t, host.Command{Path: alt, Cookie: testCookie, Runner: rt}).Close()
-	c := startGuest(t, host.Command{Path: path, Cookie: testCookie, Runner: rt})
-	wantRestores(t, rt, 0)
+	rt, base := sharedReactorRuntime(t)
+	startGuest(t, reactorCommand(t, rt, alt)).Close()
+	c := startGuest(t, reactorCommand(t, rt, path))
+	wantRestores(t, rt, base, 0)
 	mustExist(t, c, "yes")
 }
 
@@ -187,6 +204,9 @@ func TestSnapshotNotAfterInitFileSystem(t *testing.T) {
 	path, _ := reactorModules(t)
 	dir := testutil.TempDir(t)
 	file := filepath.Join(dir, "f")
+	// One Runtime for the three: each case's environment is its own
+	// snapshot's key, and none may be taken.
+	rt := reactorRuntime(t, wasmhost.Config{Dirs: []wasmhost.Dir{{HostPath: dir, GuestPath: "/data"}}})
 	for _, c := range []struct{ env, probe string }{
 		{"PLUGKIT_GUEST_INIT_OPEN=/data/f", "initfile"},
 		{"PLUGKIT_GUEST_INIT_OPEN=/data", "initfile"},
@@ -195,7 +215,6 @@ func TestSnapshotNotAfterInitFileSystem(t *testing.T) {
 		if err := os.WriteFile(file, []byte("data"), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		rt := reactorRuntime(t, wasmhost.Config{Dirs: []wasmhost.Dir{{HostPath: dir, GuestPath: "/data"}}})
 		cmd := host.Command{Path: path, Cookie: testCookie, Runner: rt, Env: []string{c.env}}
 		first := startGuest(t, cmd)
 		mustExist(t, first, c.probe)
@@ -226,9 +245,11 @@ func TestSnapshotNotAfterInitFileSystem(t *testing.T) {
 // start; none leaves a snapshot, and the Runtime goes on.
 func TestSnapshotInitNeverReturns(t *testing.T) {
 	path, _ := reactorModules(t)
-	rt := reactorRuntime(t, wasmhost.Config{})
+	rt, _ := sharedReactorRuntime(t)
 	for _, how := range []string{"spin", "sleep", "exit"} {
-		cmd := host.Command{Path: path, Cookie: testCookie, Runner: rt, Env: []string{"PLUGKIT_GUEST_INIT=" + how}, Timeouts: host.Timeouts{Start: 2 * time.Second}}
+		cmd := reactorCommand(t, rt, path)
+		cmd.Env = append(cmd.Env, "PLUGKIT_GUEST_INIT="+how)
+		cmd.Timeouts = host.Timeouts{Start: 2 * time.Second}
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		c, err := host.Start(ctx, cmd, host.Options{Versions: []int{1, 2}, Logger: testutil.Logger(t)})
 		cancel()
@@ -239,11 +260,17 @@ func TestSnapshotInitNeverReturns(t *testing.T) {
 		t.Logf("init %s: %v", how, err)
 		waitEnded(t, rt)
 	}
-	if n := wasmhost.Snapshots(rt); n != 0 {
-		t.Fatalf("%d snapshots kept of guests whose init never returned", n)
+	for _, key := range wasmhost.SnapshotKeys(rt) {
+		if strings.Contains(key, "PLUGKIT_GUEST_INIT=") {
+			t.Fatalf("a snapshot kept of a guest whose init never returned (arguments and environment %q)", key)
+		}
 	}
-	c := startGuest(t, host.Command{Path: path, Cookie: testCookie, Runner: rt})
+	c := startGuest(t, reactorCommand(t, rt, path))
 	mustExist(t, c, "yes")
+	// The guest whose init returned is kept: SnapshotKeys sees them.
+	if !slices.ContainsFunc(wasmhost.SnapshotKeys(rt), func(k string) bool { return strings.Contains(k, "PLUGKIT_TEST_NAME="+t.Name()) }) {
+		t.Fatal("no snapshot kept of the guest whose init returned")
+	}
 }
 
 // A guest started from a snapshot keeps the bounds of any guest: its
@@ -259,7 +286,7 @@ func TestSnapshotGuestBounds(t *testing.T) {
 	cmd := host.Command{Path: path, Cookie: testCookie, Runner: rt}
 	startGuest(t, cmd).Close()
 	c := startGuest(t, cmd)
-	wantRestores(t, rt, 1)
+	wantRestores(t, rt, 0, 1)
 	mustExist(t, c, "read:/ro/data")
 	for _, key := range []string{"read:/etc/passwd", "write:/ro/new", "write:/ro/../" + filepath.Base(outside) + "/escaped", "write:" + filepath.ToSlash(filepath.Join(outside, "escaped"))} {
 		if err := exists(c, key); err == nil {
@@ -292,7 +319,7 @@ func TestSnapshotBytes(t *testing.T) {
 			mustExist(t, c, "yes")
 			c.Close()
 		}
-		wantRestores(t, rt, 0)
+		wantRestores(t, rt, 0, 0)
 	}
 }
 

@@ -10,7 +10,6 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -62,15 +61,52 @@ func buildGuest() error {
 
 // sharedRuntime runs the guest for the tests that need no settings of
 // their own.
-var sharedRuntime = sync.OnceValue(func() *wasmhost.Runtime {
-	sharedMade.Store(true)
-	return wasmhost.New(testConfig(wasmhost.Config{}))
-})
+func sharedRuntime() *wasmhost.Runtime { return sharedRuntimeWith(0, 0) }
 
-// sharedMade says whether a test made sharedRuntime, so that TestMain
-// closes it without making it (which builds and compiles the guest: the
-// seconds each bomb child, TestBombChild, had spent for nothing).
-var sharedMade atomic.Bool
+// shared are the Runtimes the tests share, one per memory limit and CPU
+// budget: a Runtime's first start of the guest checks and loads the
+// compiled guest (some 30 MB of module and 90 MB compiled), seconds under
+// the race detector, which a test that makes its own pays again. A test
+// that uses one ends its guests before it returns (its Clients' Close)
+// and waits for the Runtime's other guests to end before it counts
+// anything (waitEnded). TestMain closes them.
+var shared struct {
+	mu sync.Mutex
+	rt map[sharedKey]*wasmhost.Runtime
+}
+
+// sharedKey is what a shared Runtime's Config sets.
+type sharedKey struct {
+	memoryLimit int64
+	cpuBudget   time.Duration
+}
+
+// sharedRuntimeWith is the shared Runtime of the memory limit and CPU
+// budget given (0: the defaults).
+func sharedRuntimeWith(memoryLimit int64, cpuBudget time.Duration) *wasmhost.Runtime {
+	k := sharedKey{memoryLimit, cpuBudget}
+	shared.mu.Lock()
+	defer shared.mu.Unlock()
+	if shared.rt == nil {
+		shared.rt = make(map[sharedKey]*wasmhost.Runtime)
+	}
+	if rt := shared.rt[k]; rt != nil {
+		return rt
+	}
+	rt := wasmhost.New(testConfig(wasmhost.Config{MemoryLimit: memoryLimit, CPUBudget: cpuBudget}))
+	shared.rt[k] = rt
+	return rt
+}
+
+// closeShared closes the shared Runtimes (none made, none closed: a
+// bomb child, TestBombChild, builds and compiles no guest).
+func closeShared() {
+	shared.mu.Lock()
+	defer shared.mu.Unlock()
+	for _, rt := range shared.rt {
+		rt.Close(context.Background())
+	}
+}
 
 // testConfig is cfg running the guest compiled from the tests' own
 // compilation cache (filled outside the race detector, under which
@@ -83,6 +119,11 @@ func testConfig(cfg wasmhost.Config) wasmhost.Config {
 		cfg.Interpret = true
 	}
 	cfg.CacheDir = guestCache
+	// The bound wasmcompile keeps the cache within (4 GiB): with the
+	// default (2 GiB), each Runtime of these tests trimmed the cache that
+	// the tests of every checkout on the machine share, and removed
+	// compiled guests that a run then compiled again.
+	cfg.CacheBytes = 4 << 30
 	return cfg
 }
 
@@ -93,9 +134,7 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	code := m.Run()
-	if sharedMade.Load() {
-		sharedRuntime().Close(context.Background())
-	}
+	closeShared()
 	if buildDir != "" {
 		os.RemoveAll(buildDir)
 	}
@@ -143,13 +182,19 @@ func waitEnded(t *testing.T, rt *wasmhost.Runtime) {
 	}
 }
 
-// TestStartCallClose compiles the guest (interprets it under the race
-// detector) into a compilation cache, and a second Runtime starts it from
-// the cache.
+// TestStartCallClose compiles the guest into a compilation cache, and a
+// second Runtime starts it from the cache. Under the race detector, where
+// wazero's compiler takes minutes over the guest (and its interpreter some
+// 6 s of CPU to prepare it), the guest runs from the tests' own cache
+// (testConfig); the objectstore matrix's tests run guests interpreted.
 func TestStartCallClose(t *testing.T) {
 	cache := filepath.Join(buildDir, "cache")
-	rt := wasmhost.New(wasmhost.Config{CacheDir: cache, Interpret: raceEnabled})
-	t.Cleanup(func() { rt.Close(context.Background()) }) // after the Clients
+	rt := sharedRuntime()
+	if !raceEnabled {
+		rt = wasmhost.New(wasmhost.Config{CacheDir: cache})
+		t.Cleanup(func() { rt.Close(context.Background()) }) // after the Clients
+	}
+	waitEnded(t, rt)
 	c := startGuest(t, command(t, rt))
 	if c.Version() != 2 || c.Pid() != 0 || c.TLS() || c.ReattachConfig().Addr.Network != "stdio" {
 		t.Errorf("version %d, pid %d, TLS %v, network %q: want 2, 0, false, stdio", c.Version(), c.Pid(), c.TLS(), c.ReattachConfig().Addr.Network)

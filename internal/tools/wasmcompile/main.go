@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"time"
 
 	"github.com/plugkit/plugkit/wasmhost"
 )
@@ -30,7 +31,7 @@ func main() {
 // every change to a test guest makes a new one.
 func compile(dir string, modules []string) error {
 	ctx := context.Background()
-	rt := wasmhost.New(wasmhost.Config{CacheDir: dir, CacheBytes: cacheBytes})
+	rt := wasmhost.New(wasmhost.Config{CacheDir: dir, CacheBytes: cacheBytes, CompileTimeout: compileTimeout})
 	defer rt.Close(ctx)
 	for _, path := range modules {
 		b, err := os.ReadFile(path)
@@ -43,6 +44,12 @@ func compile(dir string, modules []string) error {
 	}
 	return nil
 }
+
+// compileTimeout bounds each compile: the tests' own modules, trusted,
+// whose cold compile takes some 15 s of CPU each, and on a loaded machine
+// (make test runs packages side by side on 2 CPUs) minutes of wall time:
+// past wasmhost's default minute, the tests would interpret every guest.
+const compileTimeout = 10 * time.Minute
 
 // cacheBytes bounds the tests' cache: room for every guest one run of the
 // tests compiles (about fifteen), and the last few changes of each.
