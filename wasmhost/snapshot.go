@@ -498,16 +498,21 @@ type variant struct {
 	compiled wazero.CompiledModule
 }
 
-// withoutData is module with each data segment made passive and empty
-// (the segments stay, so their count and indices hold); false when it has
-// none or cannot be read.
+// withoutData is module without the content of its data segments; false
+// when it has none or cannot be read. A module without a data count
+// section (Go's) loses its segments: its code cannot name one (memory.init
+// and data.drop need that section; wazero refuses them without it), and
+// wazero walks and indexes every segment at each instantiation (Go's
+// linker writes up to 100,000: a 2.4 MB table built and walked per
+// start). With the section, each segment is made passive and empty
+// instead, so that the count and indices hold.
 func withoutData(module []byte) ([]byte, bool) {
 	if len(module) < 8 {
 		return nil, false
 	}
 	out := append([]byte(nil), module[:8]...)
 	r := reader{b: module, pos: 8}
-	found := false
+	found, counted := false, false
 	for !r.done() {
 		start := r.pos
 		id := r.byte()
@@ -515,11 +520,16 @@ func withoutData(module []byte) ([]byte, bool) {
 		if r.err != nil {
 			return nil, false
 		}
-		if id != 11 { // not the data section
+		counted = counted || id == 12 // the data count section, before the code
+		if id != 11 {                 // not the data section
 			out = append(out, module[start:r.pos]...)
 			continue
 		}
 		found = true
+		if !counted {
+			out = append(out, 11, 1, 0) // no segments
+			continue
+		}
 		sr := reader{b: body}
 		n := sr.u32()
 		sec := binary.AppendUvarint(nil, uint64(n))

@@ -14,10 +14,9 @@ var notes = map[string]string{
 	"inspect_vs_floors": "inspect is the two floors plus the AutoMTLS start above the plugin's floor (start_to_first_call_automtls), " +
 		"one reflection call and Close (close_cooperative), in that order; see those rows for what bounds each.",
 	"close_cooperative": closeNote,
-	"wasm_first_answer": "a start from the snapshot, step by step (BENCHMARKS.md, loaded machine): the host's start, instantiating " +
-		"the module compiled without its data and mapping the snapshot 3.5-4.5 ms; the guest's main to its handshake line 1.8 ms; " +
-		"the first gRPC connection and health check 6.5 ms, in the guest's single thread; the first call 1.9 ms. The connection " +
-		"and health check are the largest part left.",
+	"wasm_first_answer": "a start from the snapshot, step by step (BENCHMARKS.md, loaded machine): the host's start and instantiating " +
+		"the module compiled without its data segments 1.6-2.7 ms; the guest's main to its handshake line 2.1 ms; the health " +
+		"check, the guest's first work after its line, 3.5 ms; the first call 1.1 ms, all of the guest's part in its single thread.",
 	"inspect_vs_goplugin": inspectNote,
 	"unary_*": "the same grpc-go on both sides: plugkit adds no code to the data path (its connection is a plain " +
 		"*grpc.ClientConn; the broker and stdio streams are idle). A miss of a few percent is the noise of a 2-CPU machine " +
