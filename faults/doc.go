@@ -388,6 +388,15 @@
 //     6. a guest started from a snapshot outside its directories or past
 //     its memory limit: TestSnapshotGuestBounds; an init that never
 //     returns: TestSnapshotInitNeverReturns.
+//   - found this session, each failed first: a module slow to compile
+//     (past Config.CompileTimeout) and a Runtime closed soon after, whose
+//     compile wrote to the store Close had released and panicked, ending
+//     the host: wasmhost's TestCloseWaitsForAbandonedCompile; a guest that
+//     spun in yamux's Stream.Read at its session's end (its one thread
+//     never preempted) until Close stopped it: wasmhost's
+//     TestCloseEndsGuestByItsOwnStop; a plugin killed by SIGPIPE writing
+//     to its dead host's pipe, its socket directory left behind: interop's
+//     TestPlugkitPluginOutlivesNoGoPluginHost under testutil.Tidy.
 //   - many calls from many goroutines: TestManyCalls (20,000 calls from 100
 //     goroutines; goroutines, open files and heap of the host, and the
 //     plugin's open files, back to baseline); make soak runs

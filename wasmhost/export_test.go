@@ -9,6 +9,10 @@ import (
 // Running is how many guests r started that have not ended.
 func Running(r *Runtime) int { return int(r.running.Load()) }
 
+// Compiling is how many compiles r has under way, abandoned ones (past
+// their timeout, or their caller's context) included.
+func Compiling(r *Runtime) int { return int(r.compiling.Load()) }
+
 // Reads is how many module files r read.
 func Reads(r *Runtime) int { return int(r.reads.Load()) }
 

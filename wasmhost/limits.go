@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -136,13 +137,42 @@ func (r *Runtime) compileBounded(ctx context.Context, module []byte) (wazero.Com
 	}
 	ctx, cancel := context.WithTimeoutCause(ctx, timeout, errCompileTimeout{timeout})
 	defer cancel()
+	// Close waits for every compile, one abandoned at its timeout
+	// included, before it releases wazero's store: a compile that went on
+	// writing to a released store panicked, and took the host's process
+	// down (TestCloseWaitsForAbandonedCompile). Closing ends the compile
+	// at its next function.
+	r.mu.Lock()
+	if r.closing.Err() != nil {
+		r.mu.Unlock()
+		return nil, shape, errRuntimeClosed
+	}
+	r.background.Add(1)
+	r.mu.Unlock()
+	stopOnClose := context.AfterFunc(r.closing, cancel)
+	defer stopOnClose()
 	type result struct {
 		m   wazero.CompiledModule
 		err error
 	}
 	done := make(chan result, 1)
+	var (
+		mu        sync.Mutex
+		abandoned bool // the caller returned: the compile releases what it made
+	)
+	r.compiling.Add(1)
 	go func() {
+		defer r.background.Done()
+		defer r.compiling.Add(-1)
 		m, err := r.rt.CompileModule(experimental.WithCompilationWorkers(ctx, compileWorkers), module)
+		mu.Lock()
+		defer mu.Unlock()
+		if abandoned {
+			if m != nil {
+				m.Close(context.Background())
+			}
+			return
+		}
 		done <- result{m, err}
 	}()
 	select {
@@ -155,11 +185,16 @@ func (r *Runtime) compileBounded(ctx context.Context, module []byte) (wazero.Com
 		}
 		return res.m, shape, nil
 	case <-ctx.Done():
-		go func() { // release what the compile made, when it stops
-			if res := <-done; res.m != nil {
+		mu.Lock()
+		select {
+		case res := <-done: // it ended meanwhile, past the deadline
+			if res.m != nil {
 				res.m.Close(context.Background())
 			}
-		}()
+		default:
+			abandoned = true
+		}
+		mu.Unlock()
 		return nil, shape, fmt.Errorf("wasmhost: compiling the module: %w", context.Cause(ctx))
 	}
 }

@@ -127,6 +127,7 @@ type Runtime struct {
 	// in the background until closing ends (Close).
 	variants   map[wazero.CompiledModule]*variant
 	background sync.WaitGroup
+	compiling  atomic.Int32 // compiles under way, abandoned ones included (a test hook)
 	closing    context.Context
 	close      context.CancelFunc
 	closed     bool // Close was called
