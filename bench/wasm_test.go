@@ -55,7 +55,7 @@ func echoWasm(b *testing.B) (path, cache string) {
 		}
 		// The bench's own modules: a first compile may take minutes on a
 		// loaded machine.
-		rt := wasmhost.New(wasmhost.Config{CacheDir: wasmBuild.cache, CompileTimeout: 15 * time.Minute})
+		rt := wasmhost.New(wasmhost.Config{CacheDir: wasmBuild.cache, CacheBytes: testutil.WasmCacheBytes, CompileTimeout: 15 * time.Minute})
 		defer rt.Close(ctx)
 		if wasmBuild.err = rt.Compile(ctx, wasmBuild.module); wasmBuild.err != nil {
 			return
@@ -104,7 +104,7 @@ func BenchmarkWasmColdStart(b *testing.B) {
 		path string           // the module; "": wasmBuild.path
 	}{
 		{"cold", &wasmhost.Config{}, ""},
-		{"cached", &wasmhost.Config{CacheDir: cache}, ""},
+		{"cached", &wasmhost.Config{CacheDir: cache, CacheBytes: testutil.WasmCacheBytes}, ""},
 		{"warm", nil, ""},
 		{"snapshot", nil, wasmBuild.reactor},
 		{"interpreted", &wasmhost.Config{Interpret: true}, ""},
@@ -114,7 +114,7 @@ func BenchmarkWasmColdStart(b *testing.B) {
 			if path == "" {
 				path = wasmBuild.path
 			}
-			shared := wasmhost.New(wasmhost.Config{CacheDir: cache, SnapshotBytes: wasmhost.DefaultSnapshotBytes})
+			shared := wasmhost.New(wasmhost.Config{CacheDir: cache, CacheBytes: testutil.WasmCacheBytes, SnapshotBytes: wasmhost.DefaultSnapshotBytes})
 			defer shared.Close(ctx)
 			if err := shared.CompileFile(ctx, path); err != nil {
 				b.Fatal(err)
@@ -170,7 +170,7 @@ func BenchmarkWasmColdStart(b *testing.B) {
 func BenchmarkWasmUnary(b *testing.B) {
 	_, cache := echoWasm(b)
 	ctx := ctxFor(b, 30*time.Minute)
-	rt := wasmhost.New(wasmhost.Config{CacheDir: cache})
+	rt := wasmhost.New(wasmhost.Config{CacheDir: cache, CacheBytes: testutil.WasmCacheBytes})
 	defer rt.Close(ctx)
 	guest := startWasm(ctx, b, rt)
 	defer guest.Close()
@@ -216,7 +216,7 @@ func BenchmarkWasmIdle(b *testing.B) {
 	if d, err := time.ParseDuration(os.Getenv("BENCH_IDLE")); err == nil && d > 0 {
 		idle = d
 	}
-	rt := wasmhost.New(wasmhost.Config{CacheDir: cache})
+	rt := wasmhost.New(wasmhost.Config{CacheDir: cache, CacheBytes: testutil.WasmCacheBytes})
 	defer rt.Close(ctx)
 	b.Run("cpu", func(b *testing.B) {
 		if _, ok := cpuTime(); !ok {

@@ -59,7 +59,7 @@ func memoryModule(t testing.TB) (path, cache string) {
 // with the tests' compilation cache, or interpreting where there is none
 // (as the plugkit command makes its own); closed when the test ends.
 func guests(t testing.TB, cache string) host.GuestRunner {
-	rt := wasmhost.New(wasmhost.Config{CacheDir: cache, Interpret: cache == ""})
+	rt := wasmhost.New(wasmhost.Config{CacheDir: cache, CacheBytes: testutil.WasmCacheBytes, Interpret: cache == ""})
 	t.Cleanup(func() { rt.Close(context.Background()) })
 	return rt
 }
@@ -311,7 +311,7 @@ func TestInstallFallsBackToTheModule(t *testing.T) {
 func dispenseModule(t *testing.T, dir, cache string, pins map[string]string) {
 	t.Helper()
 	ctx := testCtx(t)
-	guests := wasmhost.New(wasmhost.Config{CacheDir: cache, Interpret: cache == ""})
+	guests := wasmhost.New(wasmhost.Config{CacheDir: cache, CacheBytes: testutil.WasmCacheBytes, Interpret: cache == ""})
 	defer guests.Close(context.Background())
 	finder := &manager.Finder{Launch: host.Command{Cookie: objectstore.Cookie}, Guests: guests, Pins: pins}
 	m := manager.New(manager.Config{Sources: []manager.Source{finder.Dirs(dir)}})

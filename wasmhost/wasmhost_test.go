@@ -119,11 +119,7 @@ func testConfig(cfg wasmhost.Config) wasmhost.Config {
 		cfg.Interpret = true
 	}
 	cfg.CacheDir = guestCache
-	// The bound wasmcompile keeps the cache within (4 GiB): with the
-	// default (2 GiB), each Runtime of these tests trimmed the cache that
-	// the tests of every checkout on the machine share, and removed
-	// compiled guests that a run then compiled again.
-	cfg.CacheBytes = 4 << 30
+	cfg.CacheBytes = testutil.WasmCacheBytes
 	return cfg
 }
 

@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime/debug"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -80,6 +81,14 @@ func copyPrebuiltWasm(dir, out, pkg, ext string) error {
 	return os.WriteFile(out, b, 0o644)
 }
 
+// WasmCacheBytes is the bound of the tests' compilation cache
+// (CompiledWasm's directory): room for every guest one run of the tests
+// compiles (about fifteen) and the last few changes of each. A test's
+// wasmhost.Config over that cache sets it as CacheBytes: with the default
+// (2 GiB), each Runtime trimmed the cache every checkout on the machine
+// shares, and removed compiled guests that a run then compiled again.
+const WasmCacheBytes = 4 << 30
+
 // CompiledWasm compiles the modules (files) into a wazero compilation
 // cache kept across test runs under os.UserCacheDir(), and returns its
 // directory: a wasmhost.Config with it as CacheDir then starts them
@@ -105,7 +114,7 @@ func CompiledWasm(ctx context.Context, modules ...string) string {
 	// binary's build information: a test binary has none ("dev"), the
 	// tool has it. The tool is told the test binary's.
 	ldflags := "-ldflags=-X=github.com/tetratelabs/wazero/internal/version.version=" + wazeroVersion()
-	args := append([]string{"run", ldflags, "./internal/tools/wasmcompile", "-cache", dir}, modules...)
+	args := append([]string{"run", ldflags, "./internal/tools/wasmcompile", "-cache", dir, "-cache-bytes", strconv.Itoa(WasmCacheBytes)}, modules...)
 	cmd := exec.CommandContext(ctx, GoTool(), args...)
 	cmd.Dir = root
 	if b, err := cmd.CombinedOutput(); err != nil {

@@ -48,7 +48,7 @@ func wasmConfig(modules ...string) wasmhost.Config {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	if dir := testutil.CompiledWasm(ctx, modules...); dir != "" {
-		return wasmhost.Config{CacheDir: dir}
+		return wasmhost.Config{CacheDir: dir, CacheBytes: testutil.WasmCacheBytes}
 	}
 	return wasmhost.Config{Interpret: true}
 }
