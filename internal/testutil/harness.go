@@ -28,20 +28,26 @@ func NotOnWindows(t testing.TB, reason string) {
 	}
 }
 
-// TempDir is t.TempDir, except on Windows, where the directory is removed
-// file by file at the end of the test: Wine lacks the POSIX-semantics
-// delete that os.RemoveAll uses there, so t.TempDir's cleanup fails under
-// Wine.
+// TempDir is a directory of its own for the test, removed at its end,
+// with a short path: t.TempDir names its directory after the test, and
+// a unix socket that a plugin makes a few directories further down (a
+// host's and a plugin's socket directories) could pass the 107 bytes a
+// socket's path may have (interop's TestNoStaleGoPluginSockets did, under
+// Main's directory). On Windows it is removed file by file: Wine lacks
+// the POSIX-semantics delete that os.RemoveAll uses there.
 func TempDir(t testing.TB) string {
 	t.Helper()
-	if runtime.GOOS != "windows" {
-		return t.TempDir()
-	}
-	dir, err := os.MkdirTemp("", "plugkit-test-")
+	dir, err := os.MkdirTemp("", "t")
 	if err != nil {
 		t.Fatalf("TempDir: %v", err)
 	}
 	t.Cleanup(func() {
+		if runtime.GOOS != "windows" {
+			if err := os.RemoveAll(dir); err != nil {
+				t.Errorf("TempDir cleanup: %v", err)
+			}
+			return
+		}
 		// A plugin that was just killed may hold a file for a moment.
 		var err error
 		for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(50 * time.Millisecond) {
