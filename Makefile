@@ -5,26 +5,56 @@ BUF       := github.com/bufbuild/buf/cmd/buf@v1.75.0
 GOFLAGS   ?=
 export GOFLAGS
 
-.PHONY: all test test-go test-windows test-sdk test-corpus tofu vet lint cross fmt-check demo generate generate-check bench bench-proto soak fuzz
+.PHONY: all test test-compile compile-race compile-plugins compile-wasm test-go test-tofu test-windows test-sdk test-corpus tofu vet lint cross fmt-check demo generate generate-check bench bench-proto soak fuzz
 
 all: test
 
 ## test: every test, with the race detector, plus gofmt, go vet and
-## staticcheck; go vet and staticcheck run beside the tests (make -j3:
-## the tests wait on processes and sockets much of their time). The vets
-## for other systems (make cross, minutes cold) are .ci/run's, not this
-## target's.
+## staticcheck, in two steps so that a cold build cache compiles nothing
+## twice (go commands that run at once each compile what they need, even
+## the same package): test-compile first, beside staticcheck's own build;
+## then the tests (test-go, go vet with them) beside staticcheck's run,
+## both of which find their compiles done. The vets for other systems
+## (make cross) and the end-to-end tests against OpenTofu (make test-tofu:
+## a cold build of OpenTofu is minutes of both CPUs) are .ci/run's, not
+## this target's.
 test: fmt-check
-	@$(MAKE) --no-print-directory --output-sync=line -j3 vet lint test-go
+	@$(MAKE) --no-print-directory --output-sync=line -j4 test-compile $(STATICCHECK)
+	@$(MAKE) --no-print-directory --output-sync=line -j2 lint test-go
 
-## test-go: the Go tests alone (make test runs them beside vet and lint),
-## TESTP packages at a time: twice the CPUs by default, since many tests
-## wait on plugin processes, sockets and deadlines rather than compute
-## (at go test's default, one package per CPU, the CPUs were idle for
-## part of the run); TESTP=N sets it.
+## test-compile: what make test compiles before its tests start, each
+## build configuration once and without linking (go list -export): the
+## packages and their tests with the race detector, as go test and, in
+## make test, go vet and staticcheck use them (compile-race); the
+## dependencies of the module's commands and plugins as the tests build
+## them, without it (compile-plugins: testutil.GoBuild); and of the
+## WebAssembly plugins (compile-wasm: testutil.BuildWasm's GOOS, GOARCH
+## and tags). On a warm cache it costs seconds.
+test-compile: compile-race compile-plugins compile-wasm
+compile-race:
+	$(GO) list -export -race -test -deps ./... >/dev/null
+compile-plugins:
+	$(GO) list -export -deps $$($(GO) list -f '{{if eq .Name "main"}}{{.ImportPath}}{{end}}' ./...) >/dev/null
+compile-wasm:
+	GOOS=wasip1 GOARCH=wasm $(GO) list -export -deps -tags grpcnotrace ./examples/objectstore/plugins/... >/dev/null
+
+## test-go: the Go tests alone (make test runs them beside lint), and go
+## vet with every analyzer on each package as they compile it (-vet=all:
+## the race detector's build, the one the tests run), TESTP packages at
+## a time: twice the CPUs by default, since many tests wait on plugin
+## processes, sockets and deadlines rather than compute (at go test's
+## default, one package per CPU, the CPUs were idle for part of the run);
+## TESTP=N sets it.
 TESTP ?= $(shell n=$$(getconf _NPROCESSORS_ONLN 2>/dev/null || echo 1); echo $$((n * 2)))
-test-go: tofu
-	PLUGKIT_TOFU=$(abspath $(TOFU)) $(GO) test -race -count=1 -p $(TESTP) -timeout 9m ./...
+test-go:
+	$(GO) test -race -vet=all -count=1 -p $(TESTP) -timeout 9m ./...
+
+## test-tofu: the end-to-end tests of the Terraform provider example
+## against real engines (examples/terraform/provider, build tag tofu):
+## OpenTofu always, built first (make tofu), and the Terraform CLI as well
+## when it is on PATH. .ci/run runs it after make test.
+test-tofu: tofu
+	PLUGKIT_TOFU=$(abspath $(TOFU)) $(GO) test -race -count=1 -tags tofu -run '^TestEngine' ./examples/terraform/provider
 
 ## tofu: OpenTofu, the engine the Terraform end-to-end test always runs,
 ## built from its Go module by the tools module internal/tools/tofu (pinned
@@ -70,14 +100,16 @@ vet:
 	$(GO) vet ./...
 
 ## lint: staticcheck over the module, tests and the build tags of
-## test-sdk and test-corpus included, with its default checks; built
+## test-sdk, test-corpus and test-tofu included, with its default checks,
+## on the race detector's build (the one the tests run, so that make test
+## compiles the packages once for both); built
 ## from the tools module internal/tools/staticcheck (pinned there) into
 ## bin/ once, rebuilt only when the tools module changes. A finding that
 ## is right to keep gets a //lint:ignore CHECK reason on its line.
 STATICCHECK_VERSION := v0.8.2
 STATICCHECK         := bin/staticcheck-$(STATICCHECK_VERSION)
 lint: $(STATICCHECK)
-	$(STATICCHECK) -tags corpus,sdk ./...
+	GOFLAGS="$$($(GO) env GOFLAGS) -race" $(STATICCHECK) -tags corpus,sdk,tofu ./...
 $(STATICCHECK): internal/tools/staticcheck/go.mod internal/tools/staticcheck/go.sum
 	@mkdir -p bin
 	@grep -q 'honnef.co/go/tools $(STATICCHECK_VERSION) ' internal/tools/staticcheck/go.mod || { echo "make lint: internal/tools/staticcheck/go.mod does not pin honnef.co/go/tools $(STATICCHECK_VERSION): update STATICCHECK_VERSION in the Makefile with it"; exit 1; }

@@ -110,13 +110,17 @@ func (r *replica) kill(t *testing.T) {
 	}
 }
 
+// buildPlugins builds the fs and memory plugins into a directory of the
+// test's own, as the other packages' tests build them (testutil.GoBuild,
+// same build configuration: one compile of their dependencies, one link
+// in the Go build cache, for every package's tests).
 func buildPlugins(t *testing.T) string {
 	t.Helper()
 	dir := t.TempDir()
-	cmd := exec.Command(testutil.GoTool(), "build", "-o", dir+"/", "../examples/objectstore/plugins/fs", "../examples/objectstore/plugins/memory")
-	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("building the plugins: %v\n%s", err, out)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	for _, name := range []string{"fs", "memory"} {
+		testutil.GoBuild(ctx, t, filepath.Join(dir, name), "../examples/objectstore/plugins/"+name)
 	}
 	return dir
 }

@@ -1,3 +1,5 @@
+//go:build tofu
+
 package main
 
 import (
