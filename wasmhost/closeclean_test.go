@@ -1,14 +1,13 @@
 package wasmhost_test
 
 import (
-	"bytes"
 	"context"
 	"log/slog"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/plugkit/plugkit/host"
+	"github.com/plugkit/plugkit/internal/testutil"
 )
 
 // TestCloseEndsGuestByItsOwnStop: Close asks the guest to stop (the
@@ -23,7 +22,7 @@ func TestCloseEndsGuestByItsOwnStop(t *testing.T) {
 	cmd := command(t, rt)
 	cmd.Timeouts.Stop = time.Minute // long enough that a guest not ending by itself cannot pass unseen
 	for i := range 3 {
-		var logs lockedBuffer
+		var logs testutil.Buffer
 		logger := slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelWarn}))
 		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 		c, err := host.Start(ctx, cmd, host.Options{Versions: []int{1, 2}, Logger: logger})
@@ -46,22 +45,4 @@ func TestCloseEndsGuestByItsOwnStop(t *testing.T) {
 			t.Fatalf("close %d logged:\n%s", i, s)
 		}
 	}
-}
-
-// lockedBuffer is a bytes.Buffer safe for a logger's concurrent writes.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.String()
 }
