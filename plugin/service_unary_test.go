@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/tls"
 	"crypto/x509"
+	"math"
 	"net"
 	"os"
 	"runtime/debug"
@@ -108,9 +109,14 @@ func TestServiceUnaryCallStartsNoGoroutineOfItsOwn(t *testing.T) {
 // same mutual TLS, stays small (client and server in this process: the
 // client's allocations are the same for both).
 func TestServiceUnaryCallAllocations(t *testing.T) {
-	plain, service := unaryCosts(t, "/gc/heap/allocs:objects")
-	want, got := plain[0], service[0]
-	t.Logf("heap objects allocated per unary call: plain grpc-go %.1f, plugin service %.1f", want, got)
+	// The fewest of three rounds: what else the process allocates
+	// meanwhile (timers, the runtime) only adds to a round.
+	want, got := math.Inf(1), math.Inf(1)
+	for range 3 {
+		plain, service := unaryCosts(t, "/gc/heap/allocs:objects")
+		want, got = min(want, plain[0]), min(got, service[0])
+	}
+	t.Logf("heap objects allocated per unary call, the fewest of three rounds: plain grpc-go %.1f, plugin service %.1f", want, got)
 	if got > want+maxExtraObjects {
 		t.Errorf("a unary call to the plugin service allocates %.1f objects, a plain grpc-go server's %.1f: the service adds %.1f per call, more than %.1f", got, want, got-want, maxExtraObjects)
 	}
@@ -122,5 +128,6 @@ func TestServiceUnaryCallAllocations(t *testing.T) {
 // handler (the stats events, the copies of the headers they carry) and
 // the rest the call's account (itself, its context value, the settling
 // at the context's end); 25.7-27.6 when every call made two wake-up
-// channels and a slice for its message's size.
+// channels and a slice for its message's size. One round varies by about
+// an object (24.6 once under Wine), hence the fewest of three.
 const maxExtraObjects = 24.5

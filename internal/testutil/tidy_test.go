@@ -12,7 +12,7 @@ import (
 )
 
 func TestLeftBehindNamesFilesLeft(t *testing.T) {
-	dir := t.TempDir()
+	dir := TempDir(t)
 	var out strings.Builder
 	if leftBehind(&out, dir, 0) {
 		t.Fatalf("an empty directory was reported: %s", out.String())
@@ -35,7 +35,7 @@ func TestLeftBehindNamesAndKillsProcessesLeft(t *testing.T) {
 	if runtime.GOOS != "linux" {
 		t.Skip("only Linux lets Main read other processes' environments")
 	}
-	dir := t.TempDir()
+	dir := TempDir(t)
 	self, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
