@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"net"
 	"os"
 	"os/exec"
@@ -420,9 +421,25 @@ func runWithoutCookie(path string) error {
 	return nil
 }
 
+// median is the median of v, which it sorts.
+func median(v []float64) float64 {
+	if len(v) == 0 {
+		return math.NaN()
+	}
+	slices.Sort(v)
+	if len(v)%2 == 1 {
+		return v[len(v)/2]
+	}
+	return (v[len(v)/2-1] + v[len(v)/2]) / 2
+}
+
+// medianMS is the median of d, in milliseconds.
 func medianMS(d []time.Duration) float64 {
-	slices.Sort(d)
-	return float64(d[len(d)/2]) / 1e6
+	ms := make([]float64, len(d))
+	for i, v := range d {
+		ms[i] = float64(v) / 1e6
+	}
+	return median(ms)
 }
 
 func coldPlugkit(b *testing.B, tls bool) {

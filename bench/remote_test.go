@@ -6,10 +6,8 @@ import (
 	"bufio"
 	"fmt"
 	"io"
-	"math"
 	"os"
 	"os/exec"
-	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -239,16 +237,4 @@ func remoteRounds(b *testing.B, conns []remoteConn, unit string, opsPerBlock flo
 		b.ReportMetric(median(all[i]), side+"-"+unit)
 	}
 	b.ReportMetric(median(ratios), "ratio")
-}
-
-// median is the median of v, which it sorts.
-func median(v []float64) float64 {
-	if len(v) == 0 {
-		return math.NaN()
-	}
-	slices.Sort(v)
-	if len(v)%2 == 1 {
-		return v[len(v)/2]
-	}
-	return (v[len(v)/2-1] + v[len(v)/2]) / 2
 }

@@ -1,7 +1,6 @@
 package host
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -131,26 +130,15 @@ func newLogSink(logger *slog.Logger, source string) *logSink {
 	return &logSink{logger: logger, source: source}
 }
 
-// consume reads r to its end, one record a line.
+// consume reads r to its end, one record a line, as push logs it.
 func (s *logSink) consume(r io.Reader) {
-	br := bufio.NewReaderSize(r, maxLogLine)
+	buf := make([]byte, maxLogLine)
+	var b lineBuf
 	for {
-		line, err := br.ReadSlice('\n')
-		truncated := err == bufio.ErrBufferFull
-		if len(line) > 0 {
-			s.copyOut(line)
-			s.line(line, truncated)
-		}
-		for truncated {
-			// The rest of an over-long line, in maxLogLine pieces.
-			line, err = br.ReadSlice('\n')
-			truncated = err == bufio.ErrBufferFull
-			if len(line) > 0 {
-				s.copyOut(line)
-				s.line(line, true)
-			}
-		}
+		n, err := r.Read(buf)
+		s.push(&b, buf[:n])
 		if err != nil {
+			s.flush(&b)
 			return
 		}
 	}
@@ -162,10 +150,10 @@ type lineBuf struct {
 	long bool // held continues a line over maxLogLine bytes
 }
 
-// push takes the next piece of a stream read by someone else (the pipe
-// poller) and logs its lines as consume logs what it reads: a line over
-// maxLogLine in pieces marked truncated; an unfinished line waits in b
-// for the rest (flush logs it at the end).
+// push takes the next piece of a stream (read by consume, or by the pipe
+// poller) and logs its lines: a line over maxLogLine in pieces marked
+// truncated; an unfinished line waits in b, at most maxLogLine bytes, for
+// the rest (flush logs it at the end).
 func (s *logSink) push(b *lineBuf, p []byte) {
 	s.copyOut(p)
 	for len(p) > 0 {

@@ -61,9 +61,10 @@ func TestInheritedEnvironment(t *testing.T) {
 
 // TestPushLogsAsConsume: the stdout the pipe poller reads arrives in
 // pieces of any size, cut anywhere; push must log it record for record as
-// consume logs the same bytes read from a pipe: lines over maxLogLine in
-// marked pieces, a line cut across pieces whole, a last line without a
-// newline at the end, and nothing held beyond one line.
+// consume logs the same bytes read from one reader, whatever the pieces:
+// lines over maxLogLine in marked pieces, a line cut across pieces whole,
+// a last line without a newline at the end, and nothing held beyond one
+// line (TestStdioLinesAreCapped checks the records themselves).
 func TestPushLogsAsConsume(t *testing.T) {
 	input := []byte("first\n" + strings.Repeat("x", maxLogLine+10) + "\nshort\n" +
 		strings.Repeat("y", maxLogLine-1) + "\n" + strings.Repeat("z", 2*maxLogLine) + "\n{\"@message\":\"json\"}\nno newline at the end")

@@ -4,19 +4,8 @@ package plugin
 
 import (
 	"os"
-	"os/signal"
 	"strconv"
-	"syscall"
 )
-
-// ignoreBrokenPipes makes a write to a pipe of a host that is gone fail
-// (EPIPE) rather than end this process: Go kills a program with SIGPIPE
-// when its write to standard output or error meets a broken pipe, and a
-// plugin whose host died writes there (its stop's warning) before it
-// removes its socket directory and flushes its telemetry, which the
-// signal cut short (interop's TestPlugkitPluginOutlivesNoGoPluginHost
-// found the directory left in the temporary directory).
-func ignoreBrokenPipes() { signal.Ignore(syscall.SIGPIPE) }
 
 // parentProbe reports the parent gone when this process was re-parented:
 // on unix an orphan's parent becomes init or a subreaper, so its parent

@@ -51,6 +51,3 @@ func bornAfterUs(h windows.Handle) bool {
 func deathSignal() (wake <-chan os.Signal, disarm func(), kernelWatches bool) {
 	return nil, func() {}, false
 }
-
-// ignoreBrokenPipes has nothing to do here: no SIGPIPE ends this process.
-func ignoreBrokenPipes() {}

@@ -365,7 +365,6 @@ func (p *hosted) wait(ctx context.Context, served <-chan error, parentGone <-cha
 		endStreams()
 		stopGracefully(p.srv, p.health, p.cfg.shutdownTimeout(), nil)
 	case <-parentGone:
-		ignoreBrokenPipes()
 		p.logger.Warn("plugin stopping: its host process is gone")
 		endStreams()
 		p.srv.Stop()

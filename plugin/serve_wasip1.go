@@ -270,6 +270,3 @@ var atStart *startWatch
 type startWatch struct{}
 
 func (*startWatch) claim(bool) (gone <-chan struct{}, unclaim func()) { return nil, func() {} }
-
-// ignoreBrokenPipes has nothing to do here: no SIGPIPE ends this process.
-func ignoreBrokenPipes() {}
