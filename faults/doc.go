@@ -396,7 +396,10 @@
 //     never preempted) until Close stopped it: wasmhost's
 //     TestCloseEndsGuestByItsOwnStop; a plugin killed by SIGPIPE writing
 //     to its dead host's pipe, its socket directory left behind: interop's
-//     TestPlugkitPluginOutlivesNoGoPluginHost under testutil.Tidy.
+//     TestPlugkitPluginOutlivesNoGoPluginHost under testutil.Tidy; a
+//     plugin whose host died as Run began, which exited with the socket
+//     directory Run had just made (the watch of the host decided to exit,
+//     then Run claimed the stop): plugin's TestClaimWaitsForAnExitUnderWay.
 //   - many calls from many goroutines: TestManyCalls (20,000 calls from 100
 //     goroutines; goroutines, open files and heap of the host, and the
 //     plugin's open files, back to baseline); make soak runs

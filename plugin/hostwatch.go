@@ -7,7 +7,8 @@ import (
 	"fmt"
 	"os"
 	"strconv"
-	"sync/atomic"
+	"sync"
+	"time"
 
 	"github.com/plugkit/plugkit/handshake"
 )
@@ -23,9 +24,16 @@ var atStart = watchHostFromStart(os.LookupEnv)
 
 // startWatch is the watch begun at the start.
 type startWatch struct {
-	gone    <-chan struct{} // closed once the host is gone
-	stop    context.CancelFunc
-	serving atomic.Int32 // Runs that stop in order when the host is gone
+	gone <-chan struct{} // closed once the host is gone
+	stop context.CancelFunc
+	exit func() // ends the process: os.Exit(1)
+
+	// mu makes the watch's look at serving and its exit one step
+	// against a claim: a Run that comes while the process exits waits
+	// inside claim for the exit, and so makes no socket directory
+	// that the exit would leave behind.
+	mu      sync.Mutex
+	serving int // Runs that stop in order when the host is gone
 }
 
 // launchedByHost reports whether a go-plugin host launched this program:
@@ -65,7 +73,7 @@ func watchHostFromStart(lookup func(string) (string, bool)) *startWatch {
 		interval = watchedPollInterval
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	w := &startWatch{stop: cancel}
+	w := &startWatch{stop: cancel, exit: func() { os.Exit(1) }}
 	w.gone = pollGone(ctx, interval, wake, gone, func() { disarm(); release() })
 	go w.exitUnlessServing(ctx)
 	return w
@@ -79,11 +87,24 @@ func (w *startWatch) exitUnlessServing(ctx context.Context) {
 		return
 	case <-w.gone:
 	}
-	if w.serving.Load() > 0 {
+	w.mu.Lock()
+	defer w.mu.Unlock() // only a test's exit returns
+	if w.serving > 0 {
 		return
 	}
-	fmt.Fprintln(processStderr, "plugin: the host process that launched this plugin is gone; exiting")
-	os.Exit(1)
+	// The word to the host's stderr, if anyone still reads it, gets a
+	// second: a pipe that is full and no longer read would otherwise
+	// hold the exit, and with it a Run waiting in claim, for good.
+	said := make(chan struct{})
+	go func() {
+		fmt.Fprintln(processStderr, "plugin: the host process that launched this plugin is gone; exiting")
+		close(said)
+	}()
+	select {
+	case <-said:
+	case <-time.After(time.Second):
+	}
+	w.exit() // os.Exit: the lock stays held until the process has ended
 }
 
 // claim makes Run the one to stop when the host is gone; the returned
@@ -96,6 +117,12 @@ func (w *startWatch) claim(noWatch bool) (gone <-chan struct{}, unclaim func()) 
 		w.stop()
 		return nil, func() {}
 	}
-	w.serving.Add(1)
-	return w.gone, func() { w.serving.Add(-1) }
+	w.mu.Lock()
+	w.serving++
+	w.mu.Unlock()
+	return w.gone, func() {
+		w.mu.Lock()
+		w.serving--
+		w.mu.Unlock()
+	}
 }
