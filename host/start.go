@@ -364,7 +364,7 @@ func (c *Client) connect(ctx context.Context, tlsConfig *tls.Config) error {
 	}, slices.Concat(guestDialOptions(c.rawDial != nil), c.opts.Telemetry.dialOptions(c.name, c.rep.binary), c.opts.DialOptions, c.guestCallOptions())...)
 	if _, ok := c.life.(*launched); ok {
 		c.inflight = &callCount{}
-		opts = append(opts, grpc.WithStatsHandler(c.inflight))
+		opts = append(opts, c.inflight.dialOptions()...)
 	}
 	conn, err := grpc.NewClient("passthrough:///"+address, opts...)
 	if err != nil {
