@@ -249,6 +249,16 @@
 //     stdout line for line as a goroutine a pipe did, whatever the pieces
 //     it reads (lines over 64 KiB cut and marked, no newline at the end):
 //     host's TestPushLogsAsConsume.
+//   - the attacks of issue 42 (rows 2-3, round 4: the stop at once of an
+//     idle host's plugin; the socket directory's lock on the stdout pipe):
+//     2. a Close that cuts a call in flight (the host counts its calls and
+//     tells the plugin it is idle only with none): host's
+//     TestCloseLetsCallsInFlightFinish, plugin's TestShutdownIdle (without
+//     the header a plugin stops gracefully, with it at once).
+//     3. a sweep that removes a live host's directory, or hangs opening a
+//     dead host's lock now that it is a named pipe: host's
+//     TestSweepSparesLiveHost; the descriptor spared:
+//     TestHostCostPerPlugin (4 a plugin).
 //   - the attacks of issue 40 (points 4 to 10: metrics and traces as
 //     Prometheus and OpenTelemetry users expect), each point with the
 //     tests that failed before its fix:

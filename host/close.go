@@ -10,9 +10,11 @@ import (
 	"time"
 
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 
 	"github.com/plugkit/plugkit/internal/goplugin/pluginpb"
+	"github.com/plugkit/plugkit/wire"
 )
 
 // lifecycle is what a Client's plugin runs as, from the host's side: a
@@ -70,9 +72,14 @@ func (c *Client) Pid() int { return c.life.pid() }
 
 // shutdown makes the Shutdown RPC within wait and reports whether the
 // plugin is on its way out (see shutdownAccepted), and the RPC's error.
-func (c *Client) shutdown(wait time.Duration) (willExit bool, err error) {
+// With idle, it tells the plugin that nothing is in flight
+// (wire.ShutdownIdleHeader).
+func (c *Client) shutdown(wait time.Duration, idle bool) (willExit bool, err error) {
 	ctx, cancel := context.WithTimeout(context.Background(), wait)
 	defer cancel()
+	if idle {
+		ctx = metadata.AppendToOutgoingContext(ctx, wire.ShutdownIdleHeader, "1")
+	}
 	_, err = pluginpb.NewGRPCControllerClient(c.conn).Shutdown(ctx, &pluginpb.Empty{})
 	return shutdownAccepted(err), err
 }
@@ -139,8 +146,11 @@ func (l *launched) stop(c *Client) error {
 	l.stopping.Store(true)
 	start := time.Now()
 	var shutdownErr error
+	// A plugin with no call of the host's in flight and no stdio stream
+	// has nothing to drain: it may stop at once.
+	idle := c.pipesKept && c.inflight != nil && c.inflight.idle()
 	stage := l.proc.stop(func() bool {
-		willExit, err := c.shutdown(l.stopWait)
+		willExit, err := c.shutdown(l.stopWait, idle)
 		shutdownErr = err
 		return willExit
 	}, l.stopWait)
@@ -232,7 +242,7 @@ type attached struct {
 
 func (a *attached) stop(c *Client) error {
 	if !a.leave {
-		if _, err := c.shutdown(a.stopWait); err != nil {
+		if _, err := c.shutdown(a.stopWait, false); err != nil {
 			c.logger.Debug("plugin Shutdown RPC failed", "error", err)
 		}
 	}

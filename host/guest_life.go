@@ -104,7 +104,7 @@ func (l *guestLife) stop(c *Client) error {
 	default:
 	}
 	l.stopping.Store(true)
-	if _, err := c.shutdown(l.stopWait); err != nil {
+	if _, err := c.shutdown(l.stopWait, false); err != nil {
 		c.logger.Debug("plugin Shutdown RPC failed", "error", err)
 	}
 	c.release()

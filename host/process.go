@@ -38,6 +38,7 @@ type process struct {
 	cause   error // what Launch.Exited made of the exit, if anything
 
 	forwarding bool   // forwardStdout was started
+	outLocks   bool   // outR is the socket directory's lock, which closes it (sockDir.stdout)
 	stopStdout func() // ends the poller's watch of stdout, if it has one
 	// afterExit, when set, runs once after exited is closed (whenExited).
 	afterExit  atomic.Pointer[func()]
@@ -55,23 +56,33 @@ type lineResult struct {
 // startProcess starts cmd with its output read by the host: stderr is
 // logged and copied to stderrCopy; onExit, when set, is called once the
 // process has exited, and, with drainFirst, once its stderr has ended too.
-func startProcess(cmd *exec.Cmd, logger *slog.Logger, stderrCopy io.Writer, drainFirst bool, onExit func(*os.ProcessState) error) (*process, error) {
-	outR, outW, err := os.Pipe()
-	if err != nil {
-		return nil, err
+// stdout is the pipe for the plugin's standard output, when the socket
+// directory's lock is its read end (sockDir.stdout), which the directory
+// closes; with nil ends, a pipe of its own.
+func startProcess(cmd *exec.Cmd, logger *slog.Logger, stderrCopy io.Writer, drainFirst bool, onExit func(*os.ProcessState) error, stdout [2]*os.File) (*process, error) {
+	outR, outW, outLocks := stdout[0], stdout[1], stdout[0] != nil
+	closeOut := func() {
+		if !outLocks {
+			outR.Close()
+		}
+		outW.Close()
+	}
+	var err error
+	if !outLocks {
+		if outR, outW, err = os.Pipe(); err != nil {
+			return nil, err
+		}
 	}
 	errR, errW, err := os.Pipe()
 	if err != nil {
-		outR.Close()
-		outW.Close()
+		closeOut()
 		return nil, err
 	}
 	cmd.Stdout, cmd.Stderr = outW, errW
 	setProcAttr(cmd)
 	sys, err := startCmd(cmd)
 	if err != nil {
-		outR.Close()
-		outW.Close()
+		closeOut()
 		errR.Close()
 		errW.Close()
 		return nil, err
@@ -83,6 +94,7 @@ func startProcess(cmd *exec.Cmd, logger *slog.Logger, stderrCopy io.Writer, drai
 		sys:        sys,
 		stdout:     bufio.NewReader(outR),
 		outR:       outR,
+		outLocks:   outLocks,
 		errR:       errR,
 		stderr:     &logSink{logger: logger, source: "stderr", copy: stderrCopy},
 		exited:     make(chan struct{}),
@@ -276,7 +288,9 @@ func (p *process) closePipes() {
 			<-p.stdoutDone
 		}
 	}
-	p.outR.Close()
+	if !p.outLocks {
+		p.outR.Close()
+	}
 }
 
 // Stop stages, as stop reports them.

@@ -2,6 +2,7 @@ package host
 
 import (
 	"log/slog"
+	"os"
 	"os/exec"
 	"os/signal"
 	"syscall"
@@ -17,7 +18,7 @@ func TestExitSeenWithoutSIGCHLD(t *testing.T) {
 	startSpawner()
 	signal.Reset(syscall.SIGCHLD)
 	t.Cleanup(func() { signal.Notify(childExits, syscall.SIGCHLD) })
-	p, err := startProcess(exec.Command("sleep", "0.3"), slog.New(slog.DiscardHandler), nil, false, nil)
+	p, err := startProcess(exec.Command("sleep", "0.3"), slog.New(slog.DiscardHandler), nil, false, nil, [2]*os.File{})
 	if err != nil {
 		t.Fatal(err)
 	}

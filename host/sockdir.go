@@ -36,6 +36,9 @@ const (
 type sockDir struct {
 	path string
 	lock *os.File
+	// out is the write end of the plugin's stdout pipe when the lock is
+	// that pipe's read end (ownerFIFO), until the launch takes it.
+	out *os.File
 }
 
 var sweptDirs sync.Map // parent directory -> struct{}: swept once per process
@@ -69,20 +72,44 @@ func newSockDir(parent string) (*sockDir, error) {
 	// Lock under a temporary name, then rename: a sweeper only looks at
 	// ownerFile, so it never sees the file before it is locked.
 	tmp := filepath.Join(dir, ownerFile+".new")
-	f, err := os.OpenFile(tmp, os.O_CREATE|os.O_RDWR|os.O_EXCL, 0o600)
+	d := &sockDir{path: dir}
+	d.lock, d.out, err = ownerFIFO(tmp)
+	if err != nil {
+		d.lock, err = lockFile(tmp)
+	}
 	if err == nil {
-		if err = osdep.TryLock(f); err == nil {
-			err = os.Rename(tmp, filepath.Join(dir, ownerFile))
-		}
+		err = os.Rename(tmp, filepath.Join(dir, ownerFile))
 	}
 	if err != nil {
-		if f != nil {
-			f.Close()
-		}
-		os.RemoveAll(dir)
+		d.remove()
 		return nil, fmt.Errorf("locking the plugin's socket directory %s: %w", dir, err)
 	}
-	return &sockDir{path: dir, lock: f}, nil
+	return d, nil
+}
+
+// lockFile creates path and flock()s it.
+func lockFile(path string) (*os.File, error) {
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR|os.O_EXCL, 0o600)
+	if err != nil {
+		return nil, err
+	}
+	if err := osdep.TryLock(f); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return f, nil
+}
+
+// stdout hands the launch the pipe for the plugin's standard output when
+// the lock is that pipe's read end: the read end r stays the directory's
+// (remove closes it, and with it the lock), the write end w is the
+// caller's, to give to the plugin and close. Both are nil otherwise.
+func (d *sockDir) stdout() (r, w *os.File) {
+	if d == nil || d.out == nil {
+		return nil, nil
+	}
+	w, d.out = d.out, nil
+	return d.lock, w
 }
 
 // remove deletes the directory and everything in it, then drops the lock.
@@ -91,7 +118,12 @@ func (d *sockDir) remove() {
 		return
 	}
 	os.RemoveAll(d.path)
-	d.lock.Close()
+	if d.lock != nil {
+		d.lock.Close()
+	}
+	if d.out != nil {
+		d.out.Close()
+	}
 }
 
 // sweepDeadHostDirs removes, from parent, the plugin socket directories

@@ -5,6 +5,7 @@ package host
 import (
 	"os"
 	"path/filepath"
+	"syscall"
 	"testing"
 )
 
@@ -13,7 +14,9 @@ import (
 // directory of a plugin whose host lives, which would take its socket and
 // its brokered servers' away. A sweep must leave a live host's
 // directories, also after another of them was removed, and remove a dead
-// host's (its lock free).
+// host's (its lock free), whether its lock is a file or a named pipe
+// (Linux: the plugin's stdout, ownerFIFO), which the sweep must open
+// without waiting for a writer.
 func TestSweepSparesLiveHost(t *testing.T) {
 	base := t.TempDir()
 	dead := filepath.Join(base, hostDirPrefix+"dead")
@@ -23,12 +26,21 @@ func TestSweepSparesLiveHost(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dead, ownerFile), nil, 0o600); err != nil {
 		t.Fatal(err)
 	}
+	deadFIFO := filepath.Join(base, hostDirPrefix+"deadfifo")
+	if err := os.MkdirAll(filepath.Join(deadFIFO, "plugkit-1"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Mkfifo(filepath.Join(deadFIFO, ownerFile), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	a, err := newSockDir(base) // sweeps base first, once per process
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := os.Stat(dead); !os.IsNotExist(err) {
-		t.Errorf("the dead host's directory %s was not swept (%v)", dead, err)
+	for _, d := range []string{dead, deadFIFO} {
+		if _, err := os.Stat(d); !os.IsNotExist(err) {
+			t.Errorf("the dead host's directory %s was not swept (%v)", d, err)
+		}
 	}
 	b, err := newSockDir(base)
 	if err != nil {

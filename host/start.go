@@ -72,6 +72,9 @@ type Client struct {
 	// its pipes (wire.EnvStdioPipes); pipesKept: the plugin said it does,
 	// so no stdio stream is opened.
 	stdioPipes, pipesKept bool
+	// inflight counts a launched plugin's calls in flight (nil for other
+	// plugins): Close tells a plugin with none that it may stop at once.
+	inflight *callCount
 
 	bg       sync.WaitGroup // stdio forwarding and the broker stream
 	cancelBG context.CancelFunc
@@ -216,7 +219,8 @@ func (c *Client) launchProcess(ctx context.Context, cmd Command, id *automtls.Id
 			return nil, fmt.Errorf("%s: %w", setting, err)
 		}
 	}
-	proc, err := startProcess(launch.Cmd, c.logger, stderrCopy(cmd.Output.Stderr, launch.Stderr), launch.Stderr != nil, launch.Exited)
+	outR, outW := sock.stdout()
+	proc, err := startProcess(launch.Cmd, c.logger, stderrCopy(cmd.Output.Stderr, launch.Stderr), launch.Stderr != nil, launch.Exited, [2]*os.File{outR, outW})
 	if err != nil {
 		sock.remove()
 		launch.release()
@@ -358,6 +362,10 @@ func (c *Client) connect(ctx context.Context, tlsConfig *tls.Config) error {
 		grpc.WithContextDialer(dial),
 		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(maxMsg), grpc.MaxCallSendMsgSize(maxMsg)),
 	}, slices.Concat(guestDialOptions(c.rawDial != nil), c.opts.Telemetry.dialOptions(c.name, c.rep.binary), c.opts.DialOptions, c.guestCallOptions())...)
+	if _, ok := c.life.(*launched); ok {
+		c.inflight = &callCount{}
+		opts = append(opts, c.inflight.dialOptions()...)
+	}
 	conn, err := grpc.NewClient("passthrough:///"+address, opts...)
 	if err != nil {
 		c.closeMux()

@@ -185,7 +185,7 @@ type hosted struct {
 	brk      *broker.Broker
 	stdio    *stdioServer
 	mux      brokerwire.Mux // nil unless the host asked for multiplexing
-	shutdown chan struct{}  // the host's Shutdown
+	shutdown chan bool      // the host's Shutdown: true when it said it is idle (wire.ShutdownIdleHeader)
 	tracing  *tracing       // nil without
 	// pipes leaves os.Stdout and os.Stderr on the process's own pipes,
 	// which the host asked for (wire.EnvStdioPipes) and is told of on
@@ -218,7 +218,7 @@ func runHosted(ctx context.Context, cfg Config, h Harness, logger *slog.Logger, 
 		return fmt.Errorf("plugin: %w", err)
 	}
 	defer ln.Close()
-	p := &hosted{cfg: cfg, h: h, logger: logger, stdio: newStdioServer(), shutdown: make(chan struct{}, 1), tracing: tr}
+	p := &hosted{cfg: cfg, h: h, logger: logger, stdio: newStdioServer(), shutdown: make(chan bool, 1), tracing: tr}
 	// A plugkit host that reads the pipes itself needs no stdio stream
 	// (wire.EnvStdioPipes): the output stays on them.
 	pipes, _ := h.LookupEnv(wire.EnvStdioPipes)
@@ -356,9 +356,15 @@ func (p *hosted) wait(ctx context.Context, served <-chan error, parentGone <-cha
 	// stop waits for them, within the same bound.
 	defer p.stopCalls()
 	select {
-	case <-p.shutdown:
-		p.logger.Debug("plugin stopping: the host asked")
+	case idle := <-p.shutdown:
+		p.logger.Debug("plugin stopping: the host asked", "idle", idle)
 		endStreams()
+		if idle && p.pipes {
+			// No call of the host's in flight and no stdio stream to
+			// drain: nothing a graceful stop would wait for.
+			p.srv.Stop()
+			break
+		}
 		stopGracefully(p.srv, p.health, p.cfg.shutdownTimeout(), nil)
 	case <-ctx.Done():
 		p.logger.Debug("plugin stopping", "reason", context.Cause(ctx))
@@ -546,14 +552,16 @@ func stopGracefully(srv *grpc.Server, h *health.Server, timeout time.Duration, c
 
 type controller struct {
 	pluginpb.UnimplementedGRPCControllerServer
-	shutdown chan<- struct{}
+	shutdown chan<- bool
 }
 
-// Shutdown asks Run to stop. It returns at once; the stop happens after
-// the reply is sent.
-func (c controller) Shutdown(context.Context, *pluginpb.Empty) (*pluginpb.Empty, error) {
+// Shutdown asks Run to stop, and tells it whether the host said it has no
+// call in flight (wire.ShutdownIdleHeader). It returns at once; the stop
+// follows the reply.
+func (c controller) Shutdown(ctx context.Context, _ *pluginpb.Empty) (*pluginpb.Empty, error) {
+	md, _ := metadata.FromIncomingContext(ctx)
 	select {
-	case c.shutdown <- struct{}{}:
+	case c.shutdown <- slices.Equal(md.Get(wire.ShutdownIdleHeader), []string{"1"}):
 	default:
 	}
 	return &pluginpb.Empty{}, nil

@@ -45,3 +45,13 @@ const EnvStdioPipes = "PLUGKIT_STDIO_PIPES"
 // answer to grpc.health.v1 Health/Check by which it tells a host that
 // asked (EnvStdioPipes) that its output stays on its pipes.
 const StdioPipesHeader = "plugkit-stdio-pipes"
+
+// ShutdownIdleHeader is the request header, value "1", on a plugkit
+// host's GRPCController/Shutdown call by which it tells a plugin it
+// launched that it has no call in flight on the connection (its broker
+// stream aside) and needs no stdio stream (StdioPipesHeader): nothing is
+// left to drain, so a plugkit plugin then stops its server at once
+// (grpc.Server.Stop) instead of gracefully, and returns from Run. A
+// Shutdown without it (a go-plugin host, or calls in flight) keeps the
+// graceful stop, bounded by the plugin's shutdown timeout.
+const ShutdownIdleHeader = "plugkit-shutdown-idle"

@@ -12,36 +12,43 @@ import (
 // closeCPU measures the CPU time a close of every plugin costs, on each
 // side: it reads this process's CPU time and, with plugins, that of each
 // of its child processes so far (the sum of their threads' run time, from
-// /proc/PID/task/*/schedstat, in ns; threads that ended before are not
-// counted); the returned function, called once every child was reaped,
-// reads them again: the host's is its own getrusage, the plugins' what
-// the reaped children used in all (getrusage of the children) less what
-// they had used before.
-func closeCPU(plugins bool) (end func() (host, plugins time.Duration)) {
+// /proc/PID/task/*/schedstat, in ns, and how often they were switched to;
+// threads that ended before are not counted); the returned function,
+// called once every child was reaped, reads them again: the host's is its
+// own getrusage, the plugins' what the reaped children used in all
+// (getrusage of the children: CPU time, and voluntary and involuntary
+// context switches) less what they had used before.
+func closeCPU(plugins bool) (end func() (host, plugins time.Duration, switches int64)) {
 	var before time.Duration
+	var switched int64
 	if plugins {
 		for _, pid := range childPIDs() {
-			before += runTime(pid)
+			t, n := schedStat(pid)
+			before += t
+			switched += n
 		}
 	}
-	host0, children0 := rusage(syscall.RUSAGE_SELF), rusage(syscall.RUSAGE_CHILDREN)
-	return func() (host, p time.Duration) {
-		host = rusage(syscall.RUSAGE_SELF) - host0
+	host0, _ := rusage(syscall.RUSAGE_SELF)
+	children0, switches0 := rusage(syscall.RUSAGE_CHILDREN)
+	return func() (host, p time.Duration, switches int64) {
+		host, _ = rusage(syscall.RUSAGE_SELF)
+		host -= host0
 		if plugins {
-			p = rusage(syscall.RUSAGE_CHILDREN) - children0 - before
+			children, n := rusage(syscall.RUSAGE_CHILDREN)
+			p, switches = children-children0-before, n-switches0-switched
 		}
-		return host, p
+		return host, p, switches
 	}
 }
 
 // rusage is the user and system CPU time of who (RUSAGE_SELF or
-// RUSAGE_CHILDREN).
-func rusage(who int) time.Duration {
+// RUSAGE_CHILDREN), and its context switches, voluntary and not.
+func rusage(who int) (time.Duration, int64) {
 	var ru syscall.Rusage
 	if syscall.Getrusage(who, &ru) != nil {
-		return 0
+		return 0, 0
 	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano()), ru.Nvcsw + ru.Nivcsw
 }
 
 // childPIDs lists this process's child processes.
@@ -62,23 +69,28 @@ func childPIDs() []int {
 	return pids
 }
 
-// runTime is the CPU time pid's threads have used so far.
-func runTime(pid int) time.Duration {
+// schedStat is the CPU time pid's threads have used so far, and how many
+// times they were switched to (their schedstat's first and third fields).
+func schedStat(pid int) (run time.Duration, switches int64) {
 	stats, _ := filepath.Glob("/proc/" + strconv.Itoa(pid) + "/task/*/schedstat")
-	var sum time.Duration
 	for _, s := range stats {
 		data, err := os.ReadFile(s)
 		if err != nil {
 			continue
 		}
-		if f := strings.Fields(string(data)); len(f) > 0 {
+		if f := strings.Fields(string(data)); len(f) == 3 {
 			ns, _ := strconv.ParseInt(f[0], 10, 64)
-			sum += time.Duration(ns)
+			n, _ := strconv.ParseInt(f[2], 10, 64)
+			run += time.Duration(ns)
+			switches += n
 		}
 	}
-	return sum
+	return run, switches
 }
 
 // RunTime is the CPU time pid's threads have used so far (their
 // schedstat): what a process costs, read from outside it.
-func RunTime(pid int) time.Duration { return runTime(pid) }
+func RunTime(pid int) time.Duration {
+	run, _ := schedStat(pid)
+	return run
+}

@@ -50,17 +50,21 @@ type Result struct {
 	// in ms (0 unless EnvCPU is set). On 2 CPUs, 300 plugins closed at
 	// once are bound by the sum.
 	HostCloseCPUMS, PluginCloseCPUMS float64
+	// PluginCloseSwitches is how many times one plugin process's threads
+	// were switched to, or from, in the same span: the mean over the
+	// plugins (0 unless EnvCPU is set). Each is a wake-up the stop costs.
+	PluginCloseSwitches float64
 }
 
 // String is the line the hosts print, in the order Parse reads.
 func (r Result) String() string {
-	return fmt.Sprintf("%.3f %.3f %.3f %.3f %.1f %.1f %.3f", r.StartMS, r.CloseAllMS, r.Goroutines, r.FDs, r.RSSKiB, r.HostCloseCPUMS, r.PluginCloseCPUMS)
+	return fmt.Sprintf("%.3f %.3f %.3f %.3f %.1f %.1f %.3f %.1f", r.StartMS, r.CloseAllMS, r.Goroutines, r.FDs, r.RSSKiB, r.HostCloseCPUMS, r.PluginCloseCPUMS, r.PluginCloseSwitches)
 }
 
 // Parse reads a line String wrote.
 func Parse(line string) (Result, error) {
 	var r Result
-	if _, err := fmt.Sscan(line, &r.StartMS, &r.CloseAllMS, &r.Goroutines, &r.FDs, &r.RSSKiB, &r.HostCloseCPUMS, &r.PluginCloseCPUMS); err != nil {
+	if _, err := fmt.Sscan(line, &r.StartMS, &r.CloseAllMS, &r.Goroutines, &r.FDs, &r.RSSKiB, &r.HostCloseCPUMS, &r.PluginCloseCPUMS, &r.PluginCloseSwitches); err != nil {
 		return Result{}, fmt.Errorf("a scale host printed %q: %w", line, err)
 	}
 	return r, nil
@@ -153,8 +157,9 @@ func Run(ctx context.Context, n, inflight int, start Start) (Result, error) {
 	r.StartMS = float64(took[n/2]) / 1e6
 	cpu := closeCPU(os.Getenv(EnvCPU) == "1")
 	r.CloseAllMS = float64(closeAll()) / 1e6
-	host, plugins := cpu()
+	host, plugins, switches := cpu()
 	r.HostCloseCPUMS, r.PluginCloseCPUMS = float64(host)/1e6, float64(plugins)/1e6/float64(n)
+	r.PluginCloseSwitches = float64(switches) / float64(n)
 	return r, nil
 }
 
