@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+	"time"
 )
 
 // goLink links the main package pkg with the Go tool's environment env
@@ -39,7 +40,10 @@ func goLink(ctx context.Context, env []string, flags []string, out, pkg string) 
 	}
 	cmd := exec.CommandContext(ctx, GoTool(), args...)
 	cmd.Env = env
-	if b, err := cmd.CombinedOutput(); err != nil {
+	start := time.Now()
+	b, err := cmd.CombinedOutput()
+	logBuild("link", buildLogName(env, flags, pkg), start, cmd)
+	if err != nil {
 		return fmt.Errorf("go build %s (as %s): %v\n%s", strings.Join(append(flags, pkg), " "), how, err, b)
 	}
 	return nil
@@ -64,4 +68,16 @@ func copyExecutable(src, dst string, perm os.FileMode) error {
 		return errors.Join(err, out.Close())
 	}
 	return out.Close()
+}
+
+// buildLogName names a build for logBuild: the package, its flags, and
+// GOOS when env sets it.
+func buildLogName(env, flags []string, pkg string) string {
+	name := strings.Join(append(flags, pkg), " ")
+	for _, e := range env {
+		if strings.HasPrefix(e, "GOOS=") {
+			name = e + " " + name
+		}
+	}
+	return name
 }

@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"testing"
 	"time"
 )
@@ -22,6 +23,8 @@ func TestGoBuildHandsOutCopies(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	dir := TempDir(t)
+	log := filepath.Join(dir, "builds.log")
+	t.Setenv(BuildLogEnv, log)
 	first := GoBuild(ctx, t, filepath.Join(dir, "first", "hello"), "./testdata/hello")
 	if err := os.WriteFile(first, []byte("spoiled"), 0o755); err != nil {
 		t.Fatal(err)
@@ -33,6 +36,14 @@ func TestGoBuildHandsOutCopies(t *testing.T) {
 	}
 	if fi, err := os.Stat(second); err != nil || (runtime.GOOS != "windows" && fi.Mode().Perm()&0o100 == 0) {
 		t.Fatalf("the build's mode: %v, %v; want it executable", fi, err)
+	}
+	// BuildLogEnv's file has a line for each build, naming the package.
+	b, err := os.ReadFile(log)
+	if err != nil {
+		t.Fatalf("%s: %v; want a line for each build", BuildLogEnv, err)
+	}
+	if lines := strings.Split(strings.TrimSuffix(string(b), "\n"), "\n"); len(lines) != 2 || !strings.HasPrefix(lines[0], "link\t./testdata/hello\t") {
+		t.Fatalf("%s's file holds %q; want two lines, each starting \"link\\t./testdata/hello\\t\"", BuildLogEnv, b)
 	}
 }
 

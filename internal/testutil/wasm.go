@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 )
 
 // GoBuildWasm builds the main package pkg for GOOS=wasip1 GOARCH=wasm into
@@ -117,7 +118,10 @@ func CompiledWasm(ctx context.Context, modules ...string) string {
 	args := append([]string{"run", ldflags, "./internal/tools/wasmcompile", "-cache", dir, "-cache-bytes", strconv.Itoa(WasmCacheBytes)}, modules...)
 	cmd := exec.CommandContext(ctx, GoTool(), args...)
 	cmd.Dir = root
-	if b, err := cmd.CombinedOutput(); err != nil {
+	start := time.Now()
+	b, err := cmd.CombinedOutput()
+	logBuild("wasmcompile", strings.Join(modules, " "), start, cmd)
+	if err != nil {
 		fmt.Fprintf(os.Stderr, "testutil.CompiledWasm: %v\n%s", err, b)
 		return ""
 	}
