@@ -1,9 +1,12 @@
 package plugkit
 
 import (
+	"fmt"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/plugkit/plugkit/internal/testutil"
@@ -145,18 +148,13 @@ func TestMinimalManagerLinksNoWazero(t *testing.T) {
 // excluded) that are one of prefixes or below one.
 func depsUnder(t *testing.T, pkg string, prefixes []string) []string {
 	t.Helper()
-	goTool := testutil.GoTool()
-	out, err := exec.Command(goTool, "list", "-deps", pkg).Output()
+	all, err := listDeps()
 	if err != nil {
-		var stderr []byte
-		if ee, ok := err.(*exec.ExitError); ok {
-			stderr = ee.Stderr
-		}
-		t.Fatalf("go list -deps %s: %v\n%s", pkg, err, stderr)
+		t.Fatal(err)
 	}
-	deps := strings.Fields(string(out))
-	if len(deps) == 0 {
-		t.Fatalf("go list -deps %s printed nothing", pkg)
+	deps, ok := all[pkg]
+	if !ok {
+		t.Fatalf("%s is not among the packages listDeps lists: add its list to listDeps", pkg)
 	}
 	var found []string
 	for _, dep := range deps {
@@ -169,3 +167,34 @@ func depsUnder(t *testing.T, pkg string, prefixes []string) []string {
 	}
 	return found
 }
+
+// listDeps lists, once per test binary, the dependencies of each package
+// the tests above check (tests excluded; the package itself included, as
+// go list -deps gives them): one go list for all of them, rather than one
+// per package and test, each of which costs about a second of CPU.
+var listDeps = sync.OnceValues(func() (map[string][]string, error) {
+	pkgs := slices.Concat(hostSidePackages, guestFreePackages, pluginSidePackages)
+	slices.Sort(pkgs)
+	pkgs = slices.Compact(pkgs)
+	args := append([]string{"list", "-f", "{{.ImportPath}}{{range .Deps}} {{.}}{{end}}"}, pkgs...)
+	out, err := exec.Command(testutil.GoTool(), args...).Output()
+	if err != nil {
+		var stderr []byte
+		if ee, ok := err.(*exec.ExitError); ok {
+			stderr = ee.Stderr
+		}
+		return nil, fmt.Errorf("go list of %s: %v\n%s", strings.Join(pkgs, " "), err, stderr)
+	}
+	deps := map[string][]string{}
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		fields := strings.Fields(line)
+		if len(fields) < 2 {
+			return nil, fmt.Errorf("go list printed %q, want a package and its dependencies", line)
+		}
+		deps[fields[0]] = fields
+	}
+	if len(deps) != len(pkgs) {
+		return nil, fmt.Errorf("go list printed the dependencies of %d packages, want %d (%s)", len(deps), len(pkgs), strings.Join(pkgs, " "))
+	}
+	return deps, nil
+})

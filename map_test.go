@@ -2,6 +2,7 @@ package plugkit
 
 import (
 	"cmp"
+	"fmt"
 	"go/parser"
 	"go/token"
 	"os"
@@ -10,6 +11,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/plugkit/plugkit/internal/testutil"
@@ -25,31 +27,41 @@ type listedPackage struct {
 }
 
 // modulePackages lists every package of the module (go list ./...), for
-// the default build of this system.
+// the default build of this system: listed once per test binary, since
+// each go list of the module costs a second or so of CPU.
 func modulePackages(t *testing.T) []listedPackage {
 	t.Helper()
+	pkgs, err := listModule()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pkgs
+}
+
+// listModule is go list ./..., run once.
+var listModule = sync.OnceValues(func() ([]listedPackage, error) {
 	out, err := exec.Command(testutil.GoTool(), "list", "-f", "{{.ImportPath}} {{.Name}}", "./...").Output()
 	if err != nil {
 		var stderr []byte
 		if ee, ok := err.(*exec.ExitError); ok {
 			stderr = ee.Stderr
 		}
-		t.Fatalf("go list ./...: %v\n%s", err, stderr)
+		return nil, fmt.Errorf("go list ./...: %v\n%s", err, stderr)
 	}
 	var pkgs []listedPackage
 	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
 		imp, name, ok := strings.Cut(line, " ")
 		if !ok {
-			t.Fatalf("go list printed %q, want IMPORTPATH NAME", line)
+			return nil, fmt.Errorf("go list printed %q, want IMPORTPATH NAME", line)
 		}
 		rel := strings.TrimPrefix(strings.TrimPrefix(imp, modulePath), "/")
 		pkgs = append(pkgs, listedPackage{rel: cmp.Or(rel, "."), name: name})
 	}
 	if len(pkgs) < 10 {
-		t.Fatalf("go list ./... listed %d packages; the module has dozens", len(pkgs))
+		return nil, fmt.Errorf("go list ./... listed %d packages; the module has dozens", len(pkgs))
 	}
-	return pkgs
-}
+	return pkgs, nil
+})
 
 // publicPackages are the packages a reader of the map must find: every
 // package of the module but the root (the map itself), those under an

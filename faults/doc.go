@@ -275,13 +275,13 @@
 //     counted: TestUnversionedPluginIsCounted (0 starts, then 1).
 //     7. one service for host and plugins: host's
 //     TestPluginSpansCarryTheirOwnService, TestLaunchEnvPassesOTELAndTraceContext,
-//     TestTraceReachesLaunchedPlugin; cmd/plugkit's TestDemoTrace.
+//     TestTraceReachesLaunchedPlugin; cmd/plugkit's TestDemo/trace.
 //     8. orphan traces from inherited OTEL_*: host's
 //     TestUntracedHostsPluginExportsNothing; plugin's
 //     TestTracingFromEnvironment ("not asked" cases).
 //     9. export errors per batch: host's TestExportErrorIsLoggedOnce (11
 //     records, then 1); spans lost by a killed plugin: cmd/plugkit's
-//     TestDemoTrace (11 of 25 calls without the plugin's span, then 0);
+//     TestDemo/trace (11 of 25 calls without the plugin's span, then 0);
 //     flushes on Close and SIGTERM: TestPluginFlushesSpansOnExit
 //     (passed before: a guard); spans of an idle plugin lost to SIGKILL
 //     over OTLP (the demo against a Collector: 11 of 25 calls without

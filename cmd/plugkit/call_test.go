@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"os"
 	"os/exec"
@@ -23,6 +22,7 @@ const tfCookie = "TF_PLUGIN_MAGIC_COOKIE=d602bf8f470bc67ca7faa0386276bbdd4330efa
 // TestCallGoPluginProvider calls a provider served by go-plugin itself
 // (terraform-plugin-go's tf6server.Serve), through reflection only.
 func TestCallGoPluginProvider(t *testing.T) {
+	t.Parallel()
 	bin := goBuild(t, testutil.TempDir(t), "terraform-provider-fixture", "./testdata/tf6provider")
 	call := func(args ...string) (string, string, int) {
 		t.Helper()
@@ -114,10 +114,8 @@ func TestCallUsageErrors(t *testing.T) {
 // of one service: --name and --metadata plugkit-name=... pick one, no name
 // gets the catalog's error, and a bare service name lists its methods.
 func TestCallNameAndMetadata(t *testing.T) {
-	bin := filepath.Join(testutil.TempDir(t), "multiname")
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	bin = testutil.GoBuild(ctx, t, bin, "./testdata/multiname")
+	t.Parallel()
+	bin := buildMultiname(t)
 	call := func(args ...string) (string, string, int) {
 		t.Helper()
 		var stdout, stderr bytes.Buffer
@@ -152,6 +150,7 @@ func TestCallNameAndMetadata(t *testing.T) {
 // whose call is in flight: the CLI closes the plugin it started (no
 // orphan is left) and exits 130 or 143.
 func TestInterruptClosesPlugins(t *testing.T) {
+	t.Parallel()
 	testutil.NotOnWindows(t, "it sends SIGINT and SIGTERM to the CLI; Windows has no signals to send to another process")
 	cli, plug := goBuild(t, testutil.TempDir(t), "plugkit", "."), buildMultiname(t)
 	for _, tc := range []struct {
@@ -197,14 +196,6 @@ func TestInterruptClosesPlugins(t *testing.T) {
 			}
 		})
 	}
-}
-
-// goBuild builds the package pkg into dir/name and returns its path.
-func goBuild(t *testing.T, dir, name, pkg string) string {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	return testutil.GoBuild(ctx, t, filepath.Join(dir, name), pkg)
 }
 
 // buildMultiname builds the multi-name test plugin (testdata/multiname).

@@ -50,7 +50,7 @@ func goBuildRelease(ctx context.Context, out, name, version string, broken bool)
 // (Config.Watch.OnRefresh).
 func demoUpgrade(ctx context.Context, out io.Writer, step demoStep, m *manager.Manager, pluginDir, dataDir, work string, upgrades <-chan []manager.UpgradeResult) error {
 	// The heading first: the step's own Discover, start and Init belong
-	// to it (their spans too, which TestDemoTrace leaves out by step).
+	// to it (their spans too, which TestDemo leaves out of its trace by step).
 	step("upgrading example.com/fs under load: %d workers call it while new releases are installed into %s, which the manager watches", demoWorkers, pluginDir)
 	if err := m.Discover(ctx); err != nil {
 		return err

@@ -14,14 +14,15 @@ import (
 	"github.com/plugkit/plugkit/internal/testutil"
 )
 
-// memoryPlugin builds the example memory plugin into the test's
-// temporary directory.
+// memoryPlugin puts the example memory plugin into a temporary
+// directory of the test's own.
 func memoryPlugin(t *testing.T) string {
 	t.Helper()
-	return goBuild(t, testutil.TempDir(t), "memory", "github.com/plugkit/plugkit/examples/objectstore/plugins/memory")
+	return goBuild(t, testutil.TempDir(t), "memory", "../../examples/objectstore/plugins/memory")
 }
 
 func TestInspectJSON(t *testing.T) {
+	t.Parallel()
 	bin := memoryPlugin(t)
 	var stdout, stderr bytes.Buffer
 	code := run([]string{"inspect", bin, "--cookie", "PLUGKIT_EXAMPLE_PLUGIN=objectstore", "--versions", "1,2", "--json"}, &stdout, &stderr)
@@ -49,6 +50,7 @@ func TestInspectJSON(t *testing.T) {
 }
 
 func TestInspectNoMTLS(t *testing.T) {
+	t.Parallel()
 	bin := memoryPlugin(t)
 	var stdout, stderr bytes.Buffer
 	if code := run([]string{"inspect", "--no-mtls", "--json", "--cookie", "PLUGKIT_EXAMPLE_PLUGIN=objectstore", bin}, &stdout, &stderr); code != 0 {
@@ -60,6 +62,7 @@ func TestInspectNoMTLS(t *testing.T) {
 }
 
 func TestInspectFailures(t *testing.T) {
+	t.Parallel()
 	bin := memoryPlugin(t)
 	tests := []struct {
 		args []string
@@ -81,42 +84,6 @@ func TestInspectFailures(t *testing.T) {
 		first, _, _ := strings.Cut(stderr.String(), "\n")
 		if code != tt.code || !strings.Contains(first, tt.want) {
 			t.Errorf("%v: exit %d, first stderr line %q; want exit %d and %q", tt.args[1:], code, first, tt.code, tt.want)
-		}
-	}
-}
-
-func TestDemo(t *testing.T) {
-	if testutil.UnderWine() {
-		t.Skip("the demo builds its plugins with the Go tool, which does not run under Wine")
-	}
-	var stdout, stderr bytes.Buffer
-	if code := run([]string{"demo"}, &stdout, &stderr); code != 0 {
-		t.Fatalf("demo exit %d: %s\n%s", code, stderr.String(), stdout.String())
-	}
-	for _, want := range []string{
-		"fs      2.1.0    objectstore  2.1          presign       example.com/fs",
-		"memory  1.3.0    objectstore  1.0          -             example.com/memory",
-		"serving major 2.1 (adapted: false)", "serving major 1.0 (adapted: true)", "identical",
-		"Plugin version v2.4.0 is the latest compatible version", `version = "~> 2.4.0"`,
-		"Init replayed transparently", "0 launches", "stopped and reaped",
-		"example.com/memory  1.3.0    memory  v2          adapter       13      0",
-		"example.com/memory  1.3.0    memory  v1          direct        8       0",
-		"example.com/fs      2.1.0    fs      v2          direct        13      0",
-		"example.com/future  3.0.0    future  v2          incompatible  0       0",
-		"6 cells in",
-		"installed fs 2.2.0\n    switched: v2.1.0 (pid ", "serving objectstore example.com/fs: v2.2.0 (pid ",
-		"installed fs 2.3.0, broken: it dies at its first call\n    rolled back to v2.2.0 (pid ", "0 failed during the switch to 2.2.0",
-	} {
-		if !strings.Contains(stdout.String(), want) {
-			t.Errorf("demo output lacks %q:\n%s", want, stdout.String())
-		}
-	}
-	// No silent waits (issue 39 point 5): each build is named before it
-	// runs, ahead of the plugins' listing that needs them.
-	listed := strings.Index(stdout.String(), "example.com/memory")
-	for _, name := range demoPlugins {
-		if i := strings.Index(stdout.String(), "go build "+examplePluginPkg+name+" "); i < 0 || i > listed {
-			t.Errorf("demo does not name the build of %s before it uses it (at %d, listing at %d):\n%s", name, i, listed, stdout.String())
 		}
 	}
 }

@@ -15,5 +15,8 @@ func TestMain(m *testing.M) {
 		if fsModule.dir != "" {
 			os.RemoveAll(fsModule.dir)
 		}
+		if builds.dir != "" {
+			os.RemoveAll(builds.dir)
+		}
 	})))
 }

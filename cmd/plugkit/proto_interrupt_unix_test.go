@@ -21,6 +21,7 @@ import (
 // with status 130. The command is held reading its --config from a FIFO,
 // as from a shell's <(...), while the signal is sent.
 func TestProtoInstallsNoInterruptHandler(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	cli := goBuild(t, dir, "plugkit", ".")
 	writeProto(t, filepath.Join(dir, "in", "a.proto"), "syntax = \"proto3\";\npackage a;\n")

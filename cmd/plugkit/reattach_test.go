@@ -34,6 +34,7 @@ func trustTCP() []string {
 // bare JSON and the whole printed line both work, and the plugin is left
 // running after each command.
 func TestReattachDebugPlugin(t *testing.T) {
+	t.Parallel()
 	bin := memoryPlugin(t)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
@@ -109,6 +110,7 @@ func TestReattachDebugPlugin(t *testing.T) {
 // skips the check and goes on to connect (and fails only because nothing
 // listens). The flag without --reattach is refused.
 func TestReattachTrustTCPListener(t *testing.T) {
+	t.Parallel()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

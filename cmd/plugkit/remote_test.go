@@ -17,6 +17,7 @@ import (
 )
 
 func TestConnectToAPluginService(t *testing.T) {
+	t.Parallel()
 	pki, err := remotetest.NewPKI(testutil.TempDir(t), "127.0.0.1")
 	if err != nil {
 		t.Fatal(err)

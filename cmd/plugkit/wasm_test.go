@@ -53,6 +53,7 @@ const fsCookie = "PLUGKIT_EXAMPLE_PLUGIN=objectstore"
 // runs a binary (it had refused it: "set Command.Runner to a runtime"),
 // lists its services, and says it ran inside plugkit.
 func TestInspectWasm(t *testing.T) {
+	t.Parallel()
 	module, cache := buildFSModule(t)
 	var stdout, stderr strings.Builder
 	if code := run(append([]string{"inspect", module, "--cookie", fsCookie, "--timeout", "2m", "--json"}, cache...), &stdout, &stderr); code != 0 {
@@ -79,6 +80,7 @@ func TestInspectWasm(t *testing.T) {
 // the plugin's error names the missing grant instead of "Bad file
 // number"; the flags are refused for a native plugin.
 func TestCallWasm(t *testing.T) {
+	t.Parallel()
 	module, cache := buildFSModule(t)
 	data := testutil.TempDir(t)
 	if err := os.MkdirAll(filepath.Join(data, "store"), 0o755); err != nil {

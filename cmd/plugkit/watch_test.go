@@ -13,14 +13,15 @@ import (
 )
 
 // buildFSRelease builds the example fs plugin at release version into
-// dir/name, broken (dying at its first call after Init) when broken is
-// set.
-func buildFSRelease(t *testing.T, dir, name, version string, broken bool) string {
+// dir/name, as the demo's goBuildRelease does but linked once into the
+// Go build cache (testutil.BuildBinaryWith), so that a second run copies
+// it.
+func buildFSRelease(t *testing.T, dir, name, version string) string {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	out := filepath.Join(dir, name)
-	if err := goBuildRelease(ctx, out, "fs", version, broken); err != nil {
+	out, err := testutil.BuildBinaryWith(ctx, filepath.Join(dir, name), examplePluginPkg+"fs", "-ldflags=-X main.version="+version)
+	if err != nil {
 		t.Fatal(err)
 	}
 	return out
@@ -30,13 +31,14 @@ func buildFSRelease(t *testing.T, dir, name, version string, broken bool) string
 // running, takes a release installed into the directory over by itself,
 // and says which release serves and which drains, before and after.
 func TestPluginsWatchUpgrades(t *testing.T) {
+	t.Parallel()
 	if testutil.UnderWine() {
 		t.Skip("it builds plugins with the Go tool, which does not run under Wine")
 	}
 	testutil.NotOnWindows(t, "it replaces a plugin binary while it runs, which Windows forbids")
 	dir, staging := testutil.TempDir(t), testutil.TempDir(t)
-	buildFSRelease(t, dir, "fs", "2.1.0", false)
-	next := buildFSRelease(t, staging, "fs", "2.2.0", false)
+	buildFSRelease(t, dir, "fs", "2.1.0")
+	next := buildFSRelease(t, staging, "fs", "2.2.0")
 	var stdout, stderr testutil.Buffer
 	done := make(chan int, 1)
 	go func() {
