@@ -44,10 +44,14 @@ compile-wasm:
 ## a time: twice the CPUs by default, since many tests wait on plugin
 ## processes, sockets and deadlines rather than compute (at go test's
 ## default, one package per CPU, the CPUs were idle for part of the run);
-## TESTP=N sets it.
+## TESTP=N sets it. go test starts packages in the order it is given
+## them, so the ones whose tests take longest (TESTFIRST, longest first)
+## come before ./..., which adds the rest once each: started last, a long
+## package would run on alone after the others have ended.
 TESTP ?= $(shell n=$$(getconf _NPROCESSORS_ONLN 2>/dev/null || echo 1); echo $$((n * 2)))
+TESTFIRST := ./cmd/plugkit ./release ./wasmhost ./manager . ./plugin
 test-go:
-	$(GO) test -race -vet=all -count=1 -p $(TESTP) -timeout 9m ./...
+	$(GO) test -race -vet=all -count=1 -p $(TESTP) -timeout 9m $(TESTFIRST) ./...
 
 ## test-tofu: the end-to-end tests of the Terraform provider example
 ## against real engines (examples/terraform/provider, build tag tofu):
