@@ -21,6 +21,7 @@ import (
 // names, a later Discover keeps them, a second Attach under the same label
 // is refused, and a closed Manager refuses Attach.
 func TestAttach(t *testing.T) {
+	t.Parallel()
 	cat, err := catalog.New("1.0.0", catalog.Implement[objectstorev1.ObjectStoreServer]("objectstore", 1, 0, "example.com/attached",
 		&objectstorev1.ObjectStore_ServiceDesc, backend.V1{B: backend.NewMemory()}))
 	if err != nil {

@@ -17,6 +17,7 @@ import (
 // stops with the context's error and an empty cache, and loadCache keeps
 // no empty cache from it (the next Discover reads the file again).
 func TestReadCacheFileHonoursContext(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(testutil.TempDir(t), "cache.json")
 	sum := strings.Repeat("0", 64)
 	if err := os.WriteFile(path, []byte(`{"version":1,"entries":{`+strconv.Quote(rooted("p"))+`:{"sha256":"`+sum+`"}}}`), 0o600); err != nil {
@@ -45,6 +46,7 @@ func TestReadCacheFileHonoursContext(t *testing.T) {
 // was (the other managers' entries in it) rather than replacing it with
 // this manager's entries alone.
 func TestWriteCacheKeepsOthersWhenContextEnds(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(testutil.TempDir(t), "cache.json")
 	sum := strings.Repeat("0", 64)
 	shared := `{"version":1,"entries":{` + strconv.Quote(rooted("other")) + `:{"sha256":"` + sum + `"}}}`

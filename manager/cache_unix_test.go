@@ -58,6 +58,7 @@ func checkRewritten(t *testing.T, dir, cache string) {
 // TestCacheFIFO: a FIFO as the cache file (nobody ever writes to it) does
 // not hang Discover; it is reported and replaced.
 func TestCacheFIFO(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	writePlugin(t, dir, "a", "x 1")
 	cache := filepath.Join(t.TempDir(), "cache.json")
@@ -72,6 +73,7 @@ func TestCacheFIFO(t *testing.T) {
 // /dev/zero is not followed (reading it would never end); the cache is
 // rewritten in the link's place, not through it.
 func TestCacheSymlinkToDevZero(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	writePlugin(t, dir, "a", "x 1")
 	cache := filepath.Join(t.TempDir(), "cache.json")
@@ -88,6 +90,7 @@ func TestCacheSymlinkToDevZero(t *testing.T) {
 // TestCacheSymlinkNotWrittenThrough: a cache file that links to another
 // file leaves that file as it was.
 func TestCacheSymlinkNotWrittenThrough(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	writePlugin(t, dir, "a", "x 1")
 	victim := filepath.Join(t.TempDir(), "victim")
@@ -106,6 +109,7 @@ func TestCacheSymlinkNotWrittenThrough(t *testing.T) {
 // TestCacheHugeFile: a 100 MiB cache file is refused without being read
 // (at most 16 MiB are), reported with its size, and replaced.
 func TestCacheHugeFile(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	writePlugin(t, dir, "a", "x 1")
 	cache := filepath.Join(t.TempDir(), "cache.json")

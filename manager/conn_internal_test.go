@@ -22,6 +22,7 @@ func (s endedStream) RecvMsg(any) error { return s.err }
 // when a stream interceptor wraps it; it is returned as it is, never taken
 // for a crash of the plugin (which would restart it).
 func TestObservedStreamPassesEndOfStream(t *testing.T) {
+	t.Parallel()
 	for _, eof := range []error{io.EOF, fmt.Errorf("interceptor: %w", io.EOF)} {
 		s := &observedStream{ClientStream: endedStream{err: eof}, method: "/x.Y/Z"}
 		if err := s.RecvMsg(nil); !errors.Is(err, io.EOF) || err != eof {
@@ -31,6 +32,7 @@ func TestObservedStreamPassesEndOfStream(t *testing.T) {
 }
 
 func TestCallPolicyDeadline(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		p    CallPolicy
 		kind string

@@ -21,6 +21,7 @@ import (
 // at the manager's deadline for its kind, saying so; a call with a
 // deadline of its own keeps it.
 func TestCallWithoutDeadlineGetsManagers(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name  string
 		calls manager.CallPolicy

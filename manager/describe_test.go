@@ -23,6 +23,7 @@ import (
 // without a kind name are refused at Describe, and the 10 MB answer is
 // neither kept nor cached. Nothing hangs.
 func TestLyingDescribe(t *testing.T) {
+	t.Parallel()
 	dir := testutil.TempDir(t)
 	liar := writePlugin(t, dir, "liar", "liar")
 	writePlugin(t, dir, "huge", "huge")

@@ -16,7 +16,6 @@ import (
 	"github.com/plugkit/plugkit/host"
 	"github.com/plugkit/plugkit/internal/testutil"
 	"github.com/plugkit/plugkit/manager"
-	"github.com/plugkit/plugkit/wasmhost"
 )
 
 // The attacks of a file replaced under a plugin the manager already
@@ -52,6 +51,7 @@ func restartRefused(t *testing.T, v string, err error) {
 // file through an upgrade's checks, even when the describe cache could
 // vouch for its size and modification time.
 func TestRestartRunsOnlyTheDescribedFile(t *testing.T) {
+	t.Parallel()
 	testutil.NotOnWindows(t, "it rewrites a plugin binary while it runs, which Windows forbids")
 	for _, restoreMtime := range []bool{false, true} {
 		name := "rewritten"
@@ -128,6 +128,7 @@ func TestRestartRunsOnlyTheDescribedFile(t *testing.T) {
 // Discover described it, before its first use, is not started under the
 // description of another.
 func TestFirstStartRunsOnlyTheDescribedFile(t *testing.T) {
+	t.Parallel()
 	testutil.NotOnWindows(t, "its plugin's file is rewritten in place; under Wine every restart of TestCallsRacingRestarts runs the same check")
 	dir := testutil.TempDir(t)
 	m, finder, ev := upgradeManager(t, dir, "p 2 v=1.0.0", manager.UpgradePolicy{})
@@ -150,6 +151,7 @@ func TestFirstStartRunsOnlyTheDescribedFile(t *testing.T) {
 // its description nor its process (kept for the first use under
 // KeepDescribed) may stand for the bytes hashed.
 func TestDescribeRunsOnlyTheHashedFile(t *testing.T) {
+	t.Parallel()
 	testutil.NotOnWindows(t, "its plugin's file is rewritten in place; under Wine every restart of TestCallsRacingRestarts runs the same check")
 	for _, keep := range []bool{false, true} {
 		t.Run(map[bool]string{false: "described and stopped", true: "KeepDescribed"}[keep], func(t *testing.T) {
@@ -179,10 +181,11 @@ func TestDescribeRunsOnlyTheHashedFile(t *testing.T) {
 // and which then dies (here at its memory limit) is not instantiated
 // again from the module now there.
 func TestRestartRunsOnlyTheDescribedModule(t *testing.T) {
+	t.Parallel()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	dir := testutil.TempDir(t)
-	guests, install := memoryReleases(ctx, t, dir, wasmhost.Config{MemoryLimit: 32 << 20})
+	guests, install := memoryReleases(ctx, t, dir) // guests of 32 MiB (guestMemory)
 	install("1.3.0")
 	ev := newEvents()
 	finder := &manager.Finder{Launch: host.Command{Cookie: objectstore.Cookie}, Guests: guests}
@@ -219,6 +222,7 @@ func TestRestartRunsOnlyTheDescribedModule(t *testing.T) {
 // process is gone does not restart the old release from the file now
 // there, the release rolled back.
 func TestRollbackRunsOnlyTheDescribedFile(t *testing.T) {
+	t.Parallel()
 	testutil.NotOnWindows(t, "it rewrites a plugin binary while it runs, which Windows forbids")
 	dir := testutil.TempDir(t)
 	// A long probation: the rollback must come from the crash, however

@@ -76,6 +76,7 @@ func describeCalls() (host.Options, func() []string) {
 // go-plugin plugin) are described over gRPC on that same process: one
 // launch per binary, and every description the same as over gRPC.
 func TestDescribeWithoutServing(t *testing.T) {
+	t.Parallel()
 	dir := testutil.TempDir(t)
 	writePlugin(t, dir, "fast", "fast 1,2 presign")
 	writePlugin(t, dir, "liar", "liar")      // plugin.Serve with its own Catalog service
@@ -120,6 +121,7 @@ func TestDescribeWithoutServing(t *testing.T) {
 // plugin that does not exit after its line, are each an error naming the
 // plugin; nothing hangs.
 func TestBadDescribeLines(t *testing.T) {
+	t.Parallel()
 	dir := testutil.TempDir(t)
 	want := map[string]string{
 		"describe-bad64":    "not standard base64",

@@ -35,6 +35,7 @@ func registryOf(binaries int, d *catalogv1.DescribeResponse) *Manager {
 // count and a few examples, not one per (kind, name) holding both paths
 // (20 binaries of 130k pairs each made 2.47M strings, 1.95 GB).
 func TestDuplicateNamesOneProblemPerPair(t *testing.T) {
+	t.Parallel()
 	const binaries, pairs = 20, 2000
 	m := registryOf(binaries, manyKinds(pairs))
 	defer m.Close()

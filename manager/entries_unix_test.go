@@ -23,6 +23,7 @@ import (
 // plugins beside them (one reached through a link) are found, within
 // Discover's deadline.
 func TestDiscoverSkipsHostileEntries(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	good := writePlugin(t, t.TempDir(), "real", "x 1")
 	writePlugin(t, dir, "b", "y 1")
@@ -85,6 +86,7 @@ func TestDiscoverSkipsHostileEntries(t *testing.T) {
 // may not enter; both are reported with the user and what to do, and the
 // readable plugin beside them is found.
 func TestDiscoverSkipsUnreadableEntries(t *testing.T) {
+	t.Parallel()
 	if os.Geteuid() != 0 {
 		t.Fatalf("this test needs root (uid 0, as CI runs it) to run a discovery as another uid; it runs as uid %d: run it as root", os.Geteuid())
 	}

@@ -10,6 +10,7 @@ import (
 // TestManagerEventsAreTheHosts: the manager's events are host events the
 // host names, logs and tells OnEvent of, distinct from the host's own.
 func TestManagerEventsAreTheHosts(t *testing.T) {
+	t.Parallel()
 	own := []host.EventType{host.EventStarted, host.EventReady, host.EventExited, host.EventCrashed, host.EventPinRefused}
 	for typ, name := range map[host.EventType]string{manager.EventRestarted: "restarted", manager.EventHung: "hung", manager.EventGaveUp: "gave up",
 		manager.EventUpgradeStarted: "upgrade started", manager.EventUpgradeSwitched: "upgrade switched", manager.EventUpgradeCompleted: "upgrade completed",

@@ -360,6 +360,7 @@ func FuzzParseRemoteCache(f *testing.F) {
 // rebuilt when a remote entry is described, not a nil map written to (a
 // panic that took the host down).
 func TestRemoteCacheOfNull(t *testing.T) {
+	t.Parallel()
 	cacheFile := filepath.Join(testutil.TempDir(t), "cache.json")
 	m := &Finder{CacheFile: cacheFile}
 	if err := os.WriteFile(m.remoteCacheFile(), []byte("null"), 0o600); err != nil {
@@ -378,6 +379,7 @@ func TestRemoteCacheOfNull(t *testing.T) {
 // by the time it saves the remote cache leaves the file as it was, the
 // other entries in it, rather than writing its own entries alone.
 func TestRemoteCacheKeptWhenContextEnds(t *testing.T) {
+	t.Parallel()
 	m := &Finder{CacheFile: filepath.Join(testutil.TempDir(t), "cache.json")}
 	raw, err := protojson.Marshal(sampleDescribe)
 	if err != nil {

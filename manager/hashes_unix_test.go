@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -105,6 +106,7 @@ func TestHashesShareOneFile(t *testing.T) {
 // between the caller's Stat and the hash is not given a sum (which would
 // be shared with paths that saw the old file).
 func TestHashRefusesAFileChangedSinceItsStat(t *testing.T) {
+	t.Parallel()
 	dir := testutil.TempDir(t)
 	for name, change := range map[string]func(path string){
 		"replaced": func(path string) {
@@ -190,9 +192,14 @@ func discoverPins(t *testing.T, m *Manager, refused map[string]bool) {
 	}
 }
 
+// writeTestFile writes an executable file, holding off forks meanwhile
+// (manager_test's writeFile says why).
 func writeTestFile(t *testing.T, path, content string) {
 	t.Helper()
-	if err := os.WriteFile(path, []byte(content), 0o755); err != nil {
+	syscall.ForkLock.RLock()
+	err := os.WriteFile(path, []byte(content), 0o755)
+	syscall.ForkLock.RUnlock()
+	if err != nil {
 		t.Fatal(err)
 	}
 }

@@ -73,6 +73,7 @@ func TestLaunchSettingsReachEveryStart(t *testing.T) {
 // connection (its describe line), so only the use is seen; with it, the
 // process is described over gRPC and kept for its use.
 func TestHostTemplateReachesEveryConnection(t *testing.T) {
+	t.Parallel()
 	for _, keep := range []bool{false, true} {
 		t.Run(fmt.Sprintf("KeepDescribed=%v", keep), func(t *testing.T) {
 			opts, calls := describeCalls()

@@ -15,6 +15,7 @@ import (
 // directory that is not there), Lookup's error starts with that failure,
 // not with "Discover has not run".
 func TestLookupAfterFailedDiscover(t *testing.T) {
+	t.Parallel()
 	missing := filepath.Join(testutil.TempDir(t), "bin")
 	finder := &manager.Finder{Launch: host.Command{Cookie: cookie}}
 	m := manager.New(manager.Config{Sources: []manager.Source{finder.Dirs(missing)}})
@@ -41,6 +42,7 @@ func TestLookupAfterFailedDiscover(t *testing.T) {
 // (the plugin is listed as unusable), and Lookup's error starts with the
 // plugins that could not be used and why, before where it searched.
 func TestLookupWrongCookieFirst(t *testing.T) {
+	t.Parallel()
 	dir := testutil.TempDir(t)
 	typo := writePlugin(t, dir, "typo", "wrongcookie")
 	finder := &manager.Finder{Launch: host.Command{Cookie: cookie}}

@@ -12,6 +12,7 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -49,11 +50,7 @@ func TestMain(m *testing.M) {
 		discoverAndPrint(dir)
 		return
 	}
-	goleak.VerifyTestMain(testutil.Tidy(testutil.Then(m, func() {
-		if builtReleases.dir != "" {
-			os.RemoveAll(builtReleases.dir)
-		}
-	})), goleak.IgnoreTopFunction("github.com/plugkit/plugkit/host.spawner")) // the thread every plugin is forked from
+	goleak.VerifyTestMain(testutil.Tidy(testutil.Then(m, closeReleases)), goleak.IgnoreTopFunction("github.com/plugkit/plugkit/host.spawner")) // the thread every plugin is forked from
 }
 
 // discoverEnv names a plugin directory that the test binary, run with it
@@ -258,9 +255,7 @@ func writePlugin(t testing.TB, dir, file, mode string) string {
 		return writeWindowsPlugin(t, exe, path, mode)
 	}
 	script := fmt.Sprintf("#!/bin/sh\n%s='%s' GORACE=atexit_sleep_ms=0 exec '%s' \"$@\"\n", modeEnv, mode, exe)
-	if err := os.WriteFile(path, []byte(script), 0o755); err != nil {
-		t.Fatal(err)
-	}
+	writeFile(t, path, script, 0o755)
 	return path
 }
 
@@ -315,9 +310,18 @@ func modeFromFile() string {
 	return strings.TrimSpace(strings.TrimPrefix(modeSlot, modeSlotPrefix))
 }
 
+// writeFile writes content to path with mode. It holds off forks while
+// the file is open for writing (syscall.ForkLock, as os/exec's own
+// pipes do): a process forked meanwhile by a test running in parallel
+// would hold the file open for writing until its exec, and a plugin
+// file run in that moment would fail to start with "text file busy"
+// (ETXTBSY).
 func writeFile(t testing.TB, path, content string, mode os.FileMode) {
 	t.Helper()
-	if err := os.WriteFile(path, []byte(content), mode); err != nil {
+	syscall.ForkLock.RLock()
+	err := os.WriteFile(path, []byte(content), mode)
+	syscall.ForkLock.RUnlock()
+	if err != nil {
 		t.Fatal(err)
 	}
 }
@@ -344,6 +348,7 @@ func ctxT(t testing.TB) context.Context {
 }
 
 func TestDiscoverReportsBadBinariesAndDuplicates(t *testing.T) {
+	t.Parallel()
 	testutil.NotOnWindows(t, "its unusable binaries are shell scripts and a file without the execute bit, which Windows does not have")
 	d1, d2 := testutil.TempDir(t), testutil.TempDir(t)
 	a := writePlugin(t, d1, "a", "x 1,2 presign")
@@ -393,6 +398,7 @@ func TestDiscoverReportsBadBinariesAndDuplicates(t *testing.T) {
 // says why the binaries that are there could not be used, instead of
 // leaving the reason in Entries().
 func TestLookupNamesUnusableBinaries(t *testing.T) {
+	t.Parallel()
 	testutil.NotOnWindows(t, "one unusable binary is a file without the execute bit, which Windows does not have")
 	dir := testutil.TempDir(t)
 	writePlugin(t, dir, "typo", "wrongcookie")
@@ -431,6 +437,7 @@ func TestLookupNamesUnusableBinaries(t *testing.T) {
 // of claiming the directories were searched; after Discover the same
 // name is found.
 func TestOpenBeforeDiscover(t *testing.T) {
+	t.Parallel()
 	dir := testutil.TempDir(t)
 	writePlugin(t, dir, "both", "both 1,2 presign")
 	finder := &manager.Finder{Launch: host.Command{Cookie: cookie}}
@@ -460,6 +467,7 @@ func TestOpenBeforeDiscover(t *testing.T) {
 }
 
 func TestCacheSkipsLaunchesUntilABinaryChanges(t *testing.T) {
+	t.Parallel()
 	dir := testutil.TempDir(t)
 	writePlugin(t, dir, "a", "x 1")
 	b := writePlugin(t, dir, "b", "y 2")
@@ -509,6 +517,7 @@ func store(t testing.TB, m *manager.Manager, name string) (*manager.Conn, manage
 }
 
 func TestDispenseLatestFirst(t *testing.T) {
+	t.Parallel()
 	dir := testutil.TempDir(t)
 	writePlugin(t, dir, "both", "both 1,2 presign")
 	writePlugin(t, dir, "old", "old 1")
@@ -525,6 +534,7 @@ func TestDispenseLatestFirst(t *testing.T) {
 }
 
 func TestIncompatibleNamesBothSidesAndARelease(t *testing.T) {
+	t.Parallel()
 	dir := testutil.TempDir(t)
 	writePlugin(t, dir, "new", "new 2")
 	ix, err := compat.ParseIndex([]byte(`{"plugins":{"new":[
@@ -579,6 +589,7 @@ func config(t *testing.T, cl objectstorev2.ObjectStoreClient) string {
 }
 
 func TestRestartAfterCrashReplaysInit(t *testing.T) {
+	t.Parallel()
 	dir := testutil.TempDir(t)
 	writePlugin(t, dir, "p", "p 2")
 	finder := &manager.Finder{Launch: host.Command{Cookie: cookie}}
@@ -614,6 +625,7 @@ func waitExited(t *testing.T, conn *manager.Conn) {
 }
 
 func TestCallInFlightDuringCrashFails(t *testing.T) {
+	t.Parallel()
 	dir := testutil.TempDir(t)
 	writePlugin(t, dir, "p", "p 2")
 	finder := &manager.Finder{Launch: host.Command{Cookie: cookie}}
@@ -638,6 +650,7 @@ func TestCallInFlightDuringCrashFails(t *testing.T) {
 }
 
 func TestNoRestartAfterClose(t *testing.T) {
+	t.Parallel()
 	dir := testutil.TempDir(t)
 	writePlugin(t, dir, "p", "p 2")
 	finder := &manager.Finder{Launch: host.Command{Cookie: cookie}}
@@ -662,6 +675,7 @@ func TestNoRestartAfterClose(t *testing.T) {
 }
 
 func TestCallsRacingRestarts(t *testing.T) {
+	t.Parallel()
 	dir := testutil.TempDir(t)
 	writePlugin(t, dir, "p", "p 2")
 	finder := &manager.Finder{Launch: host.Command{Cookie: cookie}}
@@ -717,6 +731,7 @@ func TestCallsRacingRestarts(t *testing.T) {
 }
 
 func TestRestartsGiveUp(t *testing.T) {
+	t.Parallel()
 	testutil.NotOnWindows(t, "its plugin is a shell script, which Windows does not run")
 	dir := testutil.TempDir(t)
 	_, crashAtStart := writeCrashingPlugin(t, dir, "p", "p 2")
@@ -743,6 +758,7 @@ func TestRestartsGiveUp(t *testing.T) {
 }
 
 func TestPinnedChecksum(t *testing.T) {
+	t.Parallel()
 	testutil.NotOnWindows(t, "it rewrites a plugin binary while it runs, which Windows forbids")
 	dir := testutil.TempDir(t)
 	bin := writePlugin(t, dir, "p", "p 2")
@@ -776,6 +792,7 @@ func TestPinnedChecksum(t *testing.T) {
 // same size, with its mtime restored, is caught at the next discovery even
 // though the cache's size and mtime still match.
 func TestPinNotTrustedFromCache(t *testing.T) {
+	t.Parallel()
 	dir := testutil.TempDir(t)
 	bin := writePlugin(t, dir, "p", "p 2")
 	cache := filepath.Join(testutil.TempDir(t), "cache.json")
@@ -809,6 +826,7 @@ func TestPinNotTrustedFromCache(t *testing.T) {
 // TestMalformedCacheIsRebuilt: a minimal, foreign or broken cache file is
 // ignored with a warning and rebuilt, never a panic.
 func TestMalformedCacheIsRebuilt(t *testing.T) {
+	t.Parallel()
 	dir := testutil.TempDir(t)
 	writePlugin(t, dir, "a", "x 1")
 	for _, content := range []string{
@@ -843,6 +861,7 @@ func TestMalformedCacheIsRebuilt(t *testing.T) {
 // TestSharedCacheKeepsEveryEntry: two managers of different directories
 // that share one cache file do not lose each other's entries.
 func TestSharedCacheKeepsEveryEntry(t *testing.T) {
+	t.Parallel()
 	d1, d2 := testutil.TempDir(t), testutil.TempDir(t)
 	writePlugin(t, d1, "a", "x 1")
 	writePlugin(t, d2, "b", "y 1")
@@ -873,6 +892,7 @@ func TestSharedCacheKeepsEveryEntry(t *testing.T) {
 // TestDiscoverHonoursContextWhileHashing: a huge sparse "binary" must not
 // hold Discover past its deadline.
 func TestDiscoverHonoursContextWhileHashing(t *testing.T) {
+	t.Parallel()
 	dir := testutil.TempDir(t)
 	huge := filepath.Join(dir, "huge")
 	f, err := os.OpenFile(huge, os.O_CREATE|os.O_WRONLY, 0o755)

@@ -22,6 +22,7 @@ import (
 // binary that does not match is refused without running), and starts
 // through the Finder for use.
 func TestOwnSourceGetsCacheAndPins(t *testing.T) {
+	t.Parallel()
 	dir := testutil.TempDir(t)
 	a := writePlugin(t, dir, "a", "x 1")
 	writePlugin(t, dir, "b", "y 1,2")

@@ -127,6 +127,7 @@ func crashAndRestart(t *testing.T, cl objectstorev2.ObjectStoreClient) {
 // has bounds from 1 ms to 10 s; and the example in
 // docs/observability.md is what the scrape shows.
 func TestPrometheusSeriesDoNotGrowWithRestarts(t *testing.T) {
+	t.Parallel()
 	tel, url := promServer(t)
 	dir := testutil.TempDir(t)
 	bin := writePlugin(t, dir, "fs", "fs 2")
@@ -232,6 +233,7 @@ func checkDocExample(t *testing.T, scraped map[string]*dto.MetricFamily, replace
 // counted under it, and nothing is counted without it. Its exit event
 // carries the version too.
 func TestKeptDescribeProcessSeriesCarryTheVersion(t *testing.T) {
+	t.Parallel()
 	tel, url := promServer(t)
 	var mu sync.Mutex
 	var exits []host.Event
@@ -296,6 +298,7 @@ func total(mf *dto.MetricFamily) float64 {
 // release version is counted all the same, without the label (the
 // launch to describe it still makes no series).
 func TestUnversionedPluginIsCounted(t *testing.T) {
+	t.Parallel()
 	tel, url := promServer(t)
 	dir := testutil.TempDir(t)
 	writePlugin(t, dir, "fs", "fs 2 unversioned")

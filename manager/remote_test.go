@@ -34,6 +34,7 @@ func memoryService(t *testing.T, env map[string]string) (string, func() error) {
 }
 
 func TestRemoteEntryDispensesWithAdapter(t *testing.T) {
+	t.Parallel()
 	dir := testutil.TempDir(t)
 	pki, err := remotetest.NewPKI(dir, "127.0.0.1")
 	if err != nil {
@@ -107,6 +108,7 @@ func TestRemoteEntryDispensesWithAdapter(t *testing.T) {
 }
 
 func TestRemoteEntryErrors(t *testing.T) {
+	t.Parallel()
 	dir := testutil.TempDir(t)
 	pki, err := remotetest.NewPKI(dir, "127.0.0.1")
 	if err != nil {

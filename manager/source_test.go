@@ -37,6 +37,7 @@ func (s *countingSource) Connect(ctx context.Context, e manager.Entry) (*host.Cl
 // the earlier source in Config.Sources, whatever the directories' names,
 // and that a plugin is started through the Source that found it.
 func TestSourcesInOrder(t *testing.T) {
+	t.Parallel()
 	early, late := testutil.TempDir(t), testutil.TempDir(t)
 	win := writePlugin(t, late, "a", "x 1,2")
 	writePlugin(t, early, "b", "x 1")
@@ -76,6 +77,7 @@ func TestSourcesInOrder(t *testing.T) {
 
 // TestNoSources checks Discover's error for a Config without Sources.
 func TestNoSources(t *testing.T) {
+	t.Parallel()
 	m := manager.New(manager.Config{})
 	defer m.Close()
 	err := m.Discover(ctxT(t))
@@ -88,6 +90,7 @@ func TestNoSources(t *testing.T) {
 // that answered Describe serves the plugin's first use, and that one kept
 // but never used is stopped by Close; without it, each plugin starts twice.
 func TestKeepDescribed(t *testing.T) {
+	t.Parallel()
 	dir := testutil.TempDir(t)
 	writePlugin(t, dir, "a", "a 2")
 	writePlugin(t, dir, "b", "b 2")
@@ -125,6 +128,7 @@ func TestKeepDescribed(t *testing.T) {
 // ErrClosed and leaves no process running, though its Finder keeps the
 // processes it describes with (KeepDescribed).
 func TestDiscoverAfterClose(t *testing.T) {
+	t.Parallel()
 	dir := testutil.TempDir(t)
 	writePlugin(t, dir, "a", "a 2")
 	runner := &launchRecorder{}

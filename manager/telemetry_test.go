@@ -126,6 +126,7 @@ func (o *observer) spanNames() string {
 // reported by a crashed event carrying the *host.PanicError, with the
 // plugin's release version.
 func TestPanicIsReportedWithItsStack(t *testing.T) {
+	t.Parallel()
 	o, tel := observe(t)
 	dir := testutil.TempDir(t)
 	writePlugin(t, dir, "p", "p 2")

@@ -75,6 +75,7 @@ func TestRestartAndHungAreReported(t *testing.T) {
 // TestGiveUpAndPinRefusalAreReported: a plugin the manager stops
 // restarting and a binary refused by its pin make their events.
 func TestGiveUpAndPinRefusalAreReported(t *testing.T) {
+	t.Parallel()
 	o, tel := observe(t)
 	dir := t.TempDir()
 	bin, crashAtStart := writeCrashingPlugin(t, dir, "p", "p 2")

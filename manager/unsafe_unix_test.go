@@ -22,9 +22,7 @@ func markedPlugin(t *testing.T, dir, name, marker string) string {
 	inner := writePlugin(t, t.TempDir(), "inner", "x 1")
 	path := filepath.Join(dir, name)
 	script := fmt.Sprintf("#!/bin/sh\n: > '%s'\nexec '%s' \"$@\"\n", marker, inner)
-	if err := os.WriteFile(path, []byte(script), 0o755); err != nil {
-		t.Fatal(err)
-	}
+	writeFile(t, path, script, 0o755)
 	return path
 }
 
@@ -35,6 +33,7 @@ func markedPlugin(t *testing.T, dir, name, marker string) string {
 // sticky bit, is refused before it runs (its marker is never written),
 // with the reason and what to do; a safe plugin beside them is found.
 func TestDiscoverRefusesUnsafeFiles(t *testing.T) {
+	t.Parallel()
 	marker := filepath.Join(t.TempDir(), "ran")
 	type attack struct {
 		name string
@@ -139,13 +138,12 @@ func TestDiscoverRefusesUnsafeFiles(t *testing.T) {
 // file whose name matches is described and found. A bad pattern is an
 // error that says what to write.
 func TestDirsRunOnlyNamedPlugins(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	ran := t.TempDir()
 	for _, name := range []string{"ls", "rm", "sh-tool", "plugkit"} {
 		script := fmt.Sprintf("#!/bin/sh\n: > '%s'\n", filepath.Join(ran, name))
-		if err := os.WriteFile(filepath.Join(dir, name), []byte(script), 0o755); err != nil {
-			t.Fatal(err)
-		}
+		writeFile(t, filepath.Join(dir, name), script, 0o755)
 	}
 	writePlugin(t, dir, "plugkit-x", "x 1")
 	var log bytes.Buffer

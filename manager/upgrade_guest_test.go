@@ -22,10 +22,11 @@ import (
 // the old guest, and takes the Conn's calls; the old guest drains and is
 // gone when the upgrade completes.
 func TestUpgradeWasmGuest(t *testing.T) {
+	t.Parallel()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	dir := testutil.TempDir(t)
-	guests, install := memoryReleases(ctx, t, dir, wasmhost.Config{})
+	guests, install := memoryReleases(ctx, t, dir)
 	install("1.3.0")
 	ev := newEvents()
 	finder := &manager.Finder{Launch: host.Command{Cookie: objectstore.Cookie}, Guests: guests}
@@ -59,19 +60,39 @@ func TestUpgradeWasmGuest(t *testing.T) {
 }
 
 // builtReleases are memoryReleases' modules, built once per test binary
-// (each test only reads them) in dir, which TestMain removes.
+// (each test only reads them) in dir, which TestMain removes, and the
+// Runtime that runs them for every test, which TestMain closes: a
+// Runtime's first start of each module loads it from the compilation
+// cache, seconds of CPU under the race detector, which a Runtime per test
+// paid again. Its guests have 32 MiB of memory (guestMemory), which
+// TestRestartRunsOnlyTheDescribedModule's Put passes.
 var builtReleases struct {
 	once    sync.Once
 	dir     string
 	modules map[string]string
 	cache   string
+	guests  *wasmhost.Runtime
 	err     error
+}
+
+// guestMemory is the memory limit of builtReleases' guests.
+const guestMemory = 32 << 20
+
+// closeReleases removes builtReleases' modules and closes their Runtime
+// (TestMain, after the tests).
+func closeReleases() {
+	if b := &builtReleases; b.dir != "" {
+		if b.guests != nil {
+			b.guests.Close(context.Background())
+		}
+		os.RemoveAll(b.dir)
+	}
 }
 
 // memoryModules builds the memory example's module as releases 1.3.0 and
 // 1.4.0, once per test binary, and returns them by version, with the
-// compilation cache holding both.
-func memoryModules(ctx context.Context, t *testing.T) (map[string]string, string) {
+// Runtime that runs them (over the compilation cache holding both).
+func memoryModules(ctx context.Context, t *testing.T) (map[string]string, *wasmhost.Runtime) {
 	t.Helper()
 	b := &builtReleases
 	b.once.Do(func() {
@@ -87,27 +108,32 @@ func memoryModules(ctx context.Context, t *testing.T) (map[string]string, string
 			return
 		}
 		b.cache = testutil.CompiledWasm(ctx, b.modules["1.3.0"], b.modules["1.4.0"])
+		b.guests = wasmhost.New(wasmhost.Config{MemoryLimit: guestMemory, CacheDir: b.cache, CacheBytes: testutil.WasmCacheBytes})
+		// Loaded here, once: two tests starting them at once would each
+		// load them.
+		for _, v := range []string{"1.3.0", "1.4.0"} {
+			if b.err = b.guests.CompileFile(ctx, b.modules[v]); b.err != nil {
+				return
+			}
+		}
 	})
 	if b.err != nil {
 		t.Fatal(b.err)
 	}
-	return b.modules, b.cache
+	return b.modules, b.guests
 }
 
 // memoryReleases builds two releases of the memory example's module,
-// 1.3.0 and 1.4.0, and returns a runtime (cfg, with a compilation cache
-// of both; closed after the test's Manager) and the function that
+// 1.3.0 and 1.4.0, and returns the Runtime that runs them (guests of
+// guestMemory, shared by the tests: builtReleases) and the function that
 // installs a release as dir/memory.wasm, renamed into place over the
 // one there as plugkit install does.
-func memoryReleases(ctx context.Context, t *testing.T, dir string, cfg wasmhost.Config) (*wasmhost.Runtime, func(version string)) {
+func memoryReleases(ctx context.Context, t *testing.T, dir string) (*wasmhost.Runtime, func(version string)) {
 	t.Helper()
 	if testutil.UnderWine() {
 		t.Skip("it builds two releases of a module with the Go tool, which does not run under Wine")
 	}
-	modules, cache := memoryModules(ctx, t)
-	cfg.CacheDir = cache
-	guests := wasmhost.New(cfg)
-	t.Cleanup(func() { guests.Close(context.Background()) }) // after the Manager's Close
+	modules, guests := memoryModules(ctx, t)
 	return guests, func(version string) {
 		t.Helper()
 		b, err := os.ReadFile(modules[version])

@@ -155,6 +155,7 @@ func upgrade(t *testing.T, m *manager.Manager) manager.UpgradeResult {
 // flight across the switch completes on the old process, new calls go
 // to the new one, and the old process is gone once drained.
 func TestUpgradeMovesCallsAndReplaysInit(t *testing.T) {
+	t.Parallel()
 	testutil.NotOnWindows(t, "it rewrites a plugin binary while it runs, which Windows forbids")
 	dir := testutil.TempDir(t)
 	m, _, ev := upgradeManager(t, dir, "p 2 v=1.0.0", manager.UpgradePolicy{Probation: 200 * time.Millisecond})
@@ -211,6 +212,7 @@ func TestUpgradeMovesCallsAndReplaysInit(t *testing.T) {
 // TestRefreshStartsNothingWhenNothingChanged: a refresh that finds the
 // same binaries starts no process and reports nothing.
 func TestRefreshStartsNothingWhenNothingChanged(t *testing.T) {
+	t.Parallel()
 	testutil.NotOnWindows(t, "it rewrites a plugin binary while it runs, which Windows forbids")
 	dir := testutil.TempDir(t)
 	m, finder, _ := upgradeManager(t, dir, "p 2", manager.UpgradePolicy{})
@@ -234,6 +236,7 @@ func TestRefreshStartsNothingWhenNothingChanged(t *testing.T) {
 // message naming the plugin, both versions, what is missing and what to
 // do; the old process serves on.
 func TestUpgradeRefusesAMissingMajor(t *testing.T) {
+	t.Parallel()
 	testutil.NotOnWindows(t, "it rewrites a plugin binary while it runs, which Windows forbids")
 	dir := testutil.TempDir(t)
 	m, _, ev := upgradeManager(t, dir, "p 2 v=1.0.0", manager.UpgradePolicy{})
@@ -254,6 +257,7 @@ func TestUpgradeRefusesAMissingMajor(t *testing.T) {
 // major it does not serve is refused before any call moves (the attack
 // of a binary that lies to be let in).
 func TestUpgradeRefusesALiar(t *testing.T) {
+	t.Parallel()
 	testutil.NotOnWindows(t, "it rewrites a plugin binary while it runs, which Windows forbids")
 	dir := testutil.TempDir(t)
 	writePlugin(t, dir, "p", "liar 2")
@@ -267,6 +271,7 @@ func TestUpgradeRefusesALiar(t *testing.T) {
 // TestUpgradeRefusesAPinMismatch: a new binary that does not have its
 // pinned SHA-256 is refused; the old process serves on.
 func TestUpgradeRefusesAPinMismatch(t *testing.T) {
+	t.Parallel()
 	testutil.NotOnWindows(t, "it rewrites a plugin binary while it runs, which Windows forbids")
 	dir := testutil.TempDir(t)
 	path := writePlugin(t, dir, "p", "p 2 v=1.0.0")
@@ -281,6 +286,7 @@ func TestUpgradeRefusesAPinMismatch(t *testing.T) {
 // the old process when the drain deadline passes ends with
 // codes.Unavailable, saying the plugin was upgraded.
 func TestUpgradeEndsAStreamPastTheDrainDeadline(t *testing.T) {
+	t.Parallel()
 	testutil.NotOnWindows(t, "it rewrites a plugin binary while it runs, which Windows forbids")
 	dir := testutil.TempDir(t)
 	m, _, ev := upgradeManager(t, dir, "p 2 v=1.0.0", manager.UpgradePolicy{Drain: time.Second, Probation: -1})
@@ -318,6 +324,7 @@ func TestUpgradeEndsAStreamPastTheDrainDeadline(t *testing.T) {
 // the result says why, and Refresh does not try it again until it
 // changes.
 func TestUpgradeRollsBackACrash(t *testing.T) {
+	t.Parallel()
 	testutil.NotOnWindows(t, "it rewrites a plugin binary while it runs, which Windows forbids")
 	dir := testutil.TempDir(t)
 	m, _, ev := upgradeManager(t, dir, "p 2 v=1.0.0", manager.UpgradePolicy{Probation: 5 * time.Second, Drain: 2 * time.Second})
@@ -361,6 +368,7 @@ func TestUpgradeRollsBackACrash(t *testing.T) {
 // (Internal, the plugin's own answer: Config.Upgrade.Failures of them,
 // none succeeding) is rolled back.
 func TestUpgradeRollsBackOnlyErrors(t *testing.T) {
+	t.Parallel()
 	testutil.NotOnWindows(t, "it rewrites a plugin binary while it runs, which Windows forbids")
 	dir := testutil.TempDir(t)
 	m, _, ev := upgradeManager(t, dir, "p 2 v=1.0.0", manager.UpgradePolicy{Probation: 20 * time.Second, Failures: 2})
@@ -396,6 +404,7 @@ func fileSum(t *testing.T, path string) string {
 // (its remotes file rewritten) take over through the same path: calls
 // go to the new service, and Status names it.
 func TestUpgradeMovesToANewEndpointSet(t *testing.T) {
+	t.Parallel()
 	dir := testutil.TempDir(t)
 	pki, err := remotetest.NewPKI(dir, "127.0.0.1")
 	if err != nil {
@@ -443,6 +452,7 @@ func TestUpgradeMovesToANewEndpointSet(t *testing.T) {
 // TestUpgradeIsSeen: every upgrade has a span, and the upgrades counter
 // counts it by outcome.
 func TestUpgradeIsSeen(t *testing.T) {
+	t.Parallel()
 	testutil.NotOnWindows(t, "it rewrites a plugin binary while it runs, which Windows forbids")
 	dir := testutil.TempDir(t)
 	writePlugin(t, dir, "p", "p 2 v=1.0.0")
@@ -539,6 +549,7 @@ func (s *swapOnConnect) Connect(ctx context.Context, e manager.Entry) (*host.Cli
 // was described with is checked on the open file it executes); the
 // upgrade is refused, saying so, and the old process serves on.
 func TestUpgradeRunsOnlyTheDescribedFile(t *testing.T) {
+	t.Parallel()
 	testutil.NotOnWindows(t, "it rewrites a plugin binary while it runs, which Windows forbids")
 	dir := testutil.TempDir(t)
 	writePlugin(t, dir, "p", "p 2 v=1.0.0")
@@ -557,6 +568,7 @@ func TestUpgradeRunsOnlyTheDescribedFile(t *testing.T) {
 // (Upgrade returns ErrClosed) and returns with no process of either
 // release running.
 func TestCloseEndsAnUpgrade(t *testing.T) {
+	t.Parallel()
 	testutil.NotOnWindows(t, "it rewrites a plugin binary while it runs, which Windows forbids")
 	dir := testutil.TempDir(t)
 	m, _, ev := upgradeManager(t, dir, "p 2 v=1.0.0", manager.UpgradePolicy{Probation: time.Minute})
@@ -579,6 +591,7 @@ func TestCloseEndsAnUpgrade(t *testing.T) {
 // the Conns' hooks on the new process (before any call moved) ends the
 // upgrade and returns once the new process is gone.
 func TestCloseWaitsForAnUpgradeBeingChecked(t *testing.T) {
+	t.Parallel()
 	testutil.NotOnWindows(t, "it rewrites a plugin binary while it runs, which Windows forbids")
 	dir := testutil.TempDir(t)
 	writePlugin(t, dir, "p", "p 2 v=1.0.0")
@@ -646,6 +659,7 @@ func endedByClose(t *testing.T, done <-chan error) {
 // TestUpgradeMovesEveryNameOfTheProcess: a binary that serves two names
 // runs in one process, which an upgrade of either name moves as a whole.
 func TestUpgradeMovesEveryNameOfTheProcess(t *testing.T) {
+	t.Parallel()
 	testutil.NotOnWindows(t, "it rewrites a plugin binary while it runs, which Windows forbids")
 	dir := testutil.TempDir(t)
 	m, _, _ := upgradeManager(t, dir, "a,b 2 v=1.0.0", manager.UpgradePolicy{Probation: -1})

@@ -56,6 +56,7 @@ func gateCounts(t *testing.T, held, after int, version string) map[string]int64 
 // records nothing; measurements racing the opening are recorded once
 // each, with the version.
 func TestVersionGateHoldsBoundedAndDropsUndescribed(t *testing.T) {
+	t.Parallel()
 	if got := gateCounts(t, 3, 0, "2.0.0"); len(got) != 1 || got["2.0.0"] != 3 {
 		t.Errorf("3 held, then opened: %v; want 3 with the version", got)
 	}

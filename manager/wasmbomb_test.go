@@ -27,6 +27,7 @@ var localsBomb = []byte("\x00asm\x01\x00\x00\x00" +
 // *wasmhost.LimitError that names the limit, and goes on; the manager
 // stays usable (a second Discover answers the same).
 func TestDiscoverRefusesModuleBomb(t *testing.T) {
+	t.Parallel()
 	dir := testutil.TempDir(t)
 	if err := os.WriteFile(filepath.Join(dir, "bomb.wasm"), localsBomb, 0o644); err != nil {
 		t.Fatal(err)
@@ -54,6 +55,7 @@ func TestDiscoverRefusesModuleBomb(t *testing.T) {
 // TestModuleWithoutGuests: a Finder without Guests lists a WebAssembly
 // module as unusable, saying what to set, and runs nothing.
 func TestModuleWithoutGuests(t *testing.T) {
+	t.Parallel()
 	dir := testutil.TempDir(t)
 	if err := os.WriteFile(filepath.Join(dir, "plugin.wasm"), localsBomb, 0o644); err != nil {
 		t.Fatal(err)

@@ -14,6 +14,7 @@ import (
 // a change is reported once two looks agree, and the watch stops with
 // its context.
 func TestPollSeesAChangeOnceSettled(t *testing.T) {
+	t.Parallel()
 	dir := testutil.TempDir(t)
 	f := &Finder{}
 	w, err := f.watchSet([]string{dir}, nil)

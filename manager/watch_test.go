@@ -96,6 +96,7 @@ func install(t *testing.T, dir, name, content string) {
 }
 
 func TestWatchDirSeesAnInstall(t *testing.T) {
+	t.Parallel()
 	dir := testutil.TempDir(t)
 	finder := &manager.Finder{Launch: host.Command{Cookie: cookie}, CacheFile: filepath.Join(dir, "cache.json"), PollInterval: 50 * time.Millisecond}
 	ch := watchSource(t, finder.Dirs(dir))
@@ -140,6 +141,7 @@ func TestWatchDirWaitsForAFileToBeClosed(t *testing.T) {
 }
 
 func TestWatchFilesAndRemotesFile(t *testing.T) {
+	t.Parallel()
 	dir := testutil.TempDir(t)
 	finder := &manager.Finder{Launch: host.Command{Cookie: cookie}}
 	bin := filepath.Join(dir, "plugkit-one")
@@ -167,6 +169,7 @@ func TestWatchFilesAndRemotesFile(t *testing.T) {
 }
 
 func TestWatchRefusesAMissingDirectory(t *testing.T) {
+	t.Parallel()
 	finder := &manager.Finder{Launch: host.Command{Cookie: cookie}}
 	missing := filepath.Join(testutil.TempDir(t), "nope")
 	_, err := finder.Dirs(missing).(manager.Watcher).Watch(context.Background())
@@ -176,6 +179,7 @@ func TestWatchRefusesAMissingDirectory(t *testing.T) {
 }
 
 func TestWatchDirRemovedAndMadeAgain(t *testing.T) {
+	t.Parallel()
 	parent := testutil.TempDir(t)
 	dir := filepath.Join(parent, "plugins")
 	if err := os.Mkdir(dir, 0o755); err != nil {
@@ -214,6 +218,7 @@ func watchEnded(t *testing.T, done <-chan error) error {
 }
 
 func TestWatchRefreshesAfterAnInstall(t *testing.T) {
+	t.Parallel()
 	dir := testutil.TempDir(t)
 	// The cache file in the watched directory, rewritten by a refresh, is
 	// not a change.
@@ -295,6 +300,7 @@ func TestWatchStopsWithClose(t *testing.T) {
 // watched directory, as plugkit install does, takes over from the
 // running one by itself, once.
 func TestWatchUpgradesAnInstalledRelease(t *testing.T) {
+	t.Parallel()
 	testutil.NotOnWindows(t, "it replaces a plugin binary while it runs, which Windows forbids")
 	dir, staging := testutil.TempDir(t), testutil.TempDir(t)
 	writePlugin(t, dir, "p", "p 2 v=1.0.0")

@@ -72,6 +72,7 @@ func tail(b []byte) []byte { return b[max(0, len(b)-2000):] }
 // refused at compile with a *LimitError; the host lives (it had died of
 // Go's fatal out-of-memory error).
 func TestLocalsBombRefused(t *testing.T) {
+	t.Parallel() // a child process of its own
 	wantBomb(t, "locals", "refused Limits.Locals", "refused by Limits.Locals")
 }
 
@@ -79,12 +80,14 @@ func TestLocalsBombRefused(t *testing.T) {
 // 2^27 entries (1 GiB of host memory) under MemoryLimit 4 MiB is refused
 // before it runs, counted against MemoryLimit.
 func TestTableGrowBombRefused(t *testing.T) {
+	t.Parallel() // a child process of its own
 	wantBomb(t, "table", "refused MemoryLimit", "refused by MemoryLimit")
 }
 
 // TestManyFunctionsRefused: a module of a million functions (21 s of
 // compile) is refused before it is compiled.
 func TestManyFunctionsRefused(t *testing.T) {
+	t.Parallel() // a child process of its own
 	wantBomb(t, "functions", "refused Limits.Functions", "refused by Limits.Functions")
 }
 
@@ -92,6 +95,7 @@ func TestManyFunctionsRefused(t *testing.T) {
 // minutes of compile, whatever the context said) is refused before it is
 // compiled. (The 3 MB one is past Limits.FunctionSize too.)
 func TestNestedBlocksRefused(t *testing.T) {
+	t.Parallel() // a child process of its own
 	wantBomb(t, "nested", "refused Limits.Blocks", "refused by Limits.Blocks")
 }
 
@@ -99,6 +103,7 @@ func TestNestedBlocksRefused(t *testing.T) {
 // takes long (functions of many blocks) stops at the context's deadline
 // with its error, rather than when the compile ends.
 func TestCompileHonoursContext(t *testing.T) {
+	t.Parallel() // a child process of its own
 	wantBomb(t, "slow", "stopped", "the compile stopped by its context")
 }
 
@@ -107,6 +112,7 @@ func TestCompileHonoursContext(t *testing.T) {
 // page costs the host at most 1.25x the limit plus memOverhead (wazero's
 // copies had cost three times the limit).
 func TestGuestMemoryHostCost(t *testing.T) {
+	t.Parallel() // a child process of its own
 	got := runBomb(t, "memory")
 	var grew int64
 	if _, err := fmt.Sscanf(got, "ran host %d", &grew); err != nil {

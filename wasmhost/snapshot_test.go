@@ -31,8 +31,13 @@ func reactorModules(t *testing.T) (path, alt string) {
 	reactorBuild.once.Do(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 		defer cancel()
-		reactorBuild.path = filepath.Join(buildDir, "reactor", "guest.wasm")
-		reactorBuild.alt = filepath.Join(buildDir, "alt", "guest.wasm")
+		dir, err := buildDir()
+		if err != nil {
+			reactorBuild.err = err
+			return
+		}
+		reactorBuild.path = filepath.Join(dir, "reactor", "guest.wasm")
+		reactorBuild.alt = filepath.Join(dir, "alt", "guest.wasm")
 		os.MkdirAll(filepath.Dir(reactorBuild.path), 0o755)
 		os.MkdirAll(filepath.Dir(reactorBuild.alt), 0o755)
 		if reactorBuild.err = testutil.BuildWasmReactor(ctx, reactorBuild.path, "./testdata/guest"); reactorBuild.err != nil {

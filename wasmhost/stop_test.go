@@ -108,6 +108,7 @@ func TestGuestCannotClearStop(t *testing.T) {
 // of its own (this test run again) spins guests, with a memory and
 // without, collects garbage, stops them; this one gives it two minutes.
 func TestSpinningGuestLetsGCRun(t *testing.T) {
+	t.Parallel() // a child process of its own
 	if os.Getenv(spinGCEnv) != "" {
 		spinAndCollect(t)
 		return

@@ -30,8 +30,25 @@ var (
 	buildOnce sync.Once
 	guestPath string
 	buildErr  error
-	buildDir  string
 )
+
+// builds is the directory of the tests' builds, made at its first use
+// (buildDir) and removed by TestMain: a child process of the tests (a
+// module bomb's host, the spinning guests' process) builds nothing and so
+// makes nothing it could leave behind when it dies (a bomb's watchdog
+// ends it with os.Exit, a deadline with SIGKILL; testutil.Main fails the
+// tests on what is left).
+var builds struct {
+	once sync.Once
+	dir  string
+	err  error
+}
+
+// buildDir is the tests' build directory, made at the first call.
+func buildDir() (string, error) {
+	builds.once.Do(func() { builds.dir, builds.err = os.MkdirTemp("", "wasmhost-test") })
+	return builds.dir, builds.err
+}
 
 // guestModule builds testdata/guest for wasip1, once per test binary.
 func guestModule(t *testing.T) string {
@@ -51,7 +68,12 @@ func buildGuest() error {
 	buildOnce.Do(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 		defer cancel()
-		guestPath = filepath.Join(buildDir, "guest.wasm")
+		dir, err := buildDir()
+		if err != nil {
+			buildErr = err
+			return
+		}
+		guestPath = filepath.Join(dir, "guest.wasm")
 		if buildErr = testutil.BuildWasm(ctx, guestPath, "./testdata/guest"); buildErr == nil {
 			guestCache = testutil.CompiledWasm(ctx, guestPath)
 		}
@@ -124,17 +146,12 @@ func testConfig(cfg wasmhost.Config) wasmhost.Config {
 }
 
 func TestMain(m *testing.M) {
-	var err error
-	if buildDir, err = os.MkdirTemp("", "wasmhost-test"); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	code := m.Run()
-	closeShared()
-	if buildDir != "" {
-		os.RemoveAll(buildDir)
-	}
-	os.Exit(code)
+	os.Exit(testutil.Main(testutil.Then(m, func() {
+		closeShared()
+		if builds.dir != "" {
+			os.RemoveAll(builds.dir)
+		}
+	})))
 }
 
 func command(t *testing.T, rt *wasmhost.Runtime) host.Command {
@@ -184,7 +201,11 @@ func waitEnded(t *testing.T, rt *wasmhost.Runtime) {
 // 6 s of CPU to prepare it), the guest runs from the tests' own cache
 // (testConfig); the objectstore matrix's tests run guests interpreted.
 func TestStartCallClose(t *testing.T) {
-	cache := filepath.Join(buildDir, "cache")
+	dir, err := buildDir()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cache := filepath.Join(dir, "cache")
 	rt := sharedRuntime()
 	if !raceEnabled {
 		rt = wasmhost.New(wasmhost.Config{CacheDir: cache})
