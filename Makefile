@@ -44,17 +44,12 @@ compile-wasm:
 ## a time: twice the CPUs by default, since many tests wait on plugin
 ## processes, sockets and deadlines rather than compute (at go test's
 ## default, one package per CPU, the CPUs were idle for part of the run);
-## TESTP=N sets it. go test starts packages in the order it is given
-## them, so the ones whose tests take longest (TESTFIRST, longest first)
-## come before ./..., which adds the rest once each: started last, a long
-## package would run on alone after the others have ended. A package's
-## tests get 15 minutes (-timeout), the bound of a hang: on a fresh
+## TESTP=N sets it. A package's tests get 15 minutes (-timeout), the bound of a hang: on a fresh
 ## machine under load, cmd/plugkit's ran past 9, its plugins and guests
 ## compiled on first use.
 TESTP ?= $(shell n=$$(getconf _NPROCESSORS_ONLN 2>/dev/null || echo 1); echo $$((n * 2)))
-TESTFIRST := ./cmd/plugkit ./release ./wasmhost ./manager . ./plugin
 test-go:
-	$(GO) test -race -vet=all -count=1 -p $(TESTP) -timeout 15m $(TESTFIRST) ./...
+	$(GO) test -race -vet=all -count=1 -p $(TESTP) -timeout 15m ./...
 
 ## test-tofu: the end-to-end tests of the Terraform provider example
 ## against real engines (examples/terraform/provider, build tag tofu):
