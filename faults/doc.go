@@ -409,7 +409,10 @@
 //     TestPlugkitPluginOutlivesNoGoPluginHost under testutil.Tidy; a
 //     plugin whose host died as Run began, which exited with the socket
 //     directory Run had just made (the watch of the host decided to exit,
-//     then Run claimed the stop): plugin's TestClaimWaitsForAnExitUnderWay.
+//     then Run claimed the stop): plugin's TestClaimWaitsForAnExitUnderWay;
+//     an install whose describe failed with "text file busy" when a fork
+//     in another goroutine held a copy of the staged binary's write
+//     descriptor: release's TestInstallWaitsOutABusyBinary.
 //   - many calls from many goroutines: TestManyCalls (20,000 calls from 100
 //     goroutines; goroutines, open files and heap of the host, and the
 //     plugin's open files, back to baseline); make soak runs

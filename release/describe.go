@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"syscall"
 	"time"
 
 	"github.com/plugkit/plugkit/describe"
@@ -37,10 +38,10 @@ func describeStaged(ctx context.Context, st *staged, cookie handshake.Cookie, sh
 		d, err = describeModule(ctx, cmd, guests, "Target.Guests")
 	case st.ro != nil:
 		cmd.Runner = execFile(st.ro)
-		d, err = describeCommand(ctx, cmd, describe.DefaultTimeout)
+		d, err = describeUnlessBusy(ctx, cmd)
 	default:
 		cmd.SHA256 = sha256Hex
-		d, err = describeCommand(ctx, cmd, describe.DefaultTimeout)
+		d, err = describeUnlessBusy(ctx, cmd)
 	}
 	var ce *host.ChecksumError
 	if errors.As(err, &ce) {
@@ -50,6 +51,33 @@ func describeStaged(ctx context.Context, st *staged, cookie handshake.Cookie, sh
 		return nil, fmt.Errorf("describe %s: %w", st.path, err)
 	}
 	return d, nil
+}
+
+// busyBound bounds how long describeUnlessBusy starts a staged binary
+// again while the kernel refuses it as open for writing (ETXTBSY).
+const busyBound = 2 * time.Second
+
+// describeUnlessBusy is describeCommand, started again (after 5 ms,
+// doubling to at most 200 ms, for at most busyBound) while the start
+// fails with ETXTBSY. Install closed its own descriptor for writing
+// before the start, but in a program whose other goroutines start
+// processes, a child forked in that moment holds a copy of it until the
+// child executes (a fork copies every descriptor); the kernel refuses to
+// start a file open for writing anywhere, so the start would fail now and
+// then with "text file busy" for a reason gone a moment later.
+func describeUnlessBusy(ctx context.Context, cmd host.Command) (*catalogv1.DescribeResponse, error) {
+	deadline := time.Now().Add(busyBound)
+	for wait := 5 * time.Millisecond; ; wait = min(2*wait, 200*time.Millisecond) {
+		d, err := describeCommand(ctx, cmd, describe.DefaultTimeout)
+		if err == nil || !errors.Is(err, syscall.ETXTBSY) || time.Now().Add(wait).After(deadline) {
+			return d, err
+		}
+		select {
+		case <-ctx.Done():
+			return nil, err
+		case <-time.After(wait):
+		}
+	}
 }
 
 // describeBinary starts the binary at path and returns its Describe
