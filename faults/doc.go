@@ -412,7 +412,10 @@
 //     then Run claimed the stop): plugin's TestClaimWaitsForAnExitUnderWay;
 //     an install whose describe failed with "text file busy" when a fork
 //     in another goroutine held a copy of the staged binary's write
-//     descriptor: release's TestInstallWaitsOutABusyBinary.
+//     descriptor: release's TestInstallWaitsOutABusyBinary; a plugin
+//     that replaced its socket directory's .owner with a link, which the
+//     next host's sweep opened for reading and writing, following it:
+//     host's TestSweepOpensNoPlantedLink.
 //   - many calls from many goroutines: TestManyCalls (20,000 calls from 100
 //     goroutines; goroutines, open files and heap of the host, and the
 //     plugin's open files, back to baseline); make soak runs

@@ -142,7 +142,8 @@ func sweepDeadHostDirs(parent string) int {
 			continue
 		}
 		dir := filepath.Join(parent, e.Name())
-		f, err := os.OpenFile(filepath.Join(dir, ownerFile), os.O_RDWR, 0)
+		// Never through a link: the plugin may write in its directory.
+		f, err := osdep.OpenNoFollow(filepath.Join(dir, ownerFile), os.O_RDWR, 0)
 		if err != nil {
 			continue // not ours, or not finished: leave it
 		}

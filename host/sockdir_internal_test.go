@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"syscall"
 	"testing"
+	"time"
 )
 
 // TestSweepSparesLiveHost: the attack the socket directories' locks guard
@@ -61,4 +62,45 @@ func TestSweepSparesLiveHost(t *testing.T) {
 	if len(left) != 0 {
 		t.Errorf("%d entries left in %s after every plugin directory was removed, want none", len(left), base)
 	}
+}
+
+// TestSweepOpensNoPlantedLink: a plugin may write in its socket
+// directory, so it can replace `.owner` with a symbolic link to any file.
+// Once its host is gone, the next host's sweep opened that name for
+// reading and writing, following the link: a root host would open what
+// the plugin chose (a device whose open acts, such as a watchdog, or a
+// named pipe another program waits on). Here the link leads to a named
+// pipe with a reader waiting: an open through the link wakes it.
+func TestSweepOpensNoPlantedLink(t *testing.T) {
+	base := t.TempDir()
+	outside := filepath.Join(t.TempDir(), "victim")
+	if err := syscall.Mkfifo(outside, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	woke := make(chan struct{})
+	go func() {
+		f, err := os.OpenFile(outside, os.O_RDONLY, 0) // waits for a writer
+		if err == nil {
+			f.Close()
+		}
+		close(woke)
+	}()
+	dead := filepath.Join(base, hostDirPrefix+"planted")
+	if err := os.MkdirAll(dead, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(outside, filepath.Join(dead, ownerFile)); err != nil {
+		t.Fatal(err)
+	}
+	sweepDeadHostDirs(base)
+	select {
+	case <-woke:
+		t.Fatal("the sweep opened the file a planted .owner link leads to")
+	case <-time.After(300 * time.Millisecond):
+	}
+	// End the waiting reader.
+	if f, err := os.OpenFile(outside, os.O_WRONLY, 0); err == nil {
+		f.Close()
+	}
+	<-woke
 }
