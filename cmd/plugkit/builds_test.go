@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"sync"
 	"testing"
@@ -31,8 +32,8 @@ type build struct {
 
 // goBuild puts the program of the main package pkg (an import path, or a
 // path relative to this directory) at dir/name and returns its path: a
-// hard link to the build the tests share (a copy where the file system
-// has no links), so that each caller has a file of its own to name and a
+// hard link to the build the tests share (a copy on Windows and where the
+// file system has no links), so that each caller has a file of its own to name and a
 // directory of its own to list.
 func goBuild(t *testing.T, dir, name, pkg string) string {
 	t.Helper()
@@ -44,7 +45,10 @@ func goBuild(t *testing.T, dir, name, pkg string) string {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.Link(shared, out); err != nil {
+	// On Windows a running program's file cannot be removed under any
+	// of its names, so a hard link would make one test's cleanup fail
+	// while a parallel test runs the same build: copy there.
+	if runtime.GOOS == "windows" || os.Link(shared, out) != nil {
 		data, rerr := os.ReadFile(shared)
 		if rerr != nil {
 			t.Fatal(rerr)
