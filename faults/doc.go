@@ -259,6 +259,14 @@
 //     dead host's lock now that it is a named pipe: host's
 //     TestSweepSparesLiveHost; the descriptor spared:
 //     TestHostCostPerPlugin (4 a plugin).
+//   - the attacks of issue 42 (row 2, round 5: a plugin under Serve
+//     leaves its connections to its exit when its idle host stops it):
+//     3. the promises kept: Run still returns (plugin's
+//     TestShutdownIdle, case "idle, exiting", which failed before with the
+//     connection torn down by Stop); a call in flight keeps the graceful
+//     stop (host's TestCloseLetsCallsInFlightFinish, plugin's
+//     TestShutdownIdle); spans flushed (host's TestPluginFlushesSpansOnExit);
+//     the socket directory removed (every host test, testutil.Main).
 //   - the attacks of issue 40 (points 4 to 10: metrics and traces as
 //     Prometheus and OpenTelemetry users expect), each point with the
 //     tests that failed before its fix:

@@ -20,4 +20,8 @@ type Harness struct {
 	KeepStdio bool
 	// NoParentWatch turns off stopping when the parent process dies.
 	NoParentWatch bool
+	// exits says the process ends as soon as Run returns (Serve): a stop
+	// asked for by an idle host then leaves the server's connections to
+	// the exit (see hosted.wait).
+	exits bool
 }

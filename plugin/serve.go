@@ -132,7 +132,7 @@ type Config struct {
 // when its plugins stop. SIGTERM stops the plugin gracefully.
 func Serve(cfg Config) {
 	ctx, stop := serveContext(cfg)
-	err := Run(ctx, cfg)
+	err := RunIn(ctx, cfg, Harness{exits: true})
 	stop()
 	if err != nil {
 		fmt.Fprintln(processStderr, err)
@@ -358,6 +358,16 @@ func (p *hosted) wait(ctx context.Context, served <-chan error, parentGone <-cha
 	select {
 	case idle := <-p.shutdown:
 		p.logger.Debug("plugin stopping: the host asked", "idle", idle)
+		if idle && p.pipes && p.h.exits {
+			// Nothing to drain, and the process exits when Run returns
+			// (Serve): the exit closes every connection at once, where
+			// Stop would end each in turn, waking goroutine after
+			// goroutine for nothing (BENCHMARKS.md, "Many plugins at
+			// once", round 5). Run's deferred steps still run: the
+			// broker's close and its held-back warnings, the socket's
+			// removal, the flush of traces.
+			return nil
+		}
 		endStreams()
 		if idle && p.pipes {
 			// No call of the host's in flight and no stdio stream to

@@ -27,22 +27,34 @@ import (
 // Watch, which only its caller ends) is cut, and Run returns, although
 // the shutdown timeout is ten minutes. Without the header (a go-plugin
 // host, or a plugkit host with calls in flight) it stops gracefully: the
-// call is told NOT_SERVING and lives on until its caller ends it.
+// call is told NOT_SERVING and lives on until its caller ends it. A
+// plugin whose process exits when Run returns (Serve) does not even stop
+// its server after an idle host's Shutdown ("idle, exiting"): Run returns
+// and the exit ends the connections all at once; until then the call
+// lives on, SERVING, and the connection still answers (before round 5 of
+// issue 42 Stop tore it down first).
 func TestShutdownIdle(t *testing.T) {
-	for _, idle := range []bool{true, false} {
-		name := map[bool]string{true: "idle", false: "graceful"}[idle]
-		t.Run(name, func(t *testing.T) {
+	for _, tc := range []struct {
+		name          string
+		idle, exiting bool
+	}{{"idle", true, false}, {"graceful", false, false}, {"idle, exiting", true, true}} {
+		idle := tc.idle
+		t.Run(tc.name, func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 			defer cancel()
 			pr, pw := io.Pipe()
 			env := map[string]string{cookie.Key: cookie.Value, handshake.EnvProtocolVersions: "1", wire.EnvStdioPipes: "1"}
+			h := plugin.Harness{LookupEnv: func(k string) (string, bool) { v, ok := env[k]; return v, ok }, Handshake: pw, KeepStdio: true, NoParentWatch: true}
+			if tc.exiting {
+				h = plugin.Exiting(h)
+			}
 			done := make(chan error, 1)
 			go func() {
 				done <- plugin.RunIn(context.Background(), plugin.Config{
 					Cookie:          cookie,
 					Versions:        map[int]plugin.Register{1: registerHealthOnly},
 					ShutdownTimeout: 10 * time.Minute,
-				}, plugin.Harness{LookupEnv: func(k string) (string, bool) { v, ok := env[k]; return v, ok }, Handshake: pw, KeepStdio: true, NoParentWatch: true})
+				}, h)
 			}()
 			line, err := bufio.NewReader(pr).ReadString('\n')
 			if err != nil {
@@ -79,6 +91,10 @@ func TestShutdownIdle(t *testing.T) {
 			if _, err := pluginpb.NewGRPCControllerClient(conn).Shutdown(shutdownCtx, &pluginpb.Empty{}); err != nil && status.Code(err) != codes.Unavailable {
 				t.Fatalf("Shutdown: %v", err)
 			}
+			if tc.exiting {
+				checkLeftToTheExit(t, ctx, conn, watch, done)
+				return
+			}
 			resp, err := watch.Recv()
 			switch {
 			case idle && err == nil:
@@ -106,5 +122,32 @@ func TestShutdownIdle(t *testing.T) {
 				t.Fatal("Run did not return within 60 s of the stop")
 			}
 		})
+	}
+}
+
+// checkLeftToTheExit checks a plugin that left its connections to its
+// process's exit after an idle host's Shutdown: Run returned, and conn and
+// the Watch call on it live on, as a stop would not have left them.
+func checkLeftToTheExit(t *testing.T, ctx context.Context, conn *grpc.ClientConn, watch grpc.ServerStreamingClient[healthpb.HealthCheckResponse], done <-chan error) {
+	t.Helper()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("Run: %v", err)
+		}
+	case <-ctx.Done():
+		t.Fatal("Run did not return within 60 s of an idle host's Shutdown")
+	}
+	// The connection was made before the stop: it needs no listener
+	// (Run closed and removed it on its way out), and no new dial.
+	resp, err := healthpb.NewHealthClient(conn).Check(ctx, &healthpb.HealthCheckRequest{Service: wire.HealthService})
+	if err != nil || resp.GetStatus() != healthpb.HealthCheckResponse_SERVING {
+		t.Fatalf("health check after Run returned: %v, %v; want SERVING on the connection left open for the process's exit to close, not torn down by a stop", resp, err)
+	}
+	// The Watch call was neither cut nor told NOT_SERVING: closing the
+	// connection (the exit, here the host) ends it.
+	conn.Close()
+	if resp, err := watch.Recv(); err == nil {
+		t.Fatalf("the Watch call got %v after its connection closed: want its end", resp)
 	}
 }

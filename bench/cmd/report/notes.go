@@ -86,7 +86,9 @@ const scaleCloseNote = "closing 300 plugins at once is bound by CPU: 300 process
 	"its Shutdown handler, doing nothing else, took 0.98-1.02x go-plugin's time to close all 300; so 0.8x is out of the plugin's " +
 	"reach, and what is left is the host's: removing each socket directory (~0.2 ms of host CPU a plugin, an inode or two " +
 	"freed on ext4, under the lock of the temporary directory) and the reaping. A plugkit host with no call in flight now " +
-	"tells its plugin so (plugkit-shutdown-idle), and the plugin stops at once (Stop, not GracefulStop)."
+	"tells its plugin so (plugkit-shutdown-idle), and the plugin stops at once: under Serve it returns without stopping " +
+	"its server and leaves the connections to its exit (round 5: half the wake-ups of a plugin's close; most of the rest " +
+	"is the Go runtime's sysmon, which ticks every 20 us while a process is busy)."
 
 // scaleGoroutinesNote explains scale_goroutines_per_plugin.
 const scaleGoroutinesNote = "each started plugin costs its host 8 goroutines (TestHostCostPerPlugin counts them): grpc-go's " +
