@@ -1,6 +1,7 @@
 package plugkit
 
 import (
+	"context"
 	"fmt"
 	"os/exec"
 	"path/filepath"
@@ -8,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/plugkit/plugkit/internal/testutil"
 )
@@ -127,14 +129,17 @@ func TestGuestRunnerIsPassedIn(t *testing.T) {
 // TestMinimalManagerLinksNoWazero builds the smallest manager program
 // (testdata/minimalmanager, which gives its Finder no Guests) and fails
 // when its binary holds a symbol of wazero: WebAssembly is an option of
-// the host, not a cost of every host.
+// the host, not a cost of every host. The program is linked through the
+// build cache (testutil.BuildBinaryWith: a copy, not a link, run after
+// run), with its symbol table (-s=false), which go tool nm reads.
 func TestMinimalManagerLinksNoWazero(t *testing.T) {
-	goTool := testutil.GoTool()
-	bin := filepath.Join(t.TempDir(), "minimalmanager")
-	if out, err := exec.Command(goTool, "build", "-o", bin, "./testdata/minimalmanager").CombinedOutput(); err != nil {
-		t.Fatalf("go build ./testdata/minimalmanager: %v\n%s", err, out)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	bin, err := testutil.BuildBinaryWith(ctx, filepath.Join(t.TempDir(), "minimalmanager"), "./testdata/minimalmanager", "-ldflags=-s=false")
+	if err != nil {
+		t.Fatal(err)
 	}
-	out, err := exec.Command(goTool, "tool", "nm", bin).Output()
+	out, err := exec.Command(testutil.GoTool(), "tool", "nm", bin).Output()
 	if err != nil {
 		t.Fatalf("go tool nm: %v", err)
 	}

@@ -301,12 +301,16 @@ func TestServiceRefusesHugeHeaders(t *testing.T) {
 // up to 42% of the time. A gzip request now takes what it can decode to
 // (deflate's ratio bounds it), and one connection holds at most its
 // share of the budget: beside a client running 16 streams of tiny gzip
-// requests, every call of a host is served.
+// requests, every call of a host is served. A hundred calls of the host
+// are enough to see a refusal rate of a few percent (before the fix, 21 to 36
+// of 100 were refused in each of three runs); each call waits its turn
+// behind the 16 streams, so the deadline is generous for a loaded machine
+// (300 calls once took over a minute there).
 func TestServiceCompressedRequestsDoNotStarveOthers(t *testing.T) {
 	env := map[string]string{plugin.EnvListen: "127.0.0.1:0", plugin.EnvInsecureLoopback: "1"}
 	addr, _ := runService(t, env, plugin.Config{Versions: testService(&budgetService{})})
 	hostile, host := testgrpc.NewTestServiceClient(dialPlain(t, addr)), testgrpc.NewTestServiceClient(dialPlain(t, addr))
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
@@ -328,7 +332,7 @@ func TestServiceCompressedRequestsDoNotStarveOthers(t *testing.T) {
 	for hostileCalls.Load() < 100 && ctx.Err() == nil {
 		time.Sleep(10 * time.Millisecond)
 	}
-	const calls = 300
+	const calls = 100
 	failed := 0
 	var last error
 	for range calls {
