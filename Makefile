@@ -22,9 +22,9 @@ all: test
 ## this target's.
 test: fmt-check
 	@$(MAKE) --no-print-directory --output-sync=line -j4 test-compile staticcheck-after-plugins
+	@$(MAKE) --no-print-directory --output-sync=line -j2 lint test-go
 staticcheck-after-plugins: compile-plugins
 	@$(MAKE) --no-print-directory $(STATICCHECK)
-	@$(MAKE) --no-print-directory --output-sync=line -j2 lint test-go
 
 ## test-compile: what make test compiles before its tests start, each
 ## build configuration once and without linking (go list -export): the
