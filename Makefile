@@ -52,8 +52,9 @@ compile-wasm:
 ## machine under load, cmd/plugkit's ran past 9, its plugins and guests
 ## compiled on first use. The test binaries are linked without DWARF
 ## (-ldflags=-w): panics, race reports and stack traces read the
-## binary's own line tables, not DWARF, and leaving it out makes each of
-## the fifty-odd race links a third to a half cheaper, on every run.
+## binary's own line tables, not DWARF, and the linker's DWARF phases
+## were about a third of a race test binary's link (manager's, measured
+## with -ldflags=-benchmark=cpu), on every run.
 TESTP ?= $(shell n=$$(getconf _NPROCESSORS_ONLN 2>/dev/null || echo 1); echo $$((n * 2)))
 test-go:
 	$(GO) test -race -vet=all -ldflags=-w -count=1 -p $(TESTP) -timeout 15m ./...
