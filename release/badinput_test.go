@@ -27,7 +27,7 @@ import (
 // release without a signature and one signed by a key the host does not
 // trust, each with an error that says which, and installs nothing.
 func TestInstallRefusesUnsignedAndUntrusted(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	repo := openRegistry(t, "plugins/fs", nil)
 	ctx := testCtx(t)
 	desc, err := describeBinary(ctx, pluginBinary(t, "fs"), objectstore.Cookie, describe.DefaultTimeout)
@@ -57,7 +57,7 @@ func TestInstallRefusesUnsignedAndUntrusted(t *testing.T) {
 // then names another manifest, and Install says the release was changed
 // after signing.
 func TestVerifyRefusesContentChangedAfterSigning(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	repo := openRegistry(t, "plugins/fs", nil)
 	ctx := testCtx(t)
 	good, _, pub := pushFS(t, repo)
@@ -90,7 +90,7 @@ func TestVerifyRefusesContentChangedAfterSigning(t *testing.T) {
 // image-layout mirror: the download no longer has the signed digest, so
 // Install refuses it and leaves no file.
 func TestInstallRefusesTamperedLayer(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	repo := openRegistry(t, "plugins/fs", nil)
 	ctx := testCtx(t)
 	rel, _, pub := pushFS(t, repo)
@@ -121,7 +121,7 @@ func TestInstallRefusesTamperedLayer(t *testing.T) {
 // chooses it by the metadata, starts it, sees the difference, removes
 // the binary and reports both.
 func TestInstallRemovesReleaseWhoseMetadataLies(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	repo := openRegistry(t, "plugins/fs", nil)
 	ctx := testCtx(t)
 	key, pub := newKey(t)
@@ -220,7 +220,7 @@ func misbehavingRegistry(t *testing.T) (reg *registrytest.Registry, mode *atomic
 // registry that fails twice and recovers is used, a slow one times out,
 // and a registry that is down is named.
 func TestRegistryErrorsAreRetriedAndNamed(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	reg, mode, failing, requests := misbehavingRegistry(t)
 	opts := Options{PlainHTTP: true, Retries: 3, Backoff: 5 * time.Millisecond, ResponseTimeout: 200 * time.Millisecond}
 	repo, err := Open(reg.Host+"/plugins/fs", opts)
@@ -282,7 +282,7 @@ func TestRegistryErrorsAreRetriedAndNamed(t *testing.T) {
 // as another install would: Install waits for it, writes nothing while it
 // waits, and gives up with a clear error when its context ends.
 func TestInstallWaitsForTheDirectoryLock(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	repo := openRegistry(t, "plugins/fs", nil)
 	ctx := testCtx(t)
 	rel, _, pub := pushFS(t, repo)
@@ -329,7 +329,7 @@ func (w *failingWriter) Close() error { return w.f.Close() }
 // fills a real tmpfs on Linux): nothing is installed, no temporary file
 // is left, and a retry installs the binary.
 func TestInstallWhoseWriteFailsLeavesNoPartialFile(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	repo := openRegistry(t, "plugins/fs", nil)
 	ctx := testCtx(t)
 	rel, _, pub := pushFS(t, repo)
@@ -357,7 +357,7 @@ func TestInstallWhoseWriteFailsLeavesNoPartialFile(t *testing.T) {
 // Install gives up after the response timeout with an error naming the
 // registry, and leaves no file.
 func TestInstallGivesUpOnAStalledDownload(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	var stall atomic.Value // the suffix of the blob that stalls
 	reg := stallingRegistry(t, &stall)
 	repo, err := Open(reg.Host+"/plugins/fs", Options{PlainHTTP: true, ResponseTimeout: 300 * time.Millisecond})

@@ -19,7 +19,7 @@ import (
 // the package): describe gives up after its timeout, as the manager
 // does, with an error that says so, instead of waiting forever.
 func TestDescribeOfAHangingPluginIsBounded(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	self, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)

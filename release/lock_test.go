@@ -19,7 +19,7 @@ import (
 // platform published later, and that its Pins make the manager refuse a
 // swapped binary and accept the installed one.
 func TestLockRecordsEveryPlatformAndPinsTheManager(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	repo := openRegistry(t, "plugins/fs", nil)
 	ctx := testCtx(t)
 	rel, _, pub := pushFS(t, repo, "darwin/arm64", "windows/amd64")
@@ -77,7 +77,7 @@ func TestLockRecordsEveryPlatformAndPinsTheManager(t *testing.T) {
 // refuses a release whose index or binary digest differs from the locked
 // one, and installs nothing.
 func TestInstallWithLockRefusesMismatch(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	repo := openRegistry(t, "plugins/fs", nil)
 	ctx := testCtx(t)
 	rel, _, pub := pushFS(t, repo)
@@ -114,7 +114,7 @@ func TestInstallWithLockRefusesMismatch(t *testing.T) {
 // TestParseLockNamesTheLine feeds hand-mangled lock files to ParseLock:
 // each error names the file and the line.
 func TestParseLockNamesTheLine(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	const good = "lock-version 1\n\nplugin r.example/fs\n\tversion 2.1.0\n\tindex sha256:" + hex64 + "\n\tbinary linux/amd64 fs sha256:" + hex64 + "\n"
 	if _, err := ParseLock("plugkit.lock", []byte(good)); err != nil {
 		t.Fatalf("a good lock file: %v", err)

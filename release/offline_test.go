@@ -22,7 +22,7 @@ import (
 // TestResolveAmongManyReleasesDownloadsNoBinary publishes 100 releases
 // and checks Resolve reads one index per release and fetches no blob.
 func TestResolveAmongManyReleasesDownloadsNoBinary(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	var c counter
 	repo := openRegistry(t, "plugins/many", &c)
 	ctx := testCtx(t)
@@ -72,7 +72,7 @@ func TestResolveAmongManyReleasesDownloadsNoBinary(t *testing.T) {
 // image-layout directory and installs from it with no registry; a second
 // install with a cache that holds the binary fetches no blob.
 func TestInstallFromMirrorAndCacheOffline(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	var c counter
 	repo := openRegistry(t, "plugins/fs", &c)
 	ctx := testCtx(t)
@@ -132,7 +132,7 @@ func TestInstallFromMirrorAndCacheOffline(t *testing.T) {
 // registry that serves HTTPS and requires htpasswd credentials, and
 // checks anonymous access is refused with an error naming the registry.
 func TestRegistryWithTLSAndBasicAuth(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	ca, err := testpki.NewCA("registry CA")
 	if err != nil {
 		t.Fatal(err)

@@ -22,7 +22,7 @@ import (
 // only read them: each publication describes three plugins and uploads
 // their 60 MB, which three tests of their own did three times.
 func TestPublishedExamples(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	repo := openRegistry(t, "plugins/objectstore", nil)
 	key, pub := newKey(t)
 	publishExamples(t, repo, key)
@@ -160,7 +160,7 @@ func assertOnly(t testing.TB, dir string, names ...string) {
 // version's content never changing. A binary whose own version differs
 // from the tag is refused too.
 func TestPushRefusesToChangeAPublishedVersion(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	repo := openRegistry(t, "plugins/fs", nil)
 	ctx := testCtx(t)
 	key, _ := newKey(t)

@@ -29,7 +29,7 @@ import (
 // script that leaves a marker when run: Install refuses it with
 // ErrUntrustedKey, never ran it, and leaves no file.
 func TestInstallRunsNoBinaryBeforeItsSignatureIsVerified(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	var gate atomic.Bool
 	blobServed := make(chan struct{})
 	var once sync.Once
@@ -85,7 +85,7 @@ func TestInstallRunsNoBinaryBeforeItsSignatureIsVerified(t *testing.T) {
 // Install refuses the newer one with a *MetadataError and the binary
 // installed before stays, unchanged.
 func TestInstallOfALyingReleaseKeepsTheInstalledOne(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	repo := openRegistry(t, "plugins/fs", nil)
 	ctx := testCtx(t)
 	good, key, pub := pushFS(t, repo)
@@ -119,7 +119,7 @@ func TestInstallOfALyingReleaseKeepsTheInstalledOne(t *testing.T) {
 // file it wrote through its descriptor (Linux) or hashed the path's file
 // against the digest (elsewhere).
 func TestInstallRefusesABinarySwappedWhileChecked(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	repo := openRegistry(t, "plugins/fs", nil)
 	ctx := testCtx(t)
 	rel, _, pub := pushFS(t, repo)
@@ -148,7 +148,7 @@ func TestInstallRefusesABinarySwappedWhileChecked(t *testing.T) {
 // uneven pieces, and checks the copy and its SHA-256; a failing writer
 // ends the copy with its error.
 func TestCopyHashedHashesWhatItCopies(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	data := make([]byte, 3<<20+7)
 	if _, err := rand.Read(data); err != nil {
 		t.Fatal(err)

@@ -15,7 +15,7 @@ import (
 // timeout with an error naming the registry, as a stalled binary
 // download does.
 func TestVerifyGivesUpOnAStalledSignature(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	var stall atomic.Value
 	reg := stallingRegistry(t, &stall)
 	repo, err := Open(reg.Host+"/plugins/fs", Options{PlainHTTP: true, ResponseTimeout: 300 * time.Millisecond})

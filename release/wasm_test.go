@@ -132,7 +132,7 @@ func pushMemoryWasmDir(t testing.TB, repo *Repository, dir string) (Release, []c
 // module in wasip1_wasm/, a module in a native platform's directory, and
 // a module not named .wasm, each saying where it belongs. No guest runs.
 func TestPushRefusesMisplacedModules(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	repo := openRegistry(t, "plugins/memory", nil)
 	key, _ := newKey(t)
 	fakeModule := []byte("\x00asm\x01\x00\x00\x00")
@@ -161,7 +161,7 @@ func TestPushRefusesMisplacedModules(t *testing.T) {
 // carries the module under platform wasip1/wasm, in one application/wasm
 // layer named NAME.wasm, beside the native binary's layer.
 func TestWasmReleaseLayout(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	repo := openRegistry(t, "plugins/memory", nil)
 	rel, _ := pushMemoryWasm(t, repo, true)
 	ctx := testCtx(t)
@@ -213,7 +213,7 @@ func fetchIndex(t testing.TB, repo *Repository, rel Release) []byte {
 // module (WasmPrefer, WasmOnly), and never installs the module with
 // WasmNever.
 func TestInstallChoosesNativeOrModule(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	repo := openRegistry(t, "plugins/memory", nil)
 	rel, pub := pushMemoryWasm(t, repo, true)
 	module, _ := memoryModule(t)
@@ -267,7 +267,7 @@ func dirNames(t testing.TB, dir string) []string {
 // and the lock's pins dispenses it. WasmNever refuses it, and a lock with
 // another module digest refuses the release.
 func TestInstallFallsBackToTheModule(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	repo := openRegistry(t, "plugins/memory", nil)
 	module, _ := memoryModule(t)
 	dir := wasmReleaseDir(t, module, false)
@@ -344,7 +344,7 @@ func dispenseModule(t *testing.T, dir string, pins map[string]string) {
 // the module at push, mirrored with its module manifest, and installed
 // from the mirror on this machine, which has no native build in it.
 func TestWasmOnlyRelease(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	repo := openRegistry(t, "plugins/memory", nil)
 	rel, pub := pushMemoryWasm(t, repo, false)
 	if rel.Description.GetPluginVersion() != "1.3.0" || len(rel.Majors(objectstore.Kind)) != 1 || rel.Majors(objectstore.Kind)[0] != 1 {
@@ -372,7 +372,7 @@ func TestWasmOnlyRelease(t *testing.T) {
 // module does not serve is refused after the module's describe check,
 // and the module is removed.
 func TestLyingModuleRefused(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	repo := openRegistry(t, "plugins/memory", nil)
 	module, _ := memoryModule(t)
 	rt := guests(t) // the module loaded before the test's deadline starts
@@ -404,7 +404,7 @@ func TestLyingModuleRefused(t *testing.T) {
 // releases with a native build for this machine, a module, both or
 // neither; a refusal names what the release has and what to do.
 func TestWasmUseChoosesThePlatform(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	repo := &Repository{Source: "registry.example/plugins/memory"}
 	rel := func(platforms ...string) Release {
 		r := Release{Version: "1.3.0", manifests: map[string]ocispec.Descriptor{}}
