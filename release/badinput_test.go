@@ -2,6 +2,7 @@ package release
 
 import (
 	"context"
+	"crypto"
 	"errors"
 	"io"
 	"net"
@@ -26,6 +27,7 @@ import (
 // release without a signature and one signed by a key the host does not
 // trust, each with an error that says which, and installs nothing.
 func TestInstallRefusesUnsignedAndUntrusted(t *testing.T) {
+	parallel(t)
 	repo := openRegistry(t, "plugins/fs", nil)
 	ctx := testCtx(t)
 	desc, err := describeBinary(ctx, pluginBinary(t, "fs"), objectstore.Cookie, describe.DefaultTimeout)
@@ -55,6 +57,7 @@ func TestInstallRefusesUnsignedAndUntrusted(t *testing.T) {
 // then names another manifest, and Install says the release was changed
 // after signing.
 func TestVerifyRefusesContentChangedAfterSigning(t *testing.T) {
+	parallel(t)
 	repo := openRegistry(t, "plugins/fs", nil)
 	ctx := testCtx(t)
 	good, _, pub := pushFS(t, repo)
@@ -87,6 +90,7 @@ func TestVerifyRefusesContentChangedAfterSigning(t *testing.T) {
 // image-layout mirror: the download no longer has the signed digest, so
 // Install refuses it and leaves no file.
 func TestInstallRefusesTamperedLayer(t *testing.T) {
+	parallel(t)
 	repo := openRegistry(t, "plugins/fs", nil)
 	ctx := testCtx(t)
 	rel, _, pub := pushFS(t, repo)
@@ -117,6 +121,7 @@ func TestInstallRefusesTamperedLayer(t *testing.T) {
 // chooses it by the metadata, starts it, sees the difference, removes
 // the binary and reports both.
 func TestInstallRemovesReleaseWhoseMetadataLies(t *testing.T) {
+	parallel(t)
 	repo := openRegistry(t, "plugins/fs", nil)
 	ctx := testCtx(t)
 	key, pub := newKey(t)
@@ -142,13 +147,10 @@ func TestInstallRemovesReleaseWhoseMetadataLies(t *testing.T) {
 	assertOnly(t, dir)
 }
 
-// TestConcurrentInstallsIntoOneDirectory runs two installs of two
-// releases into one directory at once: the directory lock makes them
-// take turns, and both binaries end complete.
-func TestConcurrentInstallsIntoOneDirectory(t *testing.T) {
-	repo := openRegistry(t, "plugins/objectstore", nil)
-	key, pub := newKey(t)
-	publishExamples(t, repo, key)
+// concurrentInstallsIntoOneDirectory runs two installs of two of the
+// published examples into one directory at once: the directory lock makes
+// them take turns, and both binaries end complete (TestPublishedExamples).
+func concurrentInstallsIntoOneDirectory(t *testing.T, repo *Repository, pub []crypto.PublicKey) {
 	ctx := testCtx(t)
 	dir := testutil.TempDir(t)
 	var wg sync.WaitGroup
@@ -218,6 +220,7 @@ func misbehavingRegistry(t *testing.T) (reg *registrytest.Registry, mode *atomic
 // registry that fails twice and recovers is used, a slow one times out,
 // and a registry that is down is named.
 func TestRegistryErrorsAreRetriedAndNamed(t *testing.T) {
+	parallel(t)
 	reg, mode, failing, requests := misbehavingRegistry(t)
 	opts := Options{PlainHTTP: true, Retries: 3, Backoff: 5 * time.Millisecond, ResponseTimeout: 200 * time.Millisecond}
 	repo, err := Open(reg.Host+"/plugins/fs", opts)
@@ -279,6 +282,7 @@ func TestRegistryErrorsAreRetriedAndNamed(t *testing.T) {
 // as another install would: Install waits for it, writes nothing while it
 // waits, and gives up with a clear error when its context ends.
 func TestInstallWaitsForTheDirectoryLock(t *testing.T) {
+	parallel(t)
 	repo := openRegistry(t, "plugins/fs", nil)
 	ctx := testCtx(t)
 	rel, _, pub := pushFS(t, repo)
@@ -325,6 +329,7 @@ func (w *failingWriter) Close() error { return w.f.Close() }
 // fills a real tmpfs on Linux): nothing is installed, no temporary file
 // is left, and a retry installs the binary.
 func TestInstallWhoseWriteFailsLeavesNoPartialFile(t *testing.T) {
+	parallel(t)
 	repo := openRegistry(t, "plugins/fs", nil)
 	ctx := testCtx(t)
 	rel, _, pub := pushFS(t, repo)
@@ -352,6 +357,7 @@ func TestInstallWhoseWriteFailsLeavesNoPartialFile(t *testing.T) {
 // Install gives up after the response timeout with an error naming the
 // registry, and leaves no file.
 func TestInstallGivesUpOnAStalledDownload(t *testing.T) {
+	parallel(t)
 	var stall atomic.Value // the suffix of the blob that stalls
 	reg := stallingRegistry(t, &stall)
 	repo, err := Open(reg.Host+"/plugins/fs", Options{PlainHTTP: true, ResponseTimeout: 300 * time.Millisecond})

@@ -23,6 +23,7 @@ import (
 // --tlog-upload=false` (and COSIGN_SIGN_FLAGS: cosign v3 offline needs
 // --use-signing-config=false) with a key cosign imported.
 func TestCosignInterop(t *testing.T) {
+	parallel(t)
 	repo, ctx, dir, cli := cosignRun(t)
 	writePEM := func(name string, der func() ([]byte, error)) {
 		t.Helper()

@@ -19,14 +19,13 @@ import (
 // the package): describe gives up after its timeout, as the manager
 // does, with an error that says so, instead of waiting forever.
 func TestDescribeOfAHangingPluginIsBounded(t *testing.T) {
+	parallel(t)
 	self, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
 	}
 	script := filepath.Join(t.TempDir(), "objectstore-hang")
-	if err := os.WriteFile(script, []byte(fmt.Sprintf("#!/bin/sh\n%s=1 GORACE=atexit_sleep_ms=0 exec '%s'\n", hangEnv, self)), 0o755); err != nil {
-		t.Fatal(err)
-	}
+	writeFile(t, script, []byte(fmt.Sprintf("#!/bin/sh\n%s=1 GORACE=atexit_sleep_ms=0 exec '%s'\n", hangEnv, self)), 0o755)
 	done := make(chan error, 1)
 	go func() {
 		_, err := describeBinary(context.Background(), script, objectstore.Cookie, time.Second)

@@ -15,6 +15,7 @@ import (
 // error says nothing was installed, and the directory holds no partial
 // binary or temporary file.
 func TestInstallOnFullDiskLeavesNoPartialFile(t *testing.T) {
+	parallel(t)
 	repo := openRegistry(t, "plugins/fs", nil)
 	ctx := testCtx(t)
 	rel, _, pub := pushFS(t, repo)

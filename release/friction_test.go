@@ -26,6 +26,7 @@ import (
 // name"); each layer's title is now OS_ARCH/NAME, so the pull writes the
 // directory release push took, and install still names the binary NAME.
 func TestPullOfAWholeReleaseWritesItsDirectory(t *testing.T) {
+	parallel(t)
 	repo := openRegistry(t, "acme/fs", nil)
 	ctx := testCtx(t)
 	rel, _, pub := pushFS(t, repo, "darwin/arm64", "windows/amd64")
@@ -58,6 +59,7 @@ func TestPullOfAWholeReleaseWritesItsDirectory(t *testing.T) {
 // another repository, without the .sig tag, installs there: the bundle
 // referrer travels with it.
 func TestCopyWithReferrersCarriesTheSignature(t *testing.T) {
+	parallel(t)
 	src := openRegistry(t, "acme/fs", nil)
 	ctx := testCtx(t)
 	rel, _, pub := pushFS(t, src)
@@ -76,6 +78,7 @@ func TestCopyWithReferrersCarriesTheSignature(t *testing.T) {
 // TestWrongPasswordSaysWhatToDo: a registry that refuses the credentials
 // (401) is answered with what to check, not a bare status.
 func TestWrongPasswordSaysWhatToDo(t *testing.T) {
+	parallel(t)
 	reg := registrytest.Start(t, registrytest.Options{Username: "ci", Password: "s3cret"})
 	repo, err := Open(reg.Host+"/plugins/fs", Options{PlainHTTP: true, Credential: auth.StaticCredential(reg.Host, auth.Credential{Username: "ci", Password: "wrong"})})
 	if err != nil {
@@ -91,6 +94,7 @@ func TestWrongPasswordSaysWhatToDo(t *testing.T) {
 // AnnotationFileName, whose layer's title is the file name, installs
 // under that name.
 func TestInstallOfAReleaseTitledTheOldWay(t *testing.T) {
+	parallel(t)
 	repo := openRegistry(t, "acme/fs", nil)
 	ctx := testCtx(t)
 	rel, key, pub := pushFS(t, repo)
@@ -143,6 +147,7 @@ func TestInstallOfAReleaseTitledTheOldWay(t *testing.T) {
 // referrer (cosign v3's way) mirrors into an image layout, and installs
 // from there.
 func TestMirrorCarriesReferrerSignatures(t *testing.T) {
+	parallel(t)
 	repo := openRegistry(t, "acme/fs", nil)
 	ctx := testCtx(t)
 	rel, _, pub := pushFS(t, repo)

@@ -15,6 +15,7 @@ import (
 // saying what to set (release links no WebAssembly runtime of its own);
 // Push of a module-only release without Publication.Guests likewise.
 func TestInstallOfAModuleWithoutGuests(t *testing.T) {
+	parallel(t)
 	repo := openRegistry(t, "plugins/moduleonly", nil)
 	pushPlatforms(t, repo, "1.0.0", PlatformWasm)
 	rel, err := Fetch(testCtx(t), repo, "1.0.0")

@@ -16,6 +16,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -39,47 +40,96 @@ func TestMain(m *testing.M) {
 	if os.Getenv(lineOnlyEnv) != "" {
 		describeByLineOnly()
 	}
-	os.Exit(testutil.Main(testutil.Then(m, func() {
+	os.Exit(testutil.Main(testutil.Then(buildFirst{m}, func() {
+		if sharedGuests.rt != nil {
+			sharedGuests.rt.Close(context.Background())
+		}
 		if buildDir != "" {
 			os.RemoveAll(buildDir)
 		}
 	})))
 }
 
+// buildFirst builds the example plugins (pluginBinary) before it runs
+// the tests, so that no test's deadline (testCtx) runs while they build:
+// a first build on a loaded machine took more than the minute a test
+// has (TestInstallRefusesUnsignedAndUntrusted failed so, its describe
+// waiting for the handshake), and the tests that run in parallel would
+// all wait for it with their deadlines running.
+type buildFirst struct{ m *testing.M }
+
+func (b buildFirst) Run() int {
+	buildOnce.Do(buildPlugins)
+	if buildErr != nil {
+		fmt.Fprintf(os.Stderr, "building the example plugins the tests install: %v\n", buildErr)
+		return 1
+	}
+	return b.m.Run()
+}
+
+// parallel runs the test in parallel with the package's other tests
+// (t.Parallel), but on Windows: there the registry keeps blobs in memory
+// (registrytest), where each push of a 20 MB plugin is CPU-bound copying,
+// and two tests' pushes at once under Wine on a loaded machine ran past
+// the tests' deadlines; there the tests run one after another, as before.
+func parallel(t *testing.T) {
+	if runtime.GOOS != "windows" {
+		t.Parallel()
+	}
+}
+
 // plugins are the example objectstore plugins and their versions.
 var plugins = map[string]string{"memory": "1.3.0", "fs": "2.1.0", "future": "3.0.0"}
 
 // pluginBinary builds the example objectstore plugin name (fs, memory,
-// future) once per test run and returns its path.
+// future) once per test run and returns its path. TestMain builds them
+// before any test runs (buildFirst), so no process that a test forks can
+// hold a build open for writing while another test runs it (ETXTBSY).
 func pluginBinary(t testing.TB, name string) string {
 	t.Helper()
-	buildOnce.Do(func() {
-		buildDir, buildErr = os.MkdirTemp("", "release-plugins")
-		if buildErr != nil {
-			return
-		}
-		ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
-		defer cancel()
-		var wg sync.WaitGroup
-		var mu sync.Mutex
-		for n := range plugins {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				_, err := testutil.BuildBinary(ctx, filepath.Join(buildDir, "objectstore-"+n+exe()), "../examples/objectstore/plugins/"+n)
-				if err != nil {
-					mu.Lock()
-					buildErr = err
-					mu.Unlock()
-				}
-			}()
-		}
-		wg.Wait()
-	})
+	buildOnce.Do(buildPlugins)
 	if buildErr != nil {
 		t.Fatal(buildErr)
 	}
 	return filepath.Join(buildDir, "objectstore-"+name+exe())
+}
+
+// buildPlugins builds the example plugins into buildDir (see
+// pluginBinary); it sets buildErr when a build fails.
+func buildPlugins() {
+	buildDir, buildErr = os.MkdirTemp("", "release-plugins")
+	if buildErr != nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	for n := range plugins {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_, err := testutil.BuildBinary(ctx, filepath.Join(buildDir, "objectstore-"+n+exe()), "../examples/objectstore/plugins/"+n)
+			if err != nil {
+				mu.Lock()
+				buildErr = err
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+}
+
+// writeHoldingForks writes data to path with mode, holding off forks
+// (syscall.ForkLock, as os/exec's own pipes do) while the file is open
+// for writing: a process forked meanwhile by a test running in parallel
+// would hold the file open for writing until its exec, and a test that
+// runs the file itself in that moment (without Install's retry) would
+// fail with "text file busy" (ETXTBSY).
+func writeHoldingForks(path string, data []byte, mode os.FileMode) error {
+	syscall.ForkLock.RLock()
+	defer syscall.ForkLock.RUnlock()
+	return os.WriteFile(path, data, mode)
 }
 
 func exe() string {
@@ -102,15 +152,12 @@ func releaseDir(t testing.TB, bin string, extra ...string) string {
 	if err := os.MkdirAll(sub, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	// A hard link when possible, else a copy.
-	if err := os.Link(bin, filepath.Join(sub, name)); err != nil {
-		raw, err := os.ReadFile(bin)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(sub, name), raw, 0o755); err != nil {
-			t.Fatal(err)
-		}
+	// A hard link when possible, else a copy. On Windows always a copy:
+	// there a running program's file cannot be removed under any of its
+	// names, so one test's cleanup would fail while a parallel test's
+	// Push describes (runs) the same build through its own link.
+	if runtime.GOOS == "windows" || os.Link(bin, filepath.Join(sub, name)) != nil {
+		writeFile(t, filepath.Join(sub, name), readFile(t, bin), 0o755)
 	}
 	for _, p := range extra {
 		if p == here {
@@ -120,11 +167,31 @@ func releaseDir(t testing.TB, bin string, extra ...string) string {
 		if err := os.MkdirAll(sub, 0o755); err != nil {
 			t.Fatal(err)
 		}
-		if err := os.WriteFile(filepath.Join(sub, name), []byte("binary for "+p), 0o755); err != nil {
-			t.Fatal(err)
-		}
+		writeFile(t, filepath.Join(sub, name), []byte("binary for "+p), 0o755)
 	}
 	return dir
+}
+
+// readFile is the content of the file at path.
+func readFile(t testing.TB, path string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// writeFile writes data to path with mode, making its directory, and
+// holds off forks while it writes (writeHoldingForks).
+func writeFile(t testing.TB, path string, data []byte, mode os.FileMode) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := writeHoldingForks(path, data, mode); err != nil {
+		t.Fatal(err)
+	}
 }
 
 func newKey(t testing.TB) (crypto.Signer, []crypto.PublicKey) {
@@ -136,8 +203,11 @@ func newKey(t testing.TB) (crypto.Signer, []crypto.PublicKey) {
 	return k, []crypto.PublicKey{k.Public()}
 }
 
+// testCtx is a test's deadline: the bound of a hang, not a measure, and
+// generous, since the tests run in parallel on machines that run other
+// packages' tests too (at load 30, 100 pushes took more than a minute).
 func testCtx(t testing.TB) context.Context {
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	t.Cleanup(cancel)
 	return ctx
 }

@@ -37,6 +37,7 @@ import (
 // only the index and manifests are read before the signature over the
 // index verifies.
 func TestInstallDownloadsNothingBeforeTheSignatureVerifies(t *testing.T) {
+	parallel(t)
 	fake := newFakeRelease(t, fakeDescription("2.1.0", 2), 10<<30, 0, 0)
 	var blobGets atomic.Int64
 	// The signature is held back until the binary is asked for, or 3 s.
@@ -68,6 +69,7 @@ func TestInstallDownloadsNothingBeforeTheSignatureVerifies(t *testing.T) {
 // the tag). Resolve picks 9.0.0 as the newest; install must refuse it as
 // tampered, naming both versions, and install nothing.
 func TestInstallRefusesADowngradeByRetagging(t *testing.T) {
+	parallel(t)
 	repo := openRegistry(t, "acme/objectstore", nil)
 	key, pub := newKey(t)
 	dir := releaseDir(t, pluginBinary(t, "memory")) // built before the test's deadline starts
@@ -101,6 +103,7 @@ func TestInstallRefusesADowngradeByRetagging(t *testing.T) {
 // and with empty ones, ends at the bound on tags or on pages, with an
 // error naming the registry, the bound and the setting that raises it.
 func TestResolveBoundsTagListing(t *testing.T) {
+	parallel(t)
 	for _, c := range []struct {
 		name, setting string
 		perPage       int
@@ -126,6 +129,7 @@ func TestResolveBoundsTagListing(t *testing.T) {
 // (under the bound on one index) end at the bound on the bytes of all
 // indexes; an index over the bound on one is refused, naming it.
 func TestResolveBoundsIndexBytes(t *testing.T) {
+	parallel(t)
 	fake := newFakeRelease(t, fakeDescription("2.1.0", 2), 1000, 3_900_000, 64)
 	var served atomic.Int64
 	handler := manyIndexes(fake, 150, &served)
@@ -149,6 +153,7 @@ func TestResolveBoundsIndexBytes(t *testing.T) {
 // TestResolveBoundsTime: a registry that answers every tag page slowly
 // and forever meets the bound on the time listing takes.
 func TestResolveBoundsTime(t *testing.T) {
+	parallel(t)
 	var pages atomic.Int64
 	slow := endlessTags(1, &pages)
 	repo := hostileRegistry(t, Options{MetadataTimeout: time.Second, MaxTagPages: 1 << 30, MaxTags: 1 << 30}, func(w http.ResponseWriter, r *http.Request) {
@@ -169,6 +174,7 @@ func TestResolveBoundsTime(t *testing.T) {
 // directory's .plugkit-install.lock, pointing to a file that does not
 // exist, must not make install create that file.
 func TestInstallLockFileIsNotFollowed(t *testing.T) {
+	parallel(t)
 	dir := testutil.TempDir(t)
 	target := filepath.Join(testutil.TempDir(t), "created-through-the-link")
 	if err := os.Symlink(target, filepath.Join(dir, lockFileName)); err != nil {
@@ -197,6 +203,7 @@ func requirement(majors ...int) compat.Requirement {
 // not name a binary with a directory, a hidden name, or control or
 // bidirectional formatting characters.
 func TestParseLockRefusesNamesThatAreNotPlain(t *testing.T) {
+	parallel(t)
 	for _, name := range []string{"../../x", "sub/fs", `..\x`, ".plugkit-install.lock", "fs\x1b[2J", "fs\u202egpj.exe", ".."} {
 		text := "lock-version 1\nplugin r.example/fs\n\tversion 2.1.0\n\tindex sha256:" + hex64 + "\n\tbinary linux/amd64 " + name + " sha256:" + hex64 + "\n"
 		_, err := ParseLock("plugkit.lock", []byte(text))
@@ -227,6 +234,7 @@ func signedDigest(t testing.TB, repo *Repository, key crypto.Signer) digest.Dige
 // P-384, Ed25519 and RSA-2048 are trusted. LoadPublicKeys refuses a weak
 // key's file, naming it.
 func TestKeyPolicy(t *testing.T) {
+	parallel(t)
 	repo := openRegistry(t, "acme/keys", nil)
 	ctx := testCtx(t)
 	rsa1024, err := rsa.GenerateKey(rand.Reader, 1024)
@@ -272,6 +280,7 @@ func TestKeyPolicy(t *testing.T) {
 // TestSignaturePayloadFetchedOnce: a signature manifest whose 50 layers
 // all name one payload makes Verify fetch that payload once.
 func TestSignaturePayloadFetchedOnce(t *testing.T) {
+	parallel(t)
 	var c counter
 	repo := openRegistry(t, "acme/sigs", &c)
 	ctx := testCtx(t)

@@ -2,7 +2,6 @@ package release
 
 import (
 	"errors"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -20,6 +19,7 @@ import (
 // platform published later, and that its Pins make the manager refuse a
 // swapped binary and accept the installed one.
 func TestLockRecordsEveryPlatformAndPinsTheManager(t *testing.T) {
+	parallel(t)
 	repo := openRegistry(t, "plugins/fs", nil)
 	ctx := testCtx(t)
 	rel, _, pub := pushFS(t, repo, "darwin/arm64", "windows/amd64")
@@ -67,13 +67,7 @@ func TestLockRecordsEveryPlatformAndPinsTheManager(t *testing.T) {
 	if b := finder.Describe(ctx, []string{filepath.Join(dir, "objectstore-fs"+exe())})[0]; b.Err != nil {
 		t.Fatalf("the manager refuses the locked binary: %v", b.Err)
 	}
-	raw, err := os.ReadFile(pluginBinary(t, "memory"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, "objectstore-fs"+exe()), raw, 0o755); err != nil {
-		t.Fatal(err)
-	}
+	writeFile(t, filepath.Join(dir, "objectstore-fs"+exe()), readFile(t, pluginBinary(t, "memory")), 0o755)
 	if b := finder.Describe(ctx, []string{filepath.Join(dir, "objectstore-fs"+exe())})[0]; b.Err == nil {
 		t.Fatal("the manager ran a binary that differs from the locked one")
 	}
@@ -83,6 +77,7 @@ func TestLockRecordsEveryPlatformAndPinsTheManager(t *testing.T) {
 // refuses a release whose index or binary digest differs from the locked
 // one, and installs nothing.
 func TestInstallWithLockRefusesMismatch(t *testing.T) {
+	parallel(t)
 	repo := openRegistry(t, "plugins/fs", nil)
 	ctx := testCtx(t)
 	rel, _, pub := pushFS(t, repo)
@@ -119,6 +114,7 @@ func TestInstallWithLockRefusesMismatch(t *testing.T) {
 // TestParseLockNamesTheLine feeds hand-mangled lock files to ParseLock:
 // each error names the file and the line.
 func TestParseLockNamesTheLine(t *testing.T) {
+	parallel(t)
 	const good = "lock-version 1\n\nplugin r.example/fs\n\tversion 2.1.0\n\tindex sha256:" + hex64 + "\n\tbinary linux/amd64 fs sha256:" + hex64 + "\n"
 	if _, err := ParseLock("plugkit.lock", []byte(good)); err != nil {
 		t.Fatalf("a good lock file: %v", err)

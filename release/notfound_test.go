@@ -11,6 +11,7 @@ import (
 // they do not have: Fetch and Mirror say which repository lacks which
 // version and what to do, not only oras-go's "not found".
 func TestMissingVersionIsNamed(t *testing.T) {
+	parallel(t)
 	repo := openRegistry(t, "plugins/fs", nil)
 	pushFS(t, repo)
 	mirror, _ := mirrorTo(t, repo, "2.1.0")

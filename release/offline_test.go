@@ -2,10 +2,12 @@ package release
 
 import (
 	"crypto/tls"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"oras.land/oras-go/v2/registry/remote/auth"
@@ -20,26 +22,34 @@ import (
 // TestResolveAmongManyReleasesDownloadsNoBinary publishes 100 releases
 // and checks Resolve reads one index per release and fetches no blob.
 func TestResolveAmongManyReleasesDownloadsNoBinary(t *testing.T) {
+	parallel(t)
 	var c counter
 	repo := openRegistry(t, "plugins/many", &c)
 	ctx := testCtx(t)
 	dir := testutil.TempDir(t)
-	for i := range 100 {
+	// Pushed eight at a time: the registry syncs each file it stores to
+	// disk, and one push after another waits out every sync in turn.
+	errs := make([]error, 100)
+	var wg sync.WaitGroup
+	slots := make(chan struct{}, 8)
+	for i := range errs {
 		sub := filepath.Join(dir, fmt.Sprint(i), "linux_amd64")
-		if err := os.MkdirAll(sub, 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(sub, "plugin"), []byte(fmt.Sprintf("binary %d", i)), 0o755); err != nil {
-			t.Fatal(err)
-		}
+		writeFile(t, filepath.Join(sub, "plugin"), []byte(fmt.Sprintf("binary %d", i)), 0o755)
 		bins, err := scanDir(filepath.Dir(sub))
 		if err != nil {
 			t.Fatal(err)
 		}
 		v := fmt.Sprintf("%d.%d.0", 1+i/10, i%10)
-		if _, err := pushRelease(ctx, repo, v, bins, fakeDescription(v, uint32(1+i/10)), false); err != nil {
-			t.Fatal(err)
-		}
+		wg.Add(1)
+		slots <- struct{}{}
+		go func() {
+			defer func() { <-slots; wg.Done() }()
+			_, errs[i] = pushRelease(ctx, repo, v, bins, fakeDescription(v, uint32(1+i/10)), false)
+		}()
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		t.Fatal(err)
 	}
 	c.blobGets.Store(0)
 	c.manifestGets.Store(0)
@@ -62,6 +72,7 @@ func TestResolveAmongManyReleasesDownloadsNoBinary(t *testing.T) {
 // image-layout directory and installs from it with no registry; a second
 // install with a cache that holds the binary fetches no blob.
 func TestInstallFromMirrorAndCacheOffline(t *testing.T) {
+	parallel(t)
 	var c counter
 	repo := openRegistry(t, "plugins/fs", &c)
 	ctx := testCtx(t)
@@ -121,6 +132,7 @@ func TestInstallFromMirrorAndCacheOffline(t *testing.T) {
 // registry that serves HTTPS and requires htpasswd credentials, and
 // checks anonymous access is refused with an error naming the registry.
 func TestRegistryWithTLSAndBasicAuth(t *testing.T) {
+	parallel(t)
 	ca, err := testpki.NewCA("registry CA")
 	if err != nil {
 		t.Fatal(err)

@@ -19,6 +19,7 @@ import (
 // that a release copied with `oras cp -r` (without its .sig tag)
 // verifies at the copy.
 func TestOrasInterop(t *testing.T) {
+	parallel(t)
 	orasBin := os.Getenv("ORAS")
 	if orasBin == "" {
 		t.Fatal("set ORAS to an oras binary (go install oras.land/oras/cmd/oras@v1.3.6)")

@@ -42,6 +42,7 @@ func pushPlatforms(t testing.TB, repo *Repository, version string, platforms ...
 // release is skipped, the NoFitError names each with what it has, and
 // says to allow the module when one of them has it. No guest runs.
 func TestResolveSkipsReleasesWithoutABuildHere(t *testing.T) {
+	parallel(t)
 	repo := openRegistry(t, "plugins/platforms", nil)
 	const other = "plan9/mips"
 	if here == other {
@@ -90,6 +91,7 @@ func TestResolveSkipsReleasesWithoutABuildHere(t *testing.T) {
 // directories either belongs in for this machine's platform. No guest
 // runs.
 func TestPushNamesThePlatformDirectories(t *testing.T) {
+	parallel(t)
 	dir := testutil.TempDir(t)
 	writeFile(t, filepath.Join(dir, platformDir(otherPlatform()), "objectstore-fake"), []byte("a binary for another machine"), 0o755)
 	key, _ := newKey(t)

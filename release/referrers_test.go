@@ -107,6 +107,7 @@ func dropTagSignature(t testing.TB, repo *Repository, d digest.Digest) {
 // referrers API) list, and which Verify accepts alone; pushing again adds
 // neither a second bundle nor a second signature layer.
 func TestPushSignsWithAReferrerBundle(t *testing.T) {
+	parallel(t)
 	repo := openRegistry(t, "acme/fs", nil)
 	ctx := testCtx(t)
 	rel, key, pub := pushFS(t, repo)
@@ -152,6 +153,7 @@ func sigManifest(t testing.TB, repo *Repository, d digest.Digest) ocispec.Manife
 // manifest as cosign v2 stores it with --registry-referrers-mode=oci-1-1,
 // is signed, and installs.
 func TestVerifyFindsCosignReferrers(t *testing.T) {
+	parallel(t)
 	repo := openRegistry(t, "acme/fs", nil)
 	ctx := testCtx(t)
 	rel := pushUnsigned(t, repo, "fs", "2.1.0", fakeDescription("2.1.0", 1), false)
@@ -188,6 +190,7 @@ func TestVerifyFindsCosignReferrers(t *testing.T) {
 // v2 verify accepts it; plugkit install refused it as "none of its
 // signatures verifies").
 func TestVerifyFindsReferrersListedByConfigType(t *testing.T) {
+	parallel(t)
 	repo := openRegistry(t, "acme/fs", nil)
 	ctx := testCtx(t)
 	rel := pushUnsigned(t, repo, "fs", "2.1.0", fakeDescription("2.1.0", 1), false)
@@ -204,6 +207,7 @@ func TestVerifyFindsReferrersListedByConfigType(t *testing.T) {
 // TestVerifyRefusesHostileReferrers: the attacks on signatures found as
 // referrers.
 func TestVerifyRefusesHostileReferrers(t *testing.T) {
+	parallel(t)
 	t.Run("a referrer of another release", func(t *testing.T) {
 		// The registry lists, among B's referrers (its tag-schema index),
 		// the signature of A: trusted, but of A.
@@ -342,6 +346,7 @@ func pushTagged(t testing.TB, repo *Repository, mediaType string, v any, tag str
 // .sig manifest (a second simple-signing layer, by another key) is still
 // there, and verifies, after the release is pushed again.
 func TestRePushKeepsCoSignatures(t *testing.T) {
+	parallel(t)
 	repo := openRegistry(t, "acme/fs", nil)
 	ctx := testCtx(t)
 	rel, key, _ := pushFS(t, repo)

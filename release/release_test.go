@@ -1,6 +1,7 @@
 package release
 
 import (
+	"crypto"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
@@ -16,14 +17,25 @@ import (
 	"github.com/plugkit/plugkit/internal/testutil"
 )
 
-// TestResolveChoosesByMajorsAndConstraint publishes the example plugins
-// as three releases (majors 1; 2 and 1; 3) and checks Resolve picks the
-// newest release meeting the majors and the constraint, and that a
-// no-fit error names the release to select and its constraint.
-func TestResolveChoosesByMajorsAndConstraint(t *testing.T) {
+// TestPublishedExamples publishes the example plugins as three releases
+// of one repository (majors 1; 2 and 1; 3), once, for the checks that
+// only read them: each publication describes three plugins and uploads
+// their 60 MB, which three tests of their own did three times.
+func TestPublishedExamples(t *testing.T) {
+	parallel(t)
 	repo := openRegistry(t, "plugins/objectstore", nil)
-	key, _ := newKey(t)
+	key, pub := newKey(t)
 	publishExamples(t, repo, key)
+	t.Run("ResolveChoosesByMajorsAndConstraint", func(t *testing.T) { resolveChoosesByMajorsAndConstraint(t, repo) })
+	t.Run("InstallWritesTheVerifiedBinary", func(t *testing.T) { installWritesTheVerifiedBinary(t, repo, pub) })
+	t.Run("ConcurrentInstallsIntoOneDirectory", func(t *testing.T) { concurrentInstallsIntoOneDirectory(t, repo, pub) })
+}
+
+// resolveChoosesByMajorsAndConstraint checks Resolve picks, among the
+// published examples, the newest release meeting the majors and the
+// constraint, and that a no-fit error names the release to select and its
+// constraint.
+func resolveChoosesByMajorsAndConstraint(t *testing.T, repo *Repository) {
 	ctx := testCtx(t)
 	for _, tc := range []struct {
 		majors     []int
@@ -73,13 +85,10 @@ func TestResolveChoosesByMajorsAndConstraint(t *testing.T) {
 	}
 }
 
-// TestInstallWritesTheVerifiedBinary installs a resolved release and
-// checks the file is the published binary, executable, and that nothing
-// else is left in the directory.
-func TestInstallWritesTheVerifiedBinary(t *testing.T) {
-	repo := openRegistry(t, "plugins/objectstore", nil)
-	key, pub := newKey(t)
-	publishExamples(t, repo, key)
+// installWritesTheVerifiedBinary installs a resolved release of the
+// published examples and checks the file is the published binary,
+// executable, and that nothing else is left in the directory.
+func installWritesTheVerifiedBinary(t *testing.T, repo *Repository, pub []crypto.PublicKey) {
 	ctx := testCtx(t)
 	rel, err := Resolve(ctx, repo, Selection{Requirement: compat.Requirement{Kind: objectstore.Kind, Majors: []int{2}}, Constraint: "~> 2.0"})
 	if err != nil {
@@ -151,6 +160,7 @@ func assertOnly(t testing.TB, dir string, names ...string) {
 // version's content never changing. A binary whose own version differs
 // from the tag is refused too.
 func TestPushRefusesToChangeAPublishedVersion(t *testing.T) {
+	parallel(t)
 	repo := openRegistry(t, "plugins/fs", nil)
 	ctx := testCtx(t)
 	key, _ := newKey(t)

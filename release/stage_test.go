@@ -29,6 +29,7 @@ import (
 // script that leaves a marker when run: Install refuses it with
 // ErrUntrustedKey, never ran it, and leaves no file.
 func TestInstallRunsNoBinaryBeforeItsSignatureIsVerified(t *testing.T) {
+	parallel(t)
 	var gate atomic.Bool
 	blobServed := make(chan struct{})
 	var once sync.Once
@@ -53,9 +54,7 @@ func TestInstallRunsNoBinaryBeforeItsSignatureIsVerified(t *testing.T) {
 	ctx := testCtx(t)
 	marker := filepath.Join(testutil.TempDir(t), "ran")
 	script := filepath.Join(testutil.TempDir(t), "objectstore-fs"+exe())
-	if err := os.WriteFile(script, []byte("#!/bin/sh\ntouch '"+marker+"'\n"), 0o755); err != nil {
-		t.Fatal(err)
-	}
+	writeFile(t, script, []byte("#!/bin/sh\ntouch '"+marker+"'\n"), 0o755)
 	bins, err := scanDir(releaseDir(t, script))
 	if err != nil {
 		t.Fatal(err)
@@ -86,6 +85,7 @@ func TestInstallRunsNoBinaryBeforeItsSignatureIsVerified(t *testing.T) {
 // Install refuses the newer one with a *MetadataError and the binary
 // installed before stays, unchanged.
 func TestInstallOfALyingReleaseKeepsTheInstalledOne(t *testing.T) {
+	parallel(t)
 	repo := openRegistry(t, "plugins/fs", nil)
 	ctx := testCtx(t)
 	good, key, pub := pushFS(t, repo)
@@ -119,6 +119,7 @@ func TestInstallOfALyingReleaseKeepsTheInstalledOne(t *testing.T) {
 // file it wrote through its descriptor (Linux) or hashed the path's file
 // against the digest (elsewhere).
 func TestInstallRefusesABinarySwappedWhileChecked(t *testing.T) {
+	parallel(t)
 	repo := openRegistry(t, "plugins/fs", nil)
 	ctx := testCtx(t)
 	rel, _, pub := pushFS(t, repo)
@@ -128,7 +129,7 @@ func TestInstallRefusesABinarySwappedWhileChecked(t *testing.T) {
 	}
 	swap := &installHooks{beforeDescribe: func(tmp string) {
 		next := tmp + ".swap"
-		if err := os.WriteFile(next, other, 0o755); err != nil {
+		if err := writeHoldingForks(next, other, 0o755); err != nil {
 			t.Error(err)
 		}
 		if err := os.Rename(next, tmp); err != nil {
@@ -147,6 +148,7 @@ func TestInstallRefusesABinarySwappedWhileChecked(t *testing.T) {
 // uneven pieces, and checks the copy and its SHA-256; a failing writer
 // ends the copy with its error.
 func TestCopyHashedHashesWhatItCopies(t *testing.T) {
+	parallel(t)
 	data := make([]byte, 3<<20+7)
 	if _, err := rand.Read(data); err != nil {
 		t.Fatal(err)

@@ -19,6 +19,7 @@ import (
 // now and then with "text file busy". Install starts it again until the
 // descriptor is gone, within a bound; here the writer holds it 300 ms.
 func TestInstallWaitsOutABusyBinary(t *testing.T) {
+	parallel(t)
 	repo := openRegistry(t, "plugins/fs", nil)
 	ctx := testCtx(t)
 	rel, _, pub := pushFS(t, repo)

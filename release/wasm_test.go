@@ -55,13 +55,35 @@ func memoryModule(t testing.TB) (path, cache string) {
 	return wasmBuild.path, wasmBuild.cache
 }
 
-// guests is the runtime for modules the tests give Install and Push:
-// with the tests' compilation cache, or interpreting where there is none
-// (as the plugkit command makes its own); closed when the test ends.
-func guests(t testing.TB, cache string) host.GuestRunner {
-	rt := wasmhost.New(wasmhost.Config{CacheDir: cache, CacheBytes: testutil.WasmCacheBytes, Interpret: cache == ""})
-	t.Cleanup(func() { rt.Close(context.Background()) })
-	return rt
+// sharedGuests is the runtime for modules that the tests share (see
+// guests), closed by TestMain once they end.
+var sharedGuests struct {
+	once sync.Once
+	rt   *wasmhost.Runtime
+	err  error
+}
+
+// guests is the runtime for modules the tests give Install, Push and the
+// manager: with the tests' compilation cache, or interpreting where there
+// is none (as the plugkit command makes its own). One runtime for all of
+// them, as a host has one: it loads the memory module once, where one
+// runtime per call loaded it (from the cache, or compiling it under Wine)
+// up to five times a test. It loads the module before it returns, so
+// that no test's deadline (testCtx) runs while it does: on a loaded
+// machine that took more than the minute a test has.
+func guests(t testing.TB) host.GuestRunner {
+	t.Helper()
+	module, cache := memoryModule(t)
+	sharedGuests.once.Do(func() {
+		sharedGuests.rt = wasmhost.New(wasmhost.Config{CacheDir: cache, CacheBytes: testutil.WasmCacheBytes, Interpret: cache == ""})
+		ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+		defer cancel()
+		sharedGuests.err = sharedGuests.rt.CompileFile(ctx, module)
+	})
+	if sharedGuests.err != nil {
+		t.Fatalf("loading the memory module: %v", sharedGuests.err)
+	}
+	return sharedGuests.rt
 }
 
 // wasmReleaseDir lays out a release directory holding the module and,
@@ -74,25 +96,6 @@ func wasmReleaseDir(t testing.TB, module string, native bool) string {
 	}
 	writeFile(t, filepath.Join(dir, "wasip1_wasm", filepath.Base(module)), readFile(t, module), 0o644)
 	return dir
-}
-
-func readFile(t testing.TB, path string) []byte {
-	t.Helper()
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
-}
-
-func writeFile(t testing.TB, path string, data []byte, mode os.FileMode) {
-	t.Helper()
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(path, data, mode); err != nil {
-		t.Fatal(err)
-	}
 }
 
 // otherPlatform is a platform other than this machine's, as releases
@@ -116,9 +119,9 @@ func pushMemoryWasm(t testing.TB, repo *Repository, native bool) (Release, []cry
 // plugin's module, as release 1.3.0 of repo.
 func pushMemoryWasmDir(t testing.TB, repo *Repository, dir string) (Release, []crypto.PublicKey) {
 	t.Helper()
-	_, cache := memoryModule(t)
+	rt := guests(t) // the module built before the push's deadline starts
 	key, pub := newKey(t)
-	rel, err := Push(testCtx(t), repo, Publication{Dir: dir, Version: "1.3.0", Key: key, Cookie: objectstore.Cookie, Guests: guests(t, cache)})
+	rel, err := Push(testCtx(t), repo, Publication{Dir: dir, Version: "1.3.0", Key: key, Cookie: objectstore.Cookie, Guests: rt})
 	if err != nil {
 		t.Fatalf("push: %v", err)
 	}
@@ -129,6 +132,7 @@ func pushMemoryWasmDir(t testing.TB, repo *Repository, dir string) (Release, []c
 // module in wasip1_wasm/, a module in a native platform's directory, and
 // a module not named .wasm, each saying where it belongs. No guest runs.
 func TestPushRefusesMisplacedModules(t *testing.T) {
+	parallel(t)
 	repo := openRegistry(t, "plugins/memory", nil)
 	key, _ := newKey(t)
 	fakeModule := []byte("\x00asm\x01\x00\x00\x00")
@@ -157,6 +161,7 @@ func TestPushRefusesMisplacedModules(t *testing.T) {
 // carries the module under platform wasip1/wasm, in one application/wasm
 // layer named NAME.wasm, beside the native binary's layer.
 func TestWasmReleaseLayout(t *testing.T) {
+	parallel(t)
 	repo := openRegistry(t, "plugins/memory", nil)
 	rel, _ := pushMemoryWasm(t, repo, true)
 	ctx := testCtx(t)
@@ -208,9 +213,10 @@ func fetchIndex(t testing.TB, repo *Repository, rel Release) []byte {
 // module (WasmPrefer, WasmOnly), and never installs the module with
 // WasmNever.
 func TestInstallChoosesNativeOrModule(t *testing.T) {
+	parallel(t)
 	repo := openRegistry(t, "plugins/memory", nil)
 	rel, pub := pushMemoryWasm(t, repo, true)
-	module, cache := memoryModule(t)
+	module, _ := memoryModule(t)
 	for _, tc := range []struct {
 		use      WasmUse
 		platform string
@@ -222,7 +228,7 @@ func TestInstallChoosesNativeOrModule(t *testing.T) {
 		{WasmOnly, PlatformWasm, moduleName},
 	} {
 		dir := testutil.TempDir(t)
-		inst, err := Install(testCtx(t), repo, rel, Target{Dir: dir, Keys: pub, Cookie: objectstore.Cookie, Wasm: tc.use, Guests: guests(t, cache)})
+		inst, err := Install(testCtx(t), repo, rel, Target{Dir: dir, Keys: pub, Cookie: objectstore.Cookie, Wasm: tc.use, Guests: guests(t)})
 		if err != nil {
 			t.Fatalf("Wasm %d: %v", tc.use, err)
 		}
@@ -261,8 +267,9 @@ func dirNames(t testing.TB, dir string) []string {
 // and the lock's pins dispenses it. WasmNever refuses it, and a lock with
 // another module digest refuses the release.
 func TestInstallFallsBackToTheModule(t *testing.T) {
+	parallel(t)
 	repo := openRegistry(t, "plugins/memory", nil)
-	module, cache := memoryModule(t)
+	module, _ := memoryModule(t)
 	dir := wasmReleaseDir(t, module, false)
 	writeFile(t, filepath.Join(dir, platformDir(otherPlatform()), "objectstore-memory"), []byte("a binary for another machine"), 0o755)
 	rel, pub := pushMemoryWasmDir(t, repo, dir)
@@ -282,14 +289,14 @@ func TestInstallFallsBackToTheModule(t *testing.T) {
 	}
 	wrong := lp
 	wrong.Binaries = []LockedBinary{{Platform: PlatformWasm, Name: moduleName, Digest: digest.FromString("another module")}}
-	if _, err := Install(ctx, repo, rel, Target{Dir: dir, Keys: pub, Cookie: objectstore.Cookie, Locked: &wrong, Guests: guests(t, cache)}); !errors.Is(err, ErrLockMismatch) {
+	if _, err := Install(ctx, repo, rel, Target{Dir: dir, Keys: pub, Cookie: objectstore.Cookie, Locked: &wrong, Guests: guests(t)}); !errors.Is(err, ErrLockMismatch) {
 		t.Errorf("a lock with another module digest: got %v, want ErrLockMismatch", err)
 	}
 	if names := dirNames(t, dir); len(names) != 0 {
 		t.Fatalf("refused installs left %v", names)
 	}
 
-	inst, err := Install(ctx, repo, rel, Target{Dir: dir, Keys: pub, Cookie: objectstore.Cookie, Locked: &lp, Guests: guests(t, cache)})
+	inst, err := Install(ctx, repo, rel, Target{Dir: dir, Keys: pub, Cookie: objectstore.Cookie, Locked: &lp, Guests: guests(t)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -303,17 +310,16 @@ func TestInstallFallsBackToTheModule(t *testing.T) {
 	if pins[moduleName] != inst.SHA256 {
 		t.Errorf("the lock's pins %v lack the module's digest %s", pins, inst.SHA256)
 	}
-	dispenseModule(t, dir, cache, pins)
+	dispenseModule(t, dir, pins)
 }
 
 // dispenseModule has a manager with a wasmhost runtime and pins find the memory
 // module in dir and dispense it through the objectstore adapter.
-func dispenseModule(t *testing.T, dir, cache string, pins map[string]string) {
+func dispenseModule(t *testing.T, dir string, pins map[string]string) {
 	t.Helper()
+	rt := guests(t)
 	ctx := testCtx(t)
-	guests := wasmhost.New(wasmhost.Config{CacheDir: cache, CacheBytes: testutil.WasmCacheBytes, Interpret: cache == ""})
-	defer guests.Close(context.Background())
-	finder := &manager.Finder{Launch: host.Command{Cookie: objectstore.Cookie}, Guests: guests, Pins: pins}
+	finder := &manager.Finder{Launch: host.Command{Cookie: objectstore.Cookie}, Guests: rt, Pins: pins}
 	m := manager.New(manager.Config{Sources: []manager.Source{finder.Dirs(dir)}})
 	defer m.Close()
 	if err := m.Discover(ctx); err != nil {
@@ -338,6 +344,7 @@ func dispenseModule(t *testing.T, dir, cache string, pins map[string]string) {
 // the module at push, mirrored with its module manifest, and installed
 // from the mirror on this machine, which has no native build in it.
 func TestWasmOnlyRelease(t *testing.T) {
+	parallel(t)
 	repo := openRegistry(t, "plugins/memory", nil)
 	rel, pub := pushMemoryWasm(t, repo, false)
 	if rel.Description.GetPluginVersion() != "1.3.0" || len(rel.Majors(objectstore.Kind)) != 1 || rel.Majors(objectstore.Kind)[0] != 1 {
@@ -351,9 +358,8 @@ func TestWasmOnlyRelease(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, cache := memoryModule(t)
 	dir := testutil.TempDir(t)
-	inst, err := Install(testCtx(t), mirror, mrel, Target{Dir: dir, Keys: pub, Cookie: objectstore.Cookie, Guests: guests(t, cache)})
+	inst, err := Install(testCtx(t), mirror, mrel, Target{Dir: dir, Keys: pub, Cookie: objectstore.Cookie, Guests: guests(t)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -366,8 +372,10 @@ func TestWasmOnlyRelease(t *testing.T) {
 // module does not serve is refused after the module's describe check,
 // and the module is removed.
 func TestLyingModuleRefused(t *testing.T) {
+	parallel(t)
 	repo := openRegistry(t, "plugins/memory", nil)
-	module, cache := memoryModule(t)
+	module, _ := memoryModule(t)
+	rt := guests(t) // the module loaded before the test's deadline starts
 	bins, err := scanDir(wasmReleaseDir(t, module, false))
 	if err != nil {
 		t.Fatal(err)
@@ -382,7 +390,7 @@ func TestLyingModuleRefused(t *testing.T) {
 		t.Fatal(err)
 	}
 	dir := testutil.TempDir(t)
-	_, err = Install(ctx, repo, rel, Target{Dir: dir, Keys: pub, Cookie: objectstore.Cookie, Guests: guests(t, cache)})
+	_, err = Install(ctx, repo, rel, Target{Dir: dir, Keys: pub, Cookie: objectstore.Cookie, Guests: rt})
 	var me *MetadataError
 	if !errors.As(err, &me) || !strings.Contains(err.Error(), "objectstore 2.0") || !strings.Contains(err.Error(), "objectstore 1.") {
 		t.Fatalf("got %v, want a MetadataError naming the claimed major 2 and the served major 1", err)
@@ -396,6 +404,7 @@ func TestLyingModuleRefused(t *testing.T) {
 // releases with a native build for this machine, a module, both or
 // neither; a refusal names what the release has and what to do.
 func TestWasmUseChoosesThePlatform(t *testing.T) {
+	parallel(t)
 	repo := &Repository{Source: "registry.example/plugins/memory"}
 	rel := func(platforms ...string) Release {
 		r := Release{Version: "1.3.0", manifests: map[string]ocispec.Descriptor{}}
