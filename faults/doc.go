@@ -423,7 +423,12 @@
 //     descriptor: release's TestInstallWaitsOutABusyBinary; a plugin
 //     that replaced its socket directory's .owner with a link, which the
 //     next host's sweep opened for reading and writing, following it:
-//     host's TestSweepOpensNoPlantedLink.
+//     host's TestSweepOpensNoPlantedLink; a plugin that wrote its line and
+//     exited at once, refused as "exited before its handshake (exit
+//     status 0)" when the host saw the exit before its stdout reader
+//     handed the line over, which it waited 100 ms for (seen under load in
+//     release's TestInstallWaitsForTheDirectoryLock): host's
+//     TestHandshakeLineOutlivesTheExit.
 //   - many calls from many goroutines: TestManyCalls (20,000 calls from 100
 //     goroutines; goroutines, open files and heap of the host, and the
 //     plugin's open files, back to baseline); make soak runs

@@ -42,12 +42,14 @@ func (l *guestLife) readHandshake(ctx context.Context, timeout time.Duration) (s
 		}
 		return "", l.exitError()
 	case <-l.guest.Done():
+		// As for a process (process.readHandshake): the line may come
+		// after the end is seen.
 		select {
 		case r := <-l.pipes.lineCh:
 			if r.complete {
 				return r.line, nil
 			}
-		case <-time.After(100 * time.Millisecond):
+		case <-time.After(drainTimeout):
 		}
 		return "", l.exitError()
 	case <-t.C:

@@ -23,6 +23,10 @@ const maxHandshakeLine = 16 << 10
 // grandchild may hold them open).
 const drainTimeout = time.Second
 
+// testHookLineRead, set by a test, runs between the handshake line's read
+// and its delivery: the delay a loaded machine can put there.
+var testHookLineRead func()
+
 // process is a launched plugin process and its output pipes.
 type process struct {
 	cmd    *exec.Cmd
@@ -121,8 +125,12 @@ func startProcess(cmd *exec.Cmd, logger *slog.Logger, stderrCopy io.Writer, drai
 			(*f)()
 		}
 	})
+	hook := testHookLineRead
 	go func() {
 		line, complete, err := readLine(p.stdout, maxHandshakeLine)
+		if hook != nil {
+			hook()
+		}
 		p.lineCh <- lineResult{line, complete, err}
 	}()
 	return p, nil
@@ -185,7 +193,11 @@ func (p *process) readHandshake(ctx context.Context, timeout time.Duration, name
 		}
 		return "", p.exitError(name)
 	case <-p.exited:
-		// The line may have been printed just before exiting.
+		// The line may have been printed just before exiting: the exit
+		// can be seen before the goroutine reading stdout hands the line
+		// over (a loaded machine delays it for any time). Its read ends
+		// when stdout closes, bounded by drainTimeout for a grandchild
+		// that holds the pipe.
 		select {
 		case r := <-p.lineCh:
 			if r.complete {
@@ -194,7 +206,7 @@ func (p *process) readHandshake(ctx context.Context, timeout time.Duration, name
 			if r.err != nil && !errors.Is(r.err, io.EOF) {
 				return "", fmt.Errorf("reading the handshake: %w", r.err)
 			}
-		case <-time.After(100 * time.Millisecond):
+		case <-time.After(drainTimeout):
 		}
 		return "", p.exitError(name)
 	case <-t.C:
