@@ -23,10 +23,6 @@ const maxHandshakeLine = 16 << 10
 // grandchild may hold them open).
 const drainTimeout = time.Second
 
-// testHookLineRead, set by a test, runs between the handshake line's read
-// and its delivery: the delay a loaded machine can put there.
-var testHookLineRead func()
-
 // process is a launched plugin process and its output pipes.
 type process struct {
 	cmd    *exec.Cmd
@@ -125,12 +121,8 @@ func startProcess(cmd *exec.Cmd, logger *slog.Logger, stderrCopy io.Writer, drai
 			(*f)()
 		}
 	})
-	hook := testHookLineRead
 	go func() {
 		line, complete, err := readLine(p.stdout, maxHandshakeLine)
-		if hook != nil {
-			hook()
-		}
 		p.lineCh <- lineResult{line, complete, err}
 	}()
 	return p, nil
