@@ -25,7 +25,7 @@ var excluded = map[string]string{
 
 func main() {
 	var cfg config
-	flag.DurationVar(&cfg.timeout, "timeout", 4*time.Minute, "`limit` for each package's test binary")
+	flag.DurationVar(&cfg.timeout, "timeout", 20*time.Minute, "`limit` for each package's test binary")
 	flag.StringVar(&cfg.run, "run", "", "run only the tests matching `regexp` (-test.run)")
 	flag.StringVar(&cfg.work, "work", "", "`dir` for the Wine prefix and the binaries (default: a new temporary directory, removed at the end)")
 	flag.BoolVar(&cfg.verbose, "v", false, "print every test's output, not only the failures'")

@@ -64,19 +64,28 @@ func runPackage(cfg config, w *wine, p pkg, prebuilt string) (res result) {
 		res.broken = err.Error()
 		return res
 	}
-	go func() { tests.Wait(); pw.Close() }()
-	res.read(cfg, convOut)
+	exited := make(chan error, 1)
+	go func() { exited <- tests.Wait(); pw.Close() }()
+	ended := res.read(cfg, convOut)
 	conv.Wait()
-	if ctx.Err() != nil {
+	waitErr := <-exited
+	switch {
+	case ctx.Err() != nil:
 		res.broken = fmt.Sprintf("timed out after %v (wintest -timeout)", cfg.timeout)
 		w.restart()
+	case res.broken == "" && res.failed == 0 && (!ended || waitErr != nil):
+		// A binary killed or crashed mid-run reports no result for the
+		// package: the tests it did not reach would otherwise count as
+		// nothing, and the package as passed.
+		res.broken = fmt.Sprintf("the test binary ended without its result (%v) after %d tests passed", waitErr, res.passed)
 	}
 	return res
 }
 
 // read consumes test2json's events, counting results and printing the
-// output of what failed.
-func (res *result) read(cfg config, r io.Reader) {
+// output of what failed; it reports whether the package's own result
+// came.
+func (res *result) read(cfg config, r io.Reader) (ended bool) {
 	outputs := map[string]*strings.Builder{}
 	pkgFailed := false
 	dec := json.NewDecoder(r)
@@ -97,7 +106,7 @@ func (res *result) read(cfg config, r io.Reader) {
 			}
 		case "pass", "fail", "skip":
 			if e.Test == "" {
-				pkgFailed = e.Action == "fail"
+				pkgFailed, ended = e.Action == "fail", true
 				continue
 			}
 			res.record(e.Action, e.Test, out.String())
@@ -106,6 +115,7 @@ func (res *result) read(cfg config, r io.Reader) {
 	if pkgFailed && res.failed == 0 {
 		res.broken = "the test binary failed outside any test:\n" + tail(outputs[""].String(), 40)
 	}
+	return ended
 }
 
 // record counts one test's outcome.
