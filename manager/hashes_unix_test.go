@@ -12,7 +12,6 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -192,14 +191,10 @@ func discoverPins(t *testing.T, m *Manager, refused map[string]bool) {
 	}
 }
 
-// writeTestFile writes an executable file, holding off forks meanwhile
-// (manager_test's writeFile says why).
+// writeTestFile writes an executable file, holding off forks meanwhile.
 func writeTestFile(t *testing.T, path, content string) {
 	t.Helper()
-	syscall.ForkLock.RLock()
-	err := os.WriteFile(path, []byte(content), 0o755)
-	syscall.ForkLock.RUnlock()
-	if err != nil {
+	if err := testutil.WriteHoldingForks(path, []byte(content), 0o755); err != nil {
 		t.Fatal(err)
 	}
 }

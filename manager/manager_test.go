@@ -12,7 +12,6 @@ import (
 	"runtime"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -310,18 +309,11 @@ func modeFromFile() string {
 	return strings.TrimSpace(strings.TrimPrefix(modeSlot, modeSlotPrefix))
 }
 
-// writeFile writes content to path with mode. It holds off forks while
-// the file is open for writing (syscall.ForkLock, as os/exec's own
-// pipes do): a process forked meanwhile by a test running in parallel
-// would hold the file open for writing until its exec, and a plugin
-// file run in that moment would fail to start with "text file busy"
-// (ETXTBSY).
+// writeFile writes content to path with mode, holding off forks
+// (testutil.WriteHoldingForks: a plugin file a test runs).
 func writeFile(t testing.TB, path, content string, mode os.FileMode) {
 	t.Helper()
-	syscall.ForkLock.RLock()
-	err := os.WriteFile(path, []byte(content), mode)
-	syscall.ForkLock.RUnlock()
-	if err != nil {
+	if err := testutil.WriteHoldingForks(path, []byte(content), mode); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -16,7 +16,6 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 
@@ -120,18 +119,6 @@ func buildPlugins() {
 	wg.Wait()
 }
 
-// writeHoldingForks writes data to path with mode, holding off forks
-// (syscall.ForkLock, as os/exec's own pipes do) while the file is open
-// for writing: a process forked meanwhile by a test running in parallel
-// would hold the file open for writing until its exec, and a test that
-// runs the file itself in that moment (without Install's retry) would
-// fail with "text file busy" (ETXTBSY).
-func writeHoldingForks(path string, data []byte, mode os.FileMode) error {
-	syscall.ForkLock.RLock()
-	defer syscall.ForkLock.RUnlock()
-	return os.WriteFile(path, data, mode)
-}
-
 func exe() string {
 	if runtime.GOOS == "windows" {
 		return ".exe"
@@ -152,12 +139,8 @@ func releaseDir(t testing.TB, bin string, extra ...string) string {
 	if err := os.MkdirAll(sub, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	// A hard link when possible, else a copy. On Windows always a copy:
-	// there a running program's file cannot be removed under any of its
-	// names, so one test's cleanup would fail while a parallel test's
-	// Push describes (runs) the same build through its own link.
-	if runtime.GOOS == "windows" || os.Link(bin, filepath.Join(sub, name)) != nil {
-		writeFile(t, filepath.Join(sub, name), readFile(t, bin), 0o755)
+	if err := testutil.PlaceBinary(bin, filepath.Join(sub, name)); err != nil {
+		t.Fatal(err)
 	}
 	for _, p := range extra {
 		if p == here {
@@ -183,13 +166,13 @@ func readFile(t testing.TB, path string) []byte {
 }
 
 // writeFile writes data to path with mode, making its directory, and
-// holds off forks while it writes (writeHoldingForks).
+// holds off forks while it writes (testutil.WriteHoldingForks).
 func writeFile(t testing.TB, path string, data []byte, mode os.FileMode) {
 	t.Helper()
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if err := writeHoldingForks(path, data, mode); err != nil {
+	if err := testutil.WriteHoldingForks(path, data, mode); err != nil {
 		t.Fatal(err)
 	}
 }

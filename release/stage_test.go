@@ -129,7 +129,7 @@ func TestInstallRefusesABinarySwappedWhileChecked(t *testing.T) {
 	}
 	swap := &installHooks{beforeDescribe: func(tmp string) {
 		next := tmp + ".swap"
-		if err := writeHoldingForks(next, other, 0o755); err != nil {
+		if err := testutil.WriteHoldingForks(next, other, 0o755); err != nil {
 			t.Error(err)
 		}
 		if err := os.Rename(next, tmp); err != nil {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strconv"
 	"sync"
 	"testing"
@@ -45,17 +44,8 @@ func goBuild(t *testing.T, dir, name, pkg string) string {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	// On Windows a running program's file cannot be removed under any
-	// of its names, so a hard link would make one test's cleanup fail
-	// while a parallel test runs the same build: copy there.
-	if runtime.GOOS == "windows" || os.Link(shared, out) != nil {
-		data, rerr := os.ReadFile(shared)
-		if rerr != nil {
-			t.Fatal(rerr)
-		}
-		if err := os.WriteFile(out, data, 0o755); err != nil {
-			t.Fatal(err)
-		}
+	if err := testutil.PlaceBinary(shared, out); err != nil {
+		t.Fatal(err)
 	}
 	return out
 }

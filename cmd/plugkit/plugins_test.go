@@ -186,14 +186,8 @@ func TestPluginsListRunsNoOrdinaryProgram(t *testing.T) {
 	}
 
 	mem := memoryPlugin(t)
-	if err := os.Link(mem, filepath.Join(dir, "not-named-as-a-plugin")); err != nil {
-		data, rerr := os.ReadFile(mem)
-		if rerr != nil {
-			t.Fatal(rerr)
-		}
-		if err := os.WriteFile(filepath.Join(dir, "not-named-as-a-plugin"), data, 0o755); err != nil {
-			t.Fatal(err)
-		}
+	if err := testutil.PlaceBinary(mem, filepath.Join(dir, "not-named-as-a-plugin")); err != nil {
+		t.Fatal(err)
 	}
 	os.WriteFile(filepath.Join(dir, "plugkit-script"), []byte("#!/bin/sh\n: > '"+filepath.Join(ran, "plugkit-script")+"'\n"), 0o755)
 	stdout.Reset()
