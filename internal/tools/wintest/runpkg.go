@@ -73,13 +73,21 @@ func runPackage(cfg config, w *wine, p pkg, prebuilt string) (res result) {
 	case ctx.Err() != nil:
 		res.broken = fmt.Sprintf("timed out after %v (wintest -timeout)", cfg.timeout)
 		w.restart()
-	case res.broken == "" && res.failed == 0 && (!ended || waitErr != nil):
-		// A binary killed or crashed mid-run reports no result for the
-		// package: the tests it did not reach would otherwise count as
-		// nothing, and the package as passed.
-		res.broken = fmt.Sprintf("the test binary ended without its result (%v) after %d tests passed", waitErr, res.passed)
+	default:
+		res.checkEnd(ended, waitErr)
 	}
 	return res
+}
+
+// checkEnd marks the package broken when its binary ended without the
+// package's own result (ended false), or failed (waitErr) with no test
+// failed: a binary killed or crashed mid-run reports nothing for the
+// tests it did not reach, which would otherwise count as nothing and the
+// package as passed.
+func (res *result) checkEnd(ended bool, waitErr error) {
+	if res.broken == "" && res.failed == 0 && (!ended || waitErr != nil) {
+		res.broken = fmt.Sprintf("the test binary ended without its result (%v) after %d tests passed", waitErr, res.passed)
+	}
 }
 
 // read consumes test2json's events, counting results and printing the
