@@ -24,7 +24,7 @@ import (
 var (
 	binDir      string // holds terraform-provider-demo, for dev_overrides
 	providerBin string
-	plugkitBin  string
+	plugkitBin  string // where TestInspectShowsProtocol6 builds plugkit
 )
 
 const (
@@ -46,21 +46,20 @@ func runTests(m *testing.M) int {
 	binDir = filepath.Join(dir, "bin")
 	providerBin = filepath.Join(binDir, "terraform-provider-demo")
 	plugkitBin = filepath.Join(dir, "plugkit")
-	if err := goBuild(providerBin, "."); err != nil {
+	if providerBin, err = goBuild(providerBin, "."); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
 	return m.Run()
 }
 
-func goBuild(out, pkg string) error {
+// goBuild builds the main package pkg into out (the Go tool's build, or
+// under make test-windows the one built beforehand) and returns the
+// file's path, which on Windows ends in ".exe".
+func goBuild(out, pkg string) (string, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), buildTimeout)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, "go", "build", "-o", out, pkg)
-	if b, err := cmd.CombinedOutput(); err != nil {
-		return fmt.Errorf("go build -o %s %s: %v\n%s", out, pkg, err, b)
-	}
-	return nil
+	return testutil.BuildBinary(ctx, out, pkg)
 }
 
 // items returns the items in dir by id.
@@ -225,12 +224,13 @@ func TestProtocol5Apply(t *testing.T) {
 // TestInspectShowsProtocol6 runs plugkit inspect on the provider as a
 // host offering 5 and 6.
 func TestInspectShowsProtocol6(t *testing.T) {
-	if err := goBuild(plugkitBin, "github.com/plugkit/plugkit/cmd/plugkit"); err != nil {
+	plugkit, err := goBuild(plugkitBin, "github.com/plugkit/plugkit/cmd/plugkit")
+	if err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	out, err := exec.CommandContext(ctx, plugkitBin, "inspect", providerBin, "--cookie", tfserve.CookieKey+"="+tfserve.CookieValue, "--versions", "5,6", "--json").CombinedOutput()
+	out, err := exec.CommandContext(ctx, plugkit, "inspect", providerBin, "--cookie", tfserve.CookieKey+"="+tfserve.CookieValue, "--versions", "5,6", "--json").CombinedOutput()
 	if err != nil {
 		t.Fatalf("plugkit inspect: %v\n%s", err, out)
 	}
