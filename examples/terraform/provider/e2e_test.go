@@ -33,10 +33,14 @@ const (
 )
 
 func TestMain(m *testing.M) {
-	os.Exit(runTests(m))
+	os.Exit(testutil.Main(buildFirst{m}))
 }
 
-func runTests(m *testing.M) int {
+// buildFirst builds the provider in the tests' own temporary directory
+// (testutil.Main's), then runs the tests.
+type buildFirst struct{ m *testing.M }
+
+func (b buildFirst) Run() int {
 	dir, err := os.MkdirTemp("", "tfdemo")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -50,7 +54,7 @@ func runTests(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	return m.Run()
+	return b.m.Run()
 }
 
 // goBuild builds the main package pkg into out (the Go tool's build, or
