@@ -32,15 +32,15 @@ staticcheck-after-plugins: compile-plugins
 ## make test, go vet and staticcheck use them (compile-race); the
 ## dependencies of the module's commands and plugins as the tests build
 ## them, without it (compile-plugins: testutil.GoBuild); and of the
-## WebAssembly plugins (compile-wasm: testutil.BuildWasm's GOOS, GOARCH
-## and tags). On a warm cache it costs seconds.
+## WebAssembly plugins (compile-wasm: testutil.BuildWasm's GOOS, GOARCH,
+## -trimpath and tags). On a warm cache it costs seconds.
 test-compile: compile-race compile-plugins compile-wasm
 compile-race:
 	$(GO) list -export -race -test -deps ./... >/dev/null
 compile-plugins:
 	$(GO) list -export -deps $$($(GO) list -f '{{if eq .Name "main"}}{{.ImportPath}}{{end}}' ./...) >/dev/null
 compile-wasm:
-	GOOS=wasip1 GOARCH=wasm $(GO) list -export -deps -tags grpcnotrace ./examples/objectstore/plugins/... >/dev/null
+	GOOS=wasip1 GOARCH=wasm $(GO) list -export -deps -trimpath -tags grpcnotrace ./examples/objectstore/plugins/... >/dev/null
 
 ## test-go: the Go tests alone (make test runs them beside lint), and go
 ## vet with every analyzer on each package as they compile it (-vet=all:
