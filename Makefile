@@ -63,12 +63,17 @@ compile-wasm:
 ## path ends in a major version from v2 up is named after its parent), so each name's first package goes
 ## to the go test command that runs TESTP packages at a time, and the few
 ## others to one more at a time beside it, in directories of their own.
+## TESTFIRST names the packages go test starts first (it starts them in
+## the order given): wasmhost's tests are the longest and mostly one
+## after another, and in go test's own order (alphabetical) they started
+## last and ran alone at the end.
+TESTFIRST ?= ./wasmhost
 TESTP ?= $(shell n=$$(getconf _NPROCESSORS_ONLN 2>/dev/null || echo 1); echo $$((n * 2)))
 TESTBIN ?= bin/test
 TESTFLAGS := -race -vet=all -ldflags=-w -count=1 -timeout 15m
 test-go:
 	@rm -rf $(TESTBIN)/pkgs && mkdir -p $(TESTBIN)/pkgs
-	@$(GO) list ./... | awk -F/ '{ n = $$NF; if (n ~ /^v[0-9]+$$/ && substr(n, 2) + 0 >= 2) n = $$(NF-1); print > "$(TESTBIN)/pkgs/" seen[n]++ }'
+	@$(GO) list $(TESTFIRST) ./... | awk -F/ '!listed[$$0]++ { n = $$NF; if (n ~ /^v[0-9]+$$/ && substr(n, 2) + 0 >= 2) n = $$(NF-1); print > "$(TESTBIN)/pkgs/" seen[n]++ }'
 	$(GO) test $(TESTFLAGS) -p $(TESTP) -o $(TESTBIN)/0/ $$(cat $(TESTBIN)/pkgs/0) & first=$$!; s=0; \
 	for k in $$(ls $(TESTBIN)/pkgs | sort -n | sed 1d); do \
 		$(GO) test $(TESTFLAGS) -p 1 -o $(TESTBIN)/$$k/ $$(cat $(TESTBIN)/pkgs/$$k) || s=1; \
