@@ -60,9 +60,10 @@ compile-wasm:
 ## anew into a scratch directory, about 70 CPU-s of each warm run. One
 ## directory cannot hold two packages' binaries of the same name (the
 ## module's root and cmd/plugkit are both plugkit.test; a package whose
-## path ends in a major version from v2 up is named after its parent), so each name's first package goes
-## to the go test command that runs TESTP packages at a time, and the few
-## others to one more at a time beside it, in directories of their own.
+## path ends in a major version from v2 up is named after its parent),
+## so each name's first package goes to the go test command that runs
+## TESTP packages at a time, and the few others to one more at a time
+## beside it, in directories of their own.
 ## TESTFIRST names the packages go test starts first (it starts them in
 ## the order given): wasmhost's tests are the longest and mostly one
 ## after another, and in go test's own order (alphabetical) they started

@@ -116,12 +116,13 @@ func TestServiceUnaryCallAllocations(t *testing.T) {
 	// hit move a round's counts either way; with the fewest of three
 	// rounds of each server, taken apart, make test once saw 25.0 extra
 	// objects (plain grpc-go's fewest 172.5, its usual 178-181).
-	var rounds [5]struct{ want, got float64 }
+	type round struct{ want, got float64 }
+	var rounds [5]round
 	for i := range rounds {
 		plain, service := unaryCosts(t, "/gc/heap/allocs:objects")
-		rounds[i].want, rounds[i].got = plain[0], service[0]
+		rounds[i] = round{plain[0], service[0]}
 	}
-	slices.SortFunc(rounds[:], func(a, b struct{ want, got float64 }) int { return cmp.Compare(a.got-a.want, b.got-b.want) })
+	slices.SortFunc(rounds[:], func(a, b round) int { return cmp.Compare(a.got-a.want, b.got-b.want) })
 	want, got := rounds[2].want, rounds[2].got
 	t.Logf("heap objects allocated per unary call, the round of median difference of five: plain grpc-go %.1f, plugin service %.1f", want, got)
 	if got > want+maxExtraObjects {
