@@ -31,14 +31,17 @@ staticcheck-after-plugins: compile-plugins
 ## packages and their tests with the race detector, as go test and, in
 ## make test, go vet and staticcheck use them (compile-race); the
 ## dependencies of the module's commands and plugins as the tests build
-## them, without it (compile-plugins: testutil.GoBuild); and of the
+## them, without it (compile-plugins: with -trimpath, as testutil.GoBuild
+## and every go command the tests start build, through testutil.Main's
+## GOFLAGS: a compile keyed by the module, not by the directory, serves
+## as well the docs' commands, which run in a clone of the checkout); and of the
 ## WebAssembly plugins (compile-wasm: testutil.BuildWasm's GOOS, GOARCH,
 ## -trimpath and tags). On a warm cache it costs seconds.
 test-compile: compile-race compile-plugins compile-wasm
 compile-race:
 	$(GO) list -export -race -test -deps ./... >/dev/null
 compile-plugins:
-	$(GO) list -export -deps $$($(GO) list -f '{{if eq .Name "main"}}{{.ImportPath}}{{end}}' ./...) >/dev/null
+	$(GO) list -export -deps -trimpath $$($(GO) list -f '{{if eq .Name "main"}}{{.ImportPath}}{{end}}' ./...) >/dev/null
 compile-wasm:
 	GOOS=wasip1 GOARCH=wasm $(GO) list -export -deps -trimpath -tags grpcnotrace ./examples/objectstore/plugins/... >/dev/null
 

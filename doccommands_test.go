@@ -2,8 +2,6 @@ package plugkit
 
 import (
 	"context"
-	"crypto/sha256"
-	"errors"
 	"fmt"
 	"maps"
 	"os"
@@ -11,7 +9,6 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -119,7 +116,13 @@ const rootRunner = "TestDocCommandsFromRoot"
 // TestDocCommandsFromRoot runs the shell blocks docCommandTests gives it in
 // a directory that stands for the root of a clone (a symbolic link to each
 // entry of the root), so that what they build lands there and not in the
-// checkout.
+// checkout. Their go commands build with -trimpath (testutil.Main's
+// GOFLAGS), so that the packages they build, keyed by the module and not
+// by the clone's directory, are the ones make test's compile-plugins and
+// compile-wasm compiled: without it, each compiled again here, every
+// package of the module they build on every run in a new directory, and
+// the standard library and the modules as well for the WebAssembly ones
+// (built without -trimpath nowhere else).
 func TestDocCommandsFromRoot(t *testing.T) {
 	if testutil.UnderWine() {
 		t.Skip("it runs the Go tool, which does not run under Wine")
@@ -136,7 +139,7 @@ func TestDocCommandsFromRoot(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	clone := docClone(t, root)
+	clone := filepath.Join(t.TempDir(), "clone")
 	ran := 0
 	for _, doc := range docFiles(t) {
 		blocks, err := testutil.DocShellBlocks(doc)
@@ -175,54 +178,6 @@ func TestDocCommandsFromRoot(t *testing.T) {
 	if ran == 0 {
 		t.Error("docCommandTests gives this test no block to run")
 	}
-}
-
-// docClone returns the directory, not yet made, in which
-// TestDocCommandsFromRoot runs the blocks of the checkout at root: the
-// same directory on every run in that checkout. Without -trimpath the Go
-// build cache keys a package by its directory, so blocks run in a new
-// directory each time compiled every package of the module they build
-// (the CLI's among them) anew, run after run: most of this package's test
-// time. In a directory of its own kept by name, a run finds them compiled
-// by the last. A file beside it holding the process ID keeps two runs of
-// the same checkout out of each other's way: while the process that
-// holds it lives, another run takes a new temporary directory instead
-// (correct, only slower). Both are removed when the test ends.
-func docClone(t *testing.T, root string) string {
-	t.Helper()
-	base, err := os.UserCacheDir()
-	if err != nil {
-		return filepath.Join(t.TempDir(), "clone")
-	}
-	sum := sha256.Sum256([]byte(root))
-	dir := filepath.Join(base, "plugkit-test", fmt.Sprintf("docclone-%x", sum[:8]))
-	owner := dir + ".pid"
-	if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	for attempt := 0; ; attempt++ {
-		f, err := os.OpenFile(owner, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644)
-		if err == nil {
-			_, err = fmt.Fprint(f, os.Getpid())
-			if err = errors.Join(err, f.Close()); err != nil {
-				t.Fatal(err)
-			}
-			break
-		}
-		b, _ := os.ReadFile(owner)
-		if pid, err := strconv.Atoi(string(b)); attempt > 0 || (err == nil && testutil.Exists(pid)) {
-			t.Logf("%s is in use by process %s: running the blocks in a new directory, where what they build compiles anew", dir, b)
-			return filepath.Join(t.TempDir(), "clone")
-		}
-		os.Remove(owner) // left by a run that was killed
-	}
-	t.Cleanup(func() {
-		if err := os.RemoveAll(dir); err != nil {
-			t.Error(err)
-		}
-		os.Remove(owner)
-	})
-	return dir
 }
 
 // docFiles returns README.md and docs/*.md.

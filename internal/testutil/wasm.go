@@ -122,7 +122,7 @@ func CompiledWasm(ctx context.Context, modules ...string) string {
 	// binary's build information: a test binary has none ("dev"), the
 	// tool has it. The tool is told the test binary's.
 	ldflags := "-ldflags=-X=github.com/tetratelabs/wazero/internal/version.version=" + wazeroVersion()
-	args := append([]string{"run", ldflags, "./internal/tools/wasmcompile", "-cache", dir, "-cache-bytes", strconv.Itoa(WasmCacheBytes)}, modules...)
+	args := append([]string{"run", "-trimpath", ldflags, "./internal/tools/wasmcompile", "-cache", dir, "-cache-bytes", strconv.Itoa(WasmCacheBytes)}, modules...)
 	cmd := exec.CommandContext(ctx, GoTool(), args...)
 	cmd.Dir = root
 	start := time.Now()
