@@ -2,13 +2,17 @@ package plugkit
 
 import (
 	"context"
+	"crypto/sha256"
+	"errors"
 	"fmt"
+	"io/fs"
 	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -113,16 +117,25 @@ func testReadsDoc(dir, name, doc string) error {
 // a reader would in the root of a clone.
 const rootRunner = "TestDocCommandsFromRoot"
 
-// TestDocCommandsFromRoot runs the shell blocks docCommandTests gives it in
-// a directory that stands for the root of a clone (a symbolic link to each
-// entry of the root), so that what they build lands there and not in the
-// checkout. Their go commands build with -trimpath (testutil.Main's
-// GOFLAGS), so that the packages they build, keyed by the module and not
-// by the clone's directory, are the ones make test's compile-plugins and
-// compile-wasm compiled: without it, each compiled again here, every
-// package of the module they build on every run in a new directory, and
-// the standard library and the modules as well for the WebAssembly ones
-// (built without -trimpath nowhere else).
+// TestDocCommandsFromRoot runs the shell blocks docCommandTests gives it,
+// each in a directory that stands for the root of a clone (a symbolic
+// link to each entry of the root), so that what they build lands there
+// and not in the checkout.
+//
+// Their go commands build with -trimpath (testutil.Main's GOFLAGS), so
+// that the packages they build, keyed by the module and not by the
+// clone's directory, are the ones make test's compile-plugins and
+// compile-wasm compiled: without it, every package of the module they
+// build compiled again in the clone, and for the WebAssembly blocks the
+// standard library and the modules as well (nothing else builds them
+// without -trimpath).
+//
+// A block's directory is kept from one run to the next (blockDirs), with
+// what the block built there: go build then finds a program it would link
+// again up to date (its build ID is that of the link it would do) and
+// skips the link, as in a reader's clone where the command runs a second
+// time. A block must therefore do the same when run twice (mkdir -p, not
+// mkdir), as a reader's commands should.
 func TestDocCommandsFromRoot(t *testing.T) {
 	if testutil.UnderWine() {
 		t.Skip("it runs the Go tool, which does not run under Wine")
@@ -139,8 +152,8 @@ func TestDocCommandsFromRoot(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	clone := filepath.Join(t.TempDir(), "clone")
-	ran := 0
+	dirs := blockDirs(t, root)
+	used := map[string]bool{}
 	for _, doc := range docFiles(t) {
 		blocks, err := testutil.DocShellBlocks(doc)
 		if err != nil {
@@ -150,20 +163,12 @@ func TestDocCommandsFromRoot(t *testing.T) {
 			if docCommandTests[filepath.ToSlash(doc)+": "+b.First()] != ". "+rootRunner {
 				continue
 			}
-			ran++
-			if err := os.RemoveAll(clone); err != nil {
+			sum := sha256.Sum256([]byte(b.Text))
+			name := fmt.Sprintf("%x", sum[:8])
+			used[name] = true
+			clone := filepath.Join(dirs, name)
+			if err := linkRoot(clone, root, entries); err != nil {
 				t.Fatal(err)
-			}
-			if err := os.Mkdir(clone, 0o755); err != nil {
-				t.Fatal(err)
-			}
-			for _, e := range entries {
-				if e.Name() == ".git" {
-					continue
-				}
-				if err := os.Symlink(filepath.Join(root, e.Name()), filepath.Join(clone, e.Name())); err != nil {
-					t.Fatal(err)
-				}
 			}
 			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 			cmd := exec.CommandContext(ctx, bash, "-e", "-o", "pipefail", "-c", b.Text)
@@ -175,9 +180,95 @@ func TestDocCommandsFromRoot(t *testing.T) {
 			}
 		}
 	}
-	if ran == 0 {
+	if len(used) == 0 {
 		t.Error("docCommandTests gives this test no block to run")
 	}
+	// The directories of blocks that the docs no longer hold go.
+	kept, err := os.ReadDir(dirs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range kept {
+		if !used[e.Name()] {
+			if err := os.RemoveAll(filepath.Join(dirs, e.Name())); err != nil {
+				t.Error(err)
+			}
+		}
+	}
+}
+
+// linkRoot makes clone stand for the root of a clone of root: a symbolic
+// link to each of entries (root's, .git aside), made anew. What else clone
+// holds, what its block built there on its last run, is kept, unless an
+// entry of the root now has its name.
+func linkRoot(clone, root string, entries []os.DirEntry) error {
+	if err := os.MkdirAll(clone, 0o755); err != nil {
+		return err
+	}
+	have, err := os.ReadDir(clone)
+	if err != nil {
+		return err
+	}
+	for _, e := range have {
+		if e.Type()&fs.ModeSymlink != 0 {
+			if err := os.Remove(filepath.Join(clone, e.Name())); err != nil {
+				return err
+			}
+		}
+	}
+	for _, e := range entries {
+		if e.Name() == ".git" {
+			continue
+		}
+		link := filepath.Join(clone, e.Name())
+		if err := os.RemoveAll(link); err != nil {
+			return err
+		}
+		if err := os.Symlink(filepath.Join(root, e.Name()), link); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// blockDirs returns the directory that holds TestDocCommandsFromRoot's
+// directories, one per block, for the checkout at root: the same on every
+// run in that checkout, under os.UserCacheDir(), and kept after the test
+// (a few hundred MB: the programs the blocks build). A file beside it
+// holding the process ID keeps two runs of the same checkout out of each
+// other's way: while the process that holds it lives, another run takes a
+// new temporary directory instead (correct, only slower: every link done
+// anew). The file is removed when the test ends.
+func blockDirs(t *testing.T, root string) string {
+	t.Helper()
+	base, err := os.UserCacheDir()
+	if err != nil {
+		return t.TempDir()
+	}
+	sum := sha256.Sum256([]byte(root))
+	dir := filepath.Join(base, "plugkit-test", fmt.Sprintf("docblocks-%x", sum[:8]))
+	owner := dir + ".pid"
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for attempt := 0; ; attempt++ {
+		f, err := os.OpenFile(owner, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644)
+		if err == nil {
+			_, err = fmt.Fprint(f, os.Getpid())
+			if err = errors.Join(err, f.Close()); err != nil {
+				t.Fatal(err)
+			}
+			break
+		}
+		b, _ := os.ReadFile(owner)
+		if pid, err := strconv.Atoi(string(b)); attempt > 0 || (err == nil && testutil.Exists(pid)) {
+			t.Logf("%s is in use by process %s: running the blocks in a new directory, where every program they build is linked anew", dir, b)
+			return t.TempDir()
+		}
+		os.Remove(owner) // left by a run that was killed
+	}
+	t.Cleanup(func() { os.Remove(owner) })
+	return dir
 }
 
 // docFiles returns README.md and docs/*.md.
