@@ -234,11 +234,12 @@ func linkRoot(clone, root string, entries []os.DirEntry) error {
 // blockDirs returns the directory that holds TestDocCommandsFromRoot's
 // directories, one per block, for the checkout at root: the same on every
 // run in that checkout, under os.UserCacheDir(), and kept after the test
-// (a few hundred MB: the programs the blocks build). A file beside it
-// holding the process ID keeps two runs of the same checkout out of each
-// other's way: while the process that holds it lives, another run takes a
-// new temporary directory instead (correct, only slower: every link done
-// anew). The file is removed when the test ends.
+// (some 230 MB: the programs the blocks build) until the checkout is gone
+// (removeGoneCheckouts; a file beside it names the checkout). A file
+// beside it holding the process ID keeps two runs of the same checkout out
+// of each other's way: while the process that holds it lives, another run
+// takes a new temporary directory instead (correct, only slower: every
+// link done anew). That file is removed when the test ends.
 func blockDirs(t *testing.T, root string) string {
 	t.Helper()
 	base, err := os.UserCacheDir()
@@ -268,7 +269,41 @@ func blockDirs(t *testing.T, root string) string {
 		os.Remove(owner) // left by a run that was killed
 	}
 	t.Cleanup(func() { os.Remove(owner) })
+	if err := os.WriteFile(dir+".checkout", []byte(root), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	removeGoneCheckouts(t, filepath.Dir(dir))
 	return dir
+}
+
+// removeGoneCheckouts removes the blocks' directories (blockDirs) of
+// checkouts that no longer exist, such as a worktree removed, which would
+// otherwise keep their programs for ever. One a run holds (its process ID
+// file is there) is left.
+func removeGoneCheckouts(t *testing.T, base string) {
+	t.Helper()
+	marks, err := filepath.Glob(filepath.Join(base, "docblocks-*.checkout"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mark := range marks {
+		root, err := os.ReadFile(mark)
+		if err != nil {
+			continue
+		}
+		if _, err := os.Stat(string(root)); !errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		dir := strings.TrimSuffix(mark, ".checkout")
+		if _, err := os.Lstat(dir + ".pid"); err == nil {
+			continue
+		}
+		if err := os.RemoveAll(dir); err != nil {
+			t.Error(err)
+			continue
+		}
+		os.Remove(mark)
+	}
 }
 
 // docFiles returns README.md and docs/*.md.
