@@ -14,7 +14,8 @@ all: test
 ## twice (go commands that run at once each compile what they need, even
 ## the same package): test-compile first, beside staticcheck's own build
 ## (which waits for compile-plugins: both compile the standard library
-## without the race detector, and at once each would compile it);
+## without the race detector and with -trimpath, and at once each would
+## compile it);
 ## then the tests (test-go, go vet with them) beside staticcheck's run,
 ## both of which find their compiles done. The vets for other systems
 ## (make cross) and the end-to-end tests against OpenTofu (make test-tofu:
@@ -148,7 +149,7 @@ lint: $(STATICCHECK)
 $(STATICCHECK): internal/tools/staticcheck/go.mod internal/tools/staticcheck/go.sum
 	@mkdir -p bin
 	@grep -q 'honnef.co/go/tools $(STATICCHECK_VERSION) ' internal/tools/staticcheck/go.mod || { echo "make lint: internal/tools/staticcheck/go.mod does not pin honnef.co/go/tools $(STATICCHECK_VERSION): update STATICCHECK_VERSION in the Makefile with it"; exit 1; }
-	cd internal/tools/staticcheck && GOWORK=off GOFLAGS= $(GO) build -o $(abspath $(STATICCHECK)).tmp honnef.co/go/tools/cmd/staticcheck
+	cd internal/tools/staticcheck && GOWORK=off GOFLAGS=-trimpath $(GO) build -o $(abspath $(STATICCHECK)).tmp honnef.co/go/tools/cmd/staticcheck
 	mv $(abspath $(STATICCHECK)).tmp $(STATICCHECK)
 
 ## cross: build and vet the module, test files included, for the other

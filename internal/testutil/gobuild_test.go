@@ -154,7 +154,8 @@ func TestTrimpathGOFLAGS(t *testing.T) {
 
 // make test's compile-plugins compiles as the tests build (-trimpath):
 // otherwise every package a test's program or a doc's command builds
-// compiles again.
+// compiles again. Staticcheck's build, which finds the standard library
+// compiled by compile-plugins, has it too.
 func TestMakefileCompilesAsTestsBuild(t *testing.T) {
 	root, err := moduleRoot()
 	if err != nil {
@@ -172,4 +173,14 @@ func TestMakefileCompilesAsTestsBuild(t *testing.T) {
 	if !slices.Contains(strings.Fields(recipe), "-trimpath") {
 		t.Errorf("the Makefile's compile-plugins runs %q: without -trimpath, its compiles are not the ones the tests' builds use (goLink, TrimpathGOFLAGS)", strings.TrimSpace(recipe))
 	}
+	_, rest, _ := strings.Cut(string(b), "\n$(STATICCHECK):")
+	for line := range strings.Lines(rest) {
+		if strings.Contains(line, "honnef.co/go/tools/cmd/staticcheck") {
+			if !strings.Contains(line, "GOFLAGS=-trimpath") {
+				t.Errorf("the Makefile builds staticcheck with %q: without GOFLAGS=-trimpath it compiles the standard library again rather than use compile-plugins'", strings.TrimSpace(line))
+			}
+			return
+		}
+	}
+	t.Error("the Makefile has no rule $(STATICCHECK) that builds honnef.co/go/tools/cmd/staticcheck: fix this test with it")
 }
