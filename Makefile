@@ -31,14 +31,16 @@ staticcheck-after-plugins: compile-plugins
 ## packages and their tests with the race detector, as go test and, in
 ## make test, go vet and staticcheck use them (compile-race); the
 ## dependencies of the module's commands and plugins as the tests build
-## them, without it (compile-plugins: testutil.GoBuild); and of the
+## them, and of the registry program internal/registrytest starts (under
+## testdata, so ./... leaves it out), without it (compile-plugins:
+## testutil.GoBuild); and of the
 ## WebAssembly plugins (compile-wasm: testutil.BuildWasm's GOOS, GOARCH
 ## and tags). On a warm cache it costs seconds.
 test-compile: compile-race compile-plugins compile-wasm
 compile-race:
 	$(GO) list -export -race -test -deps ./... >/dev/null
 compile-plugins:
-	$(GO) list -export -deps $$($(GO) list -f '{{if eq .Name "main"}}{{.ImportPath}}{{end}}' ./...) >/dev/null
+	$(GO) list -export -deps $$($(GO) list -f '{{if eq .Name "main"}}{{.ImportPath}}{{end}}' ./...) ./internal/registrytest/testdata/registry >/dev/null
 compile-wasm:
 	GOOS=wasip1 GOARCH=wasm $(GO) list -export -deps -tags grpcnotrace ./examples/objectstore/plugins/... >/dev/null
 
