@@ -1,9 +1,9 @@
 // Command registry is the CNCF distribution registry that registrytest
 // starts for tests, as a program of its own: built once without the race
 // detector (testutil.BuildBinary), so that the race builds of the packages
-// whose tests use a registry neither compile nor link its 136 dependencies.
-// It lives under testdata so that ./... (go test, go vet, staticcheck)
-// leaves it out.
+// whose tests use a registry neither compile nor link the 133 packages
+// that only it imports. It lives under testdata so that ./... (go test,
+// go vet, staticcheck) leaves it out.
 //
 // It listens on 127.0.0.1, port chosen by the system, writes the address
 // ("127.0.0.1:PORT") as its first line on standard output, and serves plain
