@@ -34,15 +34,15 @@ staticcheck-after-plugins: compile-plugins
 ## them, and of the registry program internal/registrytest starts (under
 ## testdata, so ./... leaves it out), without it (compile-plugins:
 ## testutil.GoBuild); and of the
-## WebAssembly plugins (compile-wasm: testutil.BuildWasm's GOOS, GOARCH
-## and tags). On a warm cache it costs seconds.
+## WebAssembly plugins (compile-wasm: testutil.BuildWasm's GOOS, GOARCH,
+## -trimpath and tags). On a warm cache it costs seconds.
 test-compile: compile-race compile-plugins compile-wasm
 compile-race:
 	$(GO) list -export -race -test -deps ./... >/dev/null
 compile-plugins:
 	$(GO) list -export -deps $$($(GO) list -f '{{if eq .Name "main"}}{{.ImportPath}}{{end}}' ./...) ./internal/registrytest/testdata/registry >/dev/null
 compile-wasm:
-	GOOS=wasip1 GOARCH=wasm $(GO) list -export -deps -tags grpcnotrace ./examples/objectstore/plugins/... >/dev/null
+	GOOS=wasip1 GOARCH=wasm $(GO) list -export -deps -trimpath -tags grpcnotrace ./examples/objectstore/plugins/... >/dev/null
 
 ## test-go: the Go tests alone (make test runs them beside lint), and go
 ## vet with every analyzer on each package as they compile it (-vet=all:
@@ -56,10 +56,32 @@ compile-wasm:
 ## (-ldflags=-w): panics, race reports and stack traces read the
 ## binary's own line tables, not DWARF, and the linker's DWARF phases
 ## were about a third of a race test binary's link (manager's, measured
-## with -ldflags=-benchmark=cpu), on every run.
+## with -ldflags=-benchmark=cpu), on every run. They are kept in
+## $(TESTBIN) (go test -o), so that a later run links again only the
+## packages whose build changed: go test otherwise links every test binary
+## anew into a scratch directory, about 70 CPU-s of each warm run. One
+## directory cannot hold two packages' binaries of the same name (the
+## module's root and cmd/plugkit are both plugkit.test; a package whose
+## path ends in a major version from v2 up is named after its parent),
+## so each name's first package goes to the go test command that runs
+## TESTP packages at a time, and the few others to one more at a time
+## beside it, in directories of their own.
+## TESTFIRST names the packages go test starts first (it starts them in
+## the order given): wasmhost's tests are the longest and mostly one
+## after another, and in go test's own order (alphabetical) they started
+## last and ran alone at the end.
+TESTFIRST ?= ./wasmhost
 TESTP ?= $(shell n=$$(getconf _NPROCESSORS_ONLN 2>/dev/null || echo 1); echo $$((n * 2)))
+TESTBIN ?= bin/test
+TESTFLAGS := -race -vet=all -ldflags=-w -count=1 -timeout 15m
 test-go:
-	$(GO) test -race -vet=all -ldflags=-w -count=1 -p $(TESTP) -timeout 15m ./...
+	@rm -rf $(TESTBIN)/pkgs && mkdir -p $(TESTBIN)/pkgs
+	@$(GO) list $(TESTFIRST) ./... | awk -F/ '!listed[$$0]++ { n = $$NF; if (n ~ /^v[0-9]+$$/ && substr(n, 2) + 0 >= 2) n = $$(NF-1); print > "$(TESTBIN)/pkgs/" seen[n]++ }'
+	$(GO) test $(TESTFLAGS) -p $(TESTP) -o $(TESTBIN)/0/ $$(cat $(TESTBIN)/pkgs/0) & first=$$!; s=0; \
+	for k in $$(ls $(TESTBIN)/pkgs | sort -n | sed 1d); do \
+		$(GO) test $(TESTFLAGS) -p 1 -o $(TESTBIN)/$$k/ $$(cat $(TESTBIN)/pkgs/$$k) || s=1; \
+	done; \
+	wait $$first && exit $$s
 
 ## test-tofu: the end-to-end tests of the Terraform provider example
 ## against real engines (examples/terraform/provider, build tag tofu):

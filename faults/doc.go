@@ -428,7 +428,9 @@
 //     status 0)" when the host saw the exit before its stdout reader
 //     handed the line over, which it waited 100 ms for (seen under load in
 //     release's TestInstallWaitsForTheDirectoryLock): host's
-//     TestHandshakeLineOutlivesTheExit.
+//     TestHandshakeLineOutlivesTheExit; one that exited without its line
+//     and left a child holding its stdout, reported as exited after at
+//     most drainTimeout (1 s): TestHandshakeExitWithPipeHeld.
 //   - many calls from many goroutines: TestManyCalls (20,000 calls from 100
 //     goroutines; goroutines, open files and heap of the host, and the
 //     plugin's open files, back to baseline); make soak runs

@@ -42,14 +42,8 @@ func (l *guestLife) readHandshake(ctx context.Context, timeout time.Duration) (s
 		}
 		return "", l.exitError()
 	case <-l.guest.Done():
-		// As for a process (process.readHandshake): the line may come
-		// after the end is seen.
-		select {
-		case r := <-l.pipes.lineCh:
-			if r.complete {
-				return r.line, nil
-			}
-		case <-time.After(drainTimeout):
+		if r, ok := lineAfterEnd(ctx, l.pipes.lineCh); ok && r.complete {
+			return r.line, nil
 		}
 		return "", l.exitError()
 	case <-t.C:

@@ -185,20 +185,13 @@ func (p *process) readHandshake(ctx context.Context, timeout time.Duration, name
 		}
 		return "", p.exitError(name)
 	case <-p.exited:
-		// The line may have been printed just before exiting: the exit
-		// can be seen before the goroutine reading stdout hands the line
-		// over (a loaded machine delays it for any time). Its read ends
-		// when stdout closes, bounded by drainTimeout for a grandchild
-		// that holds the pipe.
-		select {
-		case r := <-p.lineCh:
+		if r, ok := lineAfterEnd(ctx, p.lineCh); ok {
 			if r.complete {
 				return r.line, nil
 			}
 			if r.err != nil && !errors.Is(r.err, io.EOF) {
 				return "", fmt.Errorf("reading the handshake: %w", r.err)
 			}
-		case <-time.After(drainTimeout):
 		}
 		return "", p.exitError(name)
 	case <-t.C:
@@ -208,6 +201,24 @@ func (p *process) readHandshake(ctx context.Context, timeout time.Duration, name
 	case <-ctx.Done():
 		return "", fmt.Errorf("waiting for the handshake: %w", ctx.Err())
 	}
+}
+
+// lineAfterEnd waits for what stdout's reader hands over after the
+// plugin's end was seen: a line printed just before the end can come
+// later than the end (a loaded machine delays the reader for any time).
+// The read ends when stdout closes; the wait is bounded by drainTimeout,
+// for a grandchild that holds the pipe open, and by ctx. ok is false when
+// nothing came.
+func lineAfterEnd(ctx context.Context, lineCh <-chan lineResult) (r lineResult, ok bool) {
+	t := time.NewTimer(drainTimeout)
+	defer t.Stop()
+	select {
+	case r = <-lineCh:
+		return r, true
+	case <-t.C:
+	case <-ctx.Done():
+	}
+	return r, false
 }
 
 func (p *process) exitError(name string) error {

@@ -1,13 +1,14 @@
 package plugin_test
 
 import (
+	"cmp"
 	"context"
 	"crypto/tls"
 	"crypto/x509"
-	"math"
 	"net"
 	"os"
 	"runtime/debug"
+	"slices"
 	"testing"
 	"time"
 
@@ -109,14 +110,21 @@ func TestServiceUnaryCallStartsNoGoroutineOfItsOwn(t *testing.T) {
 // same mutual TLS, stays small (client and server in this process: the
 // client's allocations are the same for both).
 func TestServiceUnaryCallAllocations(t *testing.T) {
-	// The fewest of three rounds: what else the process allocates
-	// meanwhile (timers, the runtime) only adds to a round.
-	want, got := math.Inf(1), math.Inf(1)
-	for range 3 {
+	// The median of five rounds, each measuring both servers: what
+	// else the process allocates meanwhile (timers, the runtime, what
+	// earlier tests left ending) and how often grpc-go's buffer pools
+	// hit move a round's counts either way; with the fewest of three
+	// rounds of each server, taken apart, make test once saw 25.0 extra
+	// objects (plain grpc-go's fewest 172.5, its usual 178-181).
+	type round struct{ want, got float64 }
+	var rounds [5]round
+	for i := range rounds {
 		plain, service := unaryCosts(t, "/gc/heap/allocs:objects")
-		want, got = min(want, plain[0]), min(got, service[0])
+		rounds[i] = round{plain[0], service[0]}
 	}
-	t.Logf("heap objects allocated per unary call, the fewest of three rounds: plain grpc-go %.1f, plugin service %.1f", want, got)
+	slices.SortFunc(rounds[:], func(a, b round) int { return cmp.Compare(a.got-a.want, b.got-b.want) })
+	want, got := rounds[2].want, rounds[2].got
+	t.Logf("heap objects allocated per unary call, the round of median difference of five: plain grpc-go %.1f, plugin service %.1f", want, got)
 	if got > want+maxExtraObjects {
 		t.Errorf("a unary call to the plugin service allocates %.1f objects, a plain grpc-go server's %.1f: the service adds %.1f per call, more than %.1f", got, want, got-want, maxExtraObjects)
 	}
@@ -129,5 +137,5 @@ func TestServiceUnaryCallAllocations(t *testing.T) {
 // the rest the call's account (itself, its context value, the settling
 // at the context's end); 25.7-27.6 when every call made two wake-up
 // channels and a slice for its message's size. One round varies by about
-// an object (24.6 once under Wine), hence the fewest of three.
+// an object (24.6 once under Wine), hence the median of five rounds.
 const maxExtraObjects = 24.5

@@ -19,8 +19,12 @@ import (
 // 1.3.0's module (compiled into --wasm-cache for its check) and locks it
 // with every platform; with a constraint leaving only 2.1.0 it fails
 // naming it, what it has and what to do; lock --platform wasip1/wasm
-// records 1.3.0's module alone; an unknown --wasm is refused.
+// records 1.3.0's module alone; an unknown --wasm is refused. It runs
+// beside the parallel tests: it writes no executable (its builds are
+// links to the shared ones, its install a module), so no process they
+// fork can hold one of its files open for writing (ETXTBSY).
 func TestReleaseWasmCLI(t *testing.T) {
+	t.Parallel()
 	registry, work, keyFile, pubFile := releaseWork(t)
 	here := runtime.GOOS + "/" + runtime.GOARCH
 	dist := filepath.Join(work, "dist")

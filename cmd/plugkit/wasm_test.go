@@ -66,8 +66,12 @@ func TestInspectWasm(t *testing.T) {
 	if !got.Wasm || got.Pid != 0 || !strings.Contains(strings.Join(got.Services, " "), "objectstore.v2.ObjectStore") {
 		t.Errorf("inspect --json of fs.wasm: %+v; want wasm, pid 0 and objectstore.v2.ObjectStore among the services", got)
 	}
-	out := mustRun(t, 0, append([]string{"inspect", module, "--cookie", fsCookie, "--timeout", "2m"}, cache...)...)
-	if !strings.Contains(out, "a WebAssembly module, run inside plugkit") || !strings.Contains(out, "objectstore.v1.ObjectStore") {
+	// The text is the same inspection printed (printInspection), which
+	// the native tests check through the CLI: one start of the module,
+	// not a second.
+	var text strings.Builder
+	printInspection(&text, got, false, "")
+	if out := text.String(); !strings.Contains(out, "a WebAssembly module, run inside plugkit") || !strings.Contains(out, "objectstore.v1.ObjectStore") {
 		t.Errorf("inspect of fs.wasm:\n%s", out)
 	}
 }
@@ -75,25 +79,31 @@ func TestInspectWasm(t *testing.T) {
 // TestCallWasm: call drives the fs example's WebAssembly module in a
 // directory granted with --grant-rw (at a guest path of its own, as a
 // Windows host needs): it lists and reads an object the host wrote and
-// copies it, the copy landing in the host directory; with --grant
-// (read-only) the copy fails as a read-only file system; with no grant
-// the plugin's error names the missing grant instead of "Bad file
-// number"; the flags are refused for a native plugin.
+// copies it, the copy landing in the host directory; in a directory
+// granted with --grant (read-only) beside it, the same copy fails as a
+// read-only file system (both in one run: one start of the module); with
+// no grant the plugin's error names the missing grant instead of "Bad
+// file number"; the flags are refused for a native plugin.
 func TestCallWasm(t *testing.T) {
 	t.Parallel()
 	module, cache := buildFSModule(t)
-	data := testutil.TempDir(t)
-	if err := os.MkdirAll(filepath.Join(data, "store"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(data, "store", "hello"), []byte("hi"), 0o644); err != nil {
-		t.Fatal(err)
+	data, readOnly := testutil.TempDir(t), testutil.TempDir(t)
+	for _, dir := range []string{data, readOnly} {
+		if err := os.MkdirAll(filepath.Join(dir, "store"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, "store", "hello"), []byte("hi"), 0o644); err != nil {
+			t.Fatal(err)
+		}
 	}
 	const svc = "objectstore.v2.ObjectStore/"
 	calls := []string{svc + "Init", `{"config":{"dir":"/data/store"}}`, svc + "List", "{}", svc + "Get", `{"key":"hello"}`, svc + "Copy", `{"source":"hello","destination":"copy"}`}
 	common := append([]string{"call", module, "--cookie", fsCookie, "--timeout", "2m", "--compact"}, cache...)
 
-	out := mustRun(t, 0, append(append(common, "--grant-rw", data+"=/data"), calls...)...)
+	// The calls in the writable directory, then the copy again in the
+	// read-only one, which fails and ends the run (call 6 of 6).
+	inReadOnly := []string{svc + "Init", `{"config":{"dir":"/ro/store"}}`, svc + "Copy", `{"source":"hello","destination":"copy"}`}
+	out := mustRun(t, 1, append(append(common, "--grant-rw", data+"=/data", "--grant", readOnly+"=/ro"), append(calls, inReadOnly...)...)...)
 	for _, want := range []string{`"keys":["hello"]`, `"chunk":"aGk="`} {
 		if !strings.Contains(out, want) {
 			t.Errorf("call with --grant-rw: %s; want %s", out, want)
@@ -102,10 +112,11 @@ func TestCallWasm(t *testing.T) {
 	if b, err := os.ReadFile(filepath.Join(data, "store", "copy")); err != nil || string(b) != "hi" {
 		t.Errorf("the copy in the granted directory: %q, %v; want \"hi\"", b, err)
 	}
-
-	out = mustRun(t, 1, append(append(common, "--grant", data+"=/data"), calls...)...)
-	if !strings.Contains(out, "call 4 of 4") || !strings.Contains(strings.ToLower(out), "read-only file system") {
+	if !strings.Contains(out, "call 6 of 6") || !strings.Contains(strings.ToLower(out), "read-only file system") {
 		t.Errorf("call with --grant (read-only): %s; want the copy refused as a read-only file system", out)
+	}
+	if _, err := os.Stat(filepath.Join(readOnly, "store", "copy")); !os.IsNotExist(err) {
+		t.Errorf("the copy in the read-only directory: %v; want none", err)
 	}
 
 	out = mustRun(t, 1, append(common, calls[:2]...)...)

@@ -5,9 +5,11 @@ package kvcheck_test
 
 import (
 	"bufio"
+	"bytes"
 	"cmp"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"go/ast"
 	"go/parser"
@@ -17,6 +19,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -28,19 +31,37 @@ import (
 // read-only go.mod, no proxy (the module cache holds what go.sum lists).
 func goCmd(ctx context.Context, t *testing.T, dir string, args ...string) {
 	t.Helper()
-	cmd := exec.CommandContext(ctx, "go", args...)
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "GOWORK=off", "GOFLAGS=-mod=readonly", "GOPROXY=off")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("go %s in %s: %v\n%s", strings.Join(args, " "), dir, err, out)
+	if _, err := goOut(ctx, dir, args...); err != nil {
+		t.Fatal(err)
 	}
 }
 
+// goOut is goCmd without a testing.T, for a goroutine: it returns the
+// command's standard output, and an error holding all it wrote when it
+// fails.
+func goOut(ctx context.Context, dir string, args ...string) ([]byte, error) {
+	cmd := exec.CommandContext(ctx, "go", args...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "GOWORK=off", "GOFLAGS=-mod=readonly", "GOPROXY=off")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		return out, fmt.Errorf("go %s in %s: %v\n%s%s", strings.Join(args, " "), dir, err, out, stderr.Bytes())
+	}
+	return out, nil
+}
+
 // TestKVAsAnOutsideModule vets and tests the kv module, builds its plugins
-// and matrix command, and runs the matrix: mem direct on the v2 host and
-// incompatible on the v1 host; memv1 through the adapter on v2, direct on
-// v1.
+// and runs its matrix command: mem direct on the v2 host and incompatible
+// on the v1 host; memv1 through the adapter on v2, direct on v1. The
+// three go commands run at once (they wait on the build cache's locks, not
+// on each other). Its tests run through go test's cache: a result is
+// replayed only while the kv module, plugkit (its replace directive) and
+// the environment are what they were when it passed, as a user's go test
+// would replay it.
 func TestKVAsAnOutsideModule(t *testing.T) {
+	t.Parallel()
 	if testutil.UnderWine() {
 		t.Skip("it runs the Go tool, which does not run under Wine")
 	}
@@ -50,18 +71,24 @@ func TestKVAsAnOutsideModule(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	plugins, bin := t.TempDir(), t.TempDir()
-	goCmd(ctx, t, kv, "vet", "./...")
-	goCmd(ctx, t, kv, "test", "-count=1", "./...")
-	goCmd(ctx, t, kv, "build", "-o", plugins, "./plugins/...")
-	goCmd(ctx, t, kv, "build", "-o", bin, "./cmd/kv-matrix")
-	out, err := exec.CommandContext(ctx, filepath.Join(bin, "kv-matrix"), "--dir", plugins, "--json").Output()
-	if err != nil {
-		t.Fatalf("kv-matrix: %v\n%s", err, out)
+	plugins := t.TempDir()
+	var matrix []byte
+	errs := make([]error, 3)
+	var wg sync.WaitGroup
+	wg.Go(func() { _, errs[0] = goOut(ctx, kv, "vet", "./...") })
+	wg.Go(func() { _, errs[1] = goOut(ctx, kv, "test", "./...") })
+	wg.Go(func() {
+		if _, errs[2] = goOut(ctx, kv, "build", "-o", plugins, "./plugins/..."); errs[2] == nil {
+			matrix, errs[2] = goOut(ctx, kv, "run", "./cmd/kv-matrix", "--dir", plugins, "--json")
+		}
+	})
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		t.Fatal(err)
 	}
 	var cells []conformance.Cell
-	if err := json.Unmarshal(out, &cells); err != nil {
-		t.Fatalf("kv-matrix --json: %v\n%s", err, out)
+	if err := json.Unmarshal(matrix, &cells); err != nil {
+		t.Fatalf("kv-matrix --json: %v\n%s", err, matrix)
 	}
 	got := map[string]conformance.Mode{}
 	for _, c := range cells {
@@ -127,6 +154,7 @@ func handWritten(t *testing.T, dir string, tests bool) int {
 // directive points at this checkout, with a plugkit command built from it
 // first on PATH, as `go install ./cmd/plugkit` in a clone would leave it.
 func TestYourOwnKindCommands(t *testing.T) {
+	t.Parallel()
 	root, blocks := yourOwnKindBlocks(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 6*time.Minute)
 	defer cancel()
@@ -164,6 +192,7 @@ const moduleSetup = "go mod init example.com/kv"
 // of plugkit (here a link to this checkout), without the network. The
 // module must then run its generator through go tool, as buf.gen.yaml does.
 func TestYourOwnKindModuleSetup(t *testing.T) {
+	t.Parallel()
 	root, blocks := yourOwnKindBlocks(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()

@@ -53,8 +53,15 @@ func buildWasm(ctx context.Context, out, pkg, ext string, flags ...string) error
 	// -s=false keeps the name section (the guest's function names in
 	// traps and stack traces) that go run's -s would strip, as go build
 	// keeps it; a caller's -ldflags add to it.
+	// -trimpath leaves the checkout's directory out of the module, so
+	// that every checkout of the same source builds the same bytes: the
+	// compilation cache (CompiledWasm) is keyed by them, and one
+	// checkout's guests compiled there are every other's. Without it,
+	// each worktree on a machine compiled its own (some 90 MB each) and
+	// the cache's bound removed the others' to make room, so that a
+	// warm run compiled its guests again.
 	ldflags := "-s=false"
-	args := []string{"-tags", "grpcnotrace"}
+	args := []string{"-trimpath", "-tags", "grpcnotrace"}
 	for _, f := range flags {
 		if v, ok := strings.CutPrefix(f, "-ldflags="); ok {
 			ldflags += " " + v

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -35,16 +36,48 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// build builds pkg into dir/name, once per test binary.
+// build builds pkg into binDir/all/name, once per test binary (the
+// first test to ask builds it, the others wait for it).
 func build(t testing.TB, name, pkg string) string {
 	t.Helper()
-	out := filepath.Join(binDir, "all", name)
-	if _, err := os.Stat(out); err == nil {
-		return out
+	out, err := buildOnce(filepath.Join(binDir, "all", name), func(out string) (string, error) {
+		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+		defer cancel()
+		return testutil.BuildBinary(ctx, out, pkg)
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	return testutil.GoBuild(ctx, t, out, pkg)
+	return out
+}
+
+// builds holds each build the tests share, by its path under binDir.
+var builds sync.Map
+
+// built is one build, made once.
+type built struct {
+	once sync.Once
+	path string
+	err  error
+}
+
+// buildOnce runs do(out) the first time out is asked for and returns
+// what it returned, then and every time after.
+func buildOnce(out string, do func(out string) (string, error)) (string, error) {
+	v, _ := builds.LoadOrStore(out, new(built))
+	b := v.(*built)
+	b.once.Do(func() { b.path, b.err = do(out) })
+	return b.path, b.err
+}
+
+// parallel runs t beside the other parallel tests, except on Windows:
+// there the tests run under Wine, which interprets the modules (no
+// compilation cache) too slowly for them to share the machine within
+// their deadlines.
+func parallel(t *testing.T) {
+	if runtime.GOOS != "windows" {
+		t.Parallel()
+	}
 }
 
 // pluginDir makes a directory holding links to the named builds.
@@ -103,6 +136,7 @@ func cellsOf(t *testing.T, out string) map[string]conformance.Cell {
 // expects the cells: memory adapter on v2 and direct on v1, fs
 // direct on both, future incompatible with the resolver's advice; exit 0.
 func TestMatrixDemoSet(t *testing.T) {
+	parallel(t)
 	dir := pluginDir(t, demoSet)
 	code, out, errOut := runMatrix(t, "--dir", dir, "--json")
 	if code != 0 {
@@ -162,6 +196,7 @@ func TestMatrixDemoSet(t *testing.T) {
 // other bytes: its cells turn failing, naming the case, and the exit
 // status is 1; the fs plugin beside it still passes.
 func TestMatrixBrokenVariant(t *testing.T) {
+	parallel(t)
 	dir := pluginDir(t, map[string]string{"memory-broken": "./testdata/brokenmemory", "fs": "../../plugins/fs"})
 	code, out, errOut := runMatrix(t, "--dir", dir, "--json")
 	if code != 1 {
@@ -196,6 +231,7 @@ func TestMatrixBrokenVariant(t *testing.T) {
 // dispensed from a manager over its directory, as a plugin repository's CI
 // does after building.
 func TestSuiteAgainstBinary(t *testing.T) {
+	parallel(t)
 	dir := pluginDir(t, map[string]string{"fs": "../../plugins/fs"})
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
@@ -214,6 +250,7 @@ func TestSuiteAgainstBinary(t *testing.T) {
 
 // TestMatrixUsage: bad usage exits 2, an empty directory 1 with a reason.
 func TestMatrixUsage(t *testing.T) {
+	parallel(t)
 	if code, _, errOut := runMatrix(t); code != 2 || !strings.Contains(errOut, "--dir is required") {
 		t.Errorf("no --dir: exit %d, %q", code, errOut)
 	}
@@ -265,9 +302,12 @@ func BenchmarkMatrixDemoSet(b *testing.B) {
 // TestMatrixUnusableBinary: a file that is no plugin fails its cells at
 // "start", with the reason, and the exit status is 1.
 func TestMatrixUnusableBinary(t *testing.T) {
+	parallel(t)
 	testutil.NotOnWindows(t, "its unusable binary is a shell script")
 	dir := testutil.TempDir(t)
-	if err := os.WriteFile(filepath.Join(dir, "stranger"), []byte("#!/bin/sh\necho 'not an object store' >&2\nexit 3\n"), 0o755); err != nil {
+	// Written holding forks: a process a parallel test forks meanwhile
+	// would hold it open for writing, and its start fail (ETXTBSY).
+	if err := testutil.WriteHoldingForks(filepath.Join(dir, "stranger"), []byte("#!/bin/sh\necho 'not an object store' >&2\nexit 3\n"), 0o755); err != nil {
 		t.Fatal(err)
 	}
 	code, out, errOut := runMatrix(t, "--dir", dir, "--json")

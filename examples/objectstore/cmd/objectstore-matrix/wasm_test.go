@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -25,29 +26,51 @@ import (
 // binary, readable but not executable (a module need not be).
 func buildWasm(t testing.TB, name, pkg string) string {
 	t.Helper()
-	out := filepath.Join(binDir, "wasm", name)
-	if _, err := os.Stat(out); err == nil {
-		return out
-	}
-	if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	testutil.GoBuildWasm(ctx, t, out, pkg)
-	if err := os.Chmod(out, 0o644); err != nil {
+	out, err := buildOnce(filepath.Join(binDir, "wasm", name), func(out string) (string, error) {
+		if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
+			return "", err
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+		defer cancel()
+		if err := testutil.BuildWasm(ctx, out, pkg); err != nil {
+			return "", err
+		}
+		return out, os.Chmod(out, 0o644)
+	})
+	if err != nil {
 		t.Fatal(err)
 	}
 	return out
 }
 
+// compiled is the tests' compilation cache (testutil.CompiledWasm) once
+// it holds the memory and fs modules, found once per test binary: "" when
+// there is none.
+var compiled struct {
+	once sync.Once
+	dir  string
+}
+
+// wasmCache returns the compilation cache holding the memory and fs
+// modules compiled (compiling two 30 MB modules takes long in a test,
+// minutes under the race detector), or "" when there is none: interpret
+// them then. The cache is keyed by a module's bytes, so it serves the
+// tests' copies of the modules too.
+func wasmCache(t testing.TB) string {
+	t.Helper()
+	modules := []string{buildWasm(t, "memory.wasm", "../../plugins/memory"), buildWasm(t, "fs.wasm", "../../plugins/fs")}
+	compiled.once.Do(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+		defer cancel()
+		compiled.dir = testutil.CompiledWasm(ctx, modules...)
+	})
+	return compiled.dir
+}
+
 // wasmConfig runs the modules compiled from the tests' compilation cache
-// (testutil.CompiledWasm: compiling two 30 MB modules takes long in a
-// test, minutes under the race detector), or interpreted without one.
-func wasmConfig(modules ...string) wasmhost.Config {
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	if dir := testutil.CompiledWasm(ctx, modules...); dir != "" {
+// (wasmCache), or interpreted without one.
+func wasmConfig(t testing.TB) wasmhost.Config {
+	if dir := wasmCache(t); dir != "" {
 		return wasmhost.Config{CacheDir: dir, CacheBytes: testutil.WasmCacheBytes}
 	}
 	return wasmhost.Config{Interpret: true}
@@ -74,19 +97,18 @@ func copyInto(t testing.TB, dir, src string) {
 // left out: a guest's delete in a granted directory fails there (os.Root's
 // Remove: "I/O error"), and the fs suites delete.
 func TestMatrixWasm(t *testing.T) {
+	parallel(t)
 	dir := pluginDir(t, map[string]string{"memory": "../../plugins/memory"})
 	copyInto(t, dir, buildWasm(t, "memory.wasm", "../../plugins/memory"))
-	modules := []string{filepath.Join(dir, "memory.wasm")}
 	withFS := !testutil.UnderWine()
 	if withFS {
 		copyInto(t, dir, buildWasm(t, "fs.wasm", "../../plugins/fs"))
-		modules = append(modules, filepath.Join(dir, "fs.wasm"))
 	}
 	// The command's Matrix, with the modules compiled from the tests'
 	// cache (wasmConfig), and the fs plugin granted the matrix's scratch
 	// (without it, its Init fails: isolation at work).
 	scratch := testutil.TempDir(t)
-	wc := wasmConfig(modules...)
+	wc := wasmConfig(t)
 	wc.Dirs = []wasmhost.Dir{{HostPath: scratch, GuestPath: conformance.GuestScratch, Writable: true}}
 	guests := wasmhost.New(wc)
 	defer guests.Close(context.Background())
@@ -130,6 +152,7 @@ func TestMatrixWasm(t *testing.T) {
 // no Describe call over gRPC), dispenses it through the adapter, and says
 // what to do with a .wasm file that is not a module.
 func TestManagerWasm(t *testing.T) {
+	parallel(t)
 	dir := pluginDir(t, map[string]string{"fs": "../../plugins/fs"})
 	copyInto(t, dir, buildWasm(t, "memory.wasm", "../../plugins/memory"))
 	if err := os.WriteFile(filepath.Join(dir, "bogus.wasm"), []byte("not a module"), 0o644); err != nil {
@@ -145,7 +168,7 @@ func TestManagerWasm(t *testing.T) {
 		}
 		return invoke(ctx, method, req, reply, cc, opts...)
 	}
-	guests := wasmhost.New(wasmConfig(filepath.Join(dir, "memory.wasm")))
+	guests := wasmhost.New(wasmConfig(t))
 	defer guests.Close(context.Background())
 	finder := &manager.Finder{Launch: host.Command{Cookie: objectstore.Cookie}, CacheFile: cacheFile, Guests: guests,
 		Host: host.Options{DialOptions: []grpc.DialOption{grpc.WithChainUnaryInterceptor(count)}}}
@@ -186,15 +209,14 @@ func TestManagerWasm(t *testing.T) {
 // file number", the suite handing the module a host path it had no grant
 // for). --wasm-cache takes the tests' compilation cache.
 func TestMatrixCommandWasm(t *testing.T) {
+	parallel(t)
 	if testutil.UnderWine() {
 		t.Skip("a guest's delete in a granted directory fails under Wine (os.Root's Remove: I/O error), and the fs suites delete; TestMatrixWasmWithoutGrant runs the fs module there")
 	}
 	dir := testutil.TempDir(t)
 	copyInto(t, dir, buildWasm(t, "fs.wasm", "../../plugins/fs"))
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
 	args := []string{"--dir", dir, "--json"}
-	if cache := testutil.CompiledWasm(ctx, filepath.Join(dir, "fs.wasm")); cache != "" {
+	if cache := wasmCache(t); cache != "" {
 		args = append(args, "--wasm-cache", cache)
 	}
 	code, out, errOut := runMatrix(t, args...)
@@ -221,9 +243,10 @@ func TestMatrixCommandWasm(t *testing.T) {
 // conformance.GuestScratch; with Scratch set but not granted to the
 // runtime, the plugin's Init names the directory and the grant.
 func TestMatrixWasmWithoutGrant(t *testing.T) {
+	parallel(t)
 	dir := testutil.TempDir(t)
 	copyInto(t, dir, buildWasm(t, "fs.wasm", "../../plugins/fs"))
-	guests := wasmhost.New(wasmConfig(filepath.Join(dir, "fs.wasm"))) // grants nothing
+	guests := wasmhost.New(wasmConfig(t)) // grants nothing
 	defer guests.Close(context.Background())
 	for _, tc := range []struct {
 		name, scratch string
