@@ -60,6 +60,11 @@ const programPkg = "github.com/plugkit/plugkit/internal/registrytest/testdata/re
 // machine) and its first line.
 const startTimeout = 10 * time.Minute
 
+// stopTimeout bounds each wait for the registry program's end: after its
+// standard input is closed (it shuts down within 5 seconds), and again
+// after it is killed.
+const stopTimeout = 30 * time.Second
+
 // Remove removes the registry program that Start built for this test
 // binary. Call it after the tests, from TestMain, before testutil.Main
 // looks for files left behind:
@@ -161,7 +166,8 @@ func run(ctx context.Context, t testing.TB, bin string, args []string) (string, 
 		err  error
 	}
 	first := make(chan line, 1)
-	exited := make(chan error, 1)
+	exited := make(chan struct{}) // closed once waitErr is set
+	var waitErr error
 	go func() {
 		r := bufio.NewReader(stdout)
 		addr, err := r.ReadString('\n')
@@ -169,21 +175,43 @@ func run(ctx context.Context, t testing.TB, bin string, args []string) (string, 
 		// Then nothing: read to the end, so that the program never
 		// blocks writing, before Wait closes the pipe.
 		io.Copy(io.Discard, r)
-		exited <- cmd.Wait()
+		waitErr = cmd.Wait()
+		close(exited)
 	}()
-	t.Cleanup(func() {
-		stdin.Close()
+	// wait reports whether the program has exited within d.
+	wait := func(d time.Duration) bool {
+		timer := time.NewTimer(d)
+		defer timer.Stop()
 		select {
 		case <-exited:
-		case <-time.After(30 * time.Second):
+			return true
+		case <-timer.C:
+			return false
+		}
+	}
+	t.Cleanup(func() {
+		// The program shuts down within 5 seconds of its standard
+		// input's end.
+		stdin.Close()
+		if !wait(stopTimeout) {
 			cmd.Process.Kill()
-			<-exited
+			if !wait(stopTimeout) {
+				t.Errorf("registrytest: the registry program (process %d) has not exited %v after it was killed", cmd.Process.Pid, stopTimeout)
+			}
 		}
 	})
 	select {
 	case l := <-first:
 		if l.err != nil {
-			return "", fmt.Errorf("the registry program ended before it served (%v); its errors:\n%s", l.err, stderr)
+			// Its standard error is complete once it has been waited for.
+			status := "still running"
+			if wait(stopTimeout) {
+				status = "exited 0"
+				if waitErr != nil {
+					status = waitErr.Error()
+				}
+			}
+			return "", fmt.Errorf("the registry program ended before it served (%s: %v); its errors:\n%s", status, l.err, stderr)
 		}
 		if _, _, err := net.SplitHostPort(l.addr); err != nil {
 			return "", fmt.Errorf("the registry program's first line is %q, not its address: %v", l.addr, err)
@@ -199,11 +227,16 @@ func run(ctx context.Context, t testing.TB, bin string, args []string) (string, 
 // opts.Wrap, until the test ends.
 func front(t testing.TB, host string, opts Options) *Registry {
 	target := &url.URL{Scheme: "http", Host: host}
+	// A transport of its own, whose connections to the program end with
+	// the test (not http.DefaultTransport's pool); it passes the client's
+	// Accept-Encoding on as it is, and no proxy from the environment.
+	transport := &http.Transport{DisableCompression: true}
 	var h http.Handler = &httputil.ReverseProxy{
 		Rewrite: func(r *httputil.ProxyRequest) {
 			r.SetURL(target)
 			r.SetXForwarded()
 		},
+		Transport: transport,
 		// A client that goes away mid-request (a test's deadline) is not
 		// an error worth a line in the test's output.
 		ErrorLog: log.New(io.Discard, "", 0),
@@ -223,9 +256,15 @@ func front(t testing.TB, host string, opts Options) *Registry {
 	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
 	go srv.Serve(ln)
 	t.Cleanup(func() {
+		// A request still in the proxy after 5 seconds (a test's Wrap
+		// holding it) is cut off, so that the program's stop that follows
+		// finds no connection open.
 		ctx, stop := context.WithTimeout(context.Background(), 5*time.Second)
 		defer stop()
-		srv.Shutdown(ctx)
+		if srv.Shutdown(ctx) != nil {
+			srv.Close()
+		}
+		transport.CloseIdleConnections()
 	})
 	addr := ln.Addr().String()
 	return &Registry{Host: addr, URL: scheme + "://" + addr}
