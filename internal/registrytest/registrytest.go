@@ -32,8 +32,9 @@ type Options struct {
 	// Username and Password, when Username is set, require HTTP basic
 	// auth through the registry's htpasswd access controller.
 	Username, Password string
-	// Wrap, when set, wraps the registry's handler, so that a test can
-	// slow it down or count requests.
+	// Wrap, when set, wraps the handler that passes each request on to
+	// the registry (a reverse proxy in the test binary), so that a test
+	// can slow it down, count requests or answer some itself.
 	Wrap func(http.Handler) http.Handler
 }
 
