@@ -5,7 +5,7 @@ BUF       := github.com/bufbuild/buf/cmd/buf@v1.75.0
 GOFLAGS   ?=
 export GOFLAGS
 
-.PHONY: all test test-compile staticcheck-after-plugins compile-race compile-plugins compile-wasm test-go test-tofu test-windows test-sdk test-corpus tofu vet lint cross fmt-check demo generate generate-check bench bench-proto soak fuzz
+.PHONY: all test test-compile staticcheck-after-plugins compile-race compile-plugins compile-wasm test-go lint-testdata test-tofu test-windows test-sdk test-corpus tofu vet lint cross fmt-check demo generate generate-check bench bench-proto soak fuzz
 
 all: test
 
@@ -32,17 +32,19 @@ staticcheck-after-plugins: compile-plugins
 ## packages and their tests with the race detector, as go test and, in
 ## make test, go vet and staticcheck use them (compile-race); the
 ## dependencies of the module's commands and plugins as the tests build
-## them, without it (compile-plugins: with -trimpath, as testutil.GoBuild
-## and every go command the tests start build, through testutil.Main's
-## GOFLAGS: a compile keyed by the module, not by the directory, serves
-## as well the docs' commands, which run in a clone of the checkout); and of the
+## them, and of the registry program internal/registrytest starts (under
+## testdata, so ./... leaves it out), without it (compile-plugins: with
+## -trimpath, as testutil.GoBuild and every go command the tests start
+## build, through testutil.Main's GOFLAGS: a compile keyed by the module,
+## not by the directory, serves as well the docs' commands, which run in a
+## clone of the checkout); and of the
 ## WebAssembly plugins (compile-wasm: testutil.BuildWasm's GOOS, GOARCH,
 ## -trimpath and tags). On a warm cache it costs seconds.
 test-compile: compile-race compile-plugins compile-wasm
 compile-race:
 	$(GO) list -export -race -test -deps ./... >/dev/null
 compile-plugins:
-	$(GO) list -export -deps -trimpath $$($(GO) list -f '{{if eq .Name "main"}}{{.ImportPath}}{{end}}' ./...) >/dev/null
+	$(GO) list -export -deps -trimpath $$($(GO) list -f '{{if eq .Name "main"}}{{.ImportPath}}{{end}}' ./...) ./internal/registrytest/testdata/registry >/dev/null
 compile-wasm:
 	GOOS=wasip1 GOARCH=wasm $(GO) list -export -deps -trimpath -tags grpcnotrace ./examples/objectstore/plugins/... >/dev/null
 
@@ -151,6 +153,23 @@ $(STATICCHECK): internal/tools/staticcheck/go.mod internal/tools/staticcheck/go.
 	@grep -q 'honnef.co/go/tools $(STATICCHECK_VERSION) ' internal/tools/staticcheck/go.mod || { echo "make lint: internal/tools/staticcheck/go.mod does not pin honnef.co/go/tools $(STATICCHECK_VERSION): update STATICCHECK_VERSION in the Makefile with it"; exit 1; }
 	cd internal/tools/staticcheck && GOWORK=off GOFLAGS=-trimpath $(GO) build -o $(abspath $(STATICCHECK)).tmp honnef.co/go/tools/cmd/staticcheck
 	mv $(abspath $(STATICCHECK)).tmp $(STATICCHECK)
+
+## lint-testdata: go vet (every analyzer) and staticcheck over the
+## programs under testdata directories, which ./... leaves out, and so make
+## test's vet and lint: the registry that internal/registrytest starts, the
+## plugins and hosts that tests build. Found anew each run: every testdata
+## directory of this module whose package is a main package that builds
+## here (a WebAssembly-only guest does not), checked as the tests build
+## them, without the race detector. .ci/run runs it after make test; make
+## test does not, since cold it analyses the registry's dependencies and
+## the standard library once more without the race detector (BENCHMARKS.md,
+## "make test, cold: round 3").
+TESTDATA_PROGRAMS = $$($(GO) list -e -f '{{if and (eq .Name "main") (not .Error)}}{{.ImportPath}}{{end}}' \
+	$$(find . -path ./.git -prune -o -path '*/node_modules' -prune -o -path '*/testdata/*.go' -print | xargs -n1 dirname | sort -u))
+lint-testdata: $(STATICCHECK)
+	@pkgs="$(TESTDATA_PROGRAMS)"; test -n "$$pkgs" || { echo "make lint-testdata: found no program under testdata"; exit 1; }; \
+	echo "go vet and staticcheck over:" $$pkgs; \
+	$(GO) vet $$pkgs && $(STATICCHECK) $$pkgs
 
 ## cross: build and vet the module, test files included, for the other
 ## systems plugkit supports (go vet type-checks every package and its

@@ -82,6 +82,7 @@ const depsRules = `
 
 	# Test infrastructure.
 	internal/testutil < internal/registrytest;
+	internal/testutil, wazero < internal/testutil/wazeroversion;
 	plugin, internal/testpki < internal/remotetest;
 
 	# Commands. The plugkit command wires the guest runner, and its demo

@@ -336,7 +336,11 @@
 //     Security and TLSProvider mismatch) and sandbox (plugkit-sysctl-*:
 //     the rootless tty host's os.Exit skipped its removal; and, under a
 //     TMPDIR below /tmp, the root-mode plugin could not pass the 0700
-//     parents of its socket directory's mount point).
+//     parents of its socket directory's mount point). A command that
+//     trims a compilation cache it shares (with a host, or with the tests'
+//     runtimes at 4 GiB) to its own default of 2 GiB: --wasm-cache-bytes
+//     sets its bound, cmd/plugkit's TestWasmCacheBytes (the flag did not
+//     exist).
 //   - the attacks of issue 40, each point with the tests that failed
 //     before its fix:
 //     1. signatures as referrers: release's TestPushSignsWithAReferrerBundle,

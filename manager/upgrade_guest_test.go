@@ -12,6 +12,7 @@ import (
 	objectstorev1 "github.com/plugkit/plugkit/examples/objectstore/gen/objectstore/v1"
 	"github.com/plugkit/plugkit/host"
 	"github.com/plugkit/plugkit/internal/testutil"
+	_ "github.com/plugkit/plugkit/internal/testutil/wazeroversion" // the tests' compilation cache, under the version wasmcompile compiles for
 	"github.com/plugkit/plugkit/manager"
 	"github.com/plugkit/plugkit/wasmhost"
 )

@@ -46,6 +46,7 @@ func TestMain(m *testing.M) {
 		if buildDir != "" {
 			os.RemoveAll(buildDir)
 		}
+		registrytest.Remove()
 	})))
 }
 

@@ -19,6 +19,7 @@ import (
 	"github.com/plugkit/plugkit/examples/objectstore"
 	"github.com/plugkit/plugkit/host"
 	"github.com/plugkit/plugkit/internal/testutil"
+	_ "github.com/plugkit/plugkit/internal/testutil/wazeroversion" // the tests' compilation cache, under the version wasmcompile compiles for
 	"github.com/plugkit/plugkit/manager"
 	"github.com/plugkit/plugkit/wasmhost"
 )

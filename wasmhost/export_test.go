@@ -2,6 +2,7 @@ package wasmhost
 
 import (
 	"context"
+	"encoding/binary"
 
 	"github.com/tetratelabs/wazero"
 )
@@ -82,4 +83,42 @@ func InstantiatePlain(ctx context.Context, r *Runtime, path string, mc wazero.Mo
 		mod.Close(context.Background())
 	}
 	return err
+}
+
+// WithLongerData is module with one zero byte added to the end of its
+// first data segment; false when it has none or cannot be read. It is
+// another module (other bytes, compiled on its own) that runs the same:
+// the byte lands in memory that is zero at the start, or that a later
+// segment writes over; and its data-less form (withoutData) is module's,
+// so that one compile of that form serves both.
+func WithLongerData(module []byte) ([]byte, bool) {
+	if len(module) < 8 {
+		return nil, false
+	}
+	r := reader{b: module, pos: 8}
+	for !r.done() {
+		start := r.pos
+		id := r.byte()
+		body := r.bytes(int(r.u32()))
+		if r.err != nil {
+			return nil, false
+		}
+		if id != 11 { // not the data section
+			continue
+		}
+		sr := reader{b: body}
+		if sr.u32() == 0 || !sr.dataSegmentHead() {
+			return nil, false
+		}
+		head := sr.pos
+		content := sr.bytes(int(sr.u32()))
+		if sr.err != nil {
+			return nil, false
+		}
+		sec := append(binary.AppendUvarint(append([]byte(nil), body[:head]...), uint64(len(content)+1)), content...)
+		sec = append(append(sec, 0), body[sr.pos:]...)
+		out := binary.AppendUvarint(append(append([]byte(nil), module[:start]...), 11), uint64(len(sec)))
+		return append(append(out, sec...), module[r.pos:]...), true
+	}
+	return nil, false
 }

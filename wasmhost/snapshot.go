@@ -534,14 +534,7 @@ func withoutData(module []byte) ([]byte, bool) {
 		n := sr.u32()
 		sec := binary.AppendUvarint(nil, uint64(n))
 		for range n {
-			switch sr.u32() { // the segment's kind
-			case 0: // active, memory 0
-				sr.constExpr()
-			case 1: // passive
-			case 2: // active, memory named
-				sr.u32()
-				sr.constExpr()
-			default:
+			if !sr.dataSegmentHead() {
 				return nil, false
 			}
 			sr.bytes(int(sr.u32()))
@@ -558,6 +551,22 @@ func withoutData(module []byte) ([]byte, bool) {
 		out = append(binary.AppendUvarint(append(out, 11), uint64(len(sec))), sec...)
 	}
 	return out, found
+}
+
+// dataSegmentHead reads a data segment up to its content: its kind, and
+// an active one's memory and offset; false for a kind it does not know.
+func (r *reader) dataSegmentHead() bool {
+	switch r.u32() { // the segment's kind
+	case 0: // active, memory 0
+		r.constExpr()
+	case 1: // passive
+	case 2: // active, memory named
+		r.u32()
+		r.constExpr()
+	default:
+		return false
+	}
+	return true
 }
 
 // dataless is the data-less form of the reactor compiled, nil until it

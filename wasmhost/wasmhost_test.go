@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -21,6 +22,7 @@ import (
 	"github.com/plugkit/plugkit/handshake"
 	"github.com/plugkit/plugkit/host"
 	"github.com/plugkit/plugkit/internal/testutil"
+	_ "github.com/plugkit/plugkit/internal/testutil/wazeroversion" // the tests' compilation cache, under the version wasmcompile compiles for
 	"github.com/plugkit/plugkit/wasmhost"
 )
 
@@ -152,6 +154,35 @@ func TestMain(m *testing.M) {
 			os.RemoveAll(builds.dir)
 		}
 	})))
+}
+
+// TestCacheUnderTheRequiredVersion: this test binary's wazero keys a
+// compilation cache by the version go.mod requires, as wasmcompile (built
+// by go run) and the commands' test binaries do, so that the modules
+// wasmcompile compiles for the tests serve every test binary. A library's
+// test binary has no dependencies in its build information, and its
+// wazero said "dev": its Runtimes looked in another directory, and a
+// module its tests and the commands' tests both start was compiled twice.
+func TestCacheUnderTheRequiredVersion(t *testing.T) {
+	want, err := testutil.WazeroVersion()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := testutil.TempDir(t)
+	rt := wasmhost.New(wasmhost.Config{CacheDir: dir})
+	defer rt.Close(context.Background())
+	rt.Compile(context.Background(), []byte("\x00asm\x01\x00\x00\x00")) // opens the cache; the module is beside the point
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, e := range ents {
+		got = append(got, e.Name())
+	}
+	if name := "wazero-" + want + "-" + runtime.GOARCH + "-" + runtime.GOOS; len(got) != 1 || got[0] != name {
+		t.Errorf("the compilation cache holds %v; want %s alone (the version go.mod requires)", got, name)
+	}
 }
 
 func command(t *testing.T, rt *wasmhost.Runtime) host.Command {

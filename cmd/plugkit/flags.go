@@ -65,7 +65,8 @@ type pluginFlags struct {
 	versionsSet bool
 	// args are the words after "--": the launched plugin's arguments.
 	args []string
-	// guest is --wasm-cache and the grants, for a WebAssembly plugin.
+	// guest is --wasm-cache, its bound and the grants, for a WebAssembly
+	// plugin.
 	guest guestFlags
 	// module is set by start when the plugin is a WebAssembly module.
 	module bool
@@ -153,7 +154,11 @@ func (p *pluginFlags) start(cmd, path string, verbose bool, stderr io.Writer) (c
 	}
 	p.module = !p.remote.set() && p.reattach == "" && hostwire.IsWasm(path)
 	if p.guest.used() && !p.module {
-		fmt.Fprintf(stderr, "%s: --wasm-cache, --grant and --grant-rw are for a WebAssembly plugin (a module that plugkit runs inside itself), and %s is not one: drop them\n", cmd, describePlugin(p, path))
+		fmt.Fprintf(stderr, "%s: --wasm-cache, --wasm-cache-bytes, --grant and --grant-rw are for a WebAssembly plugin (a module that plugkit runs inside itself), and %s is not one: drop them\n", cmd, describePlugin(p, path))
+		return nil, nil, 2
+	}
+	if err := p.guest.cache.check(); err != nil {
+		fmt.Fprintf(stderr, "%s: %v\n", cmd, err)
 		return nil, nil, 2
 	}
 	if p.remote.set() {
@@ -195,7 +200,7 @@ func (p *pluginFlags) start(cmd, path string, verbose bool, stderr io.Writer) (c
 		guests := guestRuntime(p.guest.cache, p.guest.grants)
 		hc.Runner = guests
 		closeRuntime = func() { guests.Close(context.Background()) }
-		if err := compileFirst(cmd, guests, path, p.guest.cache, stderr); err != nil {
+		if err := compileFirst(cmd, guests, path, p.guest.cache.dir, stderr); err != nil {
 			closeRuntime()
 			reportError(stderr, cmd, err)
 			return nil, nil, 1

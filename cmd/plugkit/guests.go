@@ -12,19 +12,45 @@ import (
 )
 
 // checkRuntime is the runtime install and release push run a WebAssembly
-// module in for its Describe check: compiled into cacheDir (--wasm-cache)
+// module in for its Describe check: compiled into the cache (--wasm-cache)
 // when given, so that the host's first start finds it compiled, else
 // interpreted, which is ready several times sooner for one Describe. The
 // caller closes it.
-func checkRuntime(cacheDir string) *wasmhost.Runtime {
-	return guestRuntime(cacheDir, nil)
+func checkRuntime(cache wasmCacheFlags) *wasmhost.Runtime {
+	return guestRuntime(cache, nil)
 }
 
 // guestRuntime is the runtime of the WebAssembly plugins the CLI starts
-// for a few calls (a check, inspect, call): compiled into cacheDir when
+// for a few calls (a check, inspect, call): compiled into the cache when
 // given, else interpreted, and granted dirs. The caller closes it.
-func guestRuntime(cacheDir string, dirs []wasmhost.Dir) *wasmhost.Runtime {
-	return wasmhost.New(wasmhost.Config{CacheDir: cacheDir, Interpret: cacheDir == "", Dirs: dirs, CompileTimeout: cliCompileTimeout})
+func guestRuntime(cache wasmCacheFlags, dirs []wasmhost.Dir) *wasmhost.Runtime {
+	return wasmhost.New(wasmhost.Config{CacheDir: cache.dir, CacheBytes: cache.bytes, Interpret: cache.dir == "", Dirs: dirs, CompileTimeout: cliCompileTimeout})
+}
+
+// wasmCacheFlags are --wasm-cache, the compilation cache of the
+// WebAssembly modules the CLI starts, and --wasm-cache-bytes, its bound.
+// The bound is the CLI's share of a directory other runtimes may use too
+// (a host's manager.Finder.Guests, another tool): each one that opens the
+// cache trims it to its own bound, so a CLI at the default would remove
+// the modules of a host that allows itself more.
+type wasmCacheFlags struct {
+	dir   string
+	bytes int64
+}
+
+// register adds the two flags to fs; dirUsage is --wasm-cache's usage.
+func (c *wasmCacheFlags) register(fs *flag.FlagSet, dirUsage string) {
+	fs.StringVar(&c.dir, "wasm-cache", "", dirUsage)
+	fs.Int64Var(&c.bytes, "wasm-cache-bytes", 0, "the most `bytes` of compiled modules --wasm-cache keeps, the ones used longest ago removed first (wasmhost.Config.CacheBytes): give the bound of the host that shares the directory; 0: 2 GiB (wasmhost.DefaultCacheBytes), -1: no bound")
+}
+
+// check reports --wasm-cache-bytes given without --wasm-cache, which it
+// would not bound.
+func (c wasmCacheFlags) check() error {
+	if c.bytes != 0 && c.dir == "" {
+		return fmt.Errorf("--wasm-cache-bytes %d bounds the compilation cache, and no --wasm-cache names one: give --wasm-cache DIR, or drop --wasm-cache-bytes", c.bytes)
+	}
+	return nil
 }
 
 // cliCompileTimeout bounds the compile of a module the CLI starts: a 30 MB
@@ -62,12 +88,12 @@ func compileFirst(cmd string, rt *wasmhost.Runtime, path, cacheDir string, stder
 // WebAssembly module: where its compiled form is kept, and the host
 // directories it is granted (none by default: every file access fails).
 type guestFlags struct {
-	cache  string
+	cache  wasmCacheFlags
 	grants []wasmhost.Dir
 }
 
 func (g *guestFlags) register(fs *flag.FlagSet) {
-	fs.StringVar(&g.cache, "wasm-cache", "", "for a WebAssembly plugin (.wasm): a compilation cache `directory` (as install's --wasm-cache); without it the module is interpreted, ready sooner and slower to call")
+	g.cache.register(fs, "for a WebAssembly plugin (.wasm): a compilation cache `directory` (as install's --wasm-cache); without it the module is interpreted, ready sooner and slower to call")
 	fs.Func("grant", "for a WebAssembly plugin: grant it the host `DIR`, read-only (repeatable); DIR=/PATH shows it to the plugin at /PATH instead of DIR (needed on Windows)", g.grant(false))
 	fs.Func("grant-rw", "for a WebAssembly plugin: grant it the host `DIR`, writable (repeatable); DIR=/PATH as for --grant", g.grant(true))
 }
@@ -100,4 +126,6 @@ func parseGrant(s string) (wasmhost.Dir, error) {
 
 // used reports whether any of the flags was given: they apply to a
 // WebAssembly plugin only.
-func (g *guestFlags) used() bool { return g.cache != "" || len(g.grants) > 0 }
+func (g *guestFlags) used() bool {
+	return g.cache.dir != "" || g.cache.bytes != 0 || len(g.grants) > 0
+}

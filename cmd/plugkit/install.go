@@ -23,7 +23,7 @@ func init() {
 }
 
 func runInstall(args []string, stdout, stderr io.Writer) int {
-	const usage = "plugkit install SOURCE --kind KIND --majors 1,2 [--constraint \"~> 2.0\"] --dir DIR --key PUB --cookie KEY=VALUE [--lock FILE] [--cache DIR] [--wasm fallback|prefer|only|never] [--wasm-cache DIR] [--plain-http] [--ca-file FILE]\n\nSOURCE is REGISTRY/REPO, or oci-layout:DIR for a mirror. With --lock, a plugin the lock file lists installs exactly its locked release; any other is resolved and added to it. The newest release that fits and has a build for this machine (or a WebAssembly module, as --wasm allows) is chosen; newer ones without are passed over. A release's WebAssembly module (" + release.PlatformWasm + ") is installed as NAME.wasm when it has no binary for this machine, or as --wasm says."
+	const usage = "plugkit install SOURCE --kind KIND --majors 1,2 [--constraint \"~> 2.0\"] --dir DIR --key PUB --cookie KEY=VALUE [--lock FILE] [--cache DIR] [--wasm fallback|prefer|only|never] [--wasm-cache DIR [--wasm-cache-bytes N]] [--plain-http] [--ca-file FILE]\n\nSOURCE is REGISTRY/REPO, or oci-layout:DIR for a mirror. With --lock, a plugin the lock file lists installs exactly its locked release; any other is resolved and added to it. The newest release that fits and has a build for this machine (or a WebAssembly module, as --wasm allows) is chosen; newer ones without are passed over. A release's WebAssembly module (" + release.PlatformWasm + ") is installed as NAME.wasm when it has no binary for this machine, or as --wasm says."
 	fs := newFlagSet("install", usage, stderr)
 	kind := fs.String("kind", "", "the plugin `kind` the host uses")
 	majors := fs.String("majors", "", "the majors of the kind the host speaks, a comma `list`")
@@ -34,7 +34,8 @@ func runInstall(args []string, stdout, stderr io.Writer) int {
 	lockFile := fs.String("lock", "", "the lock `file` to follow and update")
 	cache := fs.String("cache", "", "a content-addressed cache `directory` of downloaded binaries")
 	wasm := fs.String("wasm", "fallback", "`when` to install a release's WebAssembly module ("+release.PlatformWasm+") rather than its binary for this machine: fallback (when it has no such binary), prefer (whenever it has a module), only (a module or nothing) or never (the binary or nothing)")
-	wasmCache := fs.String("wasm-cache", "", "the compilation cache `directory` of the host's WebAssembly plugins (the CacheDir of manager.Finder.Guests; plugkit plugins list: its --cache file + \".wasm\"): a module installed is compiled into it for its check, and the host's first start finds it compiled; without it, the check interprets the module")
+	var wasmCache wasmCacheFlags
+	wasmCache.register(fs, "the compilation cache `directory` of the host's WebAssembly plugins (the CacheDir of manager.Finder.Guests; plugkit plugins list: its --cache file + \".wasm\"): a module installed is compiled into it for its check, and the host's first start finds it compiled; without it, the check interprets the module")
 	var reg registryFlags
 	reg.register(fs)
 	pos, err := parseArgs(fs, args)
@@ -43,6 +44,10 @@ func runInstall(args []string, stdout, stderr io.Writer) int {
 	}
 	if len(pos) != 1 || *kind == "" || *majors == "" || *dir == "" || *keys == "" || *cookie == "" {
 		fmt.Fprintf(stderr, "plugkit install: SOURCE, --kind, --majors, --dir, --key and --cookie are required\nusage: %s\n", usage)
+		return 2
+	}
+	if err := wasmCache.check(); err != nil {
+		fmt.Fprintf(stderr, "plugkit install: %v\nusage: %s\n", err, usage)
 		return 2
 	}
 	use, err := parseWasmUse(*wasm)
@@ -73,7 +78,7 @@ func runInstall(args []string, stdout, stderr io.Writer) int {
 			return fail(stderr, "install", err)
 		}
 	}
-	guests := checkRuntime(*wasmCache)
+	guests := checkRuntime(wasmCache)
 	defer guests.Close(context.Background())
 	target := release.Target{Dir: *dir, Keys: pubs, Cookie: c, Cache: *cache, Locked: lock.Find(repo.Source), Wasm: use, Guests: guests}
 	target.Progress = downloadProgress(stderr) // a bar on a terminal (progress.go)

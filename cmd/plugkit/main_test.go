@@ -4,6 +4,7 @@ import (
 	"os"
 	"testing"
 
+	"github.com/plugkit/plugkit/internal/registrytest"
 	"github.com/plugkit/plugkit/internal/testutil"
 )
 
@@ -18,5 +19,6 @@ func TestMain(m *testing.M) {
 		if builds.dir != "" {
 			os.RemoveAll(builds.dir)
 		}
+		registrytest.Remove()
 	})))
 }

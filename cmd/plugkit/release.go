@@ -117,12 +117,13 @@ func runRelease(args []string, stdout, stderr io.Writer) int {
 }
 
 func runReleasePush(args []string, stdout, stderr io.Writer) int {
-	const usage = "plugkit release push DIR --ref REGISTRY/REPO:VERSION --key KEY --cookie KEY=VALUE [--wasm-cache DIR] [--plain-http] [--ca-file FILE]\n\nDIR holds one binary per platform: DIR/OS_ARCH/NAME (dist/linux_amd64/objectstore-fs, dist/windows_amd64/objectstore-fs.exe), and may hold one WebAssembly module for every platform, DIR/wasip1_wasm/NAME.wasm; this machine's binary (else the module) is started for the release's Describe answer."
+	const usage = "plugkit release push DIR --ref REGISTRY/REPO:VERSION --key KEY --cookie KEY=VALUE [--wasm-cache DIR [--wasm-cache-bytes N]] [--plain-http] [--ca-file FILE]\n\nDIR holds one binary per platform: DIR/OS_ARCH/NAME (dist/linux_amd64/objectstore-fs, dist/windows_amd64/objectstore-fs.exe), and may hold one WebAssembly module for every platform, DIR/wasip1_wasm/NAME.wasm; this machine's binary (else the module) is started for the release's Describe answer."
 	fs := newFlagSet("release push", usage, stderr)
 	ref := fs.String("ref", "", "where to publish, `REGISTRY/REPO:VERSION`; VERSION is the plugin's own version")
 	keyFile := fs.String("key", "", "the signing key, a PEM ECDSA P-256 private key `file`: cosign generate-key-pair's cosign.key (its password in COSIGN_PASSWORD) or an unencrypted one")
 	cookie := fs.String("cookie", "", "the plugin's magic cookie, `KEY=VALUE`")
-	wasmCache := fs.String("wasm-cache", "", "a compilation cache `directory` for the WebAssembly module, when it is what is started (no binary for this machine); without it, the module is interpreted")
+	var wasmCache wasmCacheFlags
+	wasmCache.register(fs, "a compilation cache `directory` for the WebAssembly module, when it is what is started (no binary for this machine); without it, the module is interpreted")
 	var reg registryFlags
 	reg.register(fs)
 	pos, err := parseArgs(fs, args)
@@ -131,6 +132,10 @@ func runReleasePush(args []string, stdout, stderr io.Writer) int {
 	}
 	if len(pos) != 1 || *ref == "" || *keyFile == "" || *cookie == "" {
 		fmt.Fprintf(stderr, "plugkit release push: DIR, --ref, --key and --cookie are required\nusage: %s\n", usage)
+		return 2
+	}
+	if err := wasmCache.check(); err != nil {
+		fmt.Fprintf(stderr, "plugkit release push: %v\nusage: %s\n", err, usage)
 		return 2
 	}
 	source, version, err := release.ParseRef(*ref)
@@ -151,7 +156,7 @@ func runReleasePush(args []string, stdout, stderr io.Writer) int {
 	}
 	ctx, cancel := reg.deadline()
 	defer cancel()
-	guests := checkRuntime(*wasmCache)
+	guests := checkRuntime(wasmCache)
 	defer guests.Close(context.Background())
 	rel, err := release.Push(ctx, repo, release.Publication{Dir: pos[0], Version: version, Key: key, Cookie: c, Guests: guests})
 	if err != nil {

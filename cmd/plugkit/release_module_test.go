@@ -40,7 +40,7 @@ func TestReleaseWasmCLI(t *testing.T) {
 
 	src := registry + "/plugins/memory"
 	const cookie = "PLUGKIT_EXAMPLE_PLUGIN=objectstore"
-	out := mustRun(t, 0, "release", "push", dist, "--ref", src+":1.3.0", "--key", keyFile, "--cookie", cookie, "--plain-http", "--wasm-cache", cache)
+	out := mustRun(t, 0, append([]string{"release", "push", dist, "--ref", src + ":1.3.0", "--key", keyFile, "--cookie", cookie, "--plain-http"}, wasmCacheArgs(cache)...)...)
 	if !strings.Contains(out, release.PlatformWasm) {
 		t.Errorf("push: %s; want the platform %s listed", out, release.PlatformWasm)
 	}
@@ -59,7 +59,7 @@ func TestReleaseWasmCLI(t *testing.T) {
 			t.Errorf("install --wasm only --constraint \">= 2.0\": %s; want it to say %q", out, want)
 		}
 	}
-	out = mustRun(t, 0, append(common, "--wasm", "only", "--wasm-cache", cache)...)
+	out = mustRun(t, 0, append(append(common, "--wasm", "only"), wasmCacheArgs(cache)...)...)
 	if !strings.Contains(out, " v1.3.0 ") || !strings.Contains(out, "objectstore-memory.wasm") || !strings.Contains(out, release.PlatformWasm) {
 		t.Errorf("install --wasm only: %s; want v1.3.0's module, 2.1.0 (no module) passed over", out)
 	}

@@ -3,14 +3,18 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/plugkit/plugkit/internal/testutil"
+	_ "github.com/plugkit/plugkit/internal/testutil/wazeroversion" // the tests' compilation cache, under the version wasmcompile compiles for
 )
 
 // fsModule is the fs example plugin built for wasip1, once per test
@@ -22,7 +26,7 @@ var fsModule struct {
 	err              error
 }
 
-// buildFSModule returns the fs plugin's module and its --wasm-cache flag
+// buildFSModule returns the fs plugin's module and its --wasm-cache flags
 // (none without a cache).
 func buildFSModule(t *testing.T) (string, []string) {
 	t.Helper()
@@ -44,10 +48,22 @@ func buildFSModule(t *testing.T) (string, []string) {
 	if fsModule.cache == "" {
 		return fsModule.path, nil
 	}
-	return fsModule.path, []string{"--wasm-cache", fsModule.cache}
+	return fsModule.path, wasmCacheArgs(fsModule.cache)
 }
 
 const fsCookie = "PLUGKIT_EXAMPLE_PLUGIN=objectstore"
+
+// wasmCacheArgs are the flags that give the CLI the tests' compilation
+// cache (testutil.CompiledWasm) with its bound: at the CLI's default
+// (2 GiB) each command trimmed the cache that every checkout's tests
+// share, removing guests that a run then compiled again. Without a cache
+// ("") there are none: the CLI interprets the module.
+func wasmCacheArgs(cache string) []string {
+	if cache == "" {
+		return nil
+	}
+	return []string{"--wasm-cache", cache, "--wasm-cache-bytes", strconv.Itoa(testutil.WasmCacheBytes)}
+}
 
 // TestInspectWasm: inspect runs the fs example's WebAssembly module as it
 // runs a binary (it had refused it: "set Command.Runner to a runtime"),
@@ -131,6 +147,83 @@ func TestCallWasm(t *testing.T) {
 	out = mustRun(t, 2, "call", native, "--cookie", fsCookie, "--grant", data, svc+"List")
 	if !strings.Contains(out, "are for a WebAssembly plugin") || !strings.Contains(out, "drop them") {
 		t.Errorf("--grant for a native plugin: %s", out)
+	}
+}
+
+// TestWasmCacheBytes: --wasm-cache-bytes is the bound the CLI keeps
+// --wasm-cache within, which it trims when it opens it: the compiled
+// modules used longest ago go until the rest fit (there was no such flag,
+// and the CLI trimmed a cache shared with a host, or with the tests, to
+// its own default of 2 GiB). Without the flag, the default bound keeps
+// every module here; without --wasm-cache, the flag is refused.
+func TestWasmCacheBytes(t *testing.T) {
+	t.Parallel()
+	const mib = 1 << 20
+	// A module that compiles at once, in no time, which is no plugin:
+	// the start fails after the compile has opened (and trimmed) the
+	// cache.
+	module := filepath.Join(testutil.TempDir(t), "empty.wasm")
+	if err := os.WriteFile(module, []byte("\x00asm\x01\x00\x00\x00"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// cacheOf four compiled modules of 1 MiB each, in wazero's layout,
+	// the first used longest ago.
+	cacheOf := func() (dir string, entries []string) {
+		dir = testutil.TempDir(t)
+		sub := filepath.Join(dir, "wazero-test-"+runtime.GOARCH+"-"+runtime.GOOS)
+		if err := os.MkdirAll(sub, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		used := time.Now().Add(-10 * time.Hour)
+		for i := range 4 {
+			entry := filepath.Join(sub, fmt.Sprintf("%064x", i+1))
+			if err := os.WriteFile(entry, make([]byte, mib), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Chtimes(entry, used, used); err != nil {
+				t.Fatal(err)
+			}
+			used = used.Add(time.Hour)
+			entries = append(entries, entry)
+		}
+		return dir, entries
+	}
+	left := func(entries []string) (n int) {
+		for _, e := range entries {
+			if _, err := os.Stat(e); err == nil {
+				n++
+			}
+		}
+		return n
+	}
+	inspect := func(args ...string) (int, string) {
+		var stdout, stderr strings.Builder
+		code := run(append([]string{"inspect", module, "--cookie", fsCookie, "--timeout", "1m"}, args...), &stdout, &stderr)
+		return code, stdout.String() + stderr.String()
+	}
+
+	dir, entries := cacheOf()
+	if code, out := inspect("--wasm-cache", dir, "--wasm-cache-bytes", strconv.Itoa(5*mib/2)); code == 0 || code == 2 {
+		t.Fatalf("inspect of an empty module: exit %d, want 1 (no plugin)\n%s", code, out)
+	}
+	if n := left(entries); n != 2 {
+		t.Errorf("--wasm-cache-bytes 2.5 MiB: %d of the four 1 MiB modules left, want the 2 used last", n)
+	}
+	for _, e := range entries[2:] {
+		if _, err := os.Stat(e); err != nil {
+			t.Errorf("a module used last was removed: %v", err)
+		}
+	}
+
+	dir, entries = cacheOf()
+	inspect("--wasm-cache", dir)
+	if n := left(entries); n != 4 {
+		t.Errorf("no --wasm-cache-bytes: %d of the four 1 MiB modules left, want all within the default bound", n)
+	}
+
+	code, out := inspect("--wasm-cache-bytes", "1000")
+	if code != 2 || !strings.Contains(out, "give --wasm-cache DIR, or drop --wasm-cache-bytes") {
+		t.Errorf("--wasm-cache-bytes without --wasm-cache: exit %d, %s; want 2 and what to do", code, out)
 	}
 }
 

@@ -6,7 +6,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime/debug"
 	"strconv"
 	"strings"
 	"testing"
@@ -105,6 +104,10 @@ const WasmCacheBytes = 4 << 30
 // where it takes seconds, not minutes; a warm cache makes it a few reads.
 // It returns "" when it cannot (no Go tool, as under make test-windows):
 // interpret the modules then.
+//
+// wazero keys the cache by its version, WazeroVersion: a test binary that
+// starts the modules imports internal/testutil/wazeroversion, so that it
+// reads them under the version the tool compiled them for.
 func CompiledWasm(ctx context.Context, modules ...string) string {
 	if os.Getenv(PrebuiltEnv) != "" {
 		return ""
@@ -118,11 +121,7 @@ func CompiledWasm(ctx context.Context, modules ...string) string {
 	if err != nil {
 		return ""
 	}
-	// wazero keys its cache by its version, which it reads from the
-	// binary's build information: a test binary has none ("dev"), the
-	// tool has it. The tool is told the test binary's.
-	ldflags := "-ldflags=-X=github.com/tetratelabs/wazero/internal/version.version=" + wazeroVersion()
-	args := append([]string{"run", "-trimpath", ldflags, "./internal/tools/wasmcompile", "-cache", dir, "-cache-bytes", strconv.Itoa(WasmCacheBytes)}, modules...)
+	args := append([]string{"run", "-trimpath", "./internal/tools/wasmcompile", "-cache", dir, "-cache-bytes", strconv.Itoa(WasmCacheBytes)}, modules...)
 	cmd := exec.CommandContext(ctx, GoTool(), args...)
 	cmd.Dir = root
 	start := time.Now()
@@ -135,23 +134,32 @@ func CompiledWasm(ctx context.Context, modules ...string) string {
 	return dir
 }
 
-// wazeroVersion is the version wazero sees in this binary, found as it
-// finds it (internal/version): its module's version in the build
-// information, or "dev".
-func wazeroVersion() string {
-	v := ""
-	if info, ok := debug.ReadBuildInfo(); ok {
-		for _, dep := range info.Deps {
-			if strings.Contains(dep.Path, "github.com/tetratelabs/wazero") {
-				v = dep.Version
-			}
-		}
-		if v == "" || v == "(devel)" {
-			v = info.Main.Version
+// WazeroVersion is the version of wazero that go.mod requires, which
+// wazero keys its compilation cache by (a directory of each version) in
+// a program built with go build or go run: wasmcompile (CompiledWasm),
+// the plugkit command, a test binary of a package main. A library's test
+// binary has no dependencies in its build information, and its wazero
+// said "dev" instead: the tests of wasmhost, manager and release read
+// another directory than those of cmd/plugkit and objectstore-matrix, and
+// the memory example's module, which both sides start, was compiled once
+// for each. Package wazeroversion sets it in the test binary.
+func WazeroVersion() (string, error) {
+	root, err := moduleRoot()
+	if err != nil {
+		return "", err
+	}
+	b, err := os.ReadFile(filepath.Join(root, "go.mod"))
+	if err != nil {
+		return "", err
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		f := strings.Fields(strings.TrimPrefix(strings.TrimSpace(line), "require "))
+		if len(f) >= 2 && f[0] == wazeroModule {
+			return f[1], nil
 		}
 	}
-	if v == "" || v == "(devel)" {
-		return "dev"
-	}
-	return v
+	return "", fmt.Errorf("%s does not require %s", filepath.Join(root, "go.mod"), wazeroModule)
 }
+
+// wazeroModule is wazero's module path.
+const wazeroModule = "github.com/tetratelabs/wazero"

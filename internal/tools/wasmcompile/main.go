@@ -2,11 +2,16 @@ package main
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
 	"flag"
 	"fmt"
 	"os"
+	"path/filepath"
 	"time"
 
+	"github.com/plugkit/plugkit/internal/osdep"
 	"github.com/plugkit/plugkit/wasmhost"
 )
 
@@ -40,11 +45,67 @@ func compile(dir string, cacheBytes int64, modules []string) error {
 		if err != nil {
 			return err
 		}
-		if err := rt.Compile(ctx, b); err != nil {
+		unlock := lockModule(dir, b)
+		err = rt.Compile(ctx, b)
+		unlock()
+		if err != nil {
 			return fmt.Errorf("%s: %w", path, err)
 		}
 	}
 	return nil
+}
+
+// lockModule waits until no other wasmcompile compiles module into the
+// cache in dir, and returns the function that lets the next one go. make
+// test runs the tests of several packages at once, and each compiles the
+// modules it starts (the memory example's, four packages): in a cold run
+// they compiled the same module side by side, each for seconds of CPU,
+// where the second can find it compiled (wazero writes a compiled module
+// under a temporary name and renames it into place). The lock is a file
+// per module (its SHA-256) under dir/wasmcompile-locks, locked while the
+// module compiles: other modules compile meanwhile, and a process that
+// dies drops its lock. It waits at most compileTimeout, and compiles
+// without the lock when it cannot take one: a lock saves CPU, it is not
+// needed for a correct cache.
+func lockModule(dir string, module []byte) (unlock func()) {
+	sum := sha256.Sum256(module)
+	locks := filepath.Join(dir, "wasmcompile-locks")
+	if err := os.MkdirAll(locks, 0o700); err != nil {
+		return func() {}
+	}
+	pruneLocks(locks, time.Now())
+	f, err := os.OpenFile(filepath.Join(locks, hex.EncodeToString(sum[:])), os.O_CREATE|os.O_RDWR, 0o600)
+	if err != nil {
+		return func() {}
+	}
+	deadline := time.Now().Add(compileTimeout)
+	for {
+		err := osdep.TryLock(f)
+		if err == nil {
+			now := time.Now()
+			os.Chtimes(f.Name(), now, now) // in use: pruneLocks leaves it
+			return func() { f.Close() }
+		}
+		if !errors.Is(err, osdep.ErrLocked) || time.Now().After(deadline) {
+			f.Close()
+			return func() {}
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// pruneLocks removes the lock files of modules not compiled for a week
+// (each is empty, one per module ever compiled here).
+func pruneLocks(locks string, now time.Time) {
+	entries, err := os.ReadDir(locks)
+	if err != nil {
+		return
+	}
+	for _, e := range entries {
+		if info, err := e.Info(); err == nil && info.Mode().IsRegular() && now.Sub(info.ModTime()) > 7*24*time.Hour {
+			os.Remove(filepath.Join(locks, e.Name()))
+		}
+	}
 }
 
 // compileTimeout bounds each compile: the tests' own modules, trusted,

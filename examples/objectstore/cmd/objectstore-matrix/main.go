@@ -6,7 +6,7 @@
 // incompatible (with the release to pick) or fail (with the failing cases).
 // It builds nothing: it tests what is in the directory.
 //
-//	objectstore-matrix --dir DIR [--json | --markdown] [--releases FILE] [--v3] [--wasm-cache DIR] [--parallel N]
+//	objectstore-matrix --dir DIR [--json | --markdown] [--releases FILE] [--v3] [--wasm-cache DIR [--wasm-cache-bytes N]] [--parallel N]
 //
 // The exit status is 0 when no cell fails, 1 when one does, 2 for bad
 // usage. Incompatible cells are information, not failures.
@@ -34,7 +34,7 @@ func main() {
 }
 
 // run is conformance's matrix command over the object-store hosts, with
-// --v3 and --wasm-cache of its own; the release index defaults to the
+// --v3, --wasm-cache and --wasm-cache-bytes of its own; the release index defaults to the
 // examples' releases.json. WebAssembly modules in the directory run in a
 // wasmhost.Runtime that grants them one directory, the matrix's scratch
 // (conformance.GuestScratch), where the suites make the fs store's
@@ -56,9 +56,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	return conformance.CommandFlags(ctx, mx, "objectstore-matrix", args, stdout, stderr, func(fs *flag.FlagSet) func(*conformance.Matrix) {
 		withV3 := fs.Bool("v3", false, "also test against the v3 preview host")
 		cache := fs.String("wasm-cache", "", "a compilation cache `directory` for the WebAssembly modules (.wasm), kept across runs; without it they are compiled in memory at every run")
+		cacheBytes := fs.Int64("wasm-cache-bytes", 0, "with --wasm-cache: the most `bytes` of compiled modules it keeps, the ones used longest ago removed first (wasmhost.Config.CacheBytes; give the bound of whatever else shares the directory); 0: 2 GiB (wasmhost.DefaultCacheBytes), -1: no bound")
 		return func(mx *conformance.Matrix) {
 			mx.Hosts = objectstore.MatrixHosts(*withV3)
-			guests = wasmhost.New(wasmhost.Config{CacheDir: *cache,
+			guests = wasmhost.New(wasmhost.Config{CacheDir: *cache, CacheBytes: *cacheBytes,
 				Dirs: []wasmhost.Dir{{HostPath: scratch, GuestPath: conformance.GuestScratch, Writable: true}}})
 			mx.Guests = guests
 		}

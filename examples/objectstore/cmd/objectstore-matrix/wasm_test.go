@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -18,6 +19,7 @@ import (
 	catalogv1 "github.com/plugkit/plugkit/gen/plugkit/catalog/v1"
 	"github.com/plugkit/plugkit/host"
 	"github.com/plugkit/plugkit/internal/testutil"
+	_ "github.com/plugkit/plugkit/internal/testutil/wazeroversion" // the tests' compilation cache, under the version wasmcompile compiles for
 	"github.com/plugkit/plugkit/manager"
 	"github.com/plugkit/plugkit/wasmhost"
 )
@@ -207,7 +209,9 @@ func TestManagerWasm(t *testing.T) {
 // directory of its own where the suites make the stores, and every case
 // of both suites passes (they had all failed in Init: "mkdir /tmp: Bad
 // file number", the suite handing the module a host path it had no grant
-// for). --wasm-cache takes the tests' compilation cache.
+// for). --wasm-cache takes the tests' compilation cache, and
+// --wasm-cache-bytes its bound (at the default, 2 GiB, the run trimmed
+// the cache every checkout's tests share, removing their guests).
 func TestMatrixCommandWasm(t *testing.T) {
 	parallel(t)
 	if testutil.UnderWine() {
@@ -217,7 +221,7 @@ func TestMatrixCommandWasm(t *testing.T) {
 	copyInto(t, dir, buildWasm(t, "fs.wasm", "../../plugins/fs"))
 	args := []string{"--dir", dir, "--json"}
 	if cache := wasmCache(t); cache != "" {
-		args = append(args, "--wasm-cache", cache)
+		args = append(args, "--wasm-cache", cache, "--wasm-cache-bytes", strconv.Itoa(testutil.WasmCacheBytes))
 	}
 	code, out, errOut := runMatrix(t, args...)
 	if code != 0 {
