@@ -160,7 +160,8 @@ $(STATICCHECK): internal/tools/staticcheck/go.mod internal/tools/staticcheck/go.
 ## plugins and hosts that tests build. Found anew each run: every testdata
 ## directory of this module whose package is a main package that builds
 ## here (a WebAssembly-only guest does not), checked as the tests build
-## them, without the race detector. .ci/run runs it after make test; make
+## them, without the race detector and with -trimpath (so that, after make
+## test, it finds their compiles done). .ci/run runs it after make test; make
 ## test does not, since cold it analyses the registry's dependencies and
 ## the standard library once more without the race detector (BENCHMARKS.md,
 ## "make test, cold: round 3").
@@ -169,6 +170,7 @@ TESTDATA_PROGRAMS = $$($(GO) list -e -f '{{if and (eq .Name "main") (not .Error)
 lint-testdata: $(STATICCHECK)
 	@pkgs="$(TESTDATA_PROGRAMS)"; test -n "$$pkgs" || { echo "make lint-testdata: found no program under testdata"; exit 1; }; \
 	echo "go vet and staticcheck over:" $$pkgs; \
+	export GOFLAGS="$$($(GO) env GOFLAGS) -trimpath"; \
 	$(GO) vet $$pkgs && $(STATICCHECK) $$pkgs
 
 ## cross: build and vet the module, test files included, for the other
