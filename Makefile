@@ -14,7 +14,8 @@ all: test
 ## twice (go commands that run at once each compile what they need, even
 ## the same package): test-compile first, beside staticcheck's own build
 ## (which waits for compile-plugins: both compile the standard library
-## without the race detector, and at once each would compile it);
+## without the race detector and with -trimpath, and at once each would
+## compile it);
 ## then the tests (test-go, go vet with them) beside staticcheck's run,
 ## both of which find their compiles done. The vets for other systems
 ## (make cross) and the end-to-end tests against OpenTofu (make test-tofu:
@@ -32,15 +33,18 @@ staticcheck-after-plugins: compile-plugins
 ## make test, go vet and staticcheck use them (compile-race); the
 ## dependencies of the module's commands and plugins as the tests build
 ## them, and of the registry program internal/registrytest starts (under
-## testdata, so ./... leaves it out), without it (compile-plugins:
-## testutil.GoBuild); and of the
+## testdata, so ./... leaves it out), without it (compile-plugins: with
+## -trimpath, as testutil.GoBuild and every go command the tests start
+## build, through testutil.Main's GOFLAGS: a compile keyed by the module,
+## not by the directory, serves as well the docs' commands, which run in a
+## clone of the checkout); and of the
 ## WebAssembly plugins (compile-wasm: testutil.BuildWasm's GOOS, GOARCH,
 ## -trimpath and tags). On a warm cache it costs seconds.
 test-compile: compile-race compile-plugins compile-wasm
 compile-race:
 	$(GO) list -export -race -test -deps ./... >/dev/null
 compile-plugins:
-	$(GO) list -export -deps $$($(GO) list -f '{{if eq .Name "main"}}{{.ImportPath}}{{end}}' ./...) ./internal/registrytest/testdata/registry >/dev/null
+	$(GO) list -export -deps -trimpath $$($(GO) list -f '{{if eq .Name "main"}}{{.ImportPath}}{{end}}' ./...) ./internal/registrytest/testdata/registry >/dev/null
 compile-wasm:
 	GOOS=wasip1 GOARCH=wasm $(GO) list -export -deps -trimpath -tags grpcnotrace ./examples/objectstore/plugins/... >/dev/null
 
@@ -147,7 +151,7 @@ lint: $(STATICCHECK)
 $(STATICCHECK): internal/tools/staticcheck/go.mod internal/tools/staticcheck/go.sum
 	@mkdir -p bin
 	@grep -q 'honnef.co/go/tools $(STATICCHECK_VERSION) ' internal/tools/staticcheck/go.mod || { echo "make lint: internal/tools/staticcheck/go.mod does not pin honnef.co/go/tools $(STATICCHECK_VERSION): update STATICCHECK_VERSION in the Makefile with it"; exit 1; }
-	cd internal/tools/staticcheck && GOWORK=off GOFLAGS= $(GO) build -o $(abspath $(STATICCHECK)).tmp honnef.co/go/tools/cmd/staticcheck
+	cd internal/tools/staticcheck && GOWORK=off GOFLAGS=-trimpath $(GO) build -o $(abspath $(STATICCHECK)).tmp honnef.co/go/tools/cmd/staticcheck
 	mv $(abspath $(STATICCHECK)).tmp $(STATICCHECK)
 
 ## lint-testdata: go vet (every analyzer) and staticcheck over the
@@ -156,7 +160,8 @@ $(STATICCHECK): internal/tools/staticcheck/go.mod internal/tools/staticcheck/go.
 ## plugins and hosts that tests build. Found anew each run: every testdata
 ## directory of this module whose package is a main package that builds
 ## here (a WebAssembly-only guest does not), checked as the tests build
-## them, without the race detector. .ci/run runs it after make test; make
+## them, without the race detector and with -trimpath (so that, after make
+## test, it finds their compiles done). .ci/run runs it after make test; make
 ## test does not, since cold it analyses the registry's dependencies and
 ## the standard library once more without the race detector (BENCHMARKS.md,
 ## "make test, cold: round 3").
@@ -165,6 +170,7 @@ TESTDATA_PROGRAMS = $$($(GO) list -e -f '{{if and (eq .Name "main") (not .Error)
 lint-testdata: $(STATICCHECK)
 	@pkgs="$(TESTDATA_PROGRAMS)"; test -n "$$pkgs" || { echo "make lint-testdata: found no program under testdata"; exit 1; }; \
 	echo "go vet and staticcheck over:" $$pkgs; \
+	export GOFLAGS="$$($(GO) env GOFLAGS) -trimpath"; \
 	$(GO) vet $$pkgs && $(STATICCHECK) $$pkgs
 
 ## cross: build and vet the module, test files included, for the other

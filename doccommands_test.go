@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"errors"
 	"fmt"
+	"io/fs"
 	"maps"
 	"os"
 	"os/exec"
@@ -116,10 +117,25 @@ func testReadsDoc(dir, name, doc string) error {
 // a reader would in the root of a clone.
 const rootRunner = "TestDocCommandsFromRoot"
 
-// TestDocCommandsFromRoot runs the shell blocks docCommandTests gives it in
-// a directory that stands for the root of a clone (a symbolic link to each
-// entry of the root), so that what they build lands there and not in the
-// checkout.
+// TestDocCommandsFromRoot runs the shell blocks docCommandTests gives it,
+// each in a directory that stands for the root of a clone (a symbolic
+// link to each entry of the root), so that what they build lands there
+// and not in the checkout.
+//
+// Their go commands build with -trimpath (testutil.Main's GOFLAGS), so
+// that the packages they build, keyed by the module and not by the
+// clone's directory, are the ones make test's compile-plugins and
+// compile-wasm compiled: without it, every package of the module they
+// build compiled again in the clone, and for the WebAssembly blocks the
+// standard library and the modules as well (nothing else builds them
+// without -trimpath).
+//
+// A block's directory is kept from one run to the next (blockDirs), with
+// what the block built there: go build then finds a program it would link
+// again up to date (its build ID is that of the link it would do) and
+// skips the link, as in a reader's clone where the command runs a second
+// time. A block must therefore do the same when run twice (mkdir -p, not
+// mkdir), as a reader's commands should.
 func TestDocCommandsFromRoot(t *testing.T) {
 	if testutil.UnderWine() {
 		t.Skip("it runs the Go tool, which does not run under Wine")
@@ -136,8 +152,8 @@ func TestDocCommandsFromRoot(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	clone := docClone(t, root)
-	ran := 0
+	dirs := blockDirs(t, root)
+	used := map[string]bool{}
 	for _, doc := range docFiles(t) {
 		blocks, err := testutil.DocShellBlocks(doc)
 		if err != nil {
@@ -147,20 +163,12 @@ func TestDocCommandsFromRoot(t *testing.T) {
 			if docCommandTests[filepath.ToSlash(doc)+": "+b.First()] != ". "+rootRunner {
 				continue
 			}
-			ran++
-			if err := os.RemoveAll(clone); err != nil {
+			sum := sha256.Sum256([]byte(b.Text))
+			name := fmt.Sprintf("%x", sum[:8])
+			used[name] = true
+			clone := filepath.Join(dirs, name)
+			if err := linkRoot(clone, root, entries); err != nil {
 				t.Fatal(err)
-			}
-			if err := os.Mkdir(clone, 0o755); err != nil {
-				t.Fatal(err)
-			}
-			for _, e := range entries {
-				if e.Name() == ".git" {
-					continue
-				}
-				if err := os.Symlink(filepath.Join(root, e.Name()), filepath.Join(clone, e.Name())); err != nil {
-					t.Fatal(err)
-				}
 			}
 			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 			cmd := exec.CommandContext(ctx, bash, "-e", "-o", "pipefail", "-c", b.Text)
@@ -172,32 +180,76 @@ func TestDocCommandsFromRoot(t *testing.T) {
 			}
 		}
 	}
-	if ran == 0 {
+	if len(used) == 0 {
 		t.Error("docCommandTests gives this test no block to run")
+	}
+	// The directories of blocks that the docs no longer hold go.
+	kept, err := os.ReadDir(dirs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range kept {
+		if !used[e.Name()] {
+			if err := os.RemoveAll(filepath.Join(dirs, e.Name())); err != nil {
+				t.Error(err)
+			}
+		}
 	}
 }
 
-// docClone returns the directory, not yet made, in which
-// TestDocCommandsFromRoot runs the blocks of the checkout at root: the
-// same directory on every run in that checkout. Without -trimpath the Go
-// build cache keys a package by its directory, so blocks run in a new
-// directory each time compiled every package of the module they build
-// (the CLI's among them) anew, run after run: most of this package's test
-// time. In a directory of its own kept by name, a run finds them compiled
-// by the last. A file beside it holding the process ID keeps two runs of
-// the same checkout out of each other's way: while the process that
-// holds it lives, another run takes a new temporary directory instead
-// (correct, only slower). Both are removed when the test ends.
-func docClone(t *testing.T, root string) string {
+// linkRoot makes clone stand for the root of a clone of root: a symbolic
+// link to each of entries (root's, .git aside), made anew. What else clone
+// holds, what its block built there on its last run, is kept, unless an
+// entry of the root now has its name.
+func linkRoot(clone, root string, entries []os.DirEntry) error {
+	if err := os.MkdirAll(clone, 0o755); err != nil {
+		return err
+	}
+	have, err := os.ReadDir(clone)
+	if err != nil {
+		return err
+	}
+	for _, e := range have {
+		if e.Type()&fs.ModeSymlink != 0 {
+			if err := os.Remove(filepath.Join(clone, e.Name())); err != nil {
+				return err
+			}
+		}
+	}
+	for _, e := range entries {
+		if e.Name() == ".git" {
+			continue
+		}
+		link := filepath.Join(clone, e.Name())
+		if err := os.RemoveAll(link); err != nil {
+			return err
+		}
+		if err := os.Symlink(filepath.Join(root, e.Name()), link); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// blockDirs returns the directory that holds TestDocCommandsFromRoot's
+// directories, one per block, for the checkout at root: the same on every
+// run in that checkout, under os.UserCacheDir(), and kept after the test
+// (some 230 MB: the programs the blocks build) until the checkout is gone
+// (removeGoneCheckouts; a file beside it names the checkout). A file
+// beside it holding the process ID keeps two runs of the same checkout out
+// of each other's way: while the process that holds it lives, another run
+// takes a new temporary directory instead (correct, only slower: every
+// link done anew). That file is removed when the test ends.
+func blockDirs(t *testing.T, root string) string {
 	t.Helper()
 	base, err := os.UserCacheDir()
 	if err != nil {
-		return filepath.Join(t.TempDir(), "clone")
+		return t.TempDir()
 	}
 	sum := sha256.Sum256([]byte(root))
-	dir := filepath.Join(base, "plugkit-test", fmt.Sprintf("docclone-%x", sum[:8]))
+	dir := filepath.Join(base, "plugkit-test", fmt.Sprintf("docblocks-%x", sum[:8]))
 	owner := dir + ".pid"
-	if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
 	for attempt := 0; ; attempt++ {
@@ -211,18 +263,47 @@ func docClone(t *testing.T, root string) string {
 		}
 		b, _ := os.ReadFile(owner)
 		if pid, err := strconv.Atoi(string(b)); attempt > 0 || (err == nil && testutil.Exists(pid)) {
-			t.Logf("%s is in use by process %s: running the blocks in a new directory, where what they build compiles anew", dir, b)
-			return filepath.Join(t.TempDir(), "clone")
+			t.Logf("%s is in use by process %s: running the blocks in a new directory, where every program they build is linked anew", dir, b)
+			return t.TempDir()
 		}
 		os.Remove(owner) // left by a run that was killed
 	}
-	t.Cleanup(func() {
+	t.Cleanup(func() { os.Remove(owner) })
+	if err := os.WriteFile(dir+".checkout", []byte(root), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	removeGoneCheckouts(t, filepath.Dir(dir))
+	return dir
+}
+
+// removeGoneCheckouts removes the blocks' directories (blockDirs) of
+// checkouts that no longer exist, such as a worktree removed, which would
+// otherwise keep their programs for ever. One a run holds (its process ID
+// file is there) is left.
+func removeGoneCheckouts(t *testing.T, base string) {
+	t.Helper()
+	marks, err := filepath.Glob(filepath.Join(base, "docblocks-*.checkout"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mark := range marks {
+		root, err := os.ReadFile(mark)
+		if err != nil {
+			continue
+		}
+		if _, err := os.Stat(string(root)); !errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		dir := strings.TrimSuffix(mark, ".checkout")
+		if _, err := os.Lstat(dir + ".pid"); err == nil {
+			continue
+		}
 		if err := os.RemoveAll(dir); err != nil {
 			t.Error(err)
+			continue
 		}
-		os.Remove(owner)
-	})
-	return dir
+		os.Remove(mark)
+	}
 }
 
 // docFiles returns README.md and docs/*.md.

@@ -28,7 +28,9 @@ import (
 )
 
 // goCmd runs the go command in dir as an outside module: no workspace, a
-// read-only go.mod, no proxy (the module cache holds what go.sum lists).
+// read-only go.mod, no proxy (the module cache holds what go.sum lists),
+// and the GOFLAGS testutil.Main gives the tests (-trimpath) kept, so that
+// the standard library and the modules compile as for the other tests.
 func goCmd(ctx context.Context, t *testing.T, dir string, args ...string) {
 	t.Helper()
 	if _, err := goOut(ctx, dir, args...); err != nil {
@@ -42,7 +44,7 @@ func goCmd(ctx context.Context, t *testing.T, dir string, args ...string) {
 func goOut(ctx context.Context, dir string, args ...string) ([]byte, error) {
 	cmd := exec.CommandContext(ctx, "go", args...)
 	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "GOWORK=off", "GOFLAGS=-mod=readonly", "GOPROXY=off")
+	cmd.Env = append(os.Environ(), "GOWORK=off", "GOFLAGS=-mod=readonly "+os.Getenv("GOFLAGS"), "GOPROXY=off")
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
@@ -251,6 +253,6 @@ func yourOwnKindBlocks(t *testing.T) (string, []testutil.DocBlock) {
 func runBlock(ctx context.Context, dir string, b testutil.DocBlock, env ...string) ([]byte, error) {
 	cmd := exec.CommandContext(ctx, "bash", "-e", "-o", "pipefail", "-c", b.Text)
 	cmd.Dir = dir
-	cmd.Env = append(append(os.Environ(), "GOWORK=off", "GOFLAGS=-mod=readonly", "GOPROXY=off"), env...)
+	cmd.Env = append(append(os.Environ(), "GOWORK=off", "GOFLAGS=-mod=readonly "+os.Getenv("GOFLAGS"), "GOPROXY=off"), env...)
 	return cmd.CombinedOutput()
 }

@@ -27,12 +27,18 @@ import (
 // out.
 //
 // Where there is no cp (Windows), it runs `go build -o out`.
+//
+// It builds with -trimpath (as every go command the tests start does:
+// see TrimpathGOFLAGS), so that its compiles are make test's
+// compile-plugins' and those of a build of the same packages in any other
+// directory.
 func goLink(ctx context.Context, env []string, flags []string, out, pkg string) error {
 	cp, err := exec.LookPath("cp")
-	args := append(append([]string{"run", "-exec", cp}, flags...), pkg, out)
+	build := append([]string{"-trimpath"}, flags...)
+	args := append(append([]string{"run", "-exec", cp}, build...), pkg, out)
 	how := "go run -exec cp"
 	if runtime.GOOS == "windows" || err != nil {
-		args = append(append([]string{"build"}, flags...), "-o", out, pkg)
+		args = append(append([]string{"build"}, build...), "-o", out, pkg)
 		how = "go build -o"
 	}
 	if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
@@ -80,4 +86,27 @@ func buildLogName(env, flags []string, pkg string) string {
 		}
 	}
 	return name
+}
+
+// TrimpathGOFLAGS adds -trimpath to GOFLAGS in this process's environment,
+// and so in that of every go command its tests start (a plugin's build,
+// the docs' commands, cmd/plugkit's demo), unless GOFLAGS sets -trimpath
+// already. Main calls it.
+//
+// Without -trimpath the Go build cache keys a compile of a package outside
+// GOROOT and the module cache by its directory, and every package built
+// from another directory than the checkout's (the docs' commands run in a
+// clone of it, see TestDocCommandsFromRoot) compiled anew, on every fresh
+// machine. With it, a package is keyed by its module's path and version:
+// one compile serves make test's compile-plugins (which has -trimpath for
+// that reason), the tests' plugins and the docs' commands, and the
+// programs carry no path of the checkout.
+func TrimpathGOFLAGS() {
+	flags := os.Getenv("GOFLAGS")
+	for _, f := range strings.Fields(flags) {
+		if name, _, _ := strings.Cut(strings.TrimLeft(f, "-"), "="); name == "trimpath" {
+			return
+		}
+	}
+	os.Setenv("GOFLAGS", strings.TrimSpace(flags+" -trimpath"))
 }

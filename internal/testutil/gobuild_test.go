@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -102,4 +103,84 @@ func hasCustomSection(t *testing.T, b []byte, name string) bool {
 		}
 	}
 	return false
+}
+
+// A program GoBuild builds holds no path of the checkout (-trimpath): its
+// compiles are keyed by the module, not by the directory, and serve every
+// other build of the same packages, from any directory (make test's
+// compile-plugins, the docs' commands in a clone).
+func TestGoBuildTrimsPaths(t *testing.T) {
+	if UnderWine() {
+		t.Skip("the Go tool does not run under Wine")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	root, err := moduleRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin := GoBuild(ctx, t, filepath.Join(TempDir(t), "hello"), "./testdata/hello")
+	b, err := os.ReadFile(bin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if i := bytes.Index(b, []byte(root)); i >= 0 {
+		t.Fatalf("the program holds the checkout's directory %s (%q...): it was built without -trimpath", root, b[i:min(len(b), i+len(root)+40)])
+	}
+	if !bytes.Contains(b, []byte("github.com/plugkit/plugkit/internal/testutil/testdata/hello")) {
+		t.Fatal("the program holds no path of its package at all: the check above proves nothing")
+	}
+}
+
+// Main gives the go commands the tests start -trimpath, keeping what
+// GOFLAGS says.
+func TestTrimpathGOFLAGS(t *testing.T) {
+	if f := strings.Fields(os.Getenv("GOFLAGS")); !slices.Contains(f, "-trimpath") {
+		t.Errorf("under Main, GOFLAGS is %q; want -trimpath in it", os.Getenv("GOFLAGS"))
+	}
+	for in, want := range map[string]string{
+		"":                 "-trimpath",
+		"-mod=mod":         "-mod=mod -trimpath",
+		"-trimpath -mod=x": "-trimpath -mod=x",
+		"--trimpath=false": "--trimpath=false",
+	} {
+		t.Setenv("GOFLAGS", in)
+		TrimpathGOFLAGS()
+		if got := os.Getenv("GOFLAGS"); got != want {
+			t.Errorf("GOFLAGS %q: TrimpathGOFLAGS made it %q, want %q", in, got, want)
+		}
+	}
+}
+
+// make test's compile-plugins compiles as the tests build (-trimpath):
+// otherwise every package a test's program or a doc's command builds
+// compiles again. Staticcheck's build, which finds the standard library
+// compiled by compile-plugins, has it too.
+func TestMakefileCompilesAsTestsBuild(t *testing.T) {
+	root, err := moduleRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(filepath.Join(root, "Makefile"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, rule, ok := strings.Cut(string(b), "\ncompile-plugins:\n")
+	if !ok {
+		t.Fatal("the Makefile has no rule compile-plugins: fix this test with it")
+	}
+	recipe, _, _ := strings.Cut(rule, "\n")
+	if !slices.Contains(strings.Fields(recipe), "-trimpath") {
+		t.Errorf("the Makefile's compile-plugins runs %q: without -trimpath, its compiles are not the ones the tests' builds use (goLink, TrimpathGOFLAGS)", strings.TrimSpace(recipe))
+	}
+	_, rest, _ := strings.Cut(string(b), "\n$(STATICCHECK):")
+	for line := range strings.Lines(rest) {
+		if strings.Contains(line, "honnef.co/go/tools/cmd/staticcheck") {
+			if !strings.Contains(line, "GOFLAGS=-trimpath") {
+				t.Errorf("the Makefile builds staticcheck with %q: without GOFLAGS=-trimpath it compiles the standard library again rather than use compile-plugins'", strings.TrimSpace(line))
+			}
+			return
+		}
+	}
+	t.Error("the Makefile has no rule $(STATICCHECK) that builds honnef.co/go/tools/cmd/staticcheck: fix this test with it")
 }

@@ -92,7 +92,7 @@ const PrebuiltEnv = "PLUGKIT_PREBUILT"
 
 // GoBuild builds the main package pkg (an import path, or a path relative
 // to the test's directory, testdata included) into the file out, as `go
-// build -o out pkg` without debug information, and returns the file's
+// build -trimpath -o out pkg` without debug information, and returns the file's
 // path: out, with ".exe" added on Windows when out has no extension,
 // since Windows runs only files named so. The program is linked once
 // into the Go build cache and copied from there (goLink), so the same

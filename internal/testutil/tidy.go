@@ -46,7 +46,11 @@ const tidyWait = 15 * time.Second
 //
 // On Windows, Main is m.Run: the tests there run under Wine, whose
 // removal of directories is unreliable (see TempDir).
+//
+// Everywhere, the go commands the tests start build with -trimpath
+// (TrimpathGOFLAGS).
 func Main(m TestingM) int {
+	TrimpathGOFLAGS()
 	if runtime.GOOS == "windows" || os.Getenv(TidyEnv) != "" {
 		// A test binary that a test of another runs (as another user,
 		// say) is checked with that one's directory and processes.

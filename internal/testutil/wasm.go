@@ -121,7 +121,7 @@ func CompiledWasm(ctx context.Context, modules ...string) string {
 	if err != nil {
 		return ""
 	}
-	args := append([]string{"run", "./internal/tools/wasmcompile", "-cache", dir, "-cache-bytes", strconv.Itoa(WasmCacheBytes)}, modules...)
+	args := append([]string{"run", "-trimpath", "./internal/tools/wasmcompile", "-cache", dir, "-cache-bytes", strconv.Itoa(WasmCacheBytes)}, modules...)
 	cmd := exec.CommandContext(ctx, GoTool(), args...)
 	cmd.Dir = root
 	start := time.Now()
