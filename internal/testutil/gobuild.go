@@ -29,7 +29,7 @@ import (
 // Where there is no cp (Windows), it runs `go build -o out`.
 //
 // It builds with -trimpath (as every go command the tests start does:
-// see TrimpathGOFLAGS), so that its compiles are make test's
+// see trimpathGOFLAGS), so that its compiles are make test's
 // compile-plugins' and those of a build of the same packages in any other
 // directory.
 func goLink(ctx context.Context, env []string, flags []string, out, pkg string) error {
@@ -88,7 +88,7 @@ func buildLogName(env, flags []string, pkg string) string {
 	return name
 }
 
-// TrimpathGOFLAGS adds -trimpath to GOFLAGS in this process's environment,
+// trimpathGOFLAGS adds -trimpath to GOFLAGS in this process's environment,
 // and so in that of every go command its tests start (a plugin's build,
 // the docs' commands, cmd/plugkit's demo), unless GOFLAGS sets -trimpath
 // already. Main calls it.
@@ -101,7 +101,7 @@ func buildLogName(env, flags []string, pkg string) string {
 // one compile serves make test's compile-plugins (which has -trimpath for
 // that reason), the tests' plugins and the docs' commands, and the
 // programs carry no path of the checkout.
-func TrimpathGOFLAGS() {
+func trimpathGOFLAGS() {
 	flags := os.Getenv("GOFLAGS")
 	for _, f := range strings.Fields(flags) {
 		if name, _, _ := strings.Cut(strings.TrimLeft(f, "-"), "="); name == "trimpath" {

@@ -145,9 +145,9 @@ func TestTrimpathGOFLAGS(t *testing.T) {
 		"--trimpath=false": "--trimpath=false",
 	} {
 		t.Setenv("GOFLAGS", in)
-		TrimpathGOFLAGS()
+		trimpathGOFLAGS()
 		if got := os.Getenv("GOFLAGS"); got != want {
-			t.Errorf("GOFLAGS %q: TrimpathGOFLAGS made it %q, want %q", in, got, want)
+			t.Errorf("GOFLAGS %q: trimpathGOFLAGS made it %q, want %q", in, got, want)
 		}
 	}
 }
@@ -171,7 +171,7 @@ func TestMakefileCompilesAsTestsBuild(t *testing.T) {
 	}
 	recipe, _, _ := strings.Cut(rule, "\n")
 	if !slices.Contains(strings.Fields(recipe), "-trimpath") {
-		t.Errorf("the Makefile's compile-plugins runs %q: without -trimpath, its compiles are not the ones the tests' builds use (goLink, TrimpathGOFLAGS)", strings.TrimSpace(recipe))
+		t.Errorf("the Makefile's compile-plugins runs %q: without -trimpath, its compiles are not the ones the tests' builds use (goLink, trimpathGOFLAGS)", strings.TrimSpace(recipe))
 	}
 	_, rest, _ := strings.Cut(string(b), "\n$(STATICCHECK):")
 	for line := range strings.Lines(rest) {

@@ -48,9 +48,9 @@ const tidyWait = 15 * time.Second
 // removal of directories is unreliable (see TempDir).
 //
 // Everywhere, the go commands the tests start build with -trimpath
-// (TrimpathGOFLAGS).
+// (trimpathGOFLAGS).
 func Main(m TestingM) int {
-	TrimpathGOFLAGS()
+	trimpathGOFLAGS()
 	if runtime.GOOS == "windows" || os.Getenv(TidyEnv) != "" {
 		// A test binary that a test of another runs (as another user,
 		// say) is checked with that one's directory and processes.
