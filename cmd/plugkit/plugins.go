@@ -106,9 +106,12 @@ type pluginsFlags struct {
 	cookie    string
 	asJSON    bool
 	cacheFile string
-	names     string
-	remote    remoteFlags
-	watched   watchFlags // plugins watch's
+	// cacheBytes is --wasm-cache-bytes: the bound of the compiled
+	// WebAssembly plugins kept beside cacheFile (wasmCacheDir).
+	cacheBytes int64
+	names      string
+	remote     remoteFlags
+	watched    watchFlags // plugins watch's
 }
 
 func (p *pluginsFlags) register(fs *flag.FlagSet) {
@@ -118,7 +121,8 @@ func (p *pluginsFlags) register(fs *flag.FlagSet) {
 	}
 	fs.StringVar(&p.cookie, "cookie", "", "the plugins' magic cookie, `KEY=VALUE` (required; the plugins' documentation names it)")
 	fs.BoolVar(&p.asJSON, "json", false, "print JSON")
-	fs.StringVar(&p.cacheFile, "cache", "", "a `file` that caches Describe answers between runs")
+	fs.StringVar(&p.cacheFile, "cache", "", "a `file` that caches Describe answers between runs (and, in FILE.wasm, the compiled WebAssembly plugins)")
+	fs.Int64Var(&p.cacheBytes, "wasm-cache-bytes", 0, "the most `bytes` of compiled WebAssembly plugins kept in --cache's FILE.wasm, the ones used longest ago removed first (wasmhost.Config.CacheBytes): give the bound of the host that shares it; 0: 2 GiB (wasmhost.DefaultCacheBytes), -1: no bound")
 	switch p.sub {
 	case "list":
 		p.remote.register(fs)
@@ -167,6 +171,10 @@ func runPlugins(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "plugkit plugins: --cookie: %v\n", err)
 		return 2
 	}
+	if p.cacheBytes != 0 && p.cacheFile == "" {
+		fmt.Fprintf(stderr, "plugkit plugins %s: --wasm-cache-bytes %d bounds the compiled WebAssembly plugins kept beside --cache, and no --cache names a file: give --cache FILE, or drop --wasm-cache-bytes\n", p.sub, p.cacheBytes)
+		return 2
+	}
 	if p.sub == "describe" {
 		return p.describe(pos, cookie, stdout, stderr)
 	}
@@ -187,7 +195,7 @@ func runPlugins(args []string, stdout, stderr io.Writer) int {
 // kept beside the cache file when there is one.
 func (p *pluginsFlags) manager(cookie handshake.Cookie, stderr io.Writer, configure ...func(*manager.Config)) (*manager.Manager, *manager.Finder) {
 	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelError + 1}))
-	guests := wasmhost.New(wasmhost.Config{CacheDir: wasmCacheDir(p.cacheFile)})
+	guests := wasmhost.New(wasmhost.Config{CacheDir: wasmCacheDir(p.cacheFile), CacheBytes: p.cacheBytes})
 	finder := &manager.Finder{
 		CacheFile: p.cacheFile,
 		Launch:    host.Command{Cookie: cookie},

@@ -166,27 +166,9 @@ func TestWasmCacheBytes(t *testing.T) {
 	if err := os.WriteFile(module, []byte("\x00asm\x01\x00\x00\x00"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	// cacheOf four compiled modules of 1 MiB each, in wazero's layout,
-	// the first used longest ago.
 	cacheOf := func() (dir string, entries []string) {
 		dir = testutil.TempDir(t)
-		sub := filepath.Join(dir, "wazero-test-"+runtime.GOARCH+"-"+runtime.GOOS)
-		if err := os.MkdirAll(sub, 0o755); err != nil {
-			t.Fatal(err)
-		}
-		used := time.Now().Add(-10 * time.Hour)
-		for i := range 4 {
-			entry := filepath.Join(sub, fmt.Sprintf("%064x", i+1))
-			if err := os.WriteFile(entry, make([]byte, mib), 0o644); err != nil {
-				t.Fatal(err)
-			}
-			if err := os.Chtimes(entry, used, used); err != nil {
-				t.Fatal(err)
-			}
-			used = used.Add(time.Hour)
-			entries = append(entries, entry)
-		}
-		return dir, entries
+		return dir, fillCompileCache(t, dir)
 	}
 	left := func(entries []string) (n int) {
 		for _, e := range entries {
@@ -244,4 +226,66 @@ func TestParseGrant(t *testing.T) {
 	if _, err := parseGrant("=/data"); err == nil || !strings.Contains(err.Error(), "DIR=/PATH") {
 		t.Errorf("parseGrant(\"=/data\"): %v; want it refused, saying the form", err)
 	}
+}
+
+// plugins list bounds the compiled modules it keeps beside --cache by
+// --wasm-cache-bytes, as install bounds the --wasm-cache it fills for
+// the same host: at its default it removed what a host allowing itself
+// more had compiled there.
+func TestPluginsWasmCacheBytes(t *testing.T) {
+	t.Parallel()
+	const mib = 1 << 20
+	// A module that compiles at once and is no plugin: the list finds it
+	// unusable after its compile has opened (and trimmed) the cache.
+	dir := testutil.TempDir(t)
+	if err := os.WriteFile(filepath.Join(dir, "plugkit-empty.wasm"), []byte("\x00asm\x01\x00\x00\x00"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cacheFile := filepath.Join(testutil.TempDir(t), "describe.cache")
+	entries := fillCompileCache(t, cacheFile+".wasm")
+	list := func(args ...string) (int, string) {
+		var stdout, stderr strings.Builder
+		code := run(append([]string{"plugins", "list", "--dir", dir, "--cookie", fsCookie}, args...), &stdout, &stderr)
+		return code, stdout.String() + stderr.String()
+	}
+
+	if code, out := list("--cache", cacheFile, "--wasm-cache-bytes", strconv.Itoa(5*mib/2)); code != 1 {
+		t.Fatalf("plugins list of an empty module: exit %d, want 1 (none usable)\n%s", code, out)
+	}
+	for i, e := range entries {
+		_, err := os.Stat(e)
+		if kept := err == nil; kept != (i >= 2) {
+			t.Errorf("--wasm-cache-bytes 2.5 MiB: module %d of 4 (oldest first) kept: %v; want only the 2 used last", i+1, kept)
+		}
+	}
+
+	code, out := list("--wasm-cache-bytes", "1000")
+	if code != 2 || !strings.Contains(out, "give --cache FILE, or drop --wasm-cache-bytes") {
+		t.Errorf("--wasm-cache-bytes without --cache: exit %d, %s; want 2 and what to do", code, out)
+	}
+}
+
+// fillCompileCache puts four compiled modules of 1 MiB each into the
+// compilation cache dir, in wazero's layout, and returns their files, the
+// one used longest ago first.
+func fillCompileCache(t *testing.T, dir string) []string {
+	t.Helper()
+	sub := filepath.Join(dir, "wazero-test-"+runtime.GOARCH+"-"+runtime.GOOS)
+	if err := os.MkdirAll(sub, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	var entries []string
+	used := time.Now().Add(-10 * time.Hour)
+	for i := range 4 {
+		entry := filepath.Join(sub, fmt.Sprintf("%064x", i+1))
+		if err := os.WriteFile(entry, make([]byte, 1<<20), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chtimes(entry, used, used); err != nil {
+			t.Fatal(err)
+		}
+		used = used.Add(time.Hour)
+		entries = append(entries, entry)
+	}
+	return entries
 }
