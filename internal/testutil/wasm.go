@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"golang.org/x/mod/modfile"
 )
 
 // GoBuildWasm builds the main package pkg for GOOS=wasip1 GOARCH=wasm into
@@ -148,17 +150,21 @@ func WazeroVersion() (string, error) {
 	if err != nil {
 		return "", err
 	}
-	b, err := os.ReadFile(filepath.Join(root, "go.mod"))
+	path := filepath.Join(root, "go.mod")
+	b, err := os.ReadFile(path)
 	if err != nil {
 		return "", err
 	}
-	for _, line := range strings.Split(string(b), "\n") {
-		f := strings.Fields(strings.TrimPrefix(strings.TrimSpace(line), "require "))
-		if len(f) >= 2 && f[0] == wazeroModule {
-			return f[1], nil
+	f, err := modfile.ParseLax(path, b, nil)
+	if err != nil {
+		return "", err
+	}
+	for _, r := range f.Require {
+		if r.Mod.Path == wazeroModule {
+			return r.Mod.Version, nil
 		}
 	}
-	return "", fmt.Errorf("%s does not require %s", filepath.Join(root, "go.mod"), wazeroModule)
+	return "", fmt.Errorf("%s does not require %s", path, wazeroModule)
 }
 
 // wazeroModule is wazero's module path.
