@@ -41,8 +41,12 @@ type wasmCacheFlags struct {
 // register adds the two flags to fs; dirUsage is --wasm-cache's usage.
 func (c *wasmCacheFlags) register(fs *flag.FlagSet, dirUsage string) {
 	fs.StringVar(&c.dir, "wasm-cache", "", dirUsage)
-	fs.Int64Var(&c.bytes, "wasm-cache-bytes", 0, "the most `bytes` of compiled modules --wasm-cache keeps, the ones used longest ago removed first (wasmhost.Config.CacheBytes): give the bound of the host that shares the directory; 0: 2 GiB (wasmhost.DefaultCacheBytes), -1: no bound")
+	fs.Int64Var(&c.bytes, "wasm-cache-bytes", 0, "the most `bytes` of compiled modules --wasm-cache keeps, "+cacheBoundUsage)
 }
+
+// cacheBoundUsage ends the usage of each --wasm-cache-bytes flag (the
+// guests' and plugins').
+const cacheBoundUsage = "the ones used longest ago removed first (wasmhost.Config.CacheBytes): give the bound of the host that shares the directory; 0: 2 GiB (wasmhost.DefaultCacheBytes), -1: no bound"
 
 // check reports --wasm-cache-bytes given without --wasm-cache, which it
 // would not bound.

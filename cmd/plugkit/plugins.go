@@ -122,7 +122,7 @@ func (p *pluginsFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&p.cookie, "cookie", "", "the plugins' magic cookie, `KEY=VALUE` (required; the plugins' documentation names it)")
 	fs.BoolVar(&p.asJSON, "json", false, "print JSON")
 	fs.StringVar(&p.cacheFile, "cache", "", "a `file` that caches Describe answers between runs (and, in FILE.wasm, the compiled WebAssembly plugins)")
-	fs.Int64Var(&p.cacheBytes, "wasm-cache-bytes", 0, "the most `bytes` of compiled WebAssembly plugins kept in --cache's FILE.wasm, the ones used longest ago removed first (wasmhost.Config.CacheBytes): give the bound of the host that shares it; 0: 2 GiB (wasmhost.DefaultCacheBytes), -1: no bound")
+	fs.Int64Var(&p.cacheBytes, "wasm-cache-bytes", 0, "the most `bytes` of compiled WebAssembly plugins kept in --cache's FILE.wasm, "+cacheBoundUsage)
 	switch p.sub {
 	case "list":
 		p.remote.register(fs)
