@@ -410,6 +410,12 @@
 //     6. a guest started from a snapshot outside its directories or past
 //     its memory limit: TestSnapshotGuestBounds; an init that never
 //     returns: TestSnapshotInitNeverReturns.
+//     7. a module whose data section is malformed (a segment kind wasm
+//     lacks, a count past its segments, a segment cut short), read by the
+//     host to make the data-less form snapshot starts use: no panic, and
+//     a form kept has no data: FuzzWithoutData (its seeds run in make
+//     test; added for the review, it passed on the code before, whose
+//     reading it covers).
 //   - found this session, each failed first: a module slow to compile
 //     (past Config.CompileTimeout) and a Runtime closed soon after, whose
 //     compile wrote to the store Close had released and panicked, ending

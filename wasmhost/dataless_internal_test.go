@@ -1,6 +1,7 @@
 package wasmhost
 
 import (
+	"bytes"
 	"context"
 	"testing"
 
@@ -21,19 +22,25 @@ func dataModule(counted bool) []byte {
 // dataSegments is how many data segments module declares.
 func dataSegments(t *testing.T, module []byte) int {
 	t.Helper()
+	sr := reader{b: dataSection(t, module)}
+	return int(sr.u32())
+}
+
+// dataSection is the body of module's data section, nil without one.
+func dataSection(t *testing.T, module []byte) []byte {
+	t.Helper()
 	r := reader{b: module, pos: 8}
 	for !r.done() {
 		id := r.byte()
 		body := r.bytes(int(r.u32()))
 		if id == 11 {
-			sr := reader{b: body}
-			return int(sr.u32())
+			return body
 		}
 	}
 	if r.err != nil {
 		t.Fatal(r.err)
 	}
-	return 0
+	return nil
 }
 
 // A start from a snapshot instantiates the module's data-less form, in
@@ -71,4 +78,41 @@ func TestWithoutDataDropsSegments(t *testing.T) {
 		mod.Close(ctx)
 		m.Close(ctx)
 	}
+}
+
+// FuzzWithoutData: withoutData reads the module a guest's author wrote
+// (after wazero and validate have accepted it, and the fuzzer feeds it
+// what they would refuse as well). Whatever the bytes, it returns without
+// panicking, and a data-less form it returns keeps no data: each segment
+// of its data section is passive and empty, and run again on that form it
+// gives the same bytes.
+func FuzzWithoutData(f *testing.F) {
+	for _, counted := range []bool{false, true} {
+		m := dataModule(counted)
+		f.Add(m)
+		f.Add(m[:len(m)-3]) // its last segment cut short
+		kind := bytes.LastIndex(m, []byte{11, 14, 2}) + 3
+		unknown := append([]byte(nil), m...)
+		unknown[kind] = 7 // a segment kind wasm does not have
+		f.Add(unknown)
+		more := append([]byte(nil), m...)
+		more[kind-1] = 3 // three segments said, two there
+		f.Add(more)
+	}
+	f.Fuzz(func(t *testing.T, module []byte) {
+		out, ok := withoutData(module)
+		if !ok {
+			return
+		}
+		sr := reader{b: dataSection(t, out)}
+		for i := range sr.u32() {
+			if kind, size := sr.u32(), sr.u32(); sr.err != nil || kind != 1 || size != 0 {
+				t.Fatalf("the data-less form's segment %d: kind %d, %d bytes (%v); want passive (1) and empty", i, kind, size, sr.err)
+			}
+		}
+		again, ok := withoutData(out)
+		if !ok || !bytes.Equal(again, out) {
+			t.Fatalf("withoutData of its own data-less form: %v, %x; want %x", ok, again, out)
+		}
+	})
 }
