@@ -41,16 +41,6 @@ import (
 	"github.com/plugkit/plugkit/wire"
 )
 
-func freeAddr(t *testing.T) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().String()
-}
-
 // stallHandshakes opens n connections to addr that send the 5-byte
 // header of a TLS record and nothing more, and returns them.
 func stallHandshakes(t *testing.T, addr string, n int) []net.Conn {
@@ -81,9 +71,7 @@ func TestServiceExitsWithinDrainDespiteStalledHandshakes(t *testing.T) {
 	const drain = 2 * time.Second
 	env := pki.ServiceEnv("127.0.0.1:0")
 	env[plugin.EnvDrainTimeout] = drain.String()
-	healthAddr := freeAddr(t)
-	env[plugin.EnvHealthListen] = healthAddr
-	addr, stop := runService(t, env, plugin.Config{})
+	addr, healthAddr, stop := remotetest.StartProbed(t, env, "one", plugin.Config{})
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 
@@ -230,10 +218,7 @@ func TestServiceHealthPortWatchFloodBounded(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	healthAddr := freeAddr(t)
-	env := pki.ServiceEnv("127.0.0.1:0")
-	env[plugin.EnvHealthListen] = healthAddr
-	_, stop := runService(t, env, plugin.Config{})
+	_, healthAddr, stop := remotetest.StartProbed(t, pki.ServiceEnv("127.0.0.1:0"), "one", plugin.Config{})
 
 	runtime.GC()
 	baseG, baseHeap := runtime.NumGoroutine(), heapInuse()
@@ -636,9 +621,7 @@ func TestServiceHandshakeTimeoutAndCap(t *testing.T) {
 	env := pki.ServiceEnv("127.0.0.1:0")
 	env[plugin.EnvHandshakeTimeout] = "200ms"
 	env[plugin.EnvMaxHandshakes] = strconv.Itoa(maxHandshakes)
-	healthAddr := freeAddr(t)
-	env[plugin.EnvHealthListen] = healthAddr
-	addr, _ := runService(t, env, plugin.Config{})
+	addr, healthAddr, _ := remotetest.StartProbed(t, env, "one", plugin.Config{})
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 

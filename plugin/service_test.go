@@ -252,15 +252,7 @@ func TestServiceHealthPortForProbes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	healthAddr := l.Addr().String()
-	l.Close()
-	env := pki.ServiceEnv("127.0.0.1:0")
-	env[plugin.EnvHealthListen] = healthAddr
-	_, stop := runService(t, env, plugin.Config{})
+	_, healthAddr, stop := remotetest.StartProbed(t, pki.ServiceEnv("127.0.0.1:0"), "one", plugin.Config{})
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	// Plain text, as Kubernetes' gRPC probe speaks it.

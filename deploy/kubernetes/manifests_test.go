@@ -285,19 +285,13 @@ func checkRunningServiceAnswersProbe(t *testing.T, c corev1.Container) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	healthAddr := l.Addr().String()
-	l.Close()
 	runEnv := map[string]string{}
 	for _, e := range c.Env {
 		runEnv[e.Name] = e.Value
 	}
-	runEnv[plugin.EnvListen], runEnv[plugin.EnvHealthListen] = "127.0.0.1:0", healthAddr
+	runEnv[plugin.EnvListen] = "127.0.0.1:0"
 	runEnv[plugin.EnvTLSCert], runEnv[plugin.EnvTLSKey], runEnv[plugin.EnvTLSClientCA] = pki.ServerCert, pki.ServerKey, pki.CAFile
-	remotetest.Start(t, runEnv, "fs", plugin.Config{})
+	_, healthAddr, _ := remotetest.StartProbed(t, runEnv, "fs", plugin.Config{})
 	cc, err := grpc.NewClient("passthrough:///"+healthAddr, grpc.WithTransportCredentials(insecure.NewCredentials()))
 	if err != nil {
 		t.Fatal(err)

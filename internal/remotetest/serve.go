@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -56,4 +57,75 @@ func Start(tb testing.TB, env map[string]string, id string, cfg plugin.Config) (
 	}
 	tb.Cleanup(func() { stop() })
 	return strings.TrimSpace(line), stop
+}
+
+// StartProbed is Start with the plain health port (plugin.EnvHealthListen)
+// on a port the system picks, and returns that port's address too. Asking
+// the system for a free port and handing it to the service would race:
+// the service's own listener on 127.0.0.1:0 may be given the same port
+// first (Windows hands a port just freed out again).
+func StartProbed(tb testing.TB, env map[string]string, id string, cfg plugin.Config) (addr, healthAddr string, stop func() error) {
+	tb.Helper()
+	probed := make(map[string]string, len(env)+1)
+	for k, v := range env {
+		probed[k] = v
+	}
+	probed[plugin.EnvHealthListen] = "127.0.0.1:0"
+	next := cfg.Logger
+	if next == nil {
+		next = slog.New(slog.DiscardHandler)
+	}
+	rec := &probeAddress{next: next.Handler(), mu: new(sync.Mutex), addr: new(string)}
+	cfg.Logger = slog.New(rec)
+	addr, stop = Start(tb, probed, id, cfg)
+	// The service logs the health port's address before it writes the
+	// line Start waits for.
+	if healthAddr = rec.get(); healthAddr == "" {
+		tb.Fatal("the service logged no address for its health port")
+	}
+	return addr, healthAddr, stop
+}
+
+// probeAddress passes records on to next and keeps the address of the one
+// that says where the health port listens.
+type probeAddress struct {
+	next slog.Handler
+	mu   *sync.Mutex
+	addr *string
+}
+
+func (p *probeAddress) get() string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return *p.addr
+}
+
+func (p *probeAddress) Enabled(ctx context.Context, l slog.Level) bool {
+	return l == slog.LevelInfo || p.next.Enabled(ctx, l)
+}
+
+func (p *probeAddress) Handle(ctx context.Context, r slog.Record) error {
+	if strings.Contains(r.Message, "health listening") {
+		r.Attrs(func(a slog.Attr) bool {
+			if a.Key == "address" {
+				p.mu.Lock()
+				*p.addr = a.Value.String()
+				p.mu.Unlock()
+				return false
+			}
+			return true
+		})
+	}
+	if !p.next.Enabled(ctx, r.Level) {
+		return nil
+	}
+	return p.next.Handle(ctx, r)
+}
+
+func (p *probeAddress) WithAttrs(as []slog.Attr) slog.Handler {
+	return &probeAddress{next: p.next.WithAttrs(as), mu: p.mu, addr: p.addr}
+}
+
+func (p *probeAddress) WithGroup(name string) slog.Handler {
+	return &probeAddress{next: p.next.WithGroup(name), mu: p.mu, addr: p.addr}
 }
