@@ -43,8 +43,9 @@ func Command(ctx context.Context, mx Matrix, name string, args []string, stdout,
 // CommandFlags is Command for a matrix command with flags of its own:
 // define adds them to fs before args are parsed, and the function it
 // returns changes mx after (objectstore-matrix's --v3 adds a host that
-// way). A nil define adds none.
-func CommandFlags(ctx context.Context, mx Matrix, name string, args []string, stdout, stderr io.Writer, define func(fs *flag.FlagSet) func(*Matrix)) int {
+// way) or refuses the flags' values with an error that says what to
+// change, which ends the command with status 2. A nil define adds none.
+func CommandFlags(ctx context.Context, mx Matrix, name string, args []string, stdout, stderr io.Writer, define func(fs *flag.FlagSet) func(*Matrix) error) int {
 	usage := name + " --dir DIR [--json | --markdown] [--releases FILE] [--parallel N] [--timeout D]"
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -58,7 +59,7 @@ func CommandFlags(ctx context.Context, mx Matrix, name string, args []string, st
 	releases := fs.String("releases", "", "a release index `file` for the advice of incompatible cells")
 	fs.IntVar(&mx.Parallelism, "parallel", mx.Parallelism, "binaries tested at once; 0 means the number of CPUs")
 	timeout := fs.Duration("timeout", 5*time.Minute, "bound on the whole run")
-	apply := func(*Matrix) {}
+	apply := func(*Matrix) error { return nil }
 	if define != nil {
 		known := map[string]bool{}
 		fs.VisitAll(func(f *flag.Flag) { known[f.Name] = true })
@@ -72,7 +73,10 @@ func CommandFlags(ctx context.Context, mx Matrix, name string, args []string, st
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
-	apply(&mx)
+	if err := apply(&mx); err != nil {
+		fmt.Fprintf(stderr, "%s: %v\nusage: %s\n", name, err, usage)
+		return 2
+	}
 	if *dir == "" || fs.NArg() > 0 || (*asJSON && *asMarkdown) {
 		fmt.Fprintf(stderr, "%s: --dir is required, takes no arguments, and --json and --markdown exclude each other\nusage: %s\n", name, usage)
 		return 2

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -65,12 +66,17 @@ func TestCommandFlagsOfTheKind(t *testing.T) {
 	dir := testutil.TempDir(t)
 	writeTestPlugin(t, filepath.Join(dir, "memory"))
 	mx := conformance.Matrix{Kind: objectstore.Kind, Cookie: objectstore.Cookie, Hosts: objectstore.MatrixHosts(false)}
-	define := func(fs *flag.FlagSet) func(*conformance.Matrix) {
+	define := func(fs *flag.FlagSet) func(*conformance.Matrix) error {
 		v1Only := fs.Bool("v1-only", false, "test against the v1 host only")
-		return func(mx *conformance.Matrix) {
+		v2Only := fs.Bool("v2-only", false, "test against the v2 host only")
+		return func(mx *conformance.Matrix) error {
+			if *v1Only && *v2Only {
+				return errors.New("--v1-only and --v2-only exclude each other: give one")
+			}
 			if *v1Only {
 				mx.Hosts = mx.Hosts[1:]
 			}
+			return nil
 		}
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
@@ -87,6 +93,13 @@ func TestCommandFlagsOfTheKind(t *testing.T) {
 	stderr.Reset()
 	if code := conformance.CommandFlags(ctx, mx, "os-matrix", nil, &stdout, &stderr, define); code != 2 || !strings.Contains(stderr.String(), "[--timeout D] [--v1-only]") {
 		t.Errorf("no --dir: exit %d, %q; want 2 and a usage line naming --v1-only", code, &stderr)
+	}
+	// Values the command refuses: its error and the usage, before anything runs.
+	stdout.Reset()
+	stderr.Reset()
+	if code := conformance.CommandFlags(ctx, mx, "os-matrix", []string{"--dir", dir, "--v1-only", "--v2-only"}, &stdout, &stderr, define); code != 2 ||
+		!strings.HasPrefix(stderr.String(), "os-matrix: --v1-only and --v2-only exclude each other: give one\nusage: ") || stdout.Len() != 0 {
+		t.Errorf("refused flags: exit %d, stdout %q, stderr %q; want 2, nothing run, the command's error and the usage", code, &stdout, &stderr)
 	}
 }
 

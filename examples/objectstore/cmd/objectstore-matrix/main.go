@@ -53,15 +53,19 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		}
 	}()
 	mx := conformance.Matrix{Kind: objectstore.Kind, Cookie: objectstore.Cookie, Releases: objectstore.Releases(), Scratch: scratch}
-	return conformance.CommandFlags(ctx, mx, "objectstore-matrix", args, stdout, stderr, func(fs *flag.FlagSet) func(*conformance.Matrix) {
+	return conformance.CommandFlags(ctx, mx, "objectstore-matrix", args, stdout, stderr, func(fs *flag.FlagSet) func(*conformance.Matrix) error {
 		withV3 := fs.Bool("v3", false, "also test against the v3 preview host")
 		cache := fs.String("wasm-cache", "", "a compilation cache `directory` for the WebAssembly modules (.wasm), kept across runs; without it they are compiled in memory at every run")
 		cacheBytes := fs.Int64("wasm-cache-bytes", 0, "with --wasm-cache: the most `bytes` of compiled modules it keeps, the ones used longest ago removed first (wasmhost.Config.CacheBytes; give the bound of whatever else shares the directory); 0: 2 GiB (wasmhost.DefaultCacheBytes), -1: no bound")
-		return func(mx *conformance.Matrix) {
+		return func(mx *conformance.Matrix) error {
+			if *cacheBytes != 0 && *cache == "" {
+				return fmt.Errorf("--wasm-cache-bytes %d bounds the compilation cache, and no --wasm-cache names one: give --wasm-cache DIR, or drop --wasm-cache-bytes", *cacheBytes)
+			}
 			mx.Hosts = objectstore.MatrixHosts(*withV3)
 			guests = wasmhost.New(wasmhost.Config{CacheDir: *cache, CacheBytes: *cacheBytes,
 				Dirs: []wasmhost.Dir{{HostPath: scratch, GuestPath: conformance.GuestScratch, Writable: true}}})
 			mx.Guests = guests
+			return nil
 		}
 	})
 }

@@ -260,6 +260,10 @@ func TestMatrixUsage(t *testing.T) {
 	if code, _, errOut := runMatrix(t, "--dir", testutil.TempDir(t)); code != 1 || !strings.Contains(errOut, "no executable files") {
 		t.Errorf("empty directory: exit %d, %q", code, errOut)
 	}
+	// The bound of a cache that is not there would be ignored in silence.
+	if code, _, errOut := runMatrix(t, "--dir", testutil.TempDir(t), "--wasm-cache-bytes", "1000"); code != 2 || !strings.Contains(errOut, "give --wasm-cache DIR, or drop --wasm-cache-bytes") {
+		t.Errorf("--wasm-cache-bytes without --wasm-cache: exit %d, %q; want 2 and the fix", code, errOut)
+	}
 }
 
 // BenchmarkMatrixDemoSet times the matrix over the demo's three plugins
