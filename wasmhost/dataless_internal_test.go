@@ -31,9 +31,7 @@ func dataSection(t *testing.T, module []byte) []byte {
 	t.Helper()
 	r := reader{b: module, pos: 8}
 	for !r.done() {
-		id := r.byte()
-		body := r.bytes(int(r.u32()))
-		if id == 11 {
+		if _, id, body := r.section(); id == 11 {
 			return body
 		}
 	}

@@ -97,9 +97,7 @@ func WithLongerData(module []byte) ([]byte, bool) {
 	}
 	r := reader{b: module, pos: 8}
 	for !r.done() {
-		start := r.pos
-		id := r.byte()
-		body := r.bytes(int(r.u32()))
+		start, id, body := r.section()
 		if r.err != nil {
 			return nil, false
 		}

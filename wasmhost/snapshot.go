@@ -514,9 +514,7 @@ func withoutData(module []byte) ([]byte, bool) {
 	r := reader{b: module, pos: 8}
 	found, counted := false, false
 	for !r.done() {
-		start := r.pos
-		id := r.byte()
-		body := r.bytes(int(r.u32()))
+		start, id, body := r.section()
 		if r.err != nil {
 			return nil, false
 		}

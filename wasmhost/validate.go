@@ -146,10 +146,7 @@ func validate(module []byte, l Limits, memoryLimit int64) (moduleShape, error) {
 	var tables []tableLimits
 	grows := false // the code has a table.grow
 	for !r.done() {
-		start := r.pos
-		id := r.byte()
-		size := r.u32()
-		body := r.bytes(int(size))
+		start, id, body := r.section()
 		if r.err != nil {
 			return s, r.fail("a section")
 		}
@@ -587,6 +584,14 @@ type reader struct {
 }
 
 func (r *reader) done() bool { return r.pos >= len(r.b) || r.err != nil }
+
+// section reads a section of a module: its id and body, and the offset
+// of its first byte. r.err says whether the module held it whole.
+func (r *reader) section() (start int, id byte, body []byte) {
+	start = r.pos
+	id = r.byte()
+	return start, id, r.bytes(int(r.u32()))
+}
 
 // fail is r's error, said to be in what when the module is malformed.
 func (r *reader) fail(what string) error {
