@@ -62,8 +62,9 @@ func Start(tb testing.TB, env map[string]string, id string, cfg plugin.Config) (
 // StartProbed is Start with the plain health port (plugin.EnvHealthListen)
 // on a port the system picks, and returns that port's address too. Asking
 // the system for a free port and handing it to the service would race:
-// the service's own listener on 127.0.0.1:0 may be given the same port
-// first (Windows hands a port just freed out again).
+// nothing holds a port once its listener is closed, and another listener
+// on 127.0.0.1:0 (the service's own, or another test's) may be given it
+// first, as CI saw under Wine.
 func StartProbed(tb testing.TB, env map[string]string, id string, cfg plugin.Config) (addr, healthAddr string, stop func() error) {
 	tb.Helper()
 	probed := make(map[string]string, len(env)+1)
@@ -75,7 +76,7 @@ func StartProbed(tb testing.TB, env map[string]string, id string, cfg plugin.Con
 	if next == nil {
 		next = slog.New(slog.DiscardHandler)
 	}
-	rec := &probeAddress{next: next.Handler(), mu: new(sync.Mutex), addr: new(string)}
+	rec := &probeAddress{next: next.Handler(), found: new(foundAddress)}
 	cfg.Logger = slog.New(rec)
 	addr, stop = Start(tb, probed, id, cfg)
 	// The service logs the health port's address before it writes the
@@ -89,15 +90,20 @@ func StartProbed(tb testing.TB, env map[string]string, id string, cfg plugin.Con
 // probeAddress passes records on to next and keeps the address of the one
 // that says where the health port listens.
 type probeAddress struct {
-	next slog.Handler
-	mu   *sync.Mutex
-	addr *string
+	next  slog.Handler
+	found *foundAddress // shared with the handlers WithAttrs and WithGroup make
+}
+
+// foundAddress is the health port's address, once logged.
+type foundAddress struct {
+	mu   sync.Mutex
+	addr string
 }
 
 func (p *probeAddress) get() string {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return *p.addr
+	p.found.mu.Lock()
+	defer p.found.mu.Unlock()
+	return p.found.addr
 }
 
 func (p *probeAddress) Enabled(ctx context.Context, l slog.Level) bool {
@@ -108,9 +114,9 @@ func (p *probeAddress) Handle(ctx context.Context, r slog.Record) error {
 	if strings.Contains(r.Message, "health listening") {
 		r.Attrs(func(a slog.Attr) bool {
 			if a.Key == "address" {
-				p.mu.Lock()
-				*p.addr = a.Value.String()
-				p.mu.Unlock()
+				p.found.mu.Lock()
+				p.found.addr = a.Value.String()
+				p.found.mu.Unlock()
 				return false
 			}
 			return true
@@ -123,9 +129,9 @@ func (p *probeAddress) Handle(ctx context.Context, r slog.Record) error {
 }
 
 func (p *probeAddress) WithAttrs(as []slog.Attr) slog.Handler {
-	return &probeAddress{next: p.next.WithAttrs(as), mu: p.mu, addr: p.addr}
+	return &probeAddress{next: p.next.WithAttrs(as), found: p.found}
 }
 
 func (p *probeAddress) WithGroup(name string) slog.Handler {
-	return &probeAddress{next: p.next.WithGroup(name), mu: p.mu, addr: p.addr}
+	return &probeAddress{next: p.next.WithGroup(name), found: p.found}
 }
