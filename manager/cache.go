@@ -231,20 +231,11 @@ func writeCache(ctx context.Context, path string, cache map[string]*cacheEntry, 
 	if fi, err := lock.Stat(); err != nil || !fi.Mode().IsRegular() {
 		return fmt.Errorf("the cache's lock file %s is not a regular file: remove it", lock.Name())
 	}
-	deadline := time.Now().Add(5 * time.Second)
-	for {
-		err := osdep.TryLock(lock)
-		if err == nil {
-			break
-		}
-		if !errors.Is(err, osdep.ErrLocked) || time.Now().After(deadline) {
-			return fmt.Errorf("locking %s: %w", lock.Name(), err)
-		}
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("locking %s: %w", lock.Name(), ctx.Err())
-		case <-time.After(10 * time.Millisecond):
-		}
+	lockCtx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	err = osdep.Lock(lockCtx, lock)
+	cancel()
+	if err != nil {
+		return fmt.Errorf("locking %s: %w", lock.Name(), err)
 	}
 	merged, err := readCacheFile(ctx, path)
 	if err != nil && ctx.Err() != nil {

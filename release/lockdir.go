@@ -38,20 +38,14 @@ func lockDir(ctx context.Context, dir string) (func(), error) {
 		f.Close()
 		return nil, fmt.Errorf("install: lock %s: it is not a regular file: remove it (install creates the file)", path)
 	}
-	for {
-		ok, err := tryLock(f)
-		if err != nil {
-			f.Close()
-			return nil, fmt.Errorf("install: lock %s: %w", path, err)
-		}
-		if ok {
-			return func() { f.Close() }, nil
-		}
-		select {
-		case <-ctx.Done():
-			f.Close()
-			return nil, fmt.Errorf("install: %s is locked by another install that did not finish in time (%w): wait for it, or remove a stale lock holder", path, ctx.Err())
-		case <-time.After(20 * time.Millisecond):
-		}
+	err = osdep.Lock(ctx, f)
+	if errors.Is(err, osdep.ErrLocked) {
+		f.Close()
+		return nil, fmt.Errorf("install: %s is locked by another install that did not finish in time (%w): wait for it, or remove a stale lock holder", path, ctx.Err())
 	}
+	if err != nil {
+		f.Close()
+		return nil, fmt.Errorf("install: lock %s: %w", path, err)
+	}
+	return func() { f.Close() }, nil
 }

@@ -2,15 +2,40 @@ package osdep
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
+	"os"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // ErrLocked reports a lock another open file holds.
 var ErrLocked = errors.New("the file is locked by another process")
+
+// Lock takes TryLock's lock on f, waiting while another open file holds
+// it, until ctx ends. It tries again after 10 ms, then at growing
+// intervals of at most 100 ms. When ctx ends first, the error wraps both
+// ErrLocked and ctx's cause; any other error is TryLock's.
+func Lock(ctx context.Context, f *os.File) error {
+	wait := 10 * time.Millisecond
+	for {
+		err := TryLock(f)
+		if !errors.Is(err, ErrLocked) {
+			return err
+		}
+		timer := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			timer.Stop()
+			return fmt.Errorf("%w, still when the wait ended: %w", err, context.Cause(ctx))
+		case <-timer.C:
+		}
+		wait = min(2*wait, 100*time.Millisecond)
+	}
+}
 
 // ErrSymlink reports a symbolic link that OpenNoFollow refused to follow.
 var ErrSymlink = errors.New("it is a symbolic link, which is not followed")

@@ -1,11 +1,13 @@
 package osdep
 
 import (
+	"context"
 	"errors"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/plugkit/plugkit/internal/testutil"
 )
@@ -77,6 +79,40 @@ func TestTryLock(t *testing.T) {
 	}
 	a.Close()
 	if err := TryLock(b); err != nil {
+		t.Fatalf("lock after the holder closed: %v", err)
+	}
+}
+
+// Lock waits for a held lock: it gives up when its context ends, saying
+// the file is locked, and takes the lock once the holder closes.
+func TestLock(t *testing.T) {
+	path := filepath.Join(testutil.TempDir(t), "lock")
+	open := func() *os.File {
+		f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o600)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return f
+	}
+	a, b := open(), open()
+	defer b.Close()
+	if err := Lock(context.Background(), a); err != nil {
+		t.Fatalf("first lock: %v", err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	if err := Lock(ctx, b); !errors.Is(err, ErrLocked) || !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("second lock while held, until a deadline = %v, want ErrLocked and the deadline", err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		done <- Lock(ctx, b)
+	}()
+	time.Sleep(30 * time.Millisecond) // b is waiting
+	a.Close()
+	if err := <-done; err != nil {
 		t.Fatalf("lock after the holder closed: %v", err)
 	}
 }

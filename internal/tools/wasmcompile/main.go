@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -78,20 +77,15 @@ func lockModule(dir string, module []byte) (unlock func()) {
 	if err != nil {
 		return func() {}
 	}
-	deadline := time.Now().Add(compileTimeout)
-	for {
-		err := osdep.TryLock(f)
-		if err == nil {
-			now := time.Now()
-			os.Chtimes(f.Name(), now, now) // in use: pruneLocks leaves it
-			return func() { f.Close() }
-		}
-		if !errors.Is(err, osdep.ErrLocked) || time.Now().After(deadline) {
-			f.Close()
-			return func() {}
-		}
-		time.Sleep(100 * time.Millisecond)
+	ctx, cancel := context.WithTimeout(context.Background(), compileTimeout)
+	defer cancel()
+	if osdep.Lock(ctx, f) != nil {
+		f.Close()
+		return func() {}
 	}
+	now := time.Now()
+	os.Chtimes(f.Name(), now, now) // in use: pruneLocks leaves it
+	return func() { f.Close() }
 }
 
 // pruneLocks removes the lock files of modules not compiled for a week
