@@ -170,14 +170,6 @@ func TestWasmCacheBytes(t *testing.T) {
 		dir = testutil.TempDir(t)
 		return dir, fillCompileCache(t, dir)
 	}
-	left := func(entries []string) (n int) {
-		for _, e := range entries {
-			if _, err := os.Stat(e); err == nil {
-				n++
-			}
-		}
-		return n
-	}
 	inspect := func(args ...string) (int, string) {
 		var stdout, stderr strings.Builder
 		code := run(append([]string{"inspect", module, "--cookie", fsCookie, "--timeout", "1m"}, args...), &stdout, &stderr)
@@ -188,20 +180,11 @@ func TestWasmCacheBytes(t *testing.T) {
 	if code, out := inspect("--wasm-cache", dir, "--wasm-cache-bytes", strconv.Itoa(5*mib/2)); code == 0 || code == 2 {
 		t.Fatalf("inspect of an empty module: exit %d, want 1 (no plugin)\n%s", code, out)
 	}
-	if n := left(entries); n != 2 {
-		t.Errorf("--wasm-cache-bytes 2.5 MiB: %d of the four 1 MiB modules left, want the 2 used last", n)
-	}
-	for _, e := range entries[2:] {
-		if _, err := os.Stat(e); err != nil {
-			t.Errorf("a module used last was removed: %v", err)
-		}
-	}
+	checkKept(t, "--wasm-cache-bytes 2.5 MiB", entries, 2)
 
 	dir, entries = cacheOf()
 	inspect("--wasm-cache", dir)
-	if n := left(entries); n != 4 {
-		t.Errorf("no --wasm-cache-bytes: %d of the four 1 MiB modules left, want all within the default bound", n)
-	}
+	checkKept(t, "no --wasm-cache-bytes (the default bound)", entries, 4)
 
 	code, out := inspect("--wasm-cache-bytes", "1000")
 	if code != 2 || !strings.Contains(out, "give --wasm-cache DIR, or drop --wasm-cache-bytes") {
@@ -252,12 +235,7 @@ func TestPluginsWasmCacheBytes(t *testing.T) {
 	if code, out := list("--cache", cacheFile, "--wasm-cache-bytes", strconv.Itoa(5*mib/2)); code != 1 {
 		t.Fatalf("plugins list of an empty module: exit %d, want 1 (none usable)\n%s", code, out)
 	}
-	for i, e := range entries {
-		_, err := os.Stat(e)
-		if kept := err == nil; kept != (i >= 2) {
-			t.Errorf("--wasm-cache-bytes 2.5 MiB: module %d of 4 (oldest first) kept: %v; want only the 2 used last", i+1, kept)
-		}
-	}
+	checkKept(t, "--wasm-cache-bytes 2.5 MiB", entries, 2)
 
 	code, out := list("--wasm-cache-bytes", "1000")
 	if code != 2 || !strings.Contains(out, "give --cache FILE, or drop --wasm-cache-bytes") {
@@ -288,4 +266,16 @@ func fillCompileCache(t *testing.T, dir string) []string {
 		entries = append(entries, entry)
 	}
 	return entries
+}
+
+// checkKept fails t unless the last keep of entries (fillCompileCache's,
+// the one used longest ago first) are left and the others removed.
+func checkKept(t *testing.T, what string, entries []string, keep int) {
+	t.Helper()
+	for i, e := range entries {
+		_, err := os.Stat(e)
+		if kept, want := err == nil, i >= len(entries)-keep; kept != want {
+			t.Errorf("%s: module %d of %d (oldest first) kept: %v; want only the %d used last kept", what, i+1, len(entries), kept, keep)
+		}
+	}
 }

@@ -101,8 +101,8 @@ func run(root, htpasswd string) error {
 	return nil
 }
 
-// maxBody bounds a request body that wholeBodies reads into memory: four
-// times the largest plugin the tests push (about 20 MB).
+// maxBody bounds a request body that wholeBodies reads into memory: over
+// ten times the largest plugin the tests push (about 20 MB).
 const maxBody = 256 << 20
 
 // wholeBodies reads each request's body into memory (at most maxBody
