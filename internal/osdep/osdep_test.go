@@ -61,16 +61,7 @@ func TestHasDir(t *testing.T) {
 // A second open file of the same path cannot take a held lock, and can
 // once the holder closes.
 func TestTryLock(t *testing.T) {
-	path := filepath.Join(testutil.TempDir(t), "lock")
-	open := func() *os.File {
-		f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o600)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return f
-	}
-	a, b := open(), open()
-	defer b.Close()
+	a, b := twoOpenFiles(t)
 	if err := TryLock(a); err != nil {
 		t.Fatalf("first lock: %v", err)
 	}
@@ -83,19 +74,26 @@ func TestTryLock(t *testing.T) {
 	}
 }
 
-// Lock waits for a held lock: it gives up when its context ends, saying
-// the file is locked, and takes the lock once the holder closes.
-func TestLock(t *testing.T) {
+// twoOpenFiles opens one new file twice, for two holders of its lock; the
+// test's end closes both.
+func twoOpenFiles(t *testing.T) (a, b *os.File) {
+	t.Helper()
 	path := filepath.Join(testutil.TempDir(t), "lock")
 	open := func() *os.File {
 		f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o600)
 		if err != nil {
 			t.Fatal(err)
 		}
+		t.Cleanup(func() { f.Close() })
 		return f
 	}
-	a, b := open(), open()
-	defer b.Close()
+	return open(), open()
+}
+
+// Lock waits for a held lock: it gives up when its context ends, saying
+// the file is locked, and takes the lock once the holder closes.
+func TestLock(t *testing.T) {
+	a, b := twoOpenFiles(t)
 	if err := Lock(context.Background(), a); err != nil {
 		t.Fatalf("first lock: %v", err)
 	}
